@@ -1,0 +1,60 @@
+# A thin layer over CMake. `make help` lists the targets.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+CMAKE_GEN := -G Ninja
+
+.PHONY: help deps build test test-fast bench fuzz format tidy demo clean
+
+help:
+	@echo "make deps    install Debian packages (scripts/install-deps.sh)"
+	@echo "make build   release build: build/bin/seedctl, build/bin/rsl-controller"
+	@echo "make demo    the end-to-end demo (scripts/demo.sh)"
+	@echo "make test    ASan+UBSan build, every test through CTest"
+	@echo "make bench   benchmarks (bench/README.md)"
+	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each"
+	@echo "make format  clang-format -i over src/ bench/ fuzz/"
+	@echo "make tidy    clang-tidy over src/"
+
+deps:
+	bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DRSL_SANITIZE=ON \
+	  -DRSL_WERROR=ON -DRSL_BENCH=OFF
+
+test: $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+bench: build
+	bash bench/run_all.sh
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DRSL_FUZZ=ON -DRSL_BENCH=OFF
+
+fuzz: $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	bash fuzz/run_all.sh $(FUZZ_BUILD)/bin $(FUZZ_SECONDS)
+
+format:
+	find src bench fuzz tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+tidy: $(BUILD)/build.ninja
+	find src -name '*.cc' ! -name '*_test.cc' | xargs clang-tidy -p $(BUILD) --quiet
+
+demo:
+	bash scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

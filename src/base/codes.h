@@ -1,0 +1,37 @@
+// The stable error codes (../../docs/errors.md lists what each means). The CLI prints the code
+// of the first error on its last line and exits non-zero.
+#pragma once
+
+namespace rsl::codes {
+
+inline constexpr char kSpecParseError[] = "SPEC_PARSE_ERROR";
+inline constexpr char kSpecInvalid[] = "SPEC_INVALID";
+inline constexpr char kExpressionInvalid[] = "EXPRESSION_INVALID";
+inline constexpr char kDataSourceNotFound[] = "DATA_SOURCE_NOT_FOUND";
+inline constexpr char kDataSourceUnreachable[] = "DATA_SOURCE_UNREACHABLE";
+inline constexpr char kDataSchemaMismatch[] = "DATA_SCHEMA_MISMATCH";
+inline constexpr char kDataConstraintViolation[] = "DATA_CONSTRAINT_VIOLATION";
+inline constexpr char kDataCompleteness[] = "DATA_QUALITY_COMPLETENESS_BELOW_THRESHOLD";
+inline constexpr char kDataUniqueness[] = "DATA_QUALITY_UNIQUENESS_BELOW_THRESHOLD";
+inline constexpr char kDataFreshness[] = "DATA_QUALITY_FRESHNESS_EXCEEDED";
+inline constexpr char kDataFormatError[] = "DATA_FORMAT_ERROR";  // corrupt/truncated file
+inline constexpr char kImageNotFound[] = "IMAGE_NOT_FOUND";
+inline constexpr char kModelDependencyMismatch[] = "MODEL_DEPENDENCY_MISMATCH";
+inline constexpr char kModelFingerprintMismatch[] = "MODEL_FINGERPRINT_MISMATCH";
+inline constexpr char kOutputSchemaMismatch[] = "OUTPUT_SCHEMA_MISMATCH";
+inline constexpr char kInsufficientResources[] = "INSUFFICIENT_RESOURCES";
+inline constexpr char kStepFailed[] = "STEP_FAILED";
+inline constexpr char kStepOomKilled[] = "STEP_OOM_KILLED";
+inline constexpr char kStepTimedOut[] = "STEP_TIMED_OUT";
+inline constexpr char kWorkloadTimedOut[] = "WORKLOAD_TIMED_OUT";
+inline constexpr char kWorkloadCancelled[] = "WORKLOAD_CANCELLED";
+inline constexpr char kNodeLost[] = "NODE_LOST";
+inline constexpr char kUnauthenticated[] = "UNAUTHENTICATED";
+inline constexpr char kForbidden[] = "FORBIDDEN";
+inline constexpr char kNotFound[] = "NOT_FOUND";
+inline constexpr char kConflict[] = "CONFLICT";
+inline constexpr char kInternal[] = "INTERNAL";
+inline constexpr char kIoError[] = "IO_ERROR";
+inline constexpr char kInvalidArgument[] = "INVALID_ARGUMENT";  // bad CLI flag or API body
+
+}  // namespace rsl::codes

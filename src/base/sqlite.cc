@@ -1,0 +1,161 @@
+#include "base/sqlite.h"
+
+#include "base/codes.h"
+
+namespace rsl {
+
+Stmt::Stmt(Stmt&& o) noexcept : db_(o.db_), st_(o.st_), status_(std::move(o.status_)) {
+  o.st_ = nullptr;
+}
+
+Stmt& Stmt::operator=(Stmt&& o) noexcept {
+  if (this != &o) {
+    if (st_) sqlite3_finalize(st_);
+    db_ = o.db_;
+    st_ = o.st_;
+    status_ = std::move(o.status_);
+    o.st_ = nullptr;
+  }
+  return *this;
+}
+
+Stmt::~Stmt() {
+  if (st_) sqlite3_finalize(st_);
+}
+
+Stmt& Stmt::Bind(int idx, int64_t v) {
+  sqlite3_bind_int64(st_, idx, v);
+  return *this;
+}
+Stmt& Stmt::Bind(int idx, double v) {
+  sqlite3_bind_double(st_, idx, v);
+  return *this;
+}
+Stmt& Stmt::Bind(int idx, const std::string& v) {
+  sqlite3_bind_text(st_, idx, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::BindNull(int idx) {
+  sqlite3_bind_null(st_, idx);
+  return *this;
+}
+
+bool Stmt::Step() {
+  int rc = sqlite3_step(st_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) {
+    status_ = Error(codes::kInternal, std::string("sqlite: ") + sqlite3_errmsg(db_));
+  }
+  return false;
+}
+
+Status Stmt::Run() {
+  while (Step()) {
+  }
+  Status s = status_;
+  Reset();
+  return s;
+}
+
+void Stmt::Reset() {
+  sqlite3_reset(st_);
+  sqlite3_clear_bindings(st_);
+}
+
+int64_t Stmt::Int(int col) const { return sqlite3_column_int64(st_, col); }
+double Stmt::Double(int col) const { return sqlite3_column_double(st_, col); }
+std::string Stmt::Text(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
+  int n = sqlite3_column_bytes(st_, col);
+  return p ? std::string(p, static_cast<size_t>(n)) : std::string();
+}
+bool Stmt::IsNull(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
+
+Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
+    if (raw) sqlite3_close(raw);
+    return Error(codes::kIoError, "cannot open database " + path + ": " + msg);
+  }
+  std::unique_ptr<Db> db(new Db(raw, path));
+  sqlite3_busy_timeout(raw, 5000);
+  RSL_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+                               "PRAGMA foreign_keys=ON;"));
+  return db;
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+Error Db::SqlError(const std::string& what) const {
+  return Error(codes::kInternal, "sqlite: " + what + ": " + sqlite3_errmsg(db_));
+}
+
+Status Db::Exec(const std::string& sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    return Error(codes::kInternal, "sqlite: " + msg);
+  }
+  return Status::Ok();
+}
+
+Result<Stmt> Db::Prepare(const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &st, nullptr) !=
+      SQLITE_OK) {
+    return SqlError("prepare");
+  }
+  return Stmt(db_, st);
+}
+
+Status Db::Begin() { return Exec("BEGIN IMMEDIATE"); }
+Status Db::Commit() { return Exec("COMMIT"); }
+Status Db::Rollback() { return Exec("ROLLBACK"); }
+int64_t Db::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+int Db::Changes() const { return sqlite3_changes(db_); }
+
+Status Db::Migrate(const std::string& component, const std::vector<std::string>& migrations) {
+  RSL_RETURN_IF_ERROR(Exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      " component TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (component, version))"));
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    RSL_RETURN_IF_ERROR(Begin());
+    auto q = Prepare("SELECT 1 FROM schema_migrations WHERE component=?1 AND version=?2");
+    if (!q.ok()) {
+      (void)Rollback();
+      return q.status();
+    }
+    q->Bind(1, component).Bind(2, static_cast<int64_t>(i + 1));
+    bool applied = q->Step();
+    if (applied) {
+      RSL_RETURN_IF_ERROR(Commit());
+      continue;
+    }
+    Status s = Exec(migrations[i]);
+    if (s.ok()) {
+      auto ins = Prepare("INSERT INTO schema_migrations(component, version) VALUES (?1, ?2)");
+      if (!ins.ok()) {
+        s = ins.status();
+      } else {
+        ins->Bind(1, component).Bind(2, static_cast<int64_t>(i + 1));
+        s = ins->Run();
+      }
+    }
+    if (!s.ok()) {
+      (void)Rollback();
+      return s;
+    }
+    RSL_RETURN_IF_ERROR(Commit());
+  }
+  return Status::Ok();
+}
+
+std::string StateDbPath(const std::string& state_dir) { return state_dir + "/rsl.db"; }
+
+}  // namespace rsl

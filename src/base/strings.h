@@ -1,0 +1,31 @@
+// Small string helpers shared by every layer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rsl {
+
+std::vector<std::string> Split(std::string_view s, char sep);
+std::string_view Trim(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+std::string ToLower(std::string_view s);
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+//! Levenshtein distance, capped at max_distance+1 to stay cheap on long strings.
+int EditDistance(std::string_view a, std::string_view b, int max_distance = 1 << 20);
+
+//! The candidate closest to `word` if it is close enough to be a likely typo
+//! (distance <= max(1, len/3)); empty otherwise.
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
+//! Lower-case hex of bytes.
+std::string HexEncode(std::string_view bytes);
+
+//! `"text"` with JSON escapes, for messages that quote a user's value.
+std::string Quote(std::string_view s);
+
+}  // namespace rsl

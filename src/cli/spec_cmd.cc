@@ -1,0 +1,8 @@
+#include "cli/cli.h"
+
+namespace rsl::cli {
+
+// Placeholder until this command group's issue lands.
+void RegisterSpecCommands(CLI::App& app) { (void)app; }
+
+}  // namespace rsl::cli

@@ -1,0 +1,66 @@
+// The `when` language (SPEC.md "pipeline") and cost-policy conditions: literals (numbers,
+// 'strings' or "strings", true, false, null), == != < <= > >= && || !, parentheses, len(),
+// sum(), min(), max(), and dotted references (status.<step>, output.<step>.metrics.<key>,
+// or bare names such as loss_plateau_duration for policies). Parsed once into an AST with
+// columns; evaluation is bounded (no loops, no calls but the four built-ins) and never
+// executes code.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rsl::expr {
+
+inline constexpr size_t kMaxExpressionBytes = 4096;
+inline constexpr int kMaxDepth = 64;
+
+struct Value;
+using List = std::vector<Value>;
+struct Value {
+  std::variant<std::monostate, bool, double, std::string, List> v;
+  bool is_null() const { return v.index() == 0; }
+  std::string ToString() const;  //!< for messages: 0.93, 'SUCCEEDED', [1, 2], null
+};
+
+//! A reference in an expression: `output.train.metrics.auc` -> {"output","train","metrics","auc"}.
+struct Reference {
+  std::vector<std::string> parts;
+  int column = 0;  //!< 1-based column in the expression text
+  std::string ToString() const;
+};
+
+//! What evaluation reads. Return nullopt for "unknown reference" (an evaluation error).
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual std::optional<Value> Lookup(const Reference& ref) const = 0;
+};
+
+struct Node;
+
+//! A parsed expression. Cheap to copy (shares its immutable AST).
+class Expr {
+ public:
+  //! Errors: EXPRESSION_INVALID with pos.column (1-based in `text`) and a hint.
+  static Result<Expr> Parse(const std::string& text);
+
+  const std::string& text() const { return text_; }
+  //! Every reference, in source order.
+  const std::vector<Reference>& references() const { return refs_; }
+  //! Evaluates to a boolean (a non-boolean result is an error). Errors: EXPRESSION_INVALID.
+  Result<bool> EvalBool(const Context& ctx) const;
+  Result<Value> Eval(const Context& ctx) const;
+
+ private:
+  std::string text_;
+  std::shared_ptr<const Node> root_;
+  std::vector<Reference> refs_;
+};
+
+}  // namespace rsl::expr

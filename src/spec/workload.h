@@ -1,0 +1,151 @@
+// The AIWorkload model (../../../shared/SPEC.md, docs/spec.md): what `ParseWorkload` produces
+// once shorthands are expanded and defaults filled. Every field keeps the source position it
+// came from (`positions`) so later checks (admission, data, model) can point at the YAML.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "schema/schema.h"
+
+namespace rsl::spec {
+
+inline constexpr char kApiVersion[] = "aiengine.volc.com/v1";
+inline constexpr char kKind[] = "AIWorkload";
+inline constexpr char kDefaultNamespace[] = "default";
+
+//! Device request. `gpu: "2"` is {count: 2}.
+struct GpuRequest {
+  int64_t count = 0;
+  std::vector<std::string> capabilities;  //!< all must hold on the chosen device
+  std::optional<int64_t> memory_bytes;    //!< minimum device memory
+};
+
+struct Autoscaling {
+  int64_t target_utilization = 0;  //!< percent
+  int64_t min_replicas = 1;
+  int64_t max_replicas = 1;
+  int64_t scale_down_delay_ms = 0;
+};
+
+//! Requests. Unset fields inherit from spec.resources (steps override field by field).
+struct Resources {
+  std::optional<int64_t> cpu_millis;    //!< "500m" = 500, "8" = 8000, 2.5 = 2500
+  std::optional<int64_t> memory_bytes;  //!< "32Gi", "1G", plain bytes
+  std::optional<GpuRequest> gpu;
+  std::optional<Autoscaling> autoscaling;
+};
+
+struct Quality {
+  std::optional<double> completeness;  //!< percent 0..100
+  std::optional<double> uniqueness;    //!< percent 0..100
+  std::optional<std::string> unique_key;  //!< explicit, or resolved by the default rule
+  std::optional<int64_t> freshness_ms;
+};
+
+struct DataInput {
+  std::string uri;
+  std::string format;  //!< avro | csv | jsonl | parquet | "" (by extension / magic)
+  std::string schema_text;
+  std::optional<schema::Schema> schema;  //!< parsed schema_text
+  Quality quality;
+};
+
+struct DataOutput {
+  std::string uri;
+  std::string schema_ref;  //!< "input" or ""
+  std::vector<schema::FeatureDecl> features;
+  std::optional<schema::Schema> schema;  //!< resolved: input schema + features
+};
+
+struct DataSpec {
+  std::optional<DataInput> input;
+  std::optional<DataOutput> output;
+};
+
+//! A tensor in a model signature or a step's declared outputs.
+struct TensorSpec {
+  std::string name;
+  std::string dtype;            //!< one of SPEC.md's dtypes
+  std::vector<int64_t> shape;   //!< -1 = any size (first dimension only)
+  std::optional<std::pair<double, double>> range;  //!< constraints.range [lo, hi]
+};
+
+//! "torch==2.1.2+cu118" -> {name: torch, version: 2.1.2+cu118}.
+struct Dependency {
+  std::string name;
+  std::string version;
+  std::string ToString() const { return name + "==" + version; }
+};
+
+struct ModelSpec {
+  std::string framework;  //!< pytorch | tensorflow | onnx | sklearn | xgboost | custom
+  std::string version;
+  std::string build_fingerprint;  //!< "sha256:<64 hex>" or ""
+  std::vector<Dependency> dependencies;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+};
+
+struct RetryPolicy {
+  int64_t max_retries = 0;
+  int64_t backoff_ms = 0;
+  double backoff_factor = 1.0;          //!< delay(n) = backoff * factor^(n-1)
+  std::optional<int64_t> max_backoff_ms;
+};
+
+struct EnvFrom {
+  enum class Kind { kConfigMap, kSecret };
+  Kind kind = Kind::kConfigMap;
+  std::string name;
+};
+
+struct Step {
+  std::string name;
+  std::string image;                      //!< "" = the backend's default environment
+  std::vector<std::string> command;       //!< empty = the image's entrypoint
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env; //!< plain environment variables
+  std::vector<std::string> depends_on;
+  std::string when;                       //!< expression text; "" = always
+  Resources resources;                    //!< as written on the step (overrides)
+  Resources effective;                    //!< spec.resources merged with the step's overrides
+  RetryPolicy retry;
+  std::vector<EnvFrom> env_from;
+  bool keep_on_failure = false;
+  std::optional<int64_t> timeout_ms;
+  std::vector<TensorSpec> outputs;        //!< tensors the step declares it writes
+};
+
+struct Pipeline {
+  bool atomic = true;
+  std::vector<Step> steps;
+};
+
+struct Workload {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string namespace_ = kDefaultNamespace;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  Resources resources;
+  DataSpec data;
+  std::optional<ModelSpec> model;
+  Pipeline pipeline;
+  std::optional<int64_t> timeout_ms;  //!< spec.timeout or spec.pipeline.timeout
+
+  std::string source_file;  //!< where it was parsed from (for messages)
+  //! Field path ("spec.pipeline.steps[2].when") -> position of its value in the source.
+  std::map<std::string, SourcePos> positions;
+
+  const Step* FindStep(const std::string& step_name) const;
+  //! Position of a path, or of its nearest known ancestor, or the file alone.
+  SourcePos PosOf(const std::string& path) const;
+};
+
+}  // namespace rsl::spec

@@ -1,0 +1,106 @@
+// The Backend interface: the only place that knows how a step becomes a running thing
+// (a local process group, a Slurm job, later a Kubernetes Pod). The engine decides (what to
+// run, when, where); a backend carries the decision out and reports what happened.
+//
+// OWNER: the engine engineer (issue 3). The Slurm backend (issue 7) implements it too.
+// Extend it if needed; do not break what other backends rely on.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "sched/node.h"
+
+namespace rsl::backend {
+
+//! Everything needed to start one attempt of one step.
+struct LaunchSpec {
+  std::string attempt_id;   //!< unique per attempt: <run_id>/<step>/<attempt>
+  std::string run_id;
+  std::string workload_name;
+  std::string namespace_;
+  std::string step;
+  int attempt = 1;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;   //!< complete environment (not inherited)
+  std::vector<std::string> secret_values;   //!< to mask (***) in captured logs
+  std::string workdir;
+  std::string log_path;       //!< stdout+stderr of the step
+  std::string exit_file;      //!< the backend writes the exit record here (crash recovery)
+  int64_t cpu_millis = 0;
+  int64_t memory_bytes = 0;   //!< 0 = no limit
+  int64_t gpus = 0;
+  std::vector<std::string> capabilities;
+  std::optional<int64_t> timeout_ms;  //!< the backend may enforce it too (Slurm --time)
+  std::string node;           //!< placement chosen by the engine; "" = the backend decides
+  std::map<std::string, std::string> labels;  //!< namespace/team/... for accounting
+};
+
+//! How an attempt ended.
+enum class ExitKind {
+  kSucceeded,   //!< exit 0
+  kFailed,      //!< non-zero exit or killed by a signal (not ours)
+  kOomKilled,   //!< exceeded its memory limit
+  kTimedOut,    //!< killed by a time limit (ours or the scheduler's)
+  kCancelled,   //!< killed because we asked
+  kNodeLost,    //!< the node went away: not the step's fault
+};
+const char* ExitKindName(ExitKind kind);
+
+struct Usage {
+  int64_t wall_ms = 0;
+  int64_t cpu_ms = 0;          //!< user + system
+  int64_t peak_memory_bytes = 0;
+};
+
+struct AttemptExit {
+  std::string attempt_id;
+  ExitKind kind = ExitKind::kFailed;
+  int exit_code = -1;     //!< when it exited
+  int signal = 0;         //!< when a signal ended it
+  std::string node;       //!< where it ran
+  std::string message;    //!< e.g. "memory limit 64Mi exceeded (cgroup v1)"
+  Usage usage;
+};
+
+//! Something worth an event while an attempt runs (e.g. "Started", which limit mechanism was
+//! used, Slurm's job id, the node it landed on).
+struct AttemptEvent {
+  std::string attempt_id;
+  std::string reason;   //!< Kubernetes-style reason: Scheduled, Started, ...
+  std::string message;
+  std::string node;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  //! Node inventory (with current use where the backend knows it).
+  virtual Result<std::vector<sched::Node>> ListNodes() = 0;
+
+  //! Starts an attempt; returns once it is launched (or queued, on a scheduler). The exit
+  //! is reported later through the exit callback. Errors: the attempt could not be started.
+  virtual Status Launch(const LaunchSpec& spec) = 0;
+
+  //! Asks an attempt to stop: SIGTERM (or scancel) now, SIGKILL after `grace_ms`. Reported as
+  //! kCancelled, or kTimedOut when `timed_out` is set.
+  virtual void Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) = 0;
+
+  //! After a controller restart: is this attempt (launched by an earlier process) still alive?
+  //! If so the backend watches it again and reports its exit as usual. If it ended while we
+  //! were away, the backend reports its recorded exit (from spec.exit_file) if any, or kNodeLost.
+  virtual void Adopt(const LaunchSpec& spec) = 0;
+
+  //! Callbacks, called from backend threads. Set before the first Launch.
+  std::function<void(const AttemptExit&)> on_exit;
+  std::function<void(const AttemptEvent&)> on_event;
+};
+
+}  // namespace rsl::backend

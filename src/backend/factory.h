@@ -1,0 +1,23 @@
+// Chooses a Backend by name ("local" or "slurm"), as `seedctl run --backend` and
+// `rsl-controller --backend` do. OWNER: the engine engineer (factory.cc); the Slurm part
+// lives in slurm.h/.cc (the Slurm engineer).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+#include "base/status.h"
+
+namespace rsl::backend {
+
+struct BackendOptions {
+  std::string state_dir;
+  std::string node_file;        //!< local: devices declared, not probed
+  std::string slurm_conf;       //!< slurm: SLURM_CONF to use ("" = environment/default)
+  std::string slurm_partition;  //!< slurm: partition ("" = default)
+};
+
+Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name, const BackendOptions& options);
+
+}  // namespace rsl::backend

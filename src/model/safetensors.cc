@@ -1,0 +1,158 @@
+#include "model/safetensors.h"
+
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "base/codes.h"
+#include "base/strings.h"
+
+namespace rsl::model {
+namespace {
+
+constexpr size_t kLengthPrefix = 8;
+constexpr int64_t kMaxDataBytes = std::numeric_limits<int64_t>::max() / 2;
+
+struct StDtype {
+  const char* name;
+  DType dtype;
+};
+constexpr StDtype kDtypes[] = {
+    {"BOOL", DType::kBool},    {"U8", DType::kUint8},     {"I8", DType::kInt8},
+    {"U16", DType::kUint16},   {"I16", DType::kInt16},    {"U32", DType::kUint32},
+    {"I32", DType::kInt32},    {"U64", DType::kUint64},   {"I64", DType::kInt64},
+    {"F16", DType::kFloat16},  {"BF16", DType::kBfloat16}, {"F32", DType::kFloat32},
+    {"F64", DType::kFloat64},
+};
+
+Error FormatError(const std::string& file, const std::string& message) {
+  Error e(codes::kDataFormatError, message);
+  e.At(SourcePos{file, 0, 0});
+  e.Hint("write it with safetensors' save_file, or check that the file is complete");
+  return e;
+}
+
+}  // namespace
+
+Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, const std::string& file) {
+  if (bytes.size() < kLengthPrefix) {
+    return FormatError(file, "not a .safetensors file: " + std::to_string(bytes.size()) +
+                                 " bytes, shorter than the 8-byte header length");
+  }
+  uint64_t header_len = 0;
+  for (size_t i = 0; i < kLengthPrefix; ++i) {
+    header_len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  }
+  if (header_len > kMaxSafetensorsHeaderBytes) {
+    return FormatError(file, "header length " + std::to_string(header_len) +
+                                 " exceeds the limit of " +
+                                 std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
+  }
+  if (header_len > bytes.size() - kLengthPrefix) {
+    return FormatError(file, "truncated: header length " + std::to_string(header_len) +
+                                 " but only " + std::to_string(bytes.size() - kLengthPrefix) +
+                                 " bytes follow");
+  }
+  std::string_view header = bytes.substr(kLengthPrefix, header_len);
+  std::string_view data = bytes.substr(kLengthPrefix + header_len);
+  auto json = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return FormatError(file, "header is not a JSON object");
+  }
+
+  SafetensorsFile out;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& [key, entry] : json.items()) {
+    if (key == "__metadata__") {
+      if (!entry.is_object()) return FormatError(file, "__metadata__ must be an object");
+      for (const auto& [mk, mv] : entry.items()) {
+        if (!mv.is_string()) {
+          return FormatError(file, "__metadata__." + mk + " must be a string");
+        }
+        out.metadata[mk] = mv.get<std::string>();
+      }
+      continue;
+    }
+    std::string where = "tensor " + Quote(key);
+    if (!entry.is_object()) return FormatError(file, where + ": entry must be an object");
+    auto dtype_it = entry.find("dtype");
+    auto shape_it = entry.find("shape");
+    auto offsets_it = entry.find("data_offsets");
+    if (dtype_it == entry.end() || shape_it == entry.end() || offsets_it == entry.end()) {
+      return FormatError(file, where + ": needs dtype, shape and data_offsets");
+    }
+    if (!dtype_it->is_string()) return FormatError(file, where + ": dtype must be a string");
+    std::string st_dtype = dtype_it->get<std::string>();
+    const StDtype* known = nullptr;
+    for (const auto& d : kDtypes) {
+      if (st_dtype == d.name) known = &d;
+    }
+    if (!known) {
+      return FormatError(file, where + ": dtype " + Quote(st_dtype) +
+                                   " is not supported (BOOL, U8..U64, I8..I64, F16, BF16, F32, "
+                                   "F64)");
+    }
+    Tensor t;
+    t.name = key;
+    t.dtype = known->dtype;
+    t.stored_type = st_dtype;
+    t.item_size = DTypeSize(known->dtype);
+    if (!shape_it->is_array()) return FormatError(file, where + ": shape must be an array");
+    for (const auto& dim : *shape_it) {
+      if (!dim.is_number_unsigned() || dim.get<uint64_t>() > static_cast<uint64_t>(kMaxDataBytes)) {
+        return FormatError(file, where + ": shape entries must be non-negative integers");
+      }
+      t.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
+    }
+    if (!offsets_it->is_array() || offsets_it->size() != 2 ||
+        !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned()) {
+      return FormatError(file, where + ": data_offsets must be [begin, end]");
+    }
+    uint64_t begin = (*offsets_it)[0].get<uint64_t>();
+    uint64_t end = (*offsets_it)[1].get<uint64_t>();
+    if (begin > end || end > data.size()) {
+      return FormatError(file, where + ": data_offsets [" + std::to_string(begin) + ", " +
+                                   std::to_string(end) + "] outside the data region of " +
+                                   std::to_string(data.size()) + " bytes");
+    }
+    auto need = CheckedByteCount(t.shape, t.item_size, kMaxDataBytes);
+    if (!need || static_cast<uint64_t>(*need) != end - begin) {
+      return FormatError(file, where + ": shape " + ShapeToString(t.shape) + " of " + st_dtype +
+                                   " does not match data_offsets [" + std::to_string(begin) +
+                                   ", " + std::to_string(end) + "]");
+    }
+    t.data = data.substr(begin, end - begin);
+    ranges.emplace_back(begin, end);
+    out.tensors.push_back(std::move(t));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].first < ranges[i - 1].second) {
+      return FormatError(file, "tensor data regions overlap at offset " +
+                                   std::to_string(ranges[i].first));
+    }
+  }
+  return out;
+}
+
+std::string WriteSafetensors(const std::vector<SafetensorsEntry>& entries,
+                             const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const auto& e : entries) {
+    header[e.name] = {{"dtype", e.dtype},
+                      {"shape", e.shape},
+                      {"data_offsets", {data.size(), data.size() + e.bytes.size()}}};
+    data += e.bytes;
+  }
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::string text = header.dump();
+  // The reference writer pads the header with spaces to an 8-byte boundary.
+  while ((kLengthPrefix + text.size()) % 8 != 0) text.push_back(' ');
+  std::string out;
+  uint64_t n = text.size();
+  for (size_t i = 0; i < kLengthPrefix; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  return out + text + data;
+}
+
+}  // namespace rsl::model

@@ -1,0 +1,60 @@
+// Helpers for the model layer's tests: a temporary directory removed at the end, and running
+// the system's Python (/usr/bin/python3 with python3-numpy, an independent writer of .npy
+// files and a real environment to inspect).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "base/file.h"
+
+namespace rsl::model::testing {
+
+inline constexpr char kSystemPython[] = "/usr/bin/python3";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "rsl_model_XXXXXX";
+    char* made = mkdtemp(tmpl.data());
+    path_ = made ? made : "";
+  }
+  ~TempDir() { (void)RemoveAll(path_); }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+//! Runs a Python script with /usr/bin/python3 in `cwd`; returns its exit status (0 = ok).
+inline int RunPython(const std::string& script, const std::string& cwd) {
+  std::string file = cwd + "/script.py";
+  std::ofstream(file) << script;
+  std::string cmd = "cd '" + cwd + "' && " + kSystemPython + " script.py";
+  return std::system(cmd.c_str());
+}
+
+//! Runs a shell command and returns its stdout.
+inline std::string Capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+inline void WriteText(const std::string& path, const std::string& text) {
+  ASSERT_TRUE(MakeDirs(path.substr(0, path.rfind('/'))).ok());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace rsl::model::testing

@@ -1,0 +1,51 @@
+// The audit log: who (token subject) did what (verb, resource), when, to which object id,
+// and with which result. Append-only, kept in <state-dir>/rsl.db (component "api_audit").
+// Secrets never enter it: entries name objects, never their values.
+//
+// Threading: safe from many threads (one internal mutex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/sqlite.h"
+#include "base/status.h"
+
+namespace rsl::api {
+
+struct AuditEntry {
+  int64_t seq = 0;        //!< assigned on append
+  int64_t time_ms = 0;    //!< assigned on append when 0
+  std::string subject;    //!< who: the token's subject
+  std::string verb;       //!< submit, cancel, rollback, create, ...
+  std::string resource;   //!< workloads, secrets, configmaps, tokens, ...
+  std::string namespace_;
+  std::string object_id;  //!< wl-..., or the object's name
+  std::string result;     //!< "OK" or the error code
+  std::string message;    //!< short detail, e.g. "rolled back from wl-..."
+};
+
+struct AuditQuery {
+  std::vector<std::string> namespaces;  //!< empty = all
+  std::string object_id;                //!< "" = any
+  int64_t limit = 1000;
+};
+
+class AuditLog {
+ public:
+  static Result<std::unique_ptr<AuditLog>> Open(const std::string& state_dir);
+  //! Appends durably (the entry is committed before this returns).
+  Status Append(AuditEntry entry);
+  //! Entries in the order they were appended (the latest `limit` ones).
+  Result<std::vector<AuditEntry>> List(const AuditQuery& query);
+
+ private:
+  explicit AuditLog(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+  std::mutex mu_;
+  std::unique_ptr<Db> db_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace rsl::api

@@ -1,0 +1,70 @@
+// The seedctl side of the API: where the controller is, who we are, and HTTP calls that turn
+// every failure (connection refused, an error body) into Errors with stable codes.
+//
+// Where the server, token and namespace come from, first match wins (as kubectl's flags,
+// environment and kubeconfig):
+//   1. flags --server / --token / -n
+//   2. environment SEEDCTL_SERVER / SEEDCTL_TOKEN / SEEDCTL_NAMESPACE
+//   3. the config file $SEEDCTL_CONFIG, else $XDG_CONFIG_HOME/seedctl/config, else
+//      ~/.config/seedctl/config: `key: value` lines (server, token, namespace), '#' comments
+//   4. server http://127.0.0.1:7070; no token; the token's default namespace.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace rsl::api {
+
+inline constexpr char kDefaultServer[] = "http://127.0.0.1:7070";
+
+struct ClientConfig {
+  std::string server = kDefaultServer;
+  std::string token;
+  std::string namespace_;  //!< "" = let the server use the token's default namespace
+  std::string config_path; //!< the config file consulted (for messages)
+};
+
+//! Resolves the config as described above. Flags that are empty do not count.
+Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
+                                         const std::string& flag_token,
+                                         const std::string& flag_namespace);
+
+//! Percent-encodes a path segment or query value (RFC 3986 unreserved kept).
+std::string UrlEncode(std::string_view s);
+//! "?a=1&b=x%20y" from a map (empty values left out); "" when nothing is left.
+std::string QueryString(const std::map<std::string, std::string>& params);
+
+class Client {
+ public:
+  explicit Client(ClientConfig config);
+  ~Client();
+  const ClientConfig& config() const { return config_; }
+
+  //! JSON requests. A non-2xx answer becomes its Errors (the first is returned; all are in
+  //! last_errors()).
+  Result<nlohmann::json> Get(const std::string& path);
+  Result<nlohmann::json> Post(const std::string& path, const std::string& body,
+                              const std::string& content_type = "application/json");
+  //! A text answer (GET /metrics).
+  Result<std::string> GetText(const std::string& path);
+  //! Streams a chunked answer; `on_chunk` returns false to stop early.
+  Status Stream(const std::string& path, const std::function<bool(std::string_view)>& on_chunk);
+
+  const Errors& last_errors() const { return last_errors_; }
+
+ private:
+  Error Fail(Errors errors);
+  Error ConnectionError(const std::string& what) const;
+
+  ClientConfig config_;
+  Errors last_errors_;
+};
+
+}  // namespace rsl::api

@@ -1,0 +1,29 @@
+// How errors travel over HTTP: a JSON body `{"code", "message", "details": {...}}` with the
+// HTTP status that matches the code (Kubernetes' conventions: 401, 403, 404, 409, 422 ...).
+// The client turns the body back into Errors, so `seedctl` prints the server's errors exactly
+// as a local command would, with the code on the last line.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "base/status.h"
+
+namespace rsl::api {
+
+//! HTTP status for a stable error code: UNAUTHENTICATED 401, FORBIDDEN 403, NOT_FOUND 404,
+//! CONFLICT 409, INVALID_ARGUMENT / SPEC_* / EXPRESSION_INVALID 400, INTERNAL / IO_ERROR 500,
+//! every other (admission) code 422 Unprocessable Entity.
+int HttpStatusFor(const std::string& code);
+
+//! `{"code", "message", "details": {"path", "value", "hint", "position", "errors": [...]}}`:
+//! the first error at the top, every error (in order) in details.errors.
+nlohmann::json ErrorsToJson(const Errors& errors);
+nlohmann::json ErrorToJson(const Error& error);
+
+//! The inverse of ErrorsToJson; a body that is not such JSON becomes one INTERNAL error
+//! carrying `http_status` and the start of the body.
+Errors ErrorsFromJson(const std::string& body, int http_status);
+
+}  // namespace rsl::api

@@ -1,0 +1,62 @@
+// rsl-controller's HTTP/JSON API (docs/api.md) on cpp-httplib: routing, bearer-token
+// authentication, namespace-scoped authorisation, errors as JSON with the matching HTTP
+// status, the audit log for every change, request metrics and GET /metrics.
+//
+// Visibility rules (as Kubernetes): a request naming a namespace the token has no role in is
+// 403 FORBIDDEN; an object addressed by id that lives in such a namespace is 404 NOT_FOUND
+// (ids are global, so existence is not revealed); a viewer's writes are 403 FORBIDDEN;
+// cluster-wide state (nodes, cluster status, metrics, the whole audit log) needs admin.
+//
+// Threading: handlers run on the server's thread pool; Service, TokenStore, AuditLog and
+// Metrics must be thread-safe (they are). Start() returns once the socket is bound.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "api/audit.h"
+#include "api/auth.h"
+#include "api/metrics.h"
+#include "api/service.h"
+#include "base/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace rsl::api {
+
+inline constexpr char kControllerVersion[] = "0.1.0";
+
+class ApiServer {
+ public:
+  //! Nothing is owned; everything must outlive the server.
+  ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics);
+  ~ApiServer();
+
+  //! Binds host:port (port 0 = an ephemeral port, see port()) and serves on a background
+  //! thread. IO_ERROR when the address cannot be bound.
+  Status Start(const std::string& host, int port);
+  //! Stops accepting, ends log streams, joins the thread. Idempotent.
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  void RegisterRoutes();
+
+  Service* service_;
+  TokenStore* tokens_;
+  AuditLog* audit_;
+  Metrics* metrics_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  int port_ = 0;
+};
+
+//! Parses "host:port" ("127.0.0.1:7070", ":7070" = loopback, "[::1]:7070").
+Status ParseListen(const std::string& listen, std::string* host, int* port);
+
+}  // namespace rsl::api

@@ -1,0 +1,74 @@
+// What the HTTP server needs from the rest of the controller, as Kubernetes-style JSON
+// objects (apiVersion/kind/metadata/spec/status). The server does authentication,
+// authorisation, routing, errors, audit and request metrics; a Service only does the work.
+// ControllerService (controller_service.h) is the real one (store + engine); tests use fakes.
+//
+// Every object a Service returns carries metadata.namespace, which the server uses to decide
+// visibility. A Service never returns secret values (they are write-only).
+// Threading: called from many server threads at once; implementations must be thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/metrics.h"
+#include "base/status.h"
+
+namespace rsl::api {
+
+using Json = nlohmann::json;
+
+inline constexpr char kApiVersion[] = "aiengine.volc.com/v1";
+
+//! A piece of a step's captured log (secret values already masked).
+struct LogChunk {
+  std::string data;
+  int64_t next_offset = 0;
+  bool finished = false;  //!< the step is terminal and `data` reaches the end of its log
+};
+
+class Service {
+ public:
+  virtual ~Service() = default;
+
+  //! Admits a workload (YAML text) into namespace `ns`. Parse/validation errors are returned
+  //! as Errors (all of them). Returns the Workload object (phase PENDING or REJECTED).
+  virtual Result<Json> Submit(const std::string& yaml, const std::string& ns,
+                              const std::string& subject, Errors* errors) = 0;
+  //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
+  virtual Result<Json> GetWorkload(const std::string& id) = 0;
+  //! WorkloadList of `namespaces` (empty = all), newest first; `name` filters (history).
+  virtual Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
+                                     const std::string& name) = 0;
+  //! Canonical spec (secrets redacted), placement, per-step timings and exit codes.
+  virtual Result<Json> Describe(const std::string& id) = 0;
+  virtual Result<Json> Events(const std::string& id) = 0;
+  //! A step's log from byte `offset` (at most `max_bytes`).
+  virtual Result<LogChunk> Logs(const std::string& id, const std::string& step, int64_t offset,
+                                int64_t max_bytes) = 0;
+  //! format "" (rsl's own JSON, with a `text` rendering) or "openlineage" (RunEvent JSON).
+  virtual Result<Json> Lineage(const std::string& id, const std::string& format) = 0;
+  virtual Result<Json> Cancel(const std::string& id, const std::string& subject) = 0;
+  //! Runs the stored snapshot of `id` again as a new version; returns the new Workload.
+  virtual Result<Json> Rollback(const std::string& id, const std::string& subject) = 0;
+
+  virtual Result<Json> ListNodes(const std::string& capability) = 0;
+  virtual Result<Json> ClusterStatus() = 0;
+
+  virtual Status PutConfigMap(const std::string& ns, const std::string& name,
+                              const std::map<std::string, std::string>& data) = 0;
+  virtual Result<Json> ListConfigMaps(const std::string& ns) = 0;
+  //! Stores a secret; later reads show its keys, never its values.
+  virtual Status PutSecret(const std::string& ns, const std::string& name,
+                           const std::map<std::string, std::string>& data) = 0;
+  virtual Result<Json> ListSecrets(const std::string& ns) = 0;
+
+  //! Sets the scrape-time gauges (workloads/steps by phase).
+  virtual void CollectMetrics(Metrics* metrics) = 0;
+};
+
+}  // namespace rsl::api

@@ -1,0 +1,35 @@
+#include "backend/factory.h"
+
+#include "backend/local.h"
+#include "backend/slurm.h"
+#include "base/codes.h"
+#include "base/strings.h"
+
+namespace rsl::backend {
+
+const char* ExitKindName(ExitKind kind) {
+  switch (kind) {
+    case ExitKind::kSucceeded: return "Succeeded";
+    case ExitKind::kFailed: return "Failed";
+    case ExitKind::kOomKilled: return "OOMKilled";
+    case ExitKind::kTimedOut: return "TimedOut";
+    case ExitKind::kCancelled: return "Cancelled";
+    case ExitKind::kNodeLost: return "NodeLost";
+  }
+  return "Unknown";
+}
+
+Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name,
+                                             const BackendOptions& options) {
+  if (name == "local") return NewLocalBackend(options);
+  if (name == "slurm") return NewSlurmBackend(options);
+  std::vector<std::string> known = {"local", "slurm"};
+  Error e(codes::kInvalidArgument, "unknown backend " + Quote(name));
+  e.Value(name);
+  std::string close = ClosestMatch(name, known);
+  e.Hint(close.empty() ? "use --backend local or --backend slurm"
+                       : "did you mean " + Quote(close) + "?");
+  return e;
+}
+
+}  // namespace rsl::backend

@@ -1,0 +1,124 @@
+// The Engine runs workloads: it admits a submitted version (hooks, resources), drives each
+// run's RunPlan (plan.h: the pure decisions) against a Backend (the doing), records every
+// transition durably in the Store before acting on it, commits or discards outputs, and
+// recovers unfinished runs after a crash. rsl-controller embeds one Engine; `seedctl run`
+// embeds one for a single run.
+//
+// Threading: all public methods are thread-safe. The engine owns one loop thread that makes
+// every decision and every store write (so transitions of one run are totally ordered),
+// one admission thread per run being admitted, and whatever threads the backend uses.
+// Subscriber callbacks are called on the loop thread after the batch they belong to is
+// durable; they must be quick and must not call back into the Engine.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+#include "base/status.h"
+#include "engine/clock.h"
+#include "engine/hooks.h"
+#include "spec/workload.h"
+#include "store/store.h"
+
+namespace rsl::engine {
+
+struct EngineOptions {
+  std::string state_dir;       //!< runs live in <state_dir>/runs/<run id>
+  //! SIGTERM -> SIGKILL grace for timeouts and cancellation.
+  int64_t stop_grace_ms = 10'000;
+  //! How often running steps' RSL_PROGRESS_FILE is read (progress only; never the hot path).
+  int64_t progress_poll_ms = 1'000;
+  //! Environment variables passed from the engine's environment to every step (PATH, HOME...).
+  std::vector<std::string> inherited_env = {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+                                            "USER", "LOGNAME"};
+};
+
+struct SubmitOptions {
+  std::string rollback_of;     //!< set by `rollback --id`: the version being re-run
+};
+
+//! Layout of a run directory (docs/engine.md "State directory").
+std::string RunDir(const std::string& state_dir, const std::string& run_id);
+std::string AttemptDir(const std::string& run_dir, const std::string& step, int attempt);
+std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt);
+std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt);
+//! RSL_INPUT_<DEP>: upper-case, every character outside A-Z0-9 -> '_'.
+std::string DepEnvName(const std::string& step);
+
+class RunPlan;
+
+class Engine {
+ public:
+  //! `store`, `backend` and `clock` must outlive the Engine. The backend's callbacks are
+  //! taken over by the engine. Call Start() before Submit/Recover.
+  Engine(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
+         EngineOptions options);
+  ~Engine();  //!< Stop()s.
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  //! Starts the loop thread.
+  Status Start();
+  //! Stops the loop and admission threads. Running steps keep running (a later engine on
+  //! the same state dir adopts them through Recover); pass `stop_steps` to stop them first.
+  void Stop(bool stop_steps = false);
+
+  //! Records a new immutable version and its run (PENDING) durably, then admits and runs it
+  //! asynchronously. Returns the version id (wl-YYYYMMDD-<8 hex>). The workload must have
+  //! passed spec validation. Errors: IO/INTERNAL from the store.
+  Result<std::string> Submit(const spec::Workload& workload, const std::string& created_by,
+                             const SubmitOptions& options = {});
+
+  //! Cancels a run (version or run id): running steps are stopped (SIGTERM, grace, SIGKILL),
+  //! pending ones cancelled, outputs discarded. Errors: NOT_FOUND; CONFLICT when finished.
+  Status Cancel(const std::string& id, const std::string& by);
+
+  //! Picks up every unfinished run in the store: adopts attempts whose processes still run,
+  //! reconciles attempts that ended while no engine was there (exit files), reschedules
+  //! lost ones without spending a retry, re-admits runs that were never admitted, and
+  //! completes half-done commits. Call once after Start(), before serving.
+  Status Recover();
+
+  //! Blocks until the run (version or run id) is terminal or `timeout_ms` passes (< 0: no
+  //! limit). Returns the run as stored. Errors: NOT_FOUND; CONFLICT on timeout.
+  Result<store::Run> Wait(const std::string& id, int64_t timeout_ms = -1);
+
+  //! Notification for watchers: `fn` gets every event after it is durable.
+  using Subscriber = std::function<void(const store::Event&)>;
+  int Subscribe(Subscriber fn);
+  void Unsubscribe(int token);
+  //! Blocks until an event with seq > after_seq is durable or `timeout_ms` passes; returns
+  //! the last durable event seq (for long-polling `--watch` / server-sent events).
+  int64_t WaitForEvents(int64_t after_seq, int64_t timeout_ms);
+
+  //! Lets hooks (cost policies) and the controller act on running runs.
+  RunControl* control();
+
+  //! Resolves a version id or run id to the run id. Errors: NOT_FOUND.
+  Result<std::string> ResolveRunId(const std::string& id);
+
+  //! Counters for /metrics and benchmarks.
+  struct Stats {
+    int64_t batches = 0;          //!< store transactions written by the loop
+    int64_t transitions = 0;      //!< step/run records written
+    int64_t launches = 0;
+    int64_t running_runs = 0;
+  };
+  Stats stats();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rsl::engine

@@ -1,0 +1,583 @@
+// The SQLite (WAL) implementation of Store. One writer connection and one reader
+// connection, each behind its own mutex, so readers (the controller's HTTP threads) see the
+// last committed state while the engine writes the next batch.
+#include <nlohmann/json.hpp>
+
+#include <mutex>
+#include <random>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/sqlite.h"
+#include "base/strings.h"
+#include "store/store.h"
+
+namespace rsl::store {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> kMigrations = {
+      R"sql(
+CREATE TABLE store_versions (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, namespace TEXT NOT NULL, spec_json TEXT NOT NULL,
+  digest TEXT NOT NULL, created_at INTEGER NOT NULL, created_by TEXT NOT NULL,
+  labels_json TEXT NOT NULL, version INTEGER NOT NULL, rollback_of TEXT NOT NULL);
+CREATE INDEX store_versions_name ON store_versions(namespace, name, version);
+CREATE TABLE store_runs (
+  id TEXT PRIMARY KEY, workload_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+  namespace TEXT NOT NULL, phase TEXT NOT NULL, failure_code TEXT NOT NULL,
+  failure_message TEXT NOT NULL, created_at INTEGER NOT NULL, started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL, run_dir TEXT NOT NULL, admission_report_json TEXT NOT NULL,
+  commit_state TEXT NOT NULL, committed_uri TEXT NOT NULL);
+CREATE INDEX store_runs_phase ON store_runs(phase);
+CREATE TABLE store_steps (
+  run_id TEXT NOT NULL, name TEXT NOT NULL, idx INTEGER NOT NULL, phase TEXT NOT NULL,
+  attempts INTEGER NOT NULL, retries_used INTEGER NOT NULL, attempt_id TEXT NOT NULL,
+  node TEXT NOT NULL, exit_code INTEGER NOT NULL, signal INTEGER NOT NULL,
+  wall_ms INTEGER NOT NULL, cpu_ms INTEGER NOT NULL, peak_memory_bytes INTEGER NOT NULL,
+  started_at INTEGER NOT NULL, finished_at INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL,
+  failure_code TEXT NOT NULL, message TEXT NOT NULL, metrics_json TEXT NOT NULL,
+  progress TEXT NOT NULL, output_dir TEXT NOT NULL, PRIMARY KEY (run_id, name));
+CREATE TABLE store_attempts (
+  id TEXT PRIMARY KEY, run_id TEXT NOT NULL, step TEXT NOT NULL, number INTEGER NOT NULL,
+  launch_json TEXT NOT NULL, state TEXT NOT NULL, exit_kind TEXT NOT NULL,
+  created_at INTEGER NOT NULL, finished_at INTEGER NOT NULL);
+CREATE INDEX store_attempts_run ON store_attempts(run_id);
+CREATE TABLE store_events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, step TEXT NOT NULL,
+  type TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL, time INTEGER NOT NULL);
+CREATE INDEX store_events_run ON store_events(run_id, seq);
+CREATE TABLE store_artifacts (
+  run_id TEXT NOT NULL, step TEXT NOT NULL, uri TEXT NOT NULL, bytes INTEGER NOT NULL,
+  kind TEXT NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (run_id, step, uri));
+CREATE TABLE store_lineage (
+  run_id TEXT NOT NULL, from_ref TEXT NOT NULL, to_ref TEXT NOT NULL, relation TEXT NOT NULL,
+  from_json TEXT NOT NULL, PRIMARY KEY (run_id, from_ref, to_ref, relation));
+CREATE TABLE store_configmaps (
+  namespace TEXT NOT NULL, name TEXT NOT NULL, secret INTEGER NOT NULL,
+  data_json TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (namespace, name, secret));
+)sql",
+  };
+  return kMigrations;
+}
+
+std::string MapToJson(const std::map<std::string, std::string>& m) { return json(m).dump(); }
+std::map<std::string, std::string> MapFromJson(const std::string& text) {
+  std::map<std::string, std::string> out;
+  json j = json::parse(text, nullptr, false);
+  if (j.is_object()) {
+    for (auto& [k, v] : j.items()) {
+      if (v.is_string()) out[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
+constexpr char kRunCols[] =
+    "id, workload_id, name, namespace, phase, failure_code, failure_message, created_at, "
+    "started_at, finished_at, run_dir, admission_report_json, commit_state, committed_uri";
+constexpr char kStepCols[] =
+    "run_id, name, idx, phase, attempts, retries_used, attempt_id, node, exit_code, signal, "
+    "wall_ms, cpu_ms, peak_memory_bytes, started_at, finished_at, next_attempt_at, "
+    "failure_code, message, metrics_json, progress, output_dir";
+constexpr char kVersionCols[] =
+    "id, name, namespace, spec_json, digest, created_at, created_by, labels_json, version, "
+    "rollback_of";
+
+Run ReadRun(const Stmt& s) {
+  Run r;
+  r.id = s.Text(0);
+  r.workload_id = s.Text(1);
+  r.name = s.Text(2);
+  r.namespace_ = s.Text(3);
+  r.phase = s.Text(4);
+  r.failure_code = s.Text(5);
+  r.failure_message = s.Text(6);
+  r.created_at = s.Int(7);
+  r.started_at = s.Int(8);
+  r.finished_at = s.Int(9);
+  r.run_dir = s.Text(10);
+  r.admission_report_json = s.Text(11);
+  r.commit_state = s.Text(12);
+  r.committed_uri = s.Text(13);
+  return r;
+}
+
+Step ReadStep(const Stmt& s) {
+  Step st;
+  st.run_id = s.Text(0);
+  st.name = s.Text(1);
+  st.index = static_cast<int>(s.Int(2));
+  st.phase = s.Text(3);
+  st.attempts = static_cast<int>(s.Int(4));
+  st.retries_used = static_cast<int>(s.Int(5));
+  st.attempt_id = s.Text(6);
+  st.node = s.Text(7);
+  st.exit_code = static_cast<int>(s.Int(8));
+  st.signal = static_cast<int>(s.Int(9));
+  st.wall_ms = s.Int(10);
+  st.cpu_ms = s.Int(11);
+  st.peak_memory_bytes = s.Int(12);
+  st.started_at = s.Int(13);
+  st.finished_at = s.Int(14);
+  st.next_attempt_at = s.Int(15);
+  st.failure_code = s.Text(16);
+  st.message = s.Text(17);
+  st.metrics_json = s.Text(18);
+  st.progress = s.Text(19);
+  st.output_dir = s.Text(20);
+  return st;
+}
+
+WorkloadVersion ReadVersion(const Stmt& s) {
+  WorkloadVersion v;
+  v.id = s.Text(0);
+  v.name = s.Text(1);
+  v.namespace_ = s.Text(2);
+  v.spec_json = s.Text(3);
+  v.digest = s.Text(4);
+  v.created_at = s.Int(5);
+  v.created_by = s.Text(6);
+  v.labels = MapFromJson(s.Text(7));
+  v.version = s.Int(8);
+  v.rollback_of = s.Text(9);
+  return v;
+}
+
+class SqliteStore : public Store {
+ public:
+  SqliteStore(std::unique_ptr<Db> writer, std::unique_ptr<Db> reader)
+      : writer_(std::move(writer)), reader_(std::move(reader)) {}
+
+  Status Init() {
+    auto prep = [&](const std::string& sql, std::optional<Stmt>* out) -> Status {
+      auto st = writer_->Prepare(sql);
+      if (!st.ok()) return st.status();
+      out->emplace(std::move(*st));
+      return Status::Ok();
+    };
+    RSL_RETURN_IF_ERROR(prep(std::string("INSERT OR REPLACE INTO store_runs (") + kRunCols +
+                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+                             &put_run_));
+    RSL_RETURN_IF_ERROR(prep(std::string("INSERT OR REPLACE INTO store_steps (") + kStepCols +
+                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
+                                 "?15,?16,?17,?18,?19,?20,?21)",
+                             &put_step_));
+    RSL_RETURN_IF_ERROR(prep("INSERT OR REPLACE INTO store_attempts (id, run_id, step, number, "
+                             "launch_json, state, exit_kind, created_at, finished_at) VALUES "
+                             "(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                             &put_attempt_));
+    RSL_RETURN_IF_ERROR(prep("INSERT INTO store_events (run_id, step, type, reason, message, "
+                             "time) VALUES (?1,?2,?3,?4,?5,?6)",
+                             &put_event_));
+    return Status::Ok();
+  }
+
+  Status Apply(Batch* b) override {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    RSL_RETURN_IF_ERROR(writer_->Begin());
+    Status s = ApplyLocked(b);
+    if (!s.ok()) {
+      (void)writer_->Rollback();
+      return s;
+    }
+    s = writer_->Commit();
+    if (!s.ok()) {
+      (void)writer_->Rollback();
+      return s;
+    }
+    if (!b->events.empty()) {
+      std::lock_guard<std::mutex> l(seq_mu_);
+      last_seq_ = b->events.back().seq;
+    }
+    return s;
+  }
+
+  Result<WorkloadVersion> GetVersion(const std::string& id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(std::string("SELECT ") + kVersionCols +
+                              " FROM store_versions WHERE id=?1");
+    if (!q.ok()) return q.error();
+    q->Bind(1, id);
+    if (!q->Step()) {
+      if (!q->status().ok()) return q->status().error();
+      return Error(codes::kNotFound, "workload version " + Quote(id) + " not found")
+          .Value(id)
+          .Hint("list versions with `seedctl workload list`");
+    }
+    return ReadVersion(*q);
+  }
+
+  Result<std::vector<WorkloadVersion>> ListVersions(const std::string& ns,
+                                                    const std::string& name) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(std::string("SELECT ") + kVersionCols +
+                              " FROM store_versions WHERE namespace=?1 AND name=?2 "
+                              "ORDER BY version");
+    if (!q.ok()) return q.error();
+    q->Bind(1, ns).Bind(2, name);
+    std::vector<WorkloadVersion> out;
+    while (q->Step()) out.push_back(ReadVersion(*q));
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Result<Run> GetRun(const std::string& id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(std::string("SELECT ") + kRunCols +
+                              " FROM store_runs WHERE id=?1 OR workload_id=?1");
+    if (!q.ok()) return q.error();
+    q->Bind(1, id);
+    if (!q->Step()) {
+      if (!q->status().ok()) return q->status().error();
+      return Error(codes::kNotFound, "workload " + Quote(id) + " not found")
+          .Value(id)
+          .Hint("ids look like wl-20240615-7a8b9c0d; list them with `seedctl workload list`");
+    }
+    return ReadRun(*q);
+  }
+
+  Result<std::vector<Run>> ListRuns(const RunFilter& f) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    std::string sql = std::string("SELECT ") + kRunCols +
+                      " FROM store_runs WHERE (?1='' OR namespace=?1) AND (?2='' OR name=?2)";
+    if (f.unfinished_only) {
+      sql += " AND (phase IN ('PENDING','RUNNING') OR commit_state='committing')";
+    }
+    sql += " ORDER BY created_at DESC, id DESC";
+    if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
+    auto q = reader_->Prepare(sql);
+    if (!q.ok()) return q.error();
+    q->Bind(1, f.namespace_).Bind(2, f.name);
+    std::vector<Run> out;
+    while (q->Step()) out.push_back(ReadRun(*q));
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Result<std::vector<Step>> ListSteps(const std::string& run_id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(std::string("SELECT ") + kStepCols +
+                              " FROM store_steps WHERE run_id=?1 ORDER BY idx");
+    if (!q.ok()) return q.error();
+    q->Bind(1, run_id);
+    std::vector<Step> out;
+    while (q->Step()) out.push_back(ReadStep(*q));
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(
+        "SELECT id, run_id, step, number, launch_json, state, exit_kind, created_at, "
+        "finished_at FROM store_attempts WHERE run_id=?1 ORDER BY created_at, id");
+    if (!q.ok()) return q.error();
+    q->Bind(1, run_id);
+    std::vector<Attempt> out;
+    while (q->Step()) {
+      Attempt a;
+      a.id = q->Text(0);
+      a.run_id = q->Text(1);
+      a.step = q->Text(2);
+      a.number = static_cast<int>(q->Int(3));
+      a.launch_json = q->Text(4);
+      a.state = q->Text(5);
+      a.exit_kind = q->Text(6);
+      a.created_at = q->Int(7);
+      a.finished_at = q->Int(8);
+      out.push_back(std::move(a));
+    }
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Result<std::vector<Event>> ListEvents(const std::string& run_id, int64_t after_seq,
+                                        int limit) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    std::string sql =
+        "SELECT seq, run_id, step, type, reason, message, time FROM store_events "
+        "WHERE seq > ?1 AND (?2='' OR run_id=?2) ORDER BY seq";
+    if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+    auto q = reader_->Prepare(sql);
+    if (!q.ok()) return q.error();
+    q->Bind(1, after_seq).Bind(2, run_id);
+    std::vector<Event> out;
+    while (q->Step()) {
+      Event e;
+      e.seq = q->Int(0);
+      e.run_id = q->Text(1);
+      e.step = q->Text(2);
+      e.type = q->Text(3);
+      e.reason = q->Text(4);
+      e.message = q->Text(5);
+      e.time = q->Int(6);
+      out.push_back(std::move(e));
+    }
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  int64_t LastEventSeq() override {
+    {
+      std::lock_guard<std::mutex> l(seq_mu_);
+      if (last_seq_ >= 0) return last_seq_;
+    }
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare("SELECT COALESCE(MAX(seq), 0) FROM store_events");
+    int64_t seq = 0;
+    if (q.ok() && q->Step()) seq = q->Int(0);
+    std::lock_guard<std::mutex> l(seq_mu_);
+    if (last_seq_ < seq) last_seq_ = seq;
+    return last_seq_;
+  }
+
+  Result<std::vector<Artifact>> ListArtifacts(const std::string& run_id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(
+        "SELECT run_id, step, uri, bytes, kind, digest FROM store_artifacts WHERE run_id=?1 "
+        "ORDER BY step, uri");
+    if (!q.ok()) return q.error();
+    q->Bind(1, run_id);
+    std::vector<Artifact> out;
+    while (q->Step()) {
+      Artifact a;
+      a.run_id = q->Text(0);
+      a.step = q->Text(1);
+      a.uri = q->Text(2);
+      a.bytes = q->Int(3);
+      a.kind = q->Text(4);
+      a.digest = q->Text(5);
+      out.push_back(std::move(a));
+    }
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Result<std::vector<LineageEdge>> ListLineage(const std::string& run_id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(
+        "SELECT run_id, from_ref, to_ref, relation, from_json FROM store_lineage "
+        "WHERE (?1='' OR run_id=?1) ORDER BY rowid");
+    if (!q.ok()) return q.error();
+    q->Bind(1, run_id);
+    std::vector<LineageEdge> out;
+    while (q->Step()) {
+      LineageEdge e;
+      e.run_id = q->Text(0);
+      e.from = q->Text(1);
+      e.to = q->Text(2);
+      e.relation = q->Text(3);
+      e.from_json = q->Text(4);
+      out.push_back(std::move(e));
+    }
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Status PutConfigMap(const ConfigMap& cm) override {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    auto q = writer_->Prepare(
+        "INSERT OR REPLACE INTO store_configmaps (namespace, name, secret, data_json, "
+        "updated_at) VALUES (?1,?2,?3,?4,?5)");
+    if (!q.ok()) return q.status();
+    q->Bind(1, cm.namespace_).Bind(2, cm.name).Bind(3, int64_t{cm.secret ? 1 : 0});
+    q->Bind(4, MapToJson(cm.data)).Bind(5, cm.updated_at);
+    return q->Run();
+  }
+
+  Result<ConfigMap> GetConfigMap(const std::string& ns, const std::string& name,
+                                 bool secret) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(
+        "SELECT data_json, updated_at FROM store_configmaps WHERE namespace=?1 AND name=?2 "
+        "AND secret=?3");
+    if (!q.ok()) return q.error();
+    q->Bind(1, ns).Bind(2, name).Bind(3, int64_t{secret ? 1 : 0});
+    if (q->Step()) {
+      ConfigMap cm{ns, name, secret, MapFromJson(q->Text(0)), q->Int(1)};
+      return cm;
+    }
+    // Not found: suggest a close name in the same namespace.
+    std::vector<std::string> names;
+    auto all = reader_->Prepare(
+        "SELECT name FROM store_configmaps WHERE namespace=?1 AND secret=?2");
+    if (all.ok()) {
+      all->Bind(1, ns).Bind(2, int64_t{secret ? 1 : 0});
+      while (all->Step()) names.push_back(all->Text(0));
+    }
+    const char* what = secret ? "secret" : "configmap";
+    Error e(codes::kNotFound, std::string(what) + " " + Quote(name) + " not found in namespace " +
+                                  Quote(ns));
+    e.Value(name);
+    std::string close = ClosestMatch(name, names);
+    if (!close.empty()) {
+      e.Hint("did you mean " + Quote(close) + "?");
+    } else {
+      e.Hint(std::string("create it with `seedctl ") + what + " create " + name + " -n " + ns +
+             " --from-literal KEY=VALUE`");
+    }
+    return e;
+  }
+
+  Result<std::vector<ConfigMap>> ListConfigMaps(const std::string& ns, bool secret) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto q = reader_->Prepare(
+        "SELECT namespace, name, data_json, updated_at FROM store_configmaps WHERE "
+        "(?1='' OR namespace=?1) AND secret=?2 ORDER BY namespace, name");
+    if (!q.ok()) return q.error();
+    q->Bind(1, ns).Bind(2, int64_t{secret ? 1 : 0});
+    std::vector<ConfigMap> out;
+    while (q->Step()) {
+      out.push_back(ConfigMap{q->Text(0), q->Text(1), secret, MapFromJson(q->Text(2)),
+                              q->Int(3)});
+    }
+    if (!q->status().ok()) return q->status().error();
+    return out;
+  }
+
+  Status DeleteConfigMap(const std::string& ns, const std::string& name, bool secret) override {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    auto q = writer_->Prepare(
+        "DELETE FROM store_configmaps WHERE namespace=?1 AND name=?2 AND secret=?3");
+    if (!q.ok()) return q.status();
+    q->Bind(1, ns).Bind(2, name).Bind(3, int64_t{secret ? 1 : 0});
+    RSL_RETURN_IF_ERROR(q->Run());
+    if (writer_->Changes() == 0) {
+      return Error(codes::kNotFound, std::string(secret ? "secret " : "configmap ") +
+                                         Quote(name) + " not found in namespace " + Quote(ns))
+          .Value(name);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // REQUIRES: write_mu_ held, inside a transaction.
+  Status ApplyLocked(Batch* b) {
+    for (auto& v : b->versions) {
+      auto q = writer_->Prepare(
+          "SELECT COALESCE(MAX(version), 0) + 1 FROM store_versions WHERE namespace=?1 AND "
+          "name=?2");
+      if (!q.ok()) return q.status();
+      q->Bind(1, v.namespace_).Bind(2, v.name);
+      if (!q->Step()) return q->status().ok() ? Error(codes::kInternal, "no version") : q->status();
+      v.version = q->Int(0);
+      auto ins = writer_->Prepare(std::string("INSERT INTO store_versions (") + kVersionCols +
+                                  ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+      if (!ins.ok()) return ins.status();
+      ins->Bind(1, v.id).Bind(2, v.name).Bind(3, v.namespace_).Bind(4, v.spec_json);
+      ins->Bind(5, v.digest).Bind(6, v.created_at).Bind(7, v.created_by);
+      ins->Bind(8, MapToJson(v.labels)).Bind(9, v.version).Bind(10, v.rollback_of);
+      RSL_RETURN_IF_ERROR(ins->Run());
+    }
+    for (const Run& r : b->runs) {
+      Stmt& q = *put_run_;
+      q.Bind(1, r.id).Bind(2, r.workload_id).Bind(3, r.name).Bind(4, r.namespace_);
+      q.Bind(5, r.phase).Bind(6, r.failure_code).Bind(7, r.failure_message);
+      q.Bind(8, r.created_at).Bind(9, r.started_at).Bind(10, r.finished_at).Bind(11, r.run_dir);
+      q.Bind(12, r.admission_report_json).Bind(13, r.commit_state).Bind(14, r.committed_uri);
+      RSL_RETURN_IF_ERROR(q.Run());
+    }
+    for (const Step& s : b->steps) {
+      Stmt& q = *put_step_;
+      q.Bind(1, s.run_id).Bind(2, s.name).Bind(3, int64_t{s.index}).Bind(4, s.phase);
+      q.Bind(5, int64_t{s.attempts}).Bind(6, int64_t{s.retries_used}).Bind(7, s.attempt_id);
+      q.Bind(8, s.node).Bind(9, int64_t{s.exit_code}).Bind(10, int64_t{s.signal});
+      q.Bind(11, s.wall_ms).Bind(12, s.cpu_ms).Bind(13, s.peak_memory_bytes);
+      q.Bind(14, s.started_at).Bind(15, s.finished_at).Bind(16, s.next_attempt_at);
+      q.Bind(17, s.failure_code).Bind(18, s.message).Bind(19, s.metrics_json);
+      q.Bind(20, s.progress).Bind(21, s.output_dir);
+      RSL_RETURN_IF_ERROR(q.Run());
+    }
+    for (const Attempt& a : b->attempts) {
+      Stmt& q = *put_attempt_;
+      q.Bind(1, a.id).Bind(2, a.run_id).Bind(3, a.step).Bind(4, int64_t{a.number});
+      q.Bind(5, a.launch_json).Bind(6, a.state).Bind(7, a.exit_kind).Bind(8, a.created_at);
+      q.Bind(9, a.finished_at);
+      RSL_RETURN_IF_ERROR(q.Run());
+    }
+    for (Event& e : b->events) {
+      Stmt& q = *put_event_;
+      q.Bind(1, e.run_id).Bind(2, e.step).Bind(3, e.type).Bind(4, e.reason);
+      q.Bind(5, e.message).Bind(6, e.time);
+      RSL_RETURN_IF_ERROR(q.Run());
+      e.seq = writer_->LastInsertId();
+    }
+    for (const Artifact& a : b->artifacts) {
+      auto q = writer_->Prepare(
+          "INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, kind, digest) "
+          "VALUES (?1,?2,?3,?4,?5,?6)");
+      if (!q.ok()) return q.status();
+      q->Bind(1, a.run_id).Bind(2, a.step).Bind(3, a.uri).Bind(4, a.bytes).Bind(5, a.kind);
+      q->Bind(6, a.digest);
+      RSL_RETURN_IF_ERROR(q->Run());
+    }
+    for (const LineageEdge& e : b->lineage) {
+      auto q = writer_->Prepare(
+          "INSERT OR REPLACE INTO store_lineage (run_id, from_ref, to_ref, relation, "
+          "from_json) VALUES (?1,?2,?3,?4,?5)");
+      if (!q.ok()) return q.status();
+      q->Bind(1, e.run_id).Bind(2, e.from).Bind(3, e.to).Bind(4, e.relation);
+      q->Bind(5, e.from_json);
+      RSL_RETURN_IF_ERROR(q->Run());
+    }
+    return Status::Ok();
+  }
+
+  std::mutex write_mu_;
+  std::unique_ptr<Db> writer_;       // GUARDED_BY(write_mu_)
+  std::optional<Stmt> put_run_, put_step_, put_attempt_, put_event_;  // GUARDED_BY(write_mu_)
+  std::mutex read_mu_;
+  std::unique_ptr<Db> reader_;       // GUARDED_BY(read_mu_)
+  std::mutex seq_mu_;
+  int64_t last_seq_ = -1;            // GUARDED_BY(seq_mu_)
+};
+
+}  // namespace
+
+bool IsTerminalPhase(const std::string& p) {
+  return p == kSucceeded || p == kFailed || p == kTimedOut || p == kCancelled ||
+         p == kRejected || p == kSkipped;
+}
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
+                                               const StoreOptions& options) {
+  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
+  auto writer = Db::Open(StateDbPath(state_dir));
+  if (!writer.ok()) return writer.error();
+  RSL_RETURN_IF_ERROR((*writer)->Migrate("store", Migrations()));
+  if (!options.sync_full) RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA synchronous=NORMAL"));
+  auto reader = Db::Open(StateDbPath(state_dir));
+  if (!reader.ok()) return reader.error();
+  auto store = std::make_unique<SqliteStore>(std::move(*writer), std::move(*reader));
+  RSL_RETURN_IF_ERROR(store->Init());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+std::string NewVersionId(int64_t now_ms) {
+  time_t secs = static_cast<time_t>(now_ms / 1000);
+  struct tm tm_utc;
+  gmtime_r(&secs, &tm_utc);
+  char date[16];
+  strftime(date, sizeof(date), "%Y%m%d", &tm_utc);
+  static std::mutex mu;
+  static std::random_device rd;
+  static std::mt19937_64 gen(rd() ^ static_cast<uint64_t>(now_ms));
+  uint32_t r;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    r = static_cast<uint32_t>(gen());
+  }
+  char hex[9];
+  snprintf(hex, sizeof(hex), "%08x", r);
+  return std::string("wl-") + date + "-" + hex;
+}
+
+std::string RunIdFor(const std::string& version_id) {
+  if (StartsWith(version_id, "wl-")) return "run-" + version_id.substr(3);
+  return "run-" + version_id;
+}
+
+}  // namespace rsl::store

@@ -1,0 +1,225 @@
+// Durable state of the platform: immutable workload versions, their runs, steps, attempts,
+// events (append-only), artifacts, lineage edges, and per-namespace configmaps and secrets.
+//
+// The engine writes through Apply(): a Batch of changes applied in ONE transaction (group
+// commit), durable when Apply returns OK. Everything else reads. The SQLite implementation
+// (OpenSqliteStore) keeps its tables in <state-dir>/rsl.db under the migration component
+// "store"; other components open their own connections to the same file.
+//
+// Threading: every method is thread-safe. Reads never block on a running Apply for long
+// (WAL: readers see the last committed state).
+//
+// Times are milliseconds since the Unix epoch; 0 means "not yet".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rsl::store {
+
+//! One immutable submission of a workload.
+struct WorkloadVersion {
+  std::string id;               //!< wl-YYYYMMDD-<8 hex>
+  std::string name;
+  std::string namespace_;
+  std::string spec_json;        //!< canonical JSON (spec::CanonicalJson)
+  std::string digest;           //!< "sha256:<64 hex>" of spec_json
+  int64_t created_at = 0;
+  std::string created_by;
+  std::map<std::string, std::string> labels;
+  int64_t version = 0;          //!< 1, 2, ... per (namespace, name), assigned by the store
+  std::string rollback_of;      //!< the version id this one re-runs ("" if none)
+};
+
+//! Run phases (SPEC.md "Lifecycle").
+inline constexpr char kPending[] = "PENDING";
+inline constexpr char kRunning[] = "RUNNING";
+inline constexpr char kRetrying[] = "RETRYING";
+inline constexpr char kSucceeded[] = "SUCCEEDED";
+inline constexpr char kFailed[] = "FAILED";
+inline constexpr char kSkipped[] = "SKIPPED";
+inline constexpr char kTimedOut[] = "TIMED_OUT";
+inline constexpr char kCancelled[] = "CANCELLED";
+inline constexpr char kRejected[] = "REJECTED";
+//! True for SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, REJECTED (and SKIPPED for steps).
+bool IsTerminalPhase(const std::string& phase);
+
+//! Commit states of a run's outputs.
+inline constexpr char kCommitNone[] = "";
+inline constexpr char kCommitCommitting[] = "committing";  //!< decided; publishing may be half done
+inline constexpr char kCommitCommitted[] = "committed";
+inline constexpr char kCommitDiscarded[] = "discarded";
+
+//! One run of one version (exactly one run per version).
+struct Run {
+  std::string id;               //!< run-YYYYMMDD-<8 hex> (the version id's suffix)
+  std::string workload_id;
+  std::string name;             //!< copied from the version, for listing
+  std::string namespace_;
+  std::string phase = kPending;
+  std::string failure_code;     //!< stable code when phase is not SUCCEEDED
+  std::string failure_message;
+  int64_t created_at = 0;
+  int64_t started_at = 0;
+  int64_t finished_at = 0;
+  std::string run_dir;          //!< <state-dir>/runs/<run id>
+  std::string admission_report_json;  //!< JSON object: {check name: report}
+  std::string commit_state;     //!< kCommit*
+  std::string committed_uri;    //!< where outputs were published
+};
+
+//! One step of a run (its latest attempt's facts).
+struct Step {
+  std::string run_id;
+  std::string name;
+  int index = 0;                //!< position in the pipeline
+  std::string phase = kPending;
+  int attempts = 0;             //!< attempts launched so far
+  int retries_used = 0;         //!< attempts that counted against retryPolicy
+  std::string attempt_id;       //!< the live (or last) attempt
+  std::string node;
+  int exit_code = -1;
+  int signal = 0;
+  int64_t wall_ms = 0;
+  int64_t cpu_ms = 0;
+  int64_t peak_memory_bytes = 0;
+  int64_t started_at = 0;
+  int64_t finished_at = 0;
+  int64_t next_attempt_at = 0;  //!< RETRYING: when the next attempt may start
+  std::string failure_code;
+  std::string message;
+  std::string metrics_json = "{}";
+  std::string progress;         //!< "done/total" as the step last reported it
+  std::string output_dir;       //!< staging dir of the successful attempt, or published dir
+};
+
+//! One attempt: what was launched (for recovery) and how it ended.
+struct Attempt {
+  std::string id;               //!< <run_id>/<step>/<n>
+  std::string run_id;
+  std::string step;
+  int number = 1;
+  std::string launch_json;      //!< the backend::LaunchSpec (secrets masked out)
+  std::string state = "launching";  //!< launching | exited
+  std::string exit_kind;        //!< backend::ExitKindName, when exited
+  int64_t created_at = 0;
+  int64_t finished_at = 0;
+};
+
+struct Event {
+  int64_t seq = 0;              //!< global, increasing; assigned by the store
+  std::string run_id;
+  std::string step;             //!< "" for run-level events
+  std::string type = "Normal";  //!< Normal | Warning
+  std::string reason;           //!< Kubernetes-style: Scheduled, Started, ...
+  std::string message;
+  int64_t time = 0;
+};
+
+struct Artifact {
+  std::string run_id;
+  std::string step;
+  std::string uri;
+  int64_t bytes = 0;
+  std::string kind = "output";  //!< output | model | ...
+  std::string digest;           //!< optional "sha256:..."
+};
+
+//! A lineage edge: `from` was used to produce `to` (URIs, workload ids, artifact URIs).
+struct LineageEdge {
+  std::string run_id;
+  std::string from;
+  std::string to;
+  std::string relation;         //!< input | output | produced-by | ...
+  std::string from_json;        //!< optional DataDescriptor/ModelArtifact JSON of `from`
+};
+
+//! A configmap or secret: string data per key, per namespace.
+struct ConfigMap {
+  std::string namespace_;
+  std::string name;
+  bool secret = false;
+  std::map<std::string, std::string> data;
+  int64_t updated_at = 0;
+};
+
+//! Changes applied together in one transaction. Upserts replace the whole row by key
+//! (run id; run id + step name; attempt id).
+struct Batch {
+  std::vector<WorkloadVersion> versions;  //!< inserted; `version` is assigned
+  std::vector<Run> runs;
+  std::vector<Step> steps;
+  std::vector<Attempt> attempts;
+  std::vector<Event> events;               //!< appended; seq assigned
+  std::vector<Artifact> artifacts;
+  std::vector<LineageEdge> lineage;
+  bool empty() const {
+    return versions.empty() && runs.empty() && steps.empty() && attempts.empty() &&
+           events.empty() && artifacts.empty() && lineage.empty();
+  }
+};
+
+struct RunFilter {
+  std::string namespace_;       //!< "" = all
+  std::string name;             //!< "" = all
+  bool unfinished_only = false;
+  int limit = 0;                //!< 0 = no limit; newest first
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  //! Applies the batch atomically and durably. On error nothing of it is applied.
+  virtual Status Apply(Batch* batch) = 0;
+
+  //! Errors: NOT_FOUND.
+  virtual Result<WorkloadVersion> GetVersion(const std::string& id) = 0;
+  //! Versions of one workload name in a namespace, oldest first.
+  virtual Result<std::vector<WorkloadVersion>> ListVersions(const std::string& namespace_,
+                                                            const std::string& name) = 0;
+  //! Errors: NOT_FOUND. Accepts a run id or its version id.
+  virtual Result<Run> GetRun(const std::string& id) = 0;
+  virtual Result<std::vector<Run>> ListRuns(const RunFilter& filter) = 0;
+  //! In pipeline order.
+  virtual Result<std::vector<Step>> ListSteps(const std::string& run_id) = 0;
+  virtual Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) = 0;
+  //! Events with seq > after_seq, oldest first; run_id "" = every run; limit 0 = all.
+  virtual Result<std::vector<Event>> ListEvents(const std::string& run_id, int64_t after_seq,
+                                                int limit = 0) = 0;
+  virtual int64_t LastEventSeq() = 0;
+  virtual Result<std::vector<Artifact>> ListArtifacts(const std::string& run_id) = 0;
+  virtual Result<std::vector<LineageEdge>> ListLineage(const std::string& run_id) = 0;
+
+  //! Configmaps and secrets (kept apart from the run batches; one transaction each).
+  virtual Status PutConfigMap(const ConfigMap& cm) = 0;
+  //! Errors: NOT_FOUND (with a "did you mean" hint when a close name exists).
+  virtual Result<ConfigMap> GetConfigMap(const std::string& namespace_, const std::string& name,
+                                         bool secret) = 0;
+  virtual Result<std::vector<ConfigMap>> ListConfigMaps(const std::string& namespace_,
+                                                        bool secret) = 0;
+  virtual Status DeleteConfigMap(const std::string& namespace_, const std::string& name,
+                                 bool secret) = 0;
+};
+
+struct StoreOptions {
+  //! true: fsync on every commit (survives power loss). false: WAL synchronous=NORMAL
+  //! (survives any process crash, may lose the last commits on power loss).
+  bool sync_full = true;
+};
+
+//! Opens (creating and migrating) the store in <state_dir>/rsl.db.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
+                                               const StoreOptions& options = {});
+
+//! A new version id for `now_ms`: wl-YYYYMMDD-<8 random hex>; the run id is RunIdFor(id).
+std::string NewVersionId(int64_t now_ms);
+std::string RunIdFor(const std::string& version_id);
+
+}  // namespace rsl::store

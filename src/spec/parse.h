@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "spec/capabilities.h"
 #include "spec/workload.h"
 
 namespace rsl::spec {
@@ -11,6 +12,9 @@ namespace rsl::spec {
 struct ParseOptions {
   //! Extra capability names (besides the built-in catalog) that validation accepts.
   std::vector<std::string> extra_capabilities;
+  //! The catalog capability names are checked against; null = CapabilityCatalog::BuiltIn().
+  //! Must outlive the call.
+  const CapabilityCatalog* catalog = nullptr;
 };
 
 //! The parsed workload and every error found (all of them, sorted by position). The
@@ -18,6 +22,8 @@ struct ParseOptions {
 struct ParseResult {
   Workload workload;
   Errors errors;
+  //! Things that are accepted but probably not meant (e.g. autoscaling on a batch step).
+  Errors warnings;
   bool ok() const { return errors.empty(); }
 };
 

@@ -119,6 +119,9 @@ struct Step {
   bool keep_on_failure = false;
   std::optional<int64_t> timeout_ms;
   std::vector<TensorSpec> outputs;        //!< tensors the step declares it writes
+  //! A long-running service (RSL extension `serving: true`; also implied for the only step of
+  //! a pipeline that requests autoscaling). Autoscaling applies only to serving steps.
+  bool serving = false;
 };
 
 struct Pipeline {
@@ -147,5 +150,9 @@ struct Workload {
   //! Position of a path, or of its nearest known ancestor, or the file alone.
   SourcePos PosOf(const std::string& path) const;
 };
+
+//! `over` applied field by field on `base` (inside gpu too: a step's gpu: "2" keeps the
+//! workload's capability list and memory unless it sets its own).
+Resources MergeResources(const Resources& base, const Resources& over);
 
 }  // namespace rsl::spec

@@ -1,0 +1,154 @@
+#include "expr/expr.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace rsl::expr {
+namespace {
+
+class MapContext : public Context {
+ public:
+  std::map<std::string, Value> values;
+  std::optional<Value> Lookup(const Reference& ref) const override {
+    auto it = values.find(ref.ToString());
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+Value Num(double d) { return Value{d}; }
+Value Str(std::string s) { return Value{std::move(s)}; }
+
+bool EvalOk(const std::string& text, const MapContext& ctx) {
+  auto e = Expr::Parse(text);
+  EXPECT_TRUE(e.ok()) << text << ": " << e.error().ToString();
+  auto r = e->EvalBool(ctx);
+  EXPECT_TRUE(r.ok()) << text << ": " << r.error().ToString();
+  return r.ok() && *r;
+}
+
+Error ParseError(const std::string& text) {
+  auto e = Expr::Parse(text);
+  EXPECT_FALSE(e.ok()) << text;
+  return e.ok() ? Error() : e.error();
+}
+
+Error EvalError(const std::string& text, const MapContext& ctx) {
+  auto e = Expr::Parse(text);
+  EXPECT_TRUE(e.ok()) << text;
+  if (!e.ok()) return e.error();
+  auto r = e->EvalBool(ctx);
+  EXPECT_FALSE(r.ok()) << text;
+  return r.ok() ? Error() : r.error();
+}
+
+TEST(ExprTest, ReferencesInSourceOrderWithColumns) {
+  auto e = Expr::Parse("status.train == 'SUCCEEDED' && output.prep-1.metrics.f1 > 0.85");
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  ASSERT_EQ(e->references().size(), 2u);
+  EXPECT_EQ(e->references()[0].ToString(), "status.train");
+  EXPECT_EQ(e->references()[0].column, 1);
+  EXPECT_EQ(e->references()[1].ToString(), "output.prep-1.metrics.f1");
+  EXPECT_EQ(e->references()[1].column, 32);
+}
+
+TEST(ExprTest, EvaluatesComparisonsAndLogic) {
+  MapContext ctx;
+  ctx.values["status.train"] = Str("SUCCEEDED");
+  ctx.values["output.train.metrics.auc"] = Num(0.93);
+  ctx.values["output.train.metrics.losses"] = Value{List{Num(3), Num(1), Num(2)}};
+  EXPECT_TRUE(EvalOk("status.train == 'SUCCEEDED'", ctx));
+  EXPECT_FALSE(EvalOk("status.train != \"SUCCEEDED\"", ctx));
+  EXPECT_TRUE(EvalOk("output.train.metrics.auc > 0.92", ctx));
+  EXPECT_FALSE(EvalOk("output.train.metrics.auc > 0.93", ctx));
+  EXPECT_TRUE(EvalOk("output.train.metrics.auc >= 0.93", ctx));
+  EXPECT_TRUE(EvalOk("!(output.train.metrics.auc < 0.5) && true", ctx));
+  EXPECT_TRUE(EvalOk("false || 1 <= 1", ctx));
+  EXPECT_TRUE(EvalOk("len(output.train.metrics.losses) == 3", ctx));
+  EXPECT_TRUE(EvalOk("sum(output.train.metrics.losses) == 6", ctx));
+  EXPECT_TRUE(EvalOk("min(output.train.metrics.losses) == 1 && max(4, 9, -2) == 9", ctx));
+  EXPECT_TRUE(EvalOk("len('abc') == 3 && [1, 2] == [1, 2] && null == null", ctx));
+  EXPECT_TRUE(EvalOk("'abc' < 'abd' && -1.5e1 < -14", ctx));
+  EXPECT_FALSE(EvalOk("status.train == null", ctx));
+}
+
+TEST(ExprTest, ShortCircuitSkipsTheRightSide) {
+  MapContext ctx;
+  // The right side refers to an unknown reference; short-circuit never evaluates it.
+  EXPECT_FALSE(EvalOk("false && output.x.metrics.y > 1", ctx));
+  EXPECT_TRUE(EvalOk("true || output.x.metrics.y > 1", ctx));
+}
+
+TEST(ExprTest, ParseErrorsCarryColumns) {
+  struct Case {
+    std::string text;
+    int column;
+    std::string message_part;
+  };
+  const Case cases[] = {
+      {"status.train = 'SUCCEEDED'", 14, "unexpected '='"},
+      {"status.train == 'SUCCEEDED", 17, "unterminated string"},
+      {"a > 1 &", 7, "unexpected '&'"},
+      {"a > 1 | b", 7, "unexpected '|'"},
+      {"(a > 1", 7, "expected ')'"},
+      {"a > ", 5, "expected a value"},
+      {"a > 1 b", 7, "after the expression"},
+      {"lenn(x) > 1", 1, "unknown function \"lenn\""},
+      {"a < b < c", 7, "cannot be chained"},
+      {"a.", 3, "expected a name after '.'"},
+      {"a > 1 # comment", 7, "unexpected character"},
+      {"len(a, b) > 1", 1, "exactly one argument"},
+      {"max() > 1", 1, "needs an argument"},
+      {"", 1, "empty expression"},
+      {"a - b", 3, "unexpected '-'"},
+  };
+  for (const auto& c : cases) {
+    Error e = ParseError(c.text);
+    EXPECT_EQ(e.code, "EXPRESSION_INVALID") << c.text;
+    EXPECT_EQ(e.pos.column, c.column) << c.text << ": " << e.message;
+    EXPECT_NE(e.message.find(c.message_part), std::string::npos) << c.text << ": " << e.message;
+  }
+  EXPECT_EQ(ParseError("lenn(x) > 1").hint, "did you mean 'len'?");
+}
+
+TEST(ExprTest, EvaluationErrorsAreClear) {
+  MapContext ctx;
+  ctx.values["output.t.metrics.auc"] = Num(0.5);
+  ctx.values["output.t.metrics.empty"] = Value{List{}};
+  Error unknown = EvalError("output.t.metrics.f1 > 0.8", ctx);
+  EXPECT_EQ(unknown.message, "unknown reference output.t.metrics.f1 at column 1");
+  Error mixed = EvalError("output.t.metrics.auc == '0.5'", ctx);
+  EXPECT_EQ(mixed.message, "cannot compare number 0.5 with string '0.5' at column 22");
+  Error not_bool = EvalError("output.t.metrics.auc", ctx);
+  EXPECT_NE(not_bool.message.find("not a boolean"), std::string::npos);
+  Error and_num = EvalError("output.t.metrics.auc && true", ctx);
+  EXPECT_NE(and_num.message.find("&& needs a boolean"), std::string::npos);
+  Error empty_min = EvalError("min(output.t.metrics.empty) > 0", ctx);
+  EXPECT_NE(empty_min.message.find("empty list"), std::string::npos);
+  Error order = EvalError("true < 1", ctx);
+  EXPECT_NE(order.message.find("cannot order"), std::string::npos);
+}
+
+TEST(ExprTest, InputIsBounded) {
+  std::string too_long(kMaxExpressionBytes + 1, ' ');
+  EXPECT_EQ(ParseError(too_long).code, "EXPRESSION_INVALID");
+  std::string deep(1000, '(');
+  Error e = ParseError(deep + "1" + std::string(1000, ')'));
+  EXPECT_NE(e.message.find("nested too deeply"), std::string::npos);
+  std::string nots(2000, '!');
+  EXPECT_NE(ParseError(nots + "true").message.find("nested too deeply"), std::string::npos);
+  // Within the limits, nesting works.
+  MapContext ctx;
+  EXPECT_TRUE(EvalOk(std::string(20, '(') + "1 == 1" + std::string(20, ')'), ctx));
+}
+
+TEST(ExprTest, ValueToString) {
+  EXPECT_EQ(Num(0.93).ToString(), "0.93");
+  EXPECT_EQ(Str("SUCCEEDED").ToString(), "'SUCCEEDED'");
+  EXPECT_EQ((Value{List{Num(1), Num(2)}}).ToString(), "[1, 2]");
+  EXPECT_EQ(Value{}.ToString(), "null");
+}
+
+}  // namespace
+}  // namespace rsl::expr

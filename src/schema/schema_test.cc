@@ -1,0 +1,5 @@
+#include "schema/schema.h"
+
+#include <gtest/gtest.h>
+
+TEST(SchemaPlaceholder, Builds) {}

@@ -1,0 +1,214 @@
+#include "spec/names.h"
+
+#include <cctype>
+
+#include "base/strings.h"
+
+namespace rsl::spec {
+
+namespace {
+
+bool Lower(char c) { return c >= 'a' && c <= 'z'; }
+bool Digit(char c) { return c >= '0' && c <= '9'; }
+bool Alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+constexpr size_t kMaxTagLength = 128;
+constexpr size_t kSha256HexLength = 64;
+
+// Image path component: [a-z0-9]+ ((\.|_|__|-+)[a-z0-9]+)*
+bool PathComponent(const std::string& s) {
+  if (s.empty() || !(Lower(s.front()) || Digit(s.front()))) return false;
+  if (!(Lower(s.back()) || Digit(s.back()))) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (Lower(c) || Digit(c) || c == '-') continue;
+    if (c == '.' || c == '_') {
+      bool double_underscore = c == '_' && i + 1 < s.size() && s[i + 1] == '_';
+      if (double_underscore) ++i;
+      if (i + 1 >= s.size() || !(Lower(s[i + 1]) || Digit(s[i + 1]))) return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+bool Hostname(const std::string& s) {
+  std::string host = s;
+  size_t colon = s.rfind(':');
+  if (colon != std::string::npos) {
+    std::string port = s.substr(colon + 1);
+    if (port.empty() || port.size() > 5) return false;
+    for (char c : port) {
+      if (!Digit(c)) return false;
+    }
+    host = s.substr(0, colon);
+  }
+  if (host.empty()) return false;
+  for (const auto& part : Split(host, '.')) {
+    if (part.empty() || !Alnum(part.front()) || !Alnum(part.back())) return false;
+    for (char c : part) {
+      if (!Alnum(c) && c != '-') return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CheckDns1123Label(const std::string& name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > kMaxLabelLength) {
+    return "is " + std::to_string(name.size()) + " characters long, at most " +
+           std::to_string(kMaxLabelLength) + " are allowed";
+  }
+  for (char c : name) {
+    if (!(Lower(c) || Digit(c) || c == '-')) {
+      return "may contain only lower-case letters, digits and '-' (found " +
+             Quote(std::string(1, c)) + ")";
+    }
+  }
+  if (name.front() == '-' || name.back() == '-') return "must start and end with a letter or digit";
+  return "";
+}
+
+std::string CheckDns1123Subdomain(const std::string& name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > kMaxSubdomainLength) return "is longer than 253 characters";
+  for (const auto& label : Split(name, '.')) {
+    std::string why = CheckDns1123Label(label);
+    if (!why.empty()) return "has a part that " + why;
+  }
+  return "";
+}
+
+std::string CheckLabelKey(const std::string& key) {
+  std::string name = key;
+  size_t slash = key.find('/');
+  if (slash != std::string::npos) {
+    std::string why = CheckDns1123Subdomain(key.substr(0, slash));
+    if (!why.empty()) return "prefix " + why;
+    name = key.substr(slash + 1);
+  }
+  if (name.empty()) return "name part must not be empty";
+  std::string why = CheckLabelValue(name);
+  return why;
+}
+
+std::string CheckLabelValue(const std::string& value) {
+  if (value.empty()) return "";
+  if (value.size() > kMaxLabelLength) return "is longer than 63 characters";
+  if (!Alnum(value.front()) || !Alnum(value.back())) {
+    return "must start and end with a letter or digit";
+  }
+  for (char c : value) {
+    if (!(Alnum(c) || c == '-' || c == '_' || c == '.')) {
+      return "may contain only letters, digits, '-', '_' and '.'";
+    }
+  }
+  return "";
+}
+
+std::string CheckImageRef(const std::string& ref) {
+  if (ref.empty()) return "must not be empty";
+  std::string rest = ref;
+  size_t at = rest.find('@');
+  if (at != std::string::npos) {
+    std::string why = CheckSha256Digest(rest.substr(at + 1));
+    if (!why.empty()) return "digest " + why;
+    rest = rest.substr(0, at);
+  }
+  // A tag follows the last ':' that comes after the last '/'.
+  size_t slash = rest.rfind('/');
+  size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    std::string tag = rest.substr(colon + 1);
+    if (tag.empty() || tag.size() > kMaxTagLength) return "has an empty or too long tag";
+    if (!(Alnum(tag.front()) || tag.front() == '_')) return "tag must start with a letter, digit or '_'";
+    for (char c : tag) {
+      if (!(Alnum(c) || c == '_' || c == '.' || c == '-')) {
+        return "tag " + Quote(tag) + " may contain only letters, digits, '_', '.' and '-'";
+      }
+    }
+    rest = rest.substr(0, colon);
+  }
+  std::vector<std::string> parts = Split(rest, '/');
+  size_t first = 0;
+  // The first part is a registry host when it has a '.' or ':' or is "localhost".
+  if (parts.size() > 1 && (parts[0].find_first_of(".:") != std::string::npos ||
+                           parts[0] == "localhost")) {
+    if (!Hostname(parts[0])) return "registry " + Quote(parts[0]) + " is not a host[:port]";
+    first = 1;
+  }
+  for (size_t i = first; i < parts.size(); ++i) {
+    if (!PathComponent(parts[i])) {
+      return "path component " + Quote(parts[i]) +
+             " must be lower-case letters and digits separated by '.', '_' or '-'";
+    }
+  }
+  return "";
+}
+
+std::string CheckSha256Digest(const std::string& text) {
+  if (!StartsWith(text, "sha256:")) return "must start with \"sha256:\"";
+  std::string hex = text.substr(7);
+  if (hex.size() != kSha256HexLength) {
+    return "must have 64 hex digits after \"sha256:\", got " + std::to_string(hex.size());
+  }
+  for (char c : hex) {
+    if (!(Digit(c) || (c >= 'a' && c <= 'f'))) {
+      return "must be lower-case hex (0-9a-f), found " + Quote(std::string(1, c));
+    }
+  }
+  return "";
+}
+
+std::string CheckEnvName(const std::string& name) {
+  if (name.empty()) return "must not be empty";
+  if (Digit(name.front())) return "must not start with a digit";
+  for (char c : name) {
+    if (!(Alnum(c) || c == '_')) return "may contain only letters, digits and '_'";
+  }
+  return "";
+}
+
+std::string CheckSemver(const std::string& version) {
+  std::string core = version;
+  size_t cut = core.find_first_of("-+");
+  std::string suffix;
+  if (cut != std::string::npos) {
+    suffix = core.substr(cut + 1);
+    core = core.substr(0, cut);
+    if (suffix.empty()) return "has an empty pre-release or build part";
+    for (char c : suffix) {
+      if (!(Alnum(c) || c == '.' || c == '-' || c == '+')) {
+        return "pre-release/build may contain only letters, digits, '.' and '-'";
+      }
+    }
+  }
+  std::vector<std::string> parts = Split(core, '.');
+  if (parts.size() != 3) return "must be MAJOR.MINOR.PATCH, e.g. 2.1.7";
+  for (const auto& p : parts) {
+    if (p.empty() || p.size() > 9) return "must be MAJOR.MINOR.PATCH, e.g. 2.1.7";
+    for (char c : p) {
+      if (!Digit(c)) return "must be MAJOR.MINOR.PATCH with numbers, e.g. 2.1.7";
+    }
+    if (p.size() > 1 && p.front() == '0') return "must not have leading zeros";
+  }
+  return "";
+}
+
+const std::vector<std::string>& Dtypes() {
+  static const std::vector<std::string> dtypes = {
+      "bool",   "int8",   "int16",   "int32",    "int64",   "uint8",   "uint16",
+      "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "string"};
+  return dtypes;
+}
+
+bool IsDtype(const std::string& dtype) {
+  for (const auto& d : Dtypes()) {
+    if (d == dtype) return true;
+  }
+  return false;
+}
+
+}  // namespace rsl::spec

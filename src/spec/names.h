@@ -1,0 +1,35 @@
+// Syntax checks for the names and references a spec contains. Each returns "" when the text
+// is well-formed, otherwise a one-line reason usable in an error message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rsl::spec {
+
+inline constexpr size_t kMaxLabelLength = 63;       // RFC 1123 label
+inline constexpr size_t kMaxSubdomainLength = 253;  // RFC 1123 subdomain
+
+//! DNS-1123 label: a-z 0-9 '-', starts and ends alphanumeric, <= 63 chars.
+std::string CheckDns1123Label(const std::string& name);
+//! DNS-1123 subdomain: labels joined by '.', <= 253 chars.
+std::string CheckDns1123Subdomain(const std::string& name);
+//! Kubernetes label key ([prefix/]name) and value.
+std::string CheckLabelKey(const std::string& key);
+std::string CheckLabelValue(const std::string& value);
+//! A container image reference: [host[:port]/]path[:tag][@algo:hex], lower-case path
+//! components separated by '.', '_', '__' or '-', tags [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
+std::string CheckImageRef(const std::string& ref);
+//! "sha256:" followed by 64 lower-case hex digits.
+std::string CheckSha256Digest(const std::string& text);
+//! Environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+std::string CheckEnvName(const std::string& name);
+//! Semantic version MAJOR.MINOR.PATCH[-pre][+build] (a leading 'v' is not allowed).
+std::string CheckSemver(const std::string& version);
+
+//! SPEC.md's tensor dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32,
+//! float64, string.
+const std::vector<std::string>& Dtypes();
+bool IsDtype(const std::string& dtype);
+
+}  // namespace rsl::spec

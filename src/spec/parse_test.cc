@@ -1,0 +1,140 @@
+#include "spec/parse.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "spec/quantity.h"
+
+namespace rsl::spec {
+namespace {
+
+const std::string kRepo = RSL_SOURCE_DIR;
+
+std::string Describe(const ParseResult& r) {
+  std::string s;
+  for (const auto& e : r.errors) s += e.ToString() + "\n";
+  return s;
+}
+
+ParseResult ParseOk(const std::string& path) {
+  ParseResult r = ParseWorkloadFile(path);
+  EXPECT_TRUE(r.ok()) << Describe(r);
+  return r;
+}
+
+TEST(ParseTest, EveryExampleValidates) {
+  int count = 0;
+  for (const char* dir : {"/examples", "/tests/specs/valid"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(kRepo + dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      ParseOk(entry.path().string());
+      ++count;
+    }
+  }
+  EXPECT_GE(count, 8);
+  // The shared folder beside the clone, when present (CI checks it out there).
+  std::string shared = kRepo + "/../shared/examples";
+  if (std::filesystem::exists(shared)) {
+    for (const auto& entry : std::filesystem::directory_iterator(shared)) {
+      if (entry.path().extension() == ".yaml") ParseOk(entry.path().string());
+    }
+  }
+}
+
+TEST(ParseTest, MinimalExampleFields) {
+  ParseResult r = ParseOk(kRepo + "/examples/aiworkload-minimal.yaml");
+  const Workload& w = r.workload;
+  EXPECT_EQ(w.api_version, "aiengine.volc.com/v1");
+  EXPECT_EQ(w.kind, "AIWorkload");
+  EXPECT_EQ(w.name, "fraud-detection-finetune");
+  EXPECT_EQ(w.namespace_, "default");
+  EXPECT_EQ(w.resources.cpu_millis, 8000);
+  EXPECT_EQ(w.resources.memory_bytes, int64_t{32} << 30);
+  ASSERT_TRUE(w.resources.gpu);
+  EXPECT_EQ(w.resources.gpu->count, 1);
+  ASSERT_TRUE(w.data.input);
+  EXPECT_EQ(w.data.input->uri, "hdfs://ns1/features/year=2024/month=06/day=15");
+  ASSERT_TRUE(w.data.input->schema);
+  ASSERT_EQ(w.data.input->schema->record().fields.size(), 2u);
+  EXPECT_EQ(w.data.input->schema->record().fields[0].type->ToString(), "array<float>[1024]");
+  ASSERT_TRUE(w.model);
+  EXPECT_EQ(w.model->framework, "pytorch");
+  ASSERT_EQ(w.model->dependencies.size(), 2u);
+  EXPECT_EQ(w.model->dependencies[0].name, "transformers");
+  EXPECT_EQ(w.model->dependencies[0].version, "4.38.2");
+  EXPECT_TRUE(w.pipeline.atomic);
+  ASSERT_EQ(w.pipeline.steps.size(), 3u);
+  const Step* validate = w.FindStep("validate");
+  ASSERT_NE(validate, nullptr);
+  EXPECT_EQ(validate->when, "status.train == 'SUCCEEDED'");
+  EXPECT_EQ(validate->depends_on, std::vector<std::string>{"train"});
+  EXPECT_EQ(validate->command, (std::vector<std::string>{"python", "validate.py"}));
+  EXPECT_EQ(validate->effective.cpu_millis, 8000);
+  EXPECT_EQ(w.FindStep("nope"), nullptr);
+  SourcePos pos = w.PosOf("spec.pipeline.steps[2].when");
+  EXPECT_EQ(pos.ToString(), kRepo + "/examples/aiworkload-minimal.yaml:35:13");
+  // Unknown paths fall back to the nearest known ancestor.
+  EXPECT_EQ(w.PosOf("spec.pipeline.steps[2].nothing.here").line, w.PosOf("spec.pipeline.steps[2]").line);
+}
+
+TEST(ParseTest, FraudExampleFields) {
+  ParseResult r = ParseOk(kRepo + "/examples/fraud-detect-workload.yaml");
+  const Workload& w = r.workload;
+  EXPECT_EQ(w.labels.at("team"), "risk");
+  EXPECT_EQ(w.timeout_ms, 20 * 60 * 1000);
+  ASSERT_TRUE(w.resources.gpu);
+  EXPECT_EQ(w.resources.gpu->capabilities,
+            (std::vector<std::string>{"tensor_core", "fp16_support"}));
+  EXPECT_EQ(w.data.input->quality.completeness, 99.9);
+  EXPECT_EQ(w.data.input->quality.freshness_ms, 2 * 3600 * 1000);
+  ASSERT_TRUE(w.data.output->schema);
+  EXPECT_EQ(w.data.output->schema->record().fields.size(), 7u);
+  EXPECT_NE(w.data.output->schema->FindField("fraud_probability"), nullptr);
+  EXPECT_EQ(w.model->build_fingerprint,
+            "sha256:7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b");
+  ASSERT_EQ(w.model->outputs.size(), 1u);
+  EXPECT_EQ(w.model->outputs[0].shape, (std::vector<int64_t>{1, 1}));
+  ASSERT_TRUE(w.model->outputs[0].range);
+  EXPECT_EQ(w.model->outputs[0].range->second, 1.0);
+  const Step* pre = w.FindStep("preprocess");
+  ASSERT_NE(pre, nullptr);
+  EXPECT_EQ(pre->effective.cpu_millis, 32000);
+  EXPECT_EQ(pre->effective.memory_bytes, int64_t{128} << 30);
+  const Step* train = w.FindStep("train");
+  ASSERT_NE(train, nullptr);
+  EXPECT_EQ(train->retry.max_retries, 1);
+  EXPECT_EQ(train->retry.backoff_ms, 60000);
+  // gpu: "1" on the step keeps the workload's capabilities (field-by-field merge).
+  ASSERT_TRUE(train->effective.gpu);
+  EXPECT_EQ(train->effective.gpu->count, 1);
+  EXPECT_EQ(train->effective.gpu->capabilities.size(), 2u);
+  EXPECT_EQ(train->effective.cpu_millis, 16000);
+}
+
+TEST(ParseTest, LogFeaturesAndServingExamples) {
+  ParseResult logs = ParseOk(kRepo + "/examples/log-features.yaml");
+  const Workload& w = logs.workload;
+  const Step* pre = w.FindStep("preprocess");
+  ASSERT_NE(pre, nullptr);
+  ASSERT_EQ(pre->env_from.size(), 2u);
+  EXPECT_EQ(pre->env_from[1].kind, EnvFrom::Kind::kSecret);
+  EXPECT_EQ(pre->env_from[1].name, "data-creds");
+  EXPECT_EQ(w.FindStep("train")->effective.gpu->count, 2);
+  EXPECT_EQ(w.data.input->quality.unique_key, "user_id");  // the default rule
+  const auto* action = w.data.input->schema->FindField("action");
+  ASSERT_NE(action, nullptr);
+  EXPECT_EQ(action->constraints.enum_values.size(), 3u);
+  EXPECT_TRUE(logs.warnings.empty());
+
+  ParseResult serve = ParseOk(kRepo + "/examples/recommend-serving.yaml");
+  const Step& s = serve.workload.pipeline.steps.at(0);
+  EXPECT_TRUE(s.serving);
+  ASSERT_TRUE(s.effective.autoscaling);
+  EXPECT_EQ(s.effective.autoscaling->max_replicas, 4);
+  EXPECT_EQ(s.effective.autoscaling->scale_down_delay_ms, 5 * 60 * 1000);
+  EXPECT_TRUE(serve.warnings.empty());
+}
+
+}  // namespace
+}  // namespace rsl::spec

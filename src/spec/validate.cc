@@ -1,0 +1,296 @@
+#include "spec/validate.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/codes.h"
+#include "base/strings.h"
+#include "expr/expr.h"
+#include "spec/source_map.h"
+
+namespace rsl::spec {
+
+namespace {
+
+class Validator {
+ public:
+  Validator(const std::string& text, ParseResult* r) : text_(text), r_(r), w_(r->workload) {}
+
+  void Run() {
+    Steps();
+    Conditions();
+    Resources();
+    DataContract();
+  }
+
+ private:
+  Error& Fail(const std::string& path, const std::string& message, const std::string& hint,
+              const std::string& code = codes::kSpecInvalid) {
+    Error e(code, message);
+    e.path = path;
+    e.pos = w_.PosOf(path);
+    e.hint = hint;
+    r_->errors.push_back(std::move(e));
+    return r_->errors.back();
+  }
+
+  static std::string StepPath(size_t i) {
+    return "spec.pipeline.steps[" + std::to_string(i) + "]";
+  }
+
+  void Steps() {
+    auto& steps = w_.pipeline.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].name.empty()) continue;
+      auto [it, inserted] = index_.emplace(steps[i].name, i);
+      if (!inserted) {
+        Fail(StepPath(i) + ".name", "duplicate step name " + Quote(steps[i].name),
+             "step names must be unique; the first is steps[" + std::to_string(it->second) + "]")
+            .value = steps[i].name;
+      }
+      names_.push_back(steps[i].name);
+    }
+    deps_.assign(steps.size(), {});
+    for (size_t i = 0; i < steps.size(); ++i) {
+      std::unordered_set<std::string> seen;
+      for (size_t d = 0; d < steps[i].depends_on.size(); ++d) {
+        const std::string& dep = steps[i].depends_on[d];
+        std::string path = StepPath(i) + ".dependsOn[" + std::to_string(d) + "]";
+        if (!seen.insert(dep).second) {
+          Fail(path, "step " + Quote(dep) + " is listed twice", "drop the duplicate").value = dep;
+          continue;
+        }
+        if (dep == steps[i].name) {
+          Fail(path, "step " + Quote(dep) + " depends on itself",
+               "remove it from its own dependsOn").value = dep;
+          has_cycle_ = true;
+          continue;
+        }
+        auto it = index_.find(dep);
+        if (it == index_.end()) {
+          std::string close = ClosestMatch(dep, names_);
+          Fail(path, "unknown step " + Quote(dep),
+               close.empty() ? "steps: " + Join(names_, ", ") : "did you mean '" + close + "'?")
+              .value = dep;
+          continue;
+        }
+        deps_[i].push_back(it->second);
+      }
+    }
+    Cycles();
+  }
+
+  // Iterative depth-first search (a 10,000-step chain must not overflow the stack); every
+  // back edge closes a cycle, reported once as `a -> b -> a` at the step that closes it.
+  void Cycles() {
+    const size_t n = deps_.size();
+    enum Color : char { kWhite, kGrey, kBlack };
+    std::vector<Color> color(n, kWhite);
+    std::vector<size_t> on_path_at(n, 0);
+    std::vector<size_t> path;
+    std::vector<std::pair<size_t, size_t>> stack;  // (node, next dependency index)
+    for (size_t start = 0; start < n; ++start) {
+      if (color[start] != kWhite) continue;
+      stack.push_back({start, 0});
+      color[start] = kGrey;
+      on_path_at[start] = path.size();
+      path.push_back(start);
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        if (next < deps_[node].size()) {
+          size_t dep = deps_[node][next++];
+          if (color[dep] == kWhite) {
+            color[dep] = kGrey;
+            on_path_at[dep] = path.size();
+            path.push_back(dep);
+            stack.push_back({dep, 0});
+          } else if (color[dep] == kGrey) {
+            ReportCycle(path, on_path_at[dep], node, dep);
+          }
+        } else {
+          color[node] = kBlack;
+          path.pop_back();
+          stack.pop_back();
+        }
+      }
+    }
+  }
+
+  void ReportCycle(const std::vector<size_t>& path, size_t from, size_t node, size_t dep) {
+    has_cycle_ = true;
+    // path[from..] runs along dependsOn edges from `dep` to `node` (each entry depends on the
+    // next), and node depends on dep: print `node -> dep -> ... -> node`.
+    std::vector<std::string> names = {w_.pipeline.steps[node].name};
+    for (size_t i = from; i < path.size(); ++i) names.push_back(w_.pipeline.steps[path[i]].name);
+    size_t d = 0;
+    const auto& deps = w_.pipeline.steps[node].depends_on;
+    while (d < deps.size() && deps[d] != w_.pipeline.steps[dep].name) ++d;
+    Fail(StepPath(node) + ".dependsOn[" + std::to_string(d) + "]",
+         "dependency cycle: " + Join(names, " -> "), "remove one of these dependencies")
+        .value = w_.pipeline.steps[dep].name;
+  }
+
+  bool IsAncestor(size_t ancestor, size_t step) const {
+    std::vector<char> seen(deps_.size(), 0);
+    std::vector<size_t> todo = deps_[step];
+    while (!todo.empty()) {
+      size_t s = todo.back();
+      todo.pop_back();
+      if (s == ancestor) return true;
+      if (seen[s]) continue;
+      seen[s] = 1;
+      for (size_t d : deps_[s]) todo.push_back(d);
+    }
+    return false;
+  }
+
+  void Conditions() {
+    auto& steps = w_.pipeline.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].when.empty()) continue;
+      const std::string path = StepPath(i) + ".when";
+      auto e = expr::Expr::Parse(steps[i].when);
+      if (!e.ok()) {
+        Error& err = Fail(path, e.error().message, e.error().hint, codes::kExpressionInvalid);
+        err.value = steps[i].when;
+        err.pos = MapInnerPos(text_, w_.PosOf(path), 1, e.error().pos.column);
+        continue;
+      }
+      for (const auto& ref : e->references()) CheckReference(i, ref, path);
+    }
+  }
+
+  void CheckReference(size_t step, const expr::Reference& ref, const std::string& path) {
+    auto fail = [&](const std::string& message, const std::string& hint) {
+      Error& err = Fail(path, message, hint, codes::kExpressionInvalid);
+      err.value = ref.ToString();
+      err.pos = MapInnerPos(text_, w_.PosOf(path), 1, ref.column);
+    };
+    const auto& p = ref.parts;
+    bool status = p[0] == "status" && p.size() == 2;
+    bool output = p[0] == "output" && p.size() == 4 && p[2] == "metrics";
+    if (!status && !output) {
+      fail("unknown reference " + ref.ToString(),
+           "references are status.<step> and output.<step>.metrics.<key>");
+      return;
+    }
+    const std::string& name = p[1];
+    auto it = index_.find(name);
+    if (it == index_.end()) {
+      std::string close = ClosestMatch(name, names_);
+      fail("reference to unknown step " + Quote(name),
+           close.empty() ? "steps: " + Join(names_, ", ") : "did you mean '" + close + "'?");
+      return;
+    }
+    const std::string& self = w_.pipeline.steps[step].name;
+    if (it->second == step) {
+      fail("step " + Quote(self) + " refers to itself",
+           "a condition can only read steps that finished before it");
+      return;
+    }
+    if (!IsAncestor(it->second, step)) {
+      fail("step " + Quote(name) + " is not an ancestor of " + Quote(self),
+           "add " + Quote(name) + " to " + self + "'s dependsOn (directly or through another step)");
+    }
+  }
+
+  void Resources() {
+    auto& steps = w_.pipeline.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      Step& s = steps[i];
+      s.effective = MergeResources(w_.resources, s.resources);
+      if (!s.effective.autoscaling) continue;
+      if (!s.serving && steps.size() == 1) s.serving = true;
+      if (s.serving) continue;
+      std::string path = s.resources.autoscaling ? StepPath(i) + ".resources.autoscaling"
+                                                 : "spec.resources.autoscaling";
+      Error e(codes::kSpecInvalid,
+              "autoscaling is ignored for batch step " + Quote(s.name));
+      e.path = path;
+      e.pos = w_.PosOf(path);
+      e.hint = "set serving: true on long-running service steps";
+      r_->warnings.push_back(std::move(e));
+    }
+  }
+
+  void DataContract() {
+    if (auto& in = w_.data.input) {
+      Quality& q = in->quality;
+      const std::string qpath = "spec.data.input.quality";
+      if (q.unique_key && in->schema && !in->schema->FindField(*q.unique_key)) {
+        std::vector<std::string> fields;
+        for (const auto& f : in->schema->record().fields) fields.push_back(f.name);
+        std::string close = ClosestMatch(*q.unique_key, fields);
+        Fail(qpath + ".uniqueKey", "uniqueKey " + Quote(*q.unique_key) + " is not a schema field",
+             close.empty() ? "fields: " + Join(fields, ", ") : "did you mean '" + close + "'?")
+            .value = *q.unique_key;
+      } else if (q.uniqueness && !q.unique_key) {
+        std::string key = in->schema ? DefaultUniqueKey(*in->schema) : "";
+        if (key.empty()) {
+          Fail(qpath + ".uniqueness",
+               in->schema ? "uniqueness needs a key: no field is named `id` or ends in `_id`"
+                          : "uniqueness needs a key, and there is no schema to find one in",
+               "set uniqueKey: <field>");
+        } else {
+          q.unique_key = key;
+        }
+      }
+    }
+    if (auto& out = w_.data.output) {
+      const std::string opath = "spec.data.output";
+      if (out->schema_ref == "input") {
+        const auto& in = w_.data.input;
+        if (!in || !in->schema) {
+          if (!in || in->schema_text.empty()) {
+            Fail(opath + ".schemaRef", "schemaRef: input, but data.input has no schema",
+                 "declare spec.data.input.schema");
+          }
+          return;  // a bad input schema was reported already
+        }
+        ResolveOutput(*in->schema, opath);
+      } else if (!out->features.empty()) {
+        schema::Schema empty;
+        auto record = std::make_shared<schema::Type>();
+        record->kind = schema::Kind::kRecord;
+        record->name = "output";
+        empty.root = record;
+        ResolveOutput(empty, opath);
+      }
+    }
+  }
+
+  void ResolveOutput(const schema::Schema& base, const std::string& opath) {
+    auto& out = *w_.data.output;
+    auto extended = schema::ExtendSchema(base, out.features);
+    if (!extended.ok()) {
+      std::string path = opath + "." + extended.error().path;
+      Fail(path, extended.error().message, extended.error().hint).value = extended.error().value;
+      return;
+    }
+    out.schema = *extended;
+  }
+
+  const std::string& text_;
+  ParseResult* r_;
+  Workload& w_;
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<size_t>> deps_;
+  bool has_cycle_ = false;
+};
+
+}  // namespace
+
+std::string DefaultUniqueKey(const schema::Schema& schema) {
+  if (!schema.root) return "";
+  for (const auto& f : schema.record().fields) {
+    if (f.name == "id" || EndsWith(f.name, "_id")) return f.name;
+  }
+  return "";
+}
+
+void Validate(const std::string& text, ParseResult* result) {
+  Validator(text, result).Run();
+}
+
+}  // namespace rsl::spec

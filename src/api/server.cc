@@ -282,7 +282,9 @@ void ApiServer::RegisterRoutes() {
       return e;
     }
     Errors errors;
-    auto w = service_->Submit(c.req.body, ns, c.who.subject, &errors);
+    std::string source = c.req.get_header_value("X-Rsl-Source");
+    if (source.empty() || source.size() > 255) source = "workload.yaml";
+    auto w = service_->Submit(c.req.body, source, ns, c.who.subject, &errors);
     if (!w.ok()) {
       if (errors.empty()) errors.push_back(w.error());
       audit(c.who, "submit", "workloads", ns, "", w.error(), "");

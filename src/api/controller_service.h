@@ -1,0 +1,67 @@
+// The real Service: the store (reads), the engine (submit, cancel, rollback), the backend
+// (nodes) and, when built with the data layer, the datasource catalog (cluster status).
+//
+// Threading: thread-safe; the parsed-snapshot and finished-run caches have their own mutex.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/service.h"
+#include "backend/backend.h"
+#include "engine/engine.h"
+#include "spec/workload.h"
+#include "store/store.h"
+
+namespace rsl::api {
+
+class ControllerService : public Service {
+ public:
+  //! Nothing is owned; everything must outlive the service.
+  ControllerService(store::Store* store, engine::Engine* engine, backend::Backend* backend,
+                    Metrics* metrics, std::string state_dir);
+
+  Result<Json> Submit(const std::string& yaml, const std::string& source_name,
+                      const std::string& ns, const std::string& subject, Errors* errors) override;
+  Result<Json> GetWorkload(const std::string& id) override;
+  Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
+                             const std::string& name) override;
+  Result<Json> Describe(const std::string& id) override;
+  Result<Json> Events(const std::string& id) override;
+  Result<LogChunk> Logs(const std::string& id, const std::string& step, int64_t offset,
+                        int64_t max_bytes) override;
+  Result<Json> Lineage(const std::string& id, const std::string& format) override;
+  Result<Json> Cancel(const std::string& id, const std::string& subject) override;
+  Result<Json> Rollback(const std::string& id, const std::string& subject) override;
+  Result<Json> ListNodes(const std::string& capability) override;
+  Result<Json> ClusterStatus() override;
+  Status PutConfigMap(const std::string& ns, const std::string& name,
+                      const std::map<std::string, std::string>& data) override;
+  Result<Json> ListConfigMaps(const std::string& ns) override;
+  Status PutSecret(const std::string& ns, const std::string& name,
+                   const std::map<std::string, std::string>& data) override;
+  Result<Json> ListSecrets(const std::string& ns) override;
+  void CollectMetrics(Metrics* metrics) override;
+
+ private:
+  //! The parsed snapshot of a version (cached: versions are immutable); null if unparsable.
+  std::shared_ptr<const spec::Workload> Snapshot(const store::WorkloadVersion& version);
+  //! Every secret value of a namespace (for masking).
+  std::vector<std::string> SecretValues(const std::string& ns);
+  Result<Json> Object(const std::string& id);
+
+  store::Store* store_;
+  engine::Engine* engine_;
+  backend::Backend* backend_;
+  Metrics* metrics_;
+  std::string state_dir_;
+
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const spec::Workload>> snapshots_;  // GUARDED_BY(mu_)
+  std::map<std::string, std::vector<std::string>> finished_steps_;  // run -> step phases
+};
+
+}  // namespace rsl::api

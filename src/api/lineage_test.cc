@@ -1,0 +1,68 @@
+#include "api/lineage.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace rsl::api {
+namespace {
+
+TEST(LineageTest, HumanBytesAsTheSeedPrints) {
+  EXPECT_EQ(HumanBytes(512), "512B");
+  EXPECT_EQ(HumanBytes(12'400'000'000), "12.4GB");
+  EXPECT_EQ(HumanBytes(245'000'000), "245MB");
+  EXPECT_EQ(HumanBytes(-1), "?");
+}
+
+TEST(LineageTest, UuidIsStableAndWellFormed) {
+  std::string u = UuidFrom("run-20260101-0000000a");
+  EXPECT_EQ(u, UuidFrom("run-20260101-0000000a"));
+  EXPECT_NE(u, UuidFrom("run-20260101-0000000b"));
+  ASSERT_EQ(u.size(), 36u);
+  EXPECT_EQ(u[14], '4');
+  EXPECT_NE(std::string("89ab").find(u[19]), std::string::npos);
+}
+
+TEST(LineageTest, TextRenderingFollowsTheSeed) {
+  auto dir = std::filesystem::temp_directory_path() / ("rsl-lineage-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "in");
+  std::ofstream(dir / "in" / "a.csv") << std::string(1500, 'x');
+  store::WorkloadVersion v;
+  v.id = "wl-20260101-0000000a";
+  v.name = "fraud";
+  v.namespace_ = "risk";
+  store::Run run;
+  run.id = "run-20260101-0000000a";
+  run.phase = store::kSucceeded;
+  run.commit_state = store::kCommitCommitted;
+  run.committed_uri = "ceph://models/fraud-v2.1.7";
+  std::vector<store::Step> steps(3);
+  steps[0].name = "ingest";
+  steps[0].phase = store::kSucceeded;
+  steps[1].name = "train";
+  steps[1].phase = store::kSucceeded;
+  steps[2].name = "validate";
+  steps[2].phase = store::kSkipped;
+  std::vector<store::Artifact> artifacts(1);
+  artifacts[0].uri = "ceph://models/fraud-v2.1.7/train";
+  artifacts[0].bytes = 245'000'000;
+  std::vector<store::LineageEdge> edges(1);
+  edges[0].relation = "input";
+  edges[0].from = "file://" + (dir / "in").string();
+  LineageInput in{&v, &run, &steps, &artifacts, &edges, nullptr};
+  auto j = LineageJson(in);
+  EXPECT_EQ(j["text"], "Input: file://" + (dir / "in").string() +
+                           " (1.5KB)\n→ ingest → train → Output: ceph://models/fraud-v2.1.7 (245MB)\n");
+  auto ev = OpenLineageEvent(in, j);
+  EXPECT_EQ(ev["eventType"], "COMPLETE");
+  EXPECT_EQ(ev["job"]["namespace"], "risk");
+  EXPECT_EQ(ev["inputs"][0]["namespace"], "file");
+  EXPECT_EQ(ev["outputs"][0]["namespace"], "ceph://models");
+  EXPECT_EQ(ev["outputs"][0]["name"], "/fraud-v2.1.7/train");
+  EXPECT_EQ(ev["outputs"][0]["outputFacets"]["outputStatistics"]["size"], 245'000'000);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rsl::api

@@ -1,0 +1,162 @@
+#include "api/objects.h"
+
+#include <ctime>
+
+#include "api/service.h"
+
+namespace rsl::api {
+
+std::string Rfc3339(int64_t ms) {
+  if (ms <= 0) return "";
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+nlohmann::json ProgressJson(const std::string& progress) {
+  size_t slash = progress.find('/');
+  if (slash == std::string::npos) return nullptr;
+  try {
+    double done = std::stod(progress.substr(0, slash));
+    double total = std::stod(progress.substr(slash + 1));
+    if (total <= 0 || done < 0) return nullptr;
+    double pct = done / total * 100.0;
+    if (pct > 100) pct = 100;
+    return {{"done", done}, {"total", total}, {"percent", pct}};
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+namespace {
+
+nlohmann::json Metadata(const store::WorkloadVersion& v) {
+  nlohmann::json m = {{"id", v.id},
+                      {"name", v.name},
+                      {"namespace", v.namespace_},
+                      {"labels", v.labels},
+                      {"version", v.version},
+                      {"digest", v.digest},
+                      {"createdBy", v.created_by},
+                      {"creationTimestamp", Rfc3339(v.created_at)},
+                      {"createdAtMs", v.created_at}};
+  if (!v.rollback_of.empty()) m["rollbackOf"] = v.rollback_of;
+  return m;
+}
+
+int64_t MemoryLimit(const spec::Workload* w, const std::string& step) {
+  if (!w) return 0;
+  const spec::Step* s = w->FindStep(step);
+  if (s && s->effective.memory_bytes) return *s->effective.memory_bytes;
+  if (w->resources.memory_bytes) return *w->resources.memory_bytes;
+  return 0;
+}
+
+int64_t CpuLimit(const spec::Workload* w, const std::string& step) {
+  if (!w) return 0;
+  const spec::Step* s = w->FindStep(step);
+  if (s && s->effective.cpu_millis) return *s->effective.cpu_millis;
+  if (w->resources.cpu_millis) return *w->resources.cpu_millis;
+  return 0;
+}
+
+// The step a user cares about now: the first running one, else the last one that started.
+const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
+  const store::Step* last_started = nullptr;
+  for (const auto& s : steps) {
+    if (s.phase == store::kRunning || s.phase == store::kRetrying) return &s;
+    if (s.started_at > 0) last_started = &s;
+  }
+  return last_started;
+}
+
+}  // namespace
+
+nlohmann::json WorkloadSummary(const store::WorkloadVersion& v, const store::Run& run) {
+  return {{"apiVersion", kApiVersion},
+          {"kind", "AIWorkload"},
+          {"metadata", Metadata(v)},
+          {"status",
+           {{"phase", run.phase},
+            {"runId", run.id},
+            {"failureCode", run.failure_code},
+            {"createdAtMs", run.created_at},
+            {"startedAtMs", run.started_at},
+            {"finishedAtMs", run.finished_at}}}};
+}
+
+nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run& run,
+                              const std::vector<store::Step>& steps, const spec::Workload* w) {
+  nlohmann::json obj = WorkloadSummary(v, run);
+  nlohmann::json& st = obj["status"];
+  st["failureMessage"] = run.failure_message;
+  st["startTime"] = Rfc3339(run.started_at);
+  st["completionTime"] = Rfc3339(run.finished_at);
+  st["commitState"] = run.commit_state;
+  st["committedUri"] = run.committed_uri;
+  nlohmann::json arr = nlohmann::json::array();
+  int succeeded = 0;
+  for (const auto& s : steps) {
+    if (s.phase == store::kSucceeded) ++succeeded;
+    nlohmann::json j = {{"name", s.name},
+                        {"index", s.index},
+                        {"phase", s.phase},
+                        {"attempts", s.attempts},
+                        {"retriesUsed", s.retries_used},
+                        {"node", s.node},
+                        {"exitCode", s.exit_code},
+                        {"signal", s.signal},
+                        {"startedAtMs", s.started_at},
+                        {"finishedAtMs", s.finished_at},
+                        {"wallMs", s.wall_ms},
+                        {"cpuMs", s.cpu_ms},
+                        {"peakMemoryBytes", s.peak_memory_bytes},
+                        {"memoryLimitBytes", MemoryLimit(w, s.name)},
+                        {"cpuLimitMillis", CpuLimit(w, s.name)},
+                        {"failureCode", s.failure_code},
+                        {"message", s.message},
+                        {"progress", ProgressJson(s.progress)}};
+    if (s.next_attempt_at > 0) j["nextAttemptAtMs"] = s.next_attempt_at;
+    arr.push_back(std::move(j));
+  }
+  st["steps"] = arr;
+  st["stepCount"] = steps.size();
+  st["stepsSucceeded"] = succeeded;
+  if (const store::Step* cur = CurrentStep(steps)) {
+    st["currentStep"] = {{"name", cur->name},
+                         {"index", cur->index + 1},
+                         {"phase", cur->phase},
+                         {"progress", ProgressJson(cur->progress)},
+                         {"cpuMs", cur->cpu_ms},
+                         {"wallMs", cur->wall_ms},
+                         {"peakMemoryBytes", cur->peak_memory_bytes},
+                         {"memoryLimitBytes", MemoryLimit(w, cur->name)},
+                         {"cpuLimitMillis", CpuLimit(w, cur->name)}};
+  }
+  return obj;
+}
+
+nlohmann::json EventJson(const store::Event& e) {
+  return {{"seq", e.seq},       {"runId", e.run_id},   {"step", e.step},
+          {"type", e.type},     {"reason", e.reason},  {"message", e.message},
+          {"timeMs", e.time},   {"time", Rfc3339(e.time)}};
+}
+
+std::string MaskSecrets(std::string text, const std::vector<std::string>& secret_values) {
+  for (const auto& secret : secret_values) {
+    if (secret.size() < kMinMaskedSecret) continue;
+    size_t pos = 0;
+    while ((pos = text.find(secret, pos)) != std::string::npos) {
+      text.replace(pos, secret.size(), "***");
+      pos += 3;
+    }
+  }
+  return text;
+}
+
+}  // namespace rsl::api

@@ -1,0 +1,38 @@
+// JSON encodings of the store's records as Kubernetes-style objects
+// (apiVersion/kind/metadata/spec/status). docs/api.md shows each one.
+// Times are milliseconds since the epoch (`...Ms`) plus RFC 3339 UTC strings; seedctl shows
+// them in local time.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "spec/workload.h"
+#include "store/store.h"
+
+namespace rsl::api {
+
+//! "2026-11-29T08:01:02.345Z"; "" for 0.
+std::string Rfc3339(int64_t ms);
+
+//! "done/total" -> {done, total, percent}; null when it does not parse.
+nlohmann::json ProgressJson(const std::string& progress);
+
+//! The Workload object: metadata from the version, status from the run and its steps.
+//! `workload` (the parsed snapshot, may be null) adds per-step resource limits.
+nlohmann::json WorkloadObject(const store::WorkloadVersion& version, const store::Run& run,
+                              const std::vector<store::Step>& steps,
+                              const spec::Workload* workload);
+
+//! One line of a WorkloadList (no per-step detail).
+nlohmann::json WorkloadSummary(const store::WorkloadVersion& version, const store::Run& run);
+
+nlohmann::json EventJson(const store::Event& event);
+
+//! Replaces every occurrence of every secret value (at least kMinMaskedSecret chars) with ***.
+inline constexpr size_t kMinMaskedSecret = 3;
+std::string MaskSecrets(std::string text, const std::vector<std::string>& secret_values);
+
+}  // namespace rsl::api

@@ -1,0 +1,260 @@
+// The HTTP layer against a fake Service: authentication, authorisation, errors, audit,
+// metrics and log streaming, through the real client over loopback.
+#include "api/server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "api/client.h"
+#include "base/codes.h"
+
+namespace rsl::api {
+namespace {
+
+// Workloads "wl-20260101-0000000a" (namespace risk) and "...0b" (namespace ads); one step
+// "train" whose log grows by one line per Logs() call until it has 3 lines.
+class FakeService : public Service {
+ public:
+  Result<Json> Submit(const std::string& yaml, const std::string& source, const std::string& ns,
+                      const std::string& subject, Errors* errors) override {
+    if (yaml.find("bad") != std::string::npos) {
+      errors->push_back(Error(codes::kSpecInvalid, "unknown field 'nmae'")
+                            .Path("metadata.nmae")
+                            .At({source, 3, 3})
+                            .Hint("did you mean 'name'?"));
+      errors->push_back(Error(codes::kSpecInvalid, "second").Path("spec"));
+      return errors->front();
+    }
+    last_subject = subject;
+    return Obj("wl-20260101-0000000c", ns);
+  }
+  Result<Json> GetWorkload(const std::string& id) override {
+    if (id == "wl-20260101-0000000a") return Obj(id, "risk");
+    if (id == "wl-20260101-0000000b") return Obj(id, "ads");
+    return Error(codes::kNotFound, "workload " + id + " not found");
+  }
+  Result<Json> ListWorkloads(const std::vector<std::string>& nss, const std::string&) override {
+    Json items = Json::array();
+    for (const auto& ns : nss) items.push_back(Obj("x", ns));
+    return Json{{"items", items}};
+  }
+  Result<Json> Describe(const std::string& id) override { return GetWorkload(id); }
+  Result<Json> Events(const std::string&) override { return Json{{"items", Json::array()}}; }
+  Result<LogChunk> Logs(const std::string&, const std::string&, int64_t offset,
+                        int64_t) override {
+    int n = ++log_calls;
+    std::string all;
+    for (int i = 1; i <= std::min(n, 3); ++i) all += "line " + std::to_string(i) + "\n";
+    LogChunk c;
+    if (offset < static_cast<int64_t>(all.size())) c.data = all.substr(static_cast<size_t>(offset));
+    c.next_offset = offset + static_cast<int64_t>(c.data.size());
+    c.finished = n >= 3 && c.next_offset == static_cast<int64_t>(all.size());
+    return c;
+  }
+  Result<Json> Lineage(const std::string&, const std::string&) override { return Json::object(); }
+  Result<Json> Cancel(const std::string& id, const std::string&) override { return GetWorkload(id); }
+  Result<Json> Rollback(const std::string& id, const std::string&) override {
+    return Obj("wl-20260101-0000000d", "risk");
+  }
+  Result<Json> ListNodes(const std::string&) override { return Json{{"items", Json::array()}}; }
+  Result<Json> ClusterStatus() override { return Json{{"kind", "ClusterStatus"}}; }
+  Status PutConfigMap(const std::string&, const std::string&,
+                      const std::map<std::string, std::string>&) override {
+    return Status::Ok();
+  }
+  Result<Json> ListConfigMaps(const std::string&) override { return Json::object(); }
+  Status PutSecret(const std::string&, const std::string&,
+                   const std::map<std::string, std::string>& data) override {
+    secrets = data;
+    return Status::Ok();
+  }
+  Result<Json> ListSecrets(const std::string&) override { return Json::object(); }
+  void CollectMetrics(Metrics* m) override { m->Set("rsl_workloads", {{"phase", "RUNNING"}}, 1); }
+
+  static Json Obj(const std::string& id, const std::string& ns) {
+    return {{"apiVersion", kApiVersion},
+            {"kind", "AIWorkload"},
+            {"metadata", {{"id", id}, {"name", "w"}, {"namespace", ns}}},
+            {"status", {{"phase", "PENDING"}, {"steps", {{{"name", "train"}}}}}}};
+  }
+
+  std::atomic<int> log_calls{0};
+  std::string last_subject;
+  std::map<std::string, std::string> secrets;
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::temp_directory_path() /
+            ("rsl-server-test-" + std::to_string(::getpid())))
+               .string();
+    std::filesystem::remove_all(dir_);
+    tokens_ = std::move(TokenStore::Open(dir_).value());
+    audit_ = std::move(AuditLog::Open(dir_).value());
+    DescribeControllerMetrics(&metrics_);
+    server_ = std::make_unique<ApiServer>(&service_, tokens_.get(), audit_.get(), &metrics_);
+    ASSERT_TRUE(server_->Start("127.0.0.1", 0).ok());
+    viewer_ = *tokens_->Create("vera", Role::kViewer, {"risk"});
+    editor_ = *tokens_->Create("eddie", Role::kEditor, {"risk"});
+    admin_ = *tokens_->Create("ada", Role::kAdmin, {"*"});
+  }
+  void TearDown() override {
+    server_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  Client As(const std::string& token) {
+    ClientConfig c;
+    c.server = "http://127.0.0.1:" + std::to_string(server_->port());
+    c.token = token;
+    return Client(c);
+  }
+
+  std::string dir_;
+  FakeService service_;
+  std::unique_ptr<TokenStore> tokens_;
+  std::unique_ptr<AuditLog> audit_;
+  Metrics metrics_;
+  std::unique_ptr<ApiServer> server_;
+  std::string viewer_, editor_, admin_;
+};
+
+TEST_F(ServerTest, NoTokenIs401AndBadTokenToo) {
+  auto r = As("").Get("/api/v1/workloads");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "UNAUTHENTICATED");
+  EXPECT_EQ(r.error().message, "no bearer token");
+  auto bad = As(editor_ + "0").Get("/api/v1/workloads/wl-20260101-0000000a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "UNAUTHENTICATED");
+  // health needs no token
+  auto h = As("").GetText("/healthz");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(*h, "ok\n");
+}
+
+TEST_F(ServerTest, OtherNamespacesObjectsAreNotFoundAndListsForbidden) {
+  auto mine = As(viewer_).Get("/api/v1/workloads/wl-20260101-0000000a");
+  ASSERT_TRUE(mine.ok());
+  EXPECT_EQ((*mine)["metadata"]["namespace"], "risk");
+  auto other = As(viewer_).Get("/api/v1/workloads/wl-20260101-0000000b");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "NOT_FOUND");
+  auto list = As(editor_).Get("/api/v1/namespaces/ads/workloads");
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.error().code, "FORBIDDEN");
+  auto admin = As(admin_).Get("/api/v1/workloads/wl-20260101-0000000b");
+  EXPECT_TRUE(admin.ok());
+  auto malformed = As(admin_).Get("/api/v1/workloads/not-an-id");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.error().code, "NOT_FOUND");
+}
+
+TEST_F(ServerTest, ViewerCannotSubmitEditorCanAndBothAreAudited) {
+  auto denied = As(viewer_).Post("/api/v1/workloads", "metadata: {name: w}", "application/yaml");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().code, "FORBIDDEN");
+  auto ok = As(editor_).Post("/api/v1/workloads", "metadata: {name: w}", "application/yaml");
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ((*ok)["metadata"]["namespace"], "risk");  // the token's default namespace
+  EXPECT_EQ(service_.last_subject, "eddie");
+  auto entries = audit_->List({});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[0].subject, "vera");
+  EXPECT_EQ((*entries)[0].result, "FORBIDDEN");
+  EXPECT_EQ((*entries)[1].subject, "eddie");
+  EXPECT_EQ((*entries)[1].object_id, "wl-20260101-0000000c");
+  EXPECT_EQ((*entries)[1].result, "OK");
+}
+
+TEST_F(ServerTest, NamespaceFlagMustMatchTheObjects) {
+  auto r = As(admin_).Post("/api/v1/namespaces/risk/workloads",
+                           "metadata:\n  name: w\n  namespace: ads\n", "application/yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "INVALID_ARGUMENT");
+  EXPECT_EQ(r.error().message,
+            "the namespace from the provided object \"ads\" does not match the namespace \"risk\"");
+}
+
+TEST_F(ServerTest, ValidationErrorsArriveAllWithPositions) {
+  Client c = As(editor_);
+  auto r = c.Post("/api/v1/workloads", "bad", "application/yaml");
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(c.last_errors().size(), 2u);
+  EXPECT_EQ(c.last_errors()[0].ToString(),
+            "workload.yaml:3:3: SPEC_INVALID metadata.nmae: unknown field 'nmae' (did you mean "
+            "'name'?)");
+  EXPECT_EQ(c.last_errors()[1].message, "second");
+}
+
+TEST_F(ServerTest, SecretsAreWriteOnly) {
+  auto r = As(editor_).Post("/api/v1/namespaces/risk/secrets",
+                            R"({"name": "db", "data": {"PASSWORD": "hunter2-value"}})");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(service_.secrets.at("PASSWORD"), "hunter2-value");
+  EXPECT_EQ(r->dump().find("hunter2-value"), std::string::npos);
+  EXPECT_EQ((*r)["keys"], Json::array({"PASSWORD"}));
+  auto entries = audit_->List({});
+  ASSERT_TRUE(entries.ok());
+  for (const auto& e : *entries) EXPECT_EQ(e.message.find("hunter2"), std::string::npos);
+  auto bad = As(editor_).Post("/api/v1/namespaces/risk/secrets", R"({"name": "Bad_Name", "data": {}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "INVALID_ARGUMENT");
+}
+
+TEST_F(ServerTest, MetricsNeedAdminAndCountRequests) {
+  EXPECT_EQ(As(editor_).GetText("/metrics").error().code, "FORBIDDEN");
+  (void)As("").Get("/api/v1/workloads");
+  auto text = As(admin_).GetText("/metrics");
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("rsl_api_requests_total{route=\"/api/v1/workloads\",code=\"401\"} 1"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("rsl_workloads{phase=\"RUNNING\"} 1"), std::string::npos);
+  EXPECT_NE(text->find("# TYPE rsl_reconcile_duration_seconds histogram"), std::string::npos);
+}
+
+TEST_F(ServerTest, ClusterStateNeedsAdmin) {
+  EXPECT_EQ(As(editor_).Get("/api/v1/nodes").error().code, "FORBIDDEN");
+  EXPECT_EQ(As(viewer_).Get("/api/v1/cluster/status").error().code, "FORBIDDEN");
+  EXPECT_TRUE(As(admin_).Get("/api/v1/cluster/status").ok());
+}
+
+TEST_F(ServerTest, LogsFollowStreamsUntilTheStepEnds) {
+  std::string got;
+  Status st = As(viewer_).Stream("/api/v1/workloads/wl-20260101-0000000a/logs?step=train&follow=true",
+                                 [&](std::string_view chunk) {
+                                   got.append(chunk);
+                                   return true;
+                                 });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(got, "line 1\nline 2\nline 3\n");
+  auto unknown = As(viewer_).Get("/api/v1/workloads/wl-20260101-0000000a/logs?step=trainn");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().hint, "did you mean 'train'?");
+}
+
+TEST_F(ServerTest, UnknownRouteIsJson404) {
+  auto r = As(admin_).Get("/api/v2/things");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "NOT_FOUND");
+  EXPECT_EQ(r.error().message, "no route GET /api/v2/things");
+}
+
+TEST(ParseListenTest, Forms) {
+  std::string host;
+  int port = 0;
+  ASSERT_TRUE(ParseListen("127.0.0.1:7070", &host, &port).ok());
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 7070);
+  ASSERT_TRUE(ParseListen(":0", &host, &port).ok());
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_FALSE(ParseListen("localhost", &host, &port).ok());
+  EXPECT_FALSE(ParseListen("h:99999", &host, &port).ok());
+}
+
+}  // namespace
+}  // namespace rsl::api

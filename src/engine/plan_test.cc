@@ -1,0 +1,329 @@
+// Plan tests: every rule of the run plan, on fake time, without processes.
+#include "engine/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "base/codes.h"
+#include "store/store.h"
+
+namespace rsl::engine {
+namespace {
+
+using backend::AttemptExit;
+using backend::ExitKind;
+
+spec::Step MakeStep(const std::string& name, std::vector<std::string> deps = {}) {
+  spec::Step s;
+  s.name = name;
+  s.command = {"true"};
+  s.depends_on = std::move(deps);
+  return s;
+}
+
+AttemptExit Exit(ExitKind kind, int code = 0, const std::string& msg = "") {
+  AttemptExit e;
+  e.kind = kind;
+  e.exit_code = code;
+  e.message = msg.empty() ? "exit code " + std::to_string(code) : msg;
+  return e;
+}
+
+std::vector<int> Ready(const RunPlan& p) { return {p.ready().begin(), p.ready().end()}; }
+
+std::vector<std::string> Reasons(RunPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& t : p.TakeTransitions()) {
+    out.push_back((t.step < 0 ? std::string("run") : p.step_spec(t.step).name) + ":" + t.reason);
+  }
+  return out;
+}
+
+const WhenFn kAlwaysTrue = [](int) { return Result<bool>(true); };
+
+TEST(PlanTest, FanOutFanInRunsInDependencyOrder) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("a"), MakeStep("b", {"a"}), MakeStep("c", {"a"}),
+                      MakeStep("d", {"b", "c"})};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  EXPECT_EQ(Ready(p), (std::vector<int>{0}));
+  p.OnLaunched(0, 0);
+  p.Advance(0, kAlwaysTrue);
+  EXPECT_TRUE(p.ready().empty());
+  p.OnExit(0, Exit(ExitKind::kSucceeded), "{}", 5);
+  p.Advance(5, kAlwaysTrue);
+  EXPECT_EQ(Ready(p), (std::vector<int>{1, 2}));  // independent steps together
+  p.OnLaunched(1, 5);
+  p.OnLaunched(2, 5);
+  p.OnExit(1, Exit(ExitKind::kSucceeded), "{}", 6);
+  p.Advance(6, kAlwaysTrue);
+  EXPECT_TRUE(p.ready().empty());  // d waits for c
+  p.OnExit(2, Exit(ExitKind::kSucceeded), "{}", 7);
+  p.Advance(7, kAlwaysTrue);
+  EXPECT_EQ(Ready(p), (std::vector<int>{3}));
+  p.OnLaunched(3, 7);
+  p.OnExit(3, Exit(ExitKind::kSucceeded), "{}", 8);
+  p.Advance(8, kAlwaysTrue);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{
+                            "a:Started", "a:Succeeded", "b:Started", "c:Started", "b:Succeeded",
+                            "c:Succeeded", "d:Started", "d:Succeeded"}));
+}
+
+TEST(PlanTest, RetriesWithBackoffFactorAndMaxBackoff) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("train")};
+  w.pipeline.steps[0].retry = {3, 1000, 2.0, 3000};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.OnExit(0, Exit(ExitKind::kFailed, 1), "{}", 100);
+  EXPECT_EQ(p.state(0).phase, store::kRetrying);
+  EXPECT_EQ(p.state(0).next_attempt_at, 1100);  // backoff 1s
+  EXPECT_EQ(p.NextWakeup(), 1100);
+  p.Advance(1099, kAlwaysTrue);
+  EXPECT_TRUE(p.ready().empty());
+  p.Advance(1100, kAlwaysTrue);
+  EXPECT_EQ(Ready(p), (std::vector<int>{0}));
+  p.OnLaunched(0, 1100);
+  p.OnExit(0, Exit(ExitKind::kOomKilled, -1, "memory limit exceeded"), "{}", 1200);
+  EXPECT_EQ(p.state(0).next_attempt_at, 1200 + 2000);  // x2
+  p.Advance(3200, kAlwaysTrue);
+  p.OnLaunched(0, 3200);
+  p.OnExit(0, Exit(ExitKind::kFailed, 1), "{}", 3300);
+  EXPECT_EQ(p.state(0).next_attempt_at, 3300 + 3000);  // 4s capped at maxBackoff 3s
+  p.Advance(6300, kAlwaysTrue);
+  p.OnLaunched(0, 6300);
+  p.OnExit(0, Exit(ExitKind::kFailed, 2), "{}", 6400);  // retries exhausted
+  EXPECT_EQ(p.state(0).phase, store::kFailed);
+  EXPECT_EQ(p.state(0).attempts, 4);
+  EXPECT_EQ(p.state(0).retries_used, 3);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->failure_code, codes::kStepFailed);
+  EXPECT_EQ(p.outcome()->message, "step train: exit code 2 (after 4 attempts)");
+  auto reasons = Reasons(p);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "train:Retrying"), 3);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "train:OOMKilled"), 1);
+}
+
+TEST(PlanTest, RetryDelayFormula) {
+  spec::RetryPolicy p{5, 30000, 1.0, std::nullopt};
+  EXPECT_EQ(RunPlan::RetryDelayMs(p, 1), 30000);
+  EXPECT_EQ(RunPlan::RetryDelayMs(p, 4), 30000);
+  p.backoff_factor = 3;
+  EXPECT_EQ(RunPlan::RetryDelayMs(p, 3), 270000);
+  p.max_backoff_ms = 60000;
+  EXPECT_EQ(RunPlan::RetryDelayMs(p, 3), 60000);
+}
+
+TEST(PlanTest, WhenFalseSkipsAndCascades) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("pre"), MakeStep("train", {"pre"}), MakeStep("eval", {"train"}),
+                      MakeStep("report", {"pre"})};
+  w.pipeline.steps[1].when = "output.pre.metrics.f1 > 0.85";
+  RunPlan p(&w, 0);
+  WhenFn when = [](int i) { return Result<bool>(i != 1); };
+  p.Advance(0, when);
+  p.OnLaunched(0, 0);
+  p.OnExit(0, Exit(ExitKind::kSucceeded), "{\"f1\": 0.5}", 1);
+  p.Advance(1, when);
+  EXPECT_EQ(p.state(1).phase, store::kSkipped);
+  EXPECT_EQ(p.state(1).message, "when output.pre.metrics.f1 > 0.85 is false");
+  EXPECT_EQ(p.state(2).phase, store::kSkipped);  // cascades
+  EXPECT_EQ(p.state(2).message, "dependency train is SKIPPED");
+  EXPECT_EQ(Ready(p), (std::vector<int>{3}));  // the other branch runs
+  p.OnLaunched(3, 1);
+  p.OnExit(3, Exit(ExitKind::kSucceeded), "{}", 2);
+  p.Advance(2, when);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);  // skips are not failures
+  EXPECT_EQ(p.state(0).metrics_json, "{\"f1\": 0.5}");
+}
+
+TEST(PlanTest, WhenErrorFailsTheStepWithoutRetry) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("a")};
+  w.pipeline.steps[0].when = "output.x.metrics.y > 1";
+  w.pipeline.steps[0].retry.max_retries = 3;
+  RunPlan p(&w, 0);
+  p.Advance(0, [](int) { return Result<bool>(Error(codes::kExpressionInvalid, "unknown reference")); });
+  EXPECT_EQ(p.state(0).phase, store::kFailed);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->failure_code, codes::kExpressionInvalid);
+}
+
+TEST(PlanTest, UpstreamFailureSkipsDependentsInNonAtomicRunOthersContinue) {
+  spec::Workload w;
+  w.pipeline.atomic = false;
+  w.pipeline.steps = {MakeStep("a"), MakeStep("b", {"a"}), MakeStep("c"), MakeStep("d", {"c"})};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.OnLaunched(2, 0);
+  p.OnExit(0, Exit(ExitKind::kFailed, 3), "{}", 1);
+  p.Advance(1, kAlwaysTrue);
+  EXPECT_EQ(p.state(1).phase, store::kSkipped);
+  EXPECT_TRUE(p.TakeStops().empty());  // c keeps running
+  p.OnExit(2, Exit(ExitKind::kSucceeded), "{}", 2);
+  p.Advance(2, kAlwaysTrue);
+  EXPECT_EQ(Ready(p), (std::vector<int>{3}));
+  p.OnLaunched(3, 2);
+  p.OnExit(3, Exit(ExitKind::kSucceeded), "{}", 3);
+  p.Advance(3, kAlwaysTrue);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->message, "step a: exit code 3");
+}
+
+TEST(PlanTest, AtomicFailureStopsTheRestAndStartsNothing) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("a"), MakeStep("b"), MakeStep("c", {"b"})};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.OnLaunched(1, 0);
+  p.OnExit(0, Exit(ExitKind::kFailed, 1), "{}", 1);
+  auto stops = p.TakeStops();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].step, 1);
+  EXPECT_FALSE(stops[0].timed_out);
+  p.OnExit(1, Exit(ExitKind::kCancelled, -1, "stopped on request"), "{}", 2);
+  p.Advance(2, kAlwaysTrue);
+  EXPECT_EQ(p.state(1).phase, store::kCancelled);
+  EXPECT_EQ(p.state(2).phase, store::kSkipped);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+}
+
+TEST(PlanTest, StepTimeoutStopsThenCountsAsFailure) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("slow")};
+  w.pipeline.steps[0].timeout_ms = 500;
+  w.pipeline.steps[0].retry = {1, 100, 1.0, std::nullopt};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  EXPECT_EQ(p.NextWakeup(), 500);
+  p.Advance(499, kAlwaysTrue);
+  EXPECT_TRUE(p.TakeStops().empty());
+  p.Advance(500, kAlwaysTrue);
+  auto stops = p.TakeStops();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_TRUE(stops[0].timed_out);
+  p.Advance(600, kAlwaysTrue);
+  EXPECT_TRUE(p.TakeStops().empty());  // asked once
+  p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded"), "{}", 700);
+  EXPECT_EQ(p.state(0).phase, store::kRetrying);  // a timeout spends a retry
+  p.Advance(800, kAlwaysTrue);
+  p.OnLaunched(0, 800);
+  p.Advance(1300, kAlwaysTrue);
+  ASSERT_EQ(p.TakeStops().size(), 1u);
+  p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded"), "{}", 1300);
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
+}
+
+TEST(PlanTest, RunTimeoutStopsEverythingAndEndsTimedOut) {
+  spec::Workload w;
+  w.timeout_ms = 1000;
+  w.pipeline.steps = {MakeStep("a"), MakeStep("b", {"a"})};
+  RunPlan p(&w, 100);
+  p.Advance(100, kAlwaysTrue);
+  p.OnLaunched(0, 100);
+  EXPECT_EQ(p.NextWakeup(), 1100);
+  p.Advance(1100, kAlwaysTrue);
+  auto stops = p.TakeStops();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_TRUE(stops[0].timed_out);
+  p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped"), "{}", 1150);
+  p.Advance(1150, kAlwaysTrue);
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(1).phase, store::kCancelled);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kTimedOut);
+  EXPECT_EQ(p.outcome()->failure_code, codes::kWorkloadTimedOut);
+  EXPECT_EQ(p.outcome()->message, "the run exceeded its time limit of 1s");
+}
+
+TEST(PlanTest, NodeLostReschedulesWithoutSpendingARetry) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("a")};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.OnExit(0, Exit(ExitKind::kNodeLost, -1, "node n1 went away"), "{}", 5);
+  EXPECT_EQ(p.state(0).phase, store::kPending);
+  EXPECT_EQ(p.state(0).retries_used, 0);
+  EXPECT_EQ(Ready(p), (std::vector<int>{0}));
+  p.OnLaunched(0, 6);
+  EXPECT_EQ(p.state(0).attempts, 2);
+  p.OnExit(0, Exit(ExitKind::kSucceeded), "{}", 7);
+  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);
+}
+
+TEST(PlanTest, CancelStopsRunningAndCancelsPending) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("a"), MakeStep("b", {"a"})};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.Cancel(1, "alice");
+  auto stops = p.TakeStops();
+  ASSERT_EQ(stops.size(), 1u);
+  p.OnExit(0, Exit(ExitKind::kCancelled, -1, "stopped on request"), "{}", 2);
+  p.Advance(2, kAlwaysTrue);
+  EXPECT_EQ(p.state(1).phase, store::kCancelled);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kCancelled);
+  EXPECT_EQ(p.outcome()->message, "cancelled by alice");
+}
+
+TEST(PlanTest, HookErrorFailsASucceededAttemptWithoutRetry) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("train")};
+  w.pipeline.steps[0].retry.max_retries = 2;
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.OnExit(0, Exit(ExitKind::kSucceeded), "{}", 1,
+           Error(codes::kOutputSchemaMismatch, "fraud_prob.dtype expected float32, got int32"));
+  EXPECT_EQ(p.state(0).phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->failure_code, codes::kOutputSchemaMismatch);
+}
+
+TEST(PlanTest, RestoreResumesAfterACrash) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("a"), MakeStep("b", {"a"}), MakeStep("c", {"b"})};
+  RunPlan p(&w, 0);
+  StepState done;
+  done.phase = store::kSucceeded;
+  done.attempts = 1;
+  StepState running;
+  running.phase = store::kRunning;
+  running.attempts = 1;
+  running.started_at = 10;
+  p.Restore(0, done);
+  p.Restore(1, running);
+  p.Advance(20, kAlwaysTrue);
+  EXPECT_TRUE(p.ready().empty());  // b is adopted, not relaunched
+  EXPECT_EQ(p.running(), 1);
+  p.OnExit(1, Exit(ExitKind::kSucceeded), "{}", 30);
+  p.Advance(30, kAlwaysTrue);
+  EXPECT_EQ(Ready(p), (std::vector<int>{2}));
+  p.OnExit(1, Exit(ExitKind::kSucceeded), "{}", 31);  // a duplicate report changes nothing
+  EXPECT_EQ(p.running(), 0);
+}
+
+TEST(PlanTest, EmptyPipelineSucceedsAtOnce) {
+  spec::Workload w;
+  RunPlan p(&w, 0);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);
+}
+
+}  // namespace
+}  // namespace rsl::engine

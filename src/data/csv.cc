@@ -1,0 +1,374 @@
+// CSV (RFC 4180): a header row names the fields; fields are separated by a configurable
+// delimiter; quoted fields may hold delimiters, doubled quotes and line breaks; records end
+// with LF or CRLF. An empty unquoted field is null; a quoted empty field is the empty string.
+// Values are parsed by the declared type of their column (so "abc" in a double column is a
+// DATA_SCHEMA_MISMATCH naming the row), which is also why CSV needs no writer types.
+#include <charconv>
+#include <cstring>
+
+#include "base/codes.h"
+#include "base/strings.h"
+#include "data/format.h"
+
+namespace rsl::data {
+namespace {
+
+using schema::Kind;
+
+class CsvReader : public FileReader {
+ public:
+  CsvReader(std::shared_ptr<const Blob> blob, std::string name, ReadOptions opt)
+      : blob_(std::move(blob)), name_(std::move(name)), opt_(opt) {}
+
+  Status ParseHeader() {
+    std::string_view text = blob_->data();
+    if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) body_ = 3;  // BOM
+    auto root = std::make_shared<schema::Type>();
+    root->kind = Kind::kRecord;
+    root->name = "csv";
+    auto string_type = std::make_shared<schema::Type>();
+    string_type->kind = Kind::kString;
+    const char* p = text.data() + body_;
+    const char* end = text.data() + text.size();
+    if (p == end) return FormatError(name_, 0, "empty file: no header row");
+    std::string scratch;
+    while (true) {
+      std::string_view value;
+      bool quoted = false;
+      RSL_RETURN_IF_ERROR(Field(&p, end, &value, &quoted, &scratch));
+      std::string n = std::string(Trim(value));
+      if (n.empty()) return FormatError(name_, p - text.data(), "empty column name in the header");
+      for (const auto& f : root->fields) {
+        if (f.name == n) return FormatError(name_, p - text.data(), "duplicate column " + Quote(n));
+      }
+      root->fields.push_back(schema::Field{n, string_type, std::nullopt, {}, {}});
+      if (p < end && *p == opt_.csv_delimiter) {
+        p++;
+        continue;
+      }
+      if (p < end && *p == '\r') p++;
+      if (p < end && *p == '\n') p++;
+      break;
+    }
+    body_ = p - text.data();
+    InferTypes(p, end, root.get());
+    schema_.root = root;
+    return Status::Ok();
+  }
+
+  // Types of the first kSampleRows records: long, double, boolean, timestamp (ISO 8601,
+  // as timestamp-micros), else string; nullable when a sampled value is empty. Only for
+  // reporting (scan, profile): validation parses by the declared types.
+  void InferTypes(const char* p, const char* end, schema::Type* root) {
+    constexpr int kSampleRows = 200;
+    const size_t n = root->fields.size();
+    std::vector<bool> is_long(n, true), is_double(n, true), is_bool(n, true), is_ts(n, true),
+        nullable(n, false), any(n, false);
+    std::string scratch;
+    for (int rows = 0; rows < kSampleRows && p < end; rows++) {
+      size_t col = 0;
+      while (true) {
+        std::string_view v;
+        bool quoted = false;
+        if (!Field(&p, end, &v, &quoted, &scratch).ok()) return;
+        if (col < n) {
+          if (v.empty()) {
+            nullable[col] = true;
+          } else {
+            any[col] = true;
+            int64_t i;
+            double d;
+            bool b;
+            auto ri = std::from_chars(v.data(), v.data() + v.size(), i);
+            auto rd = std::from_chars(v.data(), v.data() + v.size(), d);
+            if (!(ri.ec == std::errc() && ri.ptr == v.data() + v.size())) is_long[col] = false;
+            if (!(rd.ec == std::errc() && rd.ptr == v.data() + v.size())) is_double[col] = false;
+            if (!ParseBool(v, &b) || v == "0" || v == "1") is_bool[col] = false;
+            if (!ParseTimestampMicros(v, &i)) is_ts[col] = false;
+          }
+        }
+        col++;
+        if (p < end && *p == opt_.csv_delimiter) {
+          p++;
+          continue;
+        }
+        if (p < end && *p == '\r') p++;
+        if (p < end && *p == '\n') p++;
+        break;
+      }
+    }
+    for (size_t c = 0; c < n; c++) {
+      Kind k = Kind::kString;
+      std::string logical;
+      if (any[c]) {
+        if (is_long[c]) k = Kind::kLong;
+        else if (is_double[c]) k = Kind::kDouble;
+        else if (is_bool[c]) k = Kind::kBoolean;
+        else if (is_ts[c]) {
+          k = Kind::kLong;
+          logical = "timestamp-micros";
+        }
+      }
+      auto t = std::const_pointer_cast<schema::Type>(PrimitiveType(k, nullable[c]));
+      if (!logical.empty()) {
+        auto base = std::make_shared<schema::Type>(t->NonNull());
+        base->logical_type = logical;
+        if (t->kind == Kind::kUnion) t->branches[1] = base;
+        else t = base;
+      }
+      root->fields[c].type = t;
+    }
+  }
+
+  const schema::Schema& writer_schema() const override { return schema_; }
+
+  Result<Binding> Bind(const Plan* plan) override {
+    plan_ = plan;
+    auto b = Resolve(schema_, *plan, name_, /*check_types=*/false);
+    if (!b.ok()) return b;
+    map_ = b->writer_to_reader;
+    starts_ = SplitLines(blob_->data(), body_, opt_.text_chunk_bytes, true);
+    return b;
+  }
+
+  size_t chunks() const override { return starts_.size() - 1; }
+
+  Status ReadChunk(size_t chunk, ChunkSink* sink) override {
+    std::string_view text = blob_->data();
+    const char* base = text.data();
+    const char* p = base + starts_[chunk];
+    const char* end = base + starts_[chunk + 1];
+    const size_t ncols = map_.size();
+    std::string scratch;
+    int64_t row = 0;
+    while (p < end) {
+      if (ncols > 1 && (*p == '\n' || *p == '\r')) {  // blank line
+        if (*p == '\r') p++;
+        if (p < end && *p == '\n') p++;
+        continue;
+      }
+      const char* row_start = p;
+      size_t col = 0;
+      while (true) {
+        std::string_view value;
+        bool quoted = false;
+        RSL_RETURN_IF_ERROR(Field(&p, end, &value, &quoted, &scratch));
+        if (col < ncols) {
+          int r = map_[col];
+          if (r >= 0) Deliver(sink, r, row, value, quoted);
+        }
+        col++;
+        if (p < end && *p == opt_.csv_delimiter) {
+          p++;
+          continue;
+        }
+        if (p < end && *p == '\r') p++;
+        if (p < end && *p == '\n') p++;
+        break;
+      }
+      if (col != ncols) {
+        return FormatError(name_, row_start - base,
+                           "record has " + std::to_string(col) + " fields, the header has " +
+                               std::to_string(ncols));
+      }
+      row++;
+      if (sink->failed()) break;
+    }
+    sink->rows = row;
+    return Status::Ok();
+  }
+
+ private:
+  // Reads one field at *p, leaving *p at the delimiter, line end or end.
+  Status Field(const char** pp, const char* end, std::string_view* value, bool* quoted,
+               std::string* scratch) {
+    const char* p = *pp;
+    const char d = opt_.csv_delimiter;
+    if (p < end && *p == '"') {
+      *quoted = true;
+      const char* start = ++p;
+      bool escaped = false;
+      while (true) {
+        const char* q = static_cast<const char*>(std::memchr(p, '"', end - p));
+        if (q == nullptr) {
+          return FormatError(name_, start - 1 - blob_->data().data(),
+                             "quoted field never closed (truncated file?)");
+        }
+        if (q + 1 < end && q[1] == '"') {
+          escaped = true;
+          p = q + 2;
+          continue;
+        }
+        p = q + 1;
+        if (!escaped) {
+          *value = std::string_view(start, q - start);
+        } else {
+          scratch->clear();
+          for (const char* c = start; c < q; c++) {
+            scratch->push_back(*c);
+            if (*c == '"') c++;
+          }
+          *value = *scratch;
+        }
+        break;
+      }
+      if (p < end && *p != d && *p != '\n' && *p != '\r') {
+        return FormatError(name_, p - blob_->data().data(),
+                           "unexpected character after a closing quote");
+      }
+      *pp = p;
+      return Status::Ok();
+    }
+    *quoted = false;
+    const char* start = p;
+    while (p < end && *p != d && *p != '\n' && *p != '\r') p++;
+    *value = std::string_view(start, p - start);
+    *pp = p;
+    return Status::Ok();
+  }
+
+  void Deliver(ChunkSink* sink, int r, int64_t row, std::string_view v, bool quoted) {
+    const FieldPlan& f = plan_->fields[r];
+    if (v.empty() && (!quoted || f.kind != ValueKind::kString)) {
+      sink->Null(r);
+      return;
+    }
+    switch (f.kind) {
+      case ValueKind::kString:
+        sink->String(r, row, v);
+        return;
+      case ValueKind::kInt: {
+        int64_t x;
+        auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (res.ec == std::errc() && res.ptr == v.data() + v.size()) {
+          sink->Int(r, row, x);
+          return;
+        }
+        int64_t micros;
+        if (f.ts_scale != 0 && ParseTimestampMicros(v, &micros)) {
+          sink->Int(r, row, f.ts_scale > 0 ? micros / f.ts_scale : micros * -f.ts_scale);
+          return;
+        }
+        sink->TypeError(r, row, v, f.ts_scale != 0 ? "a timestamp" : "an integer");
+        return;
+      }
+      case ValueKind::kDouble: {
+        double x;
+        auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (res.ec == std::errc() && res.ptr == v.data() + v.size()) {
+          sink->Double(r, row, x);
+          return;
+        }
+        sink->TypeError(r, row, v, "a number");
+        return;
+      }
+      case ValueKind::kBool: {
+        bool b;
+        if (ParseBool(v, &b)) sink->Bool(r, b);
+        else sink->TypeError(r, row, v, "a boolean");
+        return;
+      }
+      case ValueKind::kOther:
+        sink->Other(r, row);
+        return;
+    }
+  }
+
+  std::shared_ptr<const Blob> blob_;
+  std::string name_;
+  ReadOptions opt_;
+  schema::Schema schema_;
+  size_t body_ = 0;
+  const Plan* plan_ = nullptr;
+  std::vector<int> map_;
+  std::vector<size_t> starts_;
+};
+
+int Digits(std::string_view s, size_t pos, size_t n, bool* ok) {
+  int v = 0;
+  if (pos + n > s.size()) {
+    *ok = false;
+    return 0;
+  }
+  for (size_t i = pos; i < pos + n; i++) {
+    if (s[i] < '0' || s[i] > '9') *ok = false;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v;
+}
+
+// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+bool ParseTimestampMicros(std::string_view s, int64_t* micros) {
+  bool ok = true;
+  if (s.size() < 10 || s[4] != '-' || s[7] != '-') return false;
+  int y = Digits(s, 0, 4, &ok), mo = Digits(s, 5, 2, &ok), d = Digits(s, 8, 2, &ok);
+  if (!ok || mo < 1 || mo > 12 || d < 1 || d > 31) return false;
+  int64_t secs = DaysFromCivil(y, mo, d) * 86400;
+  int64_t frac = 0;
+  size_t i = 10;
+  if (i < s.size() && (s[i] == 'T' || s[i] == ' ')) {
+    int h = Digits(s, i + 1, 2, &ok);
+    if (i + 3 >= s.size() || s[i + 3] != ':') return false;
+    int mi = Digits(s, i + 4, 2, &ok);
+    int se = 0;
+    i += 6;
+    if (i < s.size() && s[i] == ':') {
+      se = Digits(s, i + 1, 2, &ok);
+      i += 3;
+    }
+    if (!ok || h > 23 || mi > 59 || se > 60) return false;
+    secs += h * 3600 + mi * 60 + se;
+    if (i < s.size() && s[i] == '.') {
+      i++;
+      int64_t scale = 100000;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        frac += (s[i] - '0') * scale;
+        scale /= 10;
+        i++;
+      }
+    }
+  }
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    i++;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int sign = s[i] == '-' ? -1 : 1;
+    int oh = Digits(s, i + 1, 2, &ok);
+    size_t j = i + 3;
+    if (j < s.size() && s[j] == ':') j++;
+    int om = Digits(s, j, 2, &ok);
+    if (!ok) return false;
+    secs -= sign * (oh * 3600 + om * 60);
+    i = j + 2;
+  }
+  if (i != s.size()) return false;
+  *micros = secs * 1000000 + frac;
+  return true;
+}
+
+bool ParseBool(std::string_view v, bool* out) {
+  std::string l = ToLower(v);
+  if (l == "true" || l == "1" || l == "t") *out = true;
+  else if (l == "false" || l == "0" || l == "f") *out = false;
+  else return false;
+  return true;
+}
+
+Result<std::unique_ptr<FileReader>> OpenCsv(std::shared_ptr<const Blob> blob,
+                                            const std::string& name, const ReadOptions& options) {
+  auto r = std::make_unique<CsvReader>(std::move(blob), name, options);
+  RSL_RETURN_IF_ERROR(r->ParseHeader());
+  return std::unique_ptr<FileReader>(std::move(r));
+}
+
+}  // namespace rsl::data

@@ -1,0 +1,104 @@
+// Exact distinct counting of a unique key (not a sketch: a 99.99 % uniqueness threshold allows
+// one duplicate in 10,000, far below any sketch's error).
+//
+// Each worker thread owns a KeyCollector. Keys are hash-partitioned (kPartitions by the top
+// bits of a 64-bit hash); a partition keeps the hash and, for strings, the key bytes, so ties
+// of the hash are resolved by comparing the keys themselves: the count is exact. When the
+// memory of all collectors passes the budget, a collector writes its partitions to spill files
+// in the spill directory and starts over; Count() then handles one partition at a time, so peak
+// memory is about budget + the largest partition.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rsl::data {
+
+inline constexpr int kPartitionBits = 6;
+inline constexpr int kPartitions = 1 << kPartitionBits;
+//! Default memory for distinct keys before spilling: enough for ~15 M string keys of ~20
+//! bytes in memory, small enough to leave room on a 24 GiB CI machine running tests in parallel.
+inline constexpr int64_t kDefaultDistinctBudget = 512ll << 20;
+
+class DistinctCounter;
+
+class KeyCollector {
+ public:
+  void AddString(std::string_view key);
+  void AddInt(int64_t key);
+  void AddDouble(double key);
+  int64_t keys() const { return keys_; }
+
+ private:
+  friend class DistinctCounter;
+  struct Part {
+    std::vector<uint64_t> hashes;   //!< int keys: the key itself; strings: the hash
+    std::vector<uint64_t> offsets;  //!< strings: offset of [u32 len][bytes] in arena
+    std::string arena;
+  };
+  explicit KeyCollector(DistinctCounter* owner) : owner_(owner), parts_(kPartitions) {}
+  void MaybeSpill();
+  Status Spill();
+
+  DistinctCounter* owner_;
+  std::vector<Part> parts_;
+  int64_t keys_ = 0;
+  int64_t bytes_ = 0;  //!< memory of parts_, as accounted against the budget
+  int64_t reported_ = 0;  //!< part of bytes_ already added to the counter's total
+  int64_t since_check_ = 0;
+  Status spill_status_;
+};
+
+class DistinctCounter {
+ public:
+  //! `string_keys`: whether keys are strings (exact compare on hash ties) or 64-bit values.
+  DistinctCounter(bool string_keys, int64_t budget_bytes = kDefaultDistinctBudget,
+                  std::string spill_dir = "");
+  ~DistinctCounter();
+  DistinctCounter(const DistinctCounter&) = delete;
+  DistinctCounter& operator=(const DistinctCounter&) = delete;
+
+  //! A collector for one worker thread; owned by the counter. Thread-safe.
+  KeyCollector* NewCollector();
+  //! Exact number of distinct keys over every collector. Call once, after all adds.
+  //! `threads` workers count partitions in parallel.
+  Result<int64_t> Count(int threads);
+  //! Bytes written to spill files (0 when everything fitted the budget).
+  int64_t spilled_bytes() const { return spilled_bytes_; }
+  bool string_keys() const { return string_keys_; }
+
+ private:
+  friend class KeyCollector;
+  Result<int64_t> CountPartition(int p);
+  std::string SpillPath(int p) const;
+
+  bool string_keys_;
+  int64_t budget_;
+  std::string spill_dir_;
+  bool own_spill_dir_ = false;
+  std::atomic<int64_t> used_{0};
+  std::atomic<int64_t> spilled_bytes_{0};
+  std::mutex mu_;
+  std::vector<std::unique_ptr<KeyCollector>> collectors_;
+  std::vector<std::unique_ptr<std::mutex>> spill_mu_;  //!< one per partition file
+};
+
+//! 64-bit hash used for partitioning and for key comparison (wyhash-style mixing).
+uint64_t HashBytes(std::string_view bytes);
+inline uint64_t MixInt(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace rsl::data

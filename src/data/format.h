@@ -1,0 +1,87 @@
+// Format readers: Avro object container files, CSV, JSON Lines and Parquet, all reading from
+// one in-memory Blob. A reader parses its header/footer on Open (the writer schema), is bound
+// to the declared schema's Plan, and then decodes independent chunks (Avro blocks, Parquet
+// row groups, CSV/JSONL byte ranges) into ChunkSinks, possibly from several threads at once.
+//
+// Corrupt or truncated input is DATA_FORMAT_ERROR naming the file and the byte offset; a value
+// that does not fit the declared type is DATA_SCHEMA_MISMATCH. Readers never crash or loop on
+// bad input (each has a libFuzzer target: fuzz_avro, fuzz_csv, fuzz_jsonl, fuzz_parquet).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "data/resolve.h"
+#include "data/sink.h"
+#include "data/storage.h"
+#include "schema/schema.h"
+
+namespace rsl::data {
+
+enum class Format { kAvro, kCsv, kJsonl, kParquet };
+const char* FormatName(Format f);
+
+//! The declared format ("avro", "csv", "jsonl"/"json", "parquet"), or by the name's extension,
+//! or by magic bytes (Obj\x01, PAR1). Nothing fits: DATA_FORMAT_ERROR with a hint.
+Result<Format> DetectFormat(const std::string& declared, const std::string& name,
+                            std::string_view head);
+
+struct ReadOptions {
+  char csv_delimiter = ',';
+  //! Target size of one CSV/JSONL chunk: big enough to amortise a task, small enough that
+  //! two threads stay balanced on files of a few MiB.
+  size_t text_chunk_bytes = 8u << 20;
+};
+
+class FileReader {
+ public:
+  virtual ~FileReader() = default;
+  //! The writer schema: from the Avro header or Parquet footer; for CSV the header's names
+  //! (typed string); for JSONL inferred from the first lines.
+  virtual const schema::Schema& writer_schema() const = 0;
+  //! Resolves the writer schema against the plan (DATA_SCHEMA_MISMATCH) and prepares decoding.
+  //! The plan must outlive the reader.
+  virtual Result<Binding> Bind(const Plan* plan) = 0;
+  //! Number of independent chunks (valid after Bind).
+  virtual size_t chunks() const = 0;
+  //! Decodes one chunk. Thread-safe across different chunks.
+  virtual Status ReadChunk(size_t chunk, ChunkSink* sink) = 0;
+};
+
+//! Parses the header/footer. `name` is used in messages (the URI).
+Result<std::unique_ptr<FileReader>> OpenReader(Format format, std::shared_ptr<const Blob> blob,
+                                               const std::string& name,
+                                               const ReadOptions& options = {});
+
+//! Per-format constructors (OpenReader dispatches to them).
+Result<std::unique_ptr<FileReader>> OpenAvro(std::shared_ptr<const Blob> blob,
+                                             const std::string& name);
+Result<std::unique_ptr<FileReader>> OpenCsv(std::shared_ptr<const Blob> blob,
+                                            const std::string& name, const ReadOptions& options);
+Result<std::unique_ptr<FileReader>> OpenJsonl(std::shared_ptr<const Blob> blob,
+                                              const std::string& name, const ReadOptions& options);
+Result<std::unique_ptr<FileReader>> OpenParquet(std::shared_ptr<const Blob> blob,
+                                                const std::string& name);
+
+//! DATA_FORMAT_ERROR "<name>: byte <offset>: <what>".
+Error FormatError(const std::string& name, int64_t offset, const std::string& what);
+
+//! A primitive type for inferred writer schemas; `nullable` makes it union[null, T].
+schema::TypePtr PrimitiveType(schema::Kind kind, bool nullable = false);
+//! A record type named `name` with the given fields.
+schema::Schema RecordSchema(const std::string& name, std::vector<schema::Field> fields);
+
+//! Text values of CSV/JSONL: "2024-06-15T10:00:00.5Z", "2024-06-15 10:00:00+08:00",
+//! "2024-06-15" -> microseconds since the epoch (no zone: UTC). False when not a timestamp.
+bool ParseTimestampMicros(std::string_view text, int64_t* micros);
+//! "true"/"false"/"1"/"0" (any case for the words).
+bool ParseBool(std::string_view text, bool* value);
+
+//! Splits text at line ends into chunks of about `target` bytes (CSV: only at line ends
+//! outside quoted fields, found by quote parity). Returns chunk start offsets plus the end.
+std::vector<size_t> SplitLines(std::string_view text, size_t begin, size_t target, bool quotes);
+
+}  // namespace rsl::data

@@ -1,0 +1,231 @@
+// JSON Lines: one JSON object per line, parsed with simdjson's On-Demand API over chunks of
+// whole lines. A key the declared schema does not name is ignored; a declared field missing
+// from a line is null. Values must fit the declared type (a JSON integer fits a double, a
+// string fits a timestamp field when it is an ISO 8601 timestamp).
+#include <simdjson.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "base/codes.h"
+#include "base/strings.h"
+#include "data/format.h"
+
+namespace rsl::data {
+namespace {
+
+using schema::Kind;
+
+// Lines sampled to infer the writer schema.
+constexpr int kInferLines = 200;
+
+class JsonlReader : public FileReader {
+ public:
+  JsonlReader(std::shared_ptr<const Blob> blob, std::string name, ReadOptions opt)
+      : blob_(std::move(blob)), name_(std::move(name)), opt_(opt) {}
+
+  Status Infer() {
+    std::string_view text = blob_->data();
+    simdjson::dom::parser parser;
+    struct Seen {
+      Kind kind = Kind::kNull;
+      bool nullable = false;
+      int lines = 0;
+    };
+    std::vector<std::string> order;
+    std::map<std::string, Seen> seen;
+    size_t pos = 0;
+    int lines = 0;
+    while (pos < text.size() && lines < kInferLines) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string_view line = Trim(text.substr(pos, nl - pos));
+      size_t at = pos;
+      pos = nl + 1;
+      if (line.empty()) continue;
+      lines++;
+      simdjson::dom::element doc;
+      auto err = parser.parse(line.data(), line.size()).get(doc);
+      if (err) return FormatError(name_, at, std::string("invalid JSON: ") + simdjson::error_message(err));
+      simdjson::dom::object obj;
+      if (doc.get_object().get(obj)) return FormatError(name_, at, "line is not a JSON object");
+      for (auto [key, value] : obj) {
+        std::string k(key);
+        if (!seen.count(k)) order.push_back(k);
+        Seen& s = seen[k];
+        s.lines++;
+        Kind kind = Kind::kNull;
+        switch (value.type()) {
+          case simdjson::dom::element_type::INT64:
+          case simdjson::dom::element_type::UINT64: kind = Kind::kLong; break;
+          case simdjson::dom::element_type::DOUBLE: kind = Kind::kDouble; break;
+          case simdjson::dom::element_type::STRING: kind = Kind::kString; break;
+          case simdjson::dom::element_type::BOOL: kind = Kind::kBoolean; break;
+          case simdjson::dom::element_type::ARRAY: kind = Kind::kArray; break;
+          case simdjson::dom::element_type::OBJECT: kind = Kind::kMap; break;
+          case simdjson::dom::element_type::NULL_VALUE: kind = Kind::kNull; break;
+        }
+        if (kind == Kind::kNull) {
+          s.nullable = true;
+        } else if (s.kind == Kind::kNull) {
+          s.kind = kind;
+        } else if (s.kind != kind) {
+          bool numeric = (s.kind == Kind::kLong || s.kind == Kind::kDouble) &&
+                         (kind == Kind::kLong || kind == Kind::kDouble);
+          s.kind = numeric ? Kind::kDouble : Kind::kString;
+        }
+      }
+    }
+    std::vector<schema::Field> fields;
+    for (const auto& k : order) {
+      Seen& s = seen[k];
+      Kind kind = s.kind == Kind::kNull ? Kind::kString : s.kind;
+      schema::TypePtr t;
+      if (kind == Kind::kArray || kind == Kind::kMap) {
+        auto c = std::make_shared<schema::Type>();
+        c->kind = kind;
+        c->items = PrimitiveType(Kind::kString);
+        t = c;
+        if (s.nullable || s.lines < lines) {
+          auto u = std::make_shared<schema::Type>(*PrimitiveType(Kind::kNull, true));
+          u->branches[1] = c;
+          t = u;
+        }
+      } else {
+        t = PrimitiveType(kind, s.nullable || s.lines < lines);
+      }
+      fields.push_back(schema::Field{k, t, std::nullopt, {}, {}});
+    }
+    schema_ = RecordSchema("jsonl", std::move(fields));
+    return Status::Ok();
+  }
+
+  const schema::Schema& writer_schema() const override { return schema_; }
+
+  Result<Binding> Bind(const Plan* plan) override {
+    plan_ = plan;
+    // Names only: a declared field absent from every sampled line still reads as null.
+    Binding b;
+    for (const auto& f : schema_.record().fields) {
+      int idx = plan->FieldIndex(f.name);
+      b.writer_to_reader.push_back(idx);
+      if (idx < 0) b.ignored.push_back(f.name);
+    }
+    for (size_t i = 0; i < plan->fields.size(); i++) index_[plan->fields[i].name] = static_cast<int>(i);
+    starts_ = SplitLines(blob_->data(), 0, opt_.text_chunk_bytes, false);
+    return b;
+  }
+
+  size_t chunks() const override { return starts_.size() - 1; }
+
+  Status ReadChunk(size_t chunk, ChunkSink* sink) override {
+    std::string_view text = blob_->data();
+    size_t begin = starts_[chunk], end = starts_[chunk + 1];
+    // The padded copy keeps SIMDJSON_PADDING readable bytes after every line, so lines are
+    // parsed in place (the DOM parser picks the best SIMD kernel at run time).
+    simdjson::padded_string buf(text.data() + begin, end - begin);
+    simdjson::dom::parser parser;
+    const size_t nfields = plan_->fields.size();
+    std::vector<int64_t> seen_row(nfields, -1);
+    int64_t row = 0;
+    size_t pos = 0;
+    std::string_view all(buf.data(), end - begin);
+    while (pos < all.size()) {
+      size_t nl = all.find('\n', pos);
+      if (nl == std::string_view::npos) nl = all.size();
+      size_t line_at = begin + pos;
+      std::string_view line = all.substr(pos, nl - pos);
+      pos = nl + 1;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      simdjson::dom::element doc;
+      auto err = parser.parse(line.data(), line.size(), false).get(doc);
+      if (err) return Bad(line_at, err);
+      simdjson::dom::object obj;
+      if (doc.get_object().get(obj)) return FormatError(name_, line_at, "line is not a JSON object");
+      for (auto [key, value] : obj) {
+        auto it = index_.find(key);
+        if (it == index_.end()) continue;  // not declared: ignored
+        int r = it->second;
+        if (seen_row[r] == row) continue;  // duplicate key: first wins
+        seen_row[r] = row;
+        Deliver(sink, r, row, value);
+      }
+      for (size_t r = 0; r < nfields; r++) {
+        if (seen_row[r] != row) sink->Null(static_cast<int>(r));
+      }
+      row++;
+      if (sink->failed()) break;
+    }
+    sink->rows = row;
+    return Status::Ok();
+  }
+
+ private:
+  Error Bad(size_t at, simdjson::error_code err) {
+    return FormatError(name_, at, std::string("invalid JSON line: ") + simdjson::error_message(err));
+  }
+
+  void Deliver(ChunkSink* sink, int r, int64_t row, simdjson::dom::element v) {
+    using T = simdjson::dom::element_type;
+    const FieldPlan& f = plan_->fields[r];
+    T type = v.type();
+    if (type == T::NULL_VALUE) {
+      sink->Null(r);
+      return;
+    }
+    switch (f.kind) {
+      case ValueKind::kInt:
+        if (type == T::INT64) {
+          sink->Int(r, row, v.get_int64().value_unsafe());
+        } else if (type == T::STRING && f.ts_scale != 0) {
+          std::string_view s = v.get_string().value_unsafe();
+          int64_t micros;
+          if (ParseTimestampMicros(s, &micros)) {
+            sink->Int(r, row, f.ts_scale > 0 ? micros / f.ts_scale : micros * -f.ts_scale);
+          } else {
+            sink->TypeError(r, row, s, "a timestamp");
+          }
+        } else {
+          sink->TypeError(r, row, simdjson::to_string(v), "an integer");
+        }
+        return;
+      case ValueKind::kDouble:
+        if (type == T::DOUBLE) sink->Double(r, row, v.get_double().value_unsafe());
+        else if (type == T::INT64) sink->Double(r, row, static_cast<double>(v.get_int64().value_unsafe()));
+        else if (type == T::UINT64) sink->Double(r, row, static_cast<double>(v.get_uint64().value_unsafe()));
+        else sink->TypeError(r, row, simdjson::to_string(v), "a number");
+        return;
+      case ValueKind::kString:
+        if (type == T::STRING) sink->String(r, row, v.get_string().value_unsafe());
+        else sink->TypeError(r, row, simdjson::to_string(v), "a string");
+        return;
+      case ValueKind::kBool:
+        if (type == T::BOOL) sink->Bool(r, v.get_bool().value_unsafe());
+        else sink->TypeError(r, row, simdjson::to_string(v), "a boolean");
+        return;
+      case ValueKind::kOther:
+        if (type == T::ARRAY) sink->Other(r, row, static_cast<int64_t>(v.get_array().value_unsafe().size()));
+        else sink->Other(r, row);
+        return;
+    }
+  }
+
+  std::shared_ptr<const Blob> blob_;
+  std::string name_;
+  ReadOptions opt_;
+  schema::Schema schema_;
+  const Plan* plan_ = nullptr;
+  std::unordered_map<std::string_view, int> index_;
+  std::vector<size_t> starts_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FileReader>> OpenJsonl(std::shared_ptr<const Blob> blob,
+                                              const std::string& name, const ReadOptions& options) {
+  auto r = std::make_unique<JsonlReader>(std::move(blob), name, options);
+  RSL_RETURN_IF_ERROR(r->Infer());
+  return std::unique_ptr<FileReader>(std::move(r));
+}
+
+}  // namespace rsl::data

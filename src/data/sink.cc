@@ -1,0 +1,128 @@
+#include "data/sink.h"
+
+#include <cstdio>
+
+namespace rsl::data {
+
+using schema::Kind;
+
+const char* ValueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kBool: return "boolean";
+    case ValueKind::kInt: return "integer";
+    case ValueKind::kDouble: return "number";
+    case ValueKind::kString: return "string";
+    case ValueKind::kOther: return "value";
+  }
+  return "value";
+}
+
+int Plan::FieldIndex(std::string_view name) const {
+  for (size_t i = 0; i < fields.size(); i++) {
+    if (fields[i].name == name) return static_cast<int>(i);
+  }
+  for (size_t i = 0; i < fields.size(); i++) {
+    for (const auto& a : fields[i].aliases) {
+      if (a == name) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+namespace {
+
+ValueKind KindOf(const schema::Type& t) {
+  switch (t.kind) {
+    case Kind::kBoolean: return ValueKind::kBool;
+    case Kind::kInt:
+    case Kind::kLong: return ValueKind::kInt;
+    case Kind::kFloat:
+    case Kind::kDouble: return ValueKind::kDouble;
+    case Kind::kString:
+    case Kind::kBytes:
+    case Kind::kEnum:
+    case Kind::kFixed: return ValueKind::kString;
+    default: return ValueKind::kOther;
+  }
+}
+
+int64_t TimestampScale(const std::string& logical) {
+  if (logical == "timestamp-micros" || logical == "local-timestamp-micros") return 1;
+  if (logical == "timestamp-millis" || logical == "local-timestamp-millis") return 1000;
+  if (logical == "timestamp-nanos" || logical == "local-timestamp-nanos") return -1000;
+  return 0;
+}
+
+}  // namespace
+
+void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan* plan) {
+  plan->fields.clear();
+  plan->fields.reserve(reader.record().fields.size());
+  for (const auto& f : reader.record().fields) {
+    FieldPlan p;
+    p.name = f.name;
+    p.aliases = f.aliases;
+    p.default_json = f.default_json;
+    p.type = f.type;
+    p.base = &f.type->NonNull();
+    p.kind = KindOf(*p.base);
+    p.has_min = f.constraints.min.has_value();
+    p.has_max = f.constraints.max.has_value();
+    p.min = f.constraints.min.value_or(0);
+    p.max = f.constraints.max.value_or(0);
+    p.enum_values = f.constraints.enum_values;
+    if (p.enum_values.empty() && p.base->kind == Kind::kEnum) p.enum_values = p.base->symbols;
+    if (p.base->kind == Kind::kArray) p.array_size = p.base->size;
+    if (p.base->kind == Kind::kInt || p.base->kind == Kind::kLong) {
+      p.ts_scale = TimestampScale(p.base->logical_type);
+    }
+    plan->fields.push_back(std::move(p));
+  }
+  // Views into the plan's own strings: built after the vector stopped moving.
+  for (auto& p : plan->fields) {
+    for (const auto& v : p.enum_values) p.enum_set.insert(v);
+  }
+  plan->key_field = unique_key.empty() ? -1 : plan->FieldIndex(unique_key);
+  plan->ts_field = -1;
+  for (size_t i = 0; i < plan->fields.size(); i++) {
+    if (plan->fields[i].ts_scale != 0) {
+      plan->ts_field = static_cast<int>(i);
+      break;
+    }
+  }
+}
+
+void ChunkSink::TypeError(int f, int64_t row, std::string_view value, const char* expected) {
+  Violation& v = stats[f].type_error;
+  if (v.count++ == 0) {
+    v.row = row;
+    v.value = std::string(value.substr(0, 64));
+    v.detail = expected;
+  }
+  failed_ = true;
+}
+
+void ChunkSink::Violate(Violation* v, int64_t row, int64_t value) {
+  if (v->count++ == 0) {
+    v->row = row;
+    v->value = std::to_string(value);
+  }
+}
+
+void ChunkSink::Violate(Violation* v, int64_t row, double value) {
+  if (v->count++ == 0) {
+    v->row = row;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", value);
+    v->value = buf;
+  }
+}
+
+void ChunkSink::ViolateText(Violation* v, int64_t row, std::string_view value) {
+  if (v->count++ == 0) {
+    v->row = row;
+    v->value = std::string(value.substr(0, 64));
+  }
+}
+
+}  // namespace rsl::data

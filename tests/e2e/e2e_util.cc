@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,27 @@ namespace fs = std::filesystem;
 // Captured output beyond this is dropped: enough for any step log a test looks at.
 constexpr size_t kMaxCapturedBytes = 8 << 20;
 
+namespace {
+
+// Builds envp from the current environment plus `env` (strings owned by `storage`).
+std::vector<char*> MakeEnv(const std::map<std::string, std::string>& env,
+                           std::vector<std::string>* storage) {
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : env) merged[k] = v;
+  for (const auto& [k, v] : merged) storage->push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : *storage) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  return envp;
+}
+
+}  // namespace
+
 std::string SourceDir() { return RSL_SOURCE_DIR; }
 std::string BinaryDir() { return RSL_BINARY_DIR; }
 std::string ExampleDir() { return SourceDir() + "/examples/fraud-detect"; }
@@ -47,18 +69,9 @@ std::string CmdResult::LastLine() const {
 CmdResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const std::string& cwd) {
   CmdResult result;
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : env) merged[k] = v;
   std::vector<std::string> env_strings;
-  for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
+  std::vector<char*> envp = MakeEnv(env, &env_strings);
+  std::vector<char*> args;
   std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
@@ -96,6 +109,77 @@ CmdResult Run(const std::vector<std::string>& argv, const std::map<std::string, 
   result.seconds = SecondsSince(t0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+
+Process::Process(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env, const std::string& log_path)
+    : log_path_(log_path) {
+  std::vector<std::string> env_storage;
+  std::vector<char*> envp = MakeEnv(env, &env_storage);
+  std::vector<std::string> argv_copy = argv;
+  std::vector<char*> args;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    pid_ = -1;
+    ADD_FAILURE() << "spawn " << argv[0] << ": " << strerror(rc);
+  }
+}
+
+Process::~Process() {
+  if (pid_ > 0 && Running()) {
+    kill(-pid_, SIGKILL);
+    Wait(10);
+  }
+}
+
+bool Process::Running() {
+  if (pid_ <= 0 || status_ >= 0) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return r == 0;
+}
+
+int Process::Wait(double timeout_s) {
+  auto t0 = Clock::now();
+  while (Running()) {
+    if (SecondsSince(t0) > timeout_s) return -1;
+    usleep(2000);
+  }
+  return status_;
+}
+
+void Process::Signal(int sig) {
+  if (pid_ > 0 && Running()) kill(-pid_, sig);
+}
+
+std::string Process::Output() const { return ReadText(log_path_); }
+
+bool WaitUntil(const std::function<bool()>& ready, double timeout_s) {
+  auto t0 = Clock::now();
+  while (!ready()) {
+    if (SecondsSince(t0) > timeout_s) return false;
+    usleep(2000);
+  }
+  return true;
 }
 
 TempDir::TempDir() {

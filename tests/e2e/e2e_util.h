@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,31 @@ struct CmdResult {
 //! waits for it. Output is captured up to a few MiB.
 CmdResult Run(const std::vector<std::string>& argv,
               const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
+
+//! A program running in the background, its stdout+stderr going to `log_path`. Killed
+//! (SIGKILL to its process group) on destruction if still running.
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+          const std::string& log_path);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  pid_t pid() const { return pid_; }
+  bool Running();
+  //! Waits up to `timeout_s`; returns the exit status (128 + signal), or -1 on timeout.
+  int Wait(double timeout_s);
+  void Signal(int sig);   //!< to the whole process group
+  std::string Output() const;
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  std::string log_path_;
+};
+
+//! Polls `ready` every few milliseconds until it returns true or `timeout_s` passes.
+bool WaitUntil(const std::function<bool()>& ready, double timeout_s);
 
 //! A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 constexpr size_t kMaxImageName = 255;
 
-const std::vector<std::string> kMigrations = {
+const std::vector<std::string> kMigrationList = {
     R"(CREATE TABLE model_environments (
          image TEXT PRIMARY KEY,
          kind TEXT NOT NULL,
@@ -45,6 +45,13 @@ const std::vector<std::string> kMigrations = {
     "CREATE INDEX model_artifacts_name ON model_artifacts(name, version)",
     "CREATE INDEX model_artifacts_run ON model_artifacts(run_id)",
 };
+
+}  // namespace
+
+// Shared with the artifact store: both keep their tables under the component "model".
+const std::vector<std::string>& ModelMigrations() { return kMigrationList; }
+
+namespace {
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -178,7 +185,7 @@ Result<std::unique_ptr<EnvRegistry>> EnvRegistry::Open(const std::string& state_
   return reg;
 }
 
-Status EnvRegistry::Migrate() { return db_->Migrate("model", kMigrations); }
+Status EnvRegistry::Migrate() { return db_->Migrate("model", ModelMigrations()); }
 
 Result<Inspection> EnvRegistry::InspectNow(const Environment& env) {
   if (env.kind == "root") return InspectRoot(env.root);

@@ -67,6 +67,9 @@ class EnvRegistry {
 //! no expansions. INVALID_ARGUMENT for an unterminated quote.
 Result<std::vector<std::string>> SplitCommandLine(const std::string& text);
 
+//! The "model" component's migrations (environments and artifacts share them).
+const std::vector<std::string>& ModelMigrations();
+
 //! Image names: 1..255 printable characters without whitespace or quotes.
 Status ValidateImageName(const std::string& image);
 

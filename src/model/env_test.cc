@@ -17,20 +17,13 @@ using testing::Capture;
 using testing::TempDir;
 using testing::WriteText;
 
-// Writes a dist-info directory as pip would.
-void AddDistInfo(const std::string& site, const std::string& name, const std::string& version) {
-  WriteText(site + "/" + name + "-" + version + ".dist-info/METADATA",
-            "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version +
-                "\nSummary: test\n\nLong description: Version: 0.0\n");
-}
+using testing::AddDistInfo;
 
-// A venv of /usr/bin/python3 (no pip needed) with torch 1.13.1, Scikit_Learn as an egg-info
-// file and PyYAML as an egg-info directory.
+// A venv with torch 1.13.1, Scikit_Learn as an egg-info file and PyYAML as an egg-info
+// directory, and no system packages.
 std::string MakeVenv(const TempDir& dir) {
   std::string venv = dir / "venv";
-  std::string cmd = std::string(testing::kSystemPython) + " -m venv --without-pip " + venv;
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  std::string site = Capture(venv + "/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"], end=\"\")'");
+  std::string site = testing::MakeVenv(venv, /*system_site=*/false);
   AddDistInfo(site, "torch", "1.13.1");
   AddDistInfo(site, "numpy", "1.26.0+local.7");
   WriteText(site + "/Scikit_Learn-1.3.0-py3.11.egg-info",

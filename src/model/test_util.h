@@ -57,4 +57,21 @@ inline void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
+//! Writes a dist-info directory as pip would.
+inline void AddDistInfo(const std::string& site, const std::string& name,
+                        const std::string& version) {
+  WriteText(site + "/" + name + "-" + version + ".dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version +
+                "\nSummary: test\n\nLong description: Version: 0.0\n");
+}
+
+//! A venv of /usr/bin/python3 at `venv` (no pip needed); returns its site-packages.
+//! With `system_site` it also sees Debian's packages (numpy).
+inline std::string MakeVenv(const std::string& venv, bool system_site) {
+  std::string cmd = std::string(kSystemPython) + " -m venv --without-pip " +
+                    (system_site ? "--system-site-packages " : "") + venv;
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return Capture(venv + "/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"], end=\"\")'");
+}
+
 }  // namespace rsl::model::testing

@@ -1,0 +1,39 @@
+#include "model/dependencies.h"
+
+#include "model/pep.h"
+
+namespace rsl::model {
+namespace {
+
+const Package* Lookup(const spec::Dependency& dep, const Inspection& env) {
+  if (const Package* p = env.FindPython(NormalizeName(dep.name))) return p;
+  return env.FindDpkg(dep.name);
+}
+
+}  // namespace
+
+std::vector<std::string> DependencyDifferences(const std::vector<spec::Dependency>& declared,
+                                               const Inspection& environment) {
+  std::vector<std::string> out;
+  for (const auto& dep : declared) {
+    const Package* p = Lookup(dep, environment);
+    if (p == nullptr) {
+      out.push_back(dep.name + ": not installed");
+      continue;
+    }
+    bool ok = p->kind == "python" ? VersionMatches(dep.version, p->version)
+                                  : dep.version == p->version;
+    if (!ok) {
+      out.push_back(dep.name + ": declared " + dep.version + ", environment has " + p->version);
+    }
+  }
+  return out;
+}
+
+size_t CountPresent(const std::vector<spec::Dependency>& declared, const Inspection& environment) {
+  size_t n = 0;
+  for (const auto& dep : declared) n += Lookup(dep, environment) != nullptr ? 1 : 0;
+  return n;
+}
+
+}  // namespace rsl::model

@@ -1,0 +1,380 @@
+#include "model/model_hooks.h"
+
+#include <atomic>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "model/artifact_store.h"
+#include "model/dependencies.h"
+#include "model/env_registry.h"
+#include "model/fingerprint.h"
+#include "model/signature.h"
+#include "spec/canonical.h"
+
+namespace rsl::model {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+SourcePos PosOf(const spec::Workload& w, std::string path) {
+  while (!path.empty()) {
+    auto it = w.positions.find(path);
+    if (it != w.positions.end()) return it->second;
+    auto cut = path.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    path.resize(cut);
+  }
+  return SourcePos{w.source_file, 0, 0};
+}
+
+std::string StepPath(size_t i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
+
+// Several errors of one kind become one: the first one's place, every message.
+Error Combine(const Errors& errors) {
+  Error first = errors.front();
+  if (errors.size() == 1) return first;
+  std::vector<std::string> parts;
+  for (const auto& e : errors) {
+    std::string where = e.pos.ToString();
+    parts.push_back((where.empty() || where == first.pos.file ? "" : where + ": ") + e.message);
+  }
+  first.message = Join(parts, "; ");
+  return first;
+}
+
+std::string Dirname(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+void PrependPath(std::map<std::string, std::string>* env, const std::string& var,
+                 const std::vector<std::string>& dirs, const std::string& fallback) {
+  if (dirs.empty()) return;
+  std::string joined = Join(dirs, ":");
+  auto it = env->find(var);
+  std::string rest = it != env->end() ? it->second : fallback;
+  (*env)[var] = rest.empty() ? joined : joined + ":" + rest;
+}
+
+// Registry and store are opened on first use and kept (each hook has its own connection).
+class Lazy {
+ public:
+  explicit Lazy(std::string state_dir) : state_dir_(std::move(state_dir)) {}
+  Result<EnvRegistry*> registry() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!registry_) {
+      auto r = EnvRegistry::Open(state_dir_);
+      if (!r.ok()) return r.error();
+      registry_ = std::move(r).value();
+    }
+    return registry_.get();
+  }
+  Result<ArtifactStore*> artifacts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!artifacts_) {
+      auto s = ArtifactStore::Open(state_dir_);
+      if (!s.ok()) return s.error();
+      artifacts_ = std::move(s).value();
+    }
+    return artifacts_.get();
+  }
+
+ private:
+  std::string state_dir_;
+  std::mutex mu_;
+  std::unique_ptr<EnvRegistry> registry_;   // GUARDED_BY(mu_) until set
+  std::unique_ptr<ArtifactStore> artifacts_;
+};
+
+class EnvironmentAdmission : public engine::AdmissionCheck {
+ public:
+  explicit EnvironmentAdmission(std::string state_dir) : lazy_(std::move(state_dir)) {}
+  std::string name() const override { return "model"; }
+
+  Status Check(const engine::RunInfo& run, engine::AdmissionReport* report) override {
+    const spec::Workload& w = *run.workload;
+    auto reg = lazy_.registry();
+    if (!reg.ok()) return reg.status();
+
+    // 1. Every image is registered.
+    std::map<std::string, Environment> envs;
+    json env_report = json::array();
+    for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+      const auto& step = w.pipeline.steps[i];
+      if (step.image.empty() || envs.count(step.image)) continue;
+      auto env = (*reg)->Get(step.image);
+      if (!env.ok()) {
+        Error e = env.error();
+        e.message = "step " + Quote(step.name) + ": " + e.message;
+        e.Path(StepPath(i) + ".image").At(PosOf(w, StepPath(i) + ".image"));
+        report->event_reason = "ImagePullBackOff";
+        report->event_message = e.message;
+        return e;
+      }
+      envs.emplace(step.image, std::move(env).value());
+    }
+
+    // 2. Declared outputs agree with the signature.
+    Errors contradictions = CheckDeclaredOutputs(w);
+    if (!contradictions.empty()) {
+      Error e = Combine(contradictions);
+      report->event_reason = "OutputSchemaMismatch";
+      report->event_message = e.message;
+      return e;
+    }
+
+    // 3. Dependencies, against each environment as it is now.
+    std::map<std::string, Inspection> live;
+    for (const auto& [image, env] : envs) {
+      auto ins = EnvRegistry::InspectNow(env);
+      if (!ins.ok()) {
+        Error e(codes::kImageNotFound,
+                "image " + Quote(image) + " cannot be inspected: " + ins.error().message);
+        e.Value(image).Hint("re-register it: seedctl env register " + image + " --python PATH");
+        report->event_reason = "ImagePullBackOff";
+        report->event_message = e.message;
+        return e;
+      }
+      env_report.push_back({{"image", image},
+                            {"kind", env.kind},
+                            {"digest", ins->digest},
+                            {"registeredDigest", env.inspection.digest},
+                            {"packages", ins->packages.size()}});
+      live.emplace(image, std::move(ins).value());
+    }
+    json checked = json::array();
+    size_t pins = 0;
+    if (w.model && !w.model->dependencies.empty()) {
+      pins = w.model->dependencies.size();
+      std::vector<std::string> problems;
+      for (size_t i : ModelSteps(w, live)) {
+        const auto& step = w.pipeline.steps[i];
+        checked.push_back(step.name);
+        auto diffs = DependencyDifferences(w.model->dependencies, live.at(step.image));
+        if (diffs.empty()) continue;
+        problems.push_back("step " + Quote(step.name) + " (image " + Quote(step.image) + "): " +
+                           Join(diffs, "; "));
+      }
+      if (!problems.empty()) {
+        Error e(codes::kModelDependencyMismatch, Join(problems, "; "));
+        e.Path("spec.model.dependencies").At(PosOf(w, "spec.model.dependencies"));
+        e.Hint("install the pinned versions and re-register the image, or change the pins");
+        report->event_reason = "ModelDependencyMismatch";
+        report->event_message = e.message;
+        report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
+        return e;
+      }
+    }
+    report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
+    report->event_message = std::to_string(envs.size()) + " image(s) registered" +
+                            (pins > 0 ? "; " + std::to_string(pins) + " pinned dependencies hold in " +
+                                            std::to_string(checked.size()) + " step(s)"
+                                      : "");
+    return Status::Ok();
+  }
+
+ private:
+  Lazy lazy_;
+};
+
+class ModelHook : public engine::StepHook {
+ public:
+  explicit ModelHook(std::string state_dir) : lazy_(std::move(state_dir)) {}
+  std::string name() const override { return "model"; }
+
+  Status BeforeStep(const engine::RunInfo& run, const spec::Step& step,
+                    backend::LaunchSpec* launch) override {
+    if (step.image.empty()) return Status::Ok();
+    auto reg = lazy_.registry();
+    if (!reg.ok()) return reg.status();
+    auto env = (*reg)->Get(step.image);
+    if (!env.ok()) return env.status();
+    if (launch->argv.empty()) {
+      if (env->entrypoint.empty()) {
+        return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command and image " +
+                                              Quote(step.image) + " has no entrypoint")
+            .Hint("add command: [...] to the step, or register the image with --entrypoint");
+      }
+      launch->argv = env->entrypoint;
+      launch->argv.insert(launch->argv.end(), step.args.begin(), step.args.end());
+    }
+    std::vector<std::string> path_dirs;
+    std::string interpreter;
+    if (env->kind == "python") {
+      interpreter = env->python;
+      if (interpreter.find('/') != std::string::npos) path_dirs.push_back(Dirname(interpreter));
+    } else {
+      interpreter = env->inspection.interpreter;
+      for (const char* bin : {"/usr/local/bin", "/usr/bin", "/bin"}) {
+        if (IsDirectory(env->root + bin)) path_dirs.push_back(env->root + bin);
+      }
+      PrependPath(&launch->env, "PYTHONPATH", env->inspection.search_path, "");
+    }
+    if (!interpreter.empty() && IsPythonCommand(launch->argv[0])) launch->argv[0] = interpreter;
+    PrependPath(&launch->env, "PATH", path_dirs, kDefaultPath);
+    // The check ran without the user site directory; the step must not see it either.
+    launch->env["PYTHONNOUSERSITE"] = "1";
+    launch->env["RSL_IMAGE"] = step.image;
+    return Status::Ok();
+  }
+
+  void OnStepStarted(const engine::RunInfo& run, const spec::Step& step,
+                     const backend::LaunchSpec& launch, engine::RunControl* control) override {
+    if (control) control_.store(control);
+  }
+
+  Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
+                   const engine::StepOutcome& outcome) override {
+    if (outcome.exit.kind != backend::ExitKind::kSucceeded) return Status::Ok();
+    const spec::Workload& w = *run.workload;
+    if (!w.model) return Status::Ok();
+    const spec::ModelSpec& model = *w.model;
+
+    OutputCheck check = CheckOutputDir(model, outcome.staging_dir);
+    if (!check.errors.empty()) return Combine(check.errors);
+
+    auto files = FindModelFiles(outcome.staging_dir, &model);
+    if (!files.ok()) return files.status();
+    if (files->empty()) return Status::Ok();
+    auto fp = ComputeFingerprint(outcome.staging_dir, *files);
+    if (!fp.ok()) return fp.status();
+    if (!model.build_fingerprint.empty() && ToLower(model.build_fingerprint) != fp->digest) {
+      Error e(codes::kModelFingerprintMismatch,
+              "step " + Quote(step.name) + " produced a model with fingerprint " + fp->digest +
+                  ", buildFingerprint is " + model.build_fingerprint + " (" +
+                  std::to_string(fp->files.size()) + " file(s): " + Join(*files, ", ") + ")");
+      e.Path("spec.model.buildFingerprint").At(PosOf(w, "spec.model.buildFingerprint"));
+      e.Value(fp->digest);
+      e.Hint("the build is not reproducible; if the change is intended, pin buildFingerprint: \"" +
+             fp->digest + "\"");
+      Emit(run.run_id, step.name, "ModelFingerprintMismatch", e.message);
+      return e;
+    }
+    return Record(run, step, model, *fp, outcome.staging_dir);
+  }
+
+  void AfterRun(const engine::RunInfo& run, const std::string& phase,
+                const std::string& committed_uri) override {
+    auto store = lazy_.artifacts();
+    if (!store.ok()) return;
+    if (!committed_uri.empty()) {
+      (void)(*store)->Commit(run.run_id, DirToUri(committed_uri));
+    } else {
+      (void)(*store)->Discard(run.run_id);
+    }
+  }
+
+ private:
+  Status Record(const engine::RunInfo& run, const spec::Step& step, const spec::ModelSpec& model,
+                const Fingerprint& fp, const std::string& staging_dir) {
+    const spec::Workload& w = *run.workload;
+    ModelArtifact a;
+    a.name = w.name;
+    a.namespace_ = w.namespace_;
+    a.version = model.version;
+    a.framework = model.framework;
+    for (const auto& d : model.dependencies) a.dependencies.push_back(d.ToString());
+    a.signature_json = SignatureJson(model);
+    a.fingerprint = fp.digest;
+    a.build_fingerprint = model.build_fingerprint;
+    a.files = fp.files;
+    a.uri = DirToUri(staging_dir);
+    a.state = kArtifactStaged;
+    a.step = step.name;
+    a.run_id = run.run_id;
+    a.workload_id = run.workload_id;
+    a.spec_digest = spec::SpecDigest(w);
+    a.image = step.image;
+    if (!step.image.empty()) {
+      auto reg = lazy_.registry();
+      if (reg.ok()) {
+        auto env = (*reg)->Get(step.image);
+        if (env.ok()) {
+          auto ins = EnvRegistry::InspectNow(*env);
+          a.environment_digest = ins.ok() ? ins->digest : env->inspection.digest;
+        }
+      }
+    }
+    if (w.data.input) {
+      // The data layer's full DataDescriptor is not handed to step hooks yet; record what
+      // the spec says about the input.
+      a.input_descriptors_json.push_back(
+          json{{"uri", w.data.input->uri}, {"format", w.data.input->format},
+               {"schema", w.data.input->schema_text}}
+              .dump());
+    }
+    auto store = lazy_.artifacts();
+    if (!store.ok()) return store.status();
+    auto id = (*store)->Record(a);
+    if (!id.ok()) return id.status();
+    Emit(run.run_id, step.name, "ModelRecorded",
+         "model " + w.name + ":" + model.version + " fingerprint " + fp.digest + " (" +
+             std::to_string(fp.files.size()) + " file(s))" +
+             (model.build_fingerprint.empty() ? "; pin it with spec.model.buildFingerprint"
+                                              : "; matches buildFingerprint"));
+    return Status::Ok();
+  }
+
+  static std::string SignatureJson(const spec::ModelSpec& model) {
+    auto tensors = [](const std::vector<spec::TensorSpec>& list) {
+      json out = json::array();
+      for (const auto& t : list) {
+        json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
+        if (t.range) j["constraints"] = {{"range", {t.range->first, t.range->second}}};
+        out.push_back(j);
+      }
+      return out;
+    };
+    return json{{"inputs", tensors(model.inputs)}, {"outputs", tensors(model.outputs)}}.dump();
+  }
+
+  void Emit(const std::string& run_id, const std::string& step, const std::string& reason,
+            const std::string& message) {
+    if (engine::RunControl* c = control_.load()) c->EmitEvent(run_id, step, reason, message);
+  }
+
+  Lazy lazy_;
+  std::atomic<engine::RunControl*> control_{nullptr};
+};
+
+}  // namespace
+
+bool IsPythonCommand(const std::string& argv0) {
+  static const std::regex re(R"(python(3(\.[0-9]+)?)?)");
+  return std::regex_match(argv0, re);
+}
+
+std::vector<size_t> ModelSteps(const spec::Workload& w,
+                               const std::map<std::string, Inspection>& environments) {
+  std::vector<size_t> declaring, holding, all;
+  for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+    const auto& step = w.pipeline.steps[i];
+    if (step.image.empty()) continue;
+    all.push_back(i);
+    if (!step.outputs.empty()) declaring.push_back(i);
+    auto it = environments.find(step.image);
+    if (w.model && it != environments.end() && CountPresent(w.model->dependencies, it->second) > 0) {
+      holding.push_back(i);
+    }
+  }
+  if (!declaring.empty()) return declaring;
+  if (!holding.empty()) return holding;
+  return all;
+}
+
+std::shared_ptr<engine::AdmissionCheck> EnvironmentAdmissionCheck(const std::string& state_dir) {
+  return std::make_shared<EnvironmentAdmission>(state_dir);
+}
+
+std::shared_ptr<engine::StepHook> ModelStepHook(const std::string& state_dir) {
+  return std::make_shared<ModelHook>(state_dir);
+}
+
+}  // namespace rsl::model

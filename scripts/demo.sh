@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# `make demo`: seed 000 §4's daily fraud-detection workload, end to end, on this machine.
+#
+# Installs what is missing (scripts/install-deps.sh), builds (`make build`), starts
+# rsl-controller in the background with a fresh state directory on a free loopback port,
+# creates a token, registers the datasources and the environments, generates the day's
+# transactions, submits examples/fraud-detect/fraud-detect-workload.yaml with
+# `seedctl workload submit`, watches it to the end (progress bars on a terminal), then prints
+# `status`, `lineage` and the model's fingerprint, and stops the controller. Exits non-zero
+# if any of it fails (the workload not SUCCEEDED included).
+#
+# Knobs (environment):
+#   ROWS=1000000     transactions to generate (the pinned buildFingerprint is for 1,000,000;
+#                    other sizes drop it from the submitted copy, and say so)
+#   NO_PATTERN=1     generate without the planted fraud pattern: the AUC gate skips validate
+#   DEMO_DIR=.rsl-demo   where the state directory, data and outputs go (wiped first)
+#   SKIP_DEPS=1      do not run scripts/install-deps.sh
+#   SKIP_BUILD=1     do not run `make build`
+#   BIN_DIR=build/bin    where seedctl and rsl-controller are
+#   KEEP=1           leave the controller running at the end (prints how to stop it)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+ROWS=${ROWS:-1000000}
+DEFAULT_ROWS=1000000
+DEMO_DIR=${DEMO_DIR:-$here/.rsl-demo}
+BIN_DIR=${BIN_DIR:-$here/build/bin}
+EXAMPLE=$here/examples/fraud-detect
+PY=/usr/bin/python3          # Debian's interpreter: it has python3-numpy
+# How long the controller may take to answer after start, and the whole workload (the
+# workload's own timeout is 20m; the demo at its default size takes well under a minute).
+READY_TIMEOUT_S=30
+
+t_start=$(date +%s)
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
+
+if [ "${SKIP_DEPS:-0}" != 1 ]; then
+  say "install what is missing (scripts/install-deps.sh)"
+  bash scripts/install-deps.sh
+fi
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  say "build (make build)"
+  make build
+fi
+SEEDCTL=$BIN_DIR/seedctl
+CONTROLLER=$BIN_DIR/rsl-controller
+[ -x "$SEEDCTL" ] || die "$SEEDCTL not found (build first: make build)"
+[ -x "$CONTROLLER" ] || die "$CONTROLLER not found (build first: make build)"
+
+# A fresh demo directory: state, the "HDFS" and "Ceph" directories the local datasources map.
+rm -rf "$DEMO_DIR"
+mkdir -p "$DEMO_DIR"
+STATE=$DEMO_DIR/state
+HDFS_ROOT=$DEMO_DIR/hdfs-ns1
+CEPH_ROOT=$DEMO_DIR/ceph-models
+mkdir -p "$STATE" "$HDFS_ROOT" "$CEPH_ROOT"
+chmod 700 "$STATE"
+
+port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+SERVER=http://127.0.0.1:$port
+
+say "start rsl-controller on 127.0.0.1:$port (state: $STATE)"
+"$CONTROLLER" --listen "127.0.0.1:$port" --state-dir "$STATE" \
+  --node-file "$EXAMPLE/nodes.yaml" >"$DEMO_DIR/controller.log" 2>&1 &
+controller_pid=$!
+stop_controller() {
+  if [ -n "${controller_pid:-}" ] && kill -0 "$controller_pid" 2>/dev/null; then
+    kill -TERM "$controller_pid" 2>/dev/null || true
+    wait "$controller_pid" 2>/dev/null || true
+  fi
+}
+if [ "${KEEP:-0}" != 1 ]; then
+  trap stop_controller EXIT
+fi
+
+say "create a token (seedctl token create)"
+token_out=$("$SEEDCTL" token create --state-dir "$STATE" --namespace default --role admin)
+export SEEDCTL_TOKEN=$(printf '%s\n' "$token_out" | tail -n 1)
+export SEEDCTL_SERVER=$SERVER
+[ -n "$SEEDCTL_TOKEN" ] || die "token create printed no token"
+echo "token: (in SEEDCTL_TOKEN; not printed)"
+
+deadline=$(( $(date +%s) + READY_TIMEOUT_S ))
+until "$SEEDCTL" cluster status >/dev/null 2>&1; do
+  kill -0 "$controller_pid" 2>/dev/null || { cat "$DEMO_DIR/controller.log" >&2; die "rsl-controller exited"; }
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$DEMO_DIR/controller.log" >&2; die "rsl-controller not ready after ${READY_TIMEOUT_S}s"; }
+  sleep 0.2
+done
+"$SEEDCTL" cluster status
+
+say "register the datasources: hdfs://ns1 and ceph://models as local directories"
+"$SEEDCTL" datasource register local --name hdfs-ns1 --authority hdfs://ns1 --path "$HDFS_ROOT"
+"$SEEDCTL" datasource register local --name ceph-models --authority ceph://models --path "$CEPH_ROOT"
+"$SEEDCTL" datasource list
+
+say "register the environments the steps name (Debian's python3 with numpy)"
+# image/python3 is Debian's /usr/bin/python3 started in the example's folder (the "image's
+# WORKDIR", where ingest.py and the other programs are).
+for image in volc/ingest:v1.0 volc/preprocess-fraud:v1.1 volc/train-fraud-pytorch:v2.1 \
+             volc/validate-fraud:v1.0; do
+  "$SEEDCTL" env register "$image" --python "$EXAMPLE/image/python3"
+done
+"$SEEDCTL" env list
+
+say "generate the day's transactions ($ROWS rows)"
+gen_flags=(--out "$HDFS_ROOT" --rows "$ROWS")
+[ "${NO_PATTERN:-0}" = 1 ] && gen_flags+=(--no-pattern)
+$PY "$EXAMPLE/gen_transactions.py" "${gen_flags[@]}"
+
+workload=$EXAMPLE/fraud-detect-workload.yaml
+if [ "$ROWS" != "$DEFAULT_ROWS" ] || [ "${NO_PATTERN:-0}" = 1 ]; then
+  # The pinned fingerprint is the model of the default data; another day gives another model.
+  workload=$DEMO_DIR/fraud-detect-workload.yaml
+  grep -v '^ *buildFingerprint:' "$EXAMPLE/fraud-detect-workload.yaml" >"$workload"
+  echo "note: data differs from the default, so the submitted copy has no buildFingerprint"
+fi
+
+say "seedctl workload submit -f $(basename "$workload")"
+t_submit=$(date +%s.%N)
+submit_out=$("$SEEDCTL" workload submit -f "$workload")
+printf '%s\n' "$submit_out"
+id=$(printf '%s\n' "$submit_out" | sed -n 's/^ *ID: *\(wl-[0-9a-z-]*\).*/\1/p' | head -n 1)
+[ -n "$id" ] || die "no workload id in the submit output"
+
+say "seedctl workload status --id $id --watch"
+"$SEEDCTL" workload status --id "$id" --watch || true
+t_done=$(date +%s.%N)
+
+say "seedctl workload status --id $id"
+status_out=$("$SEEDCTL" workload status --id "$id")
+printf '%s\n' "$status_out"
+
+say "seedctl workload lineage --id $id"
+"$SEEDCTL" workload lineage --id "$id"
+
+say "the model's fingerprint"
+"$SEEDCTL" model list
+
+phase=$("$SEEDCTL" workload status --id "$id" -o json | $PY -c \
+  'import json,sys; d=json.load(sys.stdin); print(d.get("status", {}).get("phase", d.get("phase", "")))')
+elapsed=$($PY -c "print('%.1f' % ($t_done - $t_submit))")
+echo
+echo "workload $id: $phase (submit to finished: ${elapsed} s; demo total: $(( $(date +%s) - t_start )) s)"
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "controller still running: pid $controller_pid, SEEDCTL_SERVER=$SERVER; stop it with: kill $controller_pid"
+fi
+[ "$phase" = SUCCEEDED ] || die "workload $id ended $phase"

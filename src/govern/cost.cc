@@ -1,0 +1,364 @@
+#include "govern/cost.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "govern/k8s_objects.h"
+
+namespace rsl::govern {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kMsPerHour = 3600.0 * 1000;
+constexpr double kBytesPerGiB = 1024.0 * 1024 * 1024;
+constexpr char kPricingAnnotation[] = "rsl.cost/pricing";
+constexpr char kDeviceAnnotation[] = "rsl.cost/device-model";
+//! The label keys cost reports group by (SPEC.md metadata.labels).
+const std::vector<std::string>& GroupKeys() {
+  static const std::vector<std::string> k = {"team", "project", "model", "stage", "namespace",
+                                             "workload", "run"};
+  return k;
+}
+
+}  // namespace
+
+const std::vector<std::string>& GovernMigrations() {
+  static const std::vector<std::string> m = {
+      R"(CREATE TABLE govern_step_costs(
+           id INTEGER PRIMARY KEY,
+           ended_at_ms INTEGER NOT NULL,
+           run_id TEXT NOT NULL, workload_id TEXT NOT NULL, workload TEXT NOT NULL,
+           namespace TEXT NOT NULL, step TEXT NOT NULL, attempt INTEGER NOT NULL,
+           labels_json TEXT NOT NULL, pricing TEXT NOT NULL, exit_kind TEXT NOT NULL,
+           currency TEXT NOT NULL, metrics_json TEXT NOT NULL,
+           device_model TEXT NOT NULL, gpus REAL NOT NULL, hours REAL NOT NULL,
+           cpu_cores REAL NOT NULL, memory_gib REAL NOT NULL,
+           gpu_cost REAL NOT NULL, cpu_cost REAL NOT NULL, memory_cost REAL NOT NULL,
+           total_cost REAL NOT NULL);
+         CREATE INDEX govern_step_costs_ended ON govern_step_costs(ended_at_ms);)",
+      R"(CREATE TABLE govern_policies(
+           name TEXT PRIMARY KEY, source TEXT NOT NULL, yaml TEXT NOT NULL,
+           applied_at_ms INTEGER NOT NULL);
+         CREATE TABLE govern_policy_actions(
+           id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, run_id TEXT NOT NULL,
+           step TEXT NOT NULL, attempt INTEGER NOT NULL, rule TEXT NOT NULL,
+           action TEXT NOT NULL, detail TEXT NOT NULL);)",
+  };
+  return m;
+}
+
+Result<StepCost> ComputeStepCost(const StepUsage& u, const PriceTable& prices) {
+  StepCost c;
+  c.hours = std::max<int64_t>(u.wall_ms, 0) / kMsPerHour;
+  double used_cores = u.wall_ms > 0 ? static_cast<double>(u.cpu_used_ms) / u.wall_ms : 0;
+  c.cpu_cores = std::max(u.cpu_request_millis / 1000.0, used_cores);
+  c.memory_gib = std::max(u.memory_request_bytes, u.peak_memory_bytes) / kBytesPerGiB;
+  c.gpus = static_cast<double>(u.gpus);
+  c.device_model = prices.MatchDevice(u.device_model);
+  if (c.device_model.empty()) c.device_model = kDefaultDevice;
+  if (u.gpus > 0) {
+    Result<double> p = prices.DevicePrice(c.device_model, u.pricing);
+    if (!p.ok()) return p.error();
+    c.gpu_cost = c.gpus * c.hours * *p;
+  }
+  c.cpu_cost = c.cpu_cores * c.hours * prices.CpuPrice(u.pricing);
+  c.memory_cost = c.memory_gib * c.hours * prices.MemoryPrice(u.pricing);
+  c.total = c.gpu_cost + c.cpu_cost + c.memory_cost;
+  return c;
+}
+
+Result<std::unique_ptr<CostStore>> CostStore::Open(const std::string& state_dir) {
+  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
+  Result<std::unique_ptr<Db>> db = Db::Open(StateDbPath(state_dir));
+  if (!db.ok()) return db.error();
+  RSL_RETURN_IF_ERROR((*db)->Migrate("govern", GovernMigrations()));
+  return std::unique_ptr<CostStore>(new CostStore(std::move(*db)));
+}
+
+Status CostStore::Record(const CostRecord& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Stmt> st = db_->Prepare(
+      "INSERT INTO govern_step_costs(ended_at_ms, run_id, workload_id, workload, namespace, step,"
+      " attempt, labels_json, pricing, exit_kind, currency, metrics_json, device_model, gpus,"
+      " hours, cpu_cores, memory_gib, gpu_cost, cpu_cost, memory_cost, total_cost)"
+      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!st.ok()) return st.error();
+  json labels = r.labels;
+  st->Bind(1, r.ended_at_ms).Bind(2, r.run_id).Bind(3, r.workload_id).Bind(4, r.workload)
+      .Bind(5, r.namespace_).Bind(6, r.step).Bind(7, static_cast<int64_t>(r.attempt))
+      .Bind(8, labels.dump()).Bind(9, r.pricing).Bind(10, r.exit_kind).Bind(11, r.currency)
+      .Bind(12, r.metrics_json).Bind(13, r.cost.device_model).Bind(14, r.cost.gpus)
+      .Bind(15, r.cost.hours).Bind(16, r.cost.cpu_cores).Bind(17, r.cost.memory_gib)
+      .Bind(18, r.cost.gpu_cost).Bind(19, r.cost.cpu_cost).Bind(20, r.cost.memory_cost)
+      .Bind(21, r.cost.total);
+  return st->Run();
+}
+
+Result<std::vector<CostRecord>> CostStore::List(int64_t since_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<Stmt> st = db_->Prepare(
+      "SELECT ended_at_ms, run_id, workload_id, workload, namespace, step, attempt, labels_json,"
+      " pricing, exit_kind, currency, metrics_json, device_model, gpus, hours, cpu_cores,"
+      " memory_gib, gpu_cost, cpu_cost, memory_cost, total_cost FROM govern_step_costs"
+      " WHERE ended_at_ms >= ? ORDER BY ended_at_ms, id");
+  if (!st.ok()) return st.error();
+  st->Bind(1, since_ms);
+  std::vector<CostRecord> out;
+  while (st->Step()) {
+    CostRecord r;
+    r.ended_at_ms = st->Int(0);
+    r.run_id = st->Text(1);
+    r.workload_id = st->Text(2);
+    r.workload = st->Text(3);
+    r.namespace_ = st->Text(4);
+    r.step = st->Text(5);
+    r.attempt = static_cast<int>(st->Int(6));
+    json labels = json::parse(st->Text(7), nullptr, false);
+    if (labels.is_object()) {
+      for (const auto& [k, v] : labels.items()) if (v.is_string()) r.labels[k] = v;
+    }
+    r.pricing = st->Text(8);
+    r.exit_kind = st->Text(9);
+    r.currency = st->Text(10);
+    r.metrics_json = st->Text(11);
+    r.cost.device_model = st->Text(12);
+    r.cost.gpus = st->Double(13);
+    r.cost.hours = st->Double(14);
+    r.cost.cpu_cores = st->Double(15);
+    r.cost.memory_gib = st->Double(16);
+    r.cost.gpu_cost = st->Double(17);
+    r.cost.cpu_cost = st->Double(18);
+    r.cost.memory_cost = st->Double(19);
+    r.cost.total = st->Double(20);
+    out.push_back(std::move(r));
+  }
+  if (!st->status().ok()) return st->status().error();
+  return out;
+}
+
+Result<std::vector<CostGroup>> GroupCosts(const std::vector<CostRecord>& records,
+                                          const std::string& by) {
+  const auto& keys = GroupKeys();
+  if (std::find(keys.begin(), keys.end(), by) == keys.end()) {
+    std::string near = ClosestMatch(by, keys);
+    return Error(codes::kInvalidArgument, "cannot group by " + Quote(by))
+        .Path("--by")
+        .Value(by)
+        .Hint(near.empty() ? "use one of " + Join(keys, ", ") : "did you mean " + Quote(near) + "?");
+  }
+  std::map<std::string, CostGroup> groups;
+  for (const auto& r : records) {
+    std::string key;
+    if (by == "namespace") key = r.namespace_;
+    else if (by == "workload") key = r.workload;
+    else if (by == "run") key = r.run_id;
+    else if (r.labels.count(by)) key = r.labels.at(by);
+    if (key.empty()) key = "<none>";
+    CostGroup& g = groups[key];
+    g.key = key;
+    g.steps++;
+    g.gpu_hours += r.cost.gpus * r.cost.hours;
+    g.cpu_core_hours += r.cost.cpu_cores * r.cost.hours;
+    g.memory_gib_hours += r.cost.memory_gib * r.cost.hours;
+    g.gpu_cost += r.cost.gpu_cost;
+    g.cpu_cost += r.cost.cpu_cost;
+    g.memory_cost += r.cost.memory_cost;
+    g.total += r.cost.total;
+  }
+  std::vector<CostGroup> out;
+  for (auto& [k, g] : groups) out.push_back(g);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CostGroup& a, const CostGroup& b) { return a.total > b.total; });
+  return out;
+}
+
+std::vector<MetricCostRow> CostPerMetric(const std::vector<CostRecord>& records,
+                                         const std::string& metric, bool lower_is_better) {
+  struct Run {
+    std::string workload, run_id;
+    int64_t first_ms = 0;
+    double cost = 0;
+    bool has_metric = false;
+    double metric = 0;
+  };
+  std::map<std::string, Run> runs;  // run_id -> run
+  for (const auto& r : records) {
+    Run& run = runs[r.run_id];
+    if (run.run_id.empty()) {
+      run.run_id = r.run_id;
+      run.workload = r.workload;
+      run.first_ms = r.ended_at_ms;
+    }
+    run.cost += r.cost.total;
+    json m = json::parse(r.metrics_json, nullptr, false);
+    // The last step that reports the metric decides (usually the evaluation step).
+    if (m.is_object() && m.contains(metric) && m[metric].is_number()) {
+      run.has_metric = true;
+      run.metric = m[metric].get<double>();
+    }
+  }
+  std::map<std::string, std::vector<Run>> by_workload;
+  for (auto& [id, run] : runs) by_workload[run.workload].push_back(run);
+  std::vector<MetricCostRow> out;
+  for (auto& [w, rs] : by_workload) {
+    std::stable_sort(rs.begin(), rs.end(), [](const Run& a, const Run& b) { return a.first_ms < b.first_ms; });
+    const Run* prev = nullptr;
+    for (const auto& run : rs) {
+      if (!run.has_metric) continue;
+      MetricCostRow row;
+      row.workload = w;
+      row.run_id = run.run_id;
+      row.run_cost = run.cost;
+      row.metric = run.metric;
+      if (prev) {
+        row.has_previous = true;
+        row.previous_run_id = prev->run_id;
+        row.previous_metric = prev->metric;
+        double delta = lower_is_better ? prev->metric - run.metric : run.metric - prev->metric;
+        if (delta > 0) {
+          row.improved = true;
+          row.cost_per_hundredth = run.cost / (delta / 0.01);
+        }
+      }
+      out.push_back(row);
+      prev = &run;
+    }
+  }
+  return out;
+}
+
+Result<Strategy> ReadStrategy(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  YAML::Node root;
+  try {
+    root = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return Error(codes::kSpecParseError, e.msg).At(SourcePos{path, e.mark.line + 1, e.mark.column + 1});
+  }
+  Strategy s;
+  s.file = path;
+  if (!root.IsMap() || !root["metadata"] || !root["metadata"]["name"]) {
+    return Error(codes::kSpecInvalid, "metadata.name is required")
+        .At(SourcePos{path, 1, 1})
+        .Path("metadata.name")
+        .Hint("cost compare reads AIWorkload files");
+  }
+  s.name = root["metadata"]["name"].as<std::string>();
+  auto ann = root["metadata"]["annotations"];
+  if (ann && ann.IsMap()) {
+    if (ann[kPricingAnnotation]) s.pricing = ann[kPricingAnnotation].as<std::string>();
+    if (ann[kDeviceAnnotation]) s.device_model = ann[kDeviceAnnotation].as<std::string>();
+  }
+  auto read = [&](const YAML::Node& res, const std::string& where, Strategy* out) -> Status {
+    if (!res || !res.IsMap()) return Status::Ok();
+    auto pos = [&](const YAML::Node& n) { return SourcePos{path, n.Mark().line + 1, n.Mark().column + 1}; };
+    if (res["cpu"]) {
+      Result<long double> v = ParseQuantity(res["cpu"].Scalar());
+      if (!v.ok()) return Error(v.error()).At(pos(res["cpu"])).Path(where + ".cpu");
+      out->cpu_cores = static_cast<double>(*v);
+    }
+    if (res["memory"]) {
+      Result<long double> v = ParseQuantity(res["memory"].Scalar());
+      if (!v.ok()) return Error(v.error()).At(pos(res["memory"])).Path(where + ".memory");
+      out->memory_gib = static_cast<double>(*v) / kBytesPerGiB;
+    }
+    if (res["gpu"]) {
+      const YAML::Node g = res["gpu"];
+      const YAML::Node count = g.IsMap() ? g["count"] : g;
+      if (count && count.IsScalar()) {
+        Result<long double> v = ParseQuantity(count.Scalar());
+        if (!v.ok()) return Error(v.error()).At(pos(count)).Path(where + ".gpu");
+        out->gpus = static_cast<int64_t>(*v);
+      }
+      if (g.IsMap()) {
+        for (const char* key : {"capability", "capabilities", "model"}) {
+          const YAML::Node caps = g[key];
+          if (caps && caps.IsSequence()) {
+            for (const auto& c : caps) {
+              if (out->device_model.empty()) out->device_model = c.as<std::string>();
+            }
+          } else if (caps && caps.IsScalar() && out->device_model.empty()) {
+            out->device_model = caps.as<std::string>();
+          }
+        }
+      }
+    }
+    return Status::Ok();
+  };
+  auto spec = root["spec"];
+  if (spec && spec.IsMap()) {
+    Strategy base = s;
+    RSL_RETURN_IF_ERROR(read(spec["resources"], "spec.resources", &base));
+    s.cpu_cores = base.cpu_cores;
+    s.memory_gib = base.memory_gib;
+    s.gpus = base.gpus;
+    if (s.device_model.empty()) s.device_model = base.device_model;
+    auto steps = spec["pipeline"] ? spec["pipeline"]["steps"] : YAML::Node();
+    if (steps && steps.IsSequence()) {
+      size_t i = 0;
+      for (const auto& step : steps) {
+        Strategy st = base;
+        RSL_RETURN_IF_ERROR(read(step["resources"], "spec.pipeline.steps[" + std::to_string(i++) + "].resources", &st));
+        // The widest step decides what the strategy holds per hour.
+        s.cpu_cores = std::max(s.cpu_cores, st.cpu_cores);
+        s.memory_gib = std::max(s.memory_gib, st.memory_gib);
+        s.gpus = std::max(s.gpus, st.gpus);
+        if (s.device_model.empty()) s.device_model = st.device_model;
+      }
+    }
+  }
+  return s;
+}
+
+Result<StrategyCost> PriceStrategy(const Strategy& s, double hours, const PriceTable& prices) {
+  StrategyCost c;
+  c.strategy = s;
+  c.hours = hours;
+  double gpu = 0;
+  if (s.gpus > 0) {
+    Result<double> p = prices.DevicePrice(s.device_model, s.pricing);
+    if (!p.ok()) {
+      Error e = p.error();
+      e.message = s.file + ": " + e.message;
+      return e;
+    }
+    gpu = static_cast<double>(s.gpus) * *p;
+  }
+  c.hourly = gpu + s.cpu_cores * prices.CpuPrice(s.pricing) + s.memory_gib * prices.MemoryPrice(s.pricing);
+  c.total = c.hourly * hours;
+  return c;
+}
+
+Result<int64_t> ParseSince(const std::string& text) {
+  auto bad = [&]() {
+    return Error(codes::kInvalidArgument, "invalid duration " + Quote(text))
+        .Path("--since")
+        .Value(text)
+        .Hint("write e.g. 7d, 12h or 30m");
+  };
+  if (text.size() < 2) return bad();
+  char unit = text.back();
+  std::string num = text.substr(0, text.size() - 1);
+  char* end = nullptr;
+  double v = std::strtod(num.c_str(), &end);
+  if (!end || *end != '\0' || !(v >= 0)) return bad();
+  double ms = 0;
+  switch (unit) {
+    case 'd': ms = v * 24 * 3600 * 1000; break;
+    case 'h': ms = v * 3600 * 1000; break;
+    case 'm': ms = v * 60 * 1000; break;
+    case 's': ms = v * 1000; break;
+    default: return bad();
+  }
+  return static_cast<int64_t>(ms);
+}
+
+}  // namespace rsl::govern

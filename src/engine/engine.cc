@@ -1,34 +1,744 @@
+// The executor: one loop thread turns facts (exits, admissions, cancels) into plan
+// decisions, writes them to the store in ONE transaction per loop turn (group commit), and
+// only then acts on them (launch, stop, commit). See engine.h and docs/engine.md.
 #include "engine/engine.h"
 
+#include <nlohmann/json.hpp>
+
+#include <climits>
+#include <cstdio>
+
 #include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "engine/engine_internal.h"
+#include "sched/inventory.h"
+#include "sched/placement.h"
+#include "spec/canonical.h"
 
 namespace rsl::engine {
+namespace {
 
-// Skeleton: the implementation lands in the next commits.
-class Engine::Impl {};
+//! After a failed store write, wait this long before trying again (the disk may be full).
+constexpr int64_t kStoreRetryMs = 200;
 
-Engine::Engine(store::Store*, backend::Backend*, Hooks, Clock*, EngineOptions) {}
+// Values of a metrics JSON object for `when` (numbers, strings, booleans, lists, null).
+expr::Value FromJson(const nlohmann::json& j) {
+  expr::Value v;
+  if (j.is_boolean()) v.v = j.get<bool>();
+  else if (j.is_number()) v.v = j.get<double>();
+  else if (j.is_string()) v.v = j.get<std::string>();
+  else if (j.is_array()) {
+    expr::List list;
+    for (const auto& e : j) list.push_back(FromJson(e));
+    v.v = std::move(list);
+  }
+  return v;
+}
+
+class PlanContext : public expr::Context {
+ public:
+  explicit PlanContext(const RunPlan* plan) : plan_(plan) {}
+  std::optional<expr::Value> Lookup(const expr::Reference& ref) const override {
+    const auto& p = ref.parts;
+    if (p.size() == 2 && p[0] == "status") {
+      int i = plan_->IndexOf(p[1]);
+      if (i < 0) return std::nullopt;
+      return expr::Value{plan_->state(i).phase};
+    }
+    if (p.size() >= 4 && p[0] == "output" && p[2] == "metrics") {
+      int i = plan_->IndexOf(p[1]);
+      if (i < 0) return std::nullopt;
+      auto j = nlohmann::json::parse(plan_->state(i).metrics_json, nullptr, false);
+      for (size_t k = 3; k < p.size(); ++k) {
+        if (!j.is_object() || !j.contains(p[k])) return std::nullopt;
+        j = j[p[k]];
+      }
+      return FromJson(j);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const RunPlan* plan_;
+};
+
+}  // namespace
+
+std::string RunDir(const std::string& state_dir, const std::string& run_id) {
+  return state_dir + "/runs/" + run_id;
+}
+std::string AttemptDir(const std::string& run_dir, const std::string& step, int attempt) {
+  return run_dir + "/attempts/" + step + "/" + std::to_string(attempt);
+}
+std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt) {
+  return AttemptDir(run_dir, step, attempt) + "/log";
+}
+std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt) {
+  return run_dir + "/staging/" + step + "/" + std::to_string(attempt);
+}
+std::string DepEnvName(const std::string& step) {
+  std::string out = "RSL_INPUT_";
+  for (char c : step) {
+    char u = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+    out += ((u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')) ? u : '_';
+  }
+  return out;
+}
+
+Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
+                   EngineOptions options)
+    : store_(store), backend_(backend), hooks_(std::move(hooks)), clock_(clock),
+      opts_(std::move(options)) {}
+
+Engine::Impl::~Impl() { Stop(false); }
+
+Status Engine::Impl::Start() {
+  auto nodes = backend_->ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  nodes_ = std::move(*nodes);
+  inventory_ = nodes_;
+  backend_->on_exit = [this](const backend::AttemptExit& e) { Post(ExitMsg{e}); };
+  backend_->on_event = [this](const backend::AttemptEvent& e) { Post(EventMsg{e}); };
+  {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    durable_seq_ = store_->LastEventSeq();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = false;
+  }
+  loop_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void Engine::Impl::Stop(bool stop_steps) {
+  if (!loop_.joinable()) return;
+  if (stop_steps) {
+    std::vector<std::string> active;
+    {
+      auto runs = store_->ListRuns(store::RunFilter{"", "", true, 0});
+      if (runs.ok()) {
+        for (const auto& r : *runs) active.push_back(r.id);
+      }
+    }
+    for (const auto& id : active) (void)Cancel(id, "engine shutdown");
+    for (const auto& id : active) (void)Wait(id, opts_.stop_grace_ms + 5000);
+  }
+  std::vector<std::thread> admissions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    admissions.swap(admissions_);
+  }
+  cv_.notify_all();
+  for (auto& t : admissions) t.join();
+  loop_.join();
+  backend_->on_exit = nullptr;
+  backend_->on_event = nullptr;
+}
+
+void Engine::Impl::Post(Msg m) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inbox_.push_back(std::move(m));
+  }
+  cv_.notify_one();
+}
+
+void Engine::Impl::Loop() {
+  while (true) {
+    std::deque<Msg> msgs;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (inbox_.empty() && !stopping_) {
+        int64_t wake = INT64_MAX;
+        for (auto& [id, r] : runs_) {
+          if (r->plan) wake = std::min(wake, r->plan->NextWakeup());
+        }
+        if (!attempts_.empty()) wake = std::min(wake, next_progress_poll_);
+        int64_t now = NowMs();
+        if (wake <= now) break;
+        clock_->WaitUntil(cv_, lock, wake);
+        if (NowMs() >= wake) break;
+      }
+      if (stopping_) return;
+      msgs.swap(inbox_);
+    }
+    store::Batch batch;
+    Actions actions;
+    std::set<RunCtx*> touched;
+    for (auto& m : msgs) Handle(m, &batch, &actions, &touched);
+    // Runs with timers due, and runs waiting for resources that may have been freed.
+    int64_t now = NowMs();
+    for (auto& [id, r] : runs_) {
+      if (!r->plan) continue;
+      if (r->plan->NextWakeup() <= now || !r->plan->ready().empty()) touched.insert(r.get());
+    }
+    for (RunCtx* r : touched) Drive(r, &batch, &actions);
+    if (!attempts_.empty() && now >= next_progress_poll_) {
+      PollProgress(&batch);
+      next_progress_poll_ = now + opts_.progress_poll_ms;
+    }
+    Commit(&batch);
+    Perform(&actions);
+  }
+}
+
+void Engine::Impl::Commit(store::Batch* b) {
+  if (b->empty()) return;
+  while (true) {
+    Status s = store_->Apply(b);
+    if (s.ok()) break;
+    fprintf(stderr, "rsl engine: cannot record state (will retry): %s\n", s.ToString().c_str());
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_) return;
+    cv_.wait_for(lock, std::chrono::milliseconds(kStoreRetryMs));
+  }
+  std::vector<Subscriber> subs;
+  {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    ++stats_.batches;
+    stats_.transitions += static_cast<int64_t>(b->steps.size() + b->runs.size());
+    if (!b->events.empty()) durable_seq_ = b->events.back().seq;
+    for (const auto& [t, fn] : subscribers_) subs.push_back(fn);
+  }
+  for (const auto& e : b->events) {
+    for (const auto& fn : subs) fn(e);
+  }
+  ev_cv_.notify_all();
+}
+
+void Engine::Impl::AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,
+                            const std::string& reason, const std::string& message, bool warning) {
+  store::Event e;
+  e.run_id = run_id;
+  e.step = step;
+  e.reason = reason;
+  e.message = message;
+  e.type = warning ? "Warning" : "Normal";
+  e.time = NowMs();
+  b->events.push_back(std::move(e));
+}
+
+void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunCtx*>* touched) {
+  if (auto* exit = std::get_if<ExitMsg>(&m)) {
+    HandleExit(exit->exit, b, touched);
+  } else if (auto* ev = std::get_if<EventMsg>(&m)) {
+    auto it = attempts_.find(ev->event.attempt_id);
+    if (it == attempts_.end()) return;
+    RunCtx* r = it->second.first;
+    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(it->second.second)].name,
+             ev->event.reason, ev->event.message, false);
+  } else if (auto* adm = std::get_if<AdmittedMsg>(&m)) {
+    HandleAdmitted(*adm, b, touched);
+  } else if (auto* cancel = std::get_if<CancelMsg>(&m)) {
+    auto it = runs_.find(cancel->run_id);
+    if (it == runs_.end()) {
+      // Not active here: still being admitted (cancelled when admission ends) or finished.
+      auto run = store_->GetRun(cancel->run_id);
+      if (run.ok() && run->phase == store::kPending) {
+        run->failure_code = codes::kWorkloadCancelled;
+        run->failure_message = "cancelled by " + cancel->by;
+        b->runs.push_back(*run);
+        cancel->done->set_value(Status::Ok());
+      } else {
+        cancel->done->set_value(Error(codes::kConflict, "workload " + Quote(cancel->run_id) +
+                                                             " has already finished")
+                                    .Value(cancel->run_id));
+      }
+      return;
+    }
+    RunCtx* r = it->second.get();
+    if (r->plan->outcome()) {
+      cancel->done->set_value(
+          Error(codes::kConflict, "workload " + Quote(cancel->run_id) + " is already finishing"));
+      return;
+    }
+    r->run.failure_code = codes::kWorkloadCancelled;  // durable marker for recovery
+    r->run.failure_message = "cancelled by " + cancel->by;
+    b->runs.push_back(r->run);
+    r->plan->Cancel(NowMs(), cancel->by);
+    touched->insert(r);
+    cancel->done->set_value(Status::Ok());
+  } else if (auto* stop = std::get_if<StopStepMsg>(&m)) {
+    auto it = runs_.find(stop->run_id);
+    int i = it == runs_.end() ? -1 : it->second->plan->IndexOf(stop->step);
+    if (i < 0 || !it->second->plan->state(i).running) {
+      stop->done->set_value(Error(codes::kNotFound, "step " + Quote(stop->step) + " of " +
+                                                        Quote(stop->run_id) + " is not running"));
+      return;
+    }
+    RunCtx* r = it->second.get();
+    r->stop_override[size_t(i)] = std::make_pair(stop->as_success, stop->message);
+    AddEvent(b, r->run.id, stop->step, stop->reason, stop->message, !stop->as_success);
+    a->stops.emplace_back(r->launch[size_t(i)].attempt_id, false);
+    stop->done->set_value(Status::Ok());
+  } else if (auto* emit = std::get_if<EmitMsg>(&m)) {
+    AddEvent(b, emit->run_id, emit->step, emit->reason, emit->message, false);
+  } else if (auto* rec = std::get_if<RecoverMsg>(&m)) {
+    HandleRecover(*rec, b, touched);
+  } else if (auto* lf = std::get_if<LaunchFailedMsg>(&m)) {
+    auto it = attempts_.find(lf->attempt_id);
+    if (it == attempts_.end()) return;
+    RunCtx* r = it->second.first;
+    attempts_.erase(it);
+    Release(r, lf->step);
+    backend::AttemptExit e;
+    e.attempt_id = lf->attempt_id;
+    e.kind = backend::ExitKind::kFailed;
+    e.message = "cannot start: " + lf->error.message;
+    r->plan->OnExit(lf->step, e, "", NowMs(), lf->error);
+    touched->insert(r);
+  }
+}
+
+void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
+                              std::set<RunCtx*>* touched) {
+  auto it = attempts_.find(e.attempt_id);
+  if (it == attempts_.end()) return;  // stale: an attempt we no longer wait for
+  auto [r, i] = it->second;
+  attempts_.erase(it);
+  Release(r, i);
+  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  backend::AttemptExit exit = e;
+  Status hook_error;
+  if (auto& ov = r->stop_override[size_t(i)]) {
+    // A policy stopped it: success keeps the output; otherwise a failure without retry.
+    exit.kind = backend::ExitKind::kSucceeded;
+    if (!ov->first) hook_error = Error(codes::kStepFailed, "stopped by policy: " + ov->second);
+    ov.reset();
+  }
+  const backend::LaunchSpec& launch = r->launch[size_t(i)];
+  std::string metrics = "{}";
+  std::string metrics_path = launch.env.count("RSL_METRICS_FILE") ? launch.env.at("RSL_METRICS_FILE") : "";
+  if (!metrics_path.empty() && PathExists(metrics_path)) {
+    auto text = ReadFile(metrics_path);
+    auto j = text.ok() && int64_t(text->size()) <= kMaxMetricsBytes
+                 ? nlohmann::json::parse(*text, nullptr, false)
+                 : nlohmann::json();
+    if (j.is_object()) {
+      metrics = j.dump();
+    } else {
+      AddEvent(b, r->run.id, step.name, "MetricsIgnored",
+               "RSL_METRICS_FILE is not a JSON object (at most 1 MiB)", true);
+    }
+  }
+  StepOutcome outcome;
+  outcome.step = step.name;
+  outcome.attempt = launch.attempt;
+  outcome.exit = exit;
+  outcome.staging_dir = launch.env.count("RSL_OUTPUT") ? launch.env.at("RSL_OUTPUT") : "";
+  outcome.metrics_json = metrics;
+  outcome.allocated_cpu_millis = launch.cpu_millis;
+  outcome.allocated_memory_bytes = launch.memory_bytes;
+  outcome.allocated_gpus = launch.gpus;
+  for (const auto& n : nodes_) {
+    if (n.name == launch.node && !n.gpus.empty()) outcome.gpu_model = n.gpus[0].model;
+  }
+  for (const auto& h : hooks_.steps) {
+    Status s = h->AfterStep(r->info, step, outcome);
+    if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok() && !s.ok()) hook_error = s;
+  }
+  store::Step& rec = r->records[size_t(i)];
+  rec.node = exit.node.empty() ? launch.node : exit.node;
+  rec.exit_code = exit.exit_code;
+  rec.signal = exit.signal;
+  rec.wall_ms = exit.usage.wall_ms;
+  rec.cpu_ms = exit.usage.cpu_ms;
+  rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
+  if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
+    rec.output_dir = r->workload.pipeline.atomic ? outcome.staging_dir : OutputDirFor(r, i);
+  }
+  r->plan->OnExit(i, exit, metrics, NowMs(), hook_error);
+  store::Attempt att;
+  att.id = launch.attempt_id;
+  att.run_id = r->run.id;
+  att.step = step.name;
+  att.number = launch.attempt;
+  att.launch_json = LaunchToJson(launch);
+  att.state = "exited";
+  att.exit_kind = backend::ExitKindName(exit.kind);
+  att.created_at = r->plan->state(i).started_at;
+  att.finished_at = NowMs();
+  b->attempts.push_back(std::move(att));
+  touched->insert(r);
+}
+
+Result<bool> Engine::Impl::EvalWhen(RunCtx* r, int i) {
+  const auto& e = r->when[size_t(i)];
+  if (!e) return true;
+  PlanContext ctx(r->plan.get());
+  return e->EvalBool(ctx);
+}
+
+sched::Request Engine::Impl::RequestFor(const spec::Step& s) const {
+  sched::Request req;
+  req.cpu_millis = s.effective.cpu_millis.value_or(0);
+  if (req.cpu_millis <= 0) req.cpu_millis = kDefaultCpuMillis;
+  req.memory_bytes = s.effective.memory_bytes.value_or(0);
+  if (s.effective.gpu) {
+    req.gpus = s.effective.gpu->count;
+    req.gpu_capabilities = s.effective.gpu->capabilities;
+    req.gpu_memory_bytes = s.effective.gpu->memory_bytes;
+  }
+  return req;
+}
+
+bool Engine::Impl::Reserve(RunCtx* r, int i, std::string* node, std::vector<int>* gpus,
+                           std::string* why) {
+  sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
+  std::vector<std::vector<int>> busy;
+  for (const auto& n : nodes_) busy.push_back(gpus_busy_[n.name]);
+  sched::Placement p = sched::Place(nodes_, req, busy);
+  if (p.node.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& m : p.misfits) parts.push_back(m.node + ": " + m.reason);
+    *why = Join(parts, "; ");
+    return false;
+  }
+  for (auto& n : nodes_) {
+    if (n.name != p.node) continue;
+    n.used_cpu_millis += req.cpu_millis;
+    n.used_memory_bytes += req.memory_bytes;
+    n.used_gpus += req.gpus;
+  }
+  auto& held = gpus_busy_[p.node];
+  held.insert(held.end(), p.gpu_indices.begin(), p.gpu_indices.end());
+  *node = p.node;
+  *gpus = p.gpu_indices;
+  r->gpus[size_t(i)] = p.gpu_indices;
+  return true;
+}
+
+void Engine::Impl::Release(RunCtx* r, int i) {
+  const backend::LaunchSpec& l = r->launch[size_t(i)];
+  sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
+  for (auto& n : nodes_) {
+    if (n.name != l.node) continue;
+    n.used_cpu_millis -= req.cpu_millis;
+    n.used_memory_bytes -= req.memory_bytes;
+    n.used_gpus -= req.gpus;
+  }
+  auto& held = gpus_busy_[l.node];
+  for (int g : r->gpus[size_t(i)]) {
+    auto it = std::find(held.begin(), held.end(), g);
+    if (it != held.end()) held.erase(it);
+  }
+  r->gpus[size_t(i)].clear();
+}
+
+void Engine::Impl::SyncRecord(RunCtx* r, int i) {
+  const StepState& s = r->plan->state(i);
+  store::Step& rec = r->records[size_t(i)];
+  rec.phase = s.phase;
+  rec.attempts = s.attempts;
+  rec.retries_used = s.retries_used;
+  rec.started_at = s.started_at;
+  rec.finished_at = s.running ? 0 : s.finished_at;
+  rec.next_attempt_at = s.next_attempt_at;
+  rec.failure_code = s.failure_code;
+  rec.message = s.message;
+  rec.metrics_json = s.metrics_json;
+  if (!r->launch[size_t(i)].attempt_id.empty()) {
+    rec.attempt_id = r->launch[size_t(i)].attempt_id;
+    if (s.running) rec.node = r->launch[size_t(i)].node;
+  }
+}
+
+void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
+  if (!r->plan) return;
+  RunPlan& plan = *r->plan;
+  WhenFn when = [this, r](int i) { return EvalWhen(r, i); };
+  int64_t now = NowMs();
+  plan.Advance(now, when);
+  if (!r->finishing) {
+    // Place ready steps while capacity lasts; a smaller request may still fit after a
+    // bigger one did not, but nothing fits once no node has the smallest request free.
+    std::vector<int> ready(plan.ready().begin(), plan.ready().end());
+    for (int i : ready) {
+      int64_t max_free = 0;
+      for (const auto& n : nodes_) {
+        if (n.state == "Ready") max_free = std::max(max_free, n.cpu_millis - n.used_cpu_millis);
+      }
+      if (max_free < r->min_cpu_request) break;
+      const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+      std::string node, why;
+      std::vector<int> gpus;
+      if (!Reserve(r, i, &node, &gpus, &why)) {
+        bool explicit_request = step.effective.cpu_millis || step.effective.memory_bytes ||
+                                step.effective.gpu;
+        if (explicit_request && !r->insufficient_reported[size_t(i)]) {
+          r->insufficient_reported[size_t(i)] = true;
+          AddEvent(b, r->run.id, step.name, "InsufficientResources",
+                   "waiting for capacity: " + why, true);
+        }
+        continue;
+      }
+      r->insufficient_reported[size_t(i)] = false;
+      r->launch[size_t(i)].node = node;  // so Release finds it if the build fails
+      auto spec = BuildLaunch(r, i, node, gpus);
+      if (!spec.ok()) {
+        Release(r, i);
+        plan.FailWithoutRetry(i, spec.error(), now);
+        continue;
+      }
+      r->launch[size_t(i)] = std::move(*spec);
+      backend::LaunchSpec& launch = r->launch[size_t(i)];
+      plan.OnLaunched(i, now);
+      attempts_[launch.attempt_id] = {r, i};
+      store::Attempt att;
+      att.id = launch.attempt_id;
+      att.run_id = r->run.id;
+      att.step = step.name;
+      att.number = launch.attempt;
+      att.launch_json = LaunchToJson(launch);
+      att.created_at = now;
+      b->attempts.push_back(std::move(att));
+      std::string where = "assigned to node " + node;
+      if (!gpus.empty()) {
+        for (const auto& n : nodes_) {
+          if (n.name != node) continue;
+          std::vector<std::string> devs;
+          for (int g : gpus) devs.push_back("gpu" + std::to_string(g) + " " + sched::DescribeDevice(n.gpus[size_t(g)]));
+          where += " (" + Join(devs, ", ") + ")";
+        }
+      }
+      AddEvent(b, r->run.id, step.name, "Scheduled", where, false);
+      a->launches.emplace_back(r, i);
+    }
+    plan.Advance(now, when);  // failures above may cascade
+  }
+  for (const auto& s : plan.TakeStops()) {
+    a->stops.emplace_back(r->launch[size_t(s.step)].attempt_id, s.timed_out);
+  }
+  for (const auto& t : plan.TakeTransitions()) {
+    std::string step = t.step < 0 ? "" : r->workload.pipeline.steps[size_t(t.step)].name;
+    std::string msg = t.message;
+    if (t.reason == "Started" && t.step >= 0) msg += " on " + r->launch[size_t(t.step)].node;
+    AddEvent(b, r->run.id, step, t.reason, msg, t.warning);
+  }
+  for (int i : plan.TakeDirty()) {
+    SyncRecord(r, i);
+    b->steps.push_back(r->records[size_t(i)]);
+    if (!r->workload.pipeline.atomic && plan.state(i).phase == store::kSucceeded) {
+      a->publish_steps.emplace_back(r, i);
+    }
+  }
+  if (plan.outcome() && !r->finishing) {
+    r->finishing = true;
+    a->finished_runs.push_back(r->run.id);
+  }
+}
+
+void Engine::Impl::PollProgress(store::Batch* b) {
+  for (auto& [id, ri] : attempts_) {
+    auto [r, i] = ri;
+    const auto& env = r->launch[size_t(i)].env;
+    auto it = env.find("RSL_PROGRESS_FILE");
+    if (it == env.end()) continue;
+    auto text = ReadFile(it->second);
+    if (!text.ok()) continue;
+    std::string p(Trim(*text));
+    if (p.size() > 64 || p == r->progress_seen[size_t(i)]) continue;
+    r->progress_seen[size_t(i)] = p;
+    r->records[size_t(i)].progress = p;
+    b->steps.push_back(r->records[size_t(i)]);
+    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, "Progress", p, false);
+  }
+}
+
+void Engine::Impl::Perform(Actions* a) {
+  for (auto [r, i] : a->publish_steps) {
+    std::string published;
+    int64_t bytes = 0;
+    store::Batch b;
+    Status s = PublishStep(r, i, &published, &bytes);
+    const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
+    if (s.ok()) {
+      r->records[size_t(i)].output_dir = published;
+      b.steps.push_back(r->records[size_t(i)]);
+      b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
+      AddEvent(&b, r->run.id, name, "OutputCommitted", "published " + published, false);
+    } else {
+      AddEvent(&b, r->run.id, name, "OutputCommitFailed", s.error().message, true);
+    }
+    Commit(&b);
+  }
+  for (auto [r, i] : a->launches) {
+    const backend::LaunchSpec& spec = r->launch[size_t(i)];
+    Status s = MakeDirs(spec.workdir);
+    if (s.ok()) s = MakeDirs(spec.env.at("RSL_OUTPUT"));
+    if (s.ok()) s = backend_->Launch(spec);
+    if (!s.ok()) {
+      Post(LaunchFailedMsg{r->run.id, i, spec.attempt_id, s.error()});
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(ev_mu_);
+      ++stats_.launches;
+    }
+    for (const auto& h : hooks_.steps) {
+      h->OnStepStarted(r->info, r->workload.pipeline.steps[size_t(i)], spec, this);
+    }
+  }
+  for (const auto& [attempt, timed_out] : a->stops) {
+    backend_->Stop(attempt, opts_.stop_grace_ms, timed_out);
+  }
+  for (const auto& id : a->finished_runs) {
+    auto it = runs_.find(id);
+    if (it != runs_.end()) FinishRun(it->second.get());
+  }
+}
+
+// --- public API ------------------------------------------------------------------------
+
+Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::string& by,
+                                         const SubmitOptions& opts) {
+  int64_t now = NowMs();
+  store::Batch b;
+  store::WorkloadVersion v;
+  v.id = store::NewVersionId(now);
+  v.name = w.name;
+  v.namespace_ = w.namespace_;
+  v.spec_json = spec::CanonicalJson(w);
+  v.digest = spec::SpecDigest(w);
+  v.created_at = now;
+  v.created_by = by;
+  v.labels = w.labels;
+  v.rollback_of = opts.rollback_of;
+  b.versions.push_back(v);
+  store::Run run;
+  run.id = store::RunIdFor(v.id);
+  run.workload_id = v.id;
+  run.name = w.name;
+  run.namespace_ = w.namespace_;
+  run.created_at = now;
+  run.run_dir = RunDir(opts_.state_dir, run.id);
+  b.runs.push_back(run);
+  for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+    store::Step s;
+    s.run_id = run.id;
+    s.name = w.pipeline.steps[i].name;
+    s.index = static_cast<int>(i);
+    b.steps.push_back(s);
+  }
+  RSL_RETURN_IF_ERROR(store_->Apply(&b));
+  v = b.versions[0];
+  auto workload = std::make_shared<spec::Workload>(w);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return Error(codes::kInternal, "the engine is stopping");
+  admissions_.emplace_back([this, workload, v, run] { Admit(workload, v, run); });
+  return v.id;
+}
+
+Status Engine::Impl::Cancel(const std::string& id, const std::string& by) {
+  auto run_id = ResolveRunId(id);
+  if (!run_id.ok()) return run_id.status();
+  auto done = std::make_shared<std::promise<Status>>();
+  auto fut = done->get_future();
+  Post(CancelMsg{*run_id, by, done});
+  return fut.get();
+}
+
+Result<std::string> Engine::Impl::ResolveRunId(const std::string& id) {
+  auto run = store_->GetRun(id);
+  if (!run.ok()) return run.error();
+  return run->id;
+}
+
+Result<store::Run> Engine::Impl::Wait(const std::string& id, int64_t timeout_ms) {
+  auto run_id = ResolveRunId(id);
+  if (!run_id.ok()) return run_id.error();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::unique_lock<std::mutex> lock(ev_mu_);
+  while (true) {
+    if (finished_.count(*run_id)) break;
+    lock.unlock();
+    auto run = store_->GetRun(*run_id);
+    lock.lock();
+    if (!run.ok()) return run.error();
+    if (store::IsTerminalPhase(run->phase) && run->commit_state != store::kCommitCommitting) {
+      return *run;
+    }
+    if (finished_.count(*run_id)) break;
+    if (timeout_ms < 0) {
+      ev_cv_.wait(lock);
+    } else if (ev_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return Error(codes::kConflict, "workload " + Quote(id) + " is still running").Value(id);
+    }
+  }
+  lock.unlock();
+  return store_->GetRun(*run_id);
+}
+
+int Engine::Impl::Subscribe(Subscriber fn) {
+  std::lock_guard<std::mutex> lock(ev_mu_);
+  int token = next_token_++;
+  subscribers_[token] = std::move(fn);
+  return token;
+}
+
+void Engine::Impl::Unsubscribe(int token) {
+  std::lock_guard<std::mutex> lock(ev_mu_);
+  subscribers_.erase(token);
+}
+
+int64_t Engine::Impl::WaitForEvents(int64_t after_seq, int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(ev_mu_);
+  ev_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                  [&] { return durable_seq_ > after_seq; });
+  return durable_seq_;
+}
+
+Engine::Stats Engine::Impl::stats() {
+  std::lock_guard<std::mutex> lock(ev_mu_);
+  return stats_;
+}
+
+Status Engine::Impl::StopStep(const std::string& run_id, const std::string& step,
+                              const std::string& reason, const std::string& message,
+                              bool as_success) {
+  auto id = ResolveRunId(run_id);
+  if (!id.ok()) return id.status();
+  auto done = std::make_shared<std::promise<Status>>();
+  auto fut = done->get_future();
+  Post(StopStepMsg{*id, step, reason, message, as_success, done});
+  return fut.get();
+}
+
+void Engine::Impl::EmitEvent(const std::string& run_id, const std::string& step,
+                             const std::string& reason, const std::string& message) {
+  Post(EmitMsg{run_id, step, reason, message});
+}
+
+// --- Engine forwards to Impl -------------------------------------------------------------
+
+Engine::Engine(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
+               EngineOptions options)
+    : impl_(std::make_unique<Impl>(store, backend, std::move(hooks), clock,
+                                   std::move(options))) {}
 Engine::~Engine() = default;
-Status Engine::Start() { return Error(codes::kInternal, "engine not implemented yet"); }
-void Engine::Stop(bool) {}
-Result<std::string> Engine::Submit(const spec::Workload&, const std::string&,
-                                   const SubmitOptions&) {
-  return Error(codes::kInternal, "engine not implemented yet");
+Status Engine::Start() { return impl_->Start(); }
+void Engine::Stop(bool stop_steps) { impl_->Stop(stop_steps); }
+Result<std::string> Engine::Submit(const spec::Workload& w, const std::string& by,
+                                   const SubmitOptions& opts) {
+  return impl_->Submit(w, by, opts);
 }
-Status Engine::Cancel(const std::string&, const std::string&) {
-  return Error(codes::kInternal, "engine not implemented yet");
+Status Engine::Cancel(const std::string& id, const std::string& by) {
+  return impl_->Cancel(id, by);
 }
-Status Engine::Recover() { return Error(codes::kInternal, "engine not implemented yet"); }
-Result<store::Run> Engine::Wait(const std::string&, int64_t) {
-  return Error(codes::kInternal, "engine not implemented yet");
+Status Engine::Recover() { return impl_->Recover(); }
+Result<store::Run> Engine::Wait(const std::string& id, int64_t timeout_ms) {
+  return impl_->Wait(id, timeout_ms);
 }
-int Engine::Subscribe(Subscriber) { return 0; }
-void Engine::Unsubscribe(int) {}
-int64_t Engine::WaitForEvents(int64_t after_seq, int64_t) { return after_seq; }
-RunControl* Engine::control() { return nullptr; }
-Result<std::string> Engine::ResolveRunId(const std::string& id) {
-  return Error(codes::kInternal, "engine not implemented yet");
+int Engine::Subscribe(Subscriber fn) { return impl_->Subscribe(std::move(fn)); }
+void Engine::Unsubscribe(int token) { impl_->Unsubscribe(token); }
+int64_t Engine::WaitForEvents(int64_t after_seq, int64_t timeout_ms) {
+  return impl_->WaitForEvents(after_seq, timeout_ms);
 }
-Engine::Stats Engine::stats() { return {}; }
+RunControl* Engine::control() { return impl_.get(); }
+Result<std::string> Engine::ResolveRunId(const std::string& id) { return impl_->ResolveRunId(id); }
+Engine::Stats Engine::stats() { return impl_->stats(); }
 
 }  // namespace rsl::engine

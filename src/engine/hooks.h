@@ -96,10 +96,27 @@ class StepHook {
                         const std::string& committed_uri) {}
 };
 
+//! Where outputs go when data.output.uri is not a local file:// path (s3://, ceph://,
+//! hdfs://, or an authority a `local` datasource maps onto a directory). Provided by the
+//! data layer (data::OpenStorage); without one, such outputs are published under the run
+//! directory and an event says so.
+class OutputPublisher {
+ public:
+  virtual ~OutputPublisher() = default;
+  //! A local directory that serves `uri` (a `local` datasource), or "" if none.
+  virtual std::string LocalPath(const std::string& uri) { return ""; }
+  //! Can Publish write to `uri`?
+  virtual bool Handles(const std::string& uri) = 0;
+  //! Publishes every file below `local_dir` at `dest_uri`, all or nothing (manifest last).
+  //! Must be idempotent: called again after a crash with the same arguments.
+  virtual Status Publish(const std::string& local_dir, const std::string& dest_uri) = 0;
+};
+
 //! The hooks a run uses; built by seedctl run and rsl-controller from what is configured.
 struct Hooks {
   std::vector<std::shared_ptr<AdmissionCheck>> admission;
   std::vector<std::shared_ptr<StepHook>> steps;
+  std::shared_ptr<OutputPublisher> publisher;  //!< may be null: file:// outputs only
 };
 
 }  // namespace rsl::engine

@@ -1,0 +1,221 @@
+// Admission (before anything starts: resources any node could ever satisfy, envFrom
+// references, then the admission hooks in order) and recovery of unfinished runs.
+#include <nlohmann/json.hpp>
+
+#include "base/codes.h"
+#include "base/strings.h"
+#include "engine/engine_internal.h"
+#include "sched/placement.h"
+#include "spec/canonical.h"
+
+namespace rsl::engine {
+
+void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
+                         store::Run run) {
+  AdmittedMsg m;
+  m.run_id = run.id;
+  m.workload = w;
+  m.version = v;
+  RunInfo info{v.id, run.id, opts_.state_dir, run.run_dir, w.get()};
+  for (size_t i = 0; i < w->pipeline.steps.size() && m.status.ok(); ++i) {
+    const spec::Step& step = w->pipeline.steps[i];
+    std::string why = sched::WhyNeverFits(inventory_, RequestFor(step));
+    if (!why.empty()) {
+      std::string path = StepPathOf(static_cast<int>(i)) + ".resources";
+      m.status = Error(codes::kInsufficientResources,
+                       "step " + Quote(step.name) + ": no node can ever satisfy it: " + why)
+                     .Path(path)
+                     .At(w->PosOf(path))
+                     .Hint("request less, or add a node that has it (`seedctl node list`; "
+                           "declare devices with --node-file)");
+      m.reason = "InsufficientResources";
+    }
+    for (size_t k = 0; k < step.env_from.size() && m.status.ok(); ++k) {
+      bool secret = step.env_from[k].kind == spec::EnvFrom::Kind::kSecret;
+      auto cm = store_->GetConfigMap(w->namespace_, step.env_from[k].name, secret);
+      if (!cm.ok()) {
+        std::string path = StepPathOf(static_cast<int>(i)) + ".envFrom[" + std::to_string(k) + "]";
+        Error e = cm.error();
+        m.status = e.Path(path).At(w->PosOf(path));
+        m.reason = "CreateContainerConfigError";
+      }
+    }
+  }
+  nlohmann::json report = nlohmann::json::object();
+  std::vector<std::string> messages;
+  for (const auto& h : hooks_.admission) {
+    if (!m.status.ok()) break;
+    AdmissionReport rep;
+    Status s = h->Check(info, &rep);
+    if (!rep.report_json.empty()) {
+      auto j = nlohmann::json::parse(rep.report_json, nullptr, false);
+      report[h->name()] = j.is_discarded() ? nlohmann::json(rep.report_json) : j;
+    }
+    m.descriptors.insert(m.descriptors.end(), rep.input_descriptors_json.begin(),
+                         rep.input_descriptors_json.end());
+    if (!s.ok()) {
+      m.status = s;
+      m.reason = rep.event_reason.empty() ? "AdmissionFailed" : rep.event_reason;
+      break;
+    }
+    if (!rep.event_message.empty()) messages.push_back(h->name() + ": " + rep.event_message);
+  }
+  m.report_json = report.dump();
+  m.message = messages.empty() ? "admission checks passed" : Join(messages, "; ");
+  Post(std::move(m));
+}
+
+void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunCtx*>* touched) {
+  auto stored = store_->GetRun(m.run_id);
+  if (!stored.ok()) return;
+  store::Run run = *stored;
+  int64_t now = NowMs();
+  bool cancelled = run.failure_code == codes::kWorkloadCancelled;
+  if (!m.status.ok() || cancelled) {
+    run.phase = cancelled ? store::kCancelled : store::kRejected;
+    if (!cancelled) {
+      run.failure_code = m.status.code();
+      run.failure_message = m.status.error().ToString();
+    }
+    run.finished_at = now;
+    run.admission_report_json = m.report_json;
+    b->runs.push_back(run);
+    for (size_t i = 0; i < m.workload->pipeline.steps.size(); ++i) {
+      store::Step s;
+      s.run_id = run.id;
+      s.name = m.workload->pipeline.steps[i].name;
+      s.index = static_cast<int>(i);
+      s.phase = store::kCancelled;
+      s.message = cancelled ? "not started: the run was cancelled"
+                            : "not started: the workload was rejected";
+      b->steps.push_back(s);
+    }
+    AddEvent(b, run.id, "", cancelled ? "Cancelled" : m.reason,
+             cancelled ? run.failure_message : m.status.error().ToString(), true);
+    RunInfo info{m.version.id, run.id, opts_.state_dir, run.run_dir, m.workload.get()};
+    for (const auto& h : hooks_.steps) h->AfterRun(info, run.phase, "");
+    return;
+  }
+  auto r = NewRunCtx(*m.workload, m.version, run, opts_.state_dir);
+  r->run.phase = store::kRunning;
+  r->run.started_at = now;
+  r->run.admission_report_json = m.report_json;
+  b->runs.push_back(r->run);
+  AddEvent(b, run.id, "", "Admitted", m.message, false);
+  for (const auto& d : m.descriptors) {
+    auto j = nlohmann::json::parse(d, nullptr, false);
+    std::string uri = j.is_object() ? j.value("uri", "") : "";
+    if (!uri.empty()) b->lineage.push_back({run.id, uri, m.version.id, "input", d});
+  }
+  r->plan = std::make_unique<RunPlan>(&r->workload, now);
+  touched->insert(r.get());
+  runs_[run.id] = std::move(r);
+}
+
+Status Engine::Impl::Recover() {
+  auto runs = store_->ListRuns(store::RunFilter{"", "", true, 0});
+  if (!runs.ok()) return runs.status();
+  for (const auto& run : *runs) {
+    auto v = store_->GetVersion(run.workload_id);
+    Result<spec::Workload> w = v.ok() ? spec::FromCanonicalJson(v->spec_json)
+                                      : Result<spec::Workload>(v.error());
+    if (!w.ok()) {
+      store::Batch b;
+      store::Run failed = run;
+      failed.phase = store::kFailed;
+      failed.failure_code = codes::kInternal;
+      failed.failure_message = "cannot recover: " + w.error().message;
+      failed.finished_at = NowMs();
+      b.runs.push_back(failed);
+      AddEvent(&b, run.id, "", "Failed", failed.failure_message, true);
+      RSL_RETURN_IF_ERROR(store_->Apply(&b));
+      continue;
+    }
+    if (run.phase == store::kPending) {
+      auto workload = std::make_shared<spec::Workload>(std::move(*w));
+      std::lock_guard<std::mutex> lock(mu_);
+      admissions_.emplace_back([this, workload, v = *v, run] { Admit(workload, v, run); });
+      continue;
+    }
+    auto r = NewRunCtx(*w, *v, run, opts_.state_dir);
+    auto steps = store_->ListSteps(run.id);
+    if (!steps.ok()) return steps.status();
+    for (const auto& s : *steps) {
+      if (s.index >= 0 && size_t(s.index) < r->records.size() &&
+          r->records[size_t(s.index)].name == s.name) {
+        r->records[size_t(s.index)] = s;
+      }
+    }
+    auto attempts = store_->ListAttempts(run.id);
+    if (!attempts.ok()) return attempts.status();
+    std::vector<store::Attempt> live;
+    for (const auto& a : *attempts) {
+      for (const auto& s : r->records) {
+        if (s.name == a.step && s.attempt_id == a.id && s.phase == store::kRunning) live.push_back(a);
+      }
+    }
+    Post(RecoverMsg{std::move(r), std::move(live)});
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx*>* touched) {
+  RunCtx* r = m.ctx.get();
+  if (runs_.count(r->run.id)) return;  // already active (Recover called twice)
+  r->plan = std::make_unique<RunPlan>(&r->workload, r->run.started_at);
+  for (size_t i = 0; i < r->records.size(); ++i) {
+    const store::Step& rec = r->records[i];
+    StepState s;
+    s.phase = rec.phase;
+    s.attempts = rec.attempts;
+    s.retries_used = rec.retries_used;
+    s.started_at = rec.started_at;
+    s.finished_at = rec.finished_at;
+    s.next_attempt_at = rec.next_attempt_at;
+    s.failure_code = rec.failure_code;
+    s.message = rec.message;
+    s.metrics_json = rec.metrics_json.empty() ? "{}" : rec.metrics_json;
+    r->plan->Restore(static_cast<int>(i), s);
+  }
+  int adopted = 0;
+  std::vector<int> lost;
+  for (size_t i = 0; i < r->records.size(); ++i) {
+    if (r->records[i].phase != store::kRunning) continue;
+    const store::Attempt* att = nullptr;
+    for (const auto& a : m.live) {
+      if (a.step == r->records[i].name) att = &a;
+    }
+    auto spec = att ? LaunchFromJson(att->launch_json) : Result<backend::LaunchSpec>(
+                                                              Error(codes::kInternal, "no attempt"));
+    if (!spec.ok()) {
+      lost.push_back(static_cast<int>(i));
+      continue;
+    }
+    r->launch[i] = *spec;
+    attempts_[spec->attempt_id] = {r, static_cast<int>(i)};
+    sched::Request req = RequestFor(r->workload.pipeline.steps[i]);
+    for (auto& n : nodes_) {
+      if (n.name != spec->node) continue;
+      n.used_cpu_millis += req.cpu_millis;
+      n.used_memory_bytes += req.memory_bytes;
+      n.used_gpus += req.gpus;
+    }
+    backend_->Adopt(*spec);
+    ++adopted;
+  }
+  for (int i : lost) {
+    backend::AttemptExit e;
+    e.kind = backend::ExitKind::kNodeLost;
+    e.message = "no launch record for the running attempt";
+    r->plan->OnExit(i, e, "", NowMs());
+  }
+  if (r->run.failure_code == codes::kWorkloadCancelled && r->run.phase == store::kRunning) {
+    r->plan->Cancel(NowMs(), r->run.failure_message.substr(r->run.failure_message.rfind(' ') + 1));
+  }
+  AddEvent(b, r->run.id, "", "Recovered",
+           "engine restarted: " + std::to_string(adopted) + " running attempt(s) adopted", false);
+  touched->insert(r);
+  runs_[r->run.id] = std::move(m.ctx);
+}
+
+}  // namespace rsl::engine

@@ -1,0 +1,198 @@
+// Ending a run: publishing outputs (atomic: all at the end, recorded as "committing" before
+// the first rename and "committed" after the manifest; non-atomic: each step as it
+// succeeds) or discarding staging (keepOnFailure steps kept and named), then the terminal
+// record, the run's event and the AfterRun hooks. Every step here is idempotent, so a
+// recovered engine simply does it again.
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "engine/engine_internal.h"
+
+namespace rsl::engine {
+namespace {
+
+constexpr char kManifest[] = "_RSL_COMMIT";  // data::kCommitManifest: readers' commit point
+
+int64_t TreeBytes(const std::string& dir) {
+  std::error_code ec;
+  int64_t total = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
+  }
+  return total;
+}
+
+std::string LocalPathOf(const std::string& uri) {
+  if (StartsWith(uri, "file://")) return uri.substr(7);
+  if (uri.find("://") == std::string::npos) return uri;
+  return "";
+}
+
+}  // namespace
+
+std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
+  *fallback = false;
+  if (r->workload.data.output && !r->workload.data.output->uri.empty()) {
+    const std::string& uri = r->workload.data.output->uri;
+    std::string local = LocalPathOf(uri);
+    if (!local.empty()) return local;
+    if (hooks_.publisher) {
+      local = hooks_.publisher->LocalPath(uri);
+      if (!local.empty()) return local;
+      if (hooks_.publisher->Handles(uri)) return uri;
+    }
+    *fallback = true;
+  }
+  return r->run.run_dir + "/outputs";
+}
+
+Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes) {
+  const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
+  std::string staging = StagingDir(r->run.run_dir, name, r->records[size_t(i)].attempts);
+  bool fallback = false;
+  std::string root = OutputRoot(r, &fallback);
+  if (root.find("://") != std::string::npos) {
+    std::string dest = root + "/" + name;
+    if (!PathExists(staging)) RSL_RETURN_IF_ERROR(MakeDirs(staging));
+    *bytes = TreeBytes(staging);
+    RSL_RETURN_IF_ERROR(hooks_.publisher->Publish(staging, dest));
+    *published = dest;
+    return Status::Ok();
+  }
+  std::string target = root + "/" + name;
+  RSL_RETURN_IF_ERROR(MakeDirs(root));
+  if (PathExists(staging)) {
+    std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
+    if (PathExists(target)) {
+      // An older run's output: moved aside, replaced in one rename, then removed.
+      RSL_RETURN_IF_ERROR(RemoveAll(trash));
+      if (rename(target.c_str(), trash.c_str()) != 0) {
+        return OsError(codes::kIoError, "cannot move aside", target, errno);
+      }
+    }
+    if (rename(staging.c_str(), target.c_str()) != 0) {
+      return OsError(codes::kIoError, "cannot publish", target, errno)
+          .Hint("staging and data.output must be on one file system for an atomic rename");
+    }
+    RSL_RETURN_IF_ERROR(SyncDir(root));
+    RSL_RETURN_IF_ERROR(RemoveAll(trash));
+  } else if (!PathExists(target)) {
+    RSL_RETURN_IF_ERROR(MakeDirs(target));  // the step wrote nothing; staging was never kept
+  }
+  // else: published by an earlier engine before a crash.
+  *published = target;
+  *bytes = TreeBytes(target);
+  return Status::Ok();
+}
+
+Status Engine::Impl::DiscardRun(RunCtx* r, std::vector<std::string>* kept) {
+  for (const auto& step : r->workload.pipeline.steps) {
+    std::string dir = r->run.run_dir + "/staging/" + step.name;
+    if (!PathExists(dir)) continue;
+    if (step.keep_on_failure) {
+      kept->push_back(step.name + ": " + dir);
+      continue;
+    }
+    RSL_RETURN_IF_ERROR(RemoveAll(dir));
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::FinishRun(RunCtx* r) {
+  const RunOutcome outcome = *r->plan->outcome();
+  store::Batch b;
+  std::string committed_uri;
+  std::string phase = outcome.phase;
+  std::string code = outcome.failure_code;
+  std::string message = outcome.message;
+  bool fallback = false;
+  std::string root = OutputRoot(r, &fallback);
+  if (phase == store::kSucceeded) {
+    if (r->workload.pipeline.atomic) {
+      if (r->run.commit_state != store::kCommitCommitting) {
+        r->run.commit_state = store::kCommitCommitting;  // decided before the first rename
+        store::Batch decide;
+        decide.runs.push_back(r->run);
+        Commit(&decide);
+      }
+      bool local = root.find("://") == std::string::npos;
+      if (local) (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
+      nlohmann::json files = nlohmann::json::array();
+      Status s;
+      for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
+        if (r->records[i].phase != store::kSucceeded) continue;
+        std::string published;
+        int64_t bytes = 0;
+        s = PublishStep(r, static_cast<int>(i), &published, &bytes);
+        if (!s.ok()) break;
+        const std::string& name = r->workload.pipeline.steps[i].name;
+        r->records[i].output_dir = published;
+        b.steps.push_back(r->records[i]);
+        b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
+        b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
+        files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
+      }
+      if (s.ok() && local) {
+        nlohmann::json manifest = {{"run_id", r->run.id}, {"workload_id", r->version.id},
+                                   {"committed_at", NowMs()}, {"outputs", files}};
+        s = WriteFileAtomic(root + "/" + kManifest, manifest.dump(2) + "\n");
+      }
+      if (s.ok()) {
+        std::string msg = "published " + std::to_string(files.size()) + " step output(s) under " + root;
+        if (fallback) {
+          msg += " (data.output.uri " + r->workload.data.output->uri +
+                 " has no storage here; published under the run directory instead)";
+        }
+        AddEvent(&b, r->run.id, "", "OutputCommitted", msg, fallback);
+        r->run.commit_state = store::kCommitCommitted;
+        committed_uri = root;
+      } else {
+        phase = store::kFailed;
+        code = s.code();
+        message = "output commit failed: " + s.error().message;
+        AddEvent(&b, r->run.id, "", "OutputCommitFailed", message, true);
+        r->run.commit_state = store::kCommitDiscarded;
+      }
+    } else {
+      r->run.commit_state = store::kCommitCommitted;
+      committed_uri = root;
+    }
+  } else {
+    std::vector<std::string> kept;
+    Status s = DiscardRun(r, &kept);
+    std::string msg = r->workload.pipeline.atomic ? "staged outputs removed"
+                                                  : "staged outputs of unfinished steps removed";
+    if (!kept.empty()) msg += "; kept (keepOnFailure): " + Join(kept, ", ");
+    if (!s.ok()) msg += "; " + s.error().message;
+    AddEvent(&b, r->run.id, "", "OutputDiscarded", msg, false);
+    r->run.commit_state = store::kCommitDiscarded;
+  }
+  r->run.phase = phase;
+  r->run.failure_code = code;
+  r->run.failure_message = message;
+  r->run.finished_at = NowMs();
+  r->run.committed_uri = committed_uri;
+  b.runs.push_back(r->run);
+  static const std::map<std::string, std::string> kReasons = {
+      {store::kSucceeded, "Succeeded"}, {store::kFailed, "Failed"},
+      {store::kTimedOut, "TimedOut"}, {store::kCancelled, "Cancelled"}};
+  std::string ev = phase == store::kSucceeded ? "the run succeeded" : code + ": " + message;
+  AddEvent(&b, r->run.id, "", kReasons.at(phase), ev, phase != store::kSucceeded);
+  Commit(&b);
+  for (const auto& h : hooks_.steps) h->AfterRun(r->info, phase, committed_uri);
+  {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    finished_.insert(r->run.id);
+  }
+  ev_cv_.notify_all();
+  runs_.erase(r->run.id);
+}
+
+}  // namespace rsl::engine

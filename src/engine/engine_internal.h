@@ -1,0 +1,186 @@
+// Internals of the Engine shared by engine.cc (the loop, the API, recovery), launch.cc
+// (building an attempt's LaunchSpec) and commit.cc (publishing and discarding outputs).
+// Not a public header.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/plan.h"
+#include "expr/expr.h"
+#include "sched/node.h"
+#include "sched/placement.h"
+
+namespace rsl::engine {
+
+//! A CPU request of 0 (none written) counts as this much when placing, so a machine runs
+//! about one unlimited step per core, like `make -j$(nproc)`.
+inline constexpr int64_t kDefaultCpuMillis = 1000;
+//! Metrics files above this size are refused (a step's metrics are a small JSON object).
+inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
+
+//! One active run, owned by the loop thread.
+struct RunCtx {
+  store::Run run;
+  store::WorkloadVersion version;
+  spec::Workload workload;
+  RunInfo info;
+  std::unique_ptr<RunPlan> plan;
+  std::vector<store::Step> records;              // mirror of the stored step rows
+  std::vector<std::optional<expr::Expr>> when;   // parsed `when` per step
+  std::vector<backend::LaunchSpec> launch;       // live attempt per step
+  std::vector<std::vector<int>> gpus;            // device indices held per step
+  std::vector<bool> insufficient_reported;       // InsufficientResources said once per wait
+  std::vector<std::optional<std::pair<bool, std::string>>> stop_override;  // policy stops
+  std::vector<std::string> progress_seen;
+  bool finishing = false;                        // commit/discard under way
+  int64_t min_cpu_request = 0;                   // smallest placed cpu request of its steps
+};
+
+struct ExitMsg { backend::AttemptExit exit; };
+struct EventMsg { backend::AttemptEvent event; };
+struct AdmittedMsg {
+  std::string run_id;
+  Status status;
+  std::string reason;          // event reason on failure
+  std::string message;         // Admitted event message
+  std::string report_json;
+  std::vector<std::string> descriptors;
+  std::shared_ptr<spec::Workload> workload;
+  store::WorkloadVersion version;
+};
+struct CancelMsg { std::string run_id; std::string by; std::shared_ptr<std::promise<Status>> done; };
+struct StopStepMsg {
+  std::string run_id, step, reason, message;
+  bool as_success;
+  std::shared_ptr<std::promise<Status>> done;
+};
+struct EmitMsg { std::string run_id, step, reason, message; };
+struct RecoverMsg { std::unique_ptr<RunCtx> ctx; std::vector<store::Attempt> live; };
+struct LaunchFailedMsg { std::string run_id; int step; std::string attempt_id; Error error; };
+using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
+                         RecoverMsg, LaunchFailedMsg>;
+
+inline std::string StepPathOf(int i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
+
+//! The LaunchSpec as stored with an attempt (secret values are never in it: secret env
+//! values are replaced by "***" and secret_values dropped).
+std::string LaunchToJson(const backend::LaunchSpec& spec);
+Result<backend::LaunchSpec> LaunchFromJson(const std::string& json);
+
+//! Builds a RunCtx (records, parsed `when`s, per-step slots) for a workload and its run.
+std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
+                                  const store::Run& run, const std::string& state_dir);
+
+class Engine::Impl : public RunControl {
+ public:
+  Impl(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
+       EngineOptions options);
+  ~Impl() override;
+
+  Status Start();
+  void Stop(bool stop_steps);
+  Result<std::string> Submit(const spec::Workload& w, const std::string& by,
+                             const SubmitOptions& opts);
+  Status Cancel(const std::string& id, const std::string& by);
+  Status Recover();
+  Result<store::Run> Wait(const std::string& id, int64_t timeout_ms);
+  int Subscribe(Subscriber fn);
+  void Unsubscribe(int token);
+  int64_t WaitForEvents(int64_t after_seq, int64_t timeout_ms);
+  Result<std::string> ResolveRunId(const std::string& id);
+  Stats stats();
+
+  // RunControl
+  Status StopStep(const std::string& run_id, const std::string& step, const std::string& reason,
+                  const std::string& message, bool as_success) override;
+  void EmitEvent(const std::string& run_id, const std::string& step, const std::string& reason,
+                 const std::string& message) override;
+
+ private:
+  // Work to do once the current batch is durable.
+  struct Actions {
+    std::vector<std::pair<RunCtx*, int>> launches;
+    std::vector<std::pair<std::string, bool>> stops;  // attempt id, timed out
+    std::vector<std::string> finished_runs;           // run ids to finish (commit/discard)
+    std::vector<std::pair<RunCtx*, int>> publish_steps;  // non-atomic: publish on success
+    std::vector<std::tuple<RunCtx*, int, backend::LaunchSpec>> started;  // OnStepStarted
+  };
+
+  void Post(Msg m);
+  void Loop();
+  void Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunCtx*>* touched);
+  void HandleExit(const backend::AttemptExit& e, store::Batch* b, std::set<RunCtx*>* touched);
+  void HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunCtx*>* touched);
+  void HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx*>* touched);
+  //! Advances a run's plan and turns its decisions into records, events and actions.
+  void Drive(RunCtx* r, store::Batch* b, Actions* a);
+  void PollProgress(store::Batch* b);
+  void Commit(store::Batch* b);
+  void Perform(Actions* a);
+  void FinishRun(RunCtx* r);  // commit or discard, record the terminal phase, AfterRun
+
+  // launch.cc
+  Result<backend::LaunchSpec> BuildLaunch(RunCtx* r, int i, const std::string& node,
+                                          const std::vector<int>& gpus);
+  std::string OutputDirFor(RunCtx* r, int i);  // what dependents get as RSL_INPUT_<DEP>
+  // commit.cc
+  Status PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes);
+  Status DiscardRun(RunCtx* r, std::vector<std::string>* kept);
+  std::string OutputRoot(RunCtx* r, bool* fallback);
+
+  // Placement bookkeeping (loop thread).
+  bool Reserve(RunCtx* r, int i, std::string* node, std::vector<int>* gpus, std::string* why);
+  void Release(RunCtx* r, int i);
+  sched::Request RequestFor(const spec::Step& s) const;
+
+  void AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,
+                const std::string& reason, const std::string& message, bool warning);
+  void SyncRecord(RunCtx* r, int i);
+  void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run);
+  Result<bool> EvalWhen(RunCtx* r, int i);
+  int64_t NowMs() { return clock_->NowMs(); }
+
+  store::Store* store_;
+  backend::Backend* backend_;
+  Hooks hooks_;
+  Clock* clock_;
+  EngineOptions opts_;
+  std::vector<sched::Node> nodes_;                 // loop thread (after Start): with usage
+  std::vector<sched::Node> inventory_;             // const after Start: admission reads it
+  std::map<std::string, std::vector<int>> gpus_busy_;  // node -> device indices
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Msg> inbox_;                          // GUARDED_BY(mu_)
+  bool stopping_ = false;                          // GUARDED_BY(mu_)
+  std::thread loop_;
+  std::vector<std::thread> admissions_;            // GUARDED_BY(mu_)
+
+  // Loop-owned.
+  std::map<std::string, std::unique_ptr<RunCtx>> runs_;
+  std::map<std::string, std::pair<RunCtx*, int>> attempts_;  // live attempt -> (run, step)
+  int64_t next_progress_poll_ = 0;
+
+  // Notification.
+  std::mutex ev_mu_;
+  std::condition_variable ev_cv_;
+  int64_t durable_seq_ = 0;                        // GUARDED_BY(ev_mu_)
+  std::map<int, Subscriber> subscribers_;          // GUARDED_BY(ev_mu_)
+  int next_token_ = 1;                             // GUARDED_BY(ev_mu_)
+  std::set<std::string> finished_;                 // GUARDED_BY(ev_mu_): runs ended here
+  Stats stats_;                                    // GUARDED_BY(ev_mu_)
+};
+
+}  // namespace rsl::engine

@@ -1,0 +1,203 @@
+// Building one attempt's LaunchSpec: directories, the complete environment (inherited
+// basics, the step's env, envFrom configmaps and secrets, the RSL_* data-passing
+// variables), resources and GPU devices, then the BeforeStep hooks.
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+#include "base/codes.h"
+#include "base/strings.h"
+#include "engine/engine_internal.h"
+
+namespace rsl::engine {
+namespace {
+
+using nlohmann::json;
+
+// file:///x and bare paths are local paths; other URIs stay as written.
+std::string LocalPathOf(const std::string& uri) {
+  if (StartsWith(uri, "file://")) return uri.substr(7);
+  if (uri.find("://") == std::string::npos) return uri;
+  return "";
+}
+
+}  // namespace
+
+std::string LaunchToJson(const backend::LaunchSpec& s) {
+  json env = json::object();
+  for (const auto& [k, v] : s.env) {
+    bool secret = std::find(s.secret_values.begin(), s.secret_values.end(), v) != s.secret_values.end();
+    env[k] = secret && !v.empty() ? "***" : v;
+  }
+  json j = {{"attempt_id", s.attempt_id}, {"run_id", s.run_id},
+            {"workload_name", s.workload_name}, {"namespace", s.namespace_},
+            {"step", s.step}, {"attempt", s.attempt}, {"argv", s.argv}, {"env", env},
+            {"workdir", s.workdir}, {"log_path", s.log_path}, {"exit_file", s.exit_file},
+            {"cpu_millis", s.cpu_millis}, {"memory_bytes", s.memory_bytes},
+            {"gpus", s.gpus}, {"capabilities", s.capabilities}, {"node", s.node},
+            {"labels", s.labels}};
+  if (s.timeout_ms) j["timeout_ms"] = *s.timeout_ms;
+  return j.dump();
+}
+
+Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return Error(codes::kInternal, "garbled launch record");
+  backend::LaunchSpec s;
+  try {
+    s.attempt_id = j.value("attempt_id", "");
+    s.run_id = j.value("run_id", "");
+    s.workload_name = j.value("workload_name", "");
+    s.namespace_ = j.value("namespace", "");
+    s.step = j.value("step", "");
+    s.attempt = j.value("attempt", 1);
+    s.argv = j.value("argv", std::vector<std::string>{});
+    s.env = j.value("env", std::map<std::string, std::string>{});
+    s.workdir = j.value("workdir", "");
+    s.log_path = j.value("log_path", "");
+    s.exit_file = j.value("exit_file", "");
+    s.cpu_millis = j.value("cpu_millis", int64_t{0});
+    s.memory_bytes = j.value("memory_bytes", int64_t{0});
+    s.gpus = j.value("gpus", int64_t{0});
+    s.capabilities = j.value("capabilities", std::vector<std::string>{});
+    s.node = j.value("node", "");
+    s.labels = j.value("labels", std::map<std::string, std::string>{});
+    if (j.contains("timeout_ms")) s.timeout_ms = j["timeout_ms"].get<int64_t>();
+  } catch (const json::exception& e) {
+    return Error(codes::kInternal, std::string("garbled launch record: ") + e.what());
+  }
+  return s;
+}
+
+std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
+                                  const store::Run& run, const std::string& state_dir) {
+  auto r = std::make_unique<RunCtx>();
+  r->run = run;
+  r->version = v;
+  r->workload = w;
+  r->info.workload_id = v.id;
+  r->info.run_id = run.id;
+  r->info.state_dir = state_dir;
+  r->info.run_dir = run.run_dir;
+  r->info.workload = &r->workload;
+  size_t n = w.pipeline.steps.size();
+  r->records.resize(n);
+  r->when.resize(n);
+  r->launch.resize(n);
+  r->gpus.resize(n);
+  r->insufficient_reported.resize(n, false);
+  r->stop_override.resize(n);
+  r->progress_seen.resize(n);
+  r->min_cpu_request = INT64_MAX;
+  for (size_t i = 0; i < n; ++i) {
+    const spec::Step& s = w.pipeline.steps[i];
+    r->records[i].run_id = run.id;
+    r->records[i].name = s.name;
+    r->records[i].index = static_cast<int>(i);
+    if (!s.when.empty()) {
+      auto e = expr::Expr::Parse(s.when);
+      if (e.ok()) r->when[i] = *e;
+    }
+    int64_t cpu = s.effective.cpu_millis.value_or(0);
+    r->min_cpu_request = std::min(r->min_cpu_request, cpu > 0 ? cpu : kDefaultCpuMillis);
+  }
+  if (n == 0) r->min_cpu_request = 0;
+  return r;
+}
+
+std::string Engine::Impl::OutputDirFor(RunCtx* r, int i) {
+  const store::Step& rec = r->records[size_t(i)];
+  if (r->workload.pipeline.atomic) return rec.output_dir;
+  bool fallback = false;
+  return OutputRoot(r, &fallback) + "/" + r->workload.pipeline.steps[size_t(i)].name;
+}
+
+Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const std::string& node,
+                                                      const std::vector<int>& gpus) {
+  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  const StepState& st = r->plan->state(i);
+  backend::LaunchSpec s;
+  s.attempt = st.attempts + 1;
+  s.attempt_id = r->run.id + "/" + step.name + "/" + std::to_string(s.attempt);
+  s.run_id = r->run.id;
+  s.workload_name = r->workload.name;
+  s.namespace_ = r->workload.namespace_;
+  s.step = step.name;
+  std::string dir = AttemptDir(r->run.run_dir, step.name, s.attempt);
+  s.workdir = dir + "/work";
+  s.log_path = AttemptLogPath(r->run.run_dir, step.name, s.attempt);
+  s.exit_file = dir + "/exit";
+  s.node = node;
+  s.argv = step.command;
+  s.argv.insert(s.argv.end(), step.args.begin(), step.args.end());
+  s.cpu_millis = step.effective.cpu_millis.value_or(0);
+  s.memory_bytes = step.effective.memory_bytes.value_or(0);
+  if (step.effective.gpu) {
+    s.gpus = step.effective.gpu->count;
+    s.capabilities = step.effective.gpu->capabilities;
+  }
+  s.timeout_ms = step.timeout_ms;
+  s.labels = r->workload.labels;
+  s.labels["namespace"] = r->workload.namespace_;
+  s.labels["workload"] = r->workload.name;
+
+  for (const auto& name : opts_.inherited_env) {
+    if (const char* v = getenv(name.c_str())) s.env[name] = v;
+  }
+  if (!s.env.count("PATH")) s.env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  for (size_t k = 0; k < step.env_from.size(); ++k) {
+    const spec::EnvFrom& ef = step.env_from[k];
+    bool secret = ef.kind == spec::EnvFrom::Kind::kSecret;
+    auto cm = store_->GetConfigMap(r->workload.namespace_, ef.name, secret);
+    if (!cm.ok()) {
+      Error e = cm.error();
+      return e.Path(StepPathOf(i) + ".envFrom[" + std::to_string(k) + "]");
+    }
+    for (const auto& [key, value] : cm->data) {
+      s.env[key] = value;
+      if (secret) s.secret_values.push_back(value);
+    }
+  }
+  for (const auto& [k, v] : step.env) s.env[k] = v;
+  if (r->workload.data.input) {
+    const std::string& uri = r->workload.data.input->uri;
+    std::string path = LocalPathOf(uri);
+    if (path.empty() && hooks_.publisher) path = hooks_.publisher->LocalPath(uri);
+    s.env["RSL_INPUT"] = path.empty() ? uri : path;
+    s.env["RSL_INPUT_URI"] = uri;
+  }
+  s.env["RSL_OUTPUT"] = StagingDir(r->run.run_dir, step.name, s.attempt);
+  for (int d : r->plan->deps(i)) {
+    s.env[DepEnvName(r->workload.pipeline.steps[size_t(d)].name)] = OutputDirFor(r, d);
+  }
+  s.env["RSL_METRICS_FILE"] = dir + "/metrics.json";
+  s.env["RSL_PROGRESS_FILE"] = dir + "/progress";
+  s.env["RSL_WORKLOAD_ID"] = r->version.id;
+  s.env["RSL_RUN_ID"] = r->run.id;
+  s.env["RSL_STEP"] = step.name;
+  s.env["RSL_ATTEMPT"] = std::to_string(s.attempt);
+  if (!gpus.empty()) {
+    std::vector<std::string> ids;
+    bool declared = false;
+    for (int g : gpus) {
+      ids.push_back(std::to_string(g));
+      for (const auto& n : nodes_) {
+        if (n.name == node && size_t(g) < n.gpus.size() && !n.gpus[size_t(g)].probed) declared = true;
+      }
+    }
+    s.env["CUDA_VISIBLE_DEVICES"] = Join(ids, ",");
+    if (declared) s.env["RSL_GPUS_DECLARED_NOT_PROBED"] = "1";
+  }
+  for (const auto& h : hooks_.steps) {
+    Status hs = h->BeforeStep(r->info, step, &s);
+    if (!hs.ok()) return hs.error();
+  }
+  if (s.argv.empty()) {
+    return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command")
+        .Path(StepPathOf(i) + ".command")
+        .Hint("the " + backend_->name() + " backend has no image entrypoints: add command: [...]");
+  }
+  return s;
+}
+
+}  // namespace rsl::engine

@@ -1,0 +1,95 @@
+// The Slurm backend's implementation class, exposed so the tests can drive it with a fake
+// CommandRunner and without its monitor thread. Everyone else uses NewSlurmBackend (slurm.h).
+//
+// Lifecycle of an attempt: Launch writes the batch script and environment under
+// <state_dir>/slurm/<attempt>/, submits it with sbatch (--no-requeue) and returns; the monitor
+// thread polls `squeue --json` and `sinfo --json` every poll_interval_ms while attempts are
+// live and reports each attempt's end exactly once through on_exit. A job whose node Slurm
+// declares down is reported kNodeLost at once (and scancel'ed) without waiting for Slurm's
+// own requeue; the job's processes may live on there as orphans, and the batch script of such
+// an orphan no longer writes the exit record (its job id file no longer names it).
+//
+// Threading: every public method may be called from any thread; callbacks run on the monitor
+// thread (or the caller of PollOnce) with no backend lock held.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/factory.h"
+#include "backend/slurm_job.h"
+#include "backend/slurm_parse.h"
+#include "backend/slurm_runner.h"
+
+namespace rsl::backend {
+
+struct SlurmBackendOptions {
+  BackendOptions backend;
+  std::string files_dir;          //!< attempt files; "" = <state_dir>/slurm
+  int64_t poll_interval_ms = 200; //!< squeue/sinfo while attempts are live
+  bool start_monitor = true;      //!< false: the test calls PollOnce itself
+  int64_t vanished_grace_ms = 5000;  //!< a job missing from squeue this long: ask sacct
+};
+
+class SlurmBackend : public Backend {
+ public:
+  SlurmBackend(SlurmBackendOptions options, std::unique_ptr<CommandRunner> runner);
+  ~SlurmBackend() override;
+
+  std::string name() const override { return "slurm"; }
+  Result<std::vector<sched::Node>> ListNodes() override;
+  Status Launch(const LaunchSpec& spec) override;
+  void Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) override;
+  void Adopt(const LaunchSpec& spec) override;
+
+  //! One round of the monitor: squeue, sinfo, report what changed. Public for tests.
+  void PollOnce();
+  //! The Slurm job id of a live attempt, 0 if none. For tests and `describe`.
+  int64_t JobIdOf(const std::string& attempt_id);
+
+ private:
+  struct Attempt {
+    LaunchSpec spec;
+    slurm::AttemptFiles files;
+    int64_t job_id = 0;
+    bool stop_requested = false;
+    bool stop_for_timeout = false;
+    bool running_reported = false;
+    std::string node;
+    std::string pending_reason;
+    int64_t missing_since_ms = 0;
+    std::optional<AttemptExit> immediate_exit;  // decided outside the poll (Adopt)
+    std::unique_ptr<slurm::LogMasker> masker;   // only when the step has secrets
+    int64_t raw_log_offset = 0;
+  };
+
+  Status CheckFeasible(const LaunchSpec& spec);
+  Status WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files);
+  Result<std::vector<sched::Node>> QueryNodes(std::vector<slurm::NodeState>* states);
+  void CopyMaskedLog(Attempt* a, bool final);
+  std::optional<AttemptExit> Decide(Attempt* a, const slurm::Job* job,
+                                    const std::map<std::string, slurm::NodeState>& nodes,
+                                    std::vector<AttemptEvent>* events, int64_t now_ms);
+  std::optional<AttemptExit> FromSacctOrExitFile(Attempt* a);
+  void MonitorLoop();
+
+  SlurmBackendOptions options_;
+  std::string files_dir_;
+  std::unique_ptr<CommandRunner> runner_;
+  std::mutex poll_mu_;  // one PollOnce at a time
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::unique_ptr<Attempt>> attempts_;  // GUARDED_BY(mu_)
+  std::vector<sched::Node> node_cache_;                        // GUARDED_BY(mu_)
+  int64_t node_cache_ms_ = 0;                                  // GUARDED_BY(mu_)
+  bool stopping_ = false;                                      // GUARDED_BY(mu_)
+  std::thread monitor_;
+};
+
+}  // namespace rsl::backend

@@ -1,0 +1,326 @@
+// The Slurm backend's decisions, driven by recorded real outputs through a fake runner: no
+// processes, no threads (PollOnce is called by the test).
+#include "backend/slurm_backend.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <deque>
+#include <filesystem>
+#include <mutex>
+
+#include "base/file.h"
+
+namespace rsl::backend {
+namespace {
+
+std::string Recorded(const std::string& name) {
+  auto text = ReadFile(std::string(RSL_SOURCE_DIR) + "/tests/slurm/testdata/" + name);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  return text.ok() ? *text : "";
+}
+
+// Answers each command (by argv[0]) with queued outputs; the last one repeats.
+class FakeRunner : public CommandRunner {
+ public:
+  Result<CommandOutput> Run(const std::vector<std::string>& argv) override {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.push_back(argv);
+    auto& q = answers[argv[0]];
+    if (q.empty()) return CommandOutput{1, "", argv[0] + ": no answer scripted"};
+    CommandOutput out = q.front();
+    if (q.size() > 1) q.pop_front();
+    return out;
+  }
+  void Answer(const std::string& cmd, std::string out, int code = 0, std::string err = "") {
+    std::lock_guard<std::mutex> lock(mu);
+    answers[cmd].push_back(CommandOutput{code, std::move(out), std::move(err)});
+  }
+  void Replace(const std::string& cmd, std::string out) {
+    std::lock_guard<std::mutex> lock(mu);
+    answers[cmd].clear();
+    answers[cmd].push_back(CommandOutput{0, std::move(out), ""});
+  }
+  std::vector<std::vector<std::string>> Calls(const std::string& cmd) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::vector<std::string>> out;
+    for (auto& c : calls) {
+      if (c[0] == cmd) out.push_back(c);
+    }
+    return out;
+  }
+  std::mutex mu;
+  std::map<std::string, std::deque<CommandOutput>> answers;
+  std::vector<std::vector<std::string>> calls;
+};
+
+std::string SqueueWith(int64_t id, const std::string& state, const std::string& nodes,
+                       int64_t exit_status = 0, const std::string& reason = "None") {
+  return R"({"meta": {}, "errors": [], "jobs": [{"job_id": )" + std::to_string(id) +
+         R"(, "name": "rsl-w-s", "job_state": ")" + state + R"(", "state_reason": ")" + reason +
+         R"(", "nodes": ")" + nodes + R"(", "exit_code": )" + std::to_string(exit_status) +
+         R"(, "start_time": 100, "end_time": 103, "comment": ""}]})";
+}
+
+class SlurmBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "slurm_backend_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(MakeDirs(dir_).ok());
+    auto runner = std::make_unique<FakeRunner>();
+    fake_ = runner.get();
+    fake_->Answer("sinfo", Recorded("sinfo_idle.json"));
+    SlurmBackendOptions o;
+    o.backend.state_dir = dir_;
+    o.start_monitor = false;
+    o.vanished_grace_ms = 0;
+    backend_ = std::make_unique<SlurmBackend>(o, std::move(runner));
+    backend_->on_exit = [this](const AttemptExit& e) { exits_.push_back(e); };
+    backend_->on_event = [this](const AttemptEvent& e) { events_.push_back(e); };
+  }
+
+  LaunchSpec Spec(const std::string& step = "train") {
+    LaunchSpec s;
+    s.attempt_id = "run-1/" + step + "/1";
+    s.run_id = "run-1";
+    s.workload_name = "w";
+    s.step = step;
+    s.argv = {"true"};
+    s.env = {{"PATH", "/usr/bin:/bin"}, {"TOKEN", "hunter2"}};
+    s.secret_values = {"hunter2"};
+    s.workdir = dir_;
+    s.log_path = dir_ + "/logs/" + step + ".log";
+    s.exit_file = dir_ + "/exit/" + step + ".json";
+    s.cpu_millis = 1000;
+    return s;
+  }
+
+  std::string dir_;
+  FakeRunner* fake_ = nullptr;
+  std::unique_ptr<SlurmBackend> backend_;
+  std::vector<AttemptExit> exits_;
+  std::vector<AttemptEvent> events_;
+};
+
+TEST_F(SlurmBackendTest, LaunchRunSucceed) {
+  fake_->Answer("sbatch", "1\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  auto sb = fake_->Calls("sbatch");
+  ASSERT_EQ(sb.size(), 1u);
+  std::string script = dir_ + "/slurm/run-1_train_1/job.sh";
+  EXPECT_EQ(sb[0].back(), script);
+  // Secrets: Slurm writes the raw output privately; the backend copies it masked.
+  EXPECT_EQ(sb[0][5], "--output=" + dir_ + "/slurm/run-1_train_1/output.raw");
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/slurm/run-1_train_1/env").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(*ReadFile(dir_ + "/slurm/run-1_train_1/job_id"), "1\n");
+  EXPECT_EQ(backend_->JobIdOf(spec.attempt_id), 1);
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_EQ(events_[0].reason, "Scheduled");
+
+  fake_->Answer("squeue", Recorded("squeue_running.json"));  // job 1 COMPLETED on n1 there
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/slurm/run-1_train_1/output.raw", "token hunter2 ok\n").ok());
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].attempt_id, spec.attempt_id);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kSucceeded);
+  EXPECT_EQ(exits_[0].node, "n1");
+  EXPECT_EQ(*ReadFile(spec.log_path), "token *** ok\n");
+  EXPECT_EQ(backend_->JobIdOf(spec.attempt_id), 0);
+  backend_->PollOnce();
+  EXPECT_EQ(exits_.size(), 1u) << "an exit is reported exactly once";
+}
+
+TEST_F(SlurmBackendTest, NodeDownIsNodeLostAndTheJobIsGivenUp) {
+  fake_->Answer("sbatch", "4\n");  // recorded job 4 runs on n1
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  fake_->Answer("squeue", SqueueWith(4, "RUNNING", "n2"));
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty());
+  ASSERT_EQ(events_.size(), 2u);
+  EXPECT_EQ(events_[1].reason, "Started");
+  EXPECT_EQ(events_[1].node, "n2");
+  // Slurm marks n2 down; the job still shows RUNNING there (before its own NODE_FAIL).
+  fake_->Replace("sinfo", Recorded("sinfo_n2down.json"));
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kNodeLost);
+  EXPECT_EQ(exits_[0].node, "n2");
+  EXPECT_EQ(exits_[0].message,
+            "node n2 is down (Not responding); Slurm job 4 given up (its processes may live on "
+            "there as orphans)");
+  auto sc = fake_->Calls("scancel");
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_EQ(sc[0], (std::vector<std::string>{"scancel", "4"}));
+  EXPECT_EQ(*ReadFile(dir_ + "/slurm/run-1_train_1/job_id"), "lost\n");
+}
+
+TEST_F(SlurmBackendTest, NodeFailStateIsNodeLost) {
+  fake_->Answer("sbatch", "6\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Answer("squeue", Recorded("squeue_nodefail.json"));
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kNodeLost);
+}
+
+TEST_F(SlurmBackendTest, StopCancelsAndReportsTheIntent) {
+  fake_->Answer("sbatch", "5\n");
+  fake_->Answer("sbatch", "11\n");
+  ASSERT_TRUE(backend_->Launch(Spec("a")).ok());
+  ASSERT_TRUE(backend_->Launch(Spec("b")).ok());
+  backend_->Stop("run-1/a/1", 1000, false);
+  backend_->Stop("run-1/b/1", 1000, true);
+  backend_->Stop("no-such-attempt", 1000, false);
+  auto sc = fake_->Calls("scancel");
+  ASSERT_EQ(sc.size(), 2u);
+  EXPECT_EQ(sc[0][1], "5");
+  EXPECT_EQ(sc[1][1], "11");
+  fake_->Answer("squeue", Recorded("squeue_final.json"));  // 5 CANCELLED, 11 TIMEOUT
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 2u);
+  std::map<std::string, ExitKind> kinds;
+  for (auto& e : exits_) kinds[e.attempt_id] = e.kind;
+  EXPECT_EQ(kinds["run-1/a/1"], ExitKind::kCancelled);
+  EXPECT_EQ(kinds["run-1/b/1"], ExitKind::kTimedOut);
+}
+
+TEST_F(SlurmBackendTest, ImpossibleRequestsAreRefusedBeforeSbatch) {
+  auto spec = Spec();
+  spec.capabilities = {"low_latency"};
+  auto st = backend_->Launch(spec);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), "INSUFFICIENT_RESOURCES");
+  EXPECT_EQ(st.error().message,
+            "step 'train': no Slurm node has capability 'low_latency' (node features: n1: "
+            "tensor_core,fp16_support; n2: fp16_support; n3: cpu_only)");
+  EXPECT_EQ(st.error().value, "low_latency");
+
+  spec.capabilities = {"fp16_support"};
+  spec.gpus = 5;
+  st = backend_->Launch(spec);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "step 'train': no Slurm node with [fp16_support] has 5 GPUs (most: n1 with 4)");
+
+  spec.capabilities = {"cpu_only", "tensor_core"};
+  spec.gpus = 0;
+  st = backend_->Launch(spec);
+  EXPECT_EQ(st.error().message, "step 'train': no Slurm node has all of [cpu_only,tensor_core] at once");
+
+  spec.capabilities = {};
+  spec.cpu_millis = 64000;
+  st = backend_->Launch(spec);
+  EXPECT_EQ(st.error().message, "step 'train': no Slurm node has 64 CPUs (most: n3 with 4)");
+
+  spec.cpu_millis = 1000;
+  spec.memory_bytes = 100LL << 30;
+  st = backend_->Launch(spec);
+  EXPECT_EQ(st.error().message, "step 'train': no Slurm node has 102400Mi memory (most: n3 with 8000Mi)");
+
+  spec.memory_bytes = 6000LL << 20;
+  spec.gpus = 1;
+  st = backend_->Launch(spec);
+  EXPECT_EQ(st.error().message,
+            "step 'train': no single Slurm node has 1 CPUs, 6000Mi memory and 1 GPUs at once");
+  EXPECT_TRUE(fake_->Calls("sbatch").empty());
+}
+
+TEST_F(SlurmBackendTest, SbatchRefusalIsInsufficientResources) {
+  fake_->Answer("sbatch", "", 1,
+                "sbatch: error: Batch job submission failed: Requested node configuration is not "
+                "available\n");
+  auto st = backend_->Launch(Spec());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), "INSUFFICIENT_RESOURCES");
+  EXPECT_NE(st.error().message.find("Requested node configuration is not available"),
+            std::string::npos);
+}
+
+TEST_F(SlurmBackendTest, SbatchBrokenIsInternalWithHint) {
+  fake_->Answer("sbatch", "", 1, "sbatch: error: Unable to contact slurm controller\n");
+  auto st = backend_->Launch(Spec());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), "INTERNAL");
+  EXPECT_EQ(st.error().hint, "is slurmctld running and SLURM_CONF right? (scontrol ping)");
+}
+
+TEST_F(SlurmBackendTest, VanishedJobIsAskedOfSacct) {
+  fake_->Answer("sbatch", "2\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Answer("squeue", R"({"jobs": []})");
+  fake_->Answer("sacct", Recorded("sacct.txt"));  // job 2: FAILED 3:0
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kFailed);
+  EXPECT_EQ(exits_[0].exit_code, 3);
+  auto calls = fake_->Calls("sacct");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0][5], "2");
+}
+
+TEST_F(SlurmBackendTest, SlurmctldDownDecidesNothing) {
+  fake_->Answer("sbatch", "2\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Answer("squeue", "", 1, "slurm_load_jobs error: Unable to contact slurm controller");
+  backend_->PollOnce();
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty());
+  EXPECT_EQ(backend_->JobIdOf("run-1/train/1"), 2);
+}
+
+TEST_F(SlurmBackendTest, AdoptFindsTheJobAgain) {
+  fake_->Answer("sbatch", "11\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  // A new backend (controller restarted) adopts the attempt through its job id file.
+  auto runner = std::make_unique<FakeRunner>();
+  FakeRunner* fake2 = runner.get();
+  fake2->Answer("sinfo", Recorded("sinfo_idle.json"));
+  fake2->Answer("squeue", Recorded("squeue_final.json"));  // 11: TIMEOUT
+  SlurmBackendOptions o;
+  o.backend.state_dir = dir_;
+  o.start_monitor = false;
+  SlurmBackend again(o, std::move(runner));
+  std::vector<AttemptExit> exits;
+  again.on_exit = [&](const AttemptExit& e) { exits.push_back(e); };
+  again.Adopt(spec);
+  EXPECT_EQ(again.JobIdOf(spec.attempt_id), 11);
+  again.PollOnce();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].kind, ExitKind::kTimedOut);
+}
+
+TEST_F(SlurmBackendTest, AdoptWithoutJobUsesTheExitRecordOrNodeLost) {
+  auto spec = Spec();
+  ASSERT_TRUE(MakeDirs(dir_ + "/exit").ok());
+  ASSERT_TRUE(WriteFileAtomic(spec.exit_file,
+                              "exit_code=7\nsignal=0\noom=0\nstop=\nwall_ms=5\n")
+                  .ok());
+  backend_->Adopt(spec);
+  auto other = Spec("other");
+  backend_->Adopt(other);
+  fake_->Answer("squeue", R"({"jobs": []})");
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 2u);
+  std::map<std::string, AttemptExit> by;
+  for (auto& e : exits_) by[e.attempt_id] = e;
+  EXPECT_EQ(by["run-1/train/1"].kind, ExitKind::kFailed);
+  EXPECT_EQ(by["run-1/train/1"].exit_code, 7);
+  EXPECT_EQ(by["run-1/other/1"].kind, ExitKind::kNodeLost);
+  EXPECT_EQ(by["run-1/other/1"].message, "no Slurm job was recorded for this attempt");
+}
+
+TEST_F(SlurmBackendTest, EmptyCommandIsRefused) {
+  auto spec = Spec();
+  spec.argv.clear();
+  EXPECT_EQ(backend_->Launch(spec).code(), "INVALID_ARGUMENT");
+}
+
+}  // namespace
+}  // namespace rsl::backend

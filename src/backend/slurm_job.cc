@@ -1,0 +1,199 @@
+#include "backend/slurm_job.h"
+
+#include <algorithm>
+
+#include "base/strings.h"
+
+namespace rsl::backend::slurm {
+namespace {
+
+constexpr int64_t kMsPerMinute = 60 * 1000;
+constexpr int64_t kMiB = 1024 * 1024;
+constexpr size_t kMaxJobNameBytes = 120;  // squeue truncates long names in its tables anyway
+// Variables Slurm sets in the batch job that the step needs (they override the step's own).
+constexpr const char* kSlurmPassThrough[] = {
+    "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "SLURM_JOB_ID",
+    "SLURM_JOB_GPUS", "SLURMD_NODENAME", "SLURM_CPUS_PER_TASK", "SLURM_MEM_PER_NODE"};
+
+std::string Sanitize(std::string_view s, size_t max_bytes) {
+  std::string out;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_';
+    out += ok ? c : '_';
+    if (out.size() >= max_bytes) break;
+  }
+  return out;
+}
+
+// Comments are one argv element; keep them free of characters that break `squeue -o`.
+std::string CommentValue(std::string_view s) {
+  std::string out;
+  for (char c : s) out += (c == ' ' || c == '\n' || c == '\t' || c == '|') ? '_' : c;
+  return out;
+}
+
+}  // namespace
+
+AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id) {
+  AttemptFiles f;
+  f.dir = base + "/" + Sanitize(attempt_id, 240);
+  f.script = f.dir + "/job.sh";
+  f.env = f.dir + "/env";
+  f.job_id = f.dir + "/job_id";
+  f.raw_log = f.dir + "/output.raw";
+  return f;
+}
+
+std::string JobName(const LaunchSpec& spec) {
+  return Sanitize("rsl-" + spec.workload_name + "-" + spec.step, kMaxJobNameBytes);
+}
+
+int64_t TimeLimitMinutes(int64_t timeout_ms) {
+  return std::max<int64_t>(1, (timeout_ms + kMsPerMinute - 1) / kMsPerMinute);
+}
+
+std::string JobComment(const LaunchSpec& spec) {
+  std::string c = "rsl attempt=" + CommentValue(spec.attempt_id);
+  if (!spec.namespace_.empty()) c += " namespace=" + CommentValue(spec.namespace_);
+  for (const auto& [k, v] : spec.labels) c += " " + CommentValue(k) + "=" + CommentValue(v);
+  return c;
+}
+
+std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
+                                    const std::string& output) {
+  std::vector<std::string> a = {"sbatch", "--parsable", "--no-requeue"};
+  a.push_back("--job-name=" + JobName(spec));
+  if (!spec.workdir.empty()) a.push_back("--chdir=" + spec.workdir);
+  a.push_back("--output=" + output);
+  a.push_back("--error=" + output);
+  a.push_back("--open-mode=append");
+  int64_t cpus = std::max<int64_t>(1, (spec.cpu_millis + 999) / 1000);
+  a.push_back("--cpus-per-task=" + std::to_string(cpus));
+  if (spec.memory_bytes > 0) {
+    a.push_back("--mem=" + std::to_string((spec.memory_bytes + kMiB - 1) / kMiB) + "M");
+  }
+  if (spec.gpus > 0) a.push_back("--gres=gpu:" + std::to_string(spec.gpus));
+  if (!spec.capabilities.empty()) a.push_back("--constraint=" + Join(spec.capabilities, "&"));
+  if (spec.timeout_ms) a.push_back("--time=" + std::to_string(TimeLimitMinutes(*spec.timeout_ms)));
+  if (!partition.empty()) a.push_back("--partition=" + partition);
+  a.push_back("--comment=" + JobComment(spec));
+  if (!spec.namespace_.empty()) a.push_back("--wckey=" + CommentValue(spec.namespace_));
+  // The batch script sets the step's complete environment itself (env -i); nothing of the
+  // controller's own environment travels with the job.
+  a.push_back("--export=NONE");
+  return a;
+}
+
+std::string ShellQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string EnvFileContents(const LaunchSpec& spec) {
+  std::string out;
+  for (const auto& [k, v] : spec.env) {
+    out += k;
+    out += '=';
+    out += v;
+    out += '\0';
+  }
+  return out;
+}
+
+std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files) {
+  std::string argv;
+  for (const auto& a : spec.argv) argv += " " + ShellQuote(a);
+  std::string s;
+  s += "#!/bin/bash\n";
+  s += "# RSL attempt " + CommentValue(spec.attempt_id) + " (written by the Slurm backend)\n";
+  s += "set -u\n";
+  s += "rsl_env_file=" + ShellQuote(files.env) + "\n";
+  s += "rsl_exit_file=" + ShellQuote(spec.exit_file) + "\n";
+    s += "rsl_env=()\n";
+  s += "while IFS= read -r -d '' kv; do rsl_env+=(\"$kv\"); done < \"$rsl_env_file\"\n";
+  // What Slurm decided for this job travels into the step's otherwise complete environment:
+  // the GPUs it bound (gres/gpu), the job id and the node.
+  s += "for v in " + Join(std::vector<std::string>(std::begin(kSlurmPassThrough),
+                                                    std::end(kSlurmPassThrough)), " ") +
+       "; do [ -n \"${!v+x}\" ] && rsl_env+=(\"$v=${!v}\"); done\n";
+  if (!spec.workdir.empty()) {
+    s += "cd " + ShellQuote(spec.workdir) + " || exit 126\n";
+  }
+  s += "rsl_start=$(date +%s%3N)\n";
+  // Not exec: the script outlives the step to write its exit record. scancel signals every
+  // process of the job, so the step gets SIGTERM directly.
+  s += "env -i \"${rsl_env[@]}\"" + argv + "\n";
+  s += "rsl_rc=$?\n";
+  s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
+  s += "rsl_sig=0; rsl_code=$rsl_rc\n";
+  s += "if [ $rsl_rc -gt 128 ]; then rsl_sig=$((rsl_rc - 128)); rsl_code=-1; fi\n";
+  // Only the live job writes the exit record: once the backend gave this job up (node lost)
+  // or launched the attempt again, the job id file no longer names it. A missing file is a
+  // job faster than sbatch's return.
+  s += "rsl_job=$(cat " + ShellQuote(files.job_id) + " 2>/dev/null || true)\n";
+  s += "if [ -n \"$rsl_exit_file\" ] && { [ -z \"$rsl_job\" ] || "
+       "[ \"$rsl_job\" = \"${SLURM_JOB_ID:-}\" ]; }; then\n";
+  // The same key=value record as the local backend's rsl-shim (local.h: ReadExitFile).
+  s += "  printf 'exit_code=%d\\nsignal=%d\\noom=0\\nstop=\\nwall_ms=%d\\ncpu_ms=0\\n"
+       "peak_memory_bytes=0\\nlimits=slurm\\nmessage=\\n' "
+       "\"$rsl_code\" \"$rsl_sig\" \"$rsl_wall\" > \"$rsl_exit_file.tmp.$$\" &&\n";
+  s += "    mv -f \"$rsl_exit_file.tmp.$$\" \"$rsl_exit_file\"\n";
+  s += "fi\n";
+  s += "exit $rsl_rc\n";
+  return s;
+}
+
+LogMasker::LogMasker(std::vector<std::string> secrets) {
+  for (auto& s : secrets) {
+    if (!s.empty()) secrets_.push_back(std::move(s));
+  }
+  // Longest first, so a secret that contains another is masked whole.
+  std::sort(secrets_.begin(), secrets_.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const auto& s : secrets_) longest_ = std::max(longest_, s.size());
+}
+
+std::string LogMasker::Feed(std::string_view chunk) {
+  pending_.append(chunk);
+  return Process(false);
+}
+
+std::string LogMasker::Finish() { return Process(true); }
+
+std::string LogMasker::Process(bool final) {
+  if (secrets_.empty()) return std::exchange(pending_, "");
+  std::string out;
+  size_t i = 0;
+  while (i < pending_.size()) {
+    size_t left = pending_.size() - i;
+    // A longer secret could start here but the chunk ends first: wait for more bytes.
+    bool maybe = false;
+    for (const auto& s : secrets_) {
+      if (!final && left < s.size() && pending_.compare(i, left, s, 0, left) == 0) maybe = true;
+    }
+    if (maybe) break;
+    bool matched = false;
+    for (const auto& s : secrets_) {  // longest first
+      if (left >= s.size() && pending_.compare(i, s.size(), s) == 0) {
+        out += "***";
+        i += s.size();
+        matched = true;
+        break;
+      }
+    }
+    if (matched) continue;
+    out += pending_[i++];
+  }
+  pending_.erase(0, i);
+  return out;
+}
+
+}  // namespace rsl::backend::slurm

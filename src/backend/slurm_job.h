@@ -1,0 +1,77 @@
+// How one attempt (LaunchSpec) becomes one Slurm batch job: the sbatch command line, the batch
+// script that sets the step's complete environment and writes the exit record, and the
+// masking of secrets in the step's log. Pure functions; docs/backends/slurm.md has the table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace rsl::backend::slurm {
+
+//! Files the backend keeps per attempt, in a directory only RSL reads (0700): the batch
+//! script, the environment (0600: it may hold secrets), the job id (for Adopt after a
+//! restart) and, when the step has secrets, Slurm's raw output before masking.
+struct AttemptFiles {
+  std::string dir;
+  std::string script;
+  std::string env;
+  std::string job_id;
+  std::string raw_log;
+};
+//! <base>/<attempt id with '/' and other unsafe characters turned into '_'>.
+AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id);
+
+//! "rsl-<workload>-<step>", kept to the characters Slurm shows plainly.
+std::string JobName(const LaunchSpec& spec);
+
+//! Minutes for --time: the timeout rounded up to whole minutes (Slurm's granularity), >= 1.
+int64_t TimeLimitMinutes(int64_t timeout_ms);
+
+//! The comment RSL puts on its jobs: "rsl attempt=<id> namespace=<ns> <label>=<value>...".
+//! Adopt finds jobs by the attempt id in it; accounting groups by namespace/labels.
+std::string JobComment(const LaunchSpec& spec);
+
+//! sbatch's argv (without the script path, which comes last):
+//!   sbatch --parsable --no-requeue --job-name=... --chdir=... --output=LOG --error=LOG
+//!   --open-mode=append --cpus-per-task=N [--mem=NM] [--gres=gpu:N] [--constraint=a&b]
+//!   [--time=M] [--partition=P] --comment=... --wckey=<namespace> --export=NONE
+//! `output` is where Slurm writes stdout+stderr (the step's log, or the raw log to mask).
+std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
+                                    const std::string& output);
+
+//! The batch script: reads the NUL-separated environment file, runs argv under exactly that
+//! environment in the working directory, and writes the exit record (JSON, atomically via
+//! rename) to spec.exit_file in the local backend's key=value format (exit_code=, signal=,
+//! oom=0, stop=, wall_ms=, cpu_ms=0, peak_memory_bytes=0, limits=slurm, message=), unless
+//! the job id file no longer names this job (an orphan on a lost node).
+std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files);
+
+//! "K=V\0K=V\0..." for the environment file.
+std::string EnvFileContents(const LaunchSpec& spec);
+
+//! `'text'` for bash, with embedded single quotes escaped.
+std::string ShellQuote(std::string_view s);
+
+//! Replaces every secret value in a stream of log bytes with "***", also when a secret is
+//! split across two chunks: bytes that could be the start of a secret are held back until
+//! the next chunk or Finish().
+class LogMasker {
+ public:
+  explicit LogMasker(std::vector<std::string> secrets);
+  //! Returns the masked bytes that are safe to write now.
+  std::string Feed(std::string_view chunk);
+  //! Returns whatever was held back (end of the stream).
+  std::string Finish();
+
+ private:
+  std::string Process(bool final);
+  std::vector<std::string> secrets_;
+  size_t longest_ = 0;
+  std::string pending_;
+};
+
+}  // namespace rsl::backend::slurm

@@ -1,0 +1,110 @@
+#include "backend/slurm_job.h"
+
+#include <gtest/gtest.h>
+
+namespace rsl::backend::slurm {
+namespace {
+
+LaunchSpec Spec() {
+  LaunchSpec s;
+  s.attempt_id = "run-1/train/2";
+  s.workload_name = "fraud-detect-daily";
+  s.namespace_ = "risk";
+  s.step = "train";
+  s.argv = {"python3", "-c", "print('it''s')"};
+  s.env = {{"PATH", "/usr/bin:/bin"}, {"TOKEN", "s3cr3t value"}};
+  s.workdir = "/work/run 1";
+  s.log_path = "/state/logs/train.log";
+  s.exit_file = "/state/exit/train-2.json";
+  s.cpu_millis = 2500;
+  s.memory_bytes = 1536LL * 1024 * 1024 + 1;
+  s.gpus = 2;
+  s.capabilities = {"tensor_core", "fp16_support"};
+  s.timeout_ms = 90 * 1000;
+  s.labels = {{"team", "risk team"}};
+  return s;
+}
+
+TEST(SlurmJob, SbatchArgsFollowTheMapping) {
+  auto args = SbatchArgs(Spec(), "gpu", "/state/logs/train.log");
+  std::vector<std::string> want = {
+      "sbatch", "--parsable", "--no-requeue", "--job-name=rsl-fraud-detect-daily-train",
+      "--chdir=/work/run 1", "--output=/state/logs/train.log", "--error=/state/logs/train.log",
+      "--open-mode=append", "--cpus-per-task=3", "--mem=1537M", "--gres=gpu:2",
+      "--constraint=tensor_core&fp16_support", "--time=2", "--partition=gpu",
+      "--comment=rsl attempt=run-1/train/2 namespace=risk team=risk_team", "--wckey=risk",
+      "--export=NONE"};
+  EXPECT_EQ(args, want);
+}
+
+TEST(SlurmJob, MinimalSpecLeavesOutWhatIsNotAsked) {
+  LaunchSpec s;
+  s.attempt_id = "r/s/1";
+  s.workload_name = "w";
+  s.step = "s";
+  s.argv = {"true"};
+  auto args = SbatchArgs(s, "", "/dev/null");
+  std::vector<std::string> want = {"sbatch", "--parsable", "--no-requeue", "--job-name=rsl-w-s",
+                                   "--output=/dev/null", "--error=/dev/null", "--open-mode=append",
+                                   "--cpus-per-task=1", "--comment=rsl attempt=r/s/1",
+                                   "--export=NONE"};
+  EXPECT_EQ(args, want);
+}
+
+TEST(SlurmJob, TimeLimitRoundsUpToMinutes) {
+  EXPECT_EQ(TimeLimitMinutes(1), 1);
+  EXPECT_EQ(TimeLimitMinutes(60000), 1);
+  EXPECT_EQ(TimeLimitMinutes(60001), 2);
+  EXPECT_EQ(TimeLimitMinutes(20 * 60000), 20);
+}
+
+TEST(SlurmJob, JobNameIsSanitised) {
+  LaunchSpec s;
+  s.workload_name = "a b";
+  s.step = "x/y";
+  EXPECT_EQ(JobName(s), "rsl-a_b-x_y");
+}
+
+TEST(SlurmJob, AttemptPathsAreFlat) {
+  auto f = AttemptPaths("/st/slurm", "run-1/train/2");
+  EXPECT_EQ(f.dir, "/st/slurm/run-1_train_2");
+  EXPECT_EQ(f.env, "/st/slurm/run-1_train_2/env");
+  EXPECT_EQ(f.job_id, "/st/slurm/run-1_train_2/job_id");
+}
+
+TEST(SlurmJob, ScriptQuotesArgvAndKeepsSecretsOut) {
+  auto spec = Spec();
+  auto script = BatchScript(spec, AttemptPaths("/st/slurm", spec.attempt_id));
+  EXPECT_NE(script.find("env -i \"${rsl_env[@]}\" 'python3' '-c' 'print('\\''it'\\'''\\''s'\\'')'"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("cd '/work/run 1' || exit 126"), std::string::npos);
+  EXPECT_EQ(script.find("s3cr3t"), std::string::npos);
+  EXPECT_EQ(EnvFileContents(spec), std::string("PATH=/usr/bin:/bin\0TOKEN=s3cr3t value\0", 38));
+}
+
+TEST(SlurmJob, ShellQuote) {
+  EXPECT_EQ(ShellQuote(""), "''");
+  EXPECT_EQ(ShellQuote("a'b"), "'a'\\''b'");
+  EXPECT_EQ(ShellQuote("$HOME `x`"), "'$HOME `x`'");
+}
+
+TEST(SlurmJob, MaskerHidesSecretsAcrossChunks) {
+  LogMasker m({"hunter2", "hunter2-long", ""});
+  std::string out;
+  out += m.Feed("user=bob pass=hun");
+  EXPECT_EQ(out, "user=bob pass=");  // "hun" could start a secret: held back
+  out += m.Feed("ter2 and hunter2-lo");
+  out += m.Feed("ng done h");
+  out += m.Finish();
+  EXPECT_EQ(out, "user=bob pass=*** and *** done h");
+}
+
+TEST(SlurmJob, MaskerWithoutSecretsPassesThrough) {
+  LogMasker m({});
+  EXPECT_EQ(m.Feed("abc"), "abc");
+  EXPECT_EQ(m.Finish(), "");
+}
+
+}  // namespace
+}  // namespace rsl::backend::slurm

@@ -1,0 +1,77 @@
+// Pure parsing of Slurm's client output (22.05: `sinfo --json`, `squeue --json`,
+// `sacct -c -P`, `sbatch --parsable`) and the mapping of Slurm job states onto ExitKind.
+// No processes here: the tests feed recorded real outputs (tests/slurm/testdata/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/backend.h"
+#include "base/status.h"
+#include "sched/node.h"
+
+namespace rsl::backend::slurm {
+
+//! One job as squeue or sacct reports it.
+struct Job {
+  int64_t job_id = 0;
+  std::string name;
+  std::string state;       //!< PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, NODE_FAIL, ...
+  std::string reason;      //!< squeue's state_reason ("None", "NodeDown", "Resources", ...)
+  std::string nodes;       //!< where it runs/ran ("" while pending)
+  std::string comment;
+  int exit_code = 0;       //!< the batch script's exit status
+  int signal = 0;          //!< the signal that ended it, 0 if none
+  int64_t start_time = 0;  //!< unix seconds, 0 if unknown
+  int64_t end_time = 0;
+};
+
+//! A node's state from sinfo.
+struct NodeState {
+  std::string name;
+  std::string state;                 //!< sinfo's base state: idle, mixed, allocated, down, ...
+  std::vector<std::string> flags;    //!< DRAIN, NOT_RESPONDING, ...
+  std::string reason;
+  bool down() const;                 //!< Slurm declared it down: its jobs are lost
+};
+
+//! `squeue --json`. Errors: SLURM output that is not the expected JSON (INTERNAL, with the
+//! first bytes of the output).
+Result<std::vector<Job>> ParseSqueueJson(std::string_view json);
+
+//! `sacct -c -P -n -o JobID,JobName,State,ExitCode,NodeList,Start,End`.
+Result<std::vector<Job>> ParseSacct(std::string_view text);
+
+//! `sinfo --json` -> the scheduler's Node model (CPUs, memory, GRES gpus, Features as
+//! capabilities on the node and on each GPU, state Ready|NotReady|Drained|Down, current use),
+//! restricted to `partition` unless it is empty; `states` gets Slurm's own view of each node.
+Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view json, const std::string& partition,
+                                                std::vector<NodeState>* states);
+
+//! `sbatch --parsable` prints "<id>" or "<id>;<cluster>".
+Result<int64_t> ParseSbatchOutput(std::string_view out);
+
+//! The number of GPUs in a GRES string such as "gpu:4", "gpu:a100:2(S:0-1),shard:8" or
+//! "gpu:2(IDX:0-1)"; `model` gets the type if one is named ("a100").
+int64_t GpuCount(std::string_view gres, std::string* model = nullptr);
+
+//! Where a job is in its life, as far as RSL cares.
+enum class Phase { kPending, kRunning, kFinished };
+
+struct Outcome {
+  Phase phase = Phase::kPending;
+  ExitKind kind = ExitKind::kFailed;  //!< only when kFinished
+  std::string message;
+};
+
+//! Maps a job's state onto a phase and, when finished, an ExitKind:
+//! COMPLETED -> kSucceeded (kFailed if the script still exited non-zero), FAILED -> kFailed,
+//! TIMEOUT/DEADLINE -> kTimedOut, OUT_OF_MEMORY -> kOomKilled, NODE_FAIL/BOOT_FAIL/PREEMPTED
+//! -> kNodeLost (not the step's fault), CANCELLED -> kCancelled, or kTimedOut when RSL
+//! cancelled it for a time limit (`stop_for_timeout`). Unknown states are kRunning if the job
+//! has a node, kPending otherwise, so a new Slurm state never ends an attempt by mistake.
+Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout);
+
+}  // namespace rsl::backend::slurm

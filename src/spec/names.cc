@@ -197,6 +197,22 @@ std::string CheckSemver(const std::string& version) {
   return "";
 }
 
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string close = ClosestMatch(word, candidates);
+  constexpr size_t kMinWordForTwoEdits = 4;
+  constexpr int kTwoEdits = 2;
+  if (!close.empty() || word.size() < kMinWordForTwoEdits) return close;
+  int best = kTwoEdits + 1;
+  for (const auto& c : candidates) {
+    int d = EditDistance(ToLower(word), ToLower(c), kTwoEdits);
+    if (d < best) {
+      best = d;
+      close = c;
+    }
+  }
+  return close;
+}
+
 const std::vector<std::string>& Dtypes() {
   static const std::vector<std::string> dtypes = {
       "bool",   "int8",   "int16",   "int32",    "int64",   "uint8",   "uint16",

@@ -27,6 +27,10 @@ std::string CheckEnvName(const std::string& name);
 //! Semantic version MAJOR.MINOR.PATCH[-pre][+build] (a leading 'v' is not allowed).
 std::string CheckSemver(const std::string& version);
 
+//! The candidate a misspelled `word` most likely meant: base ClosestMatch, plus distance 2 for
+//! words of 4+ characters (so a transposition like "trian" -> "train" is caught). "" if none.
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+
 //! SPEC.md's tensor dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32,
 //! float64, string.
 const std::vector<std::string>& Dtypes();

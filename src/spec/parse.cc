@@ -62,7 +62,7 @@ std::string Index(const std::string& path, size_t i) {
 }
 
 std::string OneOf(const std::string& value, const std::vector<std::string>& allowed) {
-  std::string close = ClosestMatch(value, allowed);
+  std::string close = DidYouMean(value, allowed);
   if (!close.empty()) return "did you mean '" + close + "'?";
   return "one of: " + Join(allowed, ", ");
 }
@@ -134,10 +134,14 @@ class Builder {
           std::string key = kv.first.Scalar();
           std::string path = "metadata.labels." + key;
           std::string why = CheckLabelKey(key);
-          if (!why.empty()) r_.Fail(kv.first, path, "label key " + Quote(key) + " " + why, "");
+          if (!why.empty()) {
+            r_.Fail(kv.first, path, "label key " + Quote(key) + " " + why,
+                    "label keys look like team or example.com/team");
+          }
           why = CheckLabelValue(kv.second.Scalar());
           if (!why.empty()) {
-            r_.Fail(kv.second, path, "label value " + Quote(kv.second.Scalar()) + " " + why, "");
+            r_.Fail(kv.second, path, "label value " + Quote(kv.second.Scalar()) + " " + why,
+                    "e.g. " + Quote(Suggest(kv.second.Scalar())));
           }
         }
       }
@@ -282,7 +286,7 @@ class Builder {
     std::vector<std::string> names = catalog.Names();
     names.insert(names.end(), options_.extra_capabilities.begin(),
                  options_.extra_capabilities.end());
-    std::string close = ClosestMatch(name, names);
+    std::string close = DidYouMean(name, names);
     r_.Fail(node, p, "unknown capability " + Quote(name),
             close.empty() ? "known: " + Join(names, ", ") : "did you mean '" + close + "'?");
   }
@@ -355,7 +359,7 @@ class Builder {
       bool known = false;
       for (const auto& s : kSchemes) known = known || s == scheme;
       if (!known) {
-        std::string close = ClosestMatch(scheme, kSchemes);
+        std::string close = DidYouMean(scheme, kSchemes);
         r_.Fail(map["uri"], path + ".uri", "unsupported URI scheme " + Quote(scheme),
                 close.empty() ? "schemes: file:// s3:// ceph:// hdfs://"
                               : "did you mean '" + close + "://'?");
@@ -733,7 +737,10 @@ class Builder {
           std::string key = kv.first.Scalar();
           std::string why = CheckEnvName(key);
           if (!why.empty()) {
-            r_.Fail(kv.first, path + ".env." + key, "variable name " + Quote(key) + " " + why, "");
+            std::string fixed;
+            for (char c : key) fixed.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+            r_.Fail(kv.first, path + ".env." + key, "variable name " + Quote(key) + " " + why,
+                    "e.g. " + Quote(fixed));
           } else if (StartsWith(key, "RSL_")) {
             r_.Fail(kv.first, path + ".env." + key,
                     "variable " + Quote(key) + " is reserved: RSL sets RSL_* itself",
@@ -907,6 +914,8 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
   if (docs.empty() || docs[0].IsNull()) {
     Error e(codes::kSpecParseError, "the file is empty");
     e.pos.file = file;
+    e.pos.line = 1;
+    e.pos.column = 1;
     e.hint = "write an AIWorkload: apiVersion, kind, metadata, spec";
     result.errors.push_back(e);
     return result;

@@ -6,6 +6,7 @@
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "spec/names.h"
 
 namespace rsl::spec {
 
@@ -76,7 +77,7 @@ bool Reader::Map(const YAML::Node& node, const std::string& path,
     for (const auto& a : allowed) known = known || a == key;
     if (known) continue;
     std::string child = path.empty() ? key : path + "." + key;
-    std::string close = ClosestMatch(key, allowed);
+    std::string close = DidYouMean(key, allowed);
     Fail(kv.first, child, "unknown field " + Quote(key),
          close.empty() ? "allowed here: " + Join(allowed, ", ") : "did you mean '" + close + "'?");
   }
@@ -99,6 +100,13 @@ bool Reader::Has(const YAML::Node& map, const char* key) {
 void Reader::Missing(const YAML::Node& map, const std::string& path, const std::string& hint) {
   size_t dot = path.rfind('.');
   std::string field = dot == std::string::npos ? path : path.substr(dot + 1);
+  // A misspelled key (`metdata:`) is reported as an unknown field with "did you mean";
+  // saying the real one is missing as well would only repeat it.
+  if (map.IsMap()) {
+    for (const auto& kv : map) {
+      if (kv.first.IsScalar() && DidYouMean(kv.first.Scalar(), {field}) == field && kv.first.Scalar() != field) return;
+    }
+  }
   FailAt(Pos(map), path, "missing required field " + Quote(field), hint);
 }
 
@@ -128,7 +136,8 @@ std::optional<int64_t> Reader::Int(const YAML::Node& node, const std::string& pa
     return std::nullopt;
   }
   if (v < min || v > max) {
-    Fail(node, path, "must be in " + range + ", got " + text, "");
+    Fail(node, path, "must be in " + range + ", got " + text,
+         "use a whole number from " + std::to_string(min) + " to " + std::to_string(max));
     return std::nullopt;
   }
   return v;
@@ -154,7 +163,7 @@ std::optional<bool> Reader::Bool(const YAML::Node& node, const std::string& path
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
   }
-  Fail(node, path, "must be true or false, got " + Shown(node), "");
+  Fail(node, path, "must be true or false, got " + Shown(node), "write true or false, unquoted");
   return std::nullopt;
 }
 

@@ -26,7 +26,9 @@ SourcePos MapInnerPos(const std::string& text, const SourcePos& value_pos, int i
   size_t at = start + static_cast<size_t>(value_pos.column - 1);
   char first = at < text.size() ? text[at] : '\0';
   if (first == '|' || first == '>') {
-    size_t content = LineStart(text, value_pos.line + inner_line);
+    // The block's indentation is set by its first line; deeper lines keep their extra
+    // spaces in the value, so inner columns already count them.
+    size_t content = LineStart(text, value_pos.line + 1);
     if (content == std::string::npos) return out;
     int indent = 0;
     while (content + indent < text.size() && text[content + indent] == ' ') ++indent;

@@ -5,6 +5,7 @@
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "spec/names.h"
 #include "expr/expr.h"
 #include "spec/source_map.h"
 
@@ -68,7 +69,8 @@ class Validator {
         }
         auto it = index_.find(dep);
         if (it == index_.end()) {
-          std::string close = ClosestMatch(dep, names_);
+          broken_.insert(i);
+          std::string close = DidYouMean(dep, names_);
           Fail(path, "unknown step " + Quote(dep),
                close.empty() ? "steps: " + Join(names_, ", ") : "did you mean '" + close + "'?")
               .value = dep;
@@ -177,7 +179,7 @@ class Validator {
     const std::string& name = p[1];
     auto it = index_.find(name);
     if (it == index_.end()) {
-      std::string close = ClosestMatch(name, names_);
+      std::string close = DidYouMean(name, names_);
       fail("reference to unknown step " + Quote(name),
            close.empty() ? "steps: " + Join(names_, ", ") : "did you mean '" + close + "'?");
       return;
@@ -188,7 +190,8 @@ class Validator {
            "a condition can only read steps that finished before it");
       return;
     }
-    if (!IsAncestor(it->second, step)) {
+    // With a broken dependsOn the ancestry is unknown; that error was reported already.
+    if (!broken_.count(step) && !IsAncestor(it->second, step)) {
       fail("step " + Quote(name) + " is not an ancestor of " + Quote(self),
            "add " + Quote(name) + " to " + self + "'s dependsOn (directly or through another step)");
     }
@@ -220,7 +223,7 @@ class Validator {
       if (q.unique_key && in->schema && !in->schema->FindField(*q.unique_key)) {
         std::vector<std::string> fields;
         for (const auto& f : in->schema->record().fields) fields.push_back(f.name);
-        std::string close = ClosestMatch(*q.unique_key, fields);
+        std::string close = DidYouMean(*q.unique_key, fields);
         Fail(qpath + ".uniqueKey", "uniqueKey " + Quote(*q.unique_key) + " is not a schema field",
              close.empty() ? "fields: " + Join(fields, ", ") : "did you mean '" + close + "'?")
             .value = *q.unique_key;
@@ -276,6 +279,7 @@ class Validator {
   std::unordered_map<std::string, size_t> index_;
   std::vector<std::string> names_;
   std::vector<std::vector<size_t>> deps_;
+  std::unordered_set<size_t> broken_;  // steps with an unknown dependency
   bool has_cycle_ = false;
 };
 

@@ -461,13 +461,17 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
       for (const auto& n : nodes_) {
         if (n.state == "Ready") max_free = std::max(max_free, n.cpu_millis - n.used_cpu_millis);
       }
-      if (max_free < r->min_cpu_request) break;
       const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+      bool explicit_request = step.effective.cpu_millis || step.effective.memory_bytes ||
+                              step.effective.gpu;
+      if (max_free < r->min_cpu_request) {
+        // Full: steps without requests just queue; the others are told why, once.
+        if (!explicit_request) break;
+        if (r->insufficient_reported[size_t(i)]) continue;
+      }
       std::string node, why;
       std::vector<int> gpus;
       if (!Reserve(r, i, &node, &gpus, &why)) {
-        bool explicit_request = step.effective.cpu_millis || step.effective.memory_bytes ||
-                                step.effective.gpu;
         if (explicit_request && !r->insufficient_reported[size_t(i)]) {
           r->insufficient_reported[size_t(i)] = true;
           AddEvent(b, r->run.id, step.name, "InsufficientResources",

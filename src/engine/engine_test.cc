@@ -1,0 +1,428 @@
+// Engine tests with a fake backend and a fake clock over the real SQLite store: the
+// executor's records, events, environment, commit/discard and recovery.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "engine/testing.h"
+#include "spec/parse.h"
+
+namespace rsl::engine {
+namespace {
+
+using testing::FakeBackend;
+using testing::FakeClock;
+
+std::string FreshDir(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "engine_test_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+spec::Workload Parse(const std::string& yaml) {
+  auto r = spec::ParseWorkload(yaml, "test.yaml");
+  EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].ToString());
+  return r.workload;
+}
+
+std::string Header(const std::string& name) {
+  return "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: " + name +
+         "\n  namespace: risk\nspec:\n";
+}
+
+struct Fixture {
+  explicit Fixture(const std::string& name, std::vector<sched::Node> nodes = {})
+      : dir(FreshDir(name)), backend(std::move(nodes)) {
+    auto s = store::OpenSqliteStore(dir);
+    EXPECT_TRUE(s.ok());
+    store = std::move(*s);
+    Restart();
+  }
+  void Restart() {
+    engine.reset();
+    EngineOptions opts;
+    opts.state_dir = dir;
+    engine = std::make_unique<Engine>(store.get(), &backend, Hooks{}, &clock, opts);
+    EXPECT_TRUE(engine->Start().ok());
+  }
+  std::vector<std::string> Reasons(const std::string& run_id, const std::string& step = "*") {
+    std::vector<std::string> out;
+    auto events = store->ListEvents(run_id, 0);
+    for (const auto& e : *events) {
+      if (step == "*" || e.step == step) out.push_back((e.step.empty() ? "run" : e.step) + ":" + e.reason);
+    }
+    return out;
+  }
+  std::string dir;
+  FakeClock clock;
+  FakeBackend backend;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<Engine> engine;
+};
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(EngineTest, DiamondRunsCommitsAndRecordsEverything) {
+  Fixture f("diamond");
+  std::string out = f.dir + "/published";
+  auto w = Parse(Header("diamond") + "  data:\n    output:\n      uri: file://" + out +
+                 "\n  pipeline:\n"
+                 "    - {name: prep, command: [prep]}\n"
+                 "    - {name: left, command: [left], dependsOn: [prep]}\n"
+                 "    - {name: right-side, command: [right], dependsOn: [prep]}\n"
+                 "    - {name: join, command: [join], dependsOn: [left, right-side]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok()) << id.error().ToString();
+  auto prep = f.backend.WaitLaunch(1);
+  ASSERT_EQ(prep.step, "prep");
+  EXPECT_EQ(prep.env.at("RSL_STEP"), "prep");
+  EXPECT_EQ(prep.env.at("RSL_WORKLOAD_ID"), *id);
+  EXPECT_EQ(prep.env.at("RSL_RUN_ID"), store::RunIdFor(*id));
+  std::string prep_out = prep.env.at("RSL_OUTPUT");
+  ASSERT_TRUE(WriteFileAtomic(prep_out + "/data.csv", "a,b\n").ok());
+  f.backend.Succeed(prep.attempt_id);
+  auto l1 = f.backend.WaitLaunch(2);
+  auto l2 = f.backend.WaitLaunch(3);
+  EXPECT_EQ(l1.env.at("RSL_INPUT_PREP"), prep_out);  // dependencies' staged output
+  f.backend.Succeed(l1.attempt_id);
+  f.backend.Succeed(l2.attempt_id);
+  auto join = f.backend.WaitLaunch(4);
+  EXPECT_EQ(join.step, "join");
+  EXPECT_TRUE(join.env.count("RSL_INPUT_LEFT"));
+  EXPECT_TRUE(join.env.count("RSL_INPUT_RIGHT_SIDE"));
+  f.backend.Succeed(join.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok()) << run.error().ToString();
+  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->commit_state, store::kCommitCommitted);
+  EXPECT_EQ(run->committed_uri, out);
+  // Exactly the outputs, published, with the manifest written last.
+  EXPECT_EQ(*ReadFile(out + "/prep/data.csv"), "a,b\n");
+  EXPECT_TRUE(IsDirectory(out + "/join"));
+  EXPECT_TRUE(PathExists(out + "/_RSL_COMMIT"));
+  EXPECT_FALSE(PathExists(prep_out));
+  auto reasons = f.Reasons(run->id);
+  EXPECT_EQ(reasons.front(), "run:Admitted");
+  EXPECT_TRUE(Has(reasons, "prep:Scheduled"));
+  EXPECT_TRUE(Has(reasons, "prep:Started"));
+  EXPECT_TRUE(Has(reasons, "join:Succeeded"));
+  EXPECT_TRUE(Has(reasons, "run:OutputCommitted"));
+  EXPECT_EQ(reasons.back(), "run:Succeeded");
+  auto steps = f.store->ListSteps(run->id);
+  ASSERT_EQ(steps->size(), 4u);
+  for (const auto& s : *steps) {
+    EXPECT_EQ(s.phase, store::kSucceeded) << s.name;
+    EXPECT_EQ(s.attempts, 1);
+  }
+  EXPECT_EQ((*steps)[0].output_dir, out + "/prep");
+  auto artifacts = f.store->ListArtifacts(run->id);
+  EXPECT_EQ(artifacts->size(), 4u);
+}
+
+TEST(EngineTest, RetryWaitsForTheBackoffOnTheClock) {
+  Fixture f("retry");
+  auto w = Parse(Header("retry") +
+                 "  pipeline:\n    - name: train\n      command: [train]\n"
+                 "      retryPolicy: {maxRetries: 2, backoff: 30s, backoffFactor: 2}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok());
+  auto a1 = f.backend.WaitLaunch(1);
+  f.backend.Fail(a1.attempt_id, backend::ExitKind::kFailed, 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(f.backend.launch_count(), 1u);  // backoff: 30 s of fake time
+  auto steps = f.store->ListSteps(store::RunIdFor(*id));
+  EXPECT_EQ((*steps)[0].phase, store::kRetrying);
+  f.clock.Advance(29'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(f.backend.launch_count(), 1u);
+  f.clock.Advance(1'000);
+  auto a2 = f.backend.WaitLaunch(2);
+  EXPECT_EQ(a2.attempt, 2);
+  EXPECT_NE(a2.env.at("RSL_OUTPUT"), a1.env.at("RSL_OUTPUT"));  // per-attempt staging
+  f.backend.Fail(a2.attempt_id, backend::ExitKind::kOomKilled, -1);
+  f.clock.Advance(59'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(f.backend.launch_count(), 2u);  // 30 s x 2
+  f.clock.Advance(1'000);
+  auto a3 = f.backend.WaitLaunch(3);
+  f.backend.Succeed(a3.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kSucceeded);
+  steps = f.store->ListSteps(run->id);
+  EXPECT_EQ((*steps)[0].attempts, 3);
+  EXPECT_EQ((*steps)[0].retries_used, 2);
+  auto reasons = f.Reasons(run->id, "train");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "train:Retrying"), 2);
+  EXPECT_TRUE(Has(reasons, "train:OOMKilled"));
+}
+
+TEST(EngineTest, NoNodeCouldEverFitIsRejectedNamingTheCapability) {
+  sched::Node n;
+  n.name = "local";
+  n.cpu_millis = 4000;
+  n.memory_bytes = 8LL << 30;
+  sched::Device d;
+  d.model = "A10";
+  d.capabilities = {"tensor_core", "fp16_support"};
+  n.gpus = {d};
+  Fixture f("reject", {n});
+  auto w = Parse(Header("needs-gpu") +
+                 "  pipeline:\n    - name: serve\n      command: [serve]\n"
+                 "      resources:\n        gpu: {count: 1, capability: [tensor_core, low_latency]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok());
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kRejected);
+  EXPECT_EQ(run->failure_code, codes::kInsufficientResources);
+  EXPECT_NE(run->failure_message.find("local: no GPU with capability low_latency"),
+            std::string::npos)
+      << run->failure_message;
+  EXPECT_EQ(f.backend.launch_count(), 0u);
+  EXPECT_TRUE(Has(f.Reasons(run->id), "run:InsufficientResources")) << Join(f.Reasons(run->id), " ");
+}
+
+TEST(EngineTest, BusyNodeKeepsTheStepPendingUntilCapacityFrees) {
+  Fixture f("busy");
+  auto w = Parse(Header("busy") +
+                 "  pipeline:\n"
+                 "    - {name: a, command: [a], resources: {cpu: 6}}\n"
+                 "    - {name: b, command: [b], resources: {cpu: 6}}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok());
+  auto first = f.backend.WaitLaunch(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(f.backend.launch_count(), 1u);  // 6 + 6 > 8 cores
+  std::string waiting = first.step == "a" ? "b" : "a";
+  EXPECT_TRUE(Has(f.Reasons(store::RunIdFor(*id)), waiting + ":InsufficientResources"));
+  f.backend.Succeed(first.attempt_id);
+  auto second = f.backend.WaitLaunch(2);
+  EXPECT_EQ(second.step, waiting);
+  f.backend.Succeed(second.attempt_id);
+  EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, store::kSucceeded);
+}
+
+TEST(EngineTest, MetricsFlowIntoWhen) {
+  Fixture f("when");
+  auto w = Parse(Header("gated") +
+                 "  pipeline:\n"
+                 "    - {name: eval, command: [eval]}\n"
+                 "    - {name: deploy, command: [deploy], dependsOn: [eval],"
+                 " when: \"output.eval.metrics.auc > 0.85\"}\n"
+                 "    - {name: alert, command: [alert], dependsOn: [eval],"
+                 " when: \"output.eval.metrics.auc <= 0.85\"}\n"
+                 "    - {name: after-alert, command: [x], dependsOn: [alert]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto eval = f.backend.WaitLaunch(1);
+  ASSERT_TRUE(WriteFileAtomic(eval.env.at("RSL_METRICS_FILE"), "{\"auc\": 0.93}").ok());
+  f.backend.Succeed(eval.attempt_id);
+  auto deploy = f.backend.WaitLaunch(2);
+  EXPECT_EQ(deploy.step, "deploy");
+  f.backend.Succeed(deploy.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kSucceeded);
+  auto steps = *f.store->ListSteps(run->id);
+  EXPECT_EQ(steps[0].metrics_json, "{\"auc\":0.93}");
+  EXPECT_EQ(steps[2].phase, store::kSkipped);
+  EXPECT_EQ(steps[2].message, "when output.eval.metrics.auc <= 0.85 is false");
+  EXPECT_EQ(steps[3].phase, store::kSkipped);
+  EXPECT_EQ(steps[3].message, "dependency alert is SKIPPED");
+}
+
+TEST(EngineTest, FailedAtomicRunDiscardsButKeepsKeepOnFailure) {
+  Fixture f("discard");
+  std::string out = f.dir + "/published";
+  auto w = Parse(Header("discard") + "  data:\n    output:\n      uri: " + out +
+                 "\n  pipeline:\n"
+                 "    - {name: a, command: [a], keepOnFailure: true}\n"
+                 "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  ASSERT_TRUE(WriteFileAtomic(a.env.at("RSL_OUTPUT") + "/part", "x").ok());
+  f.backend.Succeed(a.attempt_id);
+  auto b = f.backend.WaitLaunch(2);
+  ASSERT_TRUE(WriteFileAtomic(b.env.at("RSL_OUTPUT") + "/part", "y").ok());
+  f.backend.Fail(b.attempt_id, backend::ExitKind::kFailed, 2);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kFailed);
+  EXPECT_EQ(run->failure_code, codes::kStepFailed);
+  EXPECT_EQ(run->failure_message, "step b: exit code 2");
+  EXPECT_EQ(run->commit_state, store::kCommitDiscarded);
+  EXPECT_FALSE(PathExists(out));                      // nothing published
+  EXPECT_FALSE(PathExists(b.env.at("RSL_OUTPUT")));   // staging removed
+  EXPECT_TRUE(PathExists(a.env.at("RSL_OUTPUT") + "/part"));  // kept, and said so
+  auto events = *f.store->ListEvents(run->id, 0);
+  bool named = false;
+  for (const auto& e : events) {
+    if (e.reason == "OutputDiscarded") named = e.message.find("kept (keepOnFailure): a: ") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST(EngineTest, NonAtomicPublishesEachStepWhenItSucceeds) {
+  Fixture f("nonatomic");
+  std::string out = f.dir + "/published";
+  auto w = Parse(Header("nonatomic") + "  data:\n    output:\n      uri: " + out +
+                 "\n  pipeline:\n    atomic: false\n    steps:\n"
+                 "      - {name: a, command: [a]}\n"
+                 "      - {name: b, command: [b], dependsOn: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  ASSERT_TRUE(WriteFileAtomic(a.env.at("RSL_OUTPUT") + "/part", "x").ok());
+  f.backend.Succeed(a.attempt_id);
+  auto b = f.backend.WaitLaunch(2);
+  EXPECT_EQ(*ReadFile(out + "/a/part"), "x");  // published before b started
+  EXPECT_EQ(b.env.at("RSL_INPUT_A"), out + "/a");
+  f.backend.Fail(b.attempt_id, backend::ExitKind::kFailed, 1);
+  auto run = f.engine->Wait(*id, 5000);
+  EXPECT_EQ(run->phase, store::kFailed);
+  EXPECT_TRUE(PathExists(out + "/a/part"));  // stays: non-atomic
+  EXPECT_FALSE(PathExists(out + "/b"));
+}
+
+TEST(EngineTest, CancelStopsRunningSteps) {
+  Fixture f("cancel");
+  auto w = Parse(Header("cancel") + "  pipeline:\n    - {name: a, command: [a]}\n"
+                                    "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  ASSERT_TRUE(f.engine->Cancel(*id, "bob").ok());
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kCancelled);
+  EXPECT_EQ(run->failure_code, codes::kWorkloadCancelled);
+  EXPECT_EQ(run->failure_message, "cancelled by bob");
+  EXPECT_EQ(f.backend.stops(), std::vector<std::string>{a.attempt_id});
+  auto again = f.engine->Cancel(*id, "bob");
+  EXPECT_EQ(again.code(), codes::kConflict);
+  EXPECT_EQ(f.engine->Cancel("wl-20990101-00000000", "bob").code(), codes::kNotFound);
+}
+
+TEST(EngineTest, StepAndRunTimeoutsOnTheClock) {
+  Fixture f("timeouts");
+  auto w = Parse(Header("timeouts") + "  timeout: 10m\n  pipeline:\n"
+                                      "    - {name: slow, command: [slow], timeout: 1m}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  f.clock.Advance(60'000);
+  ASSERT_TRUE(f.backend.WaitStops(1));
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kFailed);
+  EXPECT_EQ(run->failure_code, codes::kStepTimedOut);
+  EXPECT_EQ((*f.store->ListSteps(run->id))[0].phase, store::kTimedOut);
+
+  auto w2 = Parse(Header("run-timeout") + "  timeout: 2m\n  pipeline:\n"
+                                          "    - {name: slow, command: [slow]}\n");
+  auto id2 = f.engine->Submit(w2, "alice");
+  f.backend.WaitLaunch(2);
+  f.clock.Advance(120'000);
+  auto run2 = f.engine->Wait(*id2, 5000);
+  ASSERT_TRUE(run2.ok());
+  EXPECT_EQ(run2->phase, store::kTimedOut);
+  EXPECT_EQ(run2->failure_code, codes::kWorkloadTimedOut);
+}
+
+TEST(EngineTest, SecretsReachTheStepButNeverTheRecords) {
+  Fixture f("secrets");
+  ASSERT_TRUE(f.store->PutConfigMap({"risk", "common", false, {{"MODE", "fast"}}, 1}).ok());
+  ASSERT_TRUE(f.store->PutConfigMap({"risk", "creds", true, {{"TOKEN", "s3cr3t-v4lue"}}, 1}).ok());
+  auto w = Parse(Header("secrets") +
+                 "  pipeline:\n    - name: a\n      command: [a]\n"
+                 "      envFrom: [{configMapRef: common}, {secretRef: creds}]\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  EXPECT_EQ(a.env.at("MODE"), "fast");
+  EXPECT_EQ(a.env.at("TOKEN"), "s3cr3t-v4lue");
+  EXPECT_EQ(a.secret_values, std::vector<std::string>{"s3cr3t-v4lue"});
+  f.backend.Succeed(a.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  auto attempts = f.store->ListAttempts(run->id);
+  for (const auto& att : *attempts) {
+    EXPECT_EQ(att.launch_json.find("s3cr3t"), std::string::npos);
+  }
+  auto all_events = f.store->ListEvents("", 0);
+  for (const auto& e : *all_events) EXPECT_EQ(e.message.find("s3cr3t"), std::string::npos);
+
+  auto missing = Parse(Header("missing") + "  pipeline:\n    - name: a\n      command: [a]\n"
+                                           "      envFrom: [{secretRef: cred}]\n");
+  auto id2 = f.engine->Submit(missing, "alice");
+  auto run2 = f.engine->Wait(*id2, 5000);
+  EXPECT_EQ(run2->phase, store::kRejected);
+  EXPECT_EQ(run2->failure_code, codes::kNotFound);
+  EXPECT_NE(run2->failure_message.find("did you mean \"creds\"?"), std::string::npos);
+}
+
+TEST(EngineTest, RecoverAdoptsRunningAttemptsAndFinishesTheRun) {
+  Fixture f("recover");
+  auto w = Parse(Header("recover") + "  pipeline:\n    - {name: a, command: [a]}\n"
+                                     "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  f.engine->Stop();  // the "crash": steps keep running, nothing more is recorded
+  f.Restart();
+  ASSERT_TRUE(f.engine->Recover().ok());
+  ASSERT_TRUE(f.backend.WaitAdopted(1));
+  EXPECT_EQ(f.backend.adopted()[0].attempt_id, a.attempt_id);
+  f.backend.Succeed(a.attempt_id);
+  auto b = f.backend.WaitLaunch(2);
+  EXPECT_EQ(b.step, "b");
+  f.backend.Succeed(b.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_TRUE(Has(f.Reasons(run->id), "run:Recovered"));
+  auto steps = *f.store->ListSteps(run->id);
+  EXPECT_EQ(steps[0].attempts, 1);  // adopted, not run again
+}
+
+TEST(EngineTest, LostAttemptIsRescheduledWithoutSpendingARetry) {
+  Fixture f("lost");
+  auto w = Parse(Header("lost") + "  pipeline:\n    - {name: a, command: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  f.backend.Fail(a.attempt_id, backend::ExitKind::kNodeLost, -1);
+  auto a2 = f.backend.WaitLaunch(2);
+  EXPECT_EQ(a2.attempt, 2);
+  f.backend.Succeed(a2.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  EXPECT_EQ(run->phase, store::kSucceeded);
+  auto steps = *f.store->ListSteps(run->id);
+  EXPECT_EQ(steps[0].retries_used, 0);
+  EXPECT_TRUE(Has(f.Reasons(run->id), "a:Rescheduled"));
+}
+
+TEST(EngineTest, SubscribersSeeDurableEvents) {
+  Fixture f("subscribe");
+  std::mutex mu;
+  std::vector<std::string> seen;
+  int token = f.engine->Subscribe([&](const store::Event& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(e.reason);
+  });
+  int64_t before = f.store->LastEventSeq();
+  auto w = Parse(Header("sub") + "  pipeline:\n    - {name: a, command: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  EXPECT_GT(f.engine->WaitForEvents(before, 5000), before);
+  f.backend.Succeed(f.backend.WaitLaunch(1).attempt_id);
+  f.engine->Wait(*id, 5000);
+  f.engine->Unsubscribe(token);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(Has(seen, "Admitted"));
+  EXPECT_EQ(seen.back(), "Succeeded");
+}
+
+}  // namespace
+}  // namespace rsl::engine

@@ -186,7 +186,8 @@ TEST(QosRules, PrometheusRuleFile) {
   auto objs = ParseObjects(rules, "rules.yaml");  // valid YAML
   ASSERT_TRUE(objs.ok()) << objs.error().ToString();
   for (const char* needle :
-       {"> 1.10 * on (namespace, pod, container)", "> 0.95 * on", "> 1.50 * on", "> 0.90 * on",
+       {"> on (namespace, pod, container)\n      (1.10 * sum by", "(0.95 * sum by", "(1.50 * sum by",
+        "(0.90 * sum by", "and on (namespace, pod)\n",
         "kube_pod_container_resource_requests{resource=\"cpu\"}",
         "kube_pod_container_resource_limits{resource=\"memory\"}",
         "container_memory_working_set_bytes", "qos_class=\"guaranteed\"", "for: 5m"}) {

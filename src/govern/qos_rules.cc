@@ -60,13 +60,13 @@ std::string PrometheusQosRules(const std::string& for_duration) {
     std::snprintf(ratio, sizeof ratio, "%.2f", a.ratio);
     out += "  - alert: " + std::string(a.name) + "\n";
     out += "    expr: |\n";
-    out += "      " + std::string(a.usage) + "\n";
-    out += "        > " + std::string(ratio) + " * on (namespace, pod, container)\n";
-    out += "          sum by (namespace, pod, container) (kube_pod_container_resource_" +
-           std::string(a.bound) + "{resource=\"" + a.resource + "\"})\n";
-    out += "        and on (namespace, pod) group_left()\n";
-    out += "          (max by (namespace, pod) (kube_pod_status_qos_class{qos_class=\"" +
-           std::string(a.qos) + "\"}) == 1)\n";
+    out += "      (" + std::string(a.usage) + ")\n";
+    out += "        > on (namespace, pod, container)\n";
+    out += "      (" + std::string(ratio) + " * sum by (namespace, pod, container) (kube_pod_container_resource_" +
+           std::string(a.bound) + "{resource=\"" + a.resource + "\"}))\n";
+    out += "        and on (namespace, pod)\n";
+    out += "      (max by (namespace, pod) (kube_pod_status_qos_class{qos_class=\"" + std::string(a.qos) +
+           "\"}) == 1)\n";
     out += "    for: " + for_duration + "\n";
     out += "    labels:\n      severity: warning\n      qos_class: " + std::string(a.qos) + "\n";
     out += "    annotations:\n";

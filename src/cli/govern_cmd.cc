@@ -35,7 +35,7 @@ using nlohmann::json;
 using namespace rsl::govern;  // NOLINT
 
 constexpr char kExitCodesHelp[] =
-    "\nExit codes: 0 clean (warnings and notes allowed), 1 the tool failed, 2 warnings or notes "
+    "Exit codes: 0 clean (warnings and notes allowed), 1 the tool failed, 2 warnings or notes "
     "with --strict, 3 findings at error severity.";
 
 std::string StateDir(const std::string& flag) {
@@ -78,6 +78,7 @@ void AddAuditFlags(CLI::App* cmd, AuditFlags* f, bool files_required = true) {
   cmd->add_option("-o,--output", f->output, "table (default), json or sarif")
       ->check(CLI::IsMember({"table", "json", "sarif"}));
   cmd->add_flag("--strict", f->strict, "exit 2 when only warnings or notes are found");
+  cmd->footer(kExitCodesHelp);
 }
 
 std::vector<K8sObject> LoadAll(const std::vector<std::string>& files) {
@@ -119,7 +120,7 @@ void RegisterK8s(CLI::App& app) {
     auto node_mem = std::make_shared<std::string>("8Gi");
     auto* c = k8s->add_subcommand(
         "qos", std::string("QoS class as Kubernetes computes it, kubelet oom_score_adj, eviction "
-                           "risk, seedance.qos/* annotations as cgroup v2 settings.") + kExitCodesHelp);
+                           "risk, seedance.qos/* annotations as cgroup v2 settings."));
     AddAuditFlags(c, f.get());
     c->add_option("--ratio", *ratio, "flag limit/request ratios above this (default 4)");
     c->add_option("--node-memory", *node_mem, "node memory capacity for Burstable oom_score_adj (default 8Gi)");
@@ -161,7 +162,7 @@ void RegisterK8s(CLI::App& app) {
     auto f = std::make_shared<AuditFlags>();
     auto* c = k8s->add_subcommand(
         "lint", std::string("Missing requests/limits/probes, HPA targets that do not resolve, "
-                            "HPA-managed fixed replicas, the seed's autoscaling mistakes.") + kExitCodesHelp);
+                            "HPA-managed fixed replicas, the seed's autoscaling mistakes."));
     AddAuditFlags(c, f.get());
     c->callback([=] {
       Report report("k8s lint", LintRules());
@@ -186,7 +187,7 @@ void RegisterK8s(CLI::App& app) {
     auto* c = k8s->add_subcommand(
         "qos-check",
         std::string("Compare manifests with a Prometheus query export: {\"cpu\": <response>, "
-                    "\"memory_usage\": ..., \"memory_working_set\": ...}.") + kExitCodesHelp);
+                    "\"memory_usage\": ..., \"memory_working_set\": ...}."));
     AddAuditFlags(c, f.get());
     c->add_option("--metrics", *metrics, "JSON file of /api/v1/query responses")->required();
     c->callback([=] {
@@ -204,7 +205,7 @@ void RegisterK8s(CLI::App& app) {
     auto old_path = std::make_shared<std::string>();
     auto new_path = std::make_shared<std::string>();
     auto* c = k8s->add_subcommand(
-        "crd-diff", std::string("Breaking changes between two versions of CRDs (OLD NEW).") + kExitCodesHelp);
+        "crd-diff", std::string("Breaking changes between two versions of CRDs (OLD NEW)."));
     c->add_option("OLD", *old_path, "the CRDs before")->required();
     c->add_option("NEW", *new_path, "the CRDs after")->required();
     AddAuditFlags(c, f.get(), false);
@@ -222,7 +223,7 @@ void RegisterK8s(CLI::App& app) {
     auto* c = k8s->add_subcommand(
         "shadow-pods",
         std::string("Pods stuck Terminating, or owned by absent / other-namespace owners, and "
-                    "the resources they still hold.") + kExitCodesHelp);
+                    "the resources they still hold."));
     AddAuditFlags(c, f.get());
     c->add_option("--now", *now, "evaluate at this RFC 3339 time (default: now)");
     c->add_option("--terminating-limit", *limit, "Terminating longer than this is stuck (default 10m)");
@@ -259,7 +260,7 @@ void RegisterK8s(CLI::App& app) {
     auto* c = k8s->add_subcommand(
         "crd-audit",
         std::string("Accesses to unregistered custom resources in kube-apiserver logs, "
-                    "compared with the registered CRDs.") + kExitCodesHelp);
+                    "compared with the registered CRDs."));
     c->add_option("--log", *log, "kube-apiserver log file")->required();
     c->add_option("--crds", *crds, "kubectl get crd -o json (or YAML manifests)")->required();
     AddAuditFlags(c, f.get(), false);
@@ -286,7 +287,7 @@ void RegisterK8s(CLI::App& app) {
     auto* c = k8s->add_subcommand(
         "tenancy",
         std::string("Custom resources pointing into other namespaces, checked against that "
-                    "namespace's LimitRange, ResourceQuota and the egress NetworkPolicies.") + kExitCodesHelp);
+                    "namespace's LimitRange, ResourceQuota and the egress NetworkPolicies."));
     AddAuditFlags(c, f.get());
     c->callback([=] {
       Report report("k8s tenancy", TenancyRules());
@@ -379,7 +380,7 @@ void RegisterAdvise(CLI::App& app) {
   auto pf = std::make_shared<AuditFlags>();
   auto* prec = adv->add_subcommand(
       "precision", std::string("Check a config's precision_policy block (default dtype, per-module "
-                               "overrides); warns when embedding or lm_head run in fp16.") + kExitCodesHelp);
+                               "overrides); warns when embedding or lm_head run in fp16."));
   AddAuditFlags(prec, pf.get());
   prec->callback([=] {
     Report report("advise precision", PrecisionRules());

@@ -11,7 +11,11 @@ Determinism: one BLAS thread (a fixed summation order), a fixed shuffling seed, 
 arithmetic, and weights rounded to 6 decimals before they are stored as float32, so that
 last-bit differences between CPUs' vector units cannot change the stored bytes.
 
-    train.py [--epochs 8] [--seed 17] [--batch 4096] [--lr 0.02]
+    train.py [--epochs 8] [--seed 17] [--batch 4096] [--lr 0.02] [--epoch-delay-ms 0]
+
+--epoch-delay-ms sleeps after each epoch: a longer training for the node-loss fault test
+(tests/e2e), which must kill the node while train is still running. It does not change the
+model.
 """
 
 import os
@@ -43,6 +47,7 @@ def main():
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--lr", type=float, default=0.02)
+    ap.add_argument("--epoch-delay-ms", type=int, default=0)
     args = ap.parse_args()
     src = stepio.dependency_output("preprocess")
     out = stepio.output_dir()
@@ -86,6 +91,8 @@ def main():
         loss = model.log_loss(p_train, y)
         stepio.progress(epoch + 1, args.epochs)
         stepio.log("epoch %d/%d loss %.6f" % (epoch + 1, args.epochs, loss))
+        if args.epoch_delay_ms:
+            time.sleep(args.epoch_delay_ms / 1000.0)
     weight = np.round(w, WEIGHT_DECIMALS).astype(np.float32).reshape(d, 1)
     bias = np.array([round(b, WEIGHT_DECIMALS)], dtype=np.float32)
     tensors.save(os.path.join(out, "model.safetensors"), {"weight": weight, "bias": bias},

@@ -66,7 +66,7 @@ std::string CmdResult::LastLine() const {
   return last;
 }
 
-CmdResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+CmdResult RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const std::string& cwd) {
   CmdResult result;
   std::vector<std::string> env_strings;

@@ -33,7 +33,7 @@ struct CmdResult {
 
 //! Runs argv (no shell) with the current environment plus `env`, in `cwd` if not empty, and
 //! waits for it. Output is captured up to a few MiB.
-CmdResult Run(const std::vector<std::string>& argv,
+CmdResult RunCmd(const std::vector<std::string>& argv,
               const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
 
 //! A program running in the background, its stdout+stderr going to `log_path`. Killed

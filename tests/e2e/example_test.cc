@@ -27,11 +27,11 @@ CmdResult Generate(const std::string& root, int rows, const std::vector<std::str
   std::vector<std::string> argv = {kPython, ExampleDir() + "/gen_transactions.py", "--out", root,
                                    "--rows", std::to_string(rows)};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return Run(argv);
+  return RunCmd(argv);
 }
 
 json Look(const std::string& what, const std::string& path) {
-  CmdResult r = Run({kPython, SourceDir() + "/tests/e2e/look.py", what, path});
+  CmdResult r = RunCmd({kPython, SourceDir() + "/tests/e2e/look.py", what, path});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? json::parse(r.output) : json::object();
 }
@@ -48,7 +48,7 @@ CmdResult RunStep(const std::string& step, const std::string& data_root,
       {"RSL_METRICS_FILE", work + "/" + step + ".metrics.json"},
       {"RSL_PROGRESS_FILE", work + "/" + step + ".progress"},
       {"RSL_STEP", step}};
-  return Run({kPython, step + ".py"}, env, ExampleDir());
+  return RunCmd({kPython, step + ".py"}, env, ExampleDir());
 }
 
 // ingest -> preprocess -> train -> validate; returns train's metrics.

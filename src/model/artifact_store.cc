@@ -25,7 +25,8 @@ int64_t NowMs() {
 
 json ToJson(const ModelArtifact& a) {
   json files = json::array();
-  for (const auto& f : a.files) files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}});
+  for (const auto& f : a.files)
+    files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}});
   json inputs = json::array();
   for (const auto& d : a.input_descriptors_json) {
     auto parsed = json::parse(d, nullptr, false);
@@ -160,7 +161,8 @@ Result<int64_t> ArtifactStore::Record(const ModelArtifact& artifact) {
 Status ArtifactStore::Commit(const std::string& run_id, const std::string& committed_uri) {
   std::lock_guard<std::mutex> lock(mu_);
   auto st = db_->Prepare(
-      "UPDATE model_artifacts SET state = ?, uri = ? || '/' || step WHERE run_id = ? AND state = ?");
+      "UPDATE model_artifacts SET state = ?, uri = ? || '/' || step WHERE run_id = ? AND state = "
+      "?");
   if (!st.ok()) return st.status();
   st->Bind(1, kArtifactCommitted)
       .Bind(2, StripSlashes(committed_uri))
@@ -198,15 +200,14 @@ Result<std::vector<ModelArtifact>> ArtifactStore::Query(const std::string& where
   return out;
 }
 
-Result<std::vector<ModelArtifact>> ArtifactStore::List() {
-  return Query("ORDER BY id DESC", {});
-}
+Result<std::vector<ModelArtifact>> ArtifactStore::List() { return Query("ORDER BY id DESC", {}); }
 
 Result<ModelArtifact> ArtifactStore::Find(const std::string& name, const std::string& version) {
-  auto found = version.empty()
-                   ? Query("WHERE name = ? ORDER BY state = 'committed' DESC, id DESC", {name})
-                   : Query("WHERE name = ? AND version = ? ORDER BY state = 'committed' DESC, id DESC",
-                           {name, version});
+  auto found =
+      version.empty()
+          ? Query("WHERE name = ? ORDER BY state = 'committed' DESC, id DESC", {name})
+          : Query("WHERE name = ? AND version = ? ORDER BY state = 'committed' DESC, id DESC",
+                  {name, version});
   if (!found.ok()) return found.error();
   if (!found->empty()) return found->front();
   auto all = List();
@@ -252,7 +253,8 @@ Result<Verification> VerifyArtifact(const ModelArtifact& artifact, const std::st
   spec::ModelSpec outputs_only;  // the signature's outputs decide which .safetensors are models
   auto sig = json::parse(artifact.signature_json, nullptr, false);
   if (sig.is_object() && sig.contains("outputs") && sig["outputs"].is_array()) {
-    for (const auto& o : sig["outputs"]) outputs_only.outputs.push_back({o.value("name", ""), "", {}, {}});
+    for (const auto& o : sig["outputs"])
+      outputs_only.outputs.push_back({o.value("name", ""), "", {}, {}});
   }
   auto files = FindModelFiles(dir, &outputs_only);
   if (!files.ok()) return files.error();
@@ -272,7 +274,8 @@ Result<Verification> VerifyArtifact(const ModelArtifact& artifact, const std::st
     }
   }
   for (const auto& [path, digest] : now) {
-    if (!recorded.count(path)) v.differences.push_back(path + ": not part of the recorded artifact");
+    if (!recorded.count(path))
+      v.differences.push_back(path + ": not part of the recorded artifact");
   }
   if (v.differences.empty() && v.computed != artifact.fingerprint) {
     v.differences.push_back("fingerprint " + v.computed + ", recorded " + artifact.fingerprint);
@@ -292,25 +295,24 @@ std::string ProvenanceStatement(const ModelArtifact& a) {
     auto parsed = json::parse(d, nullptr, false);
     inputs.push_back(parsed.is_discarded() ? json(d) : parsed);
   }
-  json statement = {
-      {"_type", kStatementType},
-      {"subject", subject},
-      {"predicateType", kPredicateType},
-      {"predicate",
-       {{"workloadId", a.workload_id},
-        {"runId", a.run_id},
-        {"step", a.step},
-        {"specDigest", a.spec_digest},
-        {"inputs", inputs},
-        {"environment", {{"image", a.image}, {"digest", a.environment_digest}}},
-        {"model",
-         {{"name", a.name},
-          {"namespace", a.namespace_},
-          {"version", a.version},
-          {"framework", a.framework},
-          {"fingerprint", a.fingerprint},
-          {"uri", a.uri},
-          {"dependencies", a.dependencies}}}}}};
+  json statement = {{"_type", kStatementType},
+                    {"subject", subject},
+                    {"predicateType", kPredicateType},
+                    {"predicate",
+                     {{"workloadId", a.workload_id},
+                      {"runId", a.run_id},
+                      {"step", a.step},
+                      {"specDigest", a.spec_digest},
+                      {"inputs", inputs},
+                      {"environment", {{"image", a.image}, {"digest", a.environment_digest}}},
+                      {"model",
+                       {{"name", a.name},
+                        {"namespace", a.namespace_},
+                        {"version", a.version},
+                        {"framework", a.framework},
+                        {"fingerprint", a.fingerprint},
+                        {"uri", a.uri},
+                        {"dependencies", a.dependencies}}}}}};
   return statement.dump(2);
 }
 

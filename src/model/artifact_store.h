@@ -28,17 +28,17 @@ inline constexpr char kArtifactCommitted[] = "committed";
 
 struct ModelArtifact {
   int64_t id = 0;
-  std::string name;        //!< the workload's metadata.name
+  std::string name;  //!< the workload's metadata.name
   std::string namespace_;
-  std::string version;     //!< model.version
+  std::string version;  //!< model.version
   std::string framework;
   std::vector<std::string> dependencies;  //!< "torch==2.1.2+cu118"
   std::string signature_json;             //!< {"inputs": [...], "outputs": [...]}
   std::string fingerprint;                //!< "sha256:<hex>" (fingerprint.h)
   std::string build_fingerprint;          //!< the pin, if the spec had one
   std::vector<ArtifactFile> files;
-  std::string uri;          //!< where the files are (file:// for local directories)
-  std::string state;        //!< kArtifactStaged or kArtifactCommitted
+  std::string uri;    //!< where the files are (file:// for local directories)
+  std::string state;  //!< kArtifactStaged or kArtifactCommitted
   std::string step;
   std::string run_id;
   std::string workload_id;

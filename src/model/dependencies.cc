@@ -21,8 +21,8 @@ std::vector<std::string> DependencyDifferences(const std::vector<spec::Dependenc
       out.push_back(dep.name + ": not installed");
       continue;
     }
-    bool ok = p->kind == "python" ? VersionMatches(dep.version, p->version)
-                                  : dep.version == p->version;
+    bool ok =
+        p->kind == "python" ? VersionMatches(dep.version, p->version) : dep.version == p->version;
     if (!ok) {
       out.push_back(dep.name + ": declared " + dep.version + ", environment has " + p->version);
     }

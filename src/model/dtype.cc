@@ -9,11 +9,20 @@ namespace rsl::model {
 namespace {
 
 constexpr std::array<std::pair<DType, const char*>, 14> kNames = {{
-    {DType::kBool, "bool"},         {DType::kInt8, "int8"},       {DType::kInt16, "int16"},
-    {DType::kInt32, "int32"},       {DType::kInt64, "int64"},     {DType::kUint8, "uint8"},
-    {DType::kUint16, "uint16"},     {DType::kUint32, "uint32"},   {DType::kUint64, "uint64"},
-    {DType::kFloat16, "float16"},   {DType::kBfloat16, "bfloat16"},
-    {DType::kFloat32, "float32"},   {DType::kFloat64, "float64"}, {DType::kString, "string"},
+    {DType::kBool, "bool"},
+    {DType::kInt8, "int8"},
+    {DType::kInt16, "int16"},
+    {DType::kInt32, "int32"},
+    {DType::kInt64, "int64"},
+    {DType::kUint8, "uint8"},
+    {DType::kUint16, "uint16"},
+    {DType::kUint32, "uint32"},
+    {DType::kUint64, "uint64"},
+    {DType::kFloat16, "float16"},
+    {DType::kBfloat16, "bfloat16"},
+    {DType::kFloat32, "float32"},
+    {DType::kFloat64, "float64"},
+    {DType::kString, "string"},
 }};
 
 // Loads `n` bytes into an unsigned integer, honouring the byte order.

@@ -85,8 +85,8 @@ const Package* Inspection::FindDpkg(const std::string& name) const {
 }
 
 size_t Inspection::CountKind(const std::string& kind) const {
-  return static_cast<size_t>(
-      std::count_if(packages.begin(), packages.end(), [&](const Package& p) { return p.kind == kind; }));
+  return static_cast<size_t>(std::count_if(packages.begin(), packages.end(),
+                                           [&](const Package& p) { return p.kind == kind; }));
 }
 
 std::vector<Package> ScanDistributions(const std::vector<std::string>& dirs) {
@@ -153,13 +153,15 @@ std::vector<Package> ParseDpkgStatus(const std::string& text, const std::string&
     fields[ToLower(Trim(line.substr(0, colon)))] = std::string(Trim(line.substr(colon + 1)));
   }
   flush();
-  std::sort(out.begin(), out.end(), [](const Package& a, const Package& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(),
+            [](const Package& a, const Package& b) { return a.name < b.name; });
   return out;
 }
 
 std::string PackageSetDigest(const std::vector<Package>& packages) {
   std::vector<std::string> lines;
-  for (const auto& p : packages) lines.push_back(p.kind + " " + p.normalized + " " + p.version + "\n");
+  for (const auto& p : packages)
+    lines.push_back(p.kind + " " + p.normalized + " " + p.version + "\n");
   std::sort(lines.begin(), lines.end());
   Sha256 h;
   for (const auto& l : lines) h.Update(l);
@@ -176,8 +178,7 @@ Result<Inspection> InspectPython(const std::string& python, int64_t timeout_ms) 
     return e;
   }
   auto json = nlohmann::json::parse(run->out, nullptr, false);
-  if (run->exit_code != 0 || json.is_discarded() || !json.is_object() ||
-      !json["path"].is_array()) {
+  if (run->exit_code != 0 || json.is_discarded() || !json.is_object() || !json["path"].is_array()) {
     std::string out = run->out.substr(0, 200);
     return Error(codes::kIoError, python + " is not a working Python interpreter (exit " +
                                       std::to_string(run->exit_code) + "): " + out)
@@ -207,7 +208,8 @@ Result<Inspection> InspectRoot(const std::string& root_in) {
         .Hint("--root must name an unpacked root file system");
   }
   Inspection ins;
-  for (const char* candidate : {"/usr/local/bin/python3", "/usr/bin/python3", "/opt/conda/bin/python"}) {
+  for (const char* candidate :
+       {"/usr/local/bin/python3", "/usr/bin/python3", "/opt/conda/bin/python"}) {
     if (PathExists(root + candidate)) {
       ins.interpreter = root + candidate;
       break;

@@ -27,11 +27,11 @@ struct Package {
 };
 
 struct Inspection {
-  std::string interpreter;     //!< what `python` means in the environment ("" if none)
-  std::string python_version;  //!< "3.11.2" ("" if unknown)
+  std::string interpreter;               //!< what `python` means in the environment ("" if none)
+  std::string python_version;            //!< "3.11.2" ("" if unknown)
   std::vector<std::string> search_path;  //!< directories scanned, in import precedence
-  std::vector<Package> packages;  //!< Python ones sorted by name, then dpkg ones by name
-  std::string digest;             //!< "sha256:<hex>" of the package set (PackageSetDigest)
+  std::vector<Package> packages;         //!< Python ones sorted by name, then dpkg ones by name
+  std::string digest;                    //!< "sha256:<hex>" of the package set (PackageSetDigest)
 
   //! The Python distribution with this PEP 503 name, or nullptr.
   const Package* FindPython(const std::string& normalized_name) const;

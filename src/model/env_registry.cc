@@ -60,15 +60,21 @@ int64_t NowMs() {
 }
 
 json PackageToJson(const Package& p) {
-  return {{"name", p.name}, {"normalized", p.normalized}, {"version", p.version},
-          {"kind", p.kind}, {"location", p.location}};
+  return {{"name", p.name},
+          {"normalized", p.normalized},
+          {"version", p.version},
+          {"kind", p.kind},
+          {"location", p.location}};
 }
 
 json InspectionToJson(const Inspection& ins) {
   json packages = json::array();
   for (const auto& p : ins.packages) packages.push_back(PackageToJson(p));
-  return {{"interpreter", ins.interpreter}, {"pythonVersion", ins.python_version},
-          {"searchPath", ins.search_path}, {"packages", packages}, {"digest", ins.digest}};
+  return {{"interpreter", ins.interpreter},
+          {"pythonVersion", ins.python_version},
+          {"searchPath", ins.search_path},
+          {"packages", packages},
+          {"digest", ins.digest}};
 }
 
 Inspection InspectionFromJson(const json& j) {
@@ -113,15 +119,16 @@ constexpr char kSelect[] =
 
 Status ValidateImageName(const std::string& image) {
   if (image.empty() || image.size() > kMaxImageName) {
-    return Error(codes::kInvalidArgument, "image name must be 1.." +
-                                              std::to_string(kMaxImageName) + " characters")
+    return Error(codes::kInvalidArgument,
+                 "image name must be 1.." + std::to_string(kMaxImageName) + " characters")
         .Value(image)
         .Hint("e.g. volc/train-pytorch:v2.1");
   }
   for (unsigned char c : image) {
     if (c <= ' ' || c == 0x7f || c == '"' || c == '\'' || c == '\\') {
       return Error(codes::kInvalidArgument,
-                   "image name " + Quote(image) + " contains whitespace, a quote or a control character")
+                   "image name " + Quote(image) +
+                       " contains whitespace, a quote or a control character")
           .Value(image)
           .Hint("e.g. volc/train-pytorch:v2.1");
     }
@@ -137,8 +144,10 @@ Result<std::vector<std::string>> SplitCommandLine(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0;
-      else word.push_back(c);
+      if (c == '\'')
+        quote = 0;
+      else
+        word.push_back(c);
       continue;
     }
     if (quote == '"') {
@@ -267,7 +276,8 @@ Status EnvRegistry::Remove(const std::string& image) {
   st->Bind(1, image);
   RSL_RETURN_IF_ERROR(st->Run());
   if (db_->Changes() == 0) {
-    return Error(codes::kImageNotFound, "image " + Quote(image) + " is not registered").Value(image);
+    return Error(codes::kImageNotFound, "image " + Quote(image) + " is not registered")
+        .Value(image);
   }
   return Status::Ok();
 }

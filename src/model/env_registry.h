@@ -31,9 +31,9 @@ struct Environment {
 
 struct RegisterRequest {
   std::string image;
-  std::string python;       //!< exactly one of python / root
+  std::string python;  //!< exactly one of python / root
   std::string root;
-  std::string entrypoint;   //!< a command line, split like a shell would ("" = none)
+  std::string entrypoint;  //!< a command line, split like a shell would ("" = none)
 };
 
 class EnvRegistry {

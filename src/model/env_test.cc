@@ -28,7 +28,8 @@ std::string MakeVenv(const TempDir& dir) {
   AddDistInfo(site, "numpy", "1.26.0+local.7");
   WriteText(site + "/Scikit_Learn-1.3.0-py3.11.egg-info",
             "Metadata-Version: 1.2\nName: Scikit_Learn\nVersion: 1.3.0\n");
-  WriteText(site + "/PyYAML.egg-info/PKG-INFO", "Metadata-Version: 1.1\nName: PyYAML\nVersion: 6.0.1\n");
+  WriteText(site + "/PyYAML.egg-info/PKG-INFO",
+            "Metadata-Version: 1.1\nName: PyYAML\nVersion: 6.0.1\n");
   return venv;
 }
 
@@ -38,13 +39,15 @@ TEST(EnvInspectTest, SystemPythonMatchesImportlibMetadata) {
   EXPECT_FALSE(ins->python_version.empty());
   EXPECT_NE(ins->FindPython("numpy"), nullptr) << "python3-numpy must be installed";
   // importlib.metadata finds distributions in sys.path order; the first of a name wins.
-  std::string expected = Capture(std::string(testing::kSystemPython) + " -E -s -c '"
-      "import importlib.metadata as m, re\n"
-      "seen = {}\n"
-      "for d in m.distributions():\n"
-      "    n = re.sub(r\"[-_.]+\", \"-\", d.metadata[\"Name\"]).lower()\n"
-      "    seen.setdefault(n, d.version)\n"
-      "for n in sorted(seen): print(n, seen[n])\n'");
+  std::string expected =
+      Capture(std::string(testing::kSystemPython) +
+              " -E -s -c '"
+              "import importlib.metadata as m, re\n"
+              "seen = {}\n"
+              "for d in m.distributions():\n"
+              "    n = re.sub(r\"[-_.]+\", \"-\", d.metadata[\"Name\"]).lower()\n"
+              "    seen.setdefault(n, d.version)\n"
+              "for n in sorted(seen): print(n, seen[n])\n'");
   std::string ours;
   for (const auto& p : ins->packages) ours += p.normalized + " " + p.version + "\n";
   EXPECT_EQ(ours, expected);
@@ -105,7 +108,8 @@ TEST(EnvInspectTest, BadInterpretersFailClearlyAndInTime) {
   TempDir dir;
   auto missing = InspectPython(dir / "no-python");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, "cannot run " + (dir / "no-python") + ": No such file or directory");
+  EXPECT_EQ(missing.error().message,
+            "cannot run " + (dir / "no-python") + ": No such file or directory");
   auto not_python = InspectPython("/bin/true");
   ASSERT_FALSE(not_python.ok());
   EXPECT_EQ(not_python.error().message, "/bin/true is not a working Python interpreter (exit 0): ");
@@ -122,8 +126,8 @@ TEST(EnvRegistryTest, RegisterGetListReplaceRemove) {
   std::string venv = MakeVenv(dir);
   auto reg = EnvRegistry::Open(dir / "state");
   ASSERT_TRUE(reg.ok()) << reg.status().ToString();
-  auto env = (*reg)->Register({"volc/train-pytorch:v2.1", venv + "/bin/python", "",
-                               "python -u 'train main.py'"});
+  auto env = (*reg)->Register(
+      {"volc/train-pytorch:v2.1", venv + "/bin/python", "", "python -u 'train main.py'"});
   ASSERT_TRUE(env.ok()) << env.status().ToString();
   EXPECT_EQ(env->entrypoint, (std::vector<std::string>{"python", "-u", "train main.py"}));
   ASSERT_TRUE((*reg)->Register({"volc/sys:v1", testing::kSystemPython, "", ""}).ok());
@@ -174,7 +178,8 @@ TEST(EnvRegistryTest, RejectsBadRequests) {
 TEST(EnvRegistryTest, SplitsCommandLinesLikeAShell) {
   auto words = SplitCommandLine(R"cmd(  python3 -c "print(\"hi\")"  'a b'c d\ e "" )cmd");
   ASSERT_TRUE(words.ok());
-  EXPECT_EQ(*words, (std::vector<std::string>{"python3", "-c", "print(\"hi\")", "a bc", "d e", ""}));
+  EXPECT_EQ(*words,
+            (std::vector<std::string>{"python3", "-c", "print(\"hi\")", "a bc", "d e", ""}));
 }
 
 }  // namespace

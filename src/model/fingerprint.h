@@ -22,8 +22,8 @@
 namespace rsl::model {
 
 inline constexpr const char* kModelFileExtensions[] = {
-    ".safetensors", ".pt", ".pth", ".onnx", ".pkl", ".joblib", ".pb", ".h5",
-    ".keras", ".ckpt", ".gguf", ".tflite", ".xgb", ".ubj", ".mlmodel"};
+    ".safetensors", ".pt",   ".pth",  ".onnx",   ".pkl", ".joblib", ".pb",     ".h5",
+    ".keras",       ".ckpt", ".gguf", ".tflite", ".xgb", ".ubj",    ".mlmodel"};
 
 struct ArtifactFile {
   std::string path;    //!< relative to the artifact's directory

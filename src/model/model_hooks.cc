@@ -89,7 +89,7 @@ class Lazy {
  private:
   std::string state_dir_;
   std::mutex mu_;
-  std::unique_ptr<EnvRegistry> registry_;   // GUARDED_BY(mu_) until set
+  std::unique_ptr<EnvRegistry> registry_;  // GUARDED_BY(mu_) until set
   std::unique_ptr<ArtifactStore> artifacts_;
 };
 
@@ -159,8 +159,8 @@ class EnvironmentAdmission : public engine::AdmissionCheck {
         checked.push_back(step.name);
         auto diffs = DependencyDifferences(w.model->dependencies, live.at(step.image));
         if (diffs.empty()) continue;
-        problems.push_back("step " + Quote(step.name) + " (image " + Quote(step.image) + "): " +
-                           Join(diffs, "; "));
+        problems.push_back("step " + Quote(step.name) + " (image " + Quote(step.image) +
+                           "): " + Join(diffs, "; "));
       }
       if (!problems.empty()) {
         Error e(codes::kModelDependencyMismatch, Join(problems, "; "));
@@ -168,15 +168,17 @@ class EnvironmentAdmission : public engine::AdmissionCheck {
         e.Hint("install the pinned versions and re-register the image, or change the pins");
         report->event_reason = "ModelDependencyMismatch";
         report->event_message = e.message;
-        report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
+        report->report_json =
+            json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
         return e;
       }
     }
     report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
-    report->event_message = std::to_string(envs.size()) + " image(s) registered" +
-                            (pins > 0 ? "; " + std::to_string(pins) + " pinned dependencies hold in " +
-                                            std::to_string(checked.size()) + " step(s)"
-                                      : "");
+    report->event_message =
+        std::to_string(envs.size()) + " image(s) registered" +
+        (pins > 0 ? "; " + std::to_string(pins) + " pinned dependencies hold in " +
+                        std::to_string(checked.size()) + " step(s)"
+                  : "");
     return Status::Ok();
   }
 
@@ -198,8 +200,9 @@ class ModelHook : public engine::StepHook {
     if (!env.ok()) return env.status();
     if (launch->argv.empty()) {
       if (env->entrypoint.empty()) {
-        return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command and image " +
-                                              Quote(step.image) + " has no entrypoint")
+        return Error(codes::kSpecInvalid, "step " + Quote(step.name) +
+                                              " has no command and image " + Quote(step.image) +
+                                              " has no entrypoint")
             .Hint("add command: [...] to the step, or register the image with --entrypoint");
       }
       launch->argv = env->entrypoint;
@@ -305,10 +308,11 @@ class ModelHook : public engine::StepHook {
     if (w.data.input) {
       // The data layer's full DataDescriptor is not handed to step hooks yet; record what
       // the spec says about the input.
-      a.input_descriptors_json.push_back(
-          json{{"uri", w.data.input->uri}, {"format", w.data.input->format},
-               {"schema", w.data.input->schema_text}}
-              .dump());
+      a.input_descriptors_json.push_back(json{
+          {"uri", w.data.input->uri},
+          {"format", w.data.input->format},
+          {"schema",
+           w.data.input->schema_text}}.dump());
     }
     auto store = lazy_.artifacts();
     if (!store.ok()) return store.status();
@@ -360,7 +364,8 @@ std::vector<size_t> ModelSteps(const spec::Workload& w,
     all.push_back(i);
     if (!step.outputs.empty()) declaring.push_back(i);
     auto it = environments.find(step.image);
-    if (w.model && it != environments.end() && CountPresent(w.model->dependencies, it->second) > 0) {
+    if (w.model && it != environments.end() &&
+        CountPresent(w.model->dependencies, it->second) > 0) {
       holding.push_back(i);
     }
   }

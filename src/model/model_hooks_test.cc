@@ -123,7 +123,8 @@ class ModelHooksTest : public ::testing::Test {
     engine::StepOutcome outcome;
     outcome.step = step.name;
     outcome.staging_dir = staging;
-    outcome.exit.kind = proc->exit_code == 0 ? backend::ExitKind::kSucceeded : backend::ExitKind::kFailed;
+    outcome.exit.kind =
+        proc->exit_code == 0 ? backend::ExitKind::kSucceeded : backend::ExitKind::kFailed;
     EXPECT_EQ(proc->exit_code, 0) << proc->out;
     return hook.AfterStep(Info(w, run_id), step, outcome);
   }
@@ -218,14 +219,16 @@ TEST_F(ModelHooksTest, BeforeStepResolvesTheInterpreterAndEntrypoint) {
 
   // A step without command runs the image's entrypoint with the step's args.
   auto reg = EnvRegistry::Open(state_);
-  ASSERT_TRUE((*reg)->Register({"volc/serve:v1", venv_ + "/bin/python", "", "python -m http.server"}).ok());
+  ASSERT_TRUE(
+      (*reg)->Register({"volc/serve:v1", venv_ + "/bin/python", "", "python -m http.server"}).ok());
   spec::Step serve;
   serve.name = "serve";
   serve.image = "volc/serve:v1";
   serve.args = {"8080"};
   backend::LaunchSpec launch2;
   ASSERT_TRUE(hook->BeforeStep(Info(w, "r"), serve, &launch2).ok());
-  EXPECT_EQ(launch2.argv, (std::vector<std::string>{venv_ + "/bin/python", "-m", "http.server", "8080"}));
+  EXPECT_EQ(launch2.argv,
+            (std::vector<std::string>{venv_ + "/bin/python", "-m", "http.server", "8080"}));
   EXPECT_EQ(launch2.env["PATH"], venv_ + "/bin:/usr/local/bin:/usr/bin:/bin");
   serve.image = "volc/train:v1";
   backend::LaunchSpec launch3;
@@ -275,18 +278,19 @@ TEST_F(ModelHooksTest, DeterministicTrainingReproducesItsFingerprint) {
   EXPECT_EQ(first.state, "staged");
   EXPECT_EQ(first.uri, "file://" + (dir_ / "s1"));
   // The documented formula, computed by Python.
-  std::string independent = Capture(
-      "cd '" + (dir_ / "s1") + "' && " + testing::kSystemPython + " -c '"
-      "import hashlib\n"
-      "h = hashlib.sha256()\n"
-      "for f in [\"model.safetensors\"]:\n"
-      "    h.update(f.encode() + b\"\\0\" + hashlib.sha256(open(f, \"rb\").read()).hexdigest().encode() + b\"\\n\")\n"
-      "print(\"sha256:\" + h.hexdigest(), end=\"\")'");
+  std::string independent = Capture("cd '" + (dir_ / "s1") + "' && " + testing::kSystemPython +
+                                    " -c '"
+                                    "import hashlib\n"
+                                    "h = hashlib.sha256()\n"
+                                    "for f in [\"model.safetensors\"]:\n"
+                                    "    h.update(f.encode() + b\"\\0\" + hashlib.sha256(open(f, "
+                                    "\"rb\").read()).hexdigest().encode() + b\"\\n\")\n"
+                                    "print(\"sha256:\" + h.hexdigest(), end=\"\")'");
   EXPECT_EQ(first.fingerprint, independent);
   ASSERT_FALSE(control_.events.empty());
-  EXPECT_EQ(control_.events.back(), "train ModelRecorded: model fraud-detect-daily:2.1.7 fingerprint " +
-                                        first.fingerprint +
-                                        " (1 file(s)); pin it with spec.model.buildFingerprint");
+  EXPECT_EQ(control_.events.back(),
+            "train ModelRecorded: model fraud-detect-daily:2.1.7 fingerprint " + first.fingerprint +
+                " (1 file(s)); pin it with spec.model.buildFingerprint");
 
   // Pinned: the same training passes, a changed one (another seed) fails the step.
   w.model->build_fingerprint = first.fingerprint;
@@ -299,8 +303,9 @@ TEST_F(ModelHooksTest, DeterministicTrainingReproducesItsFingerprint) {
   EXPECT_NE(changed->digest, first.fingerprint);
   EXPECT_EQ(s.error().ToString(),
             "wl.yaml:9:23: MODEL_FINGERPRINT_MISMATCH spec.model.buildFingerprint: step \"train\" "
-            "produced a model with fingerprint " + changed->digest + ", buildFingerprint is " +
-                first.fingerprint + " (1 file(s): model.safetensors) (the build is not "
+            "produced a model with fingerprint " +
+                changed->digest + ", buildFingerprint is " + first.fingerprint +
+                " (1 file(s): model.safetensors) (the build is not "
                 "reproducible; if the change is intended, pin buildFingerprint: \"" +
                 changed->digest + "\")");
   EXPECT_EQ((*store)->List()->size(), 3u);  // the mismatching artifact is not recorded
@@ -356,7 +361,8 @@ TEST_F(ModelHooksTest, ArtifactsCommitWithTheRunAndCarryProvenance) {
   auto statement = nlohmann::json::parse(ProvenanceStatement(*a));
   EXPECT_EQ(statement["_type"], "https://in-toto.io/Statement/v1");
   EXPECT_EQ(statement["subject"][0]["name"], "model.safetensors");
-  std::string sha = Capture("sha256sum '" + (dir_ / "published/train/model.safetensors") + "' | cut -c1-64");
+  std::string sha =
+      Capture("sha256sum '" + (dir_ / "published/train/model.safetensors") + "' | cut -c1-64");
   EXPECT_EQ(statement["subject"][0]["digest"]["sha256"].get<std::string>() + "\n", sha);
   EXPECT_EQ(statement["predicate"]["workloadId"], "wl-20240615-7a8b9c0d");
   EXPECT_EQ(statement["predicate"]["environment"]["digest"], env->inspection.digest);

@@ -15,8 +15,8 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
-constexpr size_t kV1Preamble = 10;   // magic, version (2), uint16 header length
-constexpr size_t kV2Preamble = 12;   // magic, version (2), uint32 header length
+constexpr size_t kV1Preamble = 10;  // magic, version (2), uint16 header length
+constexpr size_t kV2Preamble = 12;  // magic, version (2), uint32 header length
 constexpr int64_t kMaxDataBytes = std::numeric_limits<int64_t>::max() / 2;
 
 Error FormatError(const std::string& file, const std::string& message) {
@@ -198,7 +198,7 @@ std::optional<Descr> ParseDescr(const std::string& descr, std::string* err) {
                         : numeric(DType::kUint64);
       break;
     case 'f':
-      out = size == 2 ? numeric(DType::kFloat16)
+      out = size == 2   ? numeric(DType::kFloat16)
             : size == 4 ? numeric(DType::kFloat32)
                         : numeric(DType::kFloat64);
       break;
@@ -226,15 +226,16 @@ std::optional<Descr> ParseDescr(const std::string& descr, std::string* err) {
 
 }  // namespace
 
-Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file,
-                        const std::string& name) {
+Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file, const std::string& name) {
   if (bytes.size() < kV1Preamble || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
     return FormatError(file, "not a .npy file (missing the \\x93NUMPY magic)");
   }
   auto major = static_cast<unsigned char>(bytes[6]);
   size_t header_len = 0;
   size_t preamble = 0;
-  auto byte_at = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(bytes[i])); };
+  auto byte_at = [&](size_t i) {
+    return static_cast<size_t>(static_cast<unsigned char>(bytes[i]));
+  };
   if (major == 1) {
     preamble = kV1Preamble;
     header_len = byte_at(8) | (byte_at(9) << 8);
@@ -270,8 +271,9 @@ Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file,
   const auto* fortran = std::get_if<bool>(&order_it->second);
   const auto* shape = std::get_if<std::vector<int64_t>>(&shape_it->second);
   if (!descr_text || !fortran || !shape) {
-    return FormatError(file, "bad .npy header: 'descr' must be a string, 'fortran_order' a "
-                             "bool and 'shape' a tuple of integers");
+    return FormatError(file,
+                       "bad .npy header: 'descr' must be a string, 'fortran_order' a "
+                       "bool and 'shape' a tuple of integers");
   }
   auto descr = ParseDescr(*descr_text, &err);
   if (!descr) return FormatError(file, err);
@@ -290,9 +292,9 @@ Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file,
   }
   size_t available = bytes.size() - preamble - header_len;
   if (static_cast<uint64_t>(*data_bytes) != available) {
-    return FormatError(file, "shape " + ShapeToString(t.shape) + " of " + *descr_text +
-                                 " needs " + std::to_string(*data_bytes) +
-                                 " data bytes, file has " + std::to_string(available));
+    return FormatError(file, "shape " + ShapeToString(t.shape) + " of " + *descr_text + " needs " +
+                                 std::to_string(*data_bytes) + " data bytes, file has " +
+                                 std::to_string(available));
   }
   t.data = bytes.substr(preamble + header_len);
   return t;

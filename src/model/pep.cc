@@ -13,13 +13,12 @@ namespace {
 // 1 epoch, 2 release, 3 pre label, 4 pre n, 5 post n (implicit "-N"), 6 post label, 7 post n,
 // 8 dev label, 9 dev n, 10 local.
 const std::regex& VersionRegex() {
-  static const std::regex re(
-      R"(^\s*v?(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*))"
-      R"((?:[-_.]?(alpha|beta|preview|pre|rc|a|b|c)[-_.]?([0-9]+)?)?)"
-      R"((?:(?:-([0-9]+))|(?:[-_.]?(post|rev|r)[-_.]?([0-9]+)?))?)"
-      R"((?:[-_.]?(dev)[-_.]?([0-9]+)?)?)"
-      R"((?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$)",
-      std::regex::icase | std::regex::optimize);
+  static const std::regex re(R"(^\s*v?(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*))"
+                             R"((?:[-_.]?(alpha|beta|preview|pre|rc|a|b|c)[-_.]?([0-9]+)?)?)"
+                             R"((?:(?:-([0-9]+))|(?:[-_.]?(post|rev|r)[-_.]?([0-9]+)?))?)"
+                             R"((?:[-_.]?(dev)[-_.]?([0-9]+)?)?)"
+                             R"((?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$)",
+                             std::regex::icase | std::regex::optimize);
   return re;
 }
 
@@ -35,7 +34,8 @@ int64_t ToNumber(const std::string& digits) {
 }
 
 bool AllDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 std::vector<int64_t> StripTrailingZeros(std::vector<int64_t> release) {

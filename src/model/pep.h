@@ -22,7 +22,7 @@ struct Pep440Version {
   std::optional<std::pair<std::string, int64_t>> pre;  //!< {"a"|"b"|"rc", n}
   std::optional<int64_t> post;
   std::optional<int64_t> dev;
-  std::vector<std::string> local;                      //!< "+cu118" -> {"cu118"}
+  std::vector<std::string> local;  //!< "+cu118" -> {"cu118"}
 
   //! The normalised spelling: "1!2.0rc1.post2.dev3+ubuntu.1".
   std::string ToString() const;

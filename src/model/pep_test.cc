@@ -15,10 +15,14 @@ TEST(PepTest, NormalizesNamesAsPep503) {
 
 TEST(PepTest, ParsesAndNormalizesVersions) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"2.1.2+cu118", "2.1.2+cu118"},   {"v1.0", "1.0"},
-      {"1.0-alpha_1", "1.0a1"},         {"1.0.BETA", "1.0b0"},
-      {"1.0c3", "1.0rc3"},              {"1.0-1", "1.0.post1"},
-      {"1.0.rev2", "1.0.post2"},        {"1.0-dev", "1.0.dev0"},
+      {"2.1.2+cu118", "2.1.2+cu118"},
+      {"v1.0", "1.0"},
+      {"1.0-alpha_1", "1.0a1"},
+      {"1.0.BETA", "1.0b0"},
+      {"1.0c3", "1.0rc3"},
+      {"1.0-1", "1.0.post1"},
+      {"1.0.rev2", "1.0.post2"},
+      {"1.0-dev", "1.0.dev0"},
       {"1!2.0rc1.post2.dev3+Ubuntu-01", "1!2.0rc1.post2.dev3+ubuntu.1"},
       {"2024.06.15", "2024.6.15"},
   };
@@ -34,8 +38,8 @@ TEST(PepTest, ParsesAndNormalizesVersions) {
 
 TEST(PepTest, MatchesLikePipEquality) {
   EXPECT_TRUE(VersionMatches("2.1.2+cu118", "2.1.2+cu118"));
-  EXPECT_TRUE(VersionMatches("2.1.2", "2.1.2+cu118"));    // public pin ignores the local part
-  EXPECT_FALSE(VersionMatches("2.1.2+cu118", "2.1.2"));   // a local pin needs the local part
+  EXPECT_TRUE(VersionMatches("2.1.2", "2.1.2+cu118"));   // public pin ignores the local part
+  EXPECT_FALSE(VersionMatches("2.1.2+cu118", "2.1.2"));  // a local pin needs the local part
   EXPECT_FALSE(VersionMatches("2.1.2+cu118", "2.1.2+cu121"));
   EXPECT_FALSE(VersionMatches("2.1.2+cu118", "1.13.1"));
   EXPECT_TRUE(VersionMatches("1.0", "1.0.0"));

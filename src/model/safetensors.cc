@@ -18,10 +18,10 @@ struct StDtype {
   DType dtype;
 };
 constexpr StDtype kDtypes[] = {
-    {"BOOL", DType::kBool},    {"U8", DType::kUint8},     {"I8", DType::kInt8},
-    {"U16", DType::kUint16},   {"I16", DType::kInt16},    {"U32", DType::kUint32},
-    {"I32", DType::kInt32},    {"U64", DType::kUint64},   {"I64", DType::kInt64},
-    {"F16", DType::kFloat16},  {"BF16", DType::kBfloat16}, {"F32", DType::kFloat32},
+    {"BOOL", DType::kBool},   {"U8", DType::kUint8},      {"I8", DType::kInt8},
+    {"U16", DType::kUint16},  {"I16", DType::kInt16},     {"U32", DType::kUint32},
+    {"I32", DType::kInt32},   {"U64", DType::kUint64},    {"I64", DType::kInt64},
+    {"F16", DType::kFloat16}, {"BF16", DType::kBfloat16}, {"F32", DType::kFloat32},
     {"F64", DType::kFloat64},
 };
 
@@ -118,8 +118,8 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, const std::stri
     auto need = CheckedByteCount(t.shape, t.item_size, kMaxDataBytes);
     if (!need || static_cast<uint64_t>(*need) != end - begin) {
       return FormatError(file, where + ": shape " + ShapeToString(t.shape) + " of " + st_dtype +
-                                   " does not match data_offsets [" + std::to_string(begin) +
-                                   ", " + std::to_string(end) + "]");
+                                   " does not match data_offsets [" + std::to_string(begin) + ", " +
+                                   std::to_string(end) + "]");
     }
     t.data = data.substr(begin, end - begin);
     ranges.emplace_back(begin, end);
@@ -128,8 +128,8 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, const std::stri
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].first < ranges[i - 1].second) {
-      return FormatError(file, "tensor data regions overlap at offset " +
-                                   std::to_string(ranges[i].first));
+      return FormatError(
+          file, "tensor data regions overlap at offset " + std::to_string(ranges[i].first));
     }
   }
   return out;
@@ -151,7 +151,8 @@ std::string WriteSafetensors(const std::vector<SafetensorsEntry>& entries,
   while ((kLengthPrefix + text.size()) % 8 != 0) text.push_back(' ');
   std::string out;
   uint64_t n = text.size();
-  for (size_t i = 0; i < kLengthPrefix; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  for (size_t i = 0; i < kLengthPrefix; ++i)
+    out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
   return out + text + data;
 }
 

@@ -60,9 +60,7 @@ SourcePos PosOf(const spec::Workload& w, std::string path) {
   return SourcePos{w.source_file, 0, 0};
 }
 
-std::string SigPath(size_t i) {
-  return "spec.model.signature.outputs[" + std::to_string(i) + "]";
-}
+std::string SigPath(size_t i) { return "spec.model.signature.outputs[" + std::to_string(i) + "]"; }
 
 int64_t FlatC(const std::vector<int64_t>& shape, const std::vector<int64_t>& index) {
   int64_t flat = 0;
@@ -102,11 +100,14 @@ std::string Basename(const std::string& rel) {
 
 }  // namespace
 
-std::string FormatNumber(double v) {
+std::string FormatNumber(double v, DType dtype) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  // Narrow floats print as floats: every float16/bfloat16 value is exactly a float.
+  bool narrow = dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBfloat16;
+  auto res = narrow ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
+                    : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, res.ptr);
 }
 
@@ -116,9 +117,9 @@ Errors CheckTensor(const spec::TensorSpec& expected, const Tensor& actual, const
   SourcePos pos{file, 0, 0};
   const std::string& n = expected.name;
   if (DTypeName(actual.dtype) != expected.dtype) {
-    errors.push_back(Mismatch(n + ".dtype expected " + expected.dtype + ", got " +
-                                  DTypeName(actual.dtype),
-                              sig_path, pos));
+    errors.push_back(
+        Mismatch(n + ".dtype expected " + expected.dtype + ", got " + DTypeName(actual.dtype),
+                 sig_path, pos));
   }
   if (!expected.shape.empty()) {
     bool ok = expected.shape.size() == actual.shape.size();
@@ -156,11 +157,12 @@ Errors CheckTensor(const spec::TensorSpec& expected, const Tensor& actual, const
     if (!actual.fortran_order) break;
   }
   if (best_flat >= 0) {
-    std::string got = FormatNumber(best_value) + " at index " + ShapeToString(best_index);
+    std::string got =
+        FormatNumber(best_value, actual.dtype) + " at index " + ShapeToString(best_index);
     if (range) {
-      errors.push_back(Mismatch(n + ".range expected values in " + RangeToString(*range) +
-                                    ", got " + got,
-                                sig_path, pos));
+      errors.push_back(
+          Mismatch(n + ".range expected values in " + RangeToString(*range) + ", got " + got,
+                   sig_path, pos));
     } else {
       errors.push_back(Mismatch(n + ".values expected finite numbers, got " + got, sig_path, pos));
     }
@@ -179,8 +181,8 @@ Errors CheckDeclaredOutputs(const spec::Workload& workload) {
       size_t sig_idx = 0;
       const spec::TensorSpec* sig = FindOutput(model, declared.name, &sig_idx);
       if (!sig) continue;  // not a model output: nothing to contradict
-      std::string base = "spec.pipeline.steps[" + std::to_string(si) + "].outputs[" +
-                         std::to_string(oi) + "]";
+      std::string base =
+          "spec.pipeline.steps[" + std::to_string(si) + "].outputs[" + std::to_string(oi) + "]";
       auto add = [&](const std::string& field, const std::string& message) {
         Error e = Mismatch(message, base + "." + field, PosOf(workload, base + "." + field));
         e.Hint("make step " + Quote(step.name) + "'s output agree with " + SigPath(sig_idx));

@@ -48,7 +48,8 @@ OutputCheck CheckOutputDir(const spec::ModelSpec& model, const std::string& dir)
 //! not followed. Shared with the fingerprint (fingerprint.h).
 Result<std::vector<std::string>> ListFilesRecursive(const std::string& dir);
 
-//! The shortest decimal spelling that reads back as the same double ("1.5", "nan", "-inf").
-std::string FormatNumber(double v);
+//! The shortest decimal spelling that reads back as the same value of `dtype` ("1.9" for a
+//! float32 1.9, not 1.899999976158142), or "nan", "inf", "-inf".
+std::string FormatNumber(double v, DType dtype = DType::kFloat64);
 
 }  // namespace rsl::model

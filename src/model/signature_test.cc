@@ -61,22 +61,29 @@ TEST(SignatureTest, EachMismatchKindHasItsMessage) {
        p + "fraud_prob.shape expected [-1, 1], got [4, 2]"},
       {"rank", "np.save('fraud_prob.npy', np.zeros(4, dtype=np.float32))",
        p + "fraud_prob.shape expected [-1, 1], got [4]"},
-      {"range", "np.save('fraud_prob.npy', np.array([[0.1], [0.2], [0.3], [1.5]], dtype=np.float32))",
+      {"range",
+       "np.save('fraud_prob.npy', np.array([[0.1], [0.2], [0.3], [1.5]], dtype=np.float32))",
        p + "fraud_prob.range expected values in [0, 1], got 1.5 at index [3, 0]"},
       {"below", "np.save('fraud_prob.npy', np.array([[0.1], [-0.25]], dtype=np.float32))",
        p + "fraud_prob.range expected values in [0, 1], got -0.25 at index [1, 0]"},
+      {"float32", "np.save('fraud_prob.npy', np.array([[0.1], [1.9]], dtype=np.float32))",
+       p + "fraud_prob.range expected values in [0, 1], got 1.9 at index [1, 0]"},
       {"nan", "np.save('fraud_prob.npy', np.array([[0.1], [0.2], [np.nan]], dtype=np.float32))",
        p + "fraud_prob.range expected values in [0, 1], got nan at index [2, 0]"},
-      {"inf", "np.save('embedding.npy', np.array([[0, 1, 2, 3], [4, 5, np.inf, 7]], dtype=np.float32))",
+      {"inf",
+       "np.save('embedding.npy', np.array([[0, 1, 2, 3], [4, 5, np.inf, 7]], dtype=np.float32))",
        "embedding.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[1]: embedding.values "
        "expected finite numbers, got inf at index [1, 2]"},
       // Fortran order stores column by column: [1, 0] is met first, [0, 3] comes first in C
       // order and is the one reported.
-      {"fortran", "a = np.zeros((2, 4), dtype=np.float32); a[1, 0] = np.nan; a[0, 3] = np.nan\n"
-                  "np.save('embedding.npy', np.asfortranarray(a))",
+      {"fortran",
+       "a = np.zeros((2, 4), dtype=np.float32); a[1, 0] = np.nan; a[0, 3] = np.nan\n"
+       "np.save('embedding.npy', np.asfortranarray(a))",
        "embedding.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[1]: embedding.values "
        "expected finite numbers, got nan at index [0, 3]"},
-      {"nested", "import os; os.makedirs('sub/dir'); np.save('sub/dir/fraud_prob.npy', np.zeros((1, 1), dtype=np.float64))",
+      {"nested",
+       "import os; os.makedirs('sub/dir'); np.save('sub/dir/fraud_prob.npy', np.zeros((1, 1), "
+       "dtype=np.float64))",
        "sub/dir/fraud_prob.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[0]: "
        "fraud_prob.dtype expected float32, got float64"},
       {"corrupt", "open('fraud_prob.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00\\x40\\x00{oops')",
@@ -92,7 +99,8 @@ TEST(SignatureTest, EachMismatchKindHasItsMessage) {
 
 TEST(SignatureTest, DtypeAndShapeAreBothReportedValuesOnlyWhenTheyMatch) {
   TempDir dir;
-  auto r = CheckWithNumpy(dir, "both", "np.save('fraud_prob.npy', np.full((2, 3), 9, dtype=np.float64))");
+  auto r = CheckWithNumpy(dir, "both",
+                          "np.save('fraud_prob.npy', np.full((2, 3), 9, dtype=np.float64))");
   EXPECT_EQ(Messages(r.errors),
             (std::vector<std::string>{
                 "fraud_prob.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[0]: "
@@ -112,12 +120,15 @@ TEST(SignatureTest, TensorsInsideSafetensorsFiles) {
       << WriteSafetensors({{"fraud_prob", "F32", {3, 1}, bytes}, {"weights", "F32", {3}, bytes}});
   std::ofstream(out + "/emb.safetensors", std::ios::binary)
       << WriteSafetensors({{"embedding", "BF16", {3}, bf16}});
-  std::ofstream(out + "/broken.safetensors", std::ios::binary) << std::string("\x10\0\0\0\0\0\0\0{", 9);
+  std::ofstream(out + "/broken.safetensors", std::ios::binary)
+      << std::string("\x10\0\0\0\0\0\0\0{", 9);
   auto r = CheckOutputDir(FraudModel(), out);
-  EXPECT_EQ(r.checked, (std::vector<std::string>{"emb.safetensors:embedding", "preds.safetensors:fraud_prob"}));
+  EXPECT_EQ(r.checked, (std::vector<std::string>{"emb.safetensors:embedding",
+                                                 "preds.safetensors:fraud_prob"}));
   EXPECT_EQ(Messages(r.errors),
             (std::vector<std::string>{
-                "broken.safetensors: OUTPUT_SCHEMA_MISMATCH: truncated: header length 16 but only 1 bytes follow",
+                "broken.safetensors: OUTPUT_SCHEMA_MISMATCH: truncated: header length 16 but only "
+                "1 bytes follow",
                 "emb.safetensors: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[1]: "
                 "embedding.dtype expected float32, got bfloat16",
                 "emb.safetensors: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[1]: "
@@ -152,17 +163,18 @@ TEST(SignatureTest, DeclaredOutputsThatContradictTheSignatureAreRefused) {
   w.positions["spec.pipeline.steps[1].outputs[0].dtype"] = SourcePos{"wl.yaml", 41, 18};
   w.positions["spec.pipeline.steps[1].outputs[1]"] = SourcePos{"wl.yaml", 42, 11};
   auto errors = CheckDeclaredOutputs(w);
-  EXPECT_EQ(Messages(errors),
-            (std::vector<std::string>{
-                "wl.yaml:41:18: OUTPUT_SCHEMA_MISMATCH spec.pipeline.steps[1].outputs[0].dtype: "
-                "fraud_prob.dtype expected float32, got int32 (make step \"train\"'s output agree "
-                "with spec.model.signature.outputs[0])",
-                "wl.yaml:42:11: OUTPUT_SCHEMA_MISMATCH spec.pipeline.steps[1].outputs[1].shape: "
-                "embedding.shape expected [-1, 4], got [8, 5] (make step \"train\"'s output agree "
-                "with spec.model.signature.outputs[1])",
-                "wl.yaml: OUTPUT_SCHEMA_MISMATCH spec.pipeline.steps[2].outputs[0].constraints.range: "
-                "fraud_prob.range expected within [0, 1], got [0, 2] (make step \"score\"'s output "
-                "agree with spec.model.signature.outputs[0])"}));
+  EXPECT_EQ(
+      Messages(errors),
+      (std::vector<std::string>{
+          "wl.yaml:41:18: OUTPUT_SCHEMA_MISMATCH spec.pipeline.steps[1].outputs[0].dtype: "
+          "fraud_prob.dtype expected float32, got int32 (make step \"train\"'s output agree "
+          "with spec.model.signature.outputs[0])",
+          "wl.yaml:42:11: OUTPUT_SCHEMA_MISMATCH spec.pipeline.steps[1].outputs[1].shape: "
+          "embedding.shape expected [-1, 4], got [8, 5] (make step \"train\"'s output agree "
+          "with spec.model.signature.outputs[1])",
+          "wl.yaml: OUTPUT_SCHEMA_MISMATCH spec.pipeline.steps[2].outputs[0].constraints.range: "
+          "fraud_prob.range expected within [0, 1], got [0, 2] (make step \"score\"'s output "
+          "agree with spec.model.signature.outputs[0])"}));
   w.model.reset();
   EXPECT_TRUE(CheckDeclaredOutputs(w).empty());
 }

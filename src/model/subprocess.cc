@@ -27,8 +27,8 @@ int64_t NowMs() {
 }  // namespace
 
 Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
-                                 const std::map<std::string, std::string>& env,
-                                 int64_t timeout_ms, bool merge_stderr, size_t max_output) {
+                                 const std::map<std::string, std::string>& env, int64_t timeout_ms,
+                                 bool merge_stderr, size_t max_output) {
   if (argv.empty()) return Error(codes::kInvalidArgument, "no program to run");
   int out_pipe[2];
   int err_pipe[2];  // reports exec failure: CLOEXEC, so it closes silently on success
@@ -109,12 +109,12 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   close(err_pipe[0]);
   if (exec_failed) return OsError(codes::kIoError, "cannot run", argv[0], exec_errno);
   if (timed_out) {
-    return Error(codes::kIoError, argv[0] + " timed out after " + std::to_string(timeout_ms) +
-                                      " ms");
+    return Error(codes::kIoError,
+                 argv[0] + " timed out after " + std::to_string(timeout_ms) + " ms");
   }
   if (too_much) {
-    return Error(codes::kIoError, argv[0] + " wrote more than " + std::to_string(max_output) +
-                                      " bytes");
+    return Error(codes::kIoError,
+                 argv[0] + " wrote more than " + std::to_string(max_output) + " bytes");
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;

@@ -20,8 +20,7 @@ struct ProcessResult {
 //! Kills it (SIGKILL) past `timeout_ms`, then fails with IO_ERROR "timed out"; output beyond
 //! `max_output` bytes fails too, so a runaway program cannot exhaust memory.
 Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
-                                 const std::map<std::string, std::string>& env,
-                                 int64_t timeout_ms, bool merge_stderr = false,
-                                 size_t max_output = 16 << 20);
+                                 const std::map<std::string, std::string>& env, int64_t timeout_ms,
+                                 bool merge_stderr = false, size_t max_output = 16 << 20);
 
 }  // namespace rsl::model

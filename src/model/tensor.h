@@ -14,10 +14,10 @@
 namespace rsl::model {
 
 struct Tensor {
-  std::string name;          //!< the .npy file's stem or the safetensors key
+  std::string name;  //!< the .npy file's stem or the safetensors key
   DType dtype = DType::kFloat32;
-  std::string stored_type;   //!< as written in the file: "<f4", "|S8", "BF16", ...
-  size_t item_size = 0;      //!< bytes per element (the fixed width for kString)
+  std::string stored_type;  //!< as written in the file: "<f4", "|S8", "BF16", ...
+  size_t item_size = 0;     //!< bytes per element (the fixed width for kString)
   std::vector<int64_t> shape;
   bool fortran_order = false;  //!< column-major storage (.npy only)
   bool big_endian = false;     //!< .npy '>' byte order

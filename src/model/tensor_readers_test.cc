@@ -45,10 +45,10 @@ for dt in dtypes:
                       dir.path()),
             0);
   const std::vector<std::pair<std::string, DType>> kinds = {
-      {"bool", DType::kBool},    {"i1", DType::kInt8},     {"i2", DType::kInt16},
-      {"i4", DType::kInt32},     {"i8", DType::kInt64},    {"u1", DType::kUint8},
-      {"u2", DType::kUint16},    {"u4", DType::kUint32},   {"u8", DType::kUint64},
-      {"f2", DType::kFloat16},   {"f4", DType::kFloat32},  {"f8", DType::kFloat64}};
+      {"bool", DType::kBool},  {"i1", DType::kInt8},    {"i2", DType::kInt16},
+      {"i4", DType::kInt32},   {"i8", DType::kInt64},   {"u1", DType::kUint8},
+      {"u2", DType::kUint16},  {"u4", DType::kUint32},  {"u8", DType::kUint64},
+      {"f2", DType::kFloat16}, {"f4", DType::kFloat32}, {"f8", DType::kFloat64}};
   int files = 0;
   for (const auto& [code, dtype] : kinds) {
     for (std::string order : {"C", "F"}) {
@@ -221,8 +221,8 @@ save('model.safetensors', {
 
 TEST(SafetensorsTest, WriterRoundTrips) {
   std::string four_floats(16, '\0');
-  std::string file = WriteSafetensors({{"a", "F32", {2, 2}, four_floats}, {"b", "U8", {3}, "xyz"}},
-                                      {{"k", "v"}});
+  std::string file =
+      WriteSafetensors({{"a", "F32", {2, 2}, four_floats}, {"b", "U8", {3}, "xyz"}}, {{"k", "v"}});
   auto f = ParseSafetensors(file, "rt.safetensors");
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   ASSERT_EQ(f->tensors.size(), 2u);

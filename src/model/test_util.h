@@ -71,7 +71,9 @@ inline std::string MakeVenv(const std::string& venv, bool system_site) {
   std::string cmd = std::string(kSystemPython) + " -m venv --without-pip " +
                     (system_site ? "--system-site-packages " : "") + venv;
   EXPECT_EQ(std::system(cmd.c_str()), 0);
-  return Capture(venv + "/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"], end=\"\")'");
+  return Capture(
+      venv +
+      "/bin/python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"], end=\"\")'");
 }
 
 }  // namespace rsl::model::testing

@@ -45,6 +45,7 @@ PolicyHook::~PolicyHook() {
     for (const auto& [k, w] : watches_) keys.push_back(k);
   }
   for (const auto& k : keys) Stop(k);
+  Reap(/*all=*/true);
 }
 
 std::string PolicyHook::StreamPath(const std::string& run_dir, const std::string& step, int attempt) {
@@ -76,6 +77,7 @@ void PolicyHook::OnStepStarted(const engine::RunInfo& run, const spec::Step& ste
     }
     policies = std::move(*loaded);
   }
+  Reap(/*all=*/false);
   if (policies.empty()) return;
   auto it = launch.env.find(kMetricsStreamEnv);
   std::string stream = it != launch.env.end() ? it->second
@@ -105,22 +107,29 @@ Status PolicyHook::AfterStep(const engine::RunInfo& run, const spec::Step& step,
 }
 
 void PolicyHook::Stop(const std::string& key) {
-  std::unique_ptr<Watch> w;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = watches_.find(key);
+  if (it == watches_.end()) return;
+  it->second->stop = true;
+  retired_.push_back(std::move(it->second));
+  watches_.erase(it);
+}
+
+void PolicyHook::Reap(bool all) {
+  std::vector<std::unique_ptr<Watch>> to_join;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = watches_.find(key);
-    if (it == watches_.end()) return;
-    w = std::move(it->second);
-    watches_.erase(it);
-  }
-  w->stop = true;
-  if (w->thread.joinable()) {
-    if (w->thread.get_id() == std::this_thread::get_id()) {
-      w->thread.detach();  // AfterStep called from inside our own StopStep: let it finish
-      w.release();         // NOLINT: the detached thread still reads *w
-    } else {
-      w->thread.join();
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      if (all || (*it)->done) {
+        to_join.push_back(std::move(*it));
+        it = retired_.erase(it);
+      } else {
+        ++it;
+      }
     }
+  }
+  for (auto& w : to_join) {
+    if (w->thread.joinable()) w->thread.join();
   }
 }
 
@@ -237,6 +246,7 @@ void PolicyHook::Run(Watch* w, engine::RunInfo run, std::string step, int attemp
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, options_.poll_ms)));
     }
   }
+  w->done = true;
 }
 
 }  // namespace rsl::govern

@@ -12,7 +12,9 @@
 //                               there is no serving autoscaler yet, so nothing is resized
 //                   notify      webhook POST (retried) with the rule, the workload and the
 //                               metrics; event PolicyNotified or PolicyNotifyFailed
-//  AfterStep:     stops and joins the attempt's watcher.
+//  AfterStep:     tells the attempt's watcher to stop, without waiting for it: AfterStep
+//                 runs on the engine's loop, which StopStep waits on, and a notification
+//                 in flight may take seconds. Finished watchers are joined later.
 // Policies are read from the state directory when a step starts (a later `policy apply`
 // affects steps started after it). Thread-safe.
 #pragma once
@@ -63,12 +65,15 @@ class PolicyHook : public engine::StepHook {
  private:
   struct Watch {
     std::atomic<bool> stop{false};
+    std::atomic<bool> done{false};
     std::thread thread;
   };
   void Run(Watch* w, engine::RunInfo run, std::string step, int attempt, std::string stream,
            std::map<std::string, std::string> labels, std::vector<Policy> policies,
            engine::RunControl* control);
   void Stop(const std::string& key);
+  //! Joins retired watchers: those that finished, or all of them (destructor).
+  void Reap(bool all);
   void RecordAction(const std::string& dir, const std::string& run_id, const std::string& step, int attempt,
                     const std::string& rule, const std::string& action, const std::string& detail);
 
@@ -76,6 +81,7 @@ class PolicyHook : public engine::StepHook {
   PolicyHookOptions options_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Watch>> watches_;  // GUARDED_BY(mu_), by attempt id
+  std::vector<std::unique_ptr<Watch>> retired_;            // GUARDED_BY(mu_), told to stop
 };
 
 }  // namespace rsl::govern

@@ -41,6 +41,8 @@ bool Hostname(const std::string& s) {
     for (char c : port) {
       if (!Digit(c)) return false;
     }
+    constexpr int kMaxPort = 65535;
+    if (std::stoi(port) > kMaxPort) return false;
     host = s.substr(0, colon);
   }
   if (host.empty()) return false;

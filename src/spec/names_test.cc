@@ -1,1 +1,61 @@
+#include "spec/names.h"
+
 #include <gtest/gtest.h>
+
+namespace rsl::spec {
+namespace {
+
+TEST(NamesTest, Dns1123) {
+  EXPECT_EQ(CheckDns1123Label("fraud-detect-daily"), "");
+  EXPECT_EQ(CheckDns1123Label("a1"), "");
+  EXPECT_NE(CheckDns1123Label("Fraud"), "");
+  EXPECT_NE(CheckDns1123Label("-a"), "");
+  EXPECT_NE(CheckDns1123Label("a_b"), "");
+  EXPECT_NE(CheckDns1123Label(std::string(64, 'a')), "");
+  EXPECT_EQ(CheckDns1123Label(std::string(63, 'a')), "");
+  EXPECT_EQ(CheckDns1123Subdomain("common.config"), "");
+  EXPECT_NE(CheckDns1123Subdomain("common..config"), "");
+}
+
+TEST(NamesTest, ImageReferences) {
+  for (const char* ok : {"volc/train-pytorch:v2.1", "ubuntu", "ubuntu:22.04",
+                         "registry.example.com:5000/team/app:1.0", "localhost/app",
+                         "a/b__c/d.e-f:TAG_1",
+                         "app@sha256:7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b"}) {
+    EXPECT_EQ(CheckImageRef(ok), "") << ok;
+  }
+  for (const char* bad : {"", "Volc/train", "volc//train", "volc/train:", "volc/train:v 1",
+                          "volc/-train", "app@sha256:abc", "volc/train:.v1", "host:99999/app"}) {
+    EXPECT_NE(CheckImageRef(bad), "") << bad;
+  }
+}
+
+TEST(NamesTest, DigestsEnvSemverLabels) {
+  EXPECT_EQ(CheckSha256Digest("sha256:" + std::string(64, 'a')), "");
+  EXPECT_NE(CheckSha256Digest("sha256:" + std::string(63, 'a')), "");
+  EXPECT_NE(CheckSha256Digest("sha256:" + std::string(64, 'A')), "");
+  EXPECT_NE(CheckSha256Digest("md5:" + std::string(64, 'a')), "");
+  EXPECT_EQ(CheckEnvName("RUN_MODE"), "");
+  EXPECT_NE(CheckEnvName("1X"), "");
+  EXPECT_NE(CheckEnvName("A-B"), "");
+  EXPECT_EQ(CheckSemver("2.1.7"), "");
+  EXPECT_EQ(CheckSemver("1.0.0-rc.1+build.5"), "");
+  EXPECT_NE(CheckSemver("2.1"), "");
+  EXPECT_NE(CheckSemver("v2.1.7"), "");
+  EXPECT_NE(CheckSemver("01.1.1"), "");
+  EXPECT_EQ(CheckLabelKey("example.com/team"), "");
+  EXPECT_NE(CheckLabelKey("Bad Key"), "");
+  EXPECT_EQ(CheckLabelValue(""), "");
+  EXPECT_NE(CheckLabelValue("a b"), "");
+  EXPECT_TRUE(IsDtype("bfloat16"));
+  EXPECT_FALSE(IsDtype("float"));
+}
+
+TEST(NamesTest, DidYouMean) {
+  EXPECT_EQ(DidYouMean("trian", {"ingest", "train"}), "train");
+  EXPECT_EQ(DidYouMean("dependOn", {"dependsOn", "when"}), "dependsOn");
+  EXPECT_EQ(DidYouMean("zzz", {"train"}), "");
+}
+
+}  // namespace
+}  // namespace rsl::spec

@@ -27,6 +27,10 @@ namespace rsl::backend {
 namespace {
 
 constexpr int kShimLockFd = 3;  // where the shim expects the attempt lock
+// Adopting a shim that holds its lock but has no pid file yet (it started a moment ago):
+// wait up to kPidFileWaits x kPidFileWaitUs for the file.
+constexpr int kPidFileWaits = 400;
+constexpr int kPidFileWaitUs = 5000;
 
 std::string Dirname(const std::string& path) {
   size_t p = path.rfind('/');
@@ -270,8 +274,13 @@ class LocalBackend : public Backend {
       close(lock_fd);
     }
     if (alive) {
-      auto pid_text = ReadFile(spec.exit_file + ".pid");
-      pid_t pid = pid_text.ok() ? atoi(pid_text->c_str()) : 0;
+      // A shim that has just started may not have written its pid yet.
+      pid_t pid = 0;
+      for (int i = 0; i < kPidFileWaits && pid <= 0; ++i) {
+        auto pid_text = ReadFile(spec.exit_file + ".pid");
+        pid = pid_text.ok() ? atoi(pid_text->c_str()) : 0;
+        if (pid <= 0) usleep(kPidFileWaitUs);
+      }
       int pidfd = pid > 0 ? PidfdOpen(pid) : -1;
       // The lock still held after pidfd_open: the pidfd is the live shim, not a reused pid.
       lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CLOEXEC);

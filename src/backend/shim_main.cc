@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -211,6 +212,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   setsid();  // own session: survives the engine and its terminal
+  // Orphaned descendants (a step's background jobs) become our children, so they are
+  // reaped here and never linger as zombies.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   // Close everything inherited but stdio and the lock.
   syscall(SYS_close_range, kLockFd + 1, ~0U, 0);
   fcntl(kLockFd, F_SETFD, FD_CLOEXEC);
@@ -241,7 +245,7 @@ int main(int argc, char** argv) {
   sigaddset(&mask, SIGHUP);
   sigaddset(&mask, SIGUSR1);
   sigprocmask(SIG_BLOCK, &mask, nullptr);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
   // Everything the child needs is prepared before fork.
   std::vector<std::string> pid_writes = procs;
@@ -360,6 +364,12 @@ int main(int argc, char** argv) {
     (void)!write(log_fd, pending.data(), pending.size());
   }
 
+  // Reap whatever was left in the group (killed above) before measuring.
+  for (int i = 0; i < 100; ++i) {
+    pid_t w = waitpid(-1, nullptr, WNOHANG);
+    if (w < 0) break;  // no children left
+    if (w == 0) usleep(1000);
+  }
   rusage ru;
   getrusage(RUSAGE_CHILDREN, &ru);
   long long cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000LL +

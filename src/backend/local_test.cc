@@ -1,0 +1,227 @@
+// The local backend with real processes: exit codes, logs, secrets masked, process groups
+// stopped whole, memory limits (cgroups where writable, else rlimits), exit files that let
+// a later backend reconcile an attempt it did not start.
+#include "backend/local.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+
+#include "base/file.h"
+#include "base/strings.h"
+
+namespace rsl::backend {
+namespace {
+
+class Collector {
+ public:
+  void Attach(Backend* b) {
+    b->on_exit = [this](const AttemptExit& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      exits_[e.attempt_id] = e;
+      cv_.notify_all();
+    };
+    b->on_event = [this](const AttemptEvent& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.push_back(e);
+    };
+  }
+  std::optional<AttemptExit> Wait(const std::string& id, int64_t timeout_ms = 20000) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return exits_.count(id) > 0; });
+    if (!exits_.count(id)) return std::nullopt;
+    return exits_[id];
+  }
+  std::vector<AttemptEvent> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, AttemptExit> exits_;
+  std::vector<AttemptEvent> events_;
+};
+
+std::string Dir(const std::string& name) {
+  std::string d = ::testing::TempDir() + "local_test_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+LaunchSpec Spec(const std::string& dir, const std::string& id, std::vector<std::string> argv) {
+  LaunchSpec s;
+  s.attempt_id = id;
+  s.step = id;
+  s.argv = std::move(argv);
+  s.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"RSL_STEP", id}};
+  s.workdir = dir + "/" + id + "/work";
+  s.log_path = dir + "/" + id + "/log";
+  s.exit_file = dir + "/" + id + "/exit";
+  return s;
+}
+
+std::unique_ptr<Backend> Make(const std::string& dir, const std::string& limits = "auto") {
+  LocalOptions o;
+  o.state_dir = dir;
+  o.limits = limits;
+  o.nvidia_smi = "";
+  o.grace_ms = 500;
+  o.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
+  auto b = NewLocalBackend(o);
+  EXPECT_TRUE(b.ok()) << b.error().ToString();
+  return std::move(*b);
+}
+
+// Running or sleeping; a zombie (Z) or a missing process is not alive.
+bool Alive(pid_t pid) {
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return false;
+  size_t p = stat->rfind(')');
+  return p != std::string::npos && p + 2 < stat->size() && (*stat)[p + 2] != 'Z';
+}
+
+TEST(LocalBackendTest, ExitCodeLogAndUsage) {
+  std::string dir = Dir("exit");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = Spec(dir, "a", {"sh", "-c", "echo out-$RSL_STEP; echo err >&2; pwd; exit 3"});
+  ASSERT_TRUE(b->Launch(spec).ok());
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kFailed);
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_EQ(e->message, "exit code 3");
+  EXPECT_GE(e->usage.wall_ms, 0);
+  EXPECT_GT(e->usage.peak_memory_bytes, 0);
+  EXPECT_EQ(*ReadFile(spec.log_path), "out-a\nerr\n" + spec.workdir + "\n");
+
+  auto ok = Spec(dir, "b", {"true"});
+  ASSERT_TRUE(b->Launch(ok).ok());
+  EXPECT_EQ(c.Wait("b")->kind, ExitKind::kSucceeded);
+
+  auto missing = Spec(dir, "c", {"no-such-command-rsl"});
+  ASSERT_TRUE(b->Launch(missing).ok());
+  auto m = c.Wait("c");
+  EXPECT_EQ(m->exit_code, 127);
+  EXPECT_NE(ReadFile(missing.log_path)->find("cannot run no-such-command-rsl"), std::string::npos);
+}
+
+TEST(LocalBackendTest, SecretsAreMaskedInTheLog) {
+  std::string dir = Dir("mask");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = Spec(dir, "a", {"sh", "-c", "echo token=$TOKEN; printf 'tail %s' \"$TOKEN\""});
+  spec.env["TOKEN"] = "hunter2-secret";
+  spec.secret_values = {"hunter2-secret"};
+  ASSERT_TRUE(b->Launch(spec).ok());
+  ASSERT_TRUE(c.Wait("a").has_value());
+  EXPECT_EQ(*ReadFile(spec.log_path), "token=***\ntail ***");
+}
+
+TEST(LocalBackendTest, TimeoutStopsTheWholeProcessGroup) {
+  std::string dir = Dir("group");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  // Two background children that ignore SIGTERM, and a parent waiting on them.
+  auto spec = Spec(dir, "a", {"sh", "-c",
+                              "trap '' TERM; sleep 300 & echo $! > pids; sleep 300 & "
+                              "echo $! >> pids; wait"});
+  ASSERT_TRUE(b->Launch(spec).ok());
+  std::string pids_file = spec.workdir + "/pids";
+  for (int i = 0; i < 200 && Split(ReadFile(pids_file).ok() ? *ReadFile(pids_file) : "", '\n').size() < 3; ++i) {
+    usleep(10000);
+  }
+  auto lines = Split(*ReadFile(pids_file), '\n');
+  ASSERT_GE(lines.size(), 2u);
+  pid_t p1 = atoi(lines[0].c_str()), p2 = atoi(lines[1].c_str());
+  ASSERT_TRUE(Alive(p1));
+  b->Stop("a", 500, /*timed_out=*/true);
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kTimedOut);
+  EXPECT_FALSE(Alive(p1));  // SIGKILL after the grace period reached every member
+  EXPECT_FALSE(Alive(p2));
+}
+
+TEST(LocalBackendTest, MemoryLimitIsEnforced) {
+  std::string dir = Dir("oom");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = Spec(dir, "a", {"/usr/bin/python3", "-c",
+                              "x = bytearray(400 * 1024 * 1024)\nfor i in range(0, len(x), 4096): x[i] = 1\n"});
+  spec.memory_bytes = 64LL << 20;
+  ASSERT_TRUE(b->Launch(spec).ok());
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  std::string mechanism = DetectLimitMechanism();
+  auto events = c.events();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].reason, "LimitsApplied");
+  EXPECT_EQ(events[0].message, "limits via " + mechanism);
+  if (mechanism == "rlimit") {
+    EXPECT_EQ(e->kind, ExitKind::kFailed);  // MemoryError: the allocation is refused
+  } else {
+    EXPECT_EQ(e->kind, ExitKind::kOomKilled) << e->message;
+    EXPECT_NE(e->message.find("memory limit exceeded"), std::string::npos);
+    EXPECT_LE(e->usage.peak_memory_bytes, (64LL << 20) + (1 << 20));
+  }
+}
+
+TEST(LocalBackendTest, AnotherBackendReconcilesFromTheExitFileOrAdoptsTheLiveShim) {
+  std::string dir = Dir("adopt");
+  auto spec_done = Spec(dir, "done", {"sh", "-c", "exit 4"});
+  auto spec_live = Spec(dir, "live", {"sh", "-c", "sleep 0.5; exit 0"});
+  {
+    auto first = Make(dir);
+    Collector c;
+    c.Attach(first.get());
+    ASSERT_TRUE(first->Launch(spec_done).ok());
+    ASSERT_TRUE(c.Wait("done").has_value());
+    ASSERT_TRUE(first->Launch(spec_live).ok());
+    first->on_exit = nullptr;
+  }  // the first backend is gone; its shim for "live" keeps running
+  auto second = Make(dir);
+  Collector c;
+  c.Attach(second.get());
+  second->Adopt(spec_done);
+  second->Adopt(spec_live);
+  auto lost = Spec(dir, "never-started", {"true"});
+  second->Adopt(lost);
+  auto d = c.Wait("done");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->exit_code, 4);
+  auto l = c.Wait("live");
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->kind, ExitKind::kSucceeded);
+  auto n = c.Wait("never-started");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->kind, ExitKind::kNodeLost);
+}
+
+TEST(LocalBackendTest, UnknownLimitsModeAndMissingShimAreClearErrors) {
+  LocalOptions o;
+  o.limits = "cgroups";
+  o.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
+  auto b = NewLocalBackend(o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().code, "INVALID_ARGUMENT");
+  o.limits = "auto";
+  o.shim_path = "/nonexistent/rsl-shim";
+  auto m = NewLocalBackend(o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().hint, "install rsl-shim next to seedctl/rsl-controller, or set RSL_SHIM");
+}
+
+}  // namespace
+}  // namespace rsl::backend

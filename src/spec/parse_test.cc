@@ -136,5 +136,71 @@ TEST(ParseTest, LogFeaturesAndServingExamples) {
   EXPECT_TRUE(serve.warnings.empty());
 }
 
+TEST(ParseTest, RslExtensionsAndWarnings) {
+  const std::string yaml = R"(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: ext}
+spec:
+  resources:
+    gpu: {count: 1, capability: [tensor_core], memory: 24Gi}
+    autoscaling: {targetUtilization: 70, maxReplicas: 3}
+  model:
+    framework: onnx
+    version: 1.0.0
+    signature:
+      outputs: [{name: prob, shape: [-1, 1], dtype: float32}]
+  pipeline:
+    - name: prep
+      args: ["--fast"]
+      env: {MODE: daily, LEVEL: "3"}
+      outputs: [{name: prob, shape: [-1, 1], dtype: float32, constraints: {range: [0, 1]}}]
+    - name: serve
+      dependsOn: [prep]
+      serving: true
+      resources: {gpu: "2", cpu: 500m}
+      envFrom: [{configMapRef: {name: common}}]
+)";
+  ParseResult r = ParseWorkload(yaml, "ext.yaml");
+  ASSERT_TRUE(r.ok()) << Describe(r);
+  const Step* prep = r.workload.FindStep("prep");
+  ASSERT_NE(prep, nullptr);
+  EXPECT_EQ(prep->args, std::vector<std::string>{"--fast"});
+  EXPECT_EQ(prep->env.at("LEVEL"), "3");
+  ASSERT_EQ(prep->outputs.size(), 1u);
+  EXPECT_EQ(prep->outputs[0].shape, (std::vector<int64_t>{-1, 1}));
+  EXPECT_FALSE(prep->serving);
+  const Step* serve = r.workload.FindStep("serve");
+  EXPECT_TRUE(serve->serving);
+  EXPECT_EQ(serve->env_from.at(0).name, "common");
+  // gpu: "2" on the step keeps the workload's capability and memory.
+  ASSERT_TRUE(serve->effective.gpu);
+  EXPECT_EQ(serve->effective.gpu->count, 2);
+  EXPECT_EQ(serve->effective.gpu->capabilities, std::vector<std::string>{"tensor_core"});
+  EXPECT_EQ(serve->effective.gpu->memory_bytes, int64_t{24} << 30);
+  EXPECT_EQ(serve->effective.cpu_millis, 500);
+  EXPECT_EQ(serve->effective.autoscaling->min_replicas, 1);
+  EXPECT_EQ(serve->effective.autoscaling->max_replicas, 3);
+  // Autoscaling reaches the batch step too: accepted, with one warning at spec.resources.
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].ToString(),
+            "ext.yaml:7:18: SPEC_INVALID spec.resources.autoscaling: autoscaling is ignored for "
+            "batch step \"prep\" (set serving: true on long-running service steps)");
+}
+
+TEST(ParseTest, HostileInputsGiveErrorsNotCrashes) {
+  // Alias expansion: a list aliased many times is bounded by the visit limit or is cheap.
+  std::string bomb = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: b}\n"
+                     "x: &a [1, 2, 3]\nspec:\n  pipeline:\n";
+  for (int i = 0; i < 200; ++i) bomb += "    - {name: s" + std::to_string(i) + ", command: *a}\n";
+  ParseResult r = ParseWorkload(bomb, "bomb.yaml");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.errors[0].path, "x");  // unknown top-level field, the steps themselves are fine
+  // Deep nesting is a parse error, not a stack overflow.
+  std::string deep(100000, '[');
+  EXPECT_FALSE(ParseWorkload(deep, "deep.yaml").ok());
+  EXPECT_FALSE(ParseWorkload(std::string("\0\xff\xfe", 3), "bin.yaml").ok());
+  EXPECT_EQ(ParseWorkload("", "e.yaml").errors.at(0).code, "SPEC_PARSE_ERROR");
+}
+
 }  // namespace
 }  // namespace rsl::spec

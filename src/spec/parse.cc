@@ -3,6 +3,8 @@
 // workload (the step graph, `when` references, uniqueKey, schemaRef) live in validate.cc.
 #include "spec/parse.h"
 
+#include <algorithm>
+
 #include <yaml-cpp/yaml.h>
 
 #include "base/codes.h"
@@ -876,6 +878,29 @@ std::optional<Error> SeedAtomicMistake(const std::string& text, const std::strin
   return std::nullopt;
 }
 
+// YAML text must be Unicode; yaml-cpp passes invalid UTF-8 through, and it could not be
+// rendered as JSON later. Returns the byte offset of the first invalid sequence, or npos.
+size_t FirstInvalidUtf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF.
+    unsigned char c1 = len > 1 ? static_cast<unsigned char>(s[i + 1]) : 0;
+    if ((len == 2 && c < 0xC2) || (len == 3 && c == 0xE0 && c1 < 0xA0) ||
+        (len == 3 && c == 0xED && c1 >= 0xA0) || (len == 4 && c == 0xF0 && c1 < 0x90) ||
+        (len == 4 && (c > 0xF4 || (c == 0xF4 && c1 >= 0x90)))) {
+      return i;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
 Error SyntaxError(const YAML::Exception& ex, const std::string& file) {
   Error e(codes::kSpecParseError, "YAML syntax error: " + ex.msg);
   e.pos.file = file;
@@ -900,6 +925,18 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
                                         std::to_string(kMaxSpecBytes));
     e.pos.file = file;
     e.hint = "split the workload";
+    result.errors.push_back(e);
+    return result;
+  }
+  if (size_t bad = FirstInvalidUtf8(yaml); bad != std::string::npos) {
+    Error e(codes::kSpecParseError, "invalid UTF-8 byte 0x" +
+                                        HexEncode(std::string(1, yaml[bad])) + " in the file");
+    e.pos.file = file;
+    e.pos.line = 1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + bad, '\n'));
+    size_t line_start = yaml.rfind('\n', bad == 0 ? 0 : bad - 1);
+    line_start = (line_start == std::string::npos || bad == 0) ? 0 : line_start + 1;
+    e.pos.column = static_cast<int>(bad - line_start) + 1;
+    e.hint = "save the file as UTF-8";
     result.errors.push_back(e);
     return result;
   }

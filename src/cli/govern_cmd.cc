@@ -10,6 +10,8 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+#include <functional>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -49,6 +51,24 @@ std::string StateDir(const std::string& flag) {
 void AddStateDir(CLI::App* cmd, std::string* state_dir) {
   cmd->add_option("--state-dir", *state_dir,
                   "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
+}
+
+// Wraps a command's body: an input with an unexpected shape (a field of the wrong type deep
+// inside a manifest or policy) becomes an INVALID_ARGUMENT error, never a crash.
+template <typename F>
+std::function<void()> Safely(F body) {
+  return [body] {
+    try {
+      body();
+    } catch (const nlohmann::json::exception& e) {
+      FailWith(Error(codes::kInvalidArgument, std::string("malformed input: ") + e.what())
+                   .Hint("a field has an unexpected type; check the file against the Kubernetes API"));
+    } catch (const YAML::Exception& e) {
+      FailWith(Error(codes::kInvalidArgument, "malformed input: " + e.msg)
+                   .At(SourcePos{"", e.mark.line + 1, e.mark.column + 1})
+                   .Hint("a field has an unexpected type"));
+    }
+  };
 }
 
 std::string ToUpperAscii(const std::string& s) {
@@ -124,7 +144,7 @@ void RegisterK8s(CLI::App& app) {
     AddAuditFlags(c, f.get());
     c->add_option("--ratio", *ratio, "flag limit/request ratios above this (default 4)");
     c->add_option("--node-memory", *node_mem, "node memory capacity for Burstable oom_score_adj (default 8Gi)");
-    c->callback([=] {
+    c->callback(Safely([=] {
       auto mem = ParseQuantity(*node_mem);
       if (!mem.ok() || *mem <= 0) {
         FailWith(Error(codes::kInvalidArgument, "invalid --node-memory").Path("--node-memory").Value(*node_mem).Hint("e.g. 64Gi"));
@@ -155,7 +175,7 @@ void RegisterK8s(CLI::App& app) {
         std::cout << t.Render() << "\n";
       }
       Finish(report, *f);
-    });
+    }));
   }
   // lint
   {
@@ -164,11 +184,11 @@ void RegisterK8s(CLI::App& app) {
         "lint", std::string("Missing requests/limits/probes, HPA targets that do not resolve, "
                             "HPA-managed fixed replicas, the seed's autoscaling mistakes."));
     AddAuditFlags(c, f.get());
-    c->callback([=] {
+    c->callback(Safely([=] {
       Report report("k8s lint", LintRules());
       Lint(LoadAll(f->files), &report);
       Finish(report, *f);
-    });
+    }));
   }
   // qos-rules
   {
@@ -178,7 +198,7 @@ void RegisterK8s(CLI::App& app) {
                                   "(Guaranteed: CPU > 110% of request, memory > 95% of limit; "
                                   "Burstable: CPU > 150%, working set > 90% of limit)");
     c->add_option("--for", *for_d, "how long a violation lasts before it fires (default 5m)");
-    c->callback([=] { std::cout << PrometheusQosRules(*for_d); });
+    c->callback(Safely([=] { std::cout << PrometheusQosRules(*for_d); }));
   }
   // qos-check
   {
@@ -190,14 +210,14 @@ void RegisterK8s(CLI::App& app) {
                     "\"memory_usage\": ..., \"memory_working_set\": ...}."));
     AddAuditFlags(c, f.get());
     c->add_option("--metrics", *metrics, "JSON file of /api/v1/query responses")->required();
-    c->callback([=] {
+    c->callback(Safely([=] {
       auto text = ReadFile(*metrics);
       if (!text.ok()) FailWith(text.error());
       Report report("k8s qos-check", QosCheckRules());
       Status st = CheckQos(LoadAll(f->files), *text, *metrics, &report);
       if (!st.ok()) FailWith(st.error());
       Finish(report, *f);
-    });
+    }));
   }
   // crd-diff
   {
@@ -209,11 +229,11 @@ void RegisterK8s(CLI::App& app) {
     c->add_option("OLD", *old_path, "the CRDs before")->required();
     c->add_option("NEW", *new_path, "the CRDs after")->required();
     AddAuditFlags(c, f.get(), false);
-    c->callback([=] {
+    c->callback(Safely([=] {
       Report report("k8s crd-diff", CrdDiffRules());
       DiffCrds(LoadAll({*old_path}), LoadAll({*new_path}), &report);
       Finish(report, *f);
-    });
+    }));
   }
   // shadow-pods
   {
@@ -227,7 +247,7 @@ void RegisterK8s(CLI::App& app) {
     AddAuditFlags(c, f.get());
     c->add_option("--now", *now, "evaluate at this RFC 3339 time (default: now)");
     c->add_option("--terminating-limit", *limit, "Terminating longer than this is stuck (default 10m)");
-    c->callback([=] {
+    c->callback(Safely([=] {
       ShadowOptions opt;
       opt.now_unix = static_cast<int64_t>(std::time(nullptr));
       if (!now->empty()) {
@@ -250,7 +270,7 @@ void RegisterK8s(CLI::App& app) {
                   << FormatMemory(s.memory_bytes) << ", gpu " << Fixed(s.gpus, 0) << "\n\n";
       }
       Finish(report, *f);
-    });
+    }));
   }
   // crd-audit
   {
@@ -264,7 +284,7 @@ void RegisterK8s(CLI::App& app) {
     c->add_option("--log", *log, "kube-apiserver log file")->required();
     c->add_option("--crds", *crds, "kubectl get crd -o json (or YAML manifests)")->required();
     AddAuditFlags(c, f.get(), false);
-    c->callback([=] {
+    c->callback(Safely([=] {
       auto text = ReadFile(*log);
       if (!text.ok()) FailWith(text.error());
       auto accesses = ExtractUnregisteredAccesses(*text);
@@ -279,7 +299,7 @@ void RegisterK8s(CLI::App& app) {
         std::cout << t.Render() << "\n";
       }
       Finish(report, *f);
-    });
+    }));
   }
   // tenancy
   {
@@ -289,11 +309,11 @@ void RegisterK8s(CLI::App& app) {
         std::string("Custom resources pointing into other namespaces, checked against that "
                     "namespace's LimitRange, ResourceQuota and the egress NetworkPolicies."));
     AddAuditFlags(c, f.get());
-    c->callback([=] {
+    c->callback(Safely([=] {
       Report report("k8s tenancy", TenancyRules());
       AuditTenancy(LoadAll(f->files), &report);
       Finish(report, *f);
-    });
+    }));
   }
 }
 
@@ -337,7 +357,7 @@ void RegisterAdvise(CLI::App& app) {
   mem->add_option("-o,--output", m->output, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
   mem->add_option("--emit", m->emit, "deepspeed: print the DeepSpeed config and SEEDANCE_* env for --zero")
       ->check(CLI::IsMember({"deepspeed"}));
-  mem->callback([=] {
+  mem->callback(Safely([=] {
     MemoryPlanInput in;
     in.params = m->params;
     in.gpus = m->gpus;
@@ -375,14 +395,14 @@ void RegisterAdvise(CLI::App& app) {
     }
     std::cout << t.Render();
     for (const auto& n : plan->notes) std::cout << "note: " << n << "\n";
-  });
+  }));
 
   auto pf = std::make_shared<AuditFlags>();
   auto* prec = adv->add_subcommand(
       "precision", std::string("Check a config's precision_policy block (default dtype, per-module "
                                "overrides); warns when embedding or lm_head run in fp16."));
   AddAuditFlags(prec, pf.get());
-  prec->callback([=] {
+  prec->callback(Safely([=] {
     Report report("advise precision", PrecisionRules());
     for (const auto& file : pf->files) {
       auto text = ReadFile(file);
@@ -396,7 +416,7 @@ void RegisterAdvise(CLI::App& app) {
       }
     }
     Finish(report, *pf);
-  });
+  }));
 }
 
 // ---- cost --------------------------------------------------------------------------------
@@ -420,7 +440,7 @@ void RegisterCost(CLI::App& app) {
   report->add_option("--per-metric", *per_metric, "cost per 0.01 improvement of this metric (e.g. auc)");
   report->add_flag("--lower-is-better", *lower, "the metric improves downwards (loss, wer)");
   report->add_option("-o,--output", *output, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
-  report->callback([=] {
+  report->callback(Safely([=] {
     std::string dir = StateDir(*state_dir);
     int64_t since_ms = 0;
     if (!since->empty()) {
@@ -484,7 +504,7 @@ void RegisterCost(CLI::App& app) {
       total += g.total;
     }
     std::cout << t.Render() << "total: " << FormatMoney(total) << " " << currency << "\n";
-  });
+  }));
 
   auto files = std::make_shared<std::vector<std::string>>();
   auto hours = std::make_shared<std::vector<double>>();
@@ -500,7 +520,7 @@ void RegisterCost(CLI::App& app) {
   cmp->add_option("--prices", *prices_file, "price table YAML (default: <state-dir>/prices.yaml)");
   AddStateDir(cmp, cmp_state.get());
   cmp->add_option("-o,--output", *cmp_out, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
-  cmp->callback([=] {
+  cmp->callback(Safely([=] {
     Result<PriceTable> prices = Error(codes::kInternal, "unset");
     if (!prices_file->empty()) {
       auto text = ReadFile(*prices_file);
@@ -550,7 +570,7 @@ void RegisterCost(CLI::App& app) {
                 FormatMoney(r.hourly), Fixed(r.hours, 1), FormatMoney(r.total)});
     }
     std::cout << t.Render();
-  });
+  }));
 }
 
 // ---- policy ------------------------------------------------------------------------------
@@ -565,7 +585,7 @@ void RegisterPolicy(CLI::App& app) {
                "started afterwards are watched by it");
   apply->add_option("-f,--filename", *file, "policy YAML")->required();
   AddStateDir(apply, state_dir.get());
-  apply->callback([=] {
+  apply->callback(Safely([=] {
     auto text = ReadFile(*file);
     if (!text.ok()) FailWith(text.error());
     PolicyParse p = ParsePolicy(*text, *file);
@@ -573,12 +593,12 @@ void RegisterPolicy(CLI::App& app) {
     Status st = StorePolicy(StateDir(*state_dir), p.policy, *text);
     if (!st.ok()) FailWith(st.error());
     std::cout << "policy " << p.policy.name << " applied (" << p.policy.rules.size() << " rule(s))\n";
-  });
+  }));
   auto output = std::make_shared<std::string>("table");
   auto* list = pol->add_subcommand("list", "List the applied policies and their rules");
   AddStateDir(list, state_dir.get());
   list->add_option("-o,--output", *output, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
-  list->callback([=] {
+  list->callback(Safely([=] {
     auto stored = ListPolicies(StateDir(*state_dir));
     if (!stored.ok()) FailWith(stored.error());
     json arr = json::array();
@@ -602,7 +622,7 @@ void RegisterPolicy(CLI::App& app) {
     } else {
       std::cout << t.Render();
     }
-  });
+  }));
 }
 
 }  // namespace

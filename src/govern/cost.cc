@@ -234,7 +234,7 @@ std::vector<MetricCostRow> CostPerMetric(const std::vector<CostRecord>& records,
   return out;
 }
 
-Result<Strategy> ReadStrategy(const std::string& path) {
+static Result<Strategy> ReadStrategyImpl(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return text.error();
   YAML::Node root;
@@ -359,6 +359,16 @@ Result<int64_t> ParseSince(const std::string& text) {
     default: return bad();
   }
   return static_cast<int64_t>(ms);
+}
+
+Result<Strategy> ReadStrategy(const std::string& path) {
+  try {
+    return ReadStrategyImpl(path);
+  } catch (const YAML::Exception& e) {
+    return Error(codes::kSpecInvalid, "unexpected value: " + e.msg)
+        .At(SourcePos{path, e.mark.line + 1, e.mark.column + 1})
+        .Hint("metadata and spec.resources must have the AIWorkload shape");
+  }
 }
 
 }  // namespace rsl::govern

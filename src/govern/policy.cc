@@ -27,6 +27,22 @@ SourcePos PosOf(const std::string& file, const YAML::Node& n) {
   return SourcePos{file, n.Mark().line + 1, n.Mark().column + 1};
 }
 
+// The file position of column `col` (1-based) of a scalar that starts at `start`: quoted
+// scalars begin one character later. Approximate for folded/escaped scalars.
+SourcePos ColumnIn(const std::string& yaml, SourcePos start, int col) {
+  if (col <= 0 || start.line <= 0) return start;
+  size_t line_begin = 0;
+  for (int l = 1; l < start.line && line_begin != std::string::npos; ++l) {
+    line_begin = yaml.find('\n', line_begin);
+    if (line_begin != std::string::npos) ++line_begin;
+  }
+  if (line_begin == std::string::npos) return start;
+  size_t at = line_begin + static_cast<size_t>(start.column - 1);
+  bool quoted = at < yaml.size() && (yaml[at] == '"' || yaml[at] == '\'');
+  start.column += (quoted ? 1 : 0) + col - 1;
+  return start;
+}
+
 Result<double> ParseSeconds(const std::string& text) {
   Result<int64_t> ms = ParseSince(text);
   if (!ms.ok()) return ms.error();
@@ -110,7 +126,7 @@ const std::vector<std::string>& PolicyMetricNames() {
   return k;
 }
 
-PolicyParse ParsePolicy(const std::string& yaml, const std::string& file) {
+static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& file) {
   PolicyParse out;
   Policy& p = out.policy;
   p.source = file;
@@ -227,7 +243,7 @@ PolicyParse ParsePolicy(const std::string& yaml, const std::string& file) {
     Result<expr::Expr> e = expr::Expr::Parse(rule.condition);
     if (!e.ok()) {
       Error err = e.error();
-      err.At(cpos).Path(path + ".condition");
+      err.At(ColumnIn(yaml, cpos, e.error().pos.column)).Path(path + ".condition");
       out.errors.push_back(err);
     } else {
       for (const auto& ref : e->references()) {
@@ -239,7 +255,7 @@ PolicyParse ParsePolicy(const std::string& yaml, const std::string& file) {
           std::string near = ClosestMatch(ref.ToString(), PolicyMetricNames());
           out.errors.push_back(
               Error(codes::kExpressionInvalid, "unknown metric " + Quote(ref.ToString()))
-                  .At(cpos)
+                  .At(ColumnIn(yaml, cpos, ref.column))
                   .Path(path + ".condition")
                   .Value(ref.ToString())
                   .Hint(near.empty() ? "use " + Join(PolicyMetricNames(), ", ") + " or metrics.<key>"
@@ -377,6 +393,18 @@ Result<std::vector<Policy>> LoadPolicies(const std::string& state_dir) {
     out.push_back(std::move(p.policy));
   }
   return out;
+}
+
+PolicyParse ParsePolicy(const std::string& yaml, const std::string& file) {
+  try {
+    return ParsePolicyImpl(yaml, file);
+  } catch (const YAML::Exception& e) {  // a node of an unexpected kind (map for a string)
+    PolicyParse out;
+    out.errors.push_back(Error(codes::kSpecInvalid, "unexpected value: " + e.msg)
+                             .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1})
+                             .Hint("rules have string name, condition and action"));
+    return out;
+  }
 }
 
 }  // namespace rsl::govern

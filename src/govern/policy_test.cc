@@ -56,10 +56,10 @@ TEST(PolicyParse, ErrorsWithPlaceAndHint) {
   };
   const Case cases[] = {
       {"rules:\n- name: a\n  condition: \"loss_plateau_duraton > 5\"\n  action: stop\n",
-       "p.yaml:3:14: EXPRESSION_INVALID rules[0].condition: unknown metric "
+       "p.yaml:3:15: EXPRESSION_INVALID rules[0].condition: unknown metric "
        "\"loss_plateau_duraton\" (did you mean \"loss_plateau_duration\"?)"},
       {"rules:\n- name: a\n  condition: \"gpu_util_avg <\"\n  action: stop\n",
-       "p.yaml:3:14: EXPRESSION_INVALID rules[0].condition:"},
+       "p.yaml:3:29: EXPRESSION_INVALID rules[0].condition:"},
       {"rules:\n- name: a\n  condition: \"loss > 1\"\n  action: notify_finanse_team\n"
        "notify: {finance_team: \"http://x\"}\n",
        "p.yaml:4:11: SPEC_INVALID rules[0].action: action \"notify_finanse_team\" names no "
@@ -69,6 +69,8 @@ TEST(PolicyParse, ErrorsWithPlaceAndHint) {
       {"rules: []\n", "p.yaml:1:8: SPEC_INVALID rules: a policy needs at least one rule"},
       {"rule:\n- name: a\n", "p.yaml:1:1: SPEC_INVALID rule: unknown field \"rule\" (did you mean \"rules\"?)"},
       {"rules:\n- name: a\n  action: stop\n", "p.yaml:2:3: SPEC_INVALID rules[0].condition: missing condition"},
+      {"rules:\n- {name: {a: 1}, condition: \"loss > 1\", action: stop}\n",
+       "p.yaml:2:10: SPEC_INVALID: unexpected value: bad conversion"},
       {"rules:\n- {name: a, condition: \"loss > 1\", action: notify_x}\nnotify: {x: ftp://h}\n",
        "p.yaml:3:13: SPEC_INVALID notify.x.url: webhook url must be http:// or https://"},
   };

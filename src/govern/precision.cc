@@ -58,7 +58,7 @@ std::vector<RuleInfo> PrecisionRules() {
   };
 }
 
-Result<PrecisionPlan> CheckPrecision(const std::string& yaml, const std::string& file,
+static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const std::string& file,
                                      Report* report) {
   YAML::Node root;
   try {
@@ -126,6 +126,17 @@ Result<PrecisionPlan> CheckPrecision(const std::string& yaml, const std::string&
                         "lm_head runs in fp16", "add {module: \"lm_head\", dtype: bf16} to overrides"});
   }
   return plan;
+}
+
+Result<PrecisionPlan> CheckPrecision(const std::string& yaml, const std::string& file,
+                                     Report* report) {
+  try {
+    return CheckPrecisionImpl(yaml, file, report);
+  } catch (const YAML::Exception& e) {
+    return Error(codes::kSpecInvalid, "unexpected value: " + e.msg)
+        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1})
+        .Hint("precision_policy: {default: <dtype>, overrides: [{module, dtype}]}");
+  }
 }
 
 }  // namespace rsl::govern

@@ -112,7 +112,7 @@ std::string PriceTable::MatchDevice(const std::string& name) const {
   return best;
 }
 
-Result<PriceTable> ParsePriceTable(const std::string& yaml, const std::string& file) {
+static Result<PriceTable> ParsePriceTableImpl(const std::string& yaml, const std::string& file) {
   PriceTable t;
   t.source = file;
   YAML::Node root;
@@ -205,6 +205,16 @@ std::string FormatMoney(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", RoundCents(v));
   return buf;
+}
+
+Result<PriceTable> ParsePriceTable(const std::string& yaml, const std::string& file) {
+  try {
+    return ParsePriceTableImpl(yaml, file);
+  } catch (const YAML::Exception& e) {
+    return Error(codes::kInvalidArgument, "unexpected value: " + e.msg)
+        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1})
+        .Hint("see docs/govern.md for the price table format");
+  }
 }
 
 }  // namespace rsl::govern

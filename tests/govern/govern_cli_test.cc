@@ -127,6 +127,13 @@ TEST(GovernCli, ErrorsEndWithTheirCode) {
   EXPECT_EQ(LastLine(missing.err), "IO_ERROR");
   CliRun bad_yaml = Seedctl("k8s qos -f " + kData + "apiserver.log");
   EXPECT_EQ(bad_yaml.code, 0);  // a log is a YAML scalar: no objects, no findings
+  std::string odd = "/tmp/rsl-govern-odd-" + std::to_string(getpid()) + ".yaml";
+  ASSERT_TRUE(WriteFileAtomic(odd, "kind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
+                                   "spec: {scaleTargetRef: web, maxReplicas: 2}\n").ok());
+  CliRun malformed = Seedctl("k8s lint -f " + odd);
+  EXPECT_EQ(malformed.code, 1) << malformed.out << malformed.err;
+  EXPECT_EQ(LastLine(malformed.err), "INVALID_ARGUMENT");
+  RemoveAll(odd);
   CliRun params = Seedctl("advise memory --params -1 --gpus 8");
   EXPECT_EQ(params.code, 1);
   EXPECT_EQ(LastLine(params.err), "INVALID_ARGUMENT");

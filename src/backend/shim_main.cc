@@ -50,6 +50,12 @@ struct Args {
   std::vector<char*> argv;
 };
 
+int64_t RealUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
 int64_t NowMs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -255,6 +261,7 @@ int main(int argc, char** argv) {
   const char* workdir = a.workdir.empty() ? nullptr : a.workdir.c_str();
 
   int64_t start = NowMs();
+  int64_t started_us = RealUs();
   pid_t child = fork();
   if (child == 0) {
     setpgid(0, 0);
@@ -350,6 +357,7 @@ int main(int argc, char** argv) {
     if (w == child) exited = true;
   }
   int64_t wall = NowMs() - start;
+  int64_t ended_us = RealUs();
   // Whatever the step left behind in its group or cgroup goes with it.
   kill(-child, SIGKILL);
   for (const auto& f : procs) KillCgroup(f);
@@ -397,7 +405,8 @@ int main(int argc, char** argv) {
                     "\noom=" + (oom ? "1" : "0") + "\nstop=" + stop +
                     "\nwall_ms=" + std::to_string(wall) + "\ncpu_ms=" + std::to_string(cpu_ms) +
                     "\npeak_memory_bytes=" + std::to_string(peak) + "\nlimits=" + limits +
-                    "\nmessage=" + note + "\n";
+                    "\nstarted_us=" + std::to_string(started_us) +
+                    "\nended_us=" + std::to_string(ended_us) + "\nmessage=" + note + "\n";
   std::string tmp = a.exit_file + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {

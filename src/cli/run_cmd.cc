@@ -1,8 +1,311 @@
+// seedctl run: admits and runs one workload in this process (no daemon), with live progress
+// and a final table; `seedctl run --recover` finishes the runs a killed `seedctl run` left
+// behind in a state directory. docs/engine.md.
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "backend/factory.h"
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
 #include "cli/cli.h"
+#include "cli/default_hooks.h"
+#include "cli/table.h"
+#include "engine/engine.h"
+#include "spec/parse.h"
+#include "spec/quantity.h"
+#include "store/store.h"
 
 namespace rsl::cli {
+namespace {
 
-// Placeholder until this command group's issue lands.
-void RegisterRunCommands(CLI::App& app) { (void)app; }
+constexpr int kBarWidth = 24;
+
+struct RunOptions {
+  std::string file;
+  std::string state_dir;
+  std::string node_file;
+  std::string backend = "local";
+  std::string output = "table";
+  std::string sync = "full";
+  bool recover = false;
+  bool no_hooks = false;
+};
+
+std::string DefaultStateDir() {
+  if (const char* d = getenv("RSL_STATE_DIR"); d && *d) return d;
+  const char* home = getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/state/rsl";
+}
+
+std::string Who() {
+  const char* u = getenv("USER");
+  return u && *u ? u : "local";
+}
+
+std::string Clock(int64_t ms) {
+  time_t t = static_cast<time_t>(ms / 1000);
+  struct tm tm_utc;
+  gmtime_r(&t, &tm_utc);
+  char buf[16];
+  strftime(buf, sizeof(buf), "%H:%M:%S", &tm_utc);
+  return buf;
+}
+
+// Prints events as they become durable: plain lines, plus a redrawn bar on a terminal.
+class Progress {
+ public:
+  Progress(bool tty, size_t steps) : tty_(tty), steps_(steps) {}
+
+  void OnEvent(const store::Event& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!run_id_.empty() && e.run_id != run_id_) return;
+    bool ended = e.reason == "Succeeded" || e.reason == "Failed" || e.reason == "Skipped" ||
+                 e.reason == "Cancelled" || e.reason == "TimedOut";
+    if (ended && !e.step.empty()) done_.insert(e.step);
+    if (e.reason == "Retrying") done_.erase(e.step);
+    if (e.reason == "Started") running_[e.step] = "";
+    if (e.reason == "Progress") running_[e.step] = e.message;
+    if (done_.count(e.step)) running_.erase(e.step);
+    if (tty_) std::cout << "\r\033[K";
+    std::cout << Clock(e.time) << "  " << (e.step.empty() ? "-" : e.step) << "  " << e.reason
+              << "  " << e.message << "\n";
+    if (tty_) DrawBar();
+    std::cout.flush();
+  }
+  void SetRun(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    run_id_ = id;
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tty_) std::cout << "\r\033[K" << std::flush;
+  }
+
+ private:
+  void DrawBar() {
+    size_t done = std::min(done_.size(), steps_);
+    size_t filled = steps_ ? done * kBarWidth / steps_ : kBarWidth;
+    std::string bar(filled, '#');
+    bar.resize(kBarWidth, '-');
+    std::vector<std::string> run;
+    for (const auto& [step, p] : running_) run.push_back(p.empty() ? step : step + " " + p);
+    std::cout << "[" << bar << "] " << done << "/" << steps_ << " steps"
+              << (run.empty() ? "" : "  running: " + Join(run, ", "));
+  }
+
+  std::mutex mu_;
+  bool tty_;
+  size_t steps_;
+  std::string run_id_;
+  std::set<std::string> done_;
+  std::map<std::string, std::string> running_;
+};
+
+std::string ExitText(const store::Step& s) {
+  if (s.signal > 0) return "signal " + std::to_string(s.signal);
+  if (s.exit_code >= 0 && s.attempts > 0) return std::to_string(s.exit_code);
+  return "-";
+}
+
+void PrintResult(store::Store* store, const store::Run& run, const std::string& output) {
+  auto steps = store->ListSteps(run.id);
+  if (!steps.ok()) FailWith(steps.error());
+  if (output == "json") {
+    nlohmann::json j = {{"id", run.workload_id}, {"run_id", run.id}, {"name", run.name},
+                        {"namespace", run.namespace_}, {"phase", run.phase},
+                        {"failure_code", run.failure_code}, {"message", run.failure_message},
+                        {"committed_uri", run.committed_uri},
+                        {"duration_ms", run.finished_at - run.started_at}};
+    j["steps"] = nlohmann::json::array();
+    for (const auto& s : *steps) {
+      j["steps"].push_back({{"name", s.name}, {"phase", s.phase}, {"attempts", s.attempts},
+                            {"retries_used", s.retries_used}, {"wall_ms", s.wall_ms},
+                            {"cpu_ms", s.cpu_ms}, {"peak_memory_bytes", s.peak_memory_bytes},
+                            {"exit_code", s.exit_code}, {"signal", s.signal},
+                            {"node", s.node}, {"message", s.message},
+                            {"metrics", nlohmann::json::parse(s.metrics_json, nullptr, false)}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  Table t({"STEP", "PHASE", "ATTEMPTS", "DURATION", "PEAK MEMORY", "EXIT", "NODE", "MESSAGE"});
+  for (const auto& s : *steps) {
+    int64_t dur = s.finished_at > 0 && s.started_at > 0 ? s.finished_at - s.started_at : 0;
+    t.AddRow({s.name, s.phase, std::to_string(s.attempts),
+              s.attempts ? spec::FormatDuration(dur) : "-",
+              s.peak_memory_bytes ? spec::FormatBytesHuman(s.peak_memory_bytes) : "-", ExitText(s),
+              s.node.empty() ? "-" : s.node, s.message});
+  }
+  std::cout << t.Render();
+  int64_t total = run.finished_at > 0 && run.started_at > 0 ? run.finished_at - run.started_at : 0;
+  std::cout << "workload " << run.workload_id << " " << run.phase << " in "
+            << spec::FormatDuration(total);
+  if (!run.committed_uri.empty()) std::cout << "; outputs: " << run.committed_uri;
+  std::cout << "\n";
+}
+
+struct Runtime {
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<backend::Backend> backend;
+  std::unique_ptr<engine::Engine> engine;
+};
+
+Runtime Open(const RunOptions& o, const std::string& state_dir) {
+  Runtime rt;
+  if (Status s = MakeDirs(state_dir); !s.ok()) FailWith(s.error());
+  store::StoreOptions so;
+  if (o.sync != "full" && o.sync != "normal") {
+    FailWith(Error(codes::kInvalidArgument, "unknown --sync " + Quote(o.sync))
+                 .Hint("use --sync full (fsync every commit) or --sync normal"));
+  }
+  so.sync_full = o.sync == "full";
+  auto store = store::OpenSqliteStore(state_dir, so);
+  if (!store.ok()) FailWith(store.error());
+  rt.store = std::move(*store);
+  backend::BackendOptions bo;
+  bo.state_dir = state_dir;
+  bo.node_file = o.node_file;
+  auto b = backend::MakeBackend(o.backend, bo);
+  if (!b.ok()) FailWith(b.error());
+  rt.backend = std::move(*b);
+  engine::EngineOptions eo;
+  eo.state_dir = state_dir;
+  engine::Hooks hooks = o.no_hooks ? engine::Hooks{} : DefaultHooks(state_dir);
+  rt.engine = std::make_unique<engine::Engine>(rt.store.get(), rt.backend.get(), std::move(hooks),
+                                               engine::RealClock(), eo);
+  if (Status s = rt.engine->Start(); !s.ok()) FailWith(s.error());
+  return rt;
+}
+
+// Ctrl-C / SIGTERM cancel the run (steps stopped, outputs discarded) instead of orphaning it.
+void WatchSignals(engine::Engine* eng, std::string* run_id, std::mutex* mu) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  std::thread([eng, run_id, mu, set] {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) return;
+    std::string id;
+    {
+      std::lock_guard<std::mutex> lock(*mu);
+      id = *run_id;
+    }
+    std::cerr << "\ncancelling " << id << " (" << (sig == SIGINT ? "interrupt" : "terminated")
+              << ")\n";
+    if (!id.empty()) (void)eng->Cancel(id, "seedctl (signal)");
+  }).detach();
+}
+
+void RunFile(const RunOptions& o) {
+  spec::ParseResult parsed = spec::ParseWorkloadFile(o.file);
+  for (const auto& w : parsed.warnings) std::cerr << "warning: " << w.ToString() << "\n";
+  if (!parsed.ok()) FailWith(parsed.errors);
+  std::string state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts
+  Runtime rt = Open(o, state_dir);
+  bool tty = o.output != "json" && isatty(STDOUT_FILENO);
+  Progress progress(tty, parsed.workload.pipeline.steps.size());
+  int token = -1;
+  if (o.output != "json") {
+    token = rt.engine->Subscribe([&progress](const store::Event& e) { progress.OnEvent(e); });
+  }
+  std::mutex mu;
+  std::string run_id;
+  WatchSignals(rt.engine.get(), &run_id, &mu);
+  auto id = rt.engine->Submit(parsed.workload, Who());
+  if (!id.ok()) FailWith(id.error());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    run_id = store::RunIdFor(*id);
+  }
+  progress.SetRun(store::RunIdFor(*id));
+  if (o.output != "json") std::cout << "workload " << *id << " submitted\n" << std::flush;
+  auto run = rt.engine->Wait(*id);
+  if (token >= 0) rt.engine->Unsubscribe(token);
+  progress.Clear();
+  rt.engine->Stop();
+  if (!run.ok()) FailWith(run.error());
+  PrintResult(rt.store.get(), *run, o.output);
+  if (run->phase != store::kSucceeded) {
+    Error e(run->failure_code.empty() ? codes::kStepFailed : run->failure_code,
+            run->failure_message);
+    FailWith(e);
+  }
+}
+
+void Recover(const RunOptions& o) {
+  std::string state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;
+  Runtime rt = Open(o, state_dir);
+  auto unfinished = rt.store->ListRuns(store::RunFilter{"", "", true, 0});
+  if (!unfinished.ok()) FailWith(unfinished.error());
+  if (Status s = rt.engine->Recover(); !s.ok()) FailWith(s.error());
+  Errors failures;
+  for (const auto& r : *unfinished) {
+    auto run = rt.engine->Wait(r.id);
+    if (!run.ok()) {
+      failures.push_back(run.error());
+      continue;
+    }
+    std::cout << run->workload_id << " " << run->phase
+              << (run->failure_code.empty() ? "" : " " + run->failure_code) << "\n";
+    if (run->phase != store::kSucceeded) {
+      failures.push_back(Error(run->failure_code, run->workload_id + ": " + run->failure_message));
+    }
+  }
+  rt.engine->Stop();
+  if (unfinished->empty()) std::cout << "nothing to recover in " << state_dir << "\n";
+  if (!failures.empty()) FailWith(failures);
+}
+
+}  // namespace
+
+void RegisterRunCommands(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand(
+      "run", "Admit and run a workload in this process, with live progress (no daemon)");
+  run->add_option("-f,--file", o->file, "AIWorkload YAML file");
+  run->add_option("--state-dir", o->state_dir,
+                  "state directory (default $RSL_STATE_DIR or ~/.local/state/rsl)");
+  run->add_option("--node-file", o->node_file,
+                  "YAML node file: devices declared, not probed (docs/engine.md)");
+  run->add_option("--backend", o->backend, "local (default) or slurm")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  run->add_option("-o,--output", o->output, "table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  run->add_option("--sync", o->sync,
+                  "full: fsync every state change (default); normal: survive process crashes only");
+  run->add_flag("--recover", o->recover,
+                "finish the runs a killed `seedctl run` left in the state directory");
+  run->add_flag("--no-hooks", o->no_hooks,
+                "skip data/model/cost hooks (engine checks only; for benchmarks)");
+  run->callback([o] {
+    if (o->recover) {
+      Recover(*o);
+      return;
+    }
+    if (o->file.empty()) {
+      FailWith(Error(codes::kInvalidArgument, "seedctl run needs -f FILE")
+                   .Hint("seedctl run -f workload.yaml, or seedctl run --recover"));
+    }
+    RunFile(*o);
+  });
+}
 
 }  // namespace rsl::cli

@@ -1,5 +1,7 @@
 // Admission (before anything starts: resources any node could ever satisfy, envFrom
 // references, then the admission hooks in order) and recovery of unfinished runs.
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "base/codes.h"
@@ -11,8 +13,9 @@
 namespace rsl::engine {
 
 void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
-                         store::Run run) {
+                         store::Run run, int owner_fd) {
   AdmittedMsg m;
+  m.owner_fd = owner_fd;
   m.run_id = run.id;
   m.workload = w;
   m.version = v;
@@ -72,6 +75,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunC
   int64_t now = NowMs();
   bool cancelled = run.failure_code == codes::kWorkloadCancelled;
   if (!m.status.ok() || cancelled) {
+    if (m.owner_fd >= 0) close(m.owner_fd);
     run.phase = cancelled ? store::kCancelled : store::kRejected;
     if (!cancelled) {
       run.failure_code = m.status.code();
@@ -97,6 +101,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunC
     return;
   }
   auto r = NewRunCtx(*m.workload, m.version, run, opts_.state_dir);
+  r->owner_fd = m.owner_fd;
   r->run.phase = store::kRunning;
   r->run.started_at = now;
   r->run.admission_report_json = m.report_json;
@@ -131,13 +136,18 @@ Status Engine::Impl::Recover() {
       RSL_RETURN_IF_ERROR(store_->Apply(&b));
       continue;
     }
+    // Another live engine (a `seedctl run` still going) drives it: leave it alone.
+    int owner = LockRunOwner(run.run_dir);
+    if (owner < 0) continue;
     if (run.phase == store::kPending) {
       auto workload = std::make_shared<spec::Workload>(std::move(*w));
       std::lock_guard<std::mutex> lock(mu_);
-      admissions_.emplace_back([this, workload, v = *v, run] { Admit(workload, v, run); });
+      admissions_.emplace_back(
+          [this, workload, v = *v, run, owner] { Admit(workload, v, run, owner); });
       continue;
     }
     auto r = NewRunCtx(*w, *v, run, opts_.state_dir);
+    r->owner_fd = owner;
     auto steps = store_->ListSteps(run.id);
     if (!steps.ok()) return steps.status();
     for (const auto& s : *steps) {

@@ -5,7 +5,11 @@
 // recovered engine simply does it again.
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 
@@ -36,6 +40,11 @@ std::string LocalPathOf(const std::string& uri) {
 }
 
 }  // namespace
+
+void CrashPoint(const char* point) {
+  static const char* wanted = getenv("RSL_TEST_CRASH_AT");
+  if (wanted && strcmp(wanted, point) == 0) raise(SIGKILL);
+}
 
 std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
   *fallback = false;
@@ -122,6 +131,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         decide.runs.push_back(r->run);
         Commit(&decide);
       }
+      CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       if (local) (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
       nlohmann::json files = nlohmann::json::array();
@@ -138,12 +148,15 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
         b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
         files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
+        CrashPoint("mid-publish");
       }
       if (s.ok() && local) {
         nlohmann::json manifest = {{"run_id", r->run.id}, {"workload_id", r->version.id},
                                    {"committed_at", NowMs()}, {"outputs", files}};
         s = WriteFileAtomic(root + "/" + kManifest, manifest.dump(2) + "\n");
       }
+      // What is left in staging are failed attempts' outputs: never published.
+      if (s.ok()) s = RemoveAll(r->run.run_dir + "/staging");
       if (s.ok()) {
         std::string msg = "published " + std::to_string(files.size()) + " step output(s) under " + root;
         if (fallback) {
@@ -161,6 +174,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         r->run.commit_state = store::kCommitDiscarded;
       }
     } else {
+      (void)RemoveAll(r->run.run_dir + "/staging");  // failed attempts' outputs only
       r->run.commit_state = store::kCommitCommitted;
       committed_uri = root;
     }
@@ -180,6 +194,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
   r->run.finished_at = NowMs();
   r->run.committed_uri = committed_uri;
   b.runs.push_back(r->run);
+  CrashPoint("before-committed-record");
   static const std::map<std::string, std::string> kReasons = {
       {store::kSucceeded, "Succeeded"}, {store::kFailed, "Failed"},
       {store::kTimedOut, "TimedOut"}, {store::kCancelled, "Cancelled"}};

@@ -571,6 +571,7 @@ void Engine::Impl::Perform(Actions* a) {
   }
   for (auto [r, i] : a->launches) {
     const backend::LaunchSpec& spec = r->launch[size_t(i)];
+    CrashPoint("after-launch-record");
     Status s = MakeDirs(spec.workdir);
     if (s.ok()) s = MakeDirs(spec.env.at("RSL_OUTPUT"));
     if (s.ok()) s = backend_->Launch(spec);
@@ -630,9 +631,10 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   RSL_RETURN_IF_ERROR(store_->Apply(&b));
   v = b.versions[0];
   auto workload = std::make_shared<spec::Workload>(w);
+  int owner = LockRunOwner(run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
-  admissions_.emplace_back([this, workload, v, run] { Admit(workload, v, run); });
+  admissions_.emplace_back([this, workload, v, run, owner] { Admit(workload, v, run, owner); });
   return v.id;
 }
 
@@ -642,6 +644,7 @@ Status Engine::Impl::Cancel(const std::string& id, const std::string& by) {
   auto done = std::make_shared<std::promise<Status>>();
   auto fut = done->get_future();
   Post(CancelMsg{*run_id, by, done});
+  if (std::this_thread::get_id() == loop_.get_id()) return Status::Ok();
   return fut.get();
 }
 
@@ -708,6 +711,8 @@ Status Engine::Impl::StopStep(const std::string& run_id, const std::string& step
   auto done = std::make_shared<std::promise<Status>>();
   auto fut = done->get_future();
   Post(StopStepMsg{*id, step, reason, message, as_success, done});
+  // From a hook on the loop thread: do not wait for ourselves.
+  if (std::this_thread::get_id() == loop_.get_id()) return Status::Ok();
   return fut.get();
 }
 

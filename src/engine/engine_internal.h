@@ -45,6 +45,8 @@ struct RunCtx {
   std::vector<std::optional<std::pair<bool, std::string>>> stop_override;  // policy stops
   std::vector<std::string> progress_seen;
   bool finishing = false;                        // commit/discard under way
+  int owner_fd = -1;                             // flock on <run_dir>/owner.lock while active
+  ~RunCtx();
   int64_t min_cpu_request = 0;                   // smallest placed cpu request of its steps
 };
 
@@ -59,6 +61,7 @@ struct AdmittedMsg {
   std::vector<std::string> descriptors;
   std::shared_ptr<spec::Workload> workload;
   store::WorkloadVersion version;
+  int owner_fd = -1;           // the run's owner lock, handed to its RunCtx
 };
 struct CancelMsg { std::string run_id; std::string by; std::shared_ptr<std::promise<Status>> done; };
 struct StopStepMsg {
@@ -74,12 +77,21 @@ using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg,
 
 inline std::string StepPathOf(int i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
 
+//! TEST_ fault injection: when $RSL_TEST_CRASH_AT names this point, the process kills
+//! itself with SIGKILL there (crash tests reach "mid-commit" exactly). Points:
+//! after-launch-record, after-commit-decided, mid-publish, before-committed-record.
+void CrashPoint(const char* point);
+
 //! The LaunchSpec as stored with an attempt (secret values are never in it: secret env
 //! values are replaced by "***" and secret_values dropped).
 std::string LaunchToJson(const backend::LaunchSpec& spec);
 Result<backend::LaunchSpec> LaunchFromJson(const std::string& json);
 
 //! Builds a RunCtx (records, parsed `when`s, per-step slots) for a workload and its run.
+//! Takes <run_dir>/owner.lock (exclusive, non-blocking): one engine drives a run at a time.
+//! Returns the fd, or -1 when another live engine holds it.
+int LockRunOwner(const std::string& run_dir);
+
 std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
                                   const store::Run& run, const std::string& state_dir);
 
@@ -148,7 +160,8 @@ class Engine::Impl : public RunControl {
   void AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,
                 const std::string& reason, const std::string& message, bool warning);
   void SyncRecord(RunCtx* r, int i);
-  void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run);
+  void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
+             int owner_fd);
   Result<bool> EvalWhen(RunCtx* r, int i);
   int64_t NowMs() { return clock_->NowMs(); }
 

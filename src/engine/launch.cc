@@ -3,9 +3,14 @@
 // variables), resources and GPU devices, then the BeforeStep hooks.
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "base/codes.h"
+#include "base/file.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
 
@@ -67,6 +72,21 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
     return Error(codes::kInternal, std::string("garbled launch record: ") + e.what());
   }
   return s;
+}
+
+RunCtx::~RunCtx() {
+  if (owner_fd >= 0) close(owner_fd);
+}
+
+int LockRunOwner(const std::string& run_dir) {
+  if (!MakeDirs(run_dir).ok()) return -1;
+  int fd = open((run_dir + "/owner.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,

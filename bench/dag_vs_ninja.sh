@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The same DAGs run by RSL and by ninja (Debian's ninja-build) in one go:
+#   (a) end to end with real processes: 10,000 independent `true` steps, and a 10,000-step
+#       build tree (step i needs 2i+1 and 2i+2), `seedctl run --no-hooks` vs `ninja`;
+#   (b) the engine's own overhead: the same DAGs with an in-process backend that ends every
+#       step at once (bin/rsl-engine-bench), vs `ninja -n`;
+#   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run).
+# Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
+# STEPS=N changes the size (default 10000); BUILD=dir picks the build (default build-bench,
+# configured RelWithDebInfo here). Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STEPS=${STEPS:-10000}
+BUILD=${BUILD:-build-bench}
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRSL_BENCH=OFF >/dev/null
+fi
+cmake --build "$BUILD" --target seedctl rsl-shim rsl-engine-bench >/dev/null
+BIN=$PWD/$BUILD/bin
+WORK=$(mktemp -d /tmp/rsl-dag-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+now() { date +%s.%N; }
+secs() { python3 -c "print('%.3f' % ($2 - $1))"; }
+
+worst=0
+for dag in independent tree; do
+  python3 bench/engine/gen_dag.py "$STEPS" "$dag" "$WORK/$dag"
+  t0=$(now); ninja -C "$WORK/$dag" >/dev/null; t1=$(now)
+  ninja_s=$(secs "$t0" "$t1")
+  t0=$(now); ninja -C "$WORK/$dag" -t clean >/dev/null; ninja -C "$WORK/$dag" -n >/dev/null; t1=$(now)
+  ninja_n=$(secs "$t0" "$t1")
+  t0=$(now)
+  "$BIN/seedctl" run -f "$WORK/$dag/workload.yaml" --state-dir "$WORK/$dag/state" --no-hooks \
+    -o json >"$WORK/$dag/result.json"
+  t1=$(now)
+  rsl_s=$(secs "$t0" "$t1")
+  inproc=$("$BIN/rsl-engine-bench" "$STEPS" "$dag" full)
+  inproc_s=$(echo "$inproc" | sed -E 's/.*: ([0-9.]+) s.*/\1/')
+  ratio=$(python3 -c "print('%.2f' % ($rsl_s / $ninja_s))")
+  ratio_n=$(python3 -c "print('%.2f' % ($inproc_s / $ninja_n))")
+  echo "$dag $STEPS steps, real processes: rsl ${rsl_s}s, ninja ${ninja_s}s, ratio $ratio"
+  echo "$dag $STEPS steps, engine overhead (in-process backend): rsl ${inproc_s}s, ninja -n ${ninja_n}s, ratio $ratio_n"
+  if [ "$dag" = tree ]; then
+    python3 bench/engine/gap.py "$WORK/$dag/state" "$STEPS" tree
+  fi
+  worst=$(python3 -c "print(max($worst, $ratio))")
+done
+echo "ratio rsl/ninja $worst"

@@ -1,0 +1,181 @@
+// The engine with real processes (local backend, rsl-shim, cgroups where writable): what a
+// user of `seedctl run` sees, checked on the file system and in the store.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "backend/local.h"
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "engine/engine.h"
+#include "spec/parse.h"
+#include "store/store.h"
+
+namespace rsl::engine {
+namespace {
+
+class ProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = ::testing::TempDir() + "engine_process_" + name + "_" + std::to_string(getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto s = store::OpenSqliteStore(dir_ + "/state");
+    ASSERT_TRUE(s.ok());
+    store_ = std::move(*s);
+    backend::LocalOptions lo;
+    lo.state_dir = dir_ + "/state";
+    lo.nvidia_smi = "";
+    lo.grace_ms = 300;
+    lo.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
+    auto b = backend::NewLocalBackend(lo);
+    ASSERT_TRUE(b.ok()) << b.error().ToString();
+    backend_ = std::move(*b);
+    EngineOptions eo;
+    eo.state_dir = dir_ + "/state";
+    eo.stop_grace_ms = 300;
+    engine_ = std::make_unique<Engine>(store_.get(), backend_.get(), Hooks{}, RealClock(), eo);
+    ASSERT_TRUE(engine_->Start().ok());
+  }
+  void TearDown() override {
+    engine_.reset();
+    backend_.reset();
+  }
+
+  store::Run Run(const std::string& pipeline, const std::string& extra = "") {
+    std::string yaml = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n"
+                       "  name: proc\nspec:\n" + extra + "  pipeline:\n" + pipeline;
+    auto parsed = spec::ParseWorkload(yaml, "proc.yaml");
+    EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].ToString());
+    auto id = engine_->Submit(parsed.workload, "test");
+    EXPECT_TRUE(id.ok());
+    auto run = engine_->Wait(*id, 60000);
+    EXPECT_TRUE(run.ok()) << run.error().ToString();
+    return *run;
+  }
+  std::vector<store::Step> Steps(const store::Run& r) { return *store_->ListSteps(r.id); }
+  std::vector<std::string> Listing(const std::string& d) {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(d)) out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::string dir_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<backend::Backend> backend_;
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(ProcessTest, FanOutFanInCommitsExactlyTheOutputs) {
+  std::string out = dir_ + "/out";
+  auto run = Run(
+      "    - {name: split, command: [sh, -c, 'echo 1 > $RSL_OUTPUT/a; echo 2 > $RSL_OUTPUT/b']}\n"
+      "    - {name: left, dependsOn: [split], command: [sh, -c, 'cat $RSL_INPUT_SPLIT/a > $RSL_OUTPUT/l']}\n"
+      "    - {name: right, dependsOn: [split], command: [sh, -c, 'cat $RSL_INPUT_SPLIT/b > $RSL_OUTPUT/r']}\n"
+      "    - {name: join, dependsOn: [left, right], command: [sh, -c,"
+      " 'cat $RSL_INPUT_LEFT/l $RSL_INPUT_RIGHT/r > $RSL_OUTPUT/sum']}\n",
+      "  data:\n    output:\n      uri: file://" + out + "\n");
+  EXPECT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  EXPECT_EQ(Listing(out), (std::vector<std::string>{"_RSL_COMMIT", "join", "left", "right", "split"}));
+  EXPECT_EQ(*ReadFile(out + "/join/sum"), "1\n2\n");
+  EXPECT_EQ(Listing(out + "/split"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(PathExists(run.run_dir + "/staging/join"));
+  // left and right ran in parallel: their lifetimes overlap.
+  auto steps = Steps(run);
+  EXPECT_LT(steps[1].started_at, steps[2].finished_at);
+  EXPECT_LT(steps[2].started_at, steps[1].finished_at);
+  for (const auto& s : steps) EXPECT_GT(s.peak_memory_bytes, 0) << s.name;
+}
+
+TEST_F(ProcessTest, FailsThenSucceedsOnRetry) {
+  std::string marker = dir_ + "/tried";
+  auto run = Run("    - name: flaky\n      command: [sh, -c, 'if [ -e " + marker +
+                 " ]; then echo ok; else touch " + marker + "; exit 7; fi']\n"
+                 "      retryPolicy: {maxRetries: 2, backoff: 100ms}\n");
+  EXPECT_EQ(run.phase, store::kSucceeded);
+  auto s = Steps(run)[0];
+  EXPECT_EQ(s.attempts, 2);
+  EXPECT_EQ(s.retries_used, 1);
+  EXPECT_EQ(*ReadFile(AttemptLogPath(run.run_dir, "flaky", 2)), "ok\n");
+  EXPECT_TRUE(PathExists(AttemptLogPath(run.run_dir, "flaky", 1)));
+}
+
+TEST_F(ProcessTest, MemoryLimitOomIsDetected) {
+  std::string mechanism = backend::DetectLimitMechanism();
+  auto run = Run("    - name: hog\n      command: [/usr/bin/python3, -c,"
+                 " 'x = bytearray(512 * 1024 * 1024)']\n"
+                 "      resources: {memory: 64Mi, cpu: 500m}\n");
+  EXPECT_EQ(run.phase, store::kFailed);
+  auto events = *store_->ListEvents(run.id, 0);
+  std::set<std::string> reasons;
+  std::string limits;
+  for (const auto& e : events) {
+    reasons.insert(e.reason);
+    if (e.reason == "LimitsApplied") limits = e.message;
+  }
+  EXPECT_EQ(limits, "limits via " + mechanism);
+  if (mechanism == "rlimit") {
+    EXPECT_EQ(run.failure_code, codes::kStepFailed);  // the allocation is refused instead
+  } else {
+    EXPECT_EQ(run.failure_code, codes::kStepOomKilled) << run.failure_message;
+    EXPECT_TRUE(reasons.count("OOMKilled"));
+  }
+}
+
+TEST_F(ProcessTest, StepTimeoutKillsTheWholeGroup) {
+  std::string pids = dir_ + "/pids";
+  auto run = Run("    - name: stuck\n      timeout: 1s\n      command: [sh, -c,"
+                 " 'trap \"\" TERM; sleep 300 & echo $! > " + pids + "; sleep 300']\n");
+  EXPECT_EQ(run.phase, store::kFailed);
+  EXPECT_EQ(run.failure_code, codes::kStepTimedOut);
+  EXPECT_EQ(Steps(run)[0].phase, store::kTimedOut);
+  pid_t child = atoi(ReadFile(pids)->c_str());
+  ASSERT_GT(child, 0);
+  auto stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
+  EXPECT_TRUE(!stat.ok() || stat->find(") Z") != std::string::npos) << *stat;
+}
+
+TEST_F(ProcessTest, MetricsFlowIntoWhen) {
+  auto run = Run(
+      "    - {name: eval, command: [sh, -c, 'echo {\\\"f1_score\\\": 0.91} > $RSL_METRICS_FILE']}\n"
+      "    - {name: train, dependsOn: [eval], when: 'output.eval.metrics.f1_score > 0.85',"
+      " command: ['true']}\n"
+      "    - {name: fallback, dependsOn: [eval], when: 'output.eval.metrics.f1_score <= 0.85',"
+      " command: ['true']}\n");
+  EXPECT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  auto steps = Steps(run);
+  EXPECT_EQ(steps[0].metrics_json, "{\"f1_score\":0.91}");
+  EXPECT_EQ(steps[1].phase, store::kSucceeded);
+  EXPECT_EQ(steps[2].phase, store::kSkipped);
+}
+
+TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
+  std::string out = dir_ + "/out";
+  auto run = Run("    - {name: good, command: [sh, -c, 'echo x > $RSL_OUTPUT/part']}\n"
+                 "    - {name: bad, dependsOn: [good], command: [sh, -c, 'echo y > $RSL_OUTPUT/p; exit 1']}\n",
+                 "  data:\n    output:\n      uri: " + out + "\n");
+  EXPECT_EQ(run.phase, store::kFailed);
+  EXPECT_EQ(run.failure_code, codes::kStepFailed);
+  EXPECT_FALSE(PathExists(out));
+  EXPECT_FALSE(PathExists(run.run_dir + "/staging/good"));
+  EXPECT_FALSE(PathExists(run.run_dir + "/staging/bad"));
+}
+
+TEST_F(ProcessTest, DependentStartsWithinMillisecondsOfItsDependency) {
+  auto run = Run("    - {name: a, command: ['true']}\n"
+                 "    - {name: b, dependsOn: [a], command: ['true']}\n"
+                 "    - {name: c, dependsOn: [b], command: ['true']}\n");
+  ASSERT_EQ(run.phase, store::kSucceeded);
+  auto steps = Steps(run);
+  // Engine time between recording a step's end and launching its dependent.
+  EXPECT_LE(steps[1].started_at - steps[0].finished_at, 100);
+  EXPECT_LE(steps[2].started_at - steps[1].finished_at, 100);
+}
+
+}  // namespace
+}  // namespace rsl::engine

@@ -132,8 +132,13 @@ class EnvironmentAdmission : public engine::AdmissionCheck {
 
     // 3. Dependencies, against each environment as it is now.
     std::map<std::string, Inspection> live;
+    std::map<std::string, Inspection> by_location;  // images sharing an interpreter: once
     for (const auto& [image, env] : envs) {
-      auto ins = EnvRegistry::InspectNow(env);
+      std::string location = env.kind + ":" + (env.kind == "root" ? env.root : env.python);
+      auto cached = by_location.find(location);
+      Result<Inspection> ins = cached != by_location.end() ? Result<Inspection>(cached->second)
+                                                           : EnvRegistry::InspectNow(env);
+      if (ins.ok()) by_location.emplace(location, *ins);
       if (!ins.ok()) {
         Error e(codes::kImageNotFound,
                 "image " + Quote(image) + " cannot be inspected: " + ins.error().message);

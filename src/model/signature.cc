@@ -25,7 +25,13 @@ Error Mismatch(const std::string& message, const std::string& path, SourcePos po
 }
 
 std::string RangeToString(const std::pair<double, double>& r) {
-  return "[" + FormatNumber(r.first) + ", " + FormatNumber(r.second) + "]";
+  // Appended piece by piece: `"[" + std::string` trips GCC 12's -Wrestrict false positive.
+  std::string out = "[";
+  out += FormatNumber(r.first);
+  out += ", ";
+  out += FormatNumber(r.second);
+  out += "]";
+  return out;
 }
 
 // Shapes agree when ranks match and every dim is equal or -1 on either side.

@@ -249,7 +249,7 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   }
   cv_.notify_all();
   if (on_event) {
-    on_event({spec.attempt_id, "Scheduled",
+    on_event({spec.attempt_id, "Submitted",
               "Slurm job " + std::to_string(*id) + " (" + slurm::JobName(spec) + ") submitted",
               ""});
   }
@@ -388,7 +388,7 @@ std::optional<AttemptExit> SlurmBackend::Decide(
     if (!a->running_reported) {
       a->running_reported = true;
       a->node = job->nodes;
-      events->push_back({a->spec.attempt_id, "Started", id + " running on " + job->nodes, job->nodes});
+      events->push_back({a->spec.attempt_id, "Running", id + " running on " + job->nodes, job->nodes});
     }
     // The batch script writes the exit record as soon as the step ends; Slurm shows the job
     // RUNNING/COMPLETING for another second or two. A clean exit is final, so report it now
@@ -414,9 +414,9 @@ std::optional<AttemptExit> SlurmBackend::Decide(
     return std::nullopt;
   }
   if (!a->running_reported && !job->nodes.empty() && job->start_time > 0) {
-    // It ran and ended between two polls: say so, so every run has its Started event.
+    // It ran and ended between two polls: say so, so every attempt has its Running event.
     a->running_reported = true;
-    events->push_back({a->spec.attempt_id, "Started", id + " ran on " + job->nodes, job->nodes});
+    events->push_back({a->spec.attempt_id, "Running", id + " ran on " + job->nodes, job->nodes});
   }
   AttemptExit e;
   e.attempt_id = a->spec.attempt_id;

@@ -19,39 +19,18 @@
 #include "backend/slurm_runner.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "cluster_util.h"
 
 namespace rsl::backend {
 namespace {
+
+using namespace rsl::slurm_test;  // NOLINT
 
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
-// Runs a shell command, returns its stdout.
-std::string Sh(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
-std::string Slurp(const std::string& path) {
-  auto text = ReadFile(path);
-  return text.ok() ? *text : "";
-}
-
-std::string ClusterScript() { return std::string(RSL_SOURCE_DIR) + "/scripts/slurm-cluster.sh"; }
 
 // Collects what the backend reports, and lets the test wait for it.
 class Recorder {
@@ -66,7 +45,7 @@ class Recorder {
     b->on_event = [this](const AttemptEvent& e) {
       std::lock_guard<std::mutex> lock(mu_);
       events_[e.attempt_id].push_back(e);
-      if (e.reason == "Started") started_at_[e.attempt_id] = Clock::now();
+      if (e.reason == "Running") started_at_[e.attempt_id] = Clock::now();
       cv_.notify_all();
     };
   }
@@ -82,7 +61,7 @@ class Recorder {
     cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
                  [&] { return started_at_.count(id) > 0 || !exits_[id].empty(); });
     for (auto& e : events_[id]) {
-      if (e.reason == "Started") return e;
+      if (e.reason == "Running") return e;
     }
     return std::nullopt;
   }
@@ -110,11 +89,7 @@ class Recorder {
 class SlurmClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // The cluster the fixture `slurm_cluster` started (scripts/slurm-cluster.sh).
-    ::setenv("RSL_SLURM_DIR", RSL_SLURM_TEST_DIR, 1);
-    ::setenv("RSL_SLURM_CTLD_PORT", RSL_SLURM_TEST_CTLD_PORT, 1);
-    ::setenv("RSL_SLURM_SLURMD_PORT_BASE", RSL_SLURM_TEST_SLURMD_PORT_BASE, 1);
-    ::setenv("SLURM_CONF", RSL_SLURM_TEST_DIR "/etc/slurm.conf", 1);
+    UseFixtureCluster();
     ASSERT_TRUE(PathExists(Env("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
     EnsureAllNodesIdle();
     dir_ = ::testing::TempDir() + "slurm_cluster_test/" +
@@ -134,27 +109,6 @@ class SlurmClusterTest : public ::testing::Test {
     backend_.reset();
     // Nothing of this test may stay in Slurm.
     Sh("squeue -h -o %A | xargs -r scancel");
-  }
-
-  // A killed slurmd from an earlier test comes back (ReturnToService=2).
-  static void EnsureAllNodesIdle() {
-    std::string dir = Env("RSL_SLURM_DIR");
-    for (std::string n : {"n1", "n2", "n3"}) {
-      std::string pid = Sh("cat " + dir + "/run/slurmd-" + n + ".pid 2>/dev/null");
-      if (pid.empty() || ::kill(std::atoi(pid.c_str()), 0) != 0) {
-        Sh("bash " + ClusterScript() + " start-node " + n);
-      }
-    }
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < deadline) {
-      std::string states = Sh("sinfo -h -N -o '%N %T'");
-      if (states.find("n1 idle") != std::string::npos && states.find("n2 idle") != std::string::npos &&
-          states.find("n3 idle") != std::string::npos) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    FAIL() << "nodes not idle: " << Sh("sinfo -N -o '%N %T %E'");
   }
 
   LaunchSpec Spec(const std::string& step, std::vector<std::string> argv, int attempt = 1) {
@@ -354,8 +308,8 @@ TEST_F(SlurmClusterTest, KilledSlurmdLosesTheNodeAndTheStepRunsElsewhere) {
   }
   ASSERT_EQ(Slurp(first.log_path), "started\n");
   std::string node = started->node;
-  std::string pid = Sh("cat " + Env("RSL_SLURM_DIR") + "/run/slurmd-" + node + ".pid");
-  ASSERT_FALSE(pid.empty());
+  int pid = SlurmdPid(node);
+  ASSERT_GT(pid, 0);
 
   // Watch Slurm's own view of the node, independently of the backend.
   Clock::time_point down_at{};
@@ -371,7 +325,7 @@ TEST_F(SlurmClusterTest, KilledSlurmdLosesTheNodeAndTheStepRunsElsewhere) {
     }
   });
   auto killed_at = Clock::now();
-  ASSERT_EQ(::kill(std::atoi(pid.c_str()), SIGKILL), 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
 
   auto lost = rec_.WaitExit(first.attempt_id, 60);
   watcher.join();

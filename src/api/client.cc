@@ -149,9 +149,11 @@ Result<nlohmann::json> Client::Get(const std::string& path) {
 }
 
 Result<nlohmann::json> Client::Post(const std::string& path, const std::string& body,
-                                    const std::string& content_type) {
+                                    const std::string& content_type,
+                                    const std::map<std::string, std::string>& headers) {
   auto http = MakeHttp(config_, kReadTimeoutSec);
-  auto res = http->Post(path, body, content_type);
+  httplib::Headers h(headers.begin(), headers.end());
+  auto res = http->Post(path, h, body, content_type);
   if (!res) return Fail({ConnectionError(httplib::to_string(res.error()))});
   if (res->status < 200 || res->status >= 300) return Fail(ErrorsFromJson(res->body, res->status));
   auto j = nlohmann::json::parse(res->body, nullptr, false);

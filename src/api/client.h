@@ -51,7 +51,8 @@ class Client {
   //! last_errors()).
   Result<nlohmann::json> Get(const std::string& path);
   Result<nlohmann::json> Post(const std::string& path, const std::string& body,
-                              const std::string& content_type = "application/json");
+                              const std::string& content_type = "application/json",
+                              const std::map<std::string, std::string>& headers = {});
   //! A text answer (GET /metrics).
   Result<std::string> GetText(const std::string& path);
   //! Streams a chunked answer; `on_chunk` returns false to stop early.

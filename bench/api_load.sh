@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Bounded load test of rsl-controller on loopback: submissions/s of a 3-step workload of
+# `true` steps sustained to completion, and status GETs/s with p50/p99 (own client; wrk as
+# a second opinion on GETs when installed). Last line: `workloads/min <x>`.
+#
+#   bench/api_load.sh [BUILD_DIR]      (default build; needs rsl-controller, seedctl, api_load)
+# Env: SUBMISSIONS (default 300), CONCURRENCY (4), GET_SECONDS (5).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+bin=$build/bin
+SUBMISSIONS=${SUBMISSIONS:-300}
+CONCURRENCY=${CONCURRENCY:-4}
+GET_SECONDS=${GET_SECONDS:-5}
+for b in rsl-controller seedctl api_load; do
+  [ -x "$bin/$b" ] || { echo "missing $bin/$b: build it (cmake --build $build --target $b)" >&2; exit 1; }
+done
+work=$(mktemp -d /tmp/rsl-api-load.XXXXXX)
+ctl_pid=""
+cleanup() { [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+token=$("$bin/seedctl" token create --state-dir "$work/state" --namespace '*' --role admin --subject bench | tail -1)
+"$bin/rsl-controller" --listen 127.0.0.1:0 --state-dir "$work/state" > "$work/controller.log" 2>&1 &
+ctl_pid=$!
+for _ in $(seq 100); do grep -q "listening on" "$work/controller.log" && break; sleep 0.1; done
+server=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/controller.log" | head -1)
+[ -n "$server" ] || { cat "$work/controller.log" >&2; exit 1; }
+
+cat > "$work/three-true.yaml" <<'YAML'
+apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: load-true, namespace: bench}
+spec:
+  pipeline:
+    - {name: a, command: ["true"]}
+    - {name: b, command: ["true"], dependsOn: [a]}
+    - {name: c, command: ["true"], dependsOn: [b]}
+YAML
+
+echo "rsl-controller at $server, $(nproc) cores; $SUBMISSIONS submissions, $CONCURRENCY client threads"
+"$bin/api_load" --server "$server" --token "$token" --workload "$work/three-true.yaml" \
+  --submissions "$SUBMISSIONS" --concurrency "$CONCURRENCY" --gets-seconds "$GET_SECONDS" \
+  | tee "$work/out.txt" | grep -v '^workloads/min'
+if command -v wrk >/dev/null 2>&1; then
+  id=$("$bin/seedctl" workload list -A -o json --server "$server" --token "$token" \
+       | grep -o 'wl-[0-9]\{8\}-[0-9a-f]\{8\}' | head -1)
+  echo "wrk (second opinion on GET /api/v1/workloads/$id):"
+  wrk -t2 -c"$CONCURRENCY" -d"${GET_SECONDS}s" --latency -H "Authorization: Bearer $token" \
+    "$server/api/v1/workloads/$id" | grep -E 'Requests/sec|50%|99%' | sed 's/^/  /'
+fi
+per_min=$(grep '^workloads/min' "$work/out.txt" | awk '{print $2}')
+awk -v x="$per_min" 'BEGIN { printf "ratio to Argo'"'"'s 2,100 workflows/min (5 shards, 50 nodes): %.2f\n", x / 2100 }'
+echo "workloads/min $per_min"

@@ -1,0 +1,65 @@
+#include "cli/workload_client.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "cli/cli.h"
+#include "cli/workload_format.h"
+
+namespace rsl::cli {
+
+void AddConnFlags(CLI::App* cmd, ConnFlags* flags, bool namespaced) {
+  cmd->add_option("--server", flags->server,
+                  "controller URL (env SEEDCTL_SERVER, config `server:`; default "
+                  "http://127.0.0.1:7070)");
+  cmd->add_option("--token", flags->token, "bearer token (env SEEDCTL_TOKEN, config `token:`)");
+  if (namespaced) {
+    cmd->add_option("-n,--namespace", flags->namespace_,
+                    "namespace (env SEEDCTL_NAMESPACE, config `namespace:`; default: the "
+                    "token's first namespace)");
+  }
+}
+
+void AddOutputFlag(CLI::App* cmd, ConnFlags* flags, const std::vector<std::string>& choices) {
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : "|") + c;
+  cmd->add_option("-o,--output", flags->output, "output format: " + list)
+      ->check(CLI::IsMember(choices));
+}
+
+api::Client MakeClient(const ConnFlags& flags) {
+  auto config = api::ResolveClientConfig(flags.server, flags.token, flags.namespace_);
+  if (!config.ok()) FailWith(config.error());
+  return api::Client(*config);
+}
+
+void FailWithClient(const api::Client& client) {
+  FailWith(client.last_errors().empty() ? Errors{Error("INTERNAL", "request failed")}
+                                        : client.last_errors());
+}
+
+void PrintStructured(const nlohmann::json& j, const std::string& output) {
+  if (output == "yaml") {
+    std::cout << JsonToYaml(j);
+  } else {
+    std::cout << j.dump(2) << "\n";
+  }
+}
+
+std::string NamespacedPath(const api::Client& client, const std::string& what) {
+  const std::string& ns = client.config().namespace_;
+  if (ns.empty()) return "/api/v1/" + what;
+  return "/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + what;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool StdoutIsTty() { return ::isatty(STDOUT_FILENO) == 1; }
+
+}  // namespace rsl::cli

@@ -1,0 +1,414 @@
+#include "cli/workload_format.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <ctime>
+
+#include "cli/table.h"
+
+namespace rsl::cli {
+
+namespace {
+
+std::string Str(const Json& j, const char* key, const std::string& fallback = "") {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return fallback;
+  if (j[key].is_string()) return j[key].get<std::string>();
+  return j[key].dump();
+}
+
+int64_t Int(const Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return 0;
+  return j[key].get<int64_t>();
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+// "63% (127/200)"
+std::string ProgressText(const Json& p) {
+  if (!p.is_object()) return "-";
+  double pct = p.value("percent", 0.0);
+  auto num = [](double v) {
+    return v == std::floor(v) ? std::to_string(static_cast<int64_t>(v)) : Fixed(v, 1);
+  };
+  return std::to_string(static_cast<int>(pct)) + "% (" + num(p.value("done", 0.0)) + "/" +
+         num(p.value("total", 0.0)) + ")";
+}
+
+int64_t StepDuration(const Json& s) {
+  int64_t start = Int(s, "startedAtMs");
+  int64_t end = Int(s, "finishedAtMs");
+  if (Int(s, "wallMs") > 0) return Int(s, "wallMs");
+  if (start > 0 && end >= start) return end - start;
+  return -1;
+}
+
+std::string ExitText(const Json& s) {
+  int sig = static_cast<int>(Int(s, "signal"));
+  if (sig > 0) return "signal " + std::to_string(sig);
+  int64_t code = s.value("exitCode", -1);
+  return code < 0 ? "-" : std::to_string(code);
+}
+
+// Every line of `text` prefixed with two spaces (describe's sections).
+std::string Indent(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    out += "  " + text.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+  return out;
+}
+
+void EmitYaml(YAML::Emitter& out, const Json& j) {
+  if (j.is_object()) {
+    out << YAML::BeginMap;
+    for (const auto& [k, v] : j.items()) {
+      out << YAML::Key << k << YAML::Value;
+      EmitYaml(out, v);
+    }
+    out << YAML::EndMap;
+  } else if (j.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& v : j) EmitYaml(out, v);
+    out << YAML::EndSeq;
+  } else if (j.is_string()) {
+    out << j.get<std::string>();
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << j.dump();
+  }
+}
+
+}  // namespace
+
+std::string LocalTime(int64_t ms) {
+  if (ms <= 0) return "-";
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm {};
+  localtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string Age(int64_t ms, int64_t now_ms) {
+  if (ms <= 0) return "-";
+  int64_t s = std::max<int64_t>(0, (now_ms - ms) / 1000);
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 120 * 60) return std::to_string(s / 60) + "m";
+  if (s < 48 * 3600) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string Duration(int64_t ms) {
+  if (ms < 0) return "-";
+  if (ms < 60'000) return Fixed(ms / 1000.0, 1) + "s";
+  int64_t s = ms / 1000;
+  if (s < 3600) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  return std::to_string(s / 3600) + "h" + std::to_string((s % 3600) / 60) + "m";
+}
+
+std::string BinaryBytes(int64_t bytes) {
+  if (bytes <= 0) return "0";
+  const char* units[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return std::to_string(bytes);
+  return (v == std::floor(v) ? std::to_string(static_cast<int64_t>(v)) : Fixed(v, 1)) + units[u];
+}
+
+std::string ProgressBar(double percent, int width) {
+  percent = std::max(0.0, std::min(100.0, percent));
+  int full = static_cast<int>(percent / 100.0 * width + 0.5);
+  return "[" + std::string(static_cast<size_t>(full), '#') +
+         std::string(static_cast<size_t>(width - full), '-') + "]";
+}
+
+std::string FormatSubmitted(const Json& w, const std::string& headline) {
+  std::string id = Str(w["metadata"], "id");
+  return headline + "\nID: " + id + "\nStatus: " + Str(w["status"], "phase") +
+         "\nLogs: seedctl workload logs --id " + id + "\n";
+}
+
+std::string FormatStatus(const Json& w, bool wide) {
+  const Json& st = w["status"];
+  std::string phase = Str(st, "phase");
+  std::string out = "STATUS: " + phase + "\n";
+  int64_t count = Int(st, "stepCount");
+  const Json cur = st.contains("currentStep") ? st["currentStep"] : Json(nullptr);
+  if (cur.is_object()) {
+    out += "STEP: " + Str(cur, "name") + " (" + std::to_string(Int(cur, "index")) + "/" +
+           std::to_string(count) + ")\n";
+    if (cur["progress"].is_object()) out += "PROGRESS: " + ProgressText(cur["progress"]) + "\n";
+    int64_t wall = Int(cur, "wallMs");
+    int64_t cpu = Int(cur, "cpuMs");
+    int64_t cpu_limit = Int(cur, "cpuLimitMillis");
+    if (wall > 0) {
+      out += "CPU: " + Fixed(static_cast<double>(cpu) / wall, 2) + " cores";
+      if (cpu_limit > 0) out += " (limit " + Fixed(cpu_limit / 1000.0, cpu_limit % 1000 ? 1 : 0) + ")";
+      out += "\n";
+    }
+    if (cur.contains("gpuUtilPercent") && cur["gpuUtilPercent"].is_number()) {
+      out += "GPU_UTIL: " + std::to_string(cur["gpuUtilPercent"].get<int>()) + "%\n";
+    }
+    int64_t limit = Int(cur, "memoryLimitBytes");
+    out += "MEMORY_USED: " + BinaryBytes(Int(cur, "peakMemoryBytes")) + "/" +
+           (limit > 0 ? BinaryBytes(limit) : std::string("unlimited")) + "\n";
+  } else {
+    out += "STEP: - (0/" + std::to_string(count) + ")\n";
+  }
+  std::string code = Str(st, "failureCode");
+  if (!code.empty()) out += "REASON: " + code + ": " + Str(st, "failureMessage") + "\n";
+  if (st.contains("steps") && st["steps"].is_array() && !st["steps"].empty()) {
+    std::vector<std::string> headers = {"STEP", "PHASE", "PROGRESS", "DURATION", "EXIT"};
+    if (wide) {
+      headers.insert(headers.end(), {"ATTEMPTS", "NODE", "CPU-TIME", "MAX-MEMORY", "MESSAGE"});
+    }
+    Table t(headers);
+    for (const auto& s : st["steps"]) {
+      std::vector<std::string> row = {Str(s, "name"), Str(s, "phase"), ProgressText(s["progress"]),
+                                      Duration(StepDuration(s)), ExitText(s)};
+      if (wide) {
+        row.insert(row.end(), {std::to_string(Int(s, "attempts")), Str(s, "node", "-"),
+                               Duration(Int(s, "cpuMs")), BinaryBytes(Int(s, "peakMemoryBytes")),
+                               Str(s, "message")});
+      }
+      t.AddRow(row);
+    }
+    out += "\n" + t.Render();
+  }
+  return out;
+}
+
+std::string FormatStatusLine(const Json& w) {
+  const Json& st = w["status"];
+  std::string line = Str(st, "phase");
+  if (st.contains("currentStep") && st["currentStep"].is_object()) {
+    const Json& cur = st["currentStep"];
+    line += " step " + Str(cur, "name") + " (" + std::to_string(Int(cur, "index")) + "/" +
+            std::to_string(Int(st, "stepCount")) + ")";
+    if (cur["progress"].is_object()) line += " " + ProgressText(cur["progress"]);
+  }
+  return line;
+}
+
+std::string FormatStatusBars(const Json& w) {
+  const Json& st = w["status"];
+  std::string out = Str(w["metadata"], "id") + "  " + Str(st, "phase") + "\n";
+  Table t({"STEP", "PHASE", "PROGRESS", ""});
+  for (const auto& s : st.value("steps", Json::array())) {
+    std::string phase = Str(s, "phase");
+    double pct = 0;
+    if (s["progress"].is_object()) pct = s["progress"].value("percent", 0.0);
+    if (phase == "SUCCEEDED") pct = 100;
+    std::string label = s["progress"].is_object() ? ProgressText(s["progress"])
+                                                  : (phase == "SUCCEEDED" ? "100%" : "");
+    t.AddRow({Str(s, "name"), phase, ProgressBar(pct, 24), label});
+  }
+  return out + t.Render();
+}
+
+std::string FormatList(const Json& list, bool wide, bool show_namespace, int64_t now_ms) {
+  std::vector<std::string> headers = {"ID", "NAME"};
+  if (show_namespace) headers.push_back("NAMESPACE");
+  headers.insert(headers.end(), {"VERSION", "STATUS", "STEPS", "AGE"});
+  if (wide) headers.insert(headers.end(), {"DIGEST", "CREATED-BY", "ROLLBACK-OF"});
+  Table t(headers);
+  for (const auto& w : list.value("items", Json::array())) {
+    const Json& m = w["metadata"];
+    const Json& st = w["status"];
+    std::vector<std::string> row = {Str(m, "id"), Str(m, "name")};
+    if (show_namespace) row.push_back(Str(m, "namespace"));
+    row.insert(row.end(), {std::to_string(Int(m, "version")), Str(st, "phase"),
+                           std::to_string(Int(st, "stepsDone")) + "/" +
+                               std::to_string(Int(st, "stepCount")),
+                           Age(Int(m, "createdAtMs"), now_ms)});
+    if (wide) {
+      std::string digest = Str(m, "digest");
+      row.insert(row.end(), {digest.substr(0, 19), Str(m, "createdBy"), Str(m, "rollbackOf", "-")});
+    }
+    t.AddRow(row);
+  }
+  if (t.size() == 0) return "No workloads found.\n";
+  return t.Render();
+}
+
+std::string FormatHistory(const Json& list) {
+  Table t({"VERSION", "ID", "STATUS", "DIGEST", "CREATED", "BY", "ROLLBACK-OF"});
+  auto items = list.value("items", Json::array());
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {  // oldest first
+    const Json& m = (*it)["metadata"];
+    t.AddRow({std::to_string(Int(m, "version")), Str(m, "id"), Str((*it)["status"], "phase"),
+              Str(m, "digest").substr(0, 19), LocalTime(Int(m, "createdAtMs")),
+              Str(m, "createdBy"), Str(m, "rollbackOf", "-")});
+  }
+  if (t.size() == 0) return "No versions found.\n";
+  return t.Render();
+}
+
+std::string FormatEvents(const Json& events) {
+  Table t({"TIME", "TYPE", "REASON", "STEP", "MESSAGE"});
+  for (const auto& e : events.value("items", Json::array())) {
+    t.AddRow({LocalTime(Int(e, "timeMs")), Str(e, "type"), Str(e, "reason"),
+              Str(e, "step").empty() ? "-" : Str(e, "step"), Str(e, "message")});
+  }
+  if (t.size() == 0) return "No events found.\n";
+  return t.Render();
+}
+
+std::string FormatDescribe(const Json& d) {
+  const Json& m = d["metadata"];
+  const Json& st = d["status"];
+  auto field = [](const std::string& k, const std::string& v) {
+    std::string key = k + ":";
+    return key + std::string(key.size() < 14 ? 14 - key.size() : 1, ' ') + v + "\n";
+  };
+  std::string labels;
+  const Json label_map = m.value("labels", Json::object());
+  for (const auto& [k, v] : label_map.items()) {
+    labels += (labels.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  std::string out;
+  out += field("Name", Str(m, "name"));
+  out += field("Namespace", Str(m, "namespace"));
+  out += field("ID", Str(m, "id"));
+  std::string version = std::to_string(Int(m, "version"));
+  if (!Str(m, "rollbackOf").empty()) version += " (rollback of " + Str(m, "rollbackOf") + ")";
+  out += field("Version", version);
+  out += field("Digest", Str(m, "digest"));
+  out += field("Labels", labels.empty() ? "<none>" : labels);
+  out += field("Created", LocalTime(Int(m, "createdAtMs")) + " by " + Str(m, "createdBy"));
+  out += field("Status", Str(st, "phase"));
+  if (!Str(st, "failureCode").empty()) {
+    out += field("Reason", Str(st, "failureCode") + ": " + Str(st, "failureMessage"));
+  }
+  out += field("Started", LocalTime(Int(st, "startedAtMs")));
+  int64_t took = Int(st, "finishedAtMs") > 0 && Int(st, "startedAtMs") > 0
+                     ? Int(st, "finishedAtMs") - Int(st, "startedAtMs")
+                     : -1;
+  out += field("Finished", LocalTime(Int(st, "finishedAtMs")) +
+                               (took >= 0 ? " (took " + Duration(took) + ")" : ""));
+  std::string commit = Str(st, "commitState");
+  out += field("Output", commit.empty() ? "-"
+                                        : commit + (Str(st, "committedUri").empty()
+                                                        ? ""
+                                                        : " " + Str(st, "committedUri")));
+  out += "Steps:\n";
+  Table t({"NAME", "PHASE", "NODE", "ATTEMPTS", "STARTED", "FINISHED", "DURATION", "EXIT",
+           "CPU-TIME", "MAX-MEMORY", "LIMIT"});
+  for (const auto& s : st.value("steps", Json::array())) {
+    int64_t limit = Int(s, "memoryLimitBytes");
+    t.AddRow({Str(s, "name"), Str(s, "phase"), Str(s, "node").empty() ? "-" : Str(s, "node"),
+              std::to_string(Int(s, "attempts")), LocalTime(Int(s, "startedAtMs")),
+              LocalTime(Int(s, "finishedAtMs")), Duration(StepDuration(s)), ExitText(s),
+              Duration(Int(s, "cpuMs")), BinaryBytes(Int(s, "peakMemoryBytes")),
+              limit > 0 ? BinaryBytes(limit) : "-"});
+  }
+  out += Indent(t.Render());
+  if (st.contains("admission") && st["admission"].is_object() && !st["admission"].empty()) {
+    out += "Admission:\n" + Indent(JsonToYaml(st["admission"]));
+  }
+  out += "Spec:\n" + Indent(d.contains("spec") ? JsonToYaml(d["spec"]) : "");
+  out += "Events:\n" + Indent(FormatEvents({{"items", d.value("events", Json::array())}}));
+  return out;
+}
+
+std::string FormatNodes(const Json& nodes, bool wide) {
+  std::vector<std::string> headers = {"NAME", "STATUS", "CPU", "MEMORY", "GPUS", "CAPABILITIES"};
+  if (wide) headers.insert(headers.end(), {"CPU-USED", "MEMORY-USED", "GPUS-USED"});
+  Table t(headers);
+  for (const auto& n : nodes.value("items", Json::array())) {
+    const Json& s = n["status"];
+    std::map<std::string, int> models;
+    for (const auto& g : s.value("gpus", Json::array())) {
+      models[Str(g, "model") + (g.value("probed", false) ? "" : "*")] += 1;
+    }
+    std::string gpus;
+    for (const auto& [model, count] : models) {
+      gpus += (gpus.empty() ? "" : ",") + std::to_string(count) + "x" + model;
+    }
+    std::string caps;
+    for (const auto& c : s.value("capabilities", Json::array())) {
+      caps += (caps.empty() ? "" : ",") + c.get<std::string>();
+    }
+    int64_t cpu = Int(s, "cpuMillis");
+    std::vector<std::string> row = {Str(n["metadata"], "name"), Str(s, "state"),
+                                    Fixed(cpu / 1000.0, cpu % 1000 ? 1 : 0),
+                                    BinaryBytes(Int(s, "memoryBytes")),
+                                    gpus.empty() ? "-" : gpus, caps.empty() ? "-" : caps};
+    if (wide) {
+      int64_t used = Int(s, "usedCpuMillis");
+      row.insert(row.end(), {Fixed(used / 1000.0, used % 1000 ? 1 : 0),
+                             BinaryBytes(Int(s, "usedMemoryBytes")),
+                             std::to_string(Int(s, "usedGpus"))});
+    }
+    t.AddRow(row);
+  }
+  if (t.size() == 0) return "No nodes found.\n";
+  return t.Render();
+}
+
+std::string FormatClusterStatus(const Json& s) {
+  const Json& c = s["controller"];
+  std::string out = "RSL Controller: " + Str(c, "state") + " (v" + Str(c, "version") + ", backend " +
+                    Str(c, "backend") + ")\n";
+  const Json& ds = s["dataSources"];
+  std::string names;
+  for (const auto& n : ds.value("registered", Json::array())) {
+    names += (names.empty() ? "" : ", ") + n.get<std::string>();
+  }
+  out += "Data Sources: " + std::to_string(Int(ds, "total")) + " registered" +
+         (names.empty() ? "" : " (" + names + ")") + "\n";
+  const Json& g = s["gpuNodes"];
+  std::string models;
+  const Json model_counts = g.value("models", Json::object());
+  for (const auto& [m, n] : model_counts.items()) {
+    models += (models.empty() ? "" : ", ") + m + ": " + n.dump();
+  }
+  out += "GPU Nodes: " + std::to_string(Int(g, "ready")) + "/" + std::to_string(Int(g, "total")) +
+         " Ready" + (models.empty() ? "" : " (" + models + ")") + "\n";
+  const Json& cpu = s["cpuNodes"];
+  out += "CPU Nodes: " + std::to_string(Int(cpu, "ready")) + "/" + std::to_string(Int(cpu, "total")) +
+         " Ready\n";
+  std::string phases;
+  const Json phase_counts = s.value("workloads", Json::object());
+  for (const auto& [p, n] : phase_counts.items()) {
+    phases += (phases.empty() ? "" : ", ") + p + ": " + n.dump();
+  }
+  out += "Workloads: " + (phases.empty() ? std::string("none") : phases) + "\n";
+  return out;
+}
+
+std::string FormatAudit(const Json& entries) {
+  Table t({"TIME", "SUBJECT", "VERB", "RESOURCE", "NAMESPACE", "OBJECT", "RESULT", "MESSAGE"});
+  for (const auto& e : entries.value("items", Json::array())) {
+    t.AddRow({LocalTime(Int(e, "timeMs")), Str(e, "subject"), Str(e, "verb"), Str(e, "resource"),
+              Str(e, "namespace"), Str(e, "objectId").empty() ? "-" : Str(e, "objectId"),
+              Str(e, "result"), Str(e, "message")});
+  }
+  if (t.size() == 0) return "No audit entries found.\n";
+  return t.Render();
+}
+
+std::string JsonToYaml(const Json& j) {
+  YAML::Emitter out;
+  EmitYaml(out, j);
+  std::string s = out.c_str();
+  if (!s.empty() && s.back() != '\n') s += "\n";
+  return s;
+}
+
+}  // namespace rsl::cli

@@ -1,0 +1,306 @@
+// rsl-controller end to end: the real daemon on an ephemeral port, a temporary state
+// directory, driven only through seedctl and HTTP (label `api`).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "harness.h"
+
+namespace rsl::apitest {
+namespace {
+
+using Json = nlohmann::json;
+
+// Three steps; `train` reports progress, a metric and writes an output file.
+std::string ThreeStepYaml(const std::string& name, const std::string& ns,
+                          const std::string& train_extra = "") {
+  return "apiVersion: aiengine.volc.com/v1\n"
+         "kind: AIWorkload\n"
+         "metadata:\n"
+         "  name: " + name + "\n"
+         "  namespace: " + ns + "\n"
+         "  labels: {team: risk}\n"
+         "spec:\n"
+         "  resources: {cpu: \"1\", memory: 256Mi}\n"
+         "  pipeline:\n"
+         "    - name: ingest\n"
+         "      command: [\"sh\", \"-c\", \"echo ingest-ran; echo rows > $RSL_OUTPUT/rows.txt\"]\n"
+         "    - name: train\n"
+         "      command: [\"sh\", \"-c\", \"" + train_extra +
+         "echo 1/2 > $RSL_PROGRESS_FILE; echo epoch-1; echo 2/2 > $RSL_PROGRESS_FILE; "
+         "echo '{\\\"auc\\\": 0.95}' > $RSL_METRICS_FILE; echo model > $RSL_OUTPUT/model.bin\"]\n"
+         "      dependsOn: [ingest]\n"
+         "    - name: validate\n"
+         "      command: [\"sh\", \"-c\", \"echo validated\"]\n"
+         "      dependsOn: [train]\n"
+         "      when: \"output.train.metrics.auc > 0.92\"\n";
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(c_.Start()) << c_.Log();
+    admin_ = c_.CreateToken("*", "admin", "ada");
+    editor_ = c_.CreateToken("risk", "editor", "eddie");
+    viewer_ = c_.CreateToken("risk", "viewer", "vera");
+    ads_editor_ = c_.CreateToken("ads", "editor", "adam");
+    ASSERT_EQ(editor_.rfind("rsl_", 0), 0u) << editor_;
+  }
+
+  std::string SubmitFile(const std::string& token, const std::string& file,
+                         const std::string& yaml) {
+    WriteText(c_.work_dir() + "/" + file, yaml);
+    CmdResult r = c_.Seedctl(token, {"workload", "submit", "-f", file});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return IdFromSubmit(r.out);
+  }
+
+  Controller c_;
+  std::string admin_, editor_, viewer_, ads_editor_;
+};
+
+TEST_F(ControllerTest, SeedCommandsWorkAsWritten) {
+  WriteText(c_.work_dir() + "/fraud-detect-workload.yaml", ThreeStepYaml("fraud-detect-daily", "risk"));
+  CmdResult submit = c_.Seedctl(editor_, {"workload", "submit", "-f", "fraud-detect-workload.yaml"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  std::string id = IdFromSubmit(submit.out);
+  ASSERT_FALSE(id.empty()) << submit.out;
+  EXPECT_TRUE(std::regex_match(submit.out,
+                               std::regex("Workload submitted successfully!\nID: wl-[0-9]{8}-[0-9a-f]{8}\n"
+                                          "Status: PENDING\nLogs: seedctl workload logs --id " + id + "\n")))
+      << submit.out;
+  ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED") << c_.Log();
+
+  CmdResult status = c_.Seedctl(editor_, {"workload", "status", "--id", id});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("STATUS: SUCCEEDED\n"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("STEP: validate (3/3)\n"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("MEMORY_USED: "), std::string::npos);
+  EXPECT_NE(status.out.find("/256Mi"), std::string::npos) << status.out;
+
+  CmdResult logs = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "train"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "epoch-1\n");
+
+  CmdResult events = c_.Seedctl(editor_, {"workload", "events", "--id", id});
+  ASSERT_EQ(events.exit_code, 0) << events.err;
+  size_t started = events.out.find("Started");
+  size_t succeeded = events.out.rfind("Succeeded");
+  EXPECT_NE(started, std::string::npos) << events.out;
+  EXPECT_NE(succeeded, std::string::npos) << events.out;
+  EXPECT_LT(started, succeeded);
+  EXPECT_EQ(events.out.rfind("TIME", 0), 0u);
+
+  CmdResult describe = c_.Seedctl(editor_, {"workload", "describe", "--id", id});
+  ASSERT_EQ(describe.exit_code, 0) << describe.err;
+  EXPECT_NE(describe.out.find("Name:         fraud-detect-daily\n"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("Digest:       sha256:"), std::string::npos);
+  EXPECT_NE(describe.out.find("Spec:\n"), std::string::npos);
+  EXPECT_NE(describe.out.find("when: output.train.metrics.auc > 0.92"), std::string::npos)
+      << describe.out;
+
+  CmdResult lineage = c_.Seedctl(editor_, {"workload", "lineage", "--id", id});
+  ASSERT_EQ(lineage.exit_code, 0) << lineage.err;
+  EXPECT_NE(lineage.out.find("→ ingest → train → validate"), std::string::npos) << lineage.out;
+  CmdResult ol = c_.Seedctl(editor_, {"workload", "lineage", "--id", id, "-o", "openlineage"});
+  ASSERT_EQ(ol.exit_code, 0) << ol.err;
+  Json ev = Json::parse(ol.out);
+  EXPECT_EQ(ev["eventType"], "COMPLETE");
+  EXPECT_EQ(ev["job"]["name"], "fraud-detect-daily");
+
+  CmdResult rollback = c_.Seedctl(editor_, {"rollback", "--id", id});
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.err;
+  std::string rid = IdFromSubmit(rollback.out);
+  ASSERT_FALSE(rid.empty()) << rollback.out;
+  EXPECT_NE(rid, id);
+
+  CmdResult cluster = c_.Seedctl(admin_, {"cluster", "status"});
+  ASSERT_EQ(cluster.exit_code, 0) << cluster.err;
+  EXPECT_EQ(cluster.out.rfind("RSL Controller: Running (v", 0), 0u) << cluster.out;
+  EXPECT_NE(cluster.out.find("CPU Nodes: "), std::string::npos);
+
+  CmdResult nodes = c_.Seedctl(admin_, {"node", "list", "--capability", "low_latency"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  CmdResult all_nodes = c_.Seedctl(admin_, {"node", "list"});
+  ASSERT_EQ(all_nodes.exit_code, 0) << all_nodes.err;
+  EXPECT_EQ(all_nodes.out.rfind("NAME", 0), 0u) << all_nodes.out;
+}
+
+TEST_F(ControllerTest, AuthenticationAndNamespaces) {
+  CmdResult anon = c_.Seedctl("", {"workload", "list"});
+  EXPECT_EQ(anon.exit_code, 1);
+  EXPECT_EQ(anon.LastErrLine(), "UNAUTHENTICATED");
+  CmdResult forged = c_.Seedctl("rsl_0000", {"workload", "list"});
+  EXPECT_EQ(forged.LastErrLine(), "UNAUTHENTICATED");
+
+  WriteText(c_.work_dir() + "/w.yaml", ThreeStepYaml("w", "risk"));
+  CmdResult viewer_submit = c_.Seedctl(viewer_, {"workload", "submit", "-f", "w.yaml"});
+  EXPECT_EQ(viewer_submit.exit_code, 1);
+  EXPECT_EQ(viewer_submit.LastErrLine(), "FORBIDDEN");
+
+  std::string ads_id = SubmitFile(ads_editor_, "ads.yaml", ThreeStepYaml("ads-job", "ads"));
+  ASSERT_FALSE(ads_id.empty());
+  CmdResult other = c_.Seedctl(editor_, {"workload", "status", "--id", ads_id});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_EQ(other.LastErrLine(), "NOT_FOUND");
+  CmdResult other_logs = c_.Seedctl(viewer_, {"workload", "logs", "--id", ads_id, "--step", "train"});
+  EXPECT_EQ(other_logs.LastErrLine(), "NOT_FOUND");
+  CmdResult other_cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", ads_id});
+  EXPECT_EQ(other_cancel.LastErrLine(), "NOT_FOUND");
+  CmdResult list_other = c_.Seedctl(editor_, {"workload", "list", "-n", "ads"});
+  EXPECT_EQ(list_other.LastErrLine(), "FORBIDDEN");
+  CmdResult into_other = c_.Seedctl(editor_, {"workload", "submit", "-f", "ads.yaml"});
+  EXPECT_EQ(into_other.LastErrLine(), "FORBIDDEN");
+  CmdResult nodes = c_.Seedctl(editor_, {"node", "list"});
+  EXPECT_EQ(nodes.LastErrLine(), "FORBIDDEN");
+
+  CmdResult admin = c_.Seedctl(admin_, {"workload", "status", "--id", ads_id});
+  EXPECT_EQ(admin.exit_code, 0) << admin.err;
+  CmdResult all = c_.Seedctl(admin_, {"workload", "list", "-A"});
+  EXPECT_NE(all.out.find(ads_id), std::string::npos) << all.out;
+  CmdResult mine = c_.Seedctl(editor_, {"workload", "list", "-A"});
+  EXPECT_EQ(mine.out.find(ads_id), std::string::npos) << mine.out;
+}
+
+TEST_F(ControllerTest, SecretsNeverAppearInAnyOutputOrLog) {
+  const std::string kSecret = "s3cr3t-Value-42";
+  CmdResult created = c_.Seedctl(editor_, {"secret", "create", "db-creds", "--from-literal",
+                                           "DB_PASSWORD=" + kSecret});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(created.out, "secret/db-creds created in namespace risk\n");
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: uses-secret, namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: leak\n      command: [\"sh\", \"-c\", \"echo password=$DB_PASSWORD; "
+      "echo $DB_PASSWORD >&2\"]\n      envFrom:\n        - secretRef: db-creds\n";
+  std::string id = SubmitFile(editor_, "secret.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED") << c_.Log();
+
+  std::vector<CmdResult> outputs = {
+      c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "leak"}),
+      c_.Seedctl(editor_, {"workload", "logs", "--id", id}),
+      c_.Seedctl(editor_, {"workload", "describe", "--id", id}),
+      c_.Seedctl(editor_, {"workload", "describe", "--id", id, "-o", "json"}),
+      c_.Seedctl(editor_, {"workload", "status", "--id", id, "-o", "yaml"}),
+      c_.Seedctl(editor_, {"workload", "events", "--id", id, "-o", "json"}),
+      c_.Seedctl(admin_, {"audit"}),
+      c_.Seedctl(admin_, {"audit", "-o", "json"}),
+  };
+  EXPECT_NE(outputs[0].out.find("password=***"), std::string::npos) << outputs[0].out;
+  for (const auto& r : outputs) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find(kSecret), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(kSecret), std::string::npos) << r.err;
+  }
+  // Every file the controller wrote (logs, exit records, launch specs) except the database,
+  // which has to hold the secret to hand it to steps.
+  for (const auto& f : FilesUnder(c_.state_dir())) {
+    if (f.find("rsl.db") != std::string::npos) continue;
+    EXPECT_EQ(ReadText(f).find(kSecret), std::string::npos) << f;
+  }
+  EXPECT_EQ(c_.Log().find(kSecret), std::string::npos);
+}
+
+TEST_F(ControllerTest, IdenticalSpecsAreTwoVersionsAndRollbackRerunsTheSnapshot) {
+  std::string v1 = SubmitFile(editor_, "a.yaml", ThreeStepYaml("model-x", "risk"));
+  std::string v1b = SubmitFile(editor_, "a.yaml", ThreeStepYaml("model-x", "risk"));
+  std::string v2 = SubmitFile(editor_, "b.yaml", ThreeStepYaml("model-x", "risk", "echo v2; "));
+  ASSERT_FALSE(v1.empty() || v1b.empty() || v2.empty());
+  EXPECT_NE(v1, v1b);
+  ASSERT_EQ(c_.WaitPhase(editor_, v2), "SUCCEEDED");
+
+  CmdResult rb = c_.Seedctl(editor_, {"rollback", "--id", v1, "-o", "json"});
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  Json rolled = Json::parse(rb.out);
+  std::string v3 = rolled["metadata"]["id"];
+  EXPECT_EQ(rolled["metadata"]["rollbackOf"], v1);
+  ASSERT_EQ(c_.WaitPhase(editor_, v3), "SUCCEEDED");
+
+  CmdResult hist = c_.Seedctl(editor_, {"workload", "history", "--name", "model-x", "-o", "json"});
+  ASSERT_EQ(hist.exit_code, 0) << hist.err;
+  std::map<std::string, std::string> digest;
+  std::map<std::string, int64_t> version;
+  const Json history = Json::parse(hist.out);
+  for (const auto& item : history["items"]) {
+    digest[item["metadata"]["id"]] = item["metadata"]["digest"];
+    version[item["metadata"]["id"]] = item["metadata"]["version"];
+  }
+  ASSERT_EQ(digest.size(), 4u) << hist.out;
+  EXPECT_EQ(digest[v1], digest[v1b]);
+  EXPECT_NE(digest[v1], digest[v2]);
+  EXPECT_EQ(digest[v3], digest[v1]);
+  EXPECT_EQ(version[v3], 4);
+  CmdResult table = c_.Seedctl(editor_, {"workload", "history", "--name", "model-x"});
+  EXPECT_EQ(table.out.rfind("VERSION  ID", 0), 0u) << table.out;
+
+  // v3 runs v1's steps: no "v2" in its train log.
+  CmdResult logs = c_.Seedctl(editor_, {"workload", "logs", "--id", v3, "--step", "train"});
+  EXPECT_EQ(logs.out, "epoch-1\n");
+  CmdResult events = c_.Seedctl(editor_, {"workload", "events", "--id", v3});
+  EXPECT_NE(events.out.find("RolledBack"), std::string::npos) << events.out;
+  CmdResult audit = c_.Seedctl(admin_, {"audit", "--id", v3, "-o", "json"});
+  Json entries = Json::parse(audit.out)["items"];
+  ASSERT_EQ(entries.size(), 1u) << audit.out;
+  EXPECT_EQ(entries[0]["verb"], "rollback");
+  EXPECT_EQ(entries[0]["subject"], "eddie");
+  EXPECT_EQ(entries[0]["message"], "rolled back from " + v1);
+}
+
+TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: slow, namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: first\n      command: [\"sh\", \"-c\", \"sleep 2; echo first-done\"]\n"
+      "    - name: second\n      command: [\"sh\", \"-c\", \"echo second-done\"]\n      dependsOn: [first]\n";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(SubmitFile(editor_, "slow.yaml", yaml));
+  for (const auto& id : ids) ASSERT_FALSE(id.empty());
+  // Wait until the first step runs, then crash the controller.
+  for (int i = 0; i < 100; ++i) {
+    CmdResult s = c_.Seedctl(editor_, {"workload", "status", "--id", ids[0], "-o", "json"});
+    if (Json::parse(s.out, nullptr, false).value("status", Json::object()).value("phase", "") == "RUNNING") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  c_.Kill9();
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+  for (const auto& id : ids) {
+    EXPECT_EQ(c_.WaitPhase(editor_, id, 60000), "SUCCEEDED") << id << "\n" << c_.Log();
+    CmdResult logs = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "second"});
+    EXPECT_EQ(logs.out, "second-done\n");
+  }
+  CmdResult list = c_.Seedctl(editor_, {"workload", "list", "-o", "json"});
+  EXPECT_EQ(Json::parse(list.out)["items"].size(), 3u);
+}
+
+TEST_F(ControllerTest, MetricsSigtermAndValidationErrors) {
+  WriteText(c_.work_dir() + "/bad.yaml",
+            "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {nmae: x}\nspec: {pipeline: []}\n");
+  CmdResult bad = c_.Seedctl(editor_, {"workload", "submit", "-f", "bad.yaml"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("bad.yaml:3:"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.LastErrLine(), "SPEC_INVALID");
+
+  std::string id = SubmitFile(editor_, "m.yaml", ThreeStepYaml("metrics", "risk"));
+  ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED");
+  CmdResult forbidden = RunCmd({"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                             c_.server() + "/metrics"}, {});
+  EXPECT_EQ(forbidden.out, "401");
+  CmdResult metrics = RunCmd({"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + admin_,
+                           c_.server() + "/metrics"}, {});
+  EXPECT_NE(metrics.out.find("rsl_reconcile_duration_seconds_bucket{kind=\"AIWorkload\",phase=\"submit\",result=\"success\""),
+            std::string::npos) << metrics.out;
+  EXPECT_NE(metrics.out.find("phase=\"step\",result=\"succeeded\""), std::string::npos);
+  EXPECT_NE(metrics.out.find("rsl_workloads{phase=\"SUCCEEDED\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.out.find("rsl_steps{phase=\"SUCCEEDED\"} 3"), std::string::npos);
+  EXPECT_NE(metrics.out.find("rsl_api_requests_total{route=\"/api/v1/workloads\",code=\"201\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.out.find("rsl_step_queue_seconds_count 3"), std::string::npos);
+  EXPECT_EQ(c_.Terminate(), 0) << c_.Log();
+  EXPECT_NE(c_.Log().find("shutting down"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rsl::apitest

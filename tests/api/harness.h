@@ -1,0 +1,75 @@
+// Test harness for the controller's integration tests: a real rsl-controller on an ephemeral
+// loopback port with a temporary state directory, driven only through the real seedctl
+// binary and HTTP.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rsl::apitest {
+
+struct CmdResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  //! The last non-empty line of stderr (where seedctl prints the error code).
+  std::string LastErrLine() const;
+  std::string LastOutLine() const;
+};
+
+//! Runs argv[0] (a path) with `env` added to the environment, in `cwd`, and waits.
+CmdResult RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+              const std::string& cwd = "");
+
+std::string SeedctlPath();
+std::string ControllerPath();
+
+class Controller {
+ public:
+  //! A fresh state directory under /tmp (removed by the destructor).
+  Controller();
+  ~Controller();
+
+  //! Starts rsl-controller --listen 127.0.0.1:0 (or the previous port on restart); waits for
+  //! its "listening on" line. Returns false (with the log) when it does not come up.
+  bool Start();
+  //! kill -9, no cleanup: the crash case.
+  void Kill9();
+  //! SIGTERM and wait; returns its exit status.
+  int Terminate();
+
+  //! `seedctl token create --state-dir ... --namespace ns --role role`: the token.
+  std::string CreateToken(const std::string& ns, const std::string& role,
+                          const std::string& subject = "");
+  //! seedctl with SEEDCTL_SERVER set and SEEDCTL_TOKEN = token ("" = none), in work_dir().
+  CmdResult Seedctl(const std::string& token, const std::vector<std::string>& args);
+  //! Polls `workload status -o json` until the phase is terminal or `timeout_ms` passes.
+  std::string WaitPhase(const std::string& token, const std::string& id, int timeout_ms = 30000);
+
+  const std::string& state_dir() const { return state_dir_; }
+  const std::string& work_dir() const { return work_dir_; }
+  std::string server() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  std::string Log() const;
+
+ private:
+  std::string root_;
+  std::string state_dir_;
+  std::string work_dir_;
+  std::string log_path_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+//! Writes `text` to `path`.
+void WriteText(const std::string& path, const std::string& text);
+std::string ReadText(const std::string& path);
+//! Every regular file under `dir` (recursively).
+std::vector<std::string> FilesUnder(const std::string& dir);
+//! The id from `Workload submitted successfully!\nID: wl-...` output ("" if absent).
+std::string IdFromSubmit(const std::string& out);
+
+}  // namespace rsl::apitest

@@ -1,8 +1,412 @@
+// seedctl data validate|profile and seedctl datasource register|list|test|scan|remove
+// (docs/data.md). Both work directly on a state directory (--state-dir, default
+// $RSL_STATE_DIR or ~/.local/state/rsl), whose database holds the datasource catalog.
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
 #include "cli/cli.h"
+#include "cli/table.h"
+#include "data/catalog.h"
+#include "data/quality.h"
+#include "data/remote.h"
+#include "data/scan.h"
+#include "schema/schema.h"
+#include "spec/parse.h"
+#include "spec/quantity.h"
 
 namespace rsl::cli {
+namespace {
 
-// Placeholder until this command group's issue lands.
-void RegisterDataCommands(CLI::App& app) { (void)app; }
+using data::Catalog;
+using data::Datasource;
+
+std::string DefaultStateDir() {
+  const char* env = std::getenv("RSL_STATE_DIR");
+  if (env != nullptr && *env) return env;
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.local/state/rsl";
+}
+
+std::unique_ptr<Catalog> OpenCatalog(const std::string& state_dir) {
+  auto c = Catalog::Open(state_dir.empty() ? DefaultStateDir() : state_dir);
+  if (!c.ok()) FailWith(c.error());
+  return std::move(*c);
+}
+
+std::string AbsPath(const std::string& p) {
+  if (p.empty() || p[0] == '/') return p;
+  char* real = ::realpath(p.c_str(), nullptr);
+  if (real != nullptr) {
+    std::string out = real;
+    std::free(real);
+    return out;
+  }
+  const char* pwd = std::getenv("PWD");
+  return std::string(pwd ? pwd : ".") + "/" + p;
+}
+
+// ---- data validate: the input block ------------------------------------------------------
+
+Error BlockError(const std::string& file, const YAML::Node& n, const std::string& path,
+                 const std::string& msg) {
+  Error e(codes::kSpecInvalid, msg);
+  e.Path(path);
+  if (n.IsDefined()) e.At(SourcePos{file, n.Mark().line + 1, n.Mark().column + 1});
+  else e.At(SourcePos{file, 0, 0});
+  return e;
+}
+
+// A bare `input:` block (or `data: {input: ...}`): uri, format, schema, quality.
+Result<spec::DataInput> ParseInputBlock(const std::string& file, const YAML::Node& root) {
+  YAML::Node in = root["input"];
+  std::string prefix = "input";
+  if (!in && root["data"] && root["data"]["input"]) {
+    in = root["data"]["input"];
+    prefix = "data.input";
+  }
+  if (!in || !in.IsMap()) {
+    return BlockError(file, root, "input", "expected an AIWorkload or an `input:` block")
+        .Hint("input: {uri: ..., schema: ..., quality: {...}}");
+  }
+  spec::DataInput out;
+  static const std::vector<std::string> kKeys = {"uri", "format", "schema", "quality"};
+  static const std::vector<std::string> kQuality = {"completeness", "uniqueness", "uniqueKey",
+                                                    "freshness"};
+  for (auto it : in) {
+    std::string key = it.first.as<std::string>();
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      std::string close = ClosestMatch(key, kKeys);
+      return BlockError(file, it.first, prefix + "." + key, "unknown field " + Quote(key))
+          .Hint(close.empty() ? "fields: uri, format, schema, quality" : "did you mean " + Quote(close) + "?");
+    }
+  }
+  if (!in["uri"] || !in["uri"].IsScalar()) return BlockError(file, in, prefix + ".uri", "uri is required");
+  out.uri = in["uri"].as<std::string>();
+  if (in["format"]) out.format = in["format"].as<std::string>();
+  if (in["schema"]) {
+    out.schema_text = in["schema"].as<std::string>();
+    auto s = schema::ParseSchema(out.schema_text);
+    if (!s.ok()) {
+      Error e = s.error();
+      e.path = prefix + ".schema" + (e.path.empty() ? "" : "." + e.path);
+      e.At(SourcePos{file, in["schema"].Mark().line + 1 + std::max(0, e.pos.line - 1) +
+                               (in["schema"].Tag() == "!" ? 1 : 0),
+                     e.pos.column});
+      return e;
+    }
+    out.schema = *s;
+  }
+  if (YAML::Node q = in["quality"]) {
+    for (auto it : q) {
+      std::string key = it.first.as<std::string>();
+      if (std::find(kQuality.begin(), kQuality.end(), key) == kQuality.end()) {
+        std::string close = ClosestMatch(key, kQuality);
+        return BlockError(file, it.first, prefix + ".quality." + key, "unknown field " + Quote(key))
+            .Hint(close.empty() ? "fields: completeness, uniqueness, uniqueKey, freshness"
+                                : "did you mean " + Quote(close) + "?");
+      }
+    }
+    for (const char* pct : {"completeness", "uniqueness"}) {
+      if (!q[pct]) continue;
+      double v;
+      try {
+        v = q[pct].as<double>();
+      } catch (const YAML::Exception&) {
+        return BlockError(file, q[pct], prefix + ".quality." + pct, "not a number").Hint("a percentage, e.g. 99.9");
+      }
+      if (v < 0 || v > 100) {
+        return BlockError(file, q[pct], prefix + ".quality." + pct, "must be a percentage 0..100")
+            .Value(q[pct].as<std::string>());
+      }
+      (std::string(pct) == "completeness" ? out.quality.completeness : out.quality.uniqueness) = v;
+    }
+    if (q["uniqueKey"]) out.quality.unique_key = q["uniqueKey"].as<std::string>();
+    if (q["freshness"]) {
+      auto ms = spec::ParseDurationMs(q["freshness"].as<std::string>());
+      if (!ms.ok()) {
+        Error e = ms.error();
+        e.Path(prefix + ".quality.freshness");
+        e.At(SourcePos{file, q["freshness"].Mark().line + 1, q["freshness"].Mark().column + 1});
+        return e;
+      }
+      out.quality.freshness_ms = *ms;
+    }
+  }
+  return out;
+}
+
+Result<spec::DataInput> LoadInput(const std::string& file) {
+  auto text = ReadFile(file);
+  if (!text.ok()) return Error(codes::kSpecParseError, text.error().message).Value(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(*text);
+  } catch (const YAML::ParserException& e) {
+    return Error(codes::kSpecParseError, e.msg).At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
+  }
+  if (root.IsMap() && root["kind"]) {
+    auto parsed = spec::ParseWorkloadFile(file);
+    if (!parsed.ok()) return parsed.errors.front();
+    if (!parsed.workload.data.input) {
+      return Error(codes::kSpecInvalid, "the workload has no spec.data.input")
+          .Path("spec.data.input")
+          .At(SourcePos{file, 0, 0});
+    }
+    return *parsed.workload.data.input;
+  }
+  if (!root.IsMap()) return Error(codes::kSpecInvalid, "expected a YAML mapping").At(SourcePos{file, 1, 1});
+  return ParseInputBlock(file, root);
+}
+
+struct ValidateFlags {
+  std::string file, uri, output = "text", state_dir, format;
+  int threads = 0;
+};
+
+void RunValidate(const ValidateFlags& f) {
+  auto input = LoadInput(f.file);
+  if (!input.ok()) FailWith(input.error());
+  if (!f.uri.empty()) input->uri = f.uri;
+  auto catalog = OpenCatalog(f.state_dir);
+  data::ValidateOptions opt;
+  opt.threads = f.threads;
+  data::ValidationReport r = data::Validate(*input, catalog.get(), opt);
+  if (f.output == "json") {
+    std::cout << r.ToJson().dump(2) << "\n";
+  } else {
+    std::string text = r.ToText();
+    if (r.status.ok()) {
+      std::cout << text;
+    } else {
+      // Checks to stdout; the failure's code alone on the last line (stderr), like every command.
+      std::cout << text.substr(0, text.rfind('\n', text.size() - 2) + 1);
+      std::cerr << r.status.error().code << "\n";
+    }
+  }
+  if (!r.status.ok()) throw Exit{1};
+}
+
+void RunProfile(const std::string& uri, const std::string& format, const std::string& output,
+                const std::string& state_dir) {
+  auto catalog = OpenCatalog(state_dir);
+  data::ValidationReport r = data::Profile(uri, format, catalog.get());
+  if (!r.status.ok()) FailWith(r.status.error());
+  if (output == "json") {
+    std::cout << r.ToJson().dump(2) << "\n";
+    return;
+  }
+  std::cout << r.uri << ": " << r.format << ", " << r.files << " file(s), " << r.rows << " rows, "
+            << r.bytes << " bytes\n";
+  Table t({"FIELD", "TYPE", "NULLS", "NON-NULL%", "MIN", "MAX"});
+  for (const auto& f : r.fields) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.2f", r.rows ? 100.0 * (r.rows - f.nulls) / r.rows : 100.0);
+    auto num = [](std::optional<double> v) {
+      if (!v) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.6g", *v);
+      return std::string(b);
+    };
+    std::string mn = f.min ? num(f.min) : f.min_len ? "len " + std::to_string(*f.min_len) : "-";
+    std::string mx = f.max ? num(f.max) : f.max_len ? "len " + std::to_string(*f.max_len) : "-";
+    t.AddRow({f.name, f.type, std::to_string(f.nulls), pct, mn, mx});
+  }
+  std::cout << t.Render();
+  if (r.newest_micros) {
+    std::cout << "newest: " << data::FormatTimestampMicros(*r.newest_micros) << " ("
+              << r.freshness_from << ")\n";
+  }
+}
+
+// ---- datasource --------------------------------------------------------------------------
+
+void AddStateDir(CLI::App* cmd, std::string* state_dir) {
+  cmd->add_option("--state-dir", *state_dir,
+                  "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
+}
+
+void RegisterDatasource(CLI::App& app) {
+  auto* ds = app.add_subcommand("datasource", "datasource catalog: register, list, test, scan");
+  ds->require_subcommand(1);
+  auto state_dir = std::make_shared<std::string>();
+  auto d = std::make_shared<Datasource>();
+  auto namenodes = std::make_shared<std::string>();
+  auto replace = std::make_shared<bool>(false);
+  auto virtual_host = std::make_shared<bool>(false);
+
+  auto* reg = ds->add_subcommand("register", "register a datasource (hdfs, ceph, s3, local)");
+  reg->require_subcommand(1);
+  auto finish = [=](const std::string& kind) {
+    d->kind = kind;
+    if (kind == "hdfs") {
+      for (auto& nn : Split(*namenodes, ',')) {
+        std::string t(Trim(nn));
+        if (!t.empty()) d->namenodes.push_back(t);
+      }
+    }
+    if (kind == "local") d->path = AbsPath(d->path);
+    d->path_style = !*virtual_host;
+    auto catalog = OpenCatalog(*state_dir);
+    Status st = catalog->Register(*d, *replace);
+    if (!st.ok()) FailWith(st.error());
+    std::cout << "datasource " << d->name << " registered (" << kind << ")\n";
+  };
+  auto common = [&](CLI::App* c) {
+    c->add_option("--name", d->name, "datasource name")->required();
+    c->add_flag("--replace", *replace, "replace a datasource of the same name");
+    AddStateDir(c, state_dir.get());
+  };
+  auto* hdfs = reg->add_subcommand("hdfs", "HDFS through WebHDFS");
+  common(hdfs);
+  hdfs->add_option("--namenodes", *namenodes, "comma-separated host:port (RPC) of the namenodes")->required();
+  hdfs->add_flag("--kerberos", d->kerberos, "the cluster uses Kerberos (SPNEGO)");
+  hdfs->add_option("--webhdfs-url", d->webhdfs_url, "WebHDFS base URL (default http://<namenode>:9870)");
+  hdfs->callback([=] { finish("hdfs"); });
+  for (const char* kind : {"ceph", "s3"}) {
+    auto* c = reg->add_subcommand(kind, std::string(kind) == "ceph"
+                                            ? "Ceph RADOS Gateway (S3 protocol)"
+                                            : "Amazon S3 or any S3-compatible store");
+    common(c);
+    auto* ep = c->add_option("--endpoint", d->endpoint, "http(s)://host:port");
+    if (std::string(kind) == "ceph") ep->required();
+    c->add_option("--access-key", d->access_key, "access key id")->required();
+    c->add_option("--secret-key", d->secret_key, "secret access key (stored, never printed)")->required();
+    c->add_option("--region", d->region, "signing region (default us-east-1)");
+    c->add_option("--bucket", d->bucket, "the bucket this datasource serves (optional)");
+    c->add_flag("--virtual-host", *virtual_host, "virtual-host addressing (bucket.host)");
+    std::string k = kind;
+    c->callback([=] { finish(k); });
+  }
+  auto* local = reg->add_subcommand("local", "map a URI authority (hdfs://ns1) onto a directory");
+  common(local);
+  local->add_option("--authority", d->authority, "scheme://authority, e.g. hdfs://ns1")->required();
+  local->add_option("--path", d->path, "directory that holds the authority's files")->required();
+  local->callback([=] { finish("local"); });
+
+  auto output = std::make_shared<std::string>("text");
+  auto* list = ds->add_subcommand("list", "list registered datasources (credentials masked)");
+  AddStateDir(list, state_dir.get());
+  list->add_option("-o,--output", *output, "text (default) or json");
+  list->callback([=] {
+    auto catalog = OpenCatalog(*state_dir);
+    auto all = catalog->List();
+    if (!all.ok()) FailWith(all.error());
+    if (*output == "json") {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& x : *all) j.push_back(x.RedactedJson());
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    Table t({"NAME", "KIND", "TARGET", "CREATED"});
+    for (const auto& x : *all) {
+      std::string target;
+      if (x.kind == "hdfs") target = Join(x.namenodes, ",") + (x.kerberos ? " (kerberos)" : "");
+      else if (x.kind == "local") target = x.authority + " -> " + x.path;
+      else target = x.endpoint + (x.bucket.empty() ? "" : " bucket " + x.bucket);
+      t.AddRow({x.name, x.kind, target, x.created_at});
+    }
+    std::cout << t.Render();
+  });
+
+  auto name = std::make_shared<std::string>();
+  auto* test = ds->add_subcommand("test", "check reachability, credentials and latency");
+  test->add_option("--name", *name, "datasource name")->required();
+  AddStateDir(test, state_dir.get());
+  test->callback([=] {
+    auto catalog = OpenCatalog(*state_dir);
+    auto x = catalog->Get(*name);
+    if (!x.ok()) FailWith(x.error());
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = data::TestDatasource(*x);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r.ok()) FailWith(r.error());
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f ms", ms);
+    std::cout << x->name << " (" << x->kind << "): reachable, " << *r << ", " << buf << "\n";
+  });
+
+  auto path = std::make_shared<std::string>("/");
+  auto* scan = ds->add_subcommand("scan", "list data sets and infer a schema template for each");
+  scan->add_option("--name", *name, "datasource name")->required();
+  scan->add_option("--path", *path, "path below the datasource (default /)");
+  scan->add_option("-o,--output", *output, "text (default) or json");
+  AddStateDir(scan, state_dir.get());
+  scan->callback([=] {
+    auto catalog = OpenCatalog(*state_dir);
+    auto x = catalog->Get(*name);
+    if (!x.ok()) FailWith(x.error());
+    auto uri = data::DatasourceUri(*x, *path);
+    if (!uri.ok()) FailWith(uri.error());
+    auto sets = data::ScanDatasets(*uri, catalog.get());
+    if (!sets.ok()) FailWith(sets.error());
+    if (*output == "json") {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& s : *sets) {
+        nlohmann::json o = {{"uri", s.uri}, {"format", s.format}, {"files", s.files},
+                            {"bytes", s.bytes}, {"partitionKeys", s.partition_keys}};
+        if (!s.schema_json.empty()) o["schema"] = nlohmann::json::parse(s.schema_json, nullptr, false);
+        if (!s.error.empty()) o["error"] = s.error;
+        j.push_back(o);
+      }
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    Table t({"DATASET", "FORMAT", "FILES", "BYTES", "PARTITIONS"});
+    for (const auto& s : *sets) {
+      t.AddRow({s.uri, s.format.empty() ? "?" : s.format, std::to_string(s.files),
+                std::to_string(s.bytes), Join(s.partition_keys, ",")});
+    }
+    std::cout << t.Render();
+    for (const auto& s : *sets) {
+      std::cout << "\n# " << s.uri << "\n";
+      if (!s.schema_json.empty()) std::cout << nlohmann::json::parse(s.schema_json, nullptr, false).dump(2) << "\n";
+      else std::cout << "# no schema: " << s.error << "\n";
+    }
+  });
+
+  auto* rm = ds->add_subcommand("remove", "remove a datasource");
+  rm->add_option("--name", *name, "datasource name")->required();
+  AddStateDir(rm, state_dir.get());
+  rm->callback([=] {
+    auto catalog = OpenCatalog(*state_dir);
+    Status st = catalog->Remove(*name);
+    if (!st.ok()) FailWith(st.error());
+    std::cout << "datasource " << *name << " removed\n";
+  });
+}
+
+}  // namespace
+
+void RegisterDataCommands(CLI::App& app) {
+  auto* data = app.add_subcommand("data", "validate and profile data sets");
+  data->require_subcommand(1);
+  auto vf = std::make_shared<ValidateFlags>();
+  auto* validate = data->add_subcommand(
+      "validate", "check an input's existence, schema, constraints and quality");
+  validate->add_option("-f,--file", vf->file, "AIWorkload YAML, or a bare `input:` block")->required();
+  validate->add_option("--uri", vf->uri, "validate this URI instead of the file's input.uri");
+  validate->add_option("-o,--output", vf->output, "text (default) or json");
+  validate->add_option("--threads", vf->threads, "worker threads (default: all cores)");
+  AddStateDir(validate, &vf->state_dir);
+  validate->callback([vf] { RunValidate(*vf); });
+
+  auto pf = std::make_shared<ValidateFlags>();
+  auto* profile = data->add_subcommand("profile", "per-field statistics of a data set");
+  profile->add_option("--uri", pf->uri, "data URI (file://, s3://, ceph://, hdfs://)")->required();
+  profile->add_option("--format", pf->format, "avro, csv, jsonl or parquet (default: detect)");
+  profile->add_option("-o,--output", pf->output, "text (default) or json");
+  AddStateDir(profile, &pf->state_dir);
+  profile->callback([pf] { RunProfile(pf->uri, pf->format, pf->output, pf->state_dir); });
+
+  RegisterDatasource(app);
+}
 
 }  // namespace rsl::cli

@@ -110,9 +110,11 @@ Status ValidateDatasource(const Datasource& ds) {
             .Hint("e.g. --namenodes \"ns1:8020,ns2:8020\"");
       }
     }
-    if (!ds.webhdfs_url.empty() && !StartsWith(ds.webhdfs_url, "http://") &&
-        !StartsWith(ds.webhdfs_url, "https://")) {
-      return bad("--webhdfs-url", "not an http(s) URL: " + Quote(ds.webhdfs_url));
+    for (const auto& part : Split(ds.webhdfs_url, ',')) {
+      std::string u(Trim(part));
+      if (!u.empty() && !StartsWith(u, "http://") && !StartsWith(u, "https://")) {
+        return bad("--webhdfs-url", "not an http(s) URL: " + Quote(u));
+      }
     }
   } else if (ds.kind == "ceph" || ds.kind == "s3") {
     if (ds.kind == "ceph" && ds.endpoint.empty()) return bad("--endpoint", "ceph needs --endpoint URL");

@@ -27,7 +27,8 @@ struct Datasource {
   // hdfs
   std::vector<std::string> namenodes;  //!< "ns1:8020": RPC addresses; host names match URIs
   bool kerberos = false;
-  std::string webhdfs_url;   //!< optional: http://host:9870 (default: first namenode, 9870)
+  std::string webhdfs_url;   //!< optional: comma-separated http://host:port per namenode
+                             //!< (default: each namenode's host, port 9870)
   // ceph, s3
   std::string endpoint;      //!< http(s)://host:port; s3 default https://s3.<region>.amazonaws.com
   std::string access_key;    //!< secret-ish: never printed (only a masked form)

@@ -4,6 +4,9 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "data/catalog.h"
@@ -31,8 +34,22 @@ Result<S3Config> S3ConfigFromEnv();
 //! `scheme` is the URI scheme served ("s3" or "ceph"): URIs are scheme://bucket/key.
 std::unique_ptr<Storage> NewS3Storage(const S3Config& config, const std::string& scheme);
 
+//! Creates a bucket (an existing one is fine): tests and `seedctl` demos.
+Status S3CreateBucket(const S3Config& config, const std::string& bucket);
+//! One authenticated request: lists `bucket` (or all buckets when empty).
+Result<std::string> S3Ping(const S3Config& config, const std::string& bucket);
+
 //! WebHDFS against the datasource's namenodes (tried in order: HA fail-over).
 std::unique_ptr<Storage> NewWebHdfsStorage(const Datasource& ds);
+
+//! Reachability and credentials of a datasource: a cheap authenticated request (local: the
+//! directory is readable; s3/ceph: list the bucket or the buckets; hdfs: GETFILESTATUS /).
+//! Returns a short description ("3 buckets", "directory /data", "namenode ns1:9870").
+//! Errors: DATA_SOURCE_UNREACHABLE naming the endpoint, never the credentials.
+Result<std::string> TestDatasource(const Datasource& ds);
+//! The URI of `path` below a datasource: local: <authority><path>; hdfs: hdfs://<nameservice>
+//! <path>; s3/ceph: <kind>://<bucket><path> (the bucket is --bucket or the path's first part).
+Result<std::string> DatasourceUri(const Datasource& ds, const std::string& path);
 
 //! AWS Signature V4 for one request, exposed for tests (the AWS documentation's examples).
 //! `headers` must include host and x-amz-date and x-amz-content-sha256; returns the

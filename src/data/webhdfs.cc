@@ -1,8 +1,290 @@
+// HDFS through WebHDFS REST (Hadoop's FileSystem over HTTP): GETFILESTATUS, LISTSTATUS
+// (recursively), OPEN with offset/length (following the namenode's redirect to a datanode),
+// CREATE (two-step: namenode redirect, then PUT to the datanode), DELETE, MKDIRS. Namenodes are
+// tried in order, so an HA pair works when the first is standby (it answers 403 StandbyException).
+// Kerberos (SPNEGO) is passed to libcurl's GSS-API negotiation when the datasource says so.
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
 #include "base/codes.h"
+#include "base/strings.h"
 #include "data/remote.h"
 
 namespace rsl::data {
+namespace {
 
-std::unique_ptr<Storage> NewWebHdfsStorage(const Datasource& ds) { return nullptr; }
+// WebHDFS's default HTTP port on Hadoop 3 namenodes (dfs.namenode.http-address).
+constexpr int kDefaultWebHdfsPort = 9870;
+constexpr long kConnectTimeoutMs = 3000;
+constexpr long kRequestTimeoutMs = 120000;
+
+struct HttpResult {
+  long status = 0;
+  std::string body;
+  std::string location;
+  std::string error;
+};
+
+size_t Append(char* p, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(p, size * n);
+  return size * n;
+}
+
+size_t Header(char* p, size_t size, size_t n, void* user) {
+  std::string line(p, size * n);
+  if (ToLower(line.substr(0, 9)) == "location:") {
+    *static_cast<std::string*>(user) = std::string(Trim(line.substr(9)));
+  }
+  return size * n;
+}
+
+class WebHdfsStorage : public Storage {
+ public:
+  explicit WebHdfsStorage(const Datasource& ds) : kerberos_(ds.kerberos) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (!ds.webhdfs_url.empty()) {  // one URL per namenode, comma-separated
+      for (const auto& part : Split(ds.webhdfs_url, ',')) {
+        std::string u(Trim(part));
+        while (!u.empty() && u.back() == '/') u.pop_back();
+        if (!u.empty()) bases_.push_back(u);
+      }
+    } else {
+      for (const auto& nn : ds.namenodes) {
+        bases_.push_back("http://" + nn.substr(0, nn.find(':')) + ":" + std::to_string(kDefaultWebHdfsPort));
+      }
+    }
+  }
+
+  Result<ObjectInfo> Stat(const std::string& uri) override {
+    auto path = PathOf(uri);
+    if (!path.ok()) return path.error();
+    auto r = Call("GET", *path, "GETFILESTATUS", "");
+    if (!r.ok()) return r.error();
+    if (r->status != 200) return HttpError(*r, uri);
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (!j.is_object() || !j.contains("FileStatus")) return BadJson(uri);
+    ObjectInfo info = FromStatus(j["FileStatus"], uri, "");
+    info.uri = uri;
+    return info;
+  }
+
+  Result<std::vector<ObjectInfo>> List(const std::string& uri) override {
+    auto top = Stat(uri);
+    if (!top.ok()) return top.error();
+    std::vector<ObjectInfo> out;
+    if (!top->is_dir) {
+      top->relative = uri.substr(uri.find_last_of('/') + 1);
+      out.push_back(*top);
+      return out;
+    }
+    RSL_RETURN_IF_ERROR(Walk(uri, "", &out, 0));
+    std::sort(out.begin(), out.end(), [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
+    return out;
+  }
+
+  Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) override {
+    auto path = PathOf(uri);
+    if (!path.ok()) return path.error();
+    auto r = Call("GET", *path, "OPEN", "&offset=" + std::to_string(offset) +
+                                            (length >= 0 ? "&length=" + std::to_string(length) : ""));
+    if (!r.ok()) return r.error();
+    if (r->status == 404) return Error(codes::kDataSourceNotFound, "no such file: " + uri).Value(uri);
+    if (r->status != 200) return HttpError(*r, uri);
+    return std::move(r->body);
+  }
+
+  Result<std::shared_ptr<const Blob>> ReadAll(const std::string& uri) override {
+    auto bytes = ReadRange(uri, 0, -1);
+    if (!bytes.ok()) return bytes.error();
+    return MakeBlob(std::move(*bytes));
+  }
+
+  Status Write(const std::string& uri, std::string_view bytes) override {
+    auto path = PathOf(uri);
+    if (!path.ok()) return path.status();
+    // Step 1: the namenode answers 307 with the datanode to write to; step 2: PUT the data.
+    auto r = Call("PUT", *path, "CREATE", "&overwrite=true", nullptr, /*follow=*/false);
+    if (!r.ok()) return r.status();
+    if (r->status != 307 || r->location.empty()) return HttpError(*r, uri);
+    std::string body(bytes);
+    auto put = Raw("PUT", r->location, &body, true);
+    if (put.status != 201 && put.status != 200) return HttpError(put, uri);
+    return Status::Ok();
+  }
+
+  Status Delete(const std::string& uri) override {
+    auto path = PathOf(uri);
+    if (!path.ok()) return path.status();
+    auto r = Call("DELETE", *path, "DELETE", "&recursive=true");
+    if (!r.ok()) return r.status();
+    if (r->status != 200) return HttpError(*r, uri);
+    return Status::Ok();
+  }
+
+ private:
+  Status Walk(const std::string& dir_uri, const std::string& rel, std::vector<ObjectInfo>* out, int depth) {
+    if (depth > 64) return Error(codes::kDataSourceUnreachable, "directory tree too deep at " + dir_uri);
+    auto path = PathOf(dir_uri);
+    if (!path.ok()) return path.status();
+    auto r = Call("GET", *path, "LISTSTATUS", "");
+    if (!r.ok()) return r.status();
+    if (r->status != 200) return HttpError(*r, dir_uri);
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (!j.is_object() || !j.contains("FileStatuses") || !j["FileStatuses"].contains("FileStatus") ||
+        !j["FileStatuses"]["FileStatus"].is_array()) {
+      return BadJson(dir_uri);
+    }
+    for (const auto& st : j["FileStatuses"]["FileStatus"]) {
+      std::string name = st.value("pathSuffix", "");
+      if (name.empty() || name[0] == '_' || name[0] == '.') continue;
+      std::string child_uri = JoinUri(dir_uri, name);
+      std::string child_rel = rel.empty() ? name : rel + "/" + name;
+      if (st.value("type", "") == "DIRECTORY") {
+        RSL_RETURN_IF_ERROR(Walk(child_uri, child_rel, out, depth + 1));
+        continue;
+      }
+      out->push_back(FromStatus(st, child_uri, child_rel));
+    }
+    return Status::Ok();
+  }
+
+  static ObjectInfo FromStatus(const nlohmann::json& st, const std::string& uri, const std::string& rel) {
+    ObjectInfo info;
+    info.uri = uri;
+    info.relative = rel;
+    info.is_dir = st.value("type", "") == "DIRECTORY";
+    info.size = st.value("length", int64_t{0});
+    info.mtime_ms = st.value("modificationTime", int64_t{0});
+    info.partitions = HivePartitions(rel);
+    return info;
+  }
+
+  Result<std::string> PathOf(const std::string& uri) const {
+    auto u = ParseUri(uri);
+    if (!u.ok()) return u.error();
+    return u->path.empty() ? std::string("/") : u->path;
+  }
+
+  Error BadJson(const std::string& uri) const {
+    return Error(codes::kDataSourceUnreachable, "unexpected WebHDFS response for " + uri).Value(uri);
+  }
+
+  Error HttpError(const HttpResult& r, const std::string& uri) const {
+    std::string what = "HTTP " + std::to_string(r.status);
+    auto j = nlohmann::json::parse(r.body, nullptr, false);
+    if (j.is_object() && j.contains("RemoteException")) {
+      what += " " + j["RemoteException"].value("exception", "") + ": " +
+              j["RemoteException"].value("message", "");
+    }
+    if (r.status == 404) return Error(codes::kDataSourceNotFound, what + ": " + uri).Value(uri);
+    Error e(codes::kDataSourceUnreachable, what + " for " + uri);
+    e.Value(uri);
+    if (r.status == 401 || r.status == 403) e.Hint("check the datasource's Kerberos setting (--kerberos) and ticket");
+    return e;
+  }
+
+  // Tries each namenode; a standby (403 StandbyException) or an unreachable one moves on.
+  Result<HttpResult> Call(const std::string& method, const std::string& path, const std::string& op,
+                          const std::string& params, std::string* body = nullptr, bool follow = true) {
+    std::vector<std::string> failures;
+    for (const auto& base : bases_) {
+      std::string url = base + "/webhdfs/v1" + UriEncode(path, true) + "?op=" + op + params;
+      HttpResult r = Raw(method, url, body, follow);
+      bool standby = r.status == 403 && r.body.find("StandbyException") != std::string::npos;
+      if (!r.error.empty() || standby) {
+        failures.push_back(base + ": " + (standby ? "standby namenode" : r.error));
+        continue;
+      }
+      return r;
+    }
+    return Error(codes::kDataSourceUnreachable, "no namenode answered: " + Join(failures, "; "))
+        .Hint("check --namenodes / --webhdfs-url with: seedctl datasource test --name N");
+  }
+
+  HttpResult Raw(const std::string& method, const std::string& url, std::string* body, bool follow) {
+    HttpResult r;
+    CURL* curl = curl_easy_init();
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, kRequestTimeoutMs);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, Header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.location);
+    if (kerberos_) {
+      curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
+      curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
+    }
+    if (method == "PUT") {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? body->data() : "");
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body ? body->size() : 0));
+    } else if (method != "GET") {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    }
+    CURLcode rc = curl_easy_perform(curl);
+    if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
+    else r.error = curl_easy_strerror(rc);
+    curl_easy_cleanup(curl);
+    return r;
+  }
+
+  std::vector<std::string> bases_;
+  bool kerberos_;
+};
+
+}  // namespace
+
+std::unique_ptr<Storage> NewWebHdfsStorage(const Datasource& ds) {
+  return std::make_unique<WebHdfsStorage>(ds);
+}
+
+Result<std::string> TestDatasource(const Datasource& ds) {
+  if (ds.kind == "local") {
+    auto st = NewFileStorage()->Stat(ds.path);
+    if (!st.ok()) {
+      return Error(codes::kDataSourceUnreachable, "directory " + ds.path + " is not readable: " +
+                                                      st.error().message);
+    }
+    if (!st->is_dir) return Error(codes::kDataSourceUnreachable, ds.path + " is not a directory");
+    return std::string("directory ") + ds.path;
+  }
+  if (ds.kind == "s3" || ds.kind == "ceph") return S3Ping(S3ConfigFrom(ds), ds.bucket);
+  if (ds.kind == "hdfs") {
+    auto storage = NewWebHdfsStorage(ds);
+    std::string ns = ds.namenodes.empty() ? "ns" : ds.namenodes[0].substr(0, ds.namenodes[0].find(':'));
+    auto st = storage->Stat("hdfs://" + ns + "/");
+    if (!st.ok()) return st.error();
+    return std::string("WebHDFS root listed");
+  }
+  return Error(codes::kInvalidArgument, "unknown datasource kind " + Quote(ds.kind));
+}
+
+Result<std::string> DatasourceUri(const Datasource& ds, const std::string& path) {
+  std::string p = path.empty() || path[0] != '/' ? "/" + path : path;
+  if (ds.kind == "local") return ds.authority + (p == "/" ? "" : p);
+  if (ds.kind == "hdfs") {
+    std::string ns = ds.namenodes.empty() ? "ns" : ds.namenodes[0].substr(0, ds.namenodes[0].find(':'));
+    return "hdfs://" + ns + p;
+  }
+  if (ds.kind == "s3" || ds.kind == "ceph") {
+    if (!ds.bucket.empty()) return ds.kind + "://" + ds.bucket + (p == "/" ? "" : p);
+    std::string rest = p.substr(1);
+    if (rest.empty()) {
+      return Error(codes::kInvalidArgument, "--path must start with a bucket for datasource " + ds.name)
+          .Hint("e.g. --path models/fraud");
+    }
+    return ds.kind + "://" + rest;
+  }
+  return Error(codes::kInvalidArgument, "unknown datasource kind " + Quote(ds.kind));
+}
 
 }  // namespace rsl::data

@@ -1,0 +1,7 @@
+// libFuzzer target for the csv reader (make fuzz).
+#include "data/fuzz_reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  rsl::data::FuzzOne(rsl::data::Format::kCsv, data, size);
+  return 0;
+}

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -265,6 +266,8 @@ TEST(PolicyHook, StopsARealPlateauedStepAndNotifiesTheWebhook) {
   EXPECT_NE(control.stops[0].message.find("plateau-stop"), std::string::npos);
   EXPECT_GE(control.stop_time, condition_true - 0.05);
   EXPECT_LE(control.stop_time, condition_true + 2.0) << "stopped too late";
+  std::printf("policy stopped the step %.2f s after its condition held (poll 100 ms)\n",
+              control.stop_time - condition_true);
 
   std::lock_guard<std::mutex> lock2(mu);
   EXPECT_EQ(posts.load(), 2);  // one 503, one retry

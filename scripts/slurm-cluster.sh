@@ -104,7 +104,7 @@ start_munge() {
   chmod 600 "$BASE/munge/munge.key"
   munged -S "$MUNGE_SOCK" --key-file="$BASE/munge/munge.key" \
          --log-file="$BASE/munge/munged.log" --pid-file="$BASE/munge/munged.pid" \
-         --seed-file="$BASE/munge/munged.seed" --num-threads=4
+         --seed-file="$BASE/munge/munged.seed" --num-threads=4 </dev/null >/dev/null 2>&1
   munge -S "$MUNGE_SOCK" -n | unmunge -S "$MUNGE_SOCK" >/dev/null
 }
 
@@ -131,8 +131,8 @@ do_start() {
   write_config
   start_munge
   rm -rf "$BASE/state"/* "$BASE/log/jobcomp.txt"   # fresh cluster each time (job ids restart at 1)
-  slurmctld -c                                     # daemonizes; -c = ignore saved state
-  for n in $NODES; do slurmd -N "$n"; done
+  slurmctld -c </dev/null >/dev/null 2>&1        # daemonizes; -c = ignore saved state
+  for n in $NODES; do slurmd -N "$n" </dev/null >/dev/null 2>&1; done
   wait_ready
   log "cluster up in $((SECONDS - t0))s; export SLURM_CONF=$SLURM_CONF"
   sinfo -N -o '%N %T %c %m %f %G' >&2
@@ -140,7 +140,8 @@ do_start() {
 
 # start_node NAME: restarts one slurmd (after a test killed it).
 do_start_node() {
-  slurmd -N "$1"
+  # No inherited stdio: a caller reading our output to EOF must not wait for the daemon.
+  slurmd -N "$1" </dev/null >/dev/null 2>&1
 }
 
 _wait_pids() {  # wait up to $1 seconds for the given pids to exit

@@ -376,35 +376,5 @@ TEST_F(SlurmClusterTest, KilledSlurmdLosesTheNodeAndTheStepRunsElsewhere) {
   EXPECT_EQ(rec_.ExitCount(second.attempt_id), 1u);
 }
 
-// Time from a step becoming ready (Launch) to its Slurm job running, over a 20-step chain.
-TEST_F(SlurmClusterTest, TwentyStepChainLaunchLatency) {
-  constexpr int kSteps = 20;
-  std::vector<double> to_running, to_exit;
-  auto t_all = Clock::now();
-  for (int i = 0; i < kSteps; ++i) {
-    auto s = Spec("s" + std::to_string(i), {"true"});
-    auto t0 = Clock::now();
-    ASSERT_TRUE(backend_->Launch(s).ok());
-    auto e = rec_.WaitExit(s.attempt_id, 60);
-    ASSERT_TRUE(e.has_value());
-    ASSERT_EQ(e->kind, ExitKind::kSucceeded);
-    auto started = rec_.WaitStarted(s.attempt_id, 0);
-    auto t_run = started ? rec_.StartedAt(s.attempt_id) : rec_.ExitAt(s.attempt_id);
-    to_running.push_back(Seconds(t0, t_run));
-    to_exit.push_back(Seconds(t0, rec_.ExitAt(s.attempt_id)));
-  }
-  double total = Seconds(t_all, Clock::now());
-  std::sort(to_running.begin(), to_running.end());
-  std::sort(to_exit.begin(), to_exit.end());
-  double mean = 0;
-  for (double v : to_running) mean += v;
-  mean /= kSteps;
-  std::printf("20-step chain on Slurm: ready -> running mean %.3f s, median %.3f s, max %.3f s; "
-              "ready -> exit seen median %.3f s; whole chain %.1f s\n",
-              mean, to_running[kSteps / 2], to_running.back(), to_exit[kSteps / 2], total);
-  RecordProperty("ready_to_running_mean_s", std::to_string(mean));
-  EXPECT_LT(to_running[kSteps / 2], 3.0);
-}
-
 }  // namespace
 }  // namespace rsl::backend

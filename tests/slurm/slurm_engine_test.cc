@@ -210,6 +210,41 @@ spec:
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG,S -o %A"), "");
 }
 
+// The controller restarts while a step's Slurm job runs: the new engine adopts the job (no
+// second launch) and the run completes.
+TEST_F(SlurmEngineTest, RestartedControllerAdoptsRunningJobs) {
+  StartEngine("slurm");
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: adopt-on-slurm}
+spec:
+  resources: {cpu: "1"}
+  pipeline:
+    - {name: a, command: ["sh", "-c", "sleep 4; echo a > \"$RSL_OUTPUT/a\""]}
+    - {name: b, command: ["true"], dependsOn: [a]}
+)yaml");
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Sh("squeue -h -t R -o %j") != "rsl-adopt-on-slurm-a\n" &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(Sh("squeue -h -t R -o %j"), "rsl-adopt-on-slurm-a\n");
+  engine_->Stop(false);  // the controller goes away; the job keeps running in Slurm
+  engine_.reset();
+  backend_.reset();
+  store_.reset();
+
+  StartEngine("slurm");
+  ASSERT_TRUE(engine_->Recover().ok());
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, "SUCCEEDED") << run->failure_message;
+  auto steps = Steps(run->id);
+  EXPECT_EQ(steps["a"].attempts, 1) << "adopted, not launched again";
+  EXPECT_EQ(steps["b"].phase, "SUCCEEDED");
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/a/a"), "a\n");
+}
+
 // Kill the slurmd running a step: the step is rescheduled on another node without spending
 // a retry (it has none), the run succeeds, and the orphan that finishes later on the lost
 // node does not change the committed output.

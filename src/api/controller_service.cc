@@ -20,6 +20,7 @@ namespace rsl::api {
 namespace {
 
 constexpr size_t kMaxCachedSnapshots = 4096;  // a parsed spec is a few KiB
+constexpr int64_t kCancelWaitMs = 2000;       // an HTTP answer should not wait for the grace
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -280,6 +281,9 @@ Result<Json> ControllerService::Lineage(const std::string& id, const std::string
 
 Result<Json> ControllerService::Cancel(const std::string& id, const std::string& subject) {
   RSL_RETURN_IF_ERROR(engine_->Cancel(id, subject));
+  // Most steps stop at SIGTERM at once; answer with the final phase when it comes quickly,
+  // else with the current one (the run ends within the stop grace period).
+  (void)engine_->Wait(id, kCancelWaitMs);
   return Object(id);
 }
 

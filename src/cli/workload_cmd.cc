@@ -208,8 +208,13 @@ void Cancel(CLI::App* wl) {
   cmd->callback([o] {
     api::Client client = MakeClient(o->conn);
     auto w = OrFail(client, client.Post(IdPath(o->id, "cancel"), "{}"));
-    std::cout << "workload " << o->id << " cancelled (status " << w["status"].value("phase", "")
-              << ")\n";
+    std::string phase = w["status"].value("phase", "");
+    if (IsTerminal(phase)) {
+      std::cout << "workload " << o->id << " cancelled (status " << phase << ")\n";
+    } else {
+      std::cout << "workload " << o->id << " cancelling (status " << phase
+                << "; steps get SIGTERM, then SIGKILL after the grace period)\n";
+    }
   });
 }
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <iostream>
 
@@ -91,6 +92,10 @@ int main(int argc, char** argv) {
   if (!st.ok()) return Fail(st.error());
   st = rsl::MakeDirs(f.state_dir);
   if (!st.ok()) return Fail(st.error());
+  // Absolute, because steps run in their own working directories and get paths below it
+  // (RSL_OUTPUT, RSL_PROGRESS_FILE, ...).
+  f.state_dir = std::filesystem::absolute(f.state_dir).lexically_normal().string();
+  while (f.state_dir.size() > 1 && f.state_dir.back() == '/') f.state_dir.pop_back();
   int lock_fd = -1;
   st = LockStateDir(f.state_dir, &lock_fd);
   if (!st.ok()) return Fail(st.error());

@@ -250,6 +250,38 @@ TEST_F(ControllerTest, IdenticalSpecsAreTwoVersionsAndRollbackRerunsTheSnapshot)
   EXPECT_EQ(entries[0]["message"], "rolled back from " + v1);
 }
 
+TEST_F(ControllerTest, FollowWatchAndCancel) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: ticks, namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: a\n      command: [\"sh\", \"-c\", \"for i in 1 2 3; do echo $i/3 > "
+      "$RSL_PROGRESS_FILE; echo tick $i; sleep 0.3; done\"]\n"
+      "    - name: b\n      command: [\"sh\", \"-c\", \"echo b-done\"]\n      dependsOn: [a]\n";
+  std::string id = SubmitFile(editor_, "ticks.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  CmdResult follow = c_.Seedctl(viewer_, {"workload", "logs", "--id", id, "-f"});
+  ASSERT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_EQ(follow.out, "==> a <==\ntick 1\ntick 2\ntick 3\n==> b <==\nb-done\n");
+  CmdResult watch = c_.Seedctl(viewer_, {"workload", "status", "--id", id, "--watch", "--interval-ms", "200"});
+  ASSERT_EQ(watch.exit_code, 0) << watch.err;
+  EXPECT_TRUE(std::regex_search(watch.out, std::regex("[0-9-]+ [0-9:]+ SUCCEEDED step b \\(2/2\\)\n")))
+      << watch.out;
+  EXPECT_NE(watch.out.find("\nSTATUS: SUCCEEDED\n"), std::string::npos);
+
+  std::string sleeper =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: sleeper, namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: s\n      command: [\"sleep\", \"30\"]\n";
+  std::string sid = SubmitFile(editor_, "sleeper.yaml", sleeper);
+  ASSERT_FALSE(sid.empty());
+  CmdResult viewer_cancel = c_.Seedctl(viewer_, {"workload", "cancel", "--id", sid});
+  EXPECT_EQ(viewer_cancel.LastErrLine(), "FORBIDDEN");
+  CmdResult cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", sid});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(cancel.out, "workload " + sid + " cancelled (status CANCELLED)\n");
+  CmdResult again = c_.Seedctl(editor_, {"workload", "cancel", "--id", sid});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.LastErrLine(), "CONFLICT");
+}
+
 TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {
   std::string yaml =
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: slow, namespace: risk}\n"

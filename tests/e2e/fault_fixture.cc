@@ -55,6 +55,10 @@ bool FaultFixture::Generate(int rows, const std::vector<std::string>& extra) {
 std::string FaultFixture::Variant(const std::vector<std::pair<std::string, std::string>>& edits) {
   std::string text = ReadText(ExampleDir() + "/fraud-detect-workload.yaml");
   for (const auto& [from, to] : edits) text = ReplaceOnce(text, from, to);
+  // The same directories the local datasources map, as file:// URIs: the faults under test
+  // do not depend on the datasource mapping (the demo exercises that).
+  text = ReplaceOnce(text, "hdfs://ns1/", "file://" + hdfs_root_ + "/");
+  text = ReplaceOnce(text, "ceph://models/", "file://" + ceph_root_ + "/");
   std::istringstream in(text);
   std::string line, out;
   while (std::getline(in, line)) {
@@ -100,6 +104,22 @@ std::vector<Event> FaultFixture::Events() {
   }
   for (const auto& e : *list) events.push_back({e.step, e.reason, e.message, e.time});
   return events;
+}
+
+double FaultFixture::AttemptWallSeconds(const std::string& step, int attempt) {
+  auto store = store::OpenSqliteStore(state_);
+  if (!store.ok()) return -1;
+  auto runs = (*store)->ListRuns({});
+  if (!runs.ok() || runs->empty()) return -1;
+  std::string exit = engine::AttemptDir(engine::RunDir(state_, runs->front().id), step, attempt) +
+                     "/exit";
+  std::istringstream in(ReadText(exit));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("wall_ms=", 0) == 0) return std::stod(line.substr(8)) / 1000.0;
+  }
+  ADD_FAILURE() << "no wall_ms in " << exit;
+  return -1;
 }
 
 std::string FaultFixture::ReadStepLogs(const std::string& step) {

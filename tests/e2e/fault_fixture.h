@@ -28,8 +28,9 @@ class FaultFixture : public ::testing::Test {
   //! gen_transactions.py --out <hdfs root> --rows N [extra...]; false (and a failure) if it
   //! did not work.
   bool Generate(int rows, const std::vector<std::string>& extra = {});
-  //! The example workload with `edits` (each: replace the first `from` with `to`) and without
-  //! its buildFingerprint (the pinned digest is for the demo's default data); written under
+  //! The example workload with `edits` (each: replace the first `from` with `to`), without
+  //! its buildFingerprint (the pinned digest is for the demo's default data), and with the
+  //! input and output URIs as file:// paths to the datasources' directories; written under
   //! the temporary directory, returns the path.
   std::string Variant(const std::vector<std::pair<std::string, std::string>>& edits);
   //! `seedctl run -f yaml --state-dir ... --node-file ...` in the background / to the end.
@@ -37,6 +38,8 @@ class FaultFixture : public ::testing::Test {
   CmdResult RunToEnd(const std::string& yaml);
   //! Every event of the (only) run in the state directory, oldest first.
   std::vector<Event> Events();
+  //! The wall time rsl-shim recorded for an attempt (its exit record), or -1.
+  double AttemptWallSeconds(const std::string& step, int attempt);
   //! The step's captured logs, every attempt concatenated.
   std::string ReadStepLogs(const std::string& step);
   //! A seedctl command against the state directory; fails the test if it does not exit 0.

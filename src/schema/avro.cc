@@ -411,6 +411,9 @@ Result<Schema> ParseAvroSchema(const std::string& text) {
     }
     e.pos.column = static_cast<int>(std::min(byte, text.size()) - line_start) + 1;
     return e;
+  } catch (const json::exception& ex) {  // e.g. a number too large for a double
+    return Error(codes::kSpecInvalid, "schema is not valid JSON: " + std::string(ex.what()))
+        .Hint("check the numbers and strings in the schema");
   }
   AvroParser parser(text);
   Result<TypePtr> t = Error(codes::kInternal, "unreachable");

@@ -55,6 +55,7 @@ TEST(FuzzRegressionsTest, InvalidUtf8IsAParseError) {
 }
 
 TEST(FuzzRegressionsTest, SchemaAndWhenInputs) {
+  EXPECT_FALSE(Inputs("avro_schema_fuzzer").empty());
   for (const auto& text : Inputs("avro_schema_fuzzer")) {
     auto s = schema::ParseSchema(text);
     if (s.ok()) {

@@ -14,6 +14,9 @@
 #ifdef RSL_API_HAVE_DATA
 #include "data/catalog.h"
 #endif
+#ifdef RSL_API_HAVE_MODEL
+#include "model/env_registry.h"
+#endif
 
 namespace rsl::api {
 
@@ -448,6 +451,42 @@ Result<Json> ControllerService::ListSecrets(const std::string& ns) {
                      {"keys", keys}});
   }
   return Json{{"apiVersion", kApiVersion}, {"kind", "SecretList"}, {"items", items}};
+}
+
+Result<Json> ControllerService::ListDatasources() {
+  Json items = Json::array();
+#ifdef RSL_API_HAVE_DATA
+  auto catalog = data::Catalog::Open(state_dir_);
+  if (!catalog.ok()) return catalog.error();
+  auto list = (*catalog)->List();
+  if (!list.ok()) return list.error();
+  for (const auto& d : *list) {
+    items.push_back({{"apiVersion", kApiVersion}, {"kind", "Datasource"},
+                     {"metadata", {{"name", d.name}}}, {"spec", d.RedactedJson()}});
+  }
+#endif
+  return Json{{"apiVersion", kApiVersion}, {"kind", "DatasourceList"}, {"items", items}};
+}
+
+Result<Json> ControllerService::ListEnvironments() {
+  Json items = Json::array();
+#ifdef RSL_API_HAVE_MODEL
+  auto registry = model::EnvRegistry::Open(state_dir_);
+  if (!registry.ok()) return registry.error();
+  auto list = (*registry)->List();
+  if (!list.ok()) return list.error();
+  for (const auto& e : *list) {
+    items.push_back({{"apiVersion", kApiVersion},
+                     {"kind", "Environment"},
+                     {"metadata", {{"name", e.image}, {"registeredAtMs", e.registered_at_ms}}},
+                     {"spec", {{"kind", e.kind}, {"python", e.python}, {"root", e.root},
+                               {"entrypoint", e.entrypoint}}},
+                     {"status", {{"pythonVersion", e.inspection.python_version},
+                                 {"packages", e.inspection.packages.size()},
+                                 {"digest", e.inspection.digest}}}});
+  }
+#endif
+  return Json{{"apiVersion", kApiVersion}, {"kind", "EnvironmentList"}, {"items", items}};
 }
 
 void ControllerService::CollectMetrics(Metrics* metrics) {

@@ -44,6 +44,8 @@ class ControllerService : public Service {
   Status PutSecret(const std::string& ns, const std::string& name,
                    const std::map<std::string, std::string>& data) override;
   Result<Json> ListSecrets(const std::string& ns) override;
+  Result<Json> ListDatasources() override;
+  Result<Json> ListEnvironments() override;
   void CollectMetrics(Metrics* metrics) override;
 
  private:

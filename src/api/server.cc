@@ -481,6 +481,17 @@ void ApiServer::RegisterRoutes() {
           if (!j.ok()) return j.error();
           return ok_json(*j);
         }));
+  s.Get("/api/v1/datasources", wrap("/api/v1/datasources", true, [this, ok_json](Ctx& c) -> Result<Reply> {
+          if (!c.who.IsClusterAdmin()) return Forbidden(c.who, "list datasources", "*");
+          auto j = service_->ListDatasources();
+          if (!j.ok()) return j.error();
+          return ok_json(*j);
+        }));
+  s.Get("/api/v1/environments", wrap("/api/v1/environments", true, [this, ok_json](Ctx&) -> Result<Reply> {
+          auto j = service_->ListEnvironments();
+          if (!j.ok()) return j.error();
+          return ok_json(*j);
+        }));
   s.Get("/api/v1/audit", wrap("/api/v1/audit", true, [this, ok_json](Ctx& c) -> Result<Reply> {
           AuditQuery q;
           q.object_id = c.Param("id");

@@ -71,6 +71,8 @@ class FakeService : public Service {
     return Status::Ok();
   }
   Result<Json> ListSecrets(const std::string&) override { return Json::object(); }
+  Result<Json> ListDatasources() override { return Json{{"items", Json::array()}}; }
+  Result<Json> ListEnvironments() override { return Json{{"items", Json::array()}}; }
   void CollectMetrics(Metrics* m) override { m->Set("rsl_workloads", {{"phase", "RUNNING"}}, 1); }
 
   static Json Obj(const std::string& id, const std::string& ns) {
@@ -221,6 +223,9 @@ TEST_F(ServerTest, ClusterStateNeedsAdmin) {
   EXPECT_EQ(As(editor_).Get("/api/v1/nodes").error().code, "FORBIDDEN");
   EXPECT_EQ(As(viewer_).Get("/api/v1/cluster/status").error().code, "FORBIDDEN");
   EXPECT_TRUE(As(admin_).Get("/api/v1/cluster/status").ok());
+  EXPECT_EQ(As(editor_).Get("/api/v1/datasources").error().code, "FORBIDDEN");
+  EXPECT_TRUE(As(admin_).Get("/api/v1/datasources").ok());
+  EXPECT_TRUE(As(viewer_).Get("/api/v1/environments").ok());
 }
 
 TEST_F(ServerTest, LogsFollowStreamsUntilTheStepEnds) {

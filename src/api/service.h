@@ -69,6 +69,11 @@ class Service {
                            const std::map<std::string, std::string>& data) = 0;
   virtual Result<Json> ListSecrets(const std::string& ns) = 0;
 
+  //! Registered datasources (credentials redacted) and environments ("images"), when the
+  //! controller is built with the data / model layers; empty lists otherwise.
+  virtual Result<Json> ListDatasources() = 0;
+  virtual Result<Json> ListEnvironments() = 0;
+
   //! Sets the scrape-time gauges (workloads/steps by phase).
   virtual void CollectMetrics(Metrics* metrics) = 0;
 };

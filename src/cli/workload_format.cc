@@ -23,7 +23,7 @@ int64_t Int(const Json& j, const char* key) {
 }
 
 std::string Fixed(double v, int digits) {
-  char buf[32];
+  char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
   return buf;
 }

@@ -330,6 +330,12 @@ TEST_F(ControllerTest, MetricsSigtermAndValidationErrors) {
   EXPECT_NE(metrics.out.find("rsl_api_requests_total{route=\"/api/v1/workloads\",code=\"201\"} 1"),
             std::string::npos);
   EXPECT_NE(metrics.out.find("rsl_step_queue_seconds_count 3"), std::string::npos);
+  CmdResult ds = RunCmd({"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + admin_,
+                        c_.server() + "/api/v1/datasources"}, {});
+  EXPECT_EQ(Json::parse(ds.out, nullptr, false).value("kind", ""), "DatasourceList") << ds.out;
+  CmdResult ds_editor = RunCmd({"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + editor_,
+                               c_.server() + "/api/v1/datasources"}, {});
+  EXPECT_EQ(Json::parse(ds_editor.out, nullptr, false).value("code", ""), "FORBIDDEN") << ds_editor.out;
   EXPECT_EQ(c_.Terminate(), 0) << c_.Log();
   EXPECT_NE(c_.Log().find("shutting down"), std::string::npos);
 }

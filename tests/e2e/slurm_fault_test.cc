@@ -68,13 +68,10 @@ class SlurmNodeLoss : public ::testing::Test {
     ASSERT_TRUE(WaitUntil([&] { return RunCmd({SeedctlPath(), "cluster", "status"}, env_).exit_code == 0; },
                           kControllerReadyS))
         << ReadText(dir_.Sub("controller.log"));
-    Seedctl({"datasource", "register", "local", "--name", "hdfs-ns1", "--authority",
-             "hdfs://ns1", "--path", hdfs_});
-    Seedctl({"datasource", "register", "local", "--name", "ceph-models", "--authority",
-             "ceph://models", "--path", ceph_});
     for (const char* image : {"volc/ingest:v1.0", "volc/preprocess-fraud:v1.1",
                               "volc/train-fraud-pytorch:v2.1", "volc/validate-fraud:v1.0"}) {
-      Seedctl({"env", "register", image, "--python", ExampleDir() + "/image/python3"});
+      Seedctl({"env", "register", image, "--state-dir", state_, "--python",
+               ExampleDir() + "/image/python3"});
     }
   }
 
@@ -118,6 +115,9 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
                        "50000", "--files", "2"});
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
   std::string yaml = ReadText(ExampleDir() + "/fraud-detect-workload.yaml");
+  // file:// URIs: the fault under test does not depend on the datasource mapping.
+  yaml = ReplaceOnce(yaml, "hdfs://ns1/", "file://" + hdfs_ + "/");
+  yaml = ReplaceOnce(yaml, "ceph://models/", "file://" + ceph_ + "/");
   yaml = ReplaceOnce(yaml, "capability: [\"tensor_core\", \"fp16_support\"]",
                      "capability: [\"fp16_support\"]");
   yaml = ReplaceOnce(yaml, "command: [\"python\", \"train.py\"]",
@@ -138,11 +138,16 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
   ASSERT_NE(at, std::string::npos) << submit.output;
   std::string id = submit.output.substr(at + 4, submit.output.find('\n', at) - at - 4);
 
-  std::string node;
+  std::string node, phase;
   ASSERT_TRUE(WaitUntil([&] {
     node = Sh(std::string("squeue -h -t R -n ") + kTrainJob + " -o %N");
-    return !node.empty();
+    if (!node.empty()) return true;
+    CmdResult s = RunCmd({SeedctlPath(), "workload", "status", "--id", id, "-o", "json"}, env_);
+    if (s.exit_code == 0) phase = json::parse(s.output)["status"].value("phase", "");
+    return phase != "" && phase != "PENDING" && phase != "RUNNING";
   }, 120)) << Seedctl({"workload", "events", "--id", id}).output;
+  ASSERT_FALSE(node.empty()) << "the run ended " << phase << " before train ran\n"
+                             << Seedctl({"workload", "events", "--id", id}).output;
   std::this_thread::sleep_for(std::chrono::seconds(2));  // well inside the first epochs
   std::string pid = Sh(std::string("cat " RSL_SLURM_TEST_DIR "/run/slurmd-") + node + ".pid");
   ASSERT_FALSE(pid.empty());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -225,6 +226,53 @@ TEST(GovernCli, CostReportAndPolicies) {
   EXPECT_EQ(rejected.code, 1);
   EXPECT_EQ(LastLine(rejected.err), "EXPRESSION_INVALID");
   EXPECT_NE(rejected.err.find("did you mean \"gpu_util_avg\"?"), std::string::npos) << rejected.err;
+  RemoveAll(dir);
+}
+
+// The whole path a user takes: apply a policy, `seedctl run` a workload whose loss plateaus
+// (a real process under the local backend), see it stopped early as a success with its
+// output kept, and find its cost in `seedctl cost report`.
+TEST(GovernCli, SeedctlRunHonoursAnAppliedPolicyAndRecordsCost) {
+  std::string dir = "/tmp/rsl-govern-run-" + std::to_string(getpid());
+  RemoveAll(dir);
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir + "/policy.yaml",
+                              "rules:\n- name: plateau\n"
+                              "  condition: \"loss_plateau_duration > 2 && gpu_util_avg < 0.3\"\n"
+                              "  action: stop_as_success\n").ok());
+  CliRun apply = Seedctl("policy apply -f " + dir + "/policy.yaml --state-dir " + dir + "/state");
+  ASSERT_EQ(apply.code, 0) << apply.err;
+  const std::string step =
+      "import json, os, time\n"
+      "open(os.path.join(os.environ['RSL_OUTPUT'], 'model.txt'), 'w').write('weights')\n"
+      "start = time.time(); loss = 2.0\n"
+      "with open(os.environ['RSL_METRICS_STREAM'], 'a') as f:\n"
+      "    while time.time() - start < 60:\n"
+      "        if time.time() - start < 1.0: loss *= 0.8\n"
+      "        f.write(json.dumps({'loss': loss, 'gpu_util': 0.1}) + '\\n'); f.flush()\n"
+      "        time.sleep(0.1)\n";
+  ASSERT_TRUE(WriteFileAtomic(dir + "/train.py", step).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir + "/wl.yaml",
+                              "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n"
+                              "  name: plateau\n  namespace: llm\n  labels: {team: llm}\nspec:\n"
+                              "  resources: {cpu: 500m, memory: 256Mi}\n"
+                              "  data:\n    output:\n      uri: file://" + dir + "/published\n"
+                              "  pipeline:\n    - name: train\n      command: [python3, " + dir +
+                              "/train.py]\n").ok());
+  auto t0 = std::chrono::steady_clock::now();
+  CliRun run = Seedctl("run -f " + dir + "/wl.yaml --state-dir " + dir + "/state");
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_LT(secs, 20.0) << "the policy did not stop the 60 s step";
+  EXPECT_NE(run.out.find("SUCCEEDED"), std::string::npos) << run.out;
+  EXPECT_EQ(*ReadFile(dir + "/published/train/model.txt"), "weights");
+  CliRun report = Seedctl("cost report --state-dir " + dir + "/state --by team -o json");
+  ASSERT_EQ(report.code, 0) << report.err;
+  json j = json::parse(report.out);
+  ASSERT_EQ(j["groups"].size(), 1u) << report.out;
+  EXPECT_EQ(j["groups"][0]["key"], "llm");
+  EXPECT_EQ(j["groups"][0]["steps"], 1);
+  EXPECT_GT(j["total"].get<double>(), 0);
   RemoveAll(dir);
 }
 

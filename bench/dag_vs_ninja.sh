@@ -7,7 +7,9 @@
 #   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run).
 # Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
 # STEPS=N changes the size (default 10000); BUILD=dir picks the build (default build-bench,
-# configured RelWithDebInfo here). Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
+# configured RelWithDebInfo here); RUNNER=driver runs the DAGs with tests/engine's
+# rsl-engine-driver (the same engine, local backend and store, without the CLI) when
+# building all of seedctl is too slow. Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${STEPS:-10000}
@@ -15,7 +17,12 @@ BUILD=${BUILD:-build-bench}
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRSL_BENCH=OFF >/dev/null
 fi
-cmake --build "$BUILD" --target seedctl rsl-shim rsl-engine-bench >/dev/null
+RUNNER=${RUNNER:-seedctl}
+if [ "$RUNNER" = driver ]; then
+  cmake --build "$BUILD" --target rsl-engine-driver rsl-shim rsl-engine-bench >/dev/null
+else
+  cmake --build "$BUILD" --target seedctl rsl-shim rsl-engine-bench >/dev/null
+fi
 BIN=$PWD/$BUILD/bin
 WORK=$(mktemp -d /tmp/rsl-dag-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -31,8 +38,12 @@ for dag in independent tree; do
   t0=$(now); ninja -C "$WORK/$dag" -t clean >/dev/null; ninja -C "$WORK/$dag" -n >/dev/null; t1=$(now)
   ninja_n=$(secs "$t0" "$t1")
   t0=$(now)
-  "$BIN/seedctl" run -f "$WORK/$dag/workload.yaml" --state-dir "$WORK/$dag/state" --no-hooks \
-    -o json >"$WORK/$dag/result.json"
+  if [ "$RUNNER" = driver ]; then
+    "$BIN/rsl-engine-driver" run "$WORK/$dag/workload.yaml" "$WORK/$dag/state" >"$WORK/$dag/result.txt"
+  else
+    "$BIN/seedctl" run -f "$WORK/$dag/workload.yaml" --state-dir "$WORK/$dag/state" --no-hooks \
+      -o json >"$WORK/$dag/result.json"
+  fi
   t1=$(now)
   rsl_s=$(secs "$t0" "$t1")
   inproc=$("$BIN/rsl-engine-bench" "$STEPS" "$dag" full)

@@ -202,6 +202,7 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx
       continue;
     }
     r->launch[i] = *spec;
+    r->launch_json[i] = att->launch_json;
     attempts_[spec->attempt_id] = {r, static_cast<int>(i)};
     sched::Request req = RequestFor(r->workload.pipeline.steps[i]);
     for (auto& n : nodes_) {

@@ -356,7 +356,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   att.run_id = r->run.id;
   att.step = step.name;
   att.number = launch.attempt;
-  att.launch_json = LaunchToJson(launch);
+  att.launch_json = r->launch_json[size_t(i)];
   att.state = "exited";
   att.exit_kind = backend::ExitKindName(exit.kind);
   att.created_at = r->plan->state(i).started_at;
@@ -496,7 +496,8 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
       att.run_id = r->run.id;
       att.step = step.name;
       att.number = launch.attempt;
-      att.launch_json = LaunchToJson(launch);
+      r->launch_json[size_t(i)] = LaunchToJson(launch);
+      att.launch_json = r->launch_json[size_t(i)];
       att.created_at = now;
       b->attempts.push_back(std::move(att));
       std::string where = "assigned to node " + node;

@@ -40,6 +40,7 @@ struct RunCtx {
   std::vector<store::Step> records;              // mirror of the stored step rows
   std::vector<std::optional<expr::Expr>> when;   // parsed `when` per step
   std::vector<backend::LaunchSpec> launch;       // live attempt per step
+  std::vector<std::string> launch_json;          // its stored form (LaunchToJson), once
   std::vector<std::vector<int>> gpus;            // device indices held per step
   std::vector<bool> insufficient_reported;       // InsufficientResources said once per wait
   std::vector<std::optional<std::pair<bool, std::string>>> stop_override;  // policy stops

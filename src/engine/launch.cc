@@ -104,6 +104,7 @@ std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::Workload
   r->records.resize(n);
   r->when.resize(n);
   r->launch.resize(n);
+  r->launch_json.resize(n);
   r->gpus.resize(n);
   r->insufficient_reported.resize(n, false);
   r->stop_override.resize(n);

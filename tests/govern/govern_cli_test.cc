@@ -265,7 +265,9 @@ TEST(GovernCli, SeedctlRunHonoursAnAppliedPolicyAndRecordsCost) {
   EXPECT_EQ(run.code, 0) << run.out << run.err;
   EXPECT_LT(secs, 20.0) << "the policy did not stop the 60 s step";
   EXPECT_NE(run.out.find("SUCCEEDED"), std::string::npos) << run.out;
-  EXPECT_EQ(*ReadFile(dir + "/published/train/model.txt"), "weights");
+  auto model = ReadFile(dir + "/published/train/model.txt");
+  ASSERT_TRUE(model.ok()) << model.error().ToString();
+  EXPECT_EQ(*model, "weights");
   CliRun report = Seedctl("cost report --state-dir " + dir + "/state --by team -o json");
   ASSERT_EQ(report.code, 0) << report.err;
   json j = json::parse(report.out);

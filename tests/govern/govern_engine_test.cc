@@ -85,7 +85,9 @@ TEST(GovernEngine, PolicyStopsAPlateauedStepAsSuccessAndCostIsRecorded) {
   bool stopped = false;
   for (const auto& e : *events) stopped = stopped || (e.step == "train" && e.reason == "PolicyStopped");
   EXPECT_TRUE(stopped);
-  EXPECT_EQ(*ReadFile(out + "/train/model.txt"), "weights");  // outputs kept
+  auto model = ReadFile(out + "/train/model.txt");  // outputs kept
+  ASSERT_TRUE(model.ok()) << model.error().ToString();
+  EXPECT_EQ(*model, "weights");
 
   eng.Stop();
   auto costs = CostStore::Open(dir);

@@ -132,16 +132,24 @@ class Validator {
         .value = w_.pipeline.steps[dep].name;
   }
 
-  bool IsAncestor(size_t ancestor, size_t step) const {
-    std::vector<char> seen(deps_.size(), 0);
-    std::vector<size_t> todo = deps_[step];
-    while (!todo.empty()) {
-      size_t s = todo.back();
-      todo.pop_back();
+  // Breadth-first from `step` up its dependencies: conditions usually read a near ancestor,
+  // which BFS reaches first. `visited_` is stamped with a generation so no query allocates
+  // or clears a 10,000-entry buffer.
+  bool IsAncestor(size_t ancestor, size_t step) {
+    for (size_t d : deps_[step]) {
+      if (d == ancestor) return true;
+    }
+    if (visited_.size() != deps_.size()) visited_.assign(deps_.size(), 0);
+    ++generation_;
+    queue_.assign(deps_[step].begin(), deps_[step].end());
+    for (size_t head = 0; head < queue_.size(); ++head) {
+      size_t s = queue_[head];
       if (s == ancestor) return true;
-      if (seen[s]) continue;
-      seen[s] = 1;
-      for (size_t d : deps_[s]) todo.push_back(d);
+      if (visited_[s] == generation_) continue;
+      visited_[s] = generation_;
+      for (size_t d : deps_[s]) {
+        if (visited_[d] != generation_) queue_.push_back(d);
+      }
     }
     return false;
   }
@@ -281,6 +289,9 @@ class Validator {
   std::vector<std::vector<size_t>> deps_;
   std::unordered_set<size_t> broken_;  // steps with an unknown dependency
   bool has_cycle_ = false;
+  std::vector<uint32_t> visited_;  // IsAncestor: generation that last visited each step
+  uint32_t generation_ = 0;
+  std::vector<size_t> queue_;
 };
 
 }  // namespace

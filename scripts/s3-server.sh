@@ -69,6 +69,10 @@ bluestore block create = true
 osd memory target = 939524096
 bluestore cache autotune = false
 bluestore cache size = 134217728
+# CI machines are loaded (parallel compiles and tests): an op thread starved for 150 s makes
+# the OSD abort itself (seen here). Give it far longer before suicide.
+osd op thread timeout = 120
+osd op thread suicide timeout = 1800
 osd op num shards = 1
 osd op num threads per shard = 2
 [client.rgw.a]

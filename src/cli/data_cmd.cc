@@ -3,6 +3,7 @@
 // $RSL_STATE_DIR or ~/.local/state/rsl), whose database holds the datasource catalog.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

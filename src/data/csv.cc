@@ -357,9 +357,15 @@ bool ParseTimestampMicros(std::string_view s, int64_t* micros) {
 }
 
 bool ParseBool(std::string_view v, bool* out) {
-  std::string l = ToLower(v);
-  if (l == "true" || l == "1" || l == "t") *out = true;
-  else if (l == "false" || l == "0" || l == "f") *out = false;
+  auto is = [&](std::string_view word) {  // case-insensitive, without allocating
+    if (v.size() != word.size()) return false;
+    for (size_t i = 0; i < v.size(); i++) {
+      if ((v[i] | 0x20) != word[i]) return false;
+    }
+    return true;
+  };
+  if (v == "1" || is("true") || is("t")) *out = true;
+  else if (v == "0" || is("false") || is("f")) *out = false;
   else return false;
   return true;
 }

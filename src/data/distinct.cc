@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +39,7 @@ uint64_t HashBytes(std::string_view bytes) {
     n -= 8;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, p, n);
+  if (n > 0) std::memcpy(&tail, p, n);
   return MixInt(h ^ tail ^ (static_cast<uint64_t>(n) << 56));
 }
 
@@ -157,7 +158,7 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
   if (!string_keys_) {
     std::vector<uint64_t> all;
     all.resize(spilled.size() / 8);
-    std::memcpy(all.data(), spilled.data(), all.size() * 8);
+    if (!all.empty()) std::memcpy(all.data(), spilled.data(), all.size() * 8);
     for (auto& c : collectors_) {
       const auto& h = c->parts_[p].hashes;
       all.insert(all.end(), h.begin(), h.end());
@@ -168,40 +169,53 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
     }
     return distinct;
   }
-  // (hash, pointer to [u32 len][bytes])
-  std::vector<std::pair<uint64_t, const char*>> all;
-  for (size_t off = 0; off + 12 <= spilled.size();) {
-    uint64_t h = Load64(spilled.data() + off);
-    uint32_t len;
-    std::memcpy(&len, spilled.data() + off + 8, 4);
-    all.emplace_back(h, spilled.data() + off + 8);
-    off += 12 + len;
-  }
-  for (auto& c : collectors_) {
-    const auto& part = c->parts_[p];
-    for (size_t i = 0; i < part.hashes.size(); i++) {
-      all.emplace_back(part.hashes[i], part.arena.data() + part.offsets[i]);
+  // Entries are (hash, pointer to [u32 len][bytes]). Sorting the 8-byte hashes alone is about
+  // twice as fast as sorting (hash, pointer) pairs; only hashes that occur more than once (rare:
+  // real duplicates or 64-bit collisions) need their keys compared.
+  auto for_each = [&](auto&& fn) {
+    for (size_t off = 0; off + 12 <= spilled.size();) {
+      uint32_t len;
+      std::memcpy(&len, spilled.data() + off + 8, 4);
+      fn(Load64(spilled.data() + off), spilled.data() + off + 8);
+      off += 12 + len;
     }
+    for (auto& c : collectors_) {
+      const auto& part = c->parts_[p];
+      for (size_t i = 0; i < part.hashes.size(); i++) {
+        fn(part.hashes[i], part.arena.data() + part.offsets[i]);
+      }
+    }
+  };
+  std::vector<uint64_t> hashes;
+  for_each([&](uint64_t h, const char*) { hashes.push_back(h); });
+  std::sort(hashes.begin(), hashes.end());
+  std::vector<uint64_t> repeated;  // hashes seen more than once, sorted
+  for (size_t i = 0; i < hashes.size();) {
+    size_t j = i + 1;
+    while (j < hashes.size() && hashes[j] == hashes[i]) j++;
+    distinct++;
+    if (j - i > 1) repeated.push_back(hashes[i]);
+    i = j;
   }
-  std::sort(all.begin(), all.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  auto view = [](const char* rec) {
+  if (repeated.empty()) return distinct;
+  std::vector<uint64_t>().swap(hashes);
+  std::vector<std::pair<uint64_t, std::string_view>> ties;
+  for_each([&](uint64_t h, const char* rec) {
+    if (!std::binary_search(repeated.begin(), repeated.end(), h)) return;
     uint32_t len;
     std::memcpy(&len, rec, 4);
-    return std::string_view(rec + 4, len);
-  };
-  std::vector<std::string_view> run;
-  for (size_t i = 0; i < all.size();) {
+    ties.emplace_back(h, std::string_view(rec + 4, len));
+  });
+  std::sort(ties.begin(), ties.end());
+  // Each repeated hash was counted once above; add the extra distinct keys that share it.
+  for (size_t i = 0; i < ties.size();) {
     size_t j = i + 1;
-    while (j < all.size() && all[j].first == all[i].first) j++;
-    if (j - i == 1) {
-      distinct++;
-    } else {  // equal hashes: compare the keys themselves
-      run.clear();
-      for (size_t k = i; k < j; k++) run.push_back(view(all[k].second));
-      std::sort(run.begin(), run.end());
-      distinct += std::unique(run.begin(), run.end()) - run.begin();
+    int64_t keys = 1;
+    while (j < ties.size() && ties[j].first == ties[i].first) {
+      if (ties[j].second != ties[j - 1].second) keys++;
+      j++;
     }
+    distinct += keys - 1;
     i = j;
   }
   return distinct;

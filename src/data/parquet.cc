@@ -351,7 +351,7 @@ class ParquetReader : public FileReader {
       case kInt64:
         if (static_cast<size_t>(end - p) < n * 8) return false;
         v->ints.resize(n);
-        std::memcpy(v->ints.data(), p, n * 8);
+        if (n > 0) std::memcpy(v->ints.data(), p, n * 8);
         return true;
       case kInt96:
         if (static_cast<size_t>(end - p) < n * 12) return false;
@@ -374,7 +374,7 @@ class ParquetReader : public FileReader {
       case kDouble:
         if (static_cast<size_t>(end - p) < n * 8) return false;
         v->dbls.resize(n);
-        std::memcpy(v->dbls.data(), p, n * 8);
+        if (n > 0) std::memcpy(v->dbls.data(), p, n * 8);
         return true;
       case kByteArray:
         v->strs.reserve(n);
@@ -427,6 +427,7 @@ class ParquetReader : public FileReader {
     std::string page_buf, dict_buf_, owned;
     std::vector<uint32_t> levels, idx;
     std::vector<int64_t> delta;
+    std::vector<uint8_t> dict_enum;  // per dictionary entry: in the declared enum
     int64_t row = 0;
     while (row < rows) {
       if (pos >= end) return Corrupt(pos, c, "column chunk ends after " + std::to_string(row) + " of " + std::to_string(rows) + " rows");
@@ -451,6 +452,7 @@ class ParquetReader : public FileReader {
         const uint8_t* d = reinterpret_cast<const uint8_t*>(dict_buf_.data());
         if (!DecodePlain(c, d, d + dict_buf_.size(), n, &dict)) return Corrupt(page_at, c, "corrupt dictionary");
         have_dict = true;
+        dict_enum.clear();
         continue;
       }
       if (type != kDataPage && type != kDataPageV2) continue;  // index pages: skip
@@ -602,6 +604,26 @@ class ParquetReader : public FileReader {
         }
       } else {
         return Corrupt(page_at, c, "unsupported encoding " + std::to_string(encoding));
+      }
+      if (dictionary && src->strs.size() > 0 && plan_->fields[r].kind == ValueKind::kString) {
+        // Enum membership once per dictionary entry, not once per value.
+        if (dict_enum.size() != src->strs.size()) {
+          const auto& set = plan_->fields[r].enum_set;
+          dict_enum.resize(src->strs.size());
+          for (size_t k = 0; k < src->strs.size(); k++) {
+            dict_enum[k] = set.empty() || set.count(src->strs[k]) > 0;
+          }
+        }
+        size_t vi = 0;
+        for (int64_t i = 0; i < n; i++, row++) {
+          if (!levels[i]) {
+            sink->Null(r);
+            continue;
+          }
+          uint32_t k = idx[vi++];
+          sink->StringKnown(r, row, src->strs[k], dict_enum[k]);
+        }
+        continue;
       }
       size_t vi = 0;
       for (int64_t i = 0; i < n; i++, row++) {

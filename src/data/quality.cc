@@ -327,7 +327,6 @@ class Validator {
     }
     // Merge chunk statistics in file/chunk order so "first" means first in the data.
     stats_.assign(plan_->fields.size(), FieldStats{});
-    std::vector<std::string> first_where(plan_->fields.size());
     int64_t file_row = 0;
     int last_file = -1;
     for (size_t i = 0; i < tasks.size(); i++) {

@@ -87,7 +87,7 @@ class ChunkSink {
  public:
   //! `keys` may be null when the plan has no key field.
   ChunkSink(const Plan* plan, KeyCollector* keys)
-      : plan_(plan), keys_(keys), stats(plan->fields.size()) {}
+      : stats(plan->fields.size()), plan_(plan), keys_(keys) {}
 
   void Null(int f) { stats[f].nulls++; }
 
@@ -134,6 +134,18 @@ class ChunkSink {
     if (!p.enum_set.empty() && p.enum_set.find(v) == p.enum_set.end()) {
       ViolateText(&s.constraint, row, v);
     }
+    if (f == plan_->key_field) keys_->AddString(v);
+  }
+
+  //! As String(), with the enum membership already known (dictionary-encoded columns compute
+  //! it once per dictionary entry).
+  void StringKnown(int f, int64_t row, std::string_view v, bool in_enum) {
+    FieldStats& s = stats[f];
+    s.values++;
+    int64_t len = static_cast<int64_t>(v.size());
+    if (len < s.min_len) s.min_len = len;
+    if (len > s.max_len) s.max_len = len;
+    if (!in_enum) ViolateText(&s.constraint, row, v);
     if (f == plan_->key_field) keys_->AddString(v);
   }
 

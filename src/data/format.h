@@ -5,7 +5,8 @@
 //
 // Corrupt or truncated input is DATA_FORMAT_ERROR naming the file and the byte offset; a value
 // that does not fit the declared type is DATA_SCHEMA_MISMATCH. Readers never crash or loop on
-// bad input (each has a libFuzzer target: fuzz_avro, fuzz_csv, fuzz_jsonl, fuzz_parquet).
+// bad input (each has a libFuzzer target: data_avro_fuzzer, data_csv_fuzzer, data_jsonl_fuzzer,
+// data_parquet_fuzzer).
 #pragma once
 
 #include <memory>

@@ -13,10 +13,14 @@ class AnyContext : public rsl::expr::Context {
  public:
   std::optional<rsl::expr::Value> Lookup(const rsl::expr::Reference& ref) const override {
     switch (ref.parts.size() % 4) {
-      case 0: return std::nullopt;
-      case 1: return rsl::expr::Value{0.5};
-      case 2: return rsl::expr::Value{std::string("SUCCEEDED")};
-      default: return rsl::expr::Value{rsl::expr::List{rsl::expr::Value{1.0}, rsl::expr::Value{2.0}}};
+      case 0:
+        return std::nullopt;
+      case 1:
+        return rsl::expr::Value{0.5};
+      case 2:
+        return rsl::expr::Value{std::string("SUCCEEDED")};
+      default:
+        return rsl::expr::Value{rsl::expr::List{rsl::expr::Value{1.0}, rsl::expr::Value{2.0}}};
     }
   }
 };

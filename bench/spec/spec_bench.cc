@@ -23,8 +23,10 @@ std::string Generate(int steps) {
       "  pipeline:\n    atomic: true\n    steps:\n";
   for (int i = 0; i < steps; ++i) {
     std::string name = "step-" + std::to_string(i);
-    y += "      - name: " + name + "\n        image: volc/worker:v1.2\n"
-         "        command: [\"python\", \"run.py\", \"--part\", \"" + std::to_string(i) + "\"]\n";
+    y += "      - name: " + name +
+         "\n        image: volc/worker:v1.2\n"
+         "        command: [\"python\", \"run.py\", \"--part\", \"" +
+         std::to_string(i) + "\"]\n";
     if (i > 0) {
       y += "        dependsOn: [step-" + std::to_string(i - 1);
       if (i % 10 == 0 && i >= 7) y += ", step-" + std::to_string(i - 7);

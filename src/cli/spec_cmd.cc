@@ -23,8 +23,8 @@ struct ValidateOptions {
 };
 
 nlohmann::json ErrorJson(const Error& e) {
-  nlohmann::json j = {{"code", e.code}, {"message", e.message}, {"path", e.path},
-                      {"file", e.pos.file}, {"line", e.pos.line}, {"column", e.pos.column}};
+  nlohmann::json j = {{"code", e.code},     {"message", e.message}, {"path", e.path},
+                      {"file", e.pos.file}, {"line", e.pos.line},   {"column", e.pos.column}};
   if (!e.value.empty()) j["value"] = e.value;
   if (!e.hint.empty()) j["hint"] = e.hint;
   return j;
@@ -60,8 +60,7 @@ void RunValidate(const ValidateOptions& opts) {
     for (const auto& w : r.warnings) std::cerr << "warning: " << w.ToString() << "\n";
     if (r.ok()) {
       size_t n = r.workload.pipeline.steps.size();
-      std::cout << "OK " << r.workload.name << " (" << n << (n == 1 ? " step)" : " steps)")
-                << "\n";
+      std::cout << "OK " << r.workload.name << " (" << n << (n == 1 ? " step)" : " steps)") << "\n";
     } else {
       for (const auto& e : r.errors) std::cerr << e.ToString() << "\n";
       all.insert(all.end(), r.errors.begin(), r.errors.end());

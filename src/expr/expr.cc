@@ -24,11 +24,16 @@ std::string FormatNumber(double d) {
 
 const char* TypeName(const Value& v) {
   switch (v.v.index()) {
-    case 0: return "null";
-    case 1: return "boolean";
-    case 2: return "number";
-    case 3: return "string";
-    default: return "list";
+    case 0:
+      return "null";
+    case 1:
+      return "boolean";
+    case 2:
+      return "number";
+    case 3:
+      return "string";
+    default:
+      return "list";
   }
 }
 
@@ -36,10 +41,14 @@ const char* TypeName(const Value& v) {
 
 std::string Value::ToString() const {
   switch (v.index()) {
-    case 0: return "null";
-    case 1: return std::get<bool>(v) ? "true" : "false";
-    case 2: return FormatNumber(std::get<double>(v));
-    case 3: return "'" + std::get<std::string>(v) + "'";
+    case 0:
+      return "null";
+    case 1:
+      return std::get<bool>(v) ? "true" : "false";
+    case 2:
+      return FormatNumber(std::get<double>(v));
+    case 3:
+      return "'" + std::get<std::string>(v) + "'";
     default: {
       std::string s = "[";
       const auto& list = std::get<List>(v);
@@ -65,10 +74,10 @@ enum class NodeKind { kLiteral, kRef, kNot, kBinary, kCall, kList };
 struct Node {
   NodeKind kind = NodeKind::kLiteral;
   int column = 0;
-  Value literal;                 // kLiteral
-  size_t ref_index = 0;          // kRef: index into Expr::refs_
-  Tok op = Tok::kEnd;            // kBinary
-  std::string fn;                // kCall
+  Value literal;         // kLiteral
+  size_t ref_index = 0;  // kRef: index into Expr::refs_
+  Tok op = Tok::kEnd;    // kBinary
+  std::string fn;        // kCall
   std::vector<std::unique_ptr<Node>> kids;
 };
 
@@ -108,9 +117,10 @@ class Parser {
 
   Status Deeper(int depth, int column) const {
     if (depth > kMaxDepth) {
-      return ExprError(column, "expression nested too deeply (more than " +
-                                   std::to_string(kMaxDepth) + " levels)",
-                       "simplify the expression");
+      return ExprError(
+          column,
+          "expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)",
+          "simplify the expression");
     }
     return Status::Ok();
   }
@@ -199,11 +209,20 @@ class Parser {
     auto node = std::make_unique<Node>();
     node->column = t.column;
     switch (t.kind) {
-      case Tok::kNumber: node->literal.v = t.number; return node;
-      case Tok::kString: node->literal.v = t.text; return node;
-      case Tok::kTrue: node->literal.v = true; return node;
-      case Tok::kFalse: node->literal.v = false; return node;
-      case Tok::kNull: return node;
+      case Tok::kNumber:
+        node->literal.v = t.number;
+        return node;
+      case Tok::kString:
+        node->literal.v = t.text;
+        return node;
+      case Tok::kTrue:
+        node->literal.v = true;
+        return node;
+      case Tok::kFalse:
+        node->literal.v = false;
+        return node;
+      case Tok::kNull:
+        return node;
       case Tok::kLParen: {
         auto inner = Or(depth + 1);
         if (!inner.ok()) return inner;
@@ -234,9 +253,9 @@ class Parser {
     for (const auto& b : builtins) known = known || b == name.text;
     if (!known) {
       std::string close = ClosestMatch(name.text, builtins);
-      return ExprError(name.column, "unknown function " + Quote(name.text),
-                       close.empty() ? "functions: len, sum, min, max"
-                                     : "did you mean '" + close + "'?");
+      return ExprError(
+          name.column, "unknown function " + Quote(name.text),
+          close.empty() ? "functions: len, sum, min, max" : "did you mean '" + close + "'?");
     }
     Next();  // '('
     node->kind = NodeKind::kCall;
@@ -247,8 +266,7 @@ class Parser {
                        name.text + "(list) or " + name.text + "(a, b, ...)");
     }
     if (node->fn == "len" && node->kids.size() != 1) {
-      return ExprError(name.column, "len() takes exactly one argument",
-                       "len(list) or len(string)");
+      return ExprError(name.column, "len() takes exactly one argument", "len(list) or len(string)");
     }
     return node;
   }
@@ -289,7 +307,8 @@ class Evaluator {
 
   Result<Value> Eval(const Node& node) {
     switch (node.kind) {
-      case NodeKind::kLiteral: return node.literal;
+      case NodeKind::kLiteral:
+        return node.literal;
       case NodeKind::kRef: {
         const Reference& ref = refs_[node.ref_index];
         auto v = ctx_.Lookup(ref);
@@ -313,8 +332,10 @@ class Evaluator {
         }
         return Value{std::move(list)};
       }
-      case NodeKind::kCall: return Call(node);
-      case NodeKind::kBinary: return BinaryOp(node);
+      case NodeKind::kCall:
+        return Call(node);
+      case NodeKind::kBinary:
+        return BinaryOp(node);
     }
     return TypeError(node, "internal: unknown node");
   }
@@ -352,8 +373,9 @@ class Evaluator {
       if (a.is_null() || b.is_null()) {
         eq = a.is_null() && b.is_null();
       } else if (a.v.index() != b.v.index()) {
-        return TypeError(node, std::string("cannot compare ") + TypeName(a) + " " + a.ToString() +
-                                   " with " + TypeName(b) + " " + b.ToString(),
+        return TypeError(node,
+                         std::string("cannot compare ") + TypeName(a) + " " + a.ToString() +
+                             " with " + TypeName(b) + " " + b.ToString(),
                          "compare values of the same type");
       } else {
         eq = Equal(a, b);
@@ -369,25 +391,34 @@ class Evaluator {
       int c = std::get<std::string>(a.v).compare(std::get<std::string>(b.v));
       cmp = c < 0 ? -1 : c > 0 ? 1 : 0;
     } else {
-      return TypeError(node, std::string("cannot order ") + TypeName(a) + " " + a.ToString() +
-                                 " and " + TypeName(b) + " " + b.ToString(),
+      return TypeError(node,
+                       std::string("cannot order ") + TypeName(a) + " " + a.ToString() + " and " +
+                           TypeName(b) + " " + b.ToString(),
                        "< <= > >= compare two numbers or two strings");
     }
     switch (node.op) {
-      case Tok::kLt: return Value{cmp < 0};
-      case Tok::kLe: return Value{cmp <= 0};
-      case Tok::kGt: return Value{cmp > 0};
-      default: return Value{cmp >= 0};
+      case Tok::kLt:
+        return Value{cmp < 0};
+      case Tok::kLe:
+        return Value{cmp <= 0};
+      case Tok::kGt:
+        return Value{cmp > 0};
+      default:
+        return Value{cmp >= 0};
     }
   }
 
   static bool Equal(const Value& a, const Value& b) {
     if (a.v.index() != b.v.index()) return false;
     switch (a.v.index()) {
-      case 0: return true;
-      case 1: return std::get<bool>(a.v) == std::get<bool>(b.v);
-      case 2: return std::get<double>(a.v) == std::get<double>(b.v);
-      case 3: return std::get<std::string>(a.v) == std::get<std::string>(b.v);
+      case 0:
+        return true;
+      case 1:
+        return std::get<bool>(a.v) == std::get<bool>(b.v);
+      case 2:
+        return std::get<double>(a.v) == std::get<double>(b.v);
+      case 3:
+        return std::get<std::string>(a.v) == std::get<std::string>(b.v);
       default: {
         const auto& x = std::get<List>(a.v);
         const auto& y = std::get<List>(b.v);
@@ -426,10 +457,14 @@ class Evaluator {
                                    items[i].ToString());
       }
       double x = std::get<double>(items[i].v);
-      if (node.fn == "sum") acc += x;
-      else if (i == 0) acc = x;
-      else if (node.fn == "min") acc = std::min(acc, x);
-      else acc = std::max(acc, x);
+      if (node.fn == "sum")
+        acc += x;
+      else if (i == 0)
+        acc = x;
+      else if (node.fn == "min")
+        acc = std::min(acc, x);
+      else
+        acc = std::max(acc, x);
     }
     return Value{acc};
   }
@@ -468,9 +503,10 @@ Result<bool> Expr::EvalBool(const Context& ctx) const {
   auto v = Eval(ctx);
   if (!v.ok()) return v.error();
   if (v->v.index() != 1) {
-    return ExprError(1, std::string("condition is a ") + TypeName(*v) + " (" + v->ToString() +
-                            "), not a boolean",
-                     "compare it, e.g. 'output.train.metrics.auc > 0.9'");
+    return ExprError(
+        1,
+        std::string("condition is a ") + TypeName(*v) + " (" + v->ToString() + "), not a boolean",
+        "compare it, e.g. 'output.train.metrics.auc > 0.9'");
   }
   return std::get<bool>(v->v);
 }

@@ -17,28 +17,50 @@ Error ExprError(int column, const std::string& message, const std::string& hint)
 
 std::string TokName(Tok kind) {
   switch (kind) {
-    case Tok::kNumber: return "number";
-    case Tok::kString: return "string";
-    case Tok::kIdent: return "name";
-    case Tok::kTrue: return "'true'";
-    case Tok::kFalse: return "'false'";
-    case Tok::kNull: return "'null'";
-    case Tok::kEq: return "'=='";
-    case Tok::kNe: return "'!='";
-    case Tok::kLt: return "'<'";
-    case Tok::kLe: return "'<='";
-    case Tok::kGt: return "'>'";
-    case Tok::kGe: return "'>='";
-    case Tok::kAnd: return "'&&'";
-    case Tok::kOr: return "'||'";
-    case Tok::kNot: return "'!'";
-    case Tok::kLParen: return "'('";
-    case Tok::kRParen: return "')'";
-    case Tok::kLBracket: return "'['";
-    case Tok::kRBracket: return "']'";
-    case Tok::kComma: return "','";
-    case Tok::kDot: return "'.'";
-    case Tok::kEnd: return "end of expression";
+    case Tok::kNumber:
+      return "number";
+    case Tok::kString:
+      return "string";
+    case Tok::kIdent:
+      return "name";
+    case Tok::kTrue:
+      return "'true'";
+    case Tok::kFalse:
+      return "'false'";
+    case Tok::kNull:
+      return "'null'";
+    case Tok::kEq:
+      return "'=='";
+    case Tok::kNe:
+      return "'!='";
+    case Tok::kLt:
+      return "'<'";
+    case Tok::kLe:
+      return "'<='";
+    case Tok::kGt:
+      return "'>'";
+    case Tok::kGe:
+      return "'>='";
+    case Tok::kAnd:
+      return "'&&'";
+    case Tok::kOr:
+      return "'||'";
+    case Tok::kNot:
+      return "'!'";
+    case Tok::kLParen:
+      return "'('";
+    case Tok::kRParen:
+      return "')'";
+    case Tok::kLBracket:
+      return "'['";
+    case Tok::kRBracket:
+      return "']'";
+    case Tok::kComma:
+      return "','";
+    case Tok::kDot:
+      return "'.'";
+    case Tok::kEnd:
+      return "end of expression";
   }
   return "?";
 }
@@ -100,10 +122,14 @@ Result<std::vector<Token>> Lex(const std::string& text) {
       size_t start = i;
       while (i < n && IsIdentChar(text[i])) ++i;
       t.text = text.substr(start, i - start);
-      if (t.text == "true") t.kind = Tok::kTrue;
-      else if (t.text == "false") t.kind = Tok::kFalse;
-      else if (t.text == "null") t.kind = Tok::kNull;
-      else t.kind = Tok::kIdent;
+      if (t.text == "true")
+        t.kind = Tok::kTrue;
+      else if (t.text == "false")
+        t.kind = Tok::kFalse;
+      else if (t.text == "null")
+        t.kind = Tok::kNull;
+      else
+        t.kind = Tok::kIdent;
     } else if (c == '\'' || c == '"') {
       char quote = c;
       ++i;
@@ -135,28 +161,61 @@ Result<std::vector<Token>> Lex(const std::string& text) {
       switch (c) {
         case '=':
           if (!two('=')) return ExprError(t.column, "unexpected '='", "use '==' to compare");
-          t.kind = Tok::kEq; ++i; break;
+          t.kind = Tok::kEq;
+          ++i;
+          break;
         case '!':
-          if (two('=')) { t.kind = Tok::kNe; ++i; } else { t.kind = Tok::kNot; }
+          if (two('=')) {
+            t.kind = Tok::kNe;
+            ++i;
+          } else {
+            t.kind = Tok::kNot;
+          }
           break;
         case '<':
-          if (two('=')) { t.kind = Tok::kLe; ++i; } else { t.kind = Tok::kLt; }
+          if (two('=')) {
+            t.kind = Tok::kLe;
+            ++i;
+          } else {
+            t.kind = Tok::kLt;
+          }
           break;
         case '>':
-          if (two('=')) { t.kind = Tok::kGe; ++i; } else { t.kind = Tok::kGt; }
+          if (two('=')) {
+            t.kind = Tok::kGe;
+            ++i;
+          } else {
+            t.kind = Tok::kGt;
+          }
           break;
         case '&':
           if (!two('&')) return ExprError(t.column, "unexpected '&'", "use '&&' for 'and'");
-          t.kind = Tok::kAnd; ++i; break;
+          t.kind = Tok::kAnd;
+          ++i;
+          break;
         case '|':
           if (!two('|')) return ExprError(t.column, "unexpected '|'", "use '||' for 'or'");
-          t.kind = Tok::kOr; ++i; break;
-        case '(': t.kind = Tok::kLParen; break;
-        case ')': t.kind = Tok::kRParen; break;
-        case '[': t.kind = Tok::kLBracket; break;
-        case ']': t.kind = Tok::kRBracket; break;
-        case ',': t.kind = Tok::kComma; break;
-        case '.': t.kind = Tok::kDot; break;
+          t.kind = Tok::kOr;
+          ++i;
+          break;
+        case '(':
+          t.kind = Tok::kLParen;
+          break;
+        case ')':
+          t.kind = Tok::kRParen;
+          break;
+        case '[':
+          t.kind = Tok::kLBracket;
+          break;
+        case ']':
+          t.kind = Tok::kRBracket;
+          break;
+        case ',':
+          t.kind = Tok::kComma;
+          break;
+        case '.':
+          t.kind = Tok::kDot;
+          break;
         default: {
           std::string shown = std::isprint(static_cast<unsigned char>(c))
                                   ? std::string(1, c)

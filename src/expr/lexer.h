@@ -9,9 +9,28 @@
 namespace rsl::expr {
 
 enum class Tok {
-  kNumber, kString, kIdent, kTrue, kFalse, kNull,
-  kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kNot,
-  kLParen, kRParen, kLBracket, kRBracket, kComma, kDot, kEnd,
+  kNumber,
+  kString,
+  kIdent,
+  kTrue,
+  kFalse,
+  kNull,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kAnd,
+  kOr,
+  kNot,
+  kLParen,
+  kRParen,
+  kLBracket,
+  kRBracket,
+  kComma,
+  kDot,
+  kEnd,
 };
 
 struct Token {

@@ -27,15 +27,15 @@ struct Prim {
   Kind kind;
 };
 constexpr Prim kPrimitives[] = {
-    {"null", Kind::kNull}, {"boolean", Kind::kBoolean}, {"int", Kind::kInt},
-    {"long", Kind::kLong}, {"float", Kind::kFloat},     {"double", Kind::kDouble},
+    {"null", Kind::kNull},   {"boolean", Kind::kBoolean}, {"int", Kind::kInt},
+    {"long", Kind::kLong},   {"float", Kind::kFloat},     {"double", Kind::kDouble},
     {"bytes", Kind::kBytes}, {"string", Kind::kString},
 };
 
 const std::vector<std::string>& TypeWords() {
-  static const std::vector<std::string> words = {
-      "null", "boolean", "int",  "long", "float", "double", "bytes",
-      "string", "record", "enum", "array", "map",  "fixed"};
+  static const std::vector<std::string> words = {"null",   "boolean", "int",    "long",   "float",
+                                                 "double", "bytes",   "string", "record", "enum",
+                                                 "array",  "map",     "fixed"};
   return words;
 }
 
@@ -232,13 +232,14 @@ class AvroParser {
       return Fail(where, "a field must be an object, got " + Shown(j),
                   "{\"name\": \"x\", \"type\": \"long\"}", "");
     }
-    static const std::vector<std::string> kKeys = {"name", "type", "doc", "default", "aliases",
-                                                   "order", "constraints", "logicalType"};
+    static const std::vector<std::string> kKeys = {
+        "name", "type", "doc", "default", "aliases", "order", "constraints", "logicalType"};
     Field f;
     auto n = j.find("name");
     if (n == j.end() || !n->is_string() || !IsAvroName(n->get<std::string>())) {
-      return Fail(where, "field needs a valid \"name\" (got " +
-                             (n == j.end() ? std::string("none") : Shown(*n)) + ")",
+      return Fail(where,
+                  "field needs a valid \"name\" (got " +
+                      (n == j.end() ? std::string("none") : Shown(*n)) + ")",
                   "letters, digits and '_', not starting with a digit", "");
     }
     f.name = n->get<std::string>();
@@ -314,9 +315,10 @@ class AvroParser {
       }
     }
     if (c.min && c.max && *c.min > *c.max) {
-      return Fail(where, "constraints.min " + json(*c.min).dump() + " is greater than max " +
-                             json(*c.max).dump(),
-                  "swap them", f.name);
+      return Fail(
+          where,
+          "constraints.min " + json(*c.min).dump() + " is greater than max " + json(*c.max).dump(),
+          "swap them", f.name);
     }
     return c;
   }
@@ -425,9 +427,9 @@ Result<Schema> ParseAvroSchema(const std::string& text) {
   }
   if (!t.ok()) return t.error();
   if ((*t)->kind != Kind::kRecord) {
-    return parser.Fail("", "a data schema must be a record, got " + (*t)->ToString(),
-                       "wrap the fields in {\"type\": \"record\", \"name\": ..., \"fields\": [...]}",
-                       "");
+    return parser.Fail(
+        "", "a data schema must be a record, got " + (*t)->ToString(),
+        "wrap the fields in {\"type\": \"record\", \"name\": ..., \"fields\": [...]}", "");
   }
   Schema s;
   s.root = *t;

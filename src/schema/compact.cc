@@ -70,9 +70,9 @@ Result<TypePtr> ParseCompactType(const std::string& raw) {
     std::string digits(Trim(text.substr(bracket + 1, text.size() - bracket - 2)));
     if (digits.empty() || digits.size() > 10 ||
         !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return Invalid("type " + Quote(text) + ": array size " + Quote(digits) +
-                         " is not a positive integer",
-                     "write T[N] with N >= 1, e.g. float32[128]", 0);
+      return Invalid(
+          "type " + Quote(text) + ": array size " + Quote(digits) + " is not a positive integer",
+          "write T[N] with N >= 1, e.g. float32[128]", 0);
     }
     size = std::stoll(digits);
     if (size < 1 || size > kMaxArraySize) {
@@ -88,9 +88,9 @@ Result<TypePtr> ParseCompactType(const std::string& raw) {
   if (!prim) {
     std::string close = ClosestMatch(base, CompactTypeNames());
     return Invalid("unknown type " + Quote(base),
-                   close.empty() ? "types: " + Join(CompactTypeNames(), ", ") +
-                                       ", optionally with [N]"
-                                 : "did you mean '" + close + "'?",
+                   close.empty()
+                       ? "types: " + Join(CompactTypeNames(), ", ") + ", optionally with [N]"
+                       : "did you mean '" + close + "'?",
                    0);
   }
   auto elem = std::make_shared<Type>();
@@ -116,8 +116,8 @@ Result<Schema> ParseCompactSchema(const std::string& text) {
     std::string item = text.substr(start, comma - start);
     int column = static_cast<int>(start) + 1;
     // Point at the first non-blank character of the item.
-    while (column - 1 < static_cast<int>(text.size()) && (text[column - 1] == ' ' ||
-                                                          text[column - 1] == '\n')) {
+    while (column - 1 < static_cast<int>(text.size()) &&
+           (text[column - 1] == ' ' || text[column - 1] == '\n')) {
       ++column;
     }
     std::string trimmed(Trim(item));

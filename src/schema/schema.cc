@@ -14,20 +14,34 @@ using nlohmann::ordered_json;
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kNull: return "null";
-    case Kind::kBoolean: return "boolean";
-    case Kind::kInt: return "int";
-    case Kind::kLong: return "long";
-    case Kind::kFloat: return "float";
-    case Kind::kDouble: return "double";
-    case Kind::kBytes: return "bytes";
-    case Kind::kString: return "string";
-    case Kind::kRecord: return "record";
-    case Kind::kEnum: return "enum";
-    case Kind::kArray: return "array";
-    case Kind::kMap: return "map";
-    case Kind::kUnion: return "union";
-    case Kind::kFixed: return "fixed";
+    case Kind::kNull:
+      return "null";
+    case Kind::kBoolean:
+      return "boolean";
+    case Kind::kInt:
+      return "int";
+    case Kind::kLong:
+      return "long";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kDouble:
+      return "double";
+    case Kind::kBytes:
+      return "bytes";
+    case Kind::kString:
+      return "string";
+    case Kind::kRecord:
+      return "record";
+    case Kind::kEnum:
+      return "enum";
+    case Kind::kArray:
+      return "array";
+    case Kind::kMap:
+      return "map";
+    case Kind::kUnion:
+      return "union";
+    case Kind::kFixed:
+      return "fixed";
   }
   return "?";
 }
@@ -106,14 +120,17 @@ std::string Type::ToJson() const {
 std::string Type::ToString() const {
   switch (kind) {
     case Kind::kRecord:
-    case Kind::kEnum: return name;
-    case Kind::kFixed: return "fixed(" + std::to_string(size) + ")";
+    case Kind::kEnum:
+      return name;
+    case Kind::kFixed:
+      return "fixed(" + std::to_string(size) + ")";
     case Kind::kArray: {
       std::string s = "array<" + items->ToString() + ">";
       if (size > 0) s += "[" + std::to_string(size) + "]";
       return s;
     }
-    case Kind::kMap: return "map<" + items->ToString() + ">";
+    case Kind::kMap:
+      return "map<" + items->ToString() + ">";
     case Kind::kUnion: {
       std::vector<std::string> parts;
       for (const auto& b : branches) parts.push_back(b->ToString());
@@ -179,15 +196,15 @@ Result<Schema> ExtendSchema(const Schema& input, const std::vector<FeatureDecl>&
     const auto& feature = features[i];
     std::string where = "features[" + std::to_string(i) + "]";
     if (!IsAvroName(feature.name)) {
-      return Error(codes::kSpecInvalid, where + ": feature name " + Quote(feature.name) +
-                                            " is not a valid name")
+      return Error(codes::kSpecInvalid,
+                   where + ": feature name " + Quote(feature.name) + " is not a valid name")
           .Path(where + ".name")
           .Value(feature.name)
           .Hint("letters, digits and '_', not starting with a digit");
     }
     if (!names.insert(feature.name).second) {
-      return Error(codes::kSpecInvalid,
-                   where + ": feature " + Quote(feature.name) + " already exists in the input schema")
+      return Error(codes::kSpecInvalid, where + ": feature " + Quote(feature.name) +
+                                            " already exists in the input schema")
           .Path(where + ".name")
           .Value(feature.name)
           .Hint("rename the feature");

@@ -17,8 +17,20 @@
 namespace rsl::schema {
 
 enum class Kind {
-  kNull, kBoolean, kInt, kLong, kFloat, kDouble, kBytes, kString,
-  kRecord, kEnum, kArray, kMap, kUnion, kFixed,
+  kNull,
+  kBoolean,
+  kInt,
+  kLong,
+  kFloat,
+  kDouble,
+  kBytes,
+  kString,
+  kRecord,
+  kEnum,
+  kArray,
+  kMap,
+  kUnion,
+  kFixed,
 };
 
 //! "int", "record", ... as Avro names them.
@@ -37,13 +49,13 @@ struct Constraints {
 //! An Avro type. Shared (immutable after parse) so records can be referenced by name.
 struct Type {
   Kind kind = Kind::kNull;
-  std::string name;          //!< records, enums, fixed: the (full) name
-  std::string logical_type;  //!< e.g. timestamp-micros, timestamp-millis, date, decimal
-  std::vector<Field> fields;                   //!< kRecord
-  std::vector<std::string> symbols;            //!< kEnum
-  std::shared_ptr<const Type> items;           //!< kArray (element), kMap (value)
+  std::string name;                   //!< records, enums, fixed: the (full) name
+  std::string logical_type;           //!< e.g. timestamp-micros, timestamp-millis, date, decimal
+  std::vector<Field> fields;          //!< kRecord
+  std::vector<std::string> symbols;   //!< kEnum
+  std::shared_ptr<const Type> items;  //!< kArray (element), kMap (value)
   std::vector<std::shared_ptr<const Type>> branches;  //!< kUnion
-  int64_t size = 0;          //!< kFixed: bytes; kArray from the compact form T[N]: N (0 = any)
+  int64_t size = 0;  //!< kFixed: bytes; kArray from the compact form T[N]: N (0 = any)
 
   //! Renders as Avro JSON (canonical-ish: names, types, logicalType, symbols...).
   std::string ToJson() const;

@@ -16,8 +16,9 @@ TEST(SchemaTest, CompactForm) {
   EXPECT_EQ(f[1].type->kind, Kind::kInt);
   EXPECT_EQ(f[2].type->ToString(), "long(timestamp-micros)");
   EXPECT_EQ(f[3].type->kind, Kind::kBoolean);
-  EXPECT_EQ(s->record().ToJson(),
-            R"({"type":"record","name":"record","fields":[{"name":"feature_vector","type":{"type":"array","items":"float","size":1024}},{"name":"label","type":"int"},{"name":"ts","type":{"type":"long","logicalType":"timestamp-micros"}},{"name":"ok","type":"boolean"},{"name":"b","type":"bytes"}]})");
+  EXPECT_EQ(
+      s->record().ToJson(),
+      R"({"type":"record","name":"record","fields":[{"name":"feature_vector","type":{"type":"array","items":"float","size":1024}},{"name":"label","type":"int"},{"name":"ts","type":{"type":"long","logicalType":"timestamp-micros"}},{"name":"ok","type":"boolean"},{"name":"b","type":"bytes"}]})");
 }
 
 TEST(SchemaTest, CompactErrorsHaveColumns) {
@@ -121,10 +122,12 @@ TEST(SchemaTest, AvroErrors) {
     auto s = ParseSchema(c.json);
     ASSERT_FALSE(s.ok()) << c.json;
     EXPECT_EQ(s.error().code, "SPEC_INVALID");
-    EXPECT_NE(s.error().message.find(c.part), std::string::npos)
-        << c.json << "\n" << s.error().message;
+    EXPECT_NE(s.error().message.find(c.part), std::string::npos) << c.json << "\n"
+                                                                 << s.error().message;
   }
-  auto located = ParseSchema("{\"type\": \"record\", \"name\": \"r\",\n \"fields\": [{\"name\": \"a\", \"type\": \"lonq\"}]}");
+  auto located = ParseSchema(
+      "{\"type\": \"record\", \"name\": \"r\",\n \"fields\": [{\"name\": \"a\", \"type\": "
+      "\"lonq\"}]}");
   ASSERT_FALSE(located.ok());
   EXPECT_EQ(located.error().pos.line, 2);
   EXPECT_EQ(located.error().pos.column, 35);

@@ -134,10 +134,8 @@ std::string CanonicalJson(const Workload& w) {
   for (const auto& s : w.pipeline.steps) steps.push_back(StepJson(s));
   spec["pipeline"] = {{"atomic", w.pipeline.atomic}, {"steps", steps}};
   if (w.timeout_ms) spec["timeout"] = FormatDuration(*w.timeout_ms);
-  json root = {{"apiVersion", w.api_version},
-               {"kind", w.kind},
-               {"metadata", metadata},
-               {"spec", spec}};
+  json root = {
+      {"apiVersion", w.api_version}, {"kind", w.kind}, {"metadata", metadata}, {"spec", spec}};
   return root.dump();
 }
 

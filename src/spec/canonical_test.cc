@@ -70,14 +70,10 @@ TEST(CanonicalTest, DifferentMeaningDifferentDigest) {
   const std::string base = kShort;
   const std::string digest = SpecDigest(Parse(base));
   const std::pair<const char*, const char*> changes[] = {
-      {"cpu: 2.5", "cpu: 2.6"},
-      {"memory: 1Gi", "memory: 1G"},
-      {"timeout: 90m", "timeout: 91m"},
-      {"command: [run]", "command: [run, x]"},
-      {"'SUCCEEDED'", "'FAILED'"},
-      {"uniqueness: 99", "uniqueness: 98"},
-      {"float32[4]", "float32[5]"},
-      {"name: w,", "name: w2,"},
+      {"cpu: 2.5", "cpu: 2.6"},         {"memory: 1Gi", "memory: 1G"},
+      {"timeout: 90m", "timeout: 91m"}, {"command: [run]", "command: [run, x]"},
+      {"'SUCCEEDED'", "'FAILED'"},      {"uniqueness: 99", "uniqueness: 98"},
+      {"float32[4]", "float32[5]"},     {"name: w,", "name: w2,"},
   };
   for (const auto& [from, to] : changes) {
     std::string text = base;

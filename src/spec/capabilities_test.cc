@@ -38,7 +38,8 @@ TEST(CapabilitiesTest, ExtendedByFile) {
   EXPECT_EQ(c->Score("tensor_core", "MyGPU"), 90);
   EXPECT_EQ(c->Score("tensor_core", "A100"), 100);  // built-in kept
   EXPECT_EQ(c->Score("fast_interconnect", "H100"), 100);
-  auto bad = CapabilityCatalog::Parse("capabilities:\n  - name: x\n    scores: {A: 300}\n", "c.yaml");
+  auto bad =
+      CapabilityCatalog::Parse("capabilities:\n  - name: x\n    scores: {A: 300}\n", "c.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().ToString(),
             "c.yaml:3:17: SPEC_INVALID: score for \"A\" must be 0..100 (0 means the model lacks "

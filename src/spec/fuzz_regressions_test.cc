@@ -50,8 +50,9 @@ TEST(FuzzRegressionsTest, InvalidUtf8IsAParseError) {
   EXPECT_EQ(r.errors[0].ToString(),
             "u.yaml:2:7: SPEC_PARSE_ERROR: invalid UTF-8 byte 0xff in the file (save the file as "
             "UTF-8)");
-  EXPECT_TRUE(ParseWorkload("# caf\xc3\xa9 \xe2\x82\xac\n", "ok.yaml").errors[0].message.find(
-                  "UTF-8") == std::string::npos);
+  EXPECT_TRUE(
+      ParseWorkload("# caf\xc3\xa9 \xe2\x82\xac\n", "ok.yaml").errors[0].message.find("UTF-8") ==
+      std::string::npos);
 }
 
 TEST(FuzzRegressionsTest, SchemaAndWhenInputs) {

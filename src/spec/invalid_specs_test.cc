@@ -33,8 +33,8 @@ std::vector<fs::path> CaseFiles() {
 }
 
 std::string Actual(const Error& e) {
-  return e.code + " " + (e.path.empty() ? "-" : e.path) + " " + std::to_string(e.pos.line) +
-         ":" + std::to_string(e.pos.column);
+  return e.code + " " + (e.path.empty() ? "-" : e.path) + " " + std::to_string(e.pos.line) + ":" +
+         std::to_string(e.pos.column);
 }
 
 TEST(InvalidSpecsTest, EveryCaseFailsWithTheExpectedError) {
@@ -66,8 +66,8 @@ TEST(InvalidSpecsTest, EveryCaseFailsWithTheExpectedError) {
     EXPECT_EQ(e.pos.file, path.filename().string());
   }
   // The table covers all three codes the spec library reports.
-  EXPECT_EQ(codes_seen, (std::set<std::string>{"SPEC_PARSE_ERROR", "SPEC_INVALID",
-                                               "EXPRESSION_INVALID"}));
+  EXPECT_EQ(codes_seen,
+            (std::set<std::string>{"SPEC_PARSE_ERROR", "SPEC_INVALID", "EXPRESSION_INVALID"}));
 }
 
 TEST(InvalidSpecsTest, ErrorsAreSortedAndAllReported) {

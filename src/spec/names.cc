@@ -125,7 +125,8 @@ std::string CheckImageRef(const std::string& ref) {
   if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
     std::string tag = rest.substr(colon + 1);
     if (tag.empty() || tag.size() > kMaxTagLength) return "has an empty or too long tag";
-    if (!(Alnum(tag.front()) || tag.front() == '_')) return "tag must start with a letter, digit or '_'";
+    if (!(Alnum(tag.front()) || tag.front() == '_'))
+      return "tag must start with a letter, digit or '_'";
     for (char c : tag) {
       if (!(Alnum(c) || c == '_' || c == '.' || c == '-')) {
         return "tag " + Quote(tag) + " may contain only letters, digits, '_', '.' and '-'";
@@ -136,8 +137,8 @@ std::string CheckImageRef(const std::string& ref) {
   std::vector<std::string> parts = Split(rest, '/');
   size_t first = 0;
   // The first part is a registry host when it has a '.' or ':' or is "localhost".
-  if (parts.size() > 1 && (parts[0].find_first_of(".:") != std::string::npos ||
-                           parts[0] == "localhost")) {
+  if (parts.size() > 1 &&
+      (parts[0].find_first_of(".:") != std::string::npos || parts[0] == "localhost")) {
     if (!Hostname(parts[0])) return "registry " + Quote(parts[0]) + " is not a host[:port]";
     first = 1;
   }

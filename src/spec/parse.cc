@@ -48,9 +48,8 @@ const std::vector<std::string> kSignatureKeys = {"inputs", "outputs"};
 const std::vector<std::string> kTensorKeys = {"name", "shape", "dtype", "constraints"};
 const std::vector<std::string> kPipelineKeys = {"atomic", "steps", "timeout"};
 const std::vector<std::string> kStepKeys = {
-    "name",      "image",       "command", "args",          "env",     "dependsOn",
-    "when",      "resources",   "retryPolicy", "envFrom",   "keepOnFailure", "timeout",
-    "outputs",   "serving"};
+    "name",      "image",       "command", "args",          "env",     "dependsOn", "when",
+    "resources", "retryPolicy", "envFrom", "keepOnFailure", "timeout", "outputs",   "serving"};
 const std::vector<std::string> kRetryKeys = {"maxRetries", "backoff", "backoffFactor",
                                              "maxBackoff"};
 const std::vector<std::string> kEnvFromKeys = {"configMapRef", "secretRef"};
@@ -90,8 +89,7 @@ class Builder {
     } else if (auto v = r_.String(root["kind"], "kind")) {
       w_->kind = *v;
       if (*v != kKind) {
-        r_.Fail(root["kind"], "kind", "unsupported kind " + Quote(*v),
-                std::string("use ") + kKind);
+        r_.Fail(root["kind"], "kind", "unsupported kind " + Quote(*v), std::string("use ") + kKind);
       }
     }
     if (!Reader::Has(root, "metadata")) {
@@ -158,8 +156,10 @@ class Builder {
     std::string out;
     for (char c : ToLower(name)) {
       bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-      if (ok) out.push_back(c);
-      else if (!out.empty() && out.back() != '-') out.push_back('-');
+      if (ok)
+        out.push_back(c);
+      else if (!out.empty() && out.back() != '-')
+        out.push_back('-');
     }
     while (!out.empty() && out.back() == '-') out.pop_back();
     if (out.size() > kMaxLabelLength) out.resize(kMaxLabelLength);
@@ -203,9 +203,12 @@ class Builder {
       const std::string p = path + ".cpu";
       if (auto text = r_.String(n["cpu"], p)) {
         auto v = ParseCpuMillis(*text);
-        if (!v.ok()) r_.Fail(n["cpu"], p, v.error().message, v.error().hint);
-        else if (*v <= 0) r_.Fail(n["cpu"], p, "cpu must be greater than zero", "e.g. \"500m\"");
-        else out->cpu_millis = *v;
+        if (!v.ok())
+          r_.Fail(n["cpu"], p, v.error().message, v.error().hint);
+        else if (*v <= 0)
+          r_.Fail(n["cpu"], p, "cpu must be greater than zero", "e.g. \"500m\"");
+        else
+          out->cpu_millis = *v;
       }
     }
     if (Reader::Has(n, "memory")) {
@@ -300,8 +303,8 @@ class Builder {
     if (!Reader::Has(n, "targetUtilization")) {
       r_.Missing(n, path + ".targetUtilization", "add targetUtilization: 70 (GPU percent)");
       ok = false;
-    } else if (auto v = r_.Int(n["targetUtilization"], path + ".targetUtilization", 1,
-                               kMaxPercent)) {
+    } else if (auto v =
+                   r_.Int(n["targetUtilization"], path + ".targetUtilization", 1, kMaxPercent)) {
       a.target_utilization = *v;
     } else {
       ok = false;
@@ -444,7 +447,8 @@ class Builder {
     if (Reader::Has(n, "schemaRef")) {
       if (auto v = r_.String(n["schemaRef"], path + ".schemaRef")) {
         if (*v != "input") {
-          r_.Fail(n["schemaRef"], path + ".schemaRef", "schemaRef " + Quote(*v) + " is not supported",
+          r_.Fail(n["schemaRef"], path + ".schemaRef",
+                  "schemaRef " + Quote(*v) + " is not supported",
                   "the only reference is schemaRef: input");
         } else {
           out.schema_ref = *v;
@@ -482,7 +486,8 @@ class Builder {
     if (!r_.Map(n, path, kModelKeys)) return;
     ModelSpec m;
     if (!Reader::Has(n, "framework")) {
-      r_.Missing(n, path + ".framework", "add framework: pytorch (or " + Join(kFrameworks, ", ") + ")");
+      r_.Missing(n, path + ".framework",
+                 "add framework: pytorch (or " + Join(kFrameworks, ", ") + ")");
     } else if (auto v = r_.String(n["framework"], path + ".framework")) {
       bool known = false;
       for (const auto& f : kFrameworks) known = known || f == *v;
@@ -542,9 +547,8 @@ class Builder {
     if (eq == std::string::npos) {
       size_t op = text.find_first_of("<>=~!");
       r_.Fail(node, p,
-              op == std::string::npos
-                  ? "dependency " + Quote(text) + " has no version"
-                  : "dependency " + Quote(text) + " is not pinned exactly",
+              op == std::string::npos ? "dependency " + Quote(text) + " has no version"
+                                      : "dependency " + Quote(text) + " is not pinned exactly",
               hint);
       return std::nullopt;
     }
@@ -678,8 +682,7 @@ class Builder {
       }
       if (Reader::Has(n, "timeout")) {
         if (Reader::Has(spec, "timeout")) {
-          r_.Fail(n["timeout"], path + ".timeout",
-                  "timeout is set both here and at spec.timeout",
+          r_.Fail(n["timeout"], path + ".timeout", "timeout is set both here and at spec.timeout",
                   "keep one of them");
         } else {
           w_->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
@@ -740,7 +743,8 @@ class Builder {
           std::string why = CheckEnvName(key);
           if (!why.empty()) {
             std::string fixed;
-            for (char c : key) fixed.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+            for (char c : key)
+              fixed.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
             r_.Fail(kv.first, path + ".env." + key, "variable name " + Quote(key) + " " + why,
                     "e.g. " + Quote(fixed));
           } else if (StartsWith(key, "RSL_")) {
@@ -758,7 +762,8 @@ class Builder {
     if (Reader::Has(n, "when")) {
       if (auto v = r_.String(n["when"], path + ".when")) step->when = *v;
     }
-    if (Reader::Has(n, "resources")) ResourcesOf(n["resources"], path + ".resources", &step->resources);
+    if (Reader::Has(n, "resources"))
+      ResourcesOf(n["resources"], path + ".resources", &step->resources);
     if (Reader::Has(n, "retryPolicy")) Retry(n["retryPolicy"], path + ".retryPolicy", &step->retry);
     if (Reader::Has(n, "envFrom")) EnvFromOf(n["envFrom"], path + ".envFrom", step);
     if (Reader::Has(n, "keepOnFailure")) {
@@ -767,7 +772,8 @@ class Builder {
     if (Reader::Has(n, "serving")) {
       if (auto v = r_.Bool(n["serving"], path + ".serving")) step->serving = *v;
     }
-    if (Reader::Has(n, "timeout")) step->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
+    if (Reader::Has(n, "timeout"))
+      step->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
     if (Reader::Has(n, "outputs")) Tensors(n["outputs"], path + ".outputs", &step->outputs);
   }
 
@@ -868,8 +874,9 @@ std::optional<Error> SeedAtomicMistake(const std::string& text, const std::strin
         e.pos.line = static_cast<int>(i) + 1;
         e.pos.column = static_cast<int>(indent) + 1;
         e.value = std::string(Trim(line));
-        e.hint = "put the list under `steps:` (pipeline: {atomic: true, steps: [...]}), or drop "
-                 "`atomic:` (a plain list is atomic)";
+        e.hint =
+            "put the list under `steps:` (pipeline: {atomic: true, steps: [...]}), or drop "
+            "`atomic:` (a plain list is atomic)";
         return e;
       }
       break;
@@ -884,7 +891,11 @@ size_t FirstInvalidUtf8(const std::string& s) {
   size_t i = 0;
   while (i < s.size()) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
     if (len == 0 || i + len > s.size()) return i;
     for (size_t k = 1; k < len; ++k) {
       if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
@@ -943,8 +954,8 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
     return result;
   }
   if (size_t bad = FirstInvalidUtf8(yaml); bad != std::string::npos) {
-    Error e(codes::kSpecParseError, "invalid UTF-8 byte 0x" +
-                                        HexEncode(std::string(1, yaml[bad])) + " in the file");
+    Error e(codes::kSpecParseError,
+            "invalid UTF-8 byte 0x" + HexEncode(std::string(1, yaml[bad])) + " in the file");
     e.pos.file = file;
     e.pos.line = 1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + bad, '\n'));
     size_t line_start = yaml.rfind('\n', bad == 0 ? 0 : bad - 1);
@@ -975,7 +986,8 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
     return result;
   }
   if (int second = SecondDocumentLine(yaml); second > 0) {
-    Error e(codes::kSpecParseError, "the file holds more than one YAML document; one workload per file");
+    Error e(codes::kSpecParseError,
+            "the file holds more than one YAML document; one workload per file");
     e.pos.file = file;
     e.pos.line = second;
     e.pos.column = 1;

@@ -75,7 +75,8 @@ TEST(ParseTest, MinimalExampleFields) {
   SourcePos pos = w.PosOf("spec.pipeline.steps[2].when");
   EXPECT_EQ(pos.ToString(), kRepo + "/examples/aiworkload-minimal.yaml:35:13");
   // Unknown paths fall back to the nearest known ancestor.
-  EXPECT_EQ(w.PosOf("spec.pipeline.steps[2].nothing.here").line, w.PosOf("spec.pipeline.steps[2]").line);
+  EXPECT_EQ(w.PosOf("spec.pipeline.steps[2].nothing.here").line,
+            w.PosOf("spec.pipeline.steps[2]").line);
 }
 
 TEST(ParseTest, FraudExampleFields) {
@@ -189,8 +190,9 @@ spec:
 
 TEST(ParseTest, HostileInputsGiveErrorsNotCrashes) {
   // Alias expansion: a list aliased many times is bounded by the visit limit or is cheap.
-  std::string bomb = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: b}\n"
-                     "x: &a [1, 2, 3]\nspec:\n  pipeline:\n";
+  std::string bomb =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: b}\n"
+      "x: &a [1, 2, 3]\nspec:\n  pipeline:\n";
   for (int i = 0; i < 200; ++i) bomb += "    - {name: s" + std::to_string(i) + ", command: *a}\n";
   ParseResult r = ParseWorkload(bomb, "bomb.yaml");
   EXPECT_FALSE(r.ok());

@@ -25,9 +25,19 @@ struct Suffix {
 };
 // Longest first so "Mi" wins over "M".
 constexpr Suffix kByteSuffixes[] = {
-    {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-    {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0},
-    {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18},
+    {"Ki", 1024.0},
+    {"Mi", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"Pi", 1125899906842624.0},
+    {"Ei", 1152921504606846976.0},
+    {"k", 1e3},
+    {"K", 1e3},
+    {"M", 1e6},
+    {"G", 1e9},
+    {"T", 1e12},
+    {"P", 1e15},
+    {"E", 1e18},
 };
 
 // A plain decimal number (digits, optional fraction, optional exponent); no sign, no hex,
@@ -36,17 +46,26 @@ bool ParseDecimal(std::string_view s, double* out) {
   if (s.empty()) return false;
   size_t i = 0;
   bool digits = false;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; digits = true; }
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+    ++i;
+    digits = true;
+  }
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; digits = true; }
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      digits = true;
+    }
   }
   if (!digits) return false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
     bool exp_digits = false;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; exp_digits = true; }
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      exp_digits = true;
+    }
     if (!exp_digits) return false;
   }
   if (i != s.size()) return false;
@@ -119,7 +138,8 @@ Result<int64_t> ParseDurationMs(const std::string& raw) {
   bool any = false;
   while (i < text.size()) {
     size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
       ++i;
     }
     double value = 0;
@@ -130,11 +150,16 @@ Result<int64_t> ParseDurationMs(const std::string& raw) {
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string unit = text.substr(unit_start, i - unit_start);
     double factor;
-    if (unit == "ms") factor = 1;
-    else if (unit == "s") factor = kMsPerSecond;
-    else if (unit == "m") factor = kMsPerMinute;
-    else if (unit == "h") factor = kMsPerHour;
-    else if (unit == "d") factor = kMsPerDay;
+    if (unit == "ms")
+      factor = 1;
+    else if (unit == "s")
+      factor = kMsPerSecond;
+    else if (unit == "m")
+      factor = kMsPerMinute;
+    else if (unit == "h")
+      factor = kMsPerHour;
+    else if (unit == "d")
+      factor = kMsPerDay;
     else if (unit.empty()) {
       return Bad("duration", raw, "add a unit: \"" + text + "s\" for seconds, ms m h d also work");
     } else {

@@ -11,7 +11,8 @@ TEST(QuantityTest, CpuMillis) {
   EXPECT_EQ(*ParseCpuMillis("2.5"), 2500);
   EXPECT_EQ(*ParseCpuMillis(" 16 "), 16000);
   EXPECT_EQ(*ParseCpuMillis("0.001"), 1);
-  for (const char* bad : {"", "m", "8 cores", "-1", "1.5m", "0.0005", "8Gi", "nan", "inf", "0x10"}) {
+  for (const char* bad :
+       {"", "m", "8 cores", "-1", "1.5m", "0.0005", "8Gi", "nan", "inf", "0x10"}) {
     auto r = ParseCpuMillis(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {

@@ -29,9 +29,10 @@ SourcePos Reader::Pos(const YAML::Node& node) const { return Pos(node.Mark()); }
 
 void Reader::Record(const std::string& path, const YAML::Node& node) {
   if (++visits_ == kMaxVisits + 1) {
-    FailAt(Pos(node), path, "the spec expands to more than " + std::to_string(kMaxVisits) +
-                                " values (YAML aliases?)",
-           "write the workload without alias expansion");
+    FailAt(
+        Pos(node), path,
+        "the spec expands to more than " + std::to_string(kMaxVisits) + " values (YAML aliases?)",
+        "write the workload without alias expansion");
   }
   if (exhausted()) return;
   (*positions_)[path] = Pos(node);
@@ -104,7 +105,9 @@ void Reader::Missing(const YAML::Node& map, const std::string& path, const std::
   // saying the real one is missing as well would only repeat it.
   if (map.IsMap()) {
     for (const auto& kv : map) {
-      if (kv.first.IsScalar() && DidYouMean(kv.first.Scalar(), {field}) == field && kv.first.Scalar() != field) return;
+      if (kv.first.IsScalar() && DidYouMean(kv.first.Scalar(), {field}) == field &&
+          kv.first.Scalar() != field)
+        return;
     }
   }
   FailAt(Pos(map), path, "missing required field " + Quote(field), hint);
@@ -174,8 +177,10 @@ std::optional<std::vector<std::string>> Reader::StringList(const YAML::Node& nod
   bool ok = true;
   for (size_t i = 0; i < node.size() && !exhausted(); ++i) {
     auto s = String(node[i], path + "[" + std::to_string(i) + "]");
-    if (s) out.push_back(*s);
-    else ok = false;
+    if (s)
+      out.push_back(*s);
+    else
+      ok = false;
   }
   if (!ok) return std::nullopt;
   return out;
@@ -193,8 +198,10 @@ std::optional<std::map<std::string, std::string>> Reader::StringMap(const YAML::
   for (const auto& kv : node) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
     auto v = String(kv.second, path + "." + key);
-    if (v) out[key] = *v;
-    else ok = false;
+    if (v)
+      out[key] = *v;
+    else
+      ok = false;
   }
   if (!ok) return std::nullopt;
   return out;

@@ -5,8 +5,8 @@
 
 #include "base/codes.h"
 #include "base/strings.h"
-#include "spec/names.h"
 #include "expr/expr.h"
+#include "spec/names.h"
 #include "spec/source_map.h"
 
 namespace rsl::spec {
@@ -35,9 +35,7 @@ class Validator {
     return r_->errors.back();
   }
 
-  static std::string StepPath(size_t i) {
-    return "spec.pipeline.steps[" + std::to_string(i) + "]";
-  }
+  static std::string StepPath(size_t i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
 
   void Steps() {
     auto& steps = w_.pipeline.steps;
@@ -63,7 +61,8 @@ class Validator {
         }
         if (dep == steps[i].name) {
           Fail(path, "step " + Quote(dep) + " depends on itself",
-               "remove it from its own dependsOn").value = dep;
+               "remove it from its own dependsOn")
+              .value = dep;
           has_cycle_ = true;
           continue;
         }
@@ -200,8 +199,9 @@ class Validator {
     }
     // With a broken dependsOn the ancestry is unknown; that error was reported already.
     if (!broken_.count(step) && !IsAncestor(it->second, step)) {
-      fail("step " + Quote(name) + " is not an ancestor of " + Quote(self),
-           "add " + Quote(name) + " to " + self + "'s dependsOn (directly or through another step)");
+      fail(
+          "step " + Quote(name) + " is not an ancestor of " + Quote(self),
+          "add " + Quote(name) + " to " + self + "'s dependsOn (directly or through another step)");
     }
   }
 
@@ -215,8 +215,7 @@ class Validator {
       if (s.serving) continue;
       std::string path = s.resources.autoscaling ? StepPath(i) + ".resources.autoscaling"
                                                  : "spec.resources.autoscaling";
-      Error e(codes::kSpecInvalid,
-              "autoscaling is ignored for batch step " + Quote(s.name));
+      Error e(codes::kSpecInvalid, "autoscaling is ignored for batch step " + Quote(s.name));
       e.path = path;
       e.pos = w_.PosOf(path);
       e.hint = "set serving: true on long-running service steps";
@@ -304,8 +303,6 @@ std::string DefaultUniqueKey(const schema::Schema& schema) {
   return "";
 }
 
-void Validate(const std::string& text, ParseResult* result) {
-  Validator(text, result).Run();
-}
+void Validate(const std::string& text, ParseResult* result) { Validator(text, result).Run(); }
 
 }  // namespace rsl::spec

@@ -41,8 +41,8 @@ struct Resources {
 };
 
 struct Quality {
-  std::optional<double> completeness;  //!< percent 0..100
-  std::optional<double> uniqueness;    //!< percent 0..100
+  std::optional<double> completeness;     //!< percent 0..100
+  std::optional<double> uniqueness;       //!< percent 0..100
   std::optional<std::string> unique_key;  //!< explicit, or resolved by the default rule
   std::optional<int64_t> freshness_ms;
 };
@@ -70,8 +70,8 @@ struct DataSpec {
 //! A tensor in a model signature or a step's declared outputs.
 struct TensorSpec {
   std::string name;
-  std::string dtype;            //!< one of SPEC.md's dtypes
-  std::vector<int64_t> shape;   //!< -1 = any size (first dimension only)
+  std::string dtype;                               //!< one of SPEC.md's dtypes
+  std::vector<int64_t> shape;                      //!< -1 = any size (first dimension only)
   std::optional<std::pair<double, double>> range;  //!< constraints.range [lo, hi]
 };
 
@@ -94,7 +94,7 @@ struct ModelSpec {
 struct RetryPolicy {
   int64_t max_retries = 0;
   int64_t backoff_ms = 0;
-  double backoff_factor = 1.0;          //!< delay(n) = backoff * factor^(n-1)
+  double backoff_factor = 1.0;  //!< delay(n) = backoff * factor^(n-1)
   std::optional<int64_t> max_backoff_ms;
 };
 
@@ -106,19 +106,19 @@ struct EnvFrom {
 
 struct Step {
   std::string name;
-  std::string image;                      //!< "" = the backend's default environment
-  std::vector<std::string> command;       //!< empty = the image's entrypoint
+  std::string image;                 //!< "" = the backend's default environment
+  std::vector<std::string> command;  //!< empty = the image's entrypoint
   std::vector<std::string> args;
-  std::map<std::string, std::string> env; //!< plain environment variables
+  std::map<std::string, std::string> env;  //!< plain environment variables
   std::vector<std::string> depends_on;
-  std::string when;                       //!< expression text; "" = always
-  Resources resources;                    //!< as written on the step (overrides)
-  Resources effective;                    //!< spec.resources merged with the step's overrides
+  std::string when;     //!< expression text; "" = always
+  Resources resources;  //!< as written on the step (overrides)
+  Resources effective;  //!< spec.resources merged with the step's overrides
   RetryPolicy retry;
   std::vector<EnvFrom> env_from;
   bool keep_on_failure = false;
   std::optional<int64_t> timeout_ms;
-  std::vector<TensorSpec> outputs;        //!< tensors the step declares it writes
+  std::vector<TensorSpec> outputs;  //!< tensors the step declares it writes
   //! A long-running service (RSL extension `serving: true`; also implied for the only step of
   //! a pipeline that requests autoscaling). Autoscaling applies only to serving steps.
   bool serving = false;

@@ -31,9 +31,10 @@ CmdResult Seedctl(const std::string& args) {
 }
 
 TEST(SeedctlValidateTest, ExamplesAreValid) {
-  CmdResult r = Seedctl("validate -f " + kRepo + "/examples/aiworkload-minimal.yaml -f " + kRepo +
-                  "/examples/fraud-detect-workload.yaml -f " + kRepo +
-                  "/examples/log-features.yaml -f " + kRepo + "/examples/recommend-serving.yaml");
+  CmdResult r =
+      Seedctl("validate -f " + kRepo + "/examples/aiworkload-minimal.yaml -f " + kRepo +
+              "/examples/fraud-detect-workload.yaml -f " + kRepo +
+              "/examples/log-features.yaml -f " + kRepo + "/examples/recommend-serving.yaml");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out,
             "OK fraud-detection-finetune (3 steps)\nOK fraud-detect-daily (4 steps)\n"
@@ -50,9 +51,11 @@ TEST(SeedctlValidateTest, ErrorsThenCodeOnTheLastLine) {
 }
 
 TEST(SeedctlValidateTest, JsonOutputAndVersion) {
-  CmdResult r = Seedctl("validate -o json -f " + kRepo + "/tests/specs/invalid/033-gpu-unknown-capability.yaml");
+  CmdResult r = Seedctl("validate -o json -f " + kRepo +
+                        "/tests/specs/invalid/033-gpu-unknown-capability.yaml");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("\"path\": \"spec.resources.gpu.capability[1]\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"path\": \"spec.resources.gpu.capability[1]\""), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\"hint\": \"did you mean 'fp16_support'?\""), std::string::npos);
   CmdResult v = Seedctl("version");
   EXPECT_EQ(v.exit_code, 0);

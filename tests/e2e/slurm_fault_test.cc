@@ -1,6 +1,7 @@
 // The seed's first fault (seed 000 §4.4): node loss during train, on the Slurm backend.
-// Labels `fault` and `slurm`; it runs against the Slurm cluster of tests/slurm (three slurmd
-// on this host, CTest fixture `slurm_cluster`, scripts/slurm-cluster.sh).
+// Label `fault-slurm` (selected by both `ctest -L fault` and `ctest -L slurm`); it runs
+// against the Slurm cluster of tests/slurm (three slurmd on this host, CTest fixture
+// `slurm_cluster`, scripts/slurm-cluster.sh).
 //
 // rsl-controller --backend slurm runs a small variant of the fraud workload (train asks for
 // a GPU with fp16_support, which n1 and n2 both have, and trains slowly enough to be killed
@@ -114,6 +115,9 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
   CmdResult gen = RunCmd({kPython, ExampleDir() + "/gen_transactions.py", "--out", hdfs_, "--rows",
                        "50000", "--files", "2"});
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  // train must outlive Slurm's detection of the lost node (~26 s with SlurmdTimeout=10): a
+  // job whose slurmstepd finishes first is reported COMPLETED by slurmstepd itself, and the
+  // node loss would never matter. 8 epochs with 6 s pauses: about 50 s.
   std::string yaml = ReadText(ExampleDir() + "/fraud-detect-workload.yaml");
   // file:// URIs: the fault under test does not depend on the datasource mapping.
   yaml = ReplaceOnce(yaml, "hdfs://ns1/", "file://" + hdfs_ + "/");
@@ -121,7 +125,7 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
   yaml = ReplaceOnce(yaml, "capability: [\"tensor_core\", \"fp16_support\"]",
                      "capability: [\"fp16_support\"]");
   yaml = ReplaceOnce(yaml, "command: [\"python\", \"train.py\"]",
-                     "command: [\"python\", \"train.py\", \"--epoch-delay-ms\", \"3000\"]");
+                     "command: [\"python\", \"train.py\", \"--epoch-delay-ms\", \"6000\"]");
   // Slurm nodes here have 2-4 CPUs and 4-8 GB.
   yaml = ReplaceOnce(yaml, "    memory: \"8Gi\"\n", "    memory: \"1Gi\"\n");
   yaml = ReplaceOnce(yaml, "          memory: \"8Gi\"\n", "          memory: \"1Gi\"\n");

@@ -62,7 +62,8 @@ std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
   return r->run.run_dir + "/outputs";
 }
 
-Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes) {
+Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes,
+                                 bool sync) {
   const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
   std::string staging = StagingDir(r->run.run_dir, name, r->records[size_t(i)].attempts);
   bool fallback = false;
@@ -90,7 +91,7 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
       return OsError(codes::kIoError, "cannot publish", target, errno)
           .Hint("staging and data.output must be on one file system for an atomic rename");
     }
-    RSL_RETURN_IF_ERROR(SyncDir(root));
+    if (sync) RSL_RETURN_IF_ERROR(SyncDir(root));
     RSL_RETURN_IF_ERROR(RemoveAll(trash));
   } else if (!PathExists(target)) {
     RSL_RETURN_IF_ERROR(MakeDirs(target));  // the step wrote nothing; staging was never kept
@@ -140,7 +141,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         if (r->records[i].phase != store::kSucceeded) continue;
         std::string published;
         int64_t bytes = 0;
-        s = PublishStep(r, static_cast<int>(i), &published, &bytes);
+        s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local);
         if (!s.ok()) break;
         const std::string& name = r->workload.pipeline.steps[i].name;
         r->records[i].output_dir = published;
@@ -150,6 +151,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
         CrashPoint("mid-publish");
       }
+      if (s.ok() && local) s = SyncDir(root);  // every rename durable before the manifest
       if (s.ok() && local) {
         nlohmann::json manifest = {{"run_id", r->run.id}, {"workload_id", r->version.id},
                                    {"committed_at", NowMs()}, {"outputs", files}};

@@ -100,8 +100,9 @@ class Decoder {
           int16_t id = delta != 0 ? static_cast<int16_t>(last + delta)
                                   : static_cast<int16_t>(Zigzag());
           last = id;
-          n->fields.emplace_back(id, Node());
-          Value(ft, &n->fields.back().second, depth + 1);
+          n->fields.emplace_back();
+          n->fields.back().id = id;
+          Value(ft, &n->fields.back(), depth + 1);
         }
         return;
       }
@@ -126,7 +127,7 @@ class Decoder {
 
 const Node* Node::Field(int16_t id) const {
   for (const auto& f : fields) {
-    if (f.first == id) return &f.second;
+    if (f.id == id) return &f;
   }
   return nullptr;
 }

@@ -20,7 +20,8 @@ struct Node {
   int64_t i = 0;                //!< ints, bools (0/1), byte
   double d = 0;
   std::string_view bin;         //!< binary/string: a view into the decoded buffer
-  std::vector<std::pair<int16_t, Node>> fields;  //!< struct
+  int16_t id = 0;               //!< as a struct field: its field id
+  std::vector<Node> fields;     //!< struct (each with its id)
   std::vector<Node> items;      //!< list/set; map as key, value, key, value...
 
   //! The struct field with this id, or null.

@@ -134,7 +134,17 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       }
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
-      if (local) (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
+      if (local) {
+        (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
+        // A manifest write cut short by a crash leaves its temporary file: remove it.
+        std::error_code ec;
+        for (auto it = std::filesystem::directory_iterator(root, ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+          if (StartsWith(it->path().filename().string(), std::string(kManifest) + ".tmp.")) {
+            (void)RemoveAll(it->path().string());
+          }
+        }
+      }
       nlohmann::json files = nlohmann::json::array();
       Status s;
       for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {

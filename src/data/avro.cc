@@ -3,6 +3,7 @@
 // (record count, byte size, records, sync). Codecs: null, deflate, snappy (with its CRC32
 // trailer), zstandard. Blocks are grouped into chunks of about kChunkBytes and decoded in
 // parallel; every read is bounds-checked, so a corrupt file is an error with its byte offset.
+#include <cstdint>
 #include <cstring>
 
 #include "base/codes.h"
@@ -175,6 +176,10 @@ class Decoder {
         while (c->ok) {
           int64_t n = c->Long();
           if (!c->ok || n == 0) break;
+          if (n == INT64_MIN) {
+            c->ok = false;
+            return;
+          }
           if (n < 0) {
             n = -n;
             c->Long();  // block size in bytes
@@ -236,6 +241,7 @@ class AvroReader : public FileReader {
       int64_t n = c.Long();
       if (!c.ok) return FormatError(name_, at, "truncated header metadata");
       if (n == 0) break;
+      if (n == INT64_MIN) return FormatError(name_, at, "bad metadata count");
       if (n < 0) {
         n = -n;
         c.Long();

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -162,9 +163,14 @@ struct Runtime {
   std::unique_ptr<engine::Engine> engine;
 };
 
-Runtime Open(const RunOptions& o, const std::string& state_dir) {
+Runtime Open(const RunOptions& o, std::string state_dir) {
   Runtime rt;
   if (Status s = MakeDirs(state_dir); !s.ok()) FailWith(s.error());
+  // Steps run in their own working directories: every path they are given (RSL_OUTPUT,
+  // RSL_METRICS_FILE...) must be absolute, so the state directory is made absolute first.
+  std::error_code ec;
+  std::string absolute = std::filesystem::absolute(state_dir, ec).lexically_normal().string();
+  if (!ec) state_dir = absolute;
   store::StoreOptions so;
   if (o.sync != "full" && o.sync != "normal") {
     FailWith(Error(codes::kInvalidArgument, "unknown --sync " + Quote(o.sync))

@@ -136,8 +136,21 @@ TEST(EngineTest, RetryWaitsForTheBackoffOnTheClock) {
   auto id = f.engine->Submit(w, "alice");
   ASSERT_TRUE(id.ok());
   auto a1 = f.backend.WaitLaunch(1);
+  // The engine handles exits on its own thread: wait until it has recorded the failure (and
+  // so taken the backoff's start from the fake clock) before moving the clock.
+  auto wait_retrying = [&](int64_t attempts) {
+    for (int i = 0; i < 1000; ++i) {
+      auto s = f.store->ListSteps(store::RunIdFor(*id));
+      if (s.ok() && !s->empty() && (*s)[0].phase == store::kRetrying &&
+          (*s)[0].attempts == attempts) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
   f.backend.Fail(a1.attempt_id, backend::ExitKind::kFailed, 3);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(wait_retrying(1));
   EXPECT_EQ(f.backend.launch_count(), 1u);  // backoff: 30 s of fake time
   auto steps = f.store->ListSteps(store::RunIdFor(*id));
   EXPECT_EQ((*steps)[0].phase, store::kRetrying);
@@ -149,6 +162,7 @@ TEST(EngineTest, RetryWaitsForTheBackoffOnTheClock) {
   EXPECT_EQ(a2.attempt, 2);
   EXPECT_NE(a2.env.at("RSL_OUTPUT"), a1.env.at("RSL_OUTPUT"));  // per-attempt staging
   f.backend.Fail(a2.attempt_id, backend::ExitKind::kOomKilled, -1);
+  ASSERT_TRUE(wait_retrying(2));
   f.clock.Advance(59'000);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(f.backend.launch_count(), 2u);  // 30 s x 2

@@ -18,17 +18,17 @@
 #   SKIP_BUILD=1     do not run `make build`
 #   BIN_DIR=build/bin    where seedctl and rsl-controller are
 #   KEEP=1           leave the controller running at the end (prints how to stop it)
-#   FILE_URIS=1      (default) submit a copy whose input/output URIs are file:// paths to the
-#                    directories the local datasources map. FILE_URIS=0 submits the example as
-#                    written (hdfs://ns1, ceph://models): that needs the engine's
-#                    OutputPublisher for local datasources (engine/hooks.h), which is not wired
-#                    into the default hooks yet, so ingest would get the hdfs:// URI.
+#   FILE_URIS=0      (default) submit the example as written (hdfs://ns1, ceph://models): the
+#                    `local` datasources map those authorities onto directories, for the
+#                    admission's data checks, the steps' RSL_INPUT and the output commit.
+#                    FILE_URIS=1 submits a copy whose URIs are file:// paths to the same
+#                    directories.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 ROWS=${ROWS:-1000000}
-FILE_URIS=${FILE_URIS:-1}
+FILE_URIS=${FILE_URIS:-0}
 DEFAULT_ROWS=1000000
 DEMO_DIR=${DEMO_DIR:-$here/.rsl-demo}
 BIN_DIR=${BIN_DIR:-$here/build/bin}

@@ -33,13 +33,13 @@ int64_t TreeBytes(const std::string& dir) {
   return total;
 }
 
-std::string LocalPathOf(const std::string& uri) {
+}  // namespace
+
+std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher) {
   if (StartsWith(uri, "file://")) return uri.substr(7);
   if (uri.find("://") == std::string::npos) return uri;
-  return "";
+  return publisher ? publisher->LocalPath(uri) : "";
 }
-
-}  // namespace
 
 void CrashPoint(const char* point) {
   static const char* wanted = getenv("RSL_TEST_CRASH_AT");
@@ -50,13 +50,9 @@ std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
   *fallback = false;
   if (r->workload.data.output && !r->workload.data.output->uri.empty()) {
     const std::string& uri = r->workload.data.output->uri;
-    std::string local = LocalPathOf(uri);
+    std::string local = LocalPathOf(uri, hooks_.publisher.get());
     if (!local.empty()) return local;
-    if (hooks_.publisher) {
-      local = hooks_.publisher->LocalPath(uri);
-      if (!local.empty()) return local;
-      if (hooks_.publisher->Handles(uri)) return uri;
-    }
+    if (hooks_.publisher && hooks_.publisher->Handles(uri)) return uri;
     *fallback = true;
   }
   return r->run.run_dir + "/outputs";

@@ -83,6 +83,11 @@ inline std::string StepPathOf(int i) { return "spec.pipeline.steps[" + std::to_s
 //! after-launch-record, after-commit-decided, mid-publish, before-committed-record.
 void CrashPoint(const char* point);
 
+//! The local directory behind a data URI: file:///x and bare paths as written, URIs a `local`
+//! datasource serves through `publisher` (may be null), "" for anything else. One rule for
+//! RSL_INPUT and for output commits.
+std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher);
+
 //! The LaunchSpec as stored with an attempt (secret values are never in it: secret env
 //! values are replaced by "***" and secret_values dropped).
 std::string LaunchToJson(const backend::LaunchSpec& spec);

@@ -19,13 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-// file:///x and bare paths are local paths; other URIs stay as written.
-std::string LocalPathOf(const std::string& uri) {
-  if (StartsWith(uri, "file://")) return uri.substr(7);
-  if (uri.find("://") == std::string::npos) return uri;
-  return "";
-}
-
 }  // namespace
 
 std::string LaunchToJson(const backend::LaunchSpec& s) {
@@ -182,8 +175,7 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const st
   for (const auto& [k, v] : step.env) s.env[k] = v;
   if (r->workload.data.input) {
     const std::string& uri = r->workload.data.input->uri;
-    std::string path = LocalPathOf(uri);
-    if (path.empty() && hooks_.publisher) path = hooks_.publisher->LocalPath(uri);
+    std::string path = LocalPathOf(uri, hooks_.publisher.get());
     s.env["RSL_INPUT"] = path.empty() ? uri : path;
     s.env["RSL_INPUT_URI"] = uri;
   }

@@ -29,7 +29,11 @@ struct LaunchSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;   //!< complete environment (not inherited)
   std::vector<std::string> secret_values;   //!< to mask (***) in captured logs
-  std::string workdir;
+  std::string workdir;        //!< the backend creates it (mkdir -p) before the step starts
+  //! Further directories the backend creates (mkdir -p) before the step starts: its
+  //! RSL_OUTPUT staging. The engine creates nothing per attempt itself (directory creation
+  //! is slow on some file systems and belongs off the engine's loop thread).
+  std::vector<std::string> make_dirs;
   std::string log_path;       //!< stdout+stderr of the step
   std::string exit_file;      //!< the backend writes the exit record here (crash recovery)
   int64_t cpu_millis = 0;

@@ -204,6 +204,8 @@ Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::Atte
   RSL_RETURN_IF_ERROR(WritePrivateFile(files.script, slurm::BatchScript(spec, files), 0700));
   if (!spec.log_path.empty()) RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(spec.log_path)));
   if (!spec.exit_file.empty()) RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(spec.exit_file)));
+  if (!spec.workdir.empty()) RSL_RETURN_IF_ERROR(MakeDirs(spec.workdir));
+  for (const auto& d : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(d));
   return Status::Ok();
 }
 

@@ -34,6 +34,8 @@ struct LaunchSpec {
   //! RSL_OUTPUT staging. The engine creates nothing per attempt itself (directory creation
   //! is slow on some file systems and belongs off the engine's loop thread).
   std::vector<std::string> make_dirs;
+  //! The backend creates the parent directories of log_path and exit_file when missing (the
+  //! step's RSL_METRICS_FILE and RSL_PROGRESS_FILE live beside them).
   std::string log_path;       //!< stdout+stderr of the step
   std::string exit_file;      //!< the backend writes the exit record here (crash recovery)
   int64_t cpu_millis = 0;

@@ -87,6 +87,70 @@ std::string HexEncode(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+// at most U+10FFFF), or 0 when it is not one.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = at(i);
+  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (c > 0xF4 || n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((at(i + k) & 0xC0) != 0x80) return 0;
+  }
+  unsigned char c1 = at(i + 1);
+  if (c == 0xE0 && c1 < 0xA0) return 0;  // overlong
+  if (c == 0xED && c1 > 0x9F) return 0;  // surrogate
+  if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
+  if (c == 0xF4 && c1 > 0x8F) return 0;  // above U+10FFFF
+  return n;
+}
+
+}  // namespace
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    // Copy the longest run that needs no escaping in one append.
+    size_t j = i;
+    while (j < s.size()) {
+      auto c = static_cast<unsigned char>(s[j]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+      ++j;
+    }
+    out->append(s.data() + i, j - i);
+    if (j == s.size()) break;
+    auto c = static_cast<unsigned char>(s[j]);
+    if (c >= 0x80) {
+      size_t n = Utf8SequenceLength(s, j);
+      if (n == 0) {
+        out->append("\xEF\xBF\xBD");  // U+FFFD
+        n = 1;
+      } else {
+        out->append(s.data() + j, n);
+      }
+      i = j + n;
+      continue;
+    }
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\t': out->append("\\t"); break;
+      case '\r': out->append("\\r"); break;
+      default: {
+        char buf[8];
+        snprintf(buf, sizeof buf, "\\u%04x", c);
+        out->append(buf);
+      }
+    }
+    i = j + 1;
+  }
+  out->push_back('"');
+}
+
 std::string Quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

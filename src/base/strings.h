@@ -28,4 +28,9 @@ std::string HexEncode(std::string_view bytes);
 //! `"text"` with JSON escapes, for messages that quote a user's value.
 std::string Quote(std::string_view s);
 
+//! Appends `s` as a JSON string literal (quotes included) that any strict JSON parser
+//! accepts: control characters escaped, invalid UTF-8 bytes replaced by U+FFFD. For
+//! hand-written JSON on hot paths (nlohmann's builder allocates a node per value).
+void AppendJsonString(std::string* out, std::string_view s);
+
 }  // namespace rsl

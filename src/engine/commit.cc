@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -73,41 +74,61 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
     return Status::Ok();
   }
   std::string target = root + "/" + name;
-  RSL_RETURN_IF_ERROR(MakeDirs(root));
-  if (PathExists(staging)) {
-    std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
-    if (PathExists(target)) {
+  if (sync) RSL_RETURN_IF_ERROR(MakeDirs(root));  // else the whole-run commit made it
+  // One rename in the common case (no older output, or an empty one: rename replaces it).
+  if (rename(staging.c_str(), target.c_str()) != 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      // No staging: published by an earlier engine before a crash, or the backend never
+      // made one (the in-process test backend): then there is nothing to publish.
+      if (!PathExists(target)) {
+        published->clear();
+        *bytes = 0;
+        return Status::Ok();
+      }
+    } else if (err == ENOTEMPTY || err == EEXIST) {
       // An older run's output: moved aside, replaced in one rename, then removed.
+      std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
       RSL_RETURN_IF_ERROR(RemoveAll(trash));
       if (rename(target.c_str(), trash.c_str()) != 0) {
         return OsError(codes::kIoError, "cannot move aside", target, errno);
       }
-    }
-    if (rename(staging.c_str(), target.c_str()) != 0) {
-      return OsError(codes::kIoError, "cannot publish", target, errno)
+      if (rename(staging.c_str(), target.c_str()) != 0) {
+        return OsError(codes::kIoError, "cannot publish", target, errno);
+      }
+      RSL_RETURN_IF_ERROR(RemoveAll(trash));
+    } else {
+      return OsError(codes::kIoError, "cannot publish", target, err)
           .Hint("staging and data.output must be on one file system for an atomic rename");
     }
-    if (sync) RSL_RETURN_IF_ERROR(SyncDir(root));
-    RSL_RETURN_IF_ERROR(RemoveAll(trash));
-  } else if (!PathExists(target)) {
-    RSL_RETURN_IF_ERROR(MakeDirs(target));  // the step wrote nothing; staging was never kept
   }
-  // else: published by an earlier engine before a crash.
+  if (sync) RSL_RETURN_IF_ERROR(SyncDir(root));
   *published = target;
   *bytes = TreeBytes(target);
   return Status::Ok();
 }
 
 Status Engine::Impl::DiscardRun(RunCtx* r, std::vector<std::string>* kept) {
-  for (const auto& step : r->workload.pipeline.steps) {
-    std::string dir = r->run.run_dir + "/staging/" + step.name;
-    if (!PathExists(dir)) continue;
-    if (step.keep_on_failure) {
-      kept->push_back(step.name + ": " + dir);
+  std::string root = r->run.run_dir + "/staging";
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(root, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  bool keep_any = false;
+  for (const auto& name : names) {  // <step>.<attempt>
+    std::string step = name.substr(0, name.rfind('.'));
+    int i = r->plan->IndexOf(step);
+    if (i >= 0 && r->workload.pipeline.steps[size_t(i)].keep_on_failure) {
+      kept->push_back(step + ": " + root + "/" + name);
+      keep_any = true;
       continue;
     }
-    RSL_RETURN_IF_ERROR(RemoveAll(dir));
+    RSL_RETURN_IF_ERROR(RemoveAll(root + "/" + name));
   }
+  if (!keep_any) RSL_RETURN_IF_ERROR(RemoveAll(root));
   return Status::Ok();
 }
 
@@ -130,7 +151,9 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       }
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
+      Status s;
       if (local) {
+        s = MakeDirs(root);  // the manifest goes there even if no step staged anything
         (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
         // A manifest write cut short by a crash leaves its temporary file: remove it.
         std::error_code ec;
@@ -142,7 +165,6 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         }
       }
       nlohmann::json files = nlohmann::json::array();
-      Status s;
       for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
         if (r->records[i].phase != store::kSucceeded) continue;
         std::string published;
@@ -152,9 +174,11 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         const std::string& name = r->workload.pipeline.steps[i].name;
         r->records[i].output_dir = published;
         b.steps.push_back(r->records[i]);
-        b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
-        b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
-        files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
+        if (!published.empty()) {
+          b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
+          b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
+          files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
+        }
         CrashPoint("mid-publish");
       }
       if (s.ok() && local) s = SyncDir(root);  // every rename durable before the manifest

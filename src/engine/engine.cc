@@ -10,6 +10,7 @@
 
 #include "base/codes.h"
 #include "base/file.h"
+#include "base/sha256.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
 #include "sched/inventory.h"
@@ -68,14 +69,17 @@ class PlanContext : public expr::Context {
 std::string RunDir(const std::string& state_dir, const std::string& run_id) {
   return state_dir + "/runs/" + run_id;
 }
-std::string AttemptDir(const std::string& run_dir, const std::string& step, int attempt) {
-  return run_dir + "/attempts/" + step + "/" + std::to_string(attempt);
+std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt) {
+  return run_dir + "/attempts/" + step + "." + std::to_string(attempt);
 }
 std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt) {
-  return AttemptDir(run_dir, step, attempt) + "/log";
+  return AttemptPath(run_dir, step, attempt) + ".log";
+}
+std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, int attempt) {
+  return run_dir + "/work/" + step + "." + std::to_string(attempt);
 }
 std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt) {
-  return run_dir + "/staging/" + step + "/" + std::to_string(attempt);
+  return run_dir + "/staging/" + step + "." + std::to_string(attempt);
 }
 std::string DepEnvName(const std::string& step) {
   std::string out = "RSL_INPUT_";
@@ -356,7 +360,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   att.run_id = r->run.id;
   att.step = step.name;
   att.number = launch.attempt;
-  att.launch_json = r->launch_json[size_t(i)];
+  // launch_json left empty: the store keeps the one written at launch.
   att.state = "exited";
   att.exit_kind = backend::ExitKindName(exit.kind);
   att.created_at = r->plan->state(i).started_at;
@@ -554,28 +558,27 @@ void Engine::Impl::PollProgress(store::Batch* b) {
 }
 
 void Engine::Impl::Perform(Actions* a) {
+  store::Batch published_batch;  // non-atomic publications of this turn: one transaction
   for (auto [r, i] : a->publish_steps) {
     std::string published;
     int64_t bytes = 0;
-    store::Batch b;
+    store::Batch& b = published_batch;
     Status s = PublishStep(r, i, &published, &bytes);
     const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
-    if (s.ok()) {
+    if (s.ok() && !published.empty()) {
       r->records[size_t(i)].output_dir = published;
       b.steps.push_back(r->records[size_t(i)]);
       b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
       AddEvent(&b, r->run.id, name, "OutputCommitted", "published " + published, false);
-    } else {
+    } else if (!s.ok()) {
       AddEvent(&b, r->run.id, name, "OutputCommitFailed", s.error().message, true);
     }
-    Commit(&b);
   }
+  Commit(&published_batch);
   for (auto [r, i] : a->launches) {
     const backend::LaunchSpec& spec = r->launch[size_t(i)];
     CrashPoint("after-launch-record");
-    Status s = MakeDirs(spec.workdir);
-    if (s.ok()) s = MakeDirs(spec.env.at("RSL_OUTPUT"));
-    if (s.ok()) s = backend_->Launch(spec);
+    Status s = backend_->Launch(spec);  // the backend makes the attempt's directories
     if (!s.ok()) {
       Post(LaunchFailedMsg{r->run.id, i, spec.attempt_id, s.error()});
       continue;
@@ -608,7 +611,7 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   v.name = w.name;
   v.namespace_ = w.namespace_;
   v.spec_json = spec::CanonicalJson(w);
-  v.digest = spec::SpecDigest(w);
+  v.digest = "sha256:" + Sha256Hex(v.spec_json);  // = spec::SpecDigest(w), computed once
   v.created_at = now;
   v.created_by = by;
   v.labels = w.labels;

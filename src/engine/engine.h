@@ -46,10 +46,16 @@ struct SubmitOptions {
   std::string rollback_of;     //!< set by `rollback --id`: the version being re-run
 };
 
-//! Layout of a run directory (docs/engine.md "State directory").
+//! Layout of a run directory (docs/engine.md "State directory"). Flat, one entry per
+//! attempt in three per-run directories, so an attempt costs no directory creation but its
+//! working directory and staging (made by the backend, off the engine's loop):
+//!   attempts/<step>.<n>.{log,exit,metrics.json,progress}   work/<step>.<n>/   staging/<step>.<n>/
+//! Step names are DNS-1123 labels (no '.'), so "<step>.<n>" is unambiguous.
 std::string RunDir(const std::string& state_dir, const std::string& run_id);
-std::string AttemptDir(const std::string& run_dir, const std::string& step, int attempt);
+//! The attempt's file prefix: <run_dir>/attempts/<step>.<n> (+ ".log", ".exit", ...).
+std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt);
 std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt);
+std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, int attempt);
 std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt);
 //! RSL_INPUT_<DEP>: upper-case, every character outside A-Z0-9 -> '_'.
 std::string DepEnvName(const std::string& step);

@@ -154,8 +154,9 @@ class Engine::Impl : public RunControl {
                                           const std::vector<int>& gpus);
   std::string OutputDirFor(RunCtx* r, int i);  // what dependents get as RSL_INPUT_<DEP>
   // commit.cc
-  //! Publishes step i's successful staging. `sync`: fsync the parent directory now (a
-  //! whole-run commit syncs it once after every step is renamed).
+  //! Publishes step i's successful staging (`published` left empty when it has none).
+  //! `sync`: make the output root and fsync it now; a whole-run commit makes it before and
+  //! syncs it once after every step is renamed.
   Status PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes, bool sync = true);
   Status DiscardRun(RunCtx* r, std::vector<std::string>* kept);
   std::string OutputRoot(RunCtx* r, bool* fallback);

@@ -10,6 +10,7 @@
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "engine/engine_internal.h"
 #include "engine/testing.h"
 #include "spec/parse.h"
 
@@ -436,6 +437,61 @@ TEST(EngineTest, SubscribersSeeDurableEvents) {
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_TRUE(Has(seen, "Admitted"));
   EXPECT_EQ(seen.back(), "Succeeded");
+}
+
+TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
+  backend::LaunchSpec s;
+  s.attempt_id = "wl-1/train/2";
+  s.run_id = "wl-1";
+  s.workload_name = "fraud";
+  s.namespace_ = "team-a";
+  s.step = "train";
+  s.attempt = 2;
+  s.argv = {"sh", "-c", "echo \"$X\"\n\\ done"};
+  s.env = {{"PATH", "/usr/bin"}, {"TOKEN", "s3cr3t"}, {"ODD", "bad\xFF" "byte\x01"}};
+  s.secret_values = {"s3cr3t"};
+  s.workdir = "/w/train.2";
+  s.make_dirs = {"/s/train.2"};
+  s.log_path = "/a/train.2.log";
+  s.exit_file = "/a/train.2.exit";
+  s.cpu_millis = 1500;
+  s.memory_bytes = int64_t{1} << 40;
+  s.gpus = 2;
+  s.capabilities = {"fp16", "nvlink"};
+  s.node = "n1";
+  s.labels = {{"team", "risk"}};
+  s.timeout_ms = 90'000;
+  std::string text = LaunchToJson(s);
+  EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
+  auto back = LaunchFromJson(text);
+  ASSERT_TRUE(back.ok()) << text;
+  EXPECT_EQ(back->attempt_id, s.attempt_id);
+  EXPECT_EQ(back->run_id, s.run_id);
+  EXPECT_EQ(back->workload_name, s.workload_name);
+  EXPECT_EQ(back->namespace_, s.namespace_);
+  EXPECT_EQ(back->step, s.step);
+  EXPECT_EQ(back->attempt, 2);
+  EXPECT_EQ(back->argv, s.argv);
+  EXPECT_EQ(back->env.at("PATH"), "/usr/bin");
+  EXPECT_EQ(back->env.at("TOKEN"), "***");
+  EXPECT_EQ(back->env.at("ODD"), "bad\xEF\xBF\xBD" "byte\x01");
+  EXPECT_TRUE(back->secret_values.empty());
+  EXPECT_EQ(back->workdir, s.workdir);
+  EXPECT_EQ(back->make_dirs, s.make_dirs);
+  EXPECT_EQ(back->log_path, s.log_path);
+  EXPECT_EQ(back->exit_file, s.exit_file);
+  EXPECT_EQ(back->cpu_millis, 1500);
+  EXPECT_EQ(back->memory_bytes, int64_t{1} << 40);
+  EXPECT_EQ(back->gpus, 2);
+  EXPECT_EQ(back->capabilities, s.capabilities);
+  EXPECT_EQ(back->node, "n1");
+  EXPECT_EQ(back->labels, s.labels);
+  ASSERT_TRUE(back->timeout_ms.has_value());
+  EXPECT_EQ(*back->timeout_ms, 90'000);
+  s.timeout_ms.reset();
+  back = LaunchFromJson(LaunchToJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->timeout_ms.has_value());
 }
 
 }  // namespace

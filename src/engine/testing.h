@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/file.h"
 #include "engine/clock.h"
 
 namespace rsl::engine::testing {
@@ -32,7 +33,7 @@ class FakeClock : public Clock {
   std::atomic<int64_t> now_;
 };
 
-//! Records launches; the test ends attempts with Finish(). Stop() ends the attempt as
+//! Records launches (after making the attempt's directories, as a real backend does); the test ends attempts with Finish(). Stop() ends the attempt as
 //! cancelled / timed out at once unless `hold_stops` is set.
 class FakeBackend : public backend::Backend {
  public:
@@ -48,7 +49,14 @@ class FakeBackend : public backend::Backend {
   std::string name() const override { return "fake"; }
   Result<std::vector<sched::Node>> ListNodes() override { return nodes_; }
 
+  //! Makes the attempt's directories as a real backend does, then records the launch.
   Status Launch(const backend::LaunchSpec& spec) override {
+    if (!spec.workdir.empty()) RSL_RETURN_IF_ERROR(MakeDirs(spec.workdir));
+    for (const auto& d : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(d));
+    for (const auto* f : {&spec.log_path, &spec.exit_file}) {
+      size_t slash = f->rfind('/');
+      if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(f->substr(0, slash)));
+    }
     std::lock_guard<std::mutex> lock(mu_);
     launches_.push_back(spec);
     live_[spec.attempt_id] = spec;
@@ -141,7 +149,8 @@ class FakeBackend : public backend::Backend {
 };
 
 //! Ends every attempt at once, successfully (or as `decide` says), from inside Launch:
-//! the engine's own overhead with no processes at all.
+//! the engine's own overhead with no processes and no files at all (it makes no directories,
+//! so there is no staging and a run commits no outputs).
 class InProcessBackend : public backend::Backend {
  public:
   explicit InProcessBackend(int64_t cpu_millis = 1'000'000'000) {

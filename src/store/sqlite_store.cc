@@ -3,7 +3,11 @@
 // last committed state while the engine writes the next batch.
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <mutex>
+#include <thread>
 #include <random>
 
 #include "base/codes.h"
@@ -148,8 +152,10 @@ WorkloadVersion ReadVersion(const Stmt& s) {
 
 class SqliteStore : public Store {
  public:
-  SqliteStore(std::unique_ptr<Db> writer, std::unique_ptr<Db> reader)
-      : writer_(std::move(writer)), reader_(std::move(reader)) {}
+  SqliteStore(std::unique_ptr<Db> writer, std::unique_ptr<Db> reader,
+              std::unique_ptr<Db> checkpointer)
+      : writer_(std::move(writer)), checkpointer_(std::move(checkpointer)),
+        reader_(std::move(reader)) {}
 
   Status Init() {
     auto prep = [&](const std::string& sql, std::optional<Stmt>* out) -> Status {
@@ -158,21 +164,72 @@ class SqliteStore : public Store {
       out->emplace(std::move(*st));
       return Status::Ok();
     };
-    RSL_RETURN_IF_ERROR(prep(std::string("INSERT OR REPLACE INTO store_runs (") + kRunCols +
-                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+    // Upserts, not INSERT OR REPLACE: a row changes in place (REPLACE deletes and re-inserts
+    // it, maintaining every index twice); this is the hot path of every transition.
+    RSL_RETURN_IF_ERROR(prep(std::string("INSERT INTO store_runs (") + kRunCols +
+                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14) "
+                                 "ON CONFLICT(id) DO UPDATE SET phase=excluded.phase, "
+                                 "failure_code=excluded.failure_code, "
+                                 "failure_message=excluded.failure_message, "
+                                 "started_at=excluded.started_at, "
+                                 "finished_at=excluded.finished_at, run_dir=excluded.run_dir, "
+                                 "admission_report_json=excluded.admission_report_json, "
+                                 "commit_state=excluded.commit_state, "
+                                 "committed_uri=excluded.committed_uri",
                              &put_run_));
-    RSL_RETURN_IF_ERROR(prep(std::string("INSERT OR REPLACE INTO store_steps (") + kStepCols +
+    RSL_RETURN_IF_ERROR(prep(std::string("INSERT INTO store_steps (") + kStepCols +
                                  ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-                                 "?15,?16,?17,?18,?19,?20,?21)",
+                                 "?15,?16,?17,?18,?19,?20,?21) ON CONFLICT(run_id, name) DO "
+                                 "UPDATE SET idx=excluded.idx, phase=excluded.phase, "
+                                 "attempts=excluded.attempts, "
+                                 "retries_used=excluded.retries_used, "
+                                 "attempt_id=excluded.attempt_id, node=excluded.node, "
+                                 "exit_code=excluded.exit_code, signal=excluded.signal, "
+                                 "wall_ms=excluded.wall_ms, cpu_ms=excluded.cpu_ms, "
+                                 "peak_memory_bytes=excluded.peak_memory_bytes, "
+                                 "started_at=excluded.started_at, "
+                                 "finished_at=excluded.finished_at, "
+                                 "next_attempt_at=excluded.next_attempt_at, "
+                                 "failure_code=excluded.failure_code, message=excluded.message, "
+                                 "metrics_json=excluded.metrics_json, "
+                                 "progress=excluded.progress, output_dir=excluded.output_dir",
                              &put_step_));
-    RSL_RETURN_IF_ERROR(prep("INSERT OR REPLACE INTO store_attempts (id, run_id, step, number, "
+    // An attempt written again with an empty launch_json (its exit) keeps the stored one.
+    RSL_RETURN_IF_ERROR(prep("INSERT INTO store_attempts (id, run_id, step, number, "
                              "launch_json, state, exit_kind, created_at, finished_at) VALUES "
-                             "(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                             "(?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(id) DO UPDATE SET "
+                             "launch_json=CASE WHEN excluded.launch_json='' THEN launch_json "
+                             "ELSE excluded.launch_json END, state=excluded.state, "
+                             "exit_kind=excluded.exit_kind, created_at=excluded.created_at, "
+                             "finished_at=excluded.finished_at",
                              &put_attempt_));
     RSL_RETURN_IF_ERROR(prep("INSERT INTO store_events (run_id, step, type, reason, message, "
                              "time) VALUES (?1,?2,?3,?4,?5,?6)",
                              &put_event_));
+    RSL_RETURN_IF_ERROR(prep("INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, "
+                             "kind, digest) VALUES (?1,?2,?3,?4,?5,?6)",
+                             &put_artifact_));
+    RSL_RETURN_IF_ERROR(prep("INSERT OR REPLACE INTO store_lineage (run_id, from_ref, to_ref, "
+                             "relation, from_json) VALUES (?1,?2,?3,?4,?5)",
+                             &put_lineage_));
+    if (checkpointer_) checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
     return Status::Ok();
+  }
+
+  ~SqliteStore() override {
+    {
+      std::lock_guard<std::mutex> lock(ckpt_mu_);
+      closing_ = true;
+    }
+    ckpt_cv_.notify_all();
+    if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
+    // Statements before their connection; the last connection closed checkpoints the rest.
+    put_run_.reset();
+    put_step_.reset();
+    put_attempt_.reset();
+    put_event_.reset();
+    put_artifact_.reset();
+    put_lineage_.reset();
   }
 
   Status Apply(Batch* b) override {
@@ -187,6 +244,13 @@ class SqliteStore : public Store {
     if (!s.ok()) {
       (void)writer_->Rollback();
       return s;
+    }
+    if (checkpointer_) {
+      {
+        std::lock_guard<std::mutex> l(ckpt_mu_);
+        ckpt_wanted_ = true;
+      }
+      ckpt_cv_.notify_one();
     }
     if (!b->events.empty()) {
       std::lock_guard<std::mutex> l(seq_mu_);
@@ -506,29 +570,50 @@ class SqliteStore : public Store {
       e.seq = writer_->LastInsertId();
     }
     for (const Artifact& a : b->artifacts) {
-      auto q = writer_->Prepare(
-          "INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, kind, digest) "
-          "VALUES (?1,?2,?3,?4,?5,?6)");
-      if (!q.ok()) return q.status();
-      q->Bind(1, a.run_id).Bind(2, a.step).Bind(3, a.uri).Bind(4, a.bytes).Bind(5, a.kind);
-      q->Bind(6, a.digest);
-      RSL_RETURN_IF_ERROR(q->Run());
+      Stmt& q = *put_artifact_;
+      q.Bind(1, a.run_id).Bind(2, a.step).Bind(3, a.uri).Bind(4, a.bytes).Bind(5, a.kind);
+      q.Bind(6, a.digest);
+      RSL_RETURN_IF_ERROR(q.Run());
     }
     for (const LineageEdge& e : b->lineage) {
-      auto q = writer_->Prepare(
-          "INSERT OR REPLACE INTO store_lineage (run_id, from_ref, to_ref, relation, "
-          "from_json) VALUES (?1,?2,?3,?4,?5)");
-      if (!q.ok()) return q.status();
-      q->Bind(1, e.run_id).Bind(2, e.from).Bind(3, e.to).Bind(4, e.relation);
-      q->Bind(5, e.from_json);
-      RSL_RETURN_IF_ERROR(q->Run());
+      Stmt& q = *put_lineage_;
+      q.Bind(1, e.run_id).Bind(2, e.from).Bind(3, e.to).Bind(4, e.relation);
+      q.Bind(5, e.from_json);
+      RSL_RETURN_IF_ERROR(q.Run());
     }
     return Status::Ok();
   }
 
+  // Checkpoints the WAL into the database on its own connection and thread, so a commit on
+  // the engine's loop never pays for one (the writer's autocheckpoint is off). PASSIVE: never
+  // waits for readers or the writer; at most one per kCheckpointEveryMs.
+  void CheckpointLoop() {
+    std::unique_lock<std::mutex> lock(ckpt_mu_);
+    while (true) {
+      ckpt_cv_.wait(lock, [&] { return ckpt_wanted_ || closing_; });
+      if (closing_) return;
+      ckpt_wanted_ = false;
+      lock.unlock();
+      Status s = checkpointer_->Exec("PRAGMA wal_checkpoint(PASSIVE)");
+      if (!s.ok()) fprintf(stderr, "rsl store: checkpoint: %s\n", s.ToString().c_str());
+      lock.lock();
+      ckpt_cv_.wait_for(lock, std::chrono::milliseconds(kCheckpointEveryMs),
+                        [&] { return closing_; });
+    }
+  }
+
+  static constexpr int64_t kCheckpointEveryMs = 200;
+
   std::mutex write_mu_;
   std::unique_ptr<Db> writer_;       // GUARDED_BY(write_mu_)
-  std::optional<Stmt> put_run_, put_step_, put_attempt_, put_event_;  // GUARDED_BY(write_mu_)
+  std::optional<Stmt> put_run_, put_step_, put_attempt_, put_event_, put_artifact_,
+      put_lineage_;                  // GUARDED_BY(write_mu_)
+  std::unique_ptr<Db> checkpointer_;  // used by checkpoint_thread_ only
+  std::mutex ckpt_mu_;
+  std::condition_variable ckpt_cv_;
+  bool ckpt_wanted_ = false;         // GUARDED_BY(ckpt_mu_)
+  bool closing_ = false;             // GUARDED_BY(ckpt_mu_)
+  std::thread checkpoint_thread_;
   std::mutex read_mu_;
   std::unique_ptr<Db> reader_;       // GUARDED_BY(read_mu_)
   std::mutex seq_mu_;
@@ -549,9 +634,15 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
   if (!writer.ok()) return writer.error();
   RSL_RETURN_IF_ERROR((*writer)->Migrate("store", Migrations()));
   if (!options.sync_full) RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA synchronous=NORMAL"));
+  // A transaction of a big run's turn must not spill dirty pages mid-way (64 MiB of cache),
+  // and checkpoints run on their own connection and thread (CheckpointLoop).
+  RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=0"));
   auto reader = Db::Open(StateDbPath(state_dir));
   if (!reader.ok()) return reader.error();
-  auto store = std::make_unique<SqliteStore>(std::move(*writer), std::move(*reader));
+  auto checkpointer = Db::Open(StateDbPath(state_dir));
+  if (!checkpointer.ok()) return checkpointer.error();
+  auto store = std::make_unique<SqliteStore>(std::move(*writer), std::move(*reader),
+                                             std::move(*checkpointer));
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }

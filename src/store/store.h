@@ -105,7 +105,8 @@ struct Attempt {
   std::string run_id;
   std::string step;
   int number = 1;
-  std::string launch_json;      //!< the backend::LaunchSpec (secrets masked out)
+  std::string launch_json;      //!< the backend::LaunchSpec (secrets masked out); written
+                                //!< again empty (an exit), the stored one is kept
   std::string state = "launching";  //!< launching | exited
   std::string exit_kind;        //!< backend::ExitKindName, when exited
   int64_t created_at = 0;

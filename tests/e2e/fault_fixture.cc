@@ -111,8 +111,8 @@ double FaultFixture::AttemptWallSeconds(const std::string& step, int attempt) {
   if (!store.ok()) return -1;
   auto runs = (*store)->ListRuns({});
   if (!runs.ok() || runs->empty()) return -1;
-  std::string exit = engine::AttemptDir(engine::RunDir(state_, runs->front().id), step, attempt) +
-                     "/exit";
+  std::string exit =
+      engine::AttemptPath(engine::RunDir(state_, runs->front().id), step, attempt) + ".exit";
   std::istringstream in(ReadText(exit));
   std::string line;
   while (std::getline(in, line)) {

@@ -84,7 +84,7 @@ TEST_F(ProcessTest, FanOutFanInCommitsExactlyTheOutputs) {
   EXPECT_EQ(Listing(out), (std::vector<std::string>{"_RSL_COMMIT", "join", "left", "right", "split"}));
   EXPECT_EQ(*ReadFile(out + "/join/sum"), "1\n2\n");
   EXPECT_EQ(Listing(out + "/split"), (std::vector<std::string>{"a", "b"}));
-  EXPECT_FALSE(PathExists(run.run_dir + "/staging/join"));
+  EXPECT_FALSE(PathExists(run.run_dir + "/staging"));
   // left and right ran in parallel: their lifetimes overlap.
   auto steps = Steps(run);
   EXPECT_LT(steps[1].started_at, steps[2].finished_at);
@@ -162,8 +162,7 @@ TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
   EXPECT_EQ(run.phase, store::kFailed);
   EXPECT_EQ(run.failure_code, codes::kStepFailed);
   EXPECT_FALSE(PathExists(out));
-  EXPECT_FALSE(PathExists(run.run_dir + "/staging/good"));
-  EXPECT_FALSE(PathExists(run.run_dir + "/staging/bad"));
+  EXPECT_FALSE(PathExists(run.run_dir + "/staging"));
 }
 
 TEST_F(ProcessTest, DependentStartsWithinMillisecondsOfItsDependency) {

@@ -34,6 +34,7 @@ $(ASAN_BUILD)/build.ninja:
 
 test: $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	rm -rf $(ASAN_BUILD)/test-tmp && mkdir -p $(ASAN_BUILD)/test-tmp
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 bench: build

@@ -24,7 +24,8 @@ def main():
     run = max(runs, key=os.path.getmtime)
     start, end = {}, {}
     for i in range(n):
-        attempts = sorted(glob.glob(os.path.join(run, "attempts", "s%d" % i, "*", "exit")))
+        attempts = sorted(glob.glob(os.path.join(run, "attempts", "s%d.*.exit" % i)),
+                          key=lambda p: int(p.rsplit(".", 2)[-2]))
         if not attempts:
             continue
         r = record(attempts[-1])

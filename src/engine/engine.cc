@@ -328,6 +328,13 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
                "RSL_METRICS_FILE is not a JSON object (at most 1 MiB)", true);
     }
   }
+  // The step's last word on progress (the poll may have missed it), without an event.
+  if (auto pit = launch.env.find("RSL_PROGRESS_FILE"); pit != launch.env.end()) {
+    if (auto text = ReadFile(pit->second); text.ok()) {
+      std::string p(Trim(*text));
+      if (p.size() <= 64 && !p.empty()) r->records[size_t(i)].progress = p;
+    }
+  }
   StepOutcome outcome;
   outcome.step = step.name;
   outcome.attempt = launch.attempt;

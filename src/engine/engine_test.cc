@@ -227,6 +227,20 @@ TEST(EngineTest, BusyNodeKeepsTheStepPendingUntilCapacityFrees) {
   EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, store::kSucceeded);
 }
 
+TEST(EngineTest, FinalProgressIsReadWhenTheStepEnds) {
+  Fixture f("progress");
+  auto w = Parse(Header("progress") + "  pipeline:\n    - {name: a, command: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  auto a = f.backend.WaitLaunch(1);
+  // Written just before the end: no poll saw it.
+  ASSERT_TRUE(WriteFileAtomic(a.env.at("RSL_PROGRESS_FILE"), "100%\n").ok());
+  f.backend.Succeed(a.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ((*f.store->ListSteps(run->id))[0].progress, "100%");
+}
+
 TEST(EngineTest, MetricsFlowIntoWhen) {
   Fixture f("when");
   auto w = Parse(Header("gated") +

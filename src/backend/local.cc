@@ -1,21 +1,24 @@
 #include "backend/local.h"
 
 #include <fcntl.h>
-#include <signal.h>
+#include <poll.h>
 #include <spawn.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <cstring>
-#include <deque>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/codes.h"
@@ -23,14 +26,11 @@
 #include "base/strings.h"
 #include "sched/inventory.h"
 
+extern char** environ;
+
 namespace rsl::backend {
 namespace {
 
-constexpr int kShimLockFd = 3;  // where the shim expects the attempt lock
-// Adopting a shim that holds its lock but has no pid file yet (it started a moment ago):
-// wait up to kPidFileWaits x kPidFileWaitUs for the file.
-constexpr int kPidFileWaits = 400;
-constexpr int kPidFileWaitUs = 5000;
 
 std::string Dirname(const std::string& path) {
   size_t p = path.rfind('/');
@@ -141,7 +141,51 @@ std::string SanitizeId(const std::string& id) {
   return s;
 }
 
-int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+// The supervisor's abstract socket name: state-dir paths can exceed sun_path's 108 bytes,
+// so the name is a hash of the canonical path (and the uid: one namespace per machine).
+std::string SocketName(const std::string& real_state_dir) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : real_state_dir) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return "rsl-supervisor-" + std::to_string(getuid()) + "-" + hex;
+}
+
+std::string DefaultStateDir() {
+  const char* run = getenv("XDG_RUNTIME_DIR");
+  if (run && *run) return std::string(run) + "/rsl";
+  return "/tmp/rsl-" + std::to_string(getuid());
+}
+
+int64_t MonoMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+// Connecting: a supervisor that is starting (or exiting) is waited for this long in all.
+constexpr int64_t kConnectTimeoutMs = 5000;
+// Between two supervisor starts while none answers: the one just started needs a moment to
+// take its lock (a second start would only see the lock and exit).
+constexpr int64_t kRespawnMs = 500;
+constexpr int kConnectRetryUs = 2000;
+
+AttemptExit Lost(const std::string& attempt_id) {
+  AttemptExit e;
+  e.attempt_id = attempt_id;
+  e.kind = ExitKind::kNodeLost;
+  e.message = "the attempt's supervisor is gone and left no exit record";
+  return e;
+}
+
+// The exit file if there is a complete one, else kNodeLost.
+AttemptExit FromExitFile(const std::string& attempt_id, const std::string& exit_file) {
+  auto exit = ReadExitFile(exit_file, attempt_id);
+  return exit.ok() ? std::move(*exit) : Lost(attempt_id);
+}
 
 class LocalBackend : public Backend {
  public:
@@ -151,14 +195,21 @@ class LocalBackend : public Backend {
         shim_(std::move(shim)) {}
 
   Status Init() {
-    epoll_ = epoll_create1(EPOLL_CLOEXEC);
+    if (opts_.state_dir.empty()) opts_.state_dir = DefaultStateDir();
+    RSL_RETURN_IF_ERROR(MakeDirs(opts_.state_dir));
+    char real[PATH_MAX];
+    if (!realpath(opts_.state_dir.c_str(), real)) {
+      return OsError(codes::kIoError, "cannot resolve", opts_.state_dir, errno);
+    }
+    state_dir_ = real;
+    socket_name_ = SocketName(state_dir_);
     wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (epoll_ < 0 || wake_ < 0) return OsError(codes::kInternal, "epoll", "", errno);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = 0;  // 0 = the wake eventfd; attempts use their key (>= 1)
-    epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &ev);
-    watcher_ = std::thread([this] { WatchLoop(); });
+    if (wake_ < 0) return OsError(codes::kInternal, "eventfd", "", errno);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      RSL_RETURN_IF_ERROR(ConnectLocked());
+    }
+    reader_ = std::thread([this] { ReadLoop(); });
     return Status::Ok();
   }
 
@@ -167,14 +218,11 @@ class LocalBackend : public Backend {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
-    uint64_t one = 1;
-    (void)!write(wake_, &one, sizeof(one));
-    if (watcher_.joinable()) watcher_.join();
-    for (auto& [key, w] : watched_) {
-      if (w.pidfd >= 0) close(w.pidfd);
-    }
-    close(epoll_);
-    close(wake_);
+    Wake();
+    if (reader_.joinable()) reader_.join();
+    // The supervisor keeps running our steps; a later backend adopts them.
+    if (fd_ >= 0) close(fd_);
+    if (wake_ >= 0) close(wake_);
   }
 
   std::string name() const override { return "local"; }
@@ -182,72 +230,38 @@ class LocalBackend : public Backend {
   Result<std::vector<sched::Node>> ListNodes() override { return nodes_; }
 
   Status Launch(const LaunchSpec& spec) override {
-    std::string dir = Dirname(spec.exit_file);
-    RSL_RETURN_IF_ERROR(MakeDirs(dir));
-    if (!spec.workdir.empty()) RSL_RETURN_IF_ERROR(MakeDirs(spec.workdir));
-    std::string cg_name = SanitizeId(spec.attempt_id);
-    std::vector<std::string> args = {shim_, "--exit-file", spec.exit_file, "--log", spec.log_path,
-                                     "--workdir", spec.workdir, "--grace-ms",
-                                     std::to_string(opts_.grace_ms)};
     bool limited = spec.memory_bytes > 0 || spec.cpu_millis > 0;
-    if (spec.memory_bytes > 0) {
-      args.insert(args.end(), {"--memory", std::to_string(spec.memory_bytes)});
+    nlohmann::json msg = {{"op", "launch"},
+                          {"id", spec.attempt_id},
+                          {"argv", spec.argv},
+                          {"workdir", spec.workdir},
+                          {"make_dirs", spec.make_dirs},
+                          {"log", spec.log_path},
+                          {"exit_file", spec.exit_file},
+                          {"grace_ms", opts_.grace_ms},
+                          {"secrets", spec.secret_values}};
+    std::vector<std::string> env;
+    env.reserve(spec.env.size());
+    for (const auto& [k, v] : spec.env) env.push_back(k + "=" + v);
+    msg["env"] = std::move(env);
+    if (cg_.mechanism != "none") {
+      if (spec.memory_bytes > 0) msg["memory"] = spec.memory_bytes;
+      if (spec.cpu_millis > 0) msg["cpu_millis"] = spec.cpu_millis;
     }
-    if (spec.cpu_millis > 0) {
-      args.insert(args.end(), {"--cpu-millis", std::to_string(spec.cpu_millis)});
-    }
+    std::string cg_name = SanitizeId(spec.attempt_id);
     if (limited && cg_.mechanism == "cgroup v2") {
-      args.insert(args.end(), {"--v2-cgroup", cg_.v2 + "/" + cg_name});
+      msg["v2_cg"] = cg_.v2 + "/" + cg_name;
     } else if (limited && cg_.mechanism == "cgroup v1") {
-      args.insert(args.end(), {"--mem-cgroup", cg_.mem + "/" + cg_name});
-      if (!cg_.cpu.empty()) args.insert(args.end(), {"--cpu-cgroup", cg_.cpu + "/" + cg_name});
-    } else if (cg_.mechanism == "none") {
-      args.insert(args.end(), {"--memory", "0", "--cpu-millis", "0"});
+      msg["mem_cg"] = cg_.mem + "/" + cg_name;
+      if (!cg_.cpu.empty()) msg["cpu_cg"] = cg_.cpu + "/" + cg_name;
     }
-    if (!spec.secret_values.empty()) {
-      std::string mask;
-      for (const auto& s : spec.secret_values) mask += s + '\0';
-      std::string mask_file = dir + "/mask";
-      int fd = open(mask_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      if (fd < 0) return OsError(codes::kIoError, "cannot write", mask_file, errno);
-      bool ok = write(fd, mask.data(), mask.size()) == ssize_t(mask.size());
-      close(fd);
-      if (!ok) return Error(codes::kIoError, "cannot write " + mask_file);
-      args.insert(args.end(), {"--mask-file", mask_file});
-    }
-    args.push_back("--");
-    args.insert(args.end(), spec.argv.begin(), spec.argv.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (const auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    // The lock travels to the shim as fd 3 (dup2 clears CLOEXEC in the child only), so it
-    // is held from the instant the shim exists and never leaks into other children.
-    std::string lock_path = dir + "/lock";
-    int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd < 0) return OsError(codes::kIoError, "cannot open", lock_path, errno);
-    if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-      close(lock_fd);
-      return Error(codes::kConflict, "attempt " + spec.attempt_id + " is already running")
-          .Value(spec.attempt_id);
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, lock_fd, kShimLockFd);
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, shim_.c_str(), &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    close(lock_fd);
-    if (rc != 0) return OsError(codes::kInternal, "cannot start rsl-shim", shim_, rc);
-    int pidfd = PidfdOpen(pid);
+    std::string line = Dump(msg);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      Watch(spec.attempt_id, spec.exit_file, pid, pidfd, /*child=*/true);
+      if (fd_ < 0) RSL_RETURN_IF_ERROR(ConnectLocked());
+      // Owned before it is sent: if the supervisor dies now, the attempt is reported lost.
+      owned_[spec.attempt_id] = spec.exit_file;
+      SendLocked(line);
     }
     if (limited && on_event) {
       std::string what = cg_.mechanism == "none" ? "no limits enforced (--limits none)"
@@ -257,115 +271,217 @@ class LocalBackend : public Backend {
     return Status::Ok();
   }
 
-  void Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) override {
+  void Stop(const std::string& attempt_id, int64_t /*grace_ms*/, bool timed_out) override {
+    std::string line = Dump({{"op", "stop"}, {"id", attempt_id}, {"timed_out", timed_out}});
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_attempt_.find(attempt_id);
-    if (it == by_attempt_.end()) return;
-    const Watched& w = watched_.at(it->second);
-    kill(w.pid, timed_out ? SIGUSR1 : SIGTERM);
+    if (fd_ >= 0) SendLocked(line);
   }
 
   void Adopt(const LaunchSpec& spec) override {
-    std::string dir = Dirname(spec.exit_file);
-    int lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CLOEXEC);
-    bool alive = false;
-    if (lock_fd >= 0) {
-      alive = flock(lock_fd, LOCK_EX | LOCK_NB) != 0;
-      close(lock_fd);
-    }
-    if (alive) {
-      // A shim that has just started may not have written its pid yet.
-      pid_t pid = 0;
-      for (int i = 0; i < kPidFileWaits && pid <= 0; ++i) {
-        auto pid_text = ReadFile(spec.exit_file + ".pid");
-        pid = pid_text.ok() ? atoi(pid_text->c_str()) : 0;
-        if (pid <= 0) usleep(kPidFileWaitUs);
-      }
-      int pidfd = pid > 0 ? PidfdOpen(pid) : -1;
-      // The lock still held after pidfd_open: the pidfd is the live shim, not a reused pid.
-      lock_fd = open((dir + "/lock").c_str(), O_RDWR | O_CLOEXEC);
-      bool still = lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) != 0;
-      if (lock_fd >= 0) close(lock_fd);
-      if (pidfd >= 0 && still) {
-        std::lock_guard<std::mutex> lock(mu_);
-        Watch(spec.attempt_id, spec.exit_file, pid, pidfd, /*child=*/false);
-        return;
-      }
-      if (pidfd >= 0) close(pidfd);
-    }
-    // Ended while no engine watched: its exit file tells how, or it never ran / its shim
-    // died (kNodeLost: rescheduled without spending a retry).
+    std::string line = Dump({{"op", "query"}, {"id", spec.attempt_id}});
     std::lock_guard<std::mutex> lock(mu_);
-    ready_.push_back({spec.attempt_id, spec.exit_file});
+    if (fd_ < 0 && !ConnectLocked().ok()) {
+      // No supervisor can be reached: what the attempt recorded, else it is lost.
+      local_reports_.push_back(FromExitFile(spec.attempt_id, spec.exit_file));
+      Wake();
+      return;
+    }
+    queries_[spec.attempt_id] = spec.exit_file;
+    SendLocked(line);
+  }
+
+ private:
+  static std::string Dump(const nlohmann::json& msg) {
+    // Non-UTF-8 bytes in argv/env are replaced (U+FFFD) rather than refused.
+    return msg.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
+
+  void Wake() {
     uint64_t one = 1;
     (void)!write(wake_, &one, sizeof(one));
   }
 
- private:
-  struct Watched {
-    std::string attempt_id, exit_file;
-    pid_t pid = -1;
-    int pidfd = -1;
-    bool child = true;
-  };
-
-  // REQUIRES: mu_ held.
-  void Watch(const std::string& attempt_id, const std::string& exit_file, pid_t pid, int pidfd,
-             bool child) {
-    uint64_t key = next_key_++;
-    watched_[key] = Watched{attempt_id, exit_file, pid, pidfd, child};
-    by_attempt_[attempt_id] = key;
-    if (pidfd >= 0) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u64 = key;
-      epoll_ctl(epoll_, EPOLL_CTL_ADD, pidfd, &ev);
+  // REQUIRES: mu_ held. A failed send is not reported here: the reader sees the connection
+  // end and reports every attempt we own.
+  void SendLocked(const std::string& line) {
+    size_t off = 0;
+    while (fd_ >= 0 && off < line.size()) {
+      ssize_t n = send(fd_, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += size_t(n);
     }
   }
 
-  void Report(const std::string& attempt_id, const std::string& exit_file) {
-    auto exit = ReadExitFile(exit_file, attempt_id);
-    AttemptExit e;
-    if (exit.ok()) {
-      e = std::move(*exit);
-    } else {
-      e.attempt_id = attempt_id;
-      e.kind = ExitKind::kNodeLost;
-      e.message = "the attempt's supervisor is gone and left no exit record";
+  // Is the supervisor lock of our state directory held (a supervisor alive)? Tested without
+  // taking it, so a supervisor starting at this moment is never turned away.
+  bool SupervisorLockHeld() {
+    std::string path = state_dir_ + "/rsl-supervisor.lock";
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    struct flock fl{};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    bool held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+    close(fd);
+    return held;
+  }
+
+  Status StartSupervisor() {
+    std::vector<std::string> args = {shim_, "--serve", "--state-dir", state_dir_, "--socket",
+                                     socket_name_};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, shim_.c_str(), nullptr, nullptr, argv.data(), environ);
+    if (rc != 0) return OsError(codes::kInternal, "cannot start rsl-shim", shim_, rc);
+    waitpid(pid, nullptr, 0);  // it forks the supervisor and exits at once
+    return Status::Ok();
+  }
+
+  // One connection attempt: connect, then the supervisor's hello (it accepted us, so it
+  // will not exit idle while we are connected). Returns the fd or -1.
+  int TryConnect() {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    size_t len = std::min(socket_name_.size(), sizeof(addr.sun_path) - 1);
+    memcpy(addr.sun_path + 1, socket_name_.data(), len);
+    socklen_t addr_len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + len);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
+      close(fd);
+      return -1;
     }
+    std::string hello;
+    int64_t until = MonoMs() + kConnectTimeoutMs;
+    while (hello.empty() || hello.back() != '\n') {
+      pollfd p = {fd, POLLIN, 0};
+      int64_t left = until - MonoMs();
+      if (left <= 0 || poll(&p, 1, int(left)) <= 0) break;
+      char c;
+      if (read(fd, &c, 1) != 1) break;
+      hello.push_back(c);
+    }
+    if (hello != "{\"op\":\"hello\"}\n") {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
+  // REQUIRES: mu_ held, fd_ < 0. Connects to the state directory's supervisor, starting one
+  // when none holds the lock.
+  Status ConnectLocked() {
+    int64_t until = MonoMs() + kConnectTimeoutMs;
+    int64_t last_start = -kRespawnMs;
+    while (true) {
+      int fd = TryConnect();
+      if (fd >= 0) {
+        fd_ = fd;
+        Wake();  // the reader picks the new connection up
+        return Status::Ok();
+      }
+      int64_t now = MonoMs();
+      if (now > until) break;
+      if (now - last_start >= kRespawnMs && !SupervisorLockHeld()) {
+        RSL_RETURN_IF_ERROR(StartSupervisor());
+        last_start = now;
+      }
+      usleep(kConnectRetryUs);
+    }
+    return Error(codes::kInternal, "cannot reach the step supervisor for " + state_dir_)
+        .Value(shim_)
+        .Hint("rsl-shim --serve did not answer on @" + socket_name_);
+  }
+
+  void Deliver(AttemptExit e) {
     e.node = sched::kLocalNodeName;
     if (on_exit) on_exit(e);
   }
 
-  void WatchLoop() {
-    epoll_event events[64];
+  // Handles one message from the supervisor; returns what to report.
+  void HandleLine(const std::string& line, std::vector<AttemptExit>* out) {
+    auto msg = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!msg.is_object()) return;
+    std::string op = msg.value("op", "");
+    std::string id = msg.value("id", "");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (op == "exit") {
+      auto it = owned_.find(id);
+      if (it == owned_.end()) return;
+      auto e = ParseExitRecord(msg.value("record", ""), it->second, id);
+      owned_.erase(it);
+      out->push_back(e.ok() ? std::move(*e) : Lost(id));
+    } else if (op == "state") {
+      auto it = queries_.find(id);
+      if (it == queries_.end()) return;
+      if (msg.value("running", false)) {
+        owned_[id] = it->second;  // its exit comes to us later
+      } else {
+        // Ended while nobody watched (its exit file tells how), or never started / its
+        // supervisor died (kNodeLost: rescheduled without spending a retry).
+        out->push_back(FromExitFile(id, it->second));
+      }
+      queries_.erase(it);
+    }
+  }
+
+  // REQUIRES: mu_ held. The connection ended: the supervisor is gone and so are the steps
+  // it ran (PR_SET_PDEATHSIG). What they recorded is reported, the rest is lost.
+  void ConnectionLostLocked(int fd, std::vector<AttemptExit>* out) {
+    if (fd_ == fd) fd_ = -1;
+    close(fd);
+    for (const auto& [id, exit_file] : owned_) out->push_back(FromExitFile(id, exit_file));
+    for (const auto& [id, exit_file] : queries_) out->push_back(FromExitFile(id, exit_file));
+    owned_.clear();
+    queries_.clear();
+  }
+
+  void ReadLoop() {
+    std::string in;
+    int current = -1;
     while (true) {
-      int n = epoll_wait(epoll_, events, 64, -1);
-      std::vector<std::pair<std::string, std::string>> done;
+      std::vector<AttemptExit> out;
+      int fd;
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stopping_) return;
-        for (int i = 0; i < n; ++i) {
-          uint64_t key = events[i].data.u64;
-          if (key == 0) {
-            uint64_t v;
-            (void)!read(wake_, &v, sizeof(v));
-            continue;
-          }
-          auto it = watched_.find(key);
-          if (it == watched_.end()) continue;
-          Watched& w = it->second;
-          if (w.child) waitpid(w.pid, nullptr, 0);
-          epoll_ctl(epoll_, EPOLL_CTL_DEL, w.pidfd, nullptr);
-          close(w.pidfd);
-          done.emplace_back(w.attempt_id, w.exit_file);
-          by_attempt_.erase(w.attempt_id);
-          watched_.erase(it);
-        }
-        for (auto& r : ready_) done.push_back(std::move(r));
-        ready_.clear();
+        fd = fd_;
+        out.swap(local_reports_);
       }
-      for (const auto& [attempt, exit_file] : done) Report(attempt, exit_file);
+      if (fd != current) {
+        in.clear();
+        current = fd;
+      }
+      for (auto& e : out) Deliver(std::move(e));
+      out.clear();
+      pollfd p[2] = {{wake_, POLLIN, 0}, {fd, POLLIN, 0}};
+      if (poll(p, fd >= 0 ? 2 : 1, -1) < 0) continue;
+      if (p[0].revents & POLLIN) {
+        uint64_t v;
+        (void)!read(wake_, &v, sizeof(v));
+      }
+      if (fd < 0 || !(p[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t n = read(fd, buf, sizeof(buf));
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return;
+        ConnectionLostLocked(fd, &out);
+        in.clear();
+      } else {
+        in.append(buf, size_t(n));
+        size_t start = 0, nl;
+        while ((nl = in.find('\n', start)) != std::string::npos) {
+          HandleLine(in.substr(start, nl - start), &out);
+          start = nl + 1;
+        }
+        in.erase(0, start);
+      }
+      for (auto& e : out) Deliver(std::move(e));
     }
   }
 
@@ -373,14 +489,15 @@ class LocalBackend : public Backend {
   std::vector<sched::Node> nodes_;
   CgroupBases cg_;
   std::string shim_;
-  int epoll_ = -1, wake_ = -1;
-  std::thread watcher_;
+  std::string state_dir_, socket_name_;
+  int wake_ = -1;
+  std::thread reader_;
   std::mutex mu_;
-  bool stopping_ = false;                        // GUARDED_BY(mu_)
-  uint64_t next_key_ = 1;                        // GUARDED_BY(mu_)
-  std::map<uint64_t, Watched> watched_;          // GUARDED_BY(mu_)
-  std::map<std::string, uint64_t> by_attempt_;   // GUARDED_BY(mu_)
-  std::vector<std::pair<std::string, std::string>> ready_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;                             // GUARDED_BY(mu_)
+  int fd_ = -1;                                       // GUARDED_BY(mu_); closed by the reader
+  std::map<std::string, std::string> owned_;          // GUARDED_BY(mu_): id -> exit_file
+  std::map<std::string, std::string> queries_;        // GUARDED_BY(mu_): Adopt in flight
+  std::vector<AttemptExit> local_reports_;            // GUARDED_BY(mu_)
 };
 
 }  // namespace
@@ -390,13 +507,19 @@ std::string DetectLimitMechanism() { return Detect("auto").mechanism; }
 Result<AttemptExit> ReadExitFile(const std::string& path, const std::string& attempt_id) {
   auto text = ReadFile(path);
   if (!text.ok()) return text.error();
+  return ParseExitRecord(*text, path, attempt_id);
+}
+
+Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& path,
+                                    const std::string& attempt_id) {
   std::map<std::string, std::string> kv;
-  for (const auto& line : Split(*text, '\n')) {
+  for (const auto& line : Split(text, '\n')) {
     size_t eq = line.find('=');
     if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
   }
-  if (!kv.count("exit_code") || !kv.count("wall_ms")) {
-    return Error(codes::kInternal, "garbled exit record " + path);
+  // "end=1" comes last: a record cut short by a crash is garbled, not a wrong exit.
+  if (!kv.count("exit_code") || !kv.count("wall_ms") || kv["end"] != "1") {
+    return Error(codes::kInternal, "garbled exit record " + path).Value(path);
   }
   AttemptExit e;
   e.attempt_id = attempt_id;

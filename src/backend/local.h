@@ -1,18 +1,32 @@
-// The local backend: each attempt is a process group on this machine, supervised by an
-// rsl-shim process (shim_main.cc) that outlives the engine.
+// The local backend: each attempt is a process group on this machine, started and watched by
+// ONE long-lived supervisor per state directory (`rsl-shim --serve`, shim_main.cc) that
+// outlives the engine. The backend starts the supervisor when none runs, talks to it over an
+// abstract unix socket (newline-delimited JSON, protocol in shim_main.cc), and turns its
+// exit messages into on_exit callbacks.
 //
-// Per attempt (paths from the LaunchSpec; <dir> = dirname(exit_file)):
-//   <dir>/lock         flock'ed by the shim for its whole life ("held" == "shim alive")
-//   <exit_file>.pid    the shim's pid
-//   <exit_file>        the exit record (key=value lines), written atomically by the shim
-//   log_path           the step's stdout+stderr (secret values replaced by ***)
+// Files:
+//   <state_dir>/rsl-supervisor.lock  OFD-locked by the supervisor for its whole life
+//                                    ("held" == "supervisor alive")
+//   <exit_file>   the exit record (key=value lines ending with end=1), written by the
+//                 supervisor before it reports the exit: the durable truth for recovery
+//   log_path      the step's stdout+stderr (secret values replaced by ***)
+// The supervisor creates the attempt's directories (workdir, make_dirs, the parents of the
+// log and exit files). A spawn failure comes back as an exit (exec failure: exit code 127,
+// the reason in the log).
 // Limits: cgroup v2 when a writable memory controller is delegated, else cgroup v1 memory
 // and cpu controllers when writable (this development machine), else RLIMIT_AS; the
 // mechanism is reported in a "LimitsApplied" event. An OOM kill is read from the cgroup's
 // oom_kill counter and reported as kOomKilled.
 //
-// Threading: Launch/Stop/Adopt may be called from any thread; exits are reported from
-// one watcher thread (epoll over pidfds), events from the calling thread.
+// Lifetimes: destroying the backend closes its connection; the supervisor keeps running the
+// steps, and a later backend Adopts them (the supervisor reports to whoever queried last).
+// If the supervisor dies, its steps die with it (PR_SET_PDEATHSIG) and every attempt the
+// backend owned is reported from its exit file, else as kNodeLost; the next Launch starts a
+// new supervisor. With no client and no step for a few seconds the supervisor exits.
+//
+// Threading: Launch/Stop/Adopt may be called from any thread; Launch only writes one line to
+// the socket (the supervisor is started first if needed). Exits are reported from one
+// reader thread, events from the calling thread.
 #pragma once
 
 #include <memory>
@@ -25,19 +39,23 @@
 namespace rsl::backend {
 
 struct LocalOptions {
-  std::string state_dir;
+  std::string state_dir;      //!< "" = $XDG_RUNTIME_DIR/rsl, else /tmp/rsl-<uid>
   std::string node_file;      //!< "" = probe only
   std::string shim_path;      //!< "" = rsl-shim next to the running executable, or $RSL_SHIM
   std::string limits = "auto";  //!< auto | cgroup-v2 | cgroup-v1 | rlimit | none
   std::string nvidia_smi = "nvidia-smi";  //!< "" = do not probe GPUs
-  int64_t grace_ms = 10'000;  //!< SIGTERM -> SIGKILL, enforced by the shim
+  int64_t grace_ms = 10'000;  //!< SIGTERM -> SIGKILL, enforced by the supervisor
 };
 
 Result<std::unique_ptr<Backend>> NewLocalBackend(const BackendOptions& options);
 Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options);
 
-//! The exit record a shim writes, parsed. Errors: IO_ERROR (missing), INTERNAL (garbled).
+//! The exit record the supervisor writes, parsed. Errors: IO_ERROR (missing), INTERNAL
+//! (garbled or incomplete: no final "end=1").
 Result<AttemptExit> ReadExitFile(const std::string& path, const std::string& attempt_id);
+//! The same from the record's text (`path` only names it in errors).
+Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& path,
+                                    const std::string& attempt_id);
 
 //! "auto" resolved on this machine: "cgroup v2", "cgroup v1", "rlimit".
 std::string DetectLimitMechanism();

@@ -1,6 +1,7 @@
 // The local backend with real processes: exit codes, logs, secrets masked, process groups
 // stopped whole, memory limits (cgroups where writable, else rlimits), exit files that let
-// a later backend reconcile an attempt it did not start.
+// a later backend reconcile an attempt it did not start, and the per-state-directory
+// supervisor (shared, outliving its clients, its death reported as kNodeLost).
 #include "backend/local.h"
 
 #include <gtest/gtest.h>
@@ -178,7 +179,7 @@ TEST(LocalBackendTest, MemoryLimitIsEnforced) {
   }
 }
 
-TEST(LocalBackendTest, AnotherBackendReconcilesFromTheExitFileOrAdoptsTheLiveShim) {
+TEST(LocalBackendTest, AnotherBackendReconcilesFromTheExitFileOrAdoptsTheLiveAttempt) {
   std::string dir = Dir("adopt");
   auto spec_done = Spec(dir, "done", {"sh", "-c", "exit 4"});
   auto spec_live = Spec(dir, "live", {"sh", "-c", "sleep 0.5; exit 0"});
@@ -190,7 +191,7 @@ TEST(LocalBackendTest, AnotherBackendReconcilesFromTheExitFileOrAdoptsTheLiveShi
     ASSERT_TRUE(c.Wait("done").has_value());
     ASSERT_TRUE(first->Launch(spec_live).ok());
     first->on_exit = nullptr;
-  }  // the first backend is gone; its shim for "live" keeps running
+  }  // the first backend is gone; the supervisor keeps running "live"
   auto second = Make(dir);
   Collector c;
   c.Attach(second.get());
@@ -207,6 +208,124 @@ TEST(LocalBackendTest, AnotherBackendReconcilesFromTheExitFileOrAdoptsTheLiveShi
   auto n = c.Wait("never-started");
   ASSERT_TRUE(n.has_value());
   EXPECT_EQ(n->kind, ExitKind::kNodeLost);
+}
+
+// The step's parent: the state directory's supervisor.
+pid_t ParentOf(pid_t pid) {
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return -1;
+  size_t p = stat->rfind(')');
+  return p == std::string::npos ? -1 : atoi(stat->c_str() + p + 4);
+}
+
+// Waits for a file the step writes; its content, or "" after the timeout.
+std::string WaitForFile(const std::string& path) {
+  for (int i = 0; i < 1000; ++i) {
+    auto text = ReadFile(path);
+    if (text.ok() && !text->empty() && text->back() == '\n') return *text;
+    usleep(10000);
+  }
+  return "";
+}
+
+TEST(LocalBackendTest, TheSupervisorOutlivesItsClientAndReportsToTheAdopter) {
+  std::string dir = Dir("survive");
+  auto spec = Spec(dir, "a", {"sh", "-c", "sleep 0.5; echo done > marker; exit 5"});
+  {
+    auto first = Make(dir);
+    Collector c;
+    c.Attach(first.get());
+    ASSERT_TRUE(first->Launch(spec).ok());
+    first->on_exit = nullptr;
+  }  // destroyed mid-step: the step keeps running under the supervisor
+  auto second = Make(dir);
+  Collector c;
+  c.Attach(second.get());
+  second->Adopt(spec);
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kFailed);
+  EXPECT_EQ(e->exit_code, 5);
+  EXPECT_EQ(*ReadFile(spec.workdir + "/marker"), "done\n");
+}
+
+TEST(LocalBackendTest, TwoBackendsOnOneStateDirectoryShareTheSupervisor) {
+  std::string dir = Dir("share");
+  auto b1 = Make(dir);
+  auto b2 = Make(dir);
+  Collector c1, c2;
+  c1.Attach(b1.get());
+  c2.Attach(b2.get());
+  auto s1 = Spec(dir, "one", {"sh", "-c", "echo $PPID > ppid"});
+  auto s2 = Spec(dir, "two", {"sh", "-c", "echo $PPID > ppid"});
+  ASSERT_TRUE(b1->Launch(s1).ok());
+  ASSERT_TRUE(b2->Launch(s2).ok());
+  ASSERT_TRUE(c1.Wait("one").has_value());
+  ASSERT_TRUE(c2.Wait("two").has_value());
+  EXPECT_FALSE(c1.Wait("two", 100).has_value());  // each exit goes to its launcher only
+  std::string p1 = *ReadFile(s1.workdir + "/ppid"), p2 = *ReadFile(s2.workdir + "/ppid");
+  EXPECT_EQ(p1, p2);
+  EXPECT_NE(atoi(p1.c_str()), getpid());
+}
+
+TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLost) {
+  std::string dir = Dir("killed");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = Spec(dir, "a", {"sh", "-c", "echo $$ > pid; exec sleep 300"});
+  ASSERT_TRUE(b->Launch(spec).ok());
+  pid_t step = atoi(WaitForFile(spec.workdir + "/pid").c_str());
+  ASSERT_GT(step, 0);
+  pid_t supervisor = ParentOf(step);
+  ASSERT_GT(supervisor, 1);
+  ASSERT_NE(supervisor, getpid());
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0);
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kNodeLost);
+  EXPECT_EQ(e->message, "the attempt's supervisor is gone and left no exit record");
+  for (int i = 0; i < 200 && Alive(step); ++i) usleep(10000);
+  EXPECT_FALSE(Alive(step));  // PR_SET_PDEATHSIG: nothing runs unsupervised
+  // The next launch starts a new supervisor.
+  auto next = Spec(dir, "b", {"true"});
+  ASSERT_TRUE(b->Launch(next).ok());
+  auto n = c.Wait("b");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->kind, ExitKind::kSucceeded);
+}
+
+TEST(LocalBackendTest, ExecFailureIsExitCode127AndDirectoriesAreMade) {
+  std::string dir = Dir("exec");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = Spec(dir, "a", {"/nonexistent/rsl-step"});
+  spec.make_dirs = {dir + "/staging/a/out", dir + "/staging/b"};
+  spec.log_path = dir + "/logs/deep/a.log";
+  spec.exit_file = dir + "/exits/deep/a.exit";
+  ASSERT_TRUE(b->Launch(spec).ok());
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kFailed);
+  EXPECT_EQ(e->exit_code, 127);
+  EXPECT_EQ(e->message, "exit code 127");
+  EXPECT_EQ(*ReadFile(spec.log_path),
+            "rsl-shim: cannot run /nonexistent/rsl-step: No such file or directory\n");
+  EXPECT_TRUE(std::filesystem::is_directory(spec.workdir));
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/staging/a/out"));
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/staging/b"));
+  EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->exit_code, 127);
+}
+
+TEST(LocalBackendTest, AnExitRecordCutShortIsGarbled) {
+  std::string dir = Dir("torn");
+  ASSERT_TRUE(WriteFileAtomic(dir + "/exit", "exit_code=0\nsignal=0\nwall_ms=3\n").ok());
+  auto e = ReadExitFile(dir + "/exit", "a");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, "INTERNAL");
+  ASSERT_TRUE(WriteFileAtomic(dir + "/exit", "exit_code=0\nsignal=0\nwall_ms=3\nend=1\n").ok());
+  EXPECT_EQ(ReadExitFile(dir + "/exit", "a")->kind, ExitKind::kSucceeded);
 }
 
 TEST(LocalBackendTest, UnknownLimitsModeAndMissingShimAreClearErrors) {

@@ -1,37 +1,61 @@
-// rsl-shim: the supervisor of one attempt of one step, started by the local backend.
+// rsl-shim: the local backend's step supervisor, ONE per state directory.
 //
-// It outlives the engine: it runs in its own session, holds the attempt's lock (inherited
-// as fd 3 from the backend, so "lock held" == "shim alive" with no race at spawn), starts
-// the step as a new process group inside the attempt's cgroups (or under rlimits), relays
-// SIGTERM (cancel) / SIGUSR1 (timeout) to the whole group and escalates to SIGKILL after the
-// grace period, measures wall time, CPU time and peak memory, detects OOM kills, and writes
-// the exit file atomically (tmp + rename) before it exits. A later engine reads that file
-// to reconcile an attempt that ended while no engine was watching.
+//   rsl-shim --serve --state-dir DIR --socket NAME
 //
-// Usage: rsl-shim --exit-file F --log F --workdir D [--memory BYTES] [--cpu-millis N]
-//                 [--mem-cgroup DIR] [--cpu-cgroup DIR] [--v2-cgroup DIR] [--grace-ms N]
-//                 [--mask-file F] -- argv...
-// The shim's own environment is the step's complete environment.
+// Started by the local backend (local.cc) when none runs for its state directory. It
+// daemonizes (own session, chdir /, stdio on /dev/null, inherited fds closed), holds an OFD
+// write lock on <DIR>/rsl-supervisor.lock for its whole life ("lock held" == "supervisor
+// alive"; a second one started concurrently sees the lock and exits), is a child subreaper,
+// and listens on the abstract unix socket NAME (only connections from its own uid are
+// accepted). It outlives the engine: steps keep running while no engine is connected, and a
+// later engine adopts them.
 //
-// Written against the C library only (small, fast to start), and careful to do nothing
-// but async-signal-safe calls between fork and exec.
+// Protocol: newline-delimited JSON. On accept the supervisor sends {"op":"hello"}. Then:
+//   client -> {"op":"launch","id":..,"argv":[..],"env":["K=V",..],"workdir":..,
+//              "make_dirs":[..],"log":..,"exit_file":..,"memory":N,"cpu_millis":N,
+//              "v2_cg":..,"mem_cg":..,"cpu_cg":..,"grace_ms":N,"secrets":[..]}   (no reply)
+//   client -> {"op":"stop","id":..,"timed_out":bool}                              (no reply)
+//   client -> {"op":"query","id":..}  -> {"op":"state","id":..,"running":bool}
+//   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"}
+// The exit message goes to the connection that owns the attempt: its launcher, or whoever
+// queried it last. Before answering a query the supervisor reads everything already sent on
+// every connection, so a launch written by an engine that died a moment ago is never missed.
+//
+// Per attempt: mkdir -p workdir, make_dirs and the parents of the log and exit files;
+// cgroup v2 / v1 limits (or RLIMIT_AS) as the backend asked; the step is forked as a new
+// process group with PR_SET_PDEATHSIG(SIGKILL) (nothing runs unsupervised), its complete
+// environment and stdout+stderr to the log (through a pipe with secret values masked when
+// there are secrets). Stop: SIGTERM to the group now, SIGKILL after the grace period. When
+// the step's main process ends, whatever is left of its group and cgroup is killed, and the
+// exit record (key=value lines ending with "end=1", so a torn record is detectable; read by
+// ReadExitFile in local.cc) is written to the exit file before the exit message is sent.
+//
+// The event loop never blocks on one attempt: timers (grace period, cgroup rmdir retries,
+// idle exit) are deadlines in the poll loop. With no client and no attempt for kIdleExitMs
+// the supervisor exits.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/poll.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -39,27 +63,27 @@ extern char** environ;
 
 namespace {
 
-constexpr int kLockFd = 3;               // the attempt lock, dup2'ed here by the backend
+using nlohmann::json;
+
 constexpr int kDefaultGraceMs = 10'000;  // SIGTERM -> SIGKILL
 constexpr int kExecFailedCode = 127;     // like a shell: command not found / not executable
-
-struct Args {
-  std::string exit_file, log, workdir, mem_cg, cpu_cg, v2_cg, mask_file;
-  long long memory = 0, cpu_millis = 0;
-  int grace_ms = kDefaultGraceMs;
-  std::vector<char*> argv;
-};
-
-int64_t RealUs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
-}
+constexpr int64_t kIdleExitMs = 3000;    // no client, no attempt: exit (tests make many dirs)
+constexpr int64_t kPipeDrainMs = 2000;   // a step's escaped descendants may hold the mask pipe
+constexpr int64_t kRmdirRetryMs = 10;    // a killed task leaves its cgroup asynchronously
+constexpr int kRmdirTries = 200;
+constexpr int64_t kBindRetryMs = 2000;  // an exiting predecessor may still hold the name
+constexpr size_t kMaxLineBytes = 64u << 20;
 
 int64_t NowMs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+int64_t RealUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
 }
 
 bool WriteString(const std::string& path, const std::string& s) {
@@ -87,78 +111,20 @@ long long ReadNumberAfter(const std::string& text, const std::string& key) {
   return atoll(text.c_str() + p + key.size());
 }
 
-bool ParseArgs(int argc, char** argv, Args* a) {
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k == "--") {
-      ++i;
-      break;
-    }
-    if (i + 1 >= argc) return false;
-    std::string v = argv[++i];
-    if (k == "--exit-file") a->exit_file = v;
-    else if (k == "--log") a->log = v;
-    else if (k == "--workdir") a->workdir = v;
-    else if (k == "--memory") a->memory = atoll(v.c_str());
-    else if (k == "--cpu-millis") a->cpu_millis = atoll(v.c_str());
-    else if (k == "--mem-cgroup") a->mem_cg = v;
-    else if (k == "--cpu-cgroup") a->cpu_cg = v;
-    else if (k == "--v2-cgroup") a->v2_cg = v;
-    else if (k == "--grace-ms") a->grace_ms = atoi(v.c_str());
-    else if (k == "--mask-file") a->mask_file = v;
-    else return false;
-  }
-  for (; i < argc; ++i) a->argv.push_back(argv[i]);
-  a->argv.push_back(nullptr);
-  return !a->exit_file.empty() && !a->log.empty() && a->argv.size() > 1;
+// mkdir -p; errno is kept on failure.
+bool MakeDirs(const std::string& path) {
+  if (path.empty()) return true;
+  if (mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return true;
+  if (errno != ENOENT) return false;
+  size_t p = path.rfind('/');
+  if (p == std::string::npos || p == 0) return false;
+  if (!MakeDirs(path.substr(0, p))) return false;
+  return mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
 }
 
-// Sets up the cgroups; returns the mechanism used ("cgroup v2", "cgroup v1", "rlimit",
-// "none") and fills `procs` with the cgroup.procs files the child must join.
-std::string SetupLimits(const Args& a, std::vector<std::string>* procs, std::string* note) {
-  bool want = a.memory > 0 || a.cpu_millis > 0;
-  if (!a.v2_cg.empty()) {
-    if (mkdir(a.v2_cg.c_str(), 0755) == 0 || errno == EEXIST) {
-      bool ok = true;
-      if (a.memory > 0) {
-        ok &= WriteString(a.v2_cg + "/memory.max", std::to_string(a.memory));
-        WriteString(a.v2_cg + "/memory.swap.max", "0");
-      }
-      if (a.cpu_millis > 0) {
-        ok &= WriteString(a.v2_cg + "/cpu.max", std::to_string(a.cpu_millis * 100) + " 100000");
-      }
-      if (ok) {
-        procs->push_back(a.v2_cg + "/cgroup.procs");
-        return "cgroup v2";
-      }
-    }
-    *note = "cgroup v2 not writable (" + std::string(strerror(errno)) + ")";
-  }
-  if (!a.mem_cg.empty() || !a.cpu_cg.empty()) {
-    bool ok = true;
-    if (!a.mem_cg.empty()) {
-      ok &= mkdir(a.mem_cg.c_str(), 0755) == 0 || errno == EEXIST;
-      if (ok && a.memory > 0) {
-        ok &= WriteString(a.mem_cg + "/memory.limit_in_bytes", std::to_string(a.memory));
-        // Without swap accounting a limited step would swap instead of being OOM-killed.
-        WriteString(a.mem_cg + "/memory.memsw.limit_in_bytes", std::to_string(a.memory));
-      }
-      if (ok) procs->push_back(a.mem_cg + "/cgroup.procs");
-    }
-    if (ok && !a.cpu_cg.empty()) {
-      ok &= mkdir(a.cpu_cg.c_str(), 0755) == 0 || errno == EEXIST;
-      if (ok && a.cpu_millis > 0) {
-        ok &= WriteString(a.cpu_cg + "/cpu.cfs_period_us", "100000");
-        ok &= WriteString(a.cpu_cg + "/cpu.cfs_quota_us", std::to_string(a.cpu_millis * 100));
-      }
-      if (ok) procs->push_back(a.cpu_cg + "/cgroup.procs");
-    }
-    if (ok) return "cgroup v1";
-    procs->clear();
-    *note = "cgroup v1 not writable (" + std::string(strerror(errno)) + ")";
-  }
-  return want ? "rlimit" : "none";
+std::string Dirname(const std::string& path) {
+  size_t p = path.rfind('/');
+  return p == std::string::npos || p == 0 ? "" : path.substr(0, p);
 }
 
 // Replaces every secret value in `data` by ***.
@@ -173,21 +139,6 @@ void Mask(std::string* data, const std::vector<std::string>& secrets) {
   }
 }
 
-std::vector<std::string> ReadMaskFile(const std::string& path) {
-  std::vector<std::string> out;
-  if (path.empty()) return out;
-  std::string text = ReadSmall(path);
-  unlink(path.c_str());
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == '\0') {
-      if (i > start) out.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
 void KillCgroup(const std::string& procs_file) {
   std::string pids = ReadSmall(procs_file);
   size_t start = 0;
@@ -200,223 +151,680 @@ void KillCgroup(const std::string& procs_file) {
   }
 }
 
-void RemoveCgroup(const std::string& dir) {
+struct Attempt {
+  std::string id, exit_file, log_path, workdir;
+  std::vector<std::string> argv, env, make_dirs, secrets;
+  long long memory = 0, cpu_millis = 0;
+  std::string v2_cg, mem_cg, cpu_cg;
+  int grace_ms = kDefaultGraceMs;
+
+  std::string mechanism = "none", note;
+  std::vector<std::string> procs;  // cgroup.procs files the child joins
+  int owner = -1;                  // connection fd that gets the exit message; -1 = none
+  pid_t pid = -1;
+  int log_fd = -1, pipe_fd = -1;  // pipe_fd: read end of the masking pipe
+  std::string pending;            // masked output not yet ending in a newline
+  std::string stop;               // "", "cancel" or "timeout"
+  int64_t start_ms = 0, started_us = 0, kill_at = -1;
+  // After the main process ended:
+  bool exited = false;
+  int status = 0;
+  rusage ru{};
+  int64_t wall_ms = 0, ended_us = 0, drain_until = -1;
+};
+
+struct Conn {
+  std::string in, out;
+};
+
+struct PendingRmdir {
+  std::string dir;
+  int tries_left = kRmdirTries;
+  int64_t next_ms = 0;
+};
+
+class Supervisor {
+ public:
+  int Run(const std::string& state_dir, const std::string& socket_name);
+
+ private:
+  void Add(int fd, uint32_t events);
+  void Accept();
+  void OnConnReadable(int fd);
+  void ReadConn(int fd);
+  void CloseConn(int fd);
+  void Send(int fd, const json& msg);
+  void Flush(int fd);
+  void Handle(int fd, const std::string& line);
+  void DrainOtherConns(int except);
+  void Launch(int fd, const json& msg);
+  void Stop(const json& msg);
+  void OnSignal();
+  void OnPipe(Attempt* a);
+  void OnExited(Attempt* a, int status, const rusage& ru);
+  void Finish(Attempt* a);
+  void FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why);
+  void SendExit(const Attempt& a, const std::string& record);
+  std::string SetupLimits(Attempt* a);
+  void Timers();
+  int64_t NextDeadline() const;
+  void QueueRmdir(const std::string& dir);
+
+  int epoll_ = -1, sfd_ = -1, listen_ = -1, devnull_ = -1;
+  sigset_t blocked_;
+  std::map<int, Conn> conns_;
+  std::map<std::string, std::unique_ptr<Attempt>> attempts_;
+  std::map<pid_t, Attempt*> by_pid_;
+  std::map<int, Attempt*> by_pipe_;
+  std::vector<PendingRmdir> rmdirs_;
+  bool draining_ = false;
+};
+
+void Supervisor::Add(int fd, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void Supervisor::Accept() {
+  while (true) {
+    int fd = accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    // The abstract namespace has no permissions: only our own user may start steps as us.
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+      close(fd);
+      continue;
+    }
+    conns_[fd];
+    Add(fd, EPOLLIN);
+    Send(fd, json{{"op", "hello"}});
+  }
+}
+
+void Supervisor::CloseConn(int fd) {
+  for (auto& [id, a] : attempts_) {
+    if (a->owner == fd) a->owner = -1;  // the exit file stays the record
+  }
+  epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+  close(fd);
+  conns_.erase(fd);
+}
+
+void Supervisor::Flush(int fd) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end()) return;
+  std::string& out = it->second.out;
+  while (!out.empty()) {
+    ssize_t n = send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      out.erase(0, size_t(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    out.clear();  // the peer is gone; its EOF closes the connection
+    break;
+  }
+  epoll_event ev{};
+  ev.events = out.empty() ? uint32_t(EPOLLIN) : uint32_t(EPOLLIN | EPOLLOUT);
+  ev.data.fd = fd;
+  epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void Supervisor::Send(int fd, const json& msg) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end()) return;
+  bool was_empty = it->second.out.empty();
+  it->second.out += msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (was_empty) Flush(fd);
+}
+
+// Reads what the connection has (never blocks) and handles every complete line.
+void Supervisor::ReadConn(int fd) {
+  while (conns_.count(fd)) {
+    char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      CloseConn(fd);
+      return;
+    }
+    std::string& in = conns_[fd].in;
+    in.append(buf, size_t(n));
+    size_t start = 0, nl;
+    std::vector<std::string> lines;
+    while ((nl = in.find('\n', start)) != std::string::npos) {
+      lines.push_back(in.substr(start, nl - start));
+      start = nl + 1;
+    }
+    in.erase(0, start);
+    if (in.size() > kMaxLineBytes) {
+      CloseConn(fd);
+      return;
+    }
+    for (const auto& line : lines) Handle(fd, line);
+  }
+}
+
+void Supervisor::OnConnReadable(int fd) { ReadConn(fd); }
+
+// The connection being handled is left alone: its later lines must stay in order.
+void Supervisor::DrainOtherConns(int except) {
+  if (draining_) return;
+  draining_ = true;
+  std::vector<int> fds;
+  for (const auto& [fd, c] : conns_) {
+    if (fd != except) fds.push_back(fd);
+  }
+  for (int fd : fds) ReadConn(fd);
+  draining_ = false;
+}
+
+void Supervisor::Handle(int fd, const std::string& line) {
+  json msg = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!msg.is_object()) return;
+  std::string op = msg.value("op", "");
+  if (op == "launch") {
+    Launch(fd, msg);
+  } else if (op == "stop") {
+    Stop(msg);
+  } else if (op == "query") {
+    std::string id = msg.value("id", "");
+    // A launch an engine wrote just before it died may still sit unread on its connection.
+    DrainOtherConns(fd);
+    auto it = attempts_.find(id);
+    bool running = it != attempts_.end();
+    if (running) it->second->owner = fd;
+    Send(fd, json{{"op", "state"}, {"id", id}, {"running", running}});
+  }
+}
+
+// Sets up the cgroups; returns the mechanism used ("cgroup v2", "cgroup v1", "rlimit",
+// "none") and fills a->procs with the cgroup.procs files the child must join.
+std::string Supervisor::SetupLimits(Attempt* a) {
+  bool want = a->memory > 0 || a->cpu_millis > 0;
+  if (!a->v2_cg.empty()) {
+    if (mkdir(a->v2_cg.c_str(), 0755) == 0 || errno == EEXIST) {
+      bool ok = true;
+      if (a->memory > 0) {
+        ok &= WriteString(a->v2_cg + "/memory.max", std::to_string(a->memory));
+        WriteString(a->v2_cg + "/memory.swap.max", "0");
+      }
+      if (a->cpu_millis > 0) {
+        ok &= WriteString(a->v2_cg + "/cpu.max", std::to_string(a->cpu_millis * 100) + " 100000");
+      }
+      if (ok) {
+        a->procs.push_back(a->v2_cg + "/cgroup.procs");
+        return "cgroup v2";
+      }
+    }
+    a->note = "cgroup v2 not writable (" + std::string(strerror(errno)) + ")";
+    a->v2_cg.clear();
+  }
+  if (!a->mem_cg.empty() || !a->cpu_cg.empty()) {
+    bool ok = true;
+    if (!a->mem_cg.empty()) {
+      ok &= mkdir(a->mem_cg.c_str(), 0755) == 0 || errno == EEXIST;
+      if (ok && a->memory > 0) {
+        ok &= WriteString(a->mem_cg + "/memory.limit_in_bytes", std::to_string(a->memory));
+        // Without swap accounting a limited step would swap instead of being OOM-killed.
+        WriteString(a->mem_cg + "/memory.memsw.limit_in_bytes", std::to_string(a->memory));
+      }
+      if (ok) a->procs.push_back(a->mem_cg + "/cgroup.procs");
+    }
+    if (ok && !a->cpu_cg.empty()) {
+      ok &= mkdir(a->cpu_cg.c_str(), 0755) == 0 || errno == EEXIST;
+      if (ok && a->cpu_millis > 0) {
+        ok &= WriteString(a->cpu_cg + "/cpu.cfs_period_us", "100000");
+        ok &= WriteString(a->cpu_cg + "/cpu.cfs_quota_us", std::to_string(a->cpu_millis * 100));
+      }
+      if (ok) a->procs.push_back(a->cpu_cg + "/cgroup.procs");
+    }
+    if (ok) return "cgroup v1";
+    a->procs.clear();
+    a->note = "cgroup v1 not writable (" + std::string(strerror(errno)) + ")";
+  }
+  return want ? "rlimit" : "none";
+}
+
+std::string LimitsText(const Attempt& a) {
+  std::string limits = a.mechanism;
+  if (a.memory > 0 || a.cpu_millis > 0) {
+    limits += " (memory " + (a.memory > 0 ? std::to_string(a.memory) : std::string("-")) +
+              ", cpu " + (a.cpu_millis > 0 ? std::to_string(a.cpu_millis) + "m" : "-") + ")";
+  }
+  return limits;
+}
+
+// The exit record: key=value lines, "end=1" last (ReadExitFile rejects a record without it).
+std::string Record(int exit_code, int sig, bool oom, const std::string& stop, int64_t wall_ms,
+                   long long cpu_ms, long long peak, const std::string& limits, int64_t started_us,
+                   int64_t ended_us, const std::string& message) {
+  std::string m = message;
+  for (char& c : m) {
+    if (c == '\n') c = ' ';
+  }
+  return "exit_code=" + std::to_string(exit_code) + "\nsignal=" + std::to_string(sig) +
+         "\noom=" + (oom ? "1" : "0") + "\nstop=" + stop + "\nwall_ms=" + std::to_string(wall_ms) +
+         "\ncpu_ms=" + std::to_string(cpu_ms) + "\npeak_memory_bytes=" + std::to_string(peak) +
+         "\nlimits=" + limits + "\nstarted_us=" + std::to_string(started_us) +
+         "\nended_us=" + std::to_string(ended_us) + "\nmessage=" + m + "\nend=1\n";
+}
+
+// Not fsynced: after a power loss an unrecorded attempt is simply run again.
+void WriteRecord(const std::string& path, const std::string& record) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  (void)!write(fd, record.data(), record.size());
+  close(fd);
+}
+
+void Supervisor::SendExit(const Attempt& a, const std::string& record) {
+  if (a.owner >= 0) Send(a.owner, json{{"op", "exit"}, {"id", a.id}, {"record", record}});
+}
+
+void Supervisor::FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why) {
+  int64_t now = RealUs();
+  std::string rec = Record(-1, 0, false, "", 0, 0, 0, LimitsText(*a), now, now, why);
+  WriteRecord(a->exit_file, rec);
+  SendExit(*a, rec);
+  if (a->log_fd >= 0) close(a->log_fd);
+  for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
+}
+
+std::vector<std::string> Strings(const json& msg, const char* key) {
+  std::vector<std::string> out;
+  auto it = msg.find(key);
+  if (it == msg.end() || !it->is_array()) return out;
+  for (const auto& v : *it) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+void Supervisor::Launch(int fd, const json& msg) {
+  auto a = std::make_unique<Attempt>();
+  a->id = msg.value("id", "");
+  a->owner = fd;
+  a->argv = Strings(msg, "argv");
+  a->env = Strings(msg, "env");
+  a->make_dirs = Strings(msg, "make_dirs");
+  a->secrets = Strings(msg, "secrets");
+  a->workdir = msg.value("workdir", "");
+  a->log_path = msg.value("log", "");
+  a->exit_file = msg.value("exit_file", "");
+  a->memory = msg.value("memory", 0LL);
+  a->cpu_millis = msg.value("cpu_millis", 0LL);
+  a->v2_cg = msg.value("v2_cg", "");
+  a->mem_cg = msg.value("mem_cg", "");
+  a->cpu_cg = msg.value("cpu_cg", "");
+  a->grace_ms = msg.value("grace_ms", kDefaultGraceMs);
+  if (a->id.empty()) return;
+  if (auto it = attempts_.find(a->id); it != attempts_.end()) {
+    it->second->owner = fd;  // launched twice: the running one reports to the latest launcher
+    return;
+  }
+  if (a->argv.empty()) return FailBeforeStart(std::move(a), "empty command");
+  for (const std::string& dir : {Dirname(a->exit_file), Dirname(a->log_path), a->workdir}) {
+    if (!MakeDirs(dir)) {
+      return FailBeforeStart(std::move(a),
+                             "cannot create directory " + dir + ": " + strerror(errno));
+    }
+  }
+  for (const std::string& dir : a->make_dirs) {
+    if (!MakeDirs(dir)) {
+      return FailBeforeStart(std::move(a),
+                             "cannot create directory " + dir + ": " + strerror(errno));
+    }
+  }
+  a->mechanism = SetupLimits(a.get());
+  a->log_fd = open(a->log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int out_pipe[2] = {-1, -1};
+  if (!a->secrets.empty() && pipe2(out_pipe, O_CLOEXEC) != 0) out_pipe[0] = out_pipe[1] = -1;
+  int child_out = out_pipe[1] >= 0 ? out_pipe[1] : (a->log_fd >= 0 ? a->log_fd : devnull_);
+
+  // Everything the child needs is prepared before fork: it only makes async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (auto& s : a->argv) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  for (auto& s : a->env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  rlimit as_limit{rlim_t(a->memory), rlim_t(a->memory)};
+  bool use_rlimit = a->mechanism == "rlimit" && a->memory > 0;
+  const char* workdir = a->workdir.empty() ? nullptr : a->workdir.c_str();
+  const std::vector<std::string>& procs = a->procs;
+  pid_t parent = getpid();
+
+  a->start_ms = NowMs();
+  a->started_us = RealUs();
+  pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the supervisor is gone: so is the step
+    if (getppid() != parent) _exit(kExecFailedCode);
+    setpgid(0, 0);
+    char pidbuf[32];
+    int n = snprintf(pidbuf, sizeof(pidbuf), "%d", int(getpid()));
+    for (const auto& f : procs) {
+      int pfd = open(f.c_str(), O_WRONLY);
+      if (pfd >= 0) {
+        (void)!write(pfd, pidbuf, size_t(n));
+        close(pfd);
+      }
+    }
+    if (use_rlimit) setrlimit(RLIMIT_AS, &as_limit);
+    for (int sig : {SIGPIPE, SIGHUP, SIGINT}) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(devnull_, 0);
+    dup2(child_out, 1);
+    dup2(child_out, 2);
+    if (workdir && chdir(workdir) != 0) {
+      dprintf(2, "rsl-shim: cannot enter %s: %s\n", workdir, strerror(errno));
+      _exit(kExecFailedCode);
+    }
+    environ = envp.data();  // execvp searches the step's PATH, and passes its environment
+    execvp(argv[0], argv.data());
+    dprintf(2, "rsl-shim: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(kExecFailedCode);
+  }
+  if (out_pipe[1] >= 0) close(out_pipe[1]);
+  if (child < 0) {
+    if (out_pipe[0] >= 0) close(out_pipe[0]);
+    return FailBeforeStart(std::move(a), std::string("fork failed: ") + strerror(errno));
+  }
+  setpgid(child, child);  // also here, so signals reach the group even before the child runs
+  a->pid = child;
+  if (out_pipe[0] >= 0) {
+    fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+    a->pipe_fd = out_pipe[0];
+    by_pipe_[a->pipe_fd] = a.get();
+    Add(a->pipe_fd, EPOLLIN);
+  }
+  by_pid_[child] = a.get();
+  attempts_[a->id] = std::move(a);
+}
+
+void Supervisor::Stop(const json& msg) {
+  auto it = attempts_.find(msg.value("id", ""));
+  if (it == attempts_.end()) return;
+  Attempt* a = it->second.get();
+  if (a->exited) return;
+  if (a->stop.empty()) a->stop = msg.value("timed_out", false) ? "timeout" : "cancel";
+  kill(-a->pid, SIGTERM);
+  if (a->kill_at < 0) a->kill_at = NowMs() + a->grace_ms;
+}
+
+void Supervisor::OnPipe(Attempt* a) {
+  while (a->pipe_fd >= 0) {
+    char buf[65536];
+    ssize_t n = read(a->pipe_fd, buf, sizeof(buf));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      by_pipe_.erase(a->pipe_fd);
+      epoll_ctl(epoll_, EPOLL_CTL_DEL, a->pipe_fd, nullptr);
+      close(a->pipe_fd);
+      a->pipe_fd = -1;
+      break;
+    }
+    a->pending.append(buf, size_t(n));
+    size_t cut = a->pending.rfind('\n');
+    // Mask whole lines, so a secret split across two reads is still found.
+    if (cut != std::string::npos || a->pending.size() > 1 << 20) {
+      size_t len = cut == std::string::npos ? a->pending.size() : cut + 1;
+      std::string chunk = a->pending.substr(0, len);
+      a->pending.erase(0, len);
+      Mask(&chunk, a->secrets);
+      (void)!write(a->log_fd, chunk.data(), chunk.size());
+    }
+  }
+  if (a->exited) Finish(a);
+}
+
+void Supervisor::OnSignal() {
+  signalfd_siginfo si;
+  while (read(sfd_, &si, sizeof(si)) == sizeof(si)) {
+  }
+  while (true) {
+    // Peek first: while the main process is a zombie its pid, and so its group id, cannot
+    // be reused, so killing the group below cannot hit a stranger.
+    siginfo_t info{};
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
+    pid_t pid = info.si_pid;
+    auto it = by_pid_.find(pid);
+    if (it != by_pid_.end()) {
+      kill(-pid, SIGKILL);  // whatever the step left behind in its group goes with it
+      for (const auto& f : it->second->procs) KillCgroup(f);
+    }
+    int status = 0;
+    rusage ru{};
+    if (wait4(pid, &status, WNOHANG, &ru) != pid) break;
+    if (it == by_pid_.end()) continue;  // an orphan handed to us as subreaper: just reaped
+    Attempt* a = it->second;
+    by_pid_.erase(it);
+    OnExited(a, status, ru);
+  }
+}
+
+void Supervisor::OnExited(Attempt* a, int status, const rusage& ru) {
+  a->exited = true;
+  a->status = status;
+  a->ru = ru;
+  a->wall_ms = NowMs() - a->start_ms;
+  a->ended_us = RealUs();
+  a->kill_at = -1;
+  if (a->pipe_fd >= 0) {
+    a->drain_until = NowMs() + kPipeDrainMs;
+    OnPipe(a);  // finishes at EOF (the group was just killed) or at drain_until
+    return;
+  }
+  Finish(a);
+}
+
+void Supervisor::Finish(Attempt* a) {
+  if (a->pipe_fd >= 0) {
+    by_pipe_.erase(a->pipe_fd);
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, a->pipe_fd, nullptr);
+    close(a->pipe_fd);
+    a->pipe_fd = -1;
+  }
+  if (!a->pending.empty()) {
+    Mask(&a->pending, a->secrets);
+    (void)!write(a->log_fd, a->pending.data(), a->pending.size());
+  }
+  long long cpu_ms = (a->ru.ru_utime.tv_sec + a->ru.ru_stime.tv_sec) * 1000LL +
+                     (a->ru.ru_utime.tv_usec + a->ru.ru_stime.tv_usec) / 1000;
+  long long peak = a->ru.ru_maxrss * 1024LL;
+  bool oom = false;
+  if (a->mechanism == "cgroup v2") {
+    long long p = atoll(ReadSmall(a->v2_cg + "/memory.peak").c_str());
+    if (p > 0) peak = p;
+    oom = ReadNumberAfter(ReadSmall(a->v2_cg + "/memory.events"), "oom_kill ") > 0;
+  } else if (a->mechanism == "cgroup v1" && !a->mem_cg.empty()) {
+    long long p = atoll(ReadSmall(a->mem_cg + "/memory.max_usage_in_bytes").c_str());
+    if (p > 0) peak = p;
+    oom = ReadNumberAfter(ReadSmall(a->mem_cg + "/memory.oom_control"), "oom_kill ") > 0;
+  }
+  int exit_code = WIFEXITED(a->status) ? WEXITSTATUS(a->status) : -1;
+  int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
+  std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, LimitsText(*a),
+                           a->started_us, a->ended_us, a->note);
+  WriteRecord(a->exit_file, rec);  // the durable truth first, then the fast path
+  if (a->log_fd >= 0) close(a->log_fd);
+  for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
+  SendExit(*a, rec);
+  attempts_.erase(a->id);  // destroys *a
+}
+
+void Supervisor::QueueRmdir(const std::string& dir) {
   if (dir.empty()) return;
-  // A killed task leaves the cgroup asynchronously: retry briefly.
-  for (int i = 0; i < 100 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++i) usleep(2000);
+  if (rmdir(dir.c_str()) == 0 || errno != EBUSY) return;
+  rmdirs_.push_back({dir, kRmdirTries, NowMs() + kRmdirRetryMs});
+}
+
+int64_t Supervisor::NextDeadline() const {
+  int64_t next = -1;
+  auto take = [&](int64_t t) {
+    if (t >= 0 && (next < 0 || t < next)) next = t;
+  };
+  for (const auto& [id, a] : attempts_) {
+    take(a->kill_at);
+    take(a->drain_until);
+  }
+  for (const auto& r : rmdirs_) take(r.next_ms);
+  return next;
+}
+
+void Supervisor::Timers() {
+  int64_t now = NowMs();
+  std::vector<Attempt*> drained;
+  for (auto& [id, a] : attempts_) {
+    if (a->kill_at >= 0 && now >= a->kill_at) {
+      kill(-a->pid, SIGKILL);
+      for (const auto& f : a->procs) KillCgroup(f);
+      a->kill_at = -1;
+    }
+    if (a->drain_until >= 0 && now >= a->drain_until) drained.push_back(a.get());
+  }
+  for (Attempt* a : drained) Finish(a);
+  for (size_t i = 0; i < rmdirs_.size();) {
+    PendingRmdir& r = rmdirs_[i];
+    if (now >= r.next_ms) {
+      bool busy = rmdir(r.dir.c_str()) != 0 && errno == EBUSY;
+      if (!busy || --r.tries_left <= 0) {
+        rmdirs_.erase(rmdirs_.begin() + long(i));
+        continue;
+      }
+      r.next_ms = now + kRmdirRetryMs;
+    }
+    ++i;
+  }
+}
+
+int Supervisor::Run(const std::string& state_dir, const std::string& socket_name) {
+  std::string lock_path = state_dir + "/rsl-supervisor.lock";
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return 1;
+  // An OFD lock: the backend can test it (F_OFD_GETLK) without taking it.
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(lock_fd, F_OFD_SETLK, &fl) != 0) return 0;  // another supervisor serves this dir
+
+  listen_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  size_t name_len = std::min(socket_name.size(), sizeof(addr.sun_path) - 1);
+  memcpy(addr.sun_path + 1, socket_name.data(), name_len);  // sun_path[0] = 0: abstract
+  socklen_t addr_len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name_len);
+  int64_t bind_until = NowMs() + kBindRetryMs;
+  while (bind(listen_, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
+    if (errno != EADDRINUSE || NowMs() > bind_until) return 1;
+    usleep(5000);  // the predecessor released the lock and is closing its socket
+  }
+  if (listen(listen_, 128) != 0) return 1;
+
+  devnull_ = open("/dev/null", O_RDWR | O_CLOEXEC);
+  sigemptyset(&blocked_);
+  sigaddset(&blocked_, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blocked_, nullptr);
+  for (int sig : {SIGPIPE, SIGHUP, SIGINT}) signal(sig, SIG_IGN);
+  sfd_ = signalfd(-1, &blocked_, SFD_CLOEXEC | SFD_NONBLOCK);
+  epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  Add(listen_, EPOLLIN);
+  Add(sfd_, EPOLLIN);
+
+  int64_t idle_since = NowMs();
+  while (true) {
+    int64_t now = NowMs();
+    bool idle = conns_.empty() && attempts_.empty() && rmdirs_.empty();
+    if (!idle) {
+      idle_since = -1;
+    } else if (idle_since < 0) {
+      idle_since = now;
+    } else if (now - idle_since >= kIdleExitMs) {
+      Accept();  // one who connected at the last moment keeps us alive
+      if (conns_.empty()) break;
+      continue;
+    }
+    int64_t deadline = NextDeadline();
+    if (idle)
+      deadline =
+          deadline < 0 ? idle_since + kIdleExitMs : std::min(deadline, idle_since + kIdleExitMs);
+    int timeout = deadline < 0 ? -1 : int(std::max<int64_t>(0, deadline - now));
+    epoll_event events[64];
+    int n = epoll_wait(epoll_, events, 64, timeout);
+    if (n < 0 && errno != EINTR) return 1;
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == listen_) {
+        Accept();
+      } else if (fd == sfd_) {
+        OnSignal();
+      } else if (auto p = by_pipe_.find(fd); p != by_pipe_.end()) {
+        OnPipe(p->second);
+      } else if (conns_.count(fd)) {
+        if (events[i].events & EPOLLOUT) Flush(fd);
+        if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) OnConnReadable(fd);
+      }
+    }
+    Timers();
+  }
+  close(listen_);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args a;
-  if (!ParseArgs(argc, argv, &a)) {
-    fprintf(stderr,
-            "usage: rsl-shim --exit-file F --log F --workdir D [--memory B] [--cpu-millis N] "
-            "[--mem-cgroup D] [--cpu-cgroup D] [--v2-cgroup D] [--grace-ms N] "
-            "[--mask-file F] -- argv...\n");
+  std::string state_dir, socket_name;
+  bool serve = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "--serve") {
+      serve = true;
+    } else if (k == "--state-dir" && i + 1 < argc) {
+      state_dir = argv[++i];
+    } else if (k == "--socket" && i + 1 < argc) {
+      socket_name = argv[++i];
+    } else {
+      state_dir.clear();
+      break;
+    }
+  }
+  if (!serve || state_dir.empty() || socket_name.empty()) {
+    fprintf(stderr, "usage: rsl-shim --serve --state-dir DIR --socket NAME\n");
     return 2;
   }
-  setsid();  // own session: survives the engine and its terminal
+  // Daemonize: a new session (the backend's spawn made us no group leader), then fork so
+  // the backend reaps our parent at once and we are nobody's child but init's.
+  setsid();
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid > 0) _exit(0);
+  if (chdir("/") != 0) return 1;
+  int null_fd = open("/dev/null", O_RDWR);
+  if (null_fd >= 0) {
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+  }
+  syscall(SYS_close_range, 3, ~0U, 0);
   // Orphaned descendants (a step's background jobs) become our children, so they are
   // reaped here and never linger as zombies.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  // Close everything inherited but stdio and the lock.
-  syscall(SYS_close_range, kLockFd + 1, ~0U, 0);
-  fcntl(kLockFd, F_SETFD, FD_CLOEXEC);
-  {
-    int fd = open((a.exit_file + ".pid").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      std::string s = std::to_string(getpid()) + "\n";
-      (void)!write(fd, s.data(), s.size());
-      close(fd);
-    }
+  // Steps inherit our signal state: start from the defaults, whatever the engine that
+  // started us had blocked or ignored (seedctl blocks SIGINT/SIGTERM for its sigwait).
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
   }
-
-  std::vector<std::string> secrets = ReadMaskFile(a.mask_file);
-  std::vector<std::string> procs;
-  std::string note;
-  std::string mechanism = SetupLimits(a, &procs, &note);
-
-  int log_fd = open(a.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  int out_pipe[2] = {-1, -1};
-  if (!secrets.empty() && pipe2(out_pipe, O_CLOEXEC) != 0) out_pipe[0] = out_pipe[1] = -1;
-  int child_out = out_pipe[1] >= 0 ? out_pipe[1] : log_fd;
-
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
-  sigaddset(&mask, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
-  // Everything the child needs is prepared before fork.
-  std::vector<std::string> pid_writes = procs;
-  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  rlimit as_limit{rlim_t(a.memory), rlim_t(a.memory)};
-  bool use_rlimit = mechanism == "rlimit" && a.memory > 0;
-  const char* workdir = a.workdir.empty() ? nullptr : a.workdir.c_str();
-
-  int64_t start = NowMs();
-  int64_t started_us = RealUs();
-  pid_t child = fork();
-  if (child == 0) {
-    setpgid(0, 0);
-    char pidbuf[32];
-    int n = snprintf(pidbuf, sizeof(pidbuf), "%d", int(getpid()));
-    for (const auto& f : pid_writes) {
-      int fd = open(f.c_str(), O_WRONLY);
-      if (fd >= 0) {
-        (void)!write(fd, pidbuf, size_t(n));
-        close(fd);
-      }
-    }
-    if (use_rlimit) setrlimit(RLIMIT_AS, &as_limit);
-    if (devnull >= 0) dup2(devnull, 0);
-    if (child_out >= 0) {
-      dup2(child_out, 1);
-      dup2(child_out, 2);
-    }
-    sigprocmask(SIG_UNBLOCK, &mask, nullptr);
-    if (workdir && chdir(workdir) != 0) {
-      dprintf(2, "rsl-shim: cannot enter %s: %s\n", workdir, strerror(errno));
-      _exit(kExecFailedCode);
-    }
-    execvp(a.argv[0], a.argv.data());
-    dprintf(2, "rsl-shim: cannot run %s: %s\n", a.argv[0], strerror(errno));
-    _exit(kExecFailedCode);
-  }
-  if (child < 0) {
-    std::string s = "exit_code=-1\nsignal=0\noom=0\nstop=\nwall_ms=0\ncpu_ms=0\n"
-                    "peak_memory_bytes=0\nlimits=" + mechanism + "\nmessage=fork failed: " +
-                    strerror(errno) + "\n";
-    std::string tmp = a.exit_file + ".tmp";
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      (void)!write(fd, s.data(), s.size());
-      close(fd);
-      rename(tmp.c_str(), a.exit_file.c_str());
-    }
-    return 1;
-  }
-  setpgid(child, child);  // also here, so signals reach the group even before the child runs
-  if (out_pipe[1] >= 0) close(out_pipe[1]);
-
-  std::string stop;  // "", "cancel" or "timeout"
-  int64_t kill_at = -1;
-  int status = 0;
-  bool exited = false;
-  std::string pending;  // masked output not yet ending in a newline
-  while (!exited) {
-    pollfd fds[2] = {{sfd, POLLIN, 0}, {out_pipe[0], POLLIN, 0}};
-    int nfds = out_pipe[0] >= 0 ? 2 : 1;
-    int timeout = -1;
-    if (kill_at >= 0) timeout = int(std::max<int64_t>(0, kill_at - NowMs()));
-    int r = poll(fds, nfds, timeout);
-    if (r < 0 && errno != EINTR) break;
-    if (kill_at >= 0 && NowMs() >= kill_at) {
-      kill(-child, SIGKILL);
-      for (const auto& f : procs) KillCgroup(f);
-      kill_at = -1;
-    }
-    if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP))) {
-      char buf[65536];
-      ssize_t n = read(out_pipe[0], buf, sizeof(buf));
-      if (n > 0) {
-        pending.append(buf, size_t(n));
-        size_t cut = pending.rfind('\n');
-        // Mask whole lines, so a secret split across two reads is still found.
-        if (cut != std::string::npos || pending.size() > 1 << 20) {
-          size_t len = cut == std::string::npos ? pending.size() : cut + 1;
-          std::string chunk = pending.substr(0, len);
-          pending.erase(0, len);
-          Mask(&chunk, secrets);
-          (void)!write(log_fd, chunk.data(), chunk.size());
-        }
-      } else {
-        close(out_pipe[0]);
-        out_pipe[0] = -1;
-      }
-    }
-    if (fds[0].revents & POLLIN) {
-      signalfd_siginfo si;
-      while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo == SIGCHLD) continue;
-        if (stop.empty()) stop = si.ssi_signo == SIGUSR1 ? "timeout" : "cancel";
-        kill(-child, SIGTERM);
-        if (kill_at < 0) kill_at = NowMs() + a.grace_ms;
-        fcntl(sfd, F_SETFL, O_NONBLOCK);
-      }
-      fcntl(sfd, F_SETFL, O_NONBLOCK);
-    }
-    rusage unused;
-    pid_t w = wait4(child, &status, WNOHANG, &unused);
-    if (w == child) exited = true;
-  }
-  int64_t wall = NowMs() - start;
-  int64_t ended_us = RealUs();
-  // Whatever the step left behind in its group or cgroup goes with it.
-  kill(-child, SIGKILL);
-  for (const auto& f : procs) KillCgroup(f);
-  while (out_pipe[0] >= 0) {
-    char buf[65536];
-    ssize_t n = read(out_pipe[0], buf, sizeof(buf));
-    if (n <= 0) break;
-    pending.append(buf, size_t(n));
-  }
-  if (!pending.empty()) {
-    Mask(&pending, secrets);
-    (void)!write(log_fd, pending.data(), pending.size());
-  }
-
-  // Reap whatever was left in the group (killed above) before measuring.
-  for (int i = 0; i < 100; ++i) {
-    pid_t w = waitpid(-1, nullptr, WNOHANG);
-    if (w < 0) break;  // no children left
-    if (w == 0) usleep(1000);
-  }
-  rusage ru;
-  getrusage(RUSAGE_CHILDREN, &ru);
-  long long cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000LL +
-                     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-  long long peak = ru.ru_maxrss * 1024LL;
-  bool oom = false;
-  if (!a.v2_cg.empty() && mechanism == "cgroup v2") {
-    long long p = atoll(ReadSmall(a.v2_cg + "/memory.peak").c_str());
-    if (p > 0) peak = p;
-    oom = ReadNumberAfter(ReadSmall(a.v2_cg + "/memory.events"), "oom_kill ") > 0;
-  } else if (!a.mem_cg.empty() && mechanism == "cgroup v1") {
-    long long p = atoll(ReadSmall(a.mem_cg + "/memory.max_usage_in_bytes").c_str());
-    if (p > 0) peak = p;
-    oom = ReadNumberAfter(ReadSmall(a.mem_cg + "/memory.oom_control"), "oom_kill ") > 0;
-  }
-  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-
-  std::string limits = mechanism;
-  if (a.memory > 0 || a.cpu_millis > 0) {
-    limits += " (memory " + (a.memory > 0 ? std::to_string(a.memory) : std::string("-")) +
-              ", cpu " + (a.cpu_millis > 0 ? std::to_string(a.cpu_millis) + "m" : "-") + ")";
-  }
-  std::string rec = "exit_code=" + std::to_string(exit_code) + "\nsignal=" + std::to_string(sig) +
-                    "\noom=" + (oom ? "1" : "0") + "\nstop=" + stop +
-                    "\nwall_ms=" + std::to_string(wall) + "\ncpu_ms=" + std::to_string(cpu_ms) +
-                    "\npeak_memory_bytes=" + std::to_string(peak) + "\nlimits=" + limits +
-                    "\nstarted_us=" + std::to_string(started_us) +
-                    "\nended_us=" + std::to_string(ended_us) + "\nmessage=" + note + "\n";
-  std::string tmp = a.exit_file + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    (void)!write(fd, rec.data(), rec.size());
-    close(fd);
-    rename(tmp.c_str(), a.exit_file.c_str());
-  }
-  if (log_fd >= 0) close(log_fd);
-  RemoveCgroup(a.v2_cg);
-  RemoveCgroup(a.mem_cg);
-  RemoveCgroup(a.cpu_cg);
-  return 0;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  Supervisor supervisor;
+  return supervisor.Run(state_dir, socket_name);
 }

@@ -151,6 +151,70 @@ void KillCgroup(const std::string& procs_file) {
   }
 }
 
+// What the child does between fork and exec, prepared by the supervisor beforehand.
+struct ChildPlan {
+  char** argv = nullptr;
+  char** envp = nullptr;
+  const std::vector<std::string>* procs = nullptr;  // cgroup.procs files to join
+  rlimit as_limit{};
+  bool use_rlimit = false;
+  const char* workdir = nullptr;
+  int devnull = -1, out = -1;
+  pid_t parent = 0;
+};
+
+void WriteErr(const char* what, const char* arg, int err) {
+  const char* parts[] = {"rsl-shim: ", what, arg, ": ", strerror(err), "\n"};
+  for (const char* p : parts) (void)!write(2, p, strlen(p));
+}
+
+// The child: system calls only (it may share the supervisor's memory, see SpawnChild).
+[[noreturn]] void ExecChild(const ChildPlan& p) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the supervisor is gone: so is the step
+  if (getppid() != p.parent) _exit(kExecFailedCode);
+  setpgid(0, 0);
+  char pidbuf[32];
+  int n = snprintf(pidbuf, sizeof(pidbuf), "%d", int(getpid()));
+  for (const auto& f : *p.procs) {
+    int pfd = open(f.c_str(), O_WRONLY);
+    if (pfd >= 0) {
+      (void)!write(pfd, pidbuf, size_t(n));
+      close(pfd);
+    }
+  }
+  if (p.use_rlimit) setrlimit(RLIMIT_AS, &p.as_limit);
+  for (int sig : {SIGPIPE, SIGHUP, SIGINT}) signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  dup2(p.devnull, 0);
+  dup2(p.out, 1);
+  dup2(p.out, 2);
+  if (p.workdir && chdir(p.workdir) != 0) {
+    WriteErr("cannot enter ", p.workdir, errno);
+    _exit(kExecFailedCode);
+  }
+  environ = p.envp;  // execvp searches the step's PATH, and passes its environment
+  execvp(p.argv[0], p.argv);
+  WriteErr("cannot run ", p.argv[0], errno);
+  _exit(kExecFailedCode);
+}
+
+// Starts the child like posix_spawn does: vfork shares our memory until the exec (no
+// page-table copy, the biggest part of a fork), so the only thing the child changes in
+// it, `environ`, is put back here. The sanitizers' runtimes are not vfork-safe: fork there.
+pid_t SpawnChild(const ChildPlan& plan) {
+  char** saved_environ = environ;
+#if defined(__SANITIZE_ADDRESS__)
+  pid_t pid = fork();
+#else
+  pid_t pid = vfork();
+#endif
+  if (pid == 0) ExecChild(plan);
+  environ = saved_environ;
+  return pid;
+}
+
 struct Attempt {
   std::string id, exit_file, log_path, workdir;
   std::vector<std::string> argv, env, make_dirs, secrets;
@@ -486,51 +550,26 @@ void Supervisor::Launch(int fd, const json& msg) {
   if (!a->secrets.empty() && pipe2(out_pipe, O_CLOEXEC) != 0) out_pipe[0] = out_pipe[1] = -1;
   int child_out = out_pipe[1] >= 0 ? out_pipe[1] : (a->log_fd >= 0 ? a->log_fd : devnull_);
 
-  // Everything the child needs is prepared before fork: it only makes async-signal-safe calls.
+  // Everything the child needs is prepared before the fork: it only makes system calls.
   std::vector<char*> argv, envp;
   for (auto& s : a->argv) argv.push_back(s.data());
   argv.push_back(nullptr);
   for (auto& s : a->env) envp.push_back(s.data());
   envp.push_back(nullptr);
-  rlimit as_limit{rlim_t(a->memory), rlim_t(a->memory)};
-  bool use_rlimit = a->mechanism == "rlimit" && a->memory > 0;
-  const char* workdir = a->workdir.empty() ? nullptr : a->workdir.c_str();
-  const std::vector<std::string>& procs = a->procs;
-  pid_t parent = getpid();
+  ChildPlan plan;
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.procs = &a->procs;
+  plan.as_limit = {rlim_t(a->memory), rlim_t(a->memory)};
+  plan.use_rlimit = a->mechanism == "rlimit" && a->memory > 0;
+  plan.workdir = a->workdir.empty() ? nullptr : a->workdir.c_str();
+  plan.devnull = devnull_;
+  plan.out = child_out;
+  plan.parent = getpid();
 
   a->start_ms = NowMs();
   a->started_us = RealUs();
-  pid_t child = fork();
-  if (child == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the supervisor is gone: so is the step
-    if (getppid() != parent) _exit(kExecFailedCode);
-    setpgid(0, 0);
-    char pidbuf[32];
-    int n = snprintf(pidbuf, sizeof(pidbuf), "%d", int(getpid()));
-    for (const auto& f : procs) {
-      int pfd = open(f.c_str(), O_WRONLY);
-      if (pfd >= 0) {
-        (void)!write(pfd, pidbuf, size_t(n));
-        close(pfd);
-      }
-    }
-    if (use_rlimit) setrlimit(RLIMIT_AS, &as_limit);
-    for (int sig : {SIGPIPE, SIGHUP, SIGINT}) signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(devnull_, 0);
-    dup2(child_out, 1);
-    dup2(child_out, 2);
-    if (workdir && chdir(workdir) != 0) {
-      dprintf(2, "rsl-shim: cannot enter %s: %s\n", workdir, strerror(errno));
-      _exit(kExecFailedCode);
-    }
-    environ = envp.data();  // execvp searches the step's PATH, and passes its environment
-    execvp(argv[0], argv.data());
-    dprintf(2, "rsl-shim: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(kExecFailedCode);
-  }
+  pid_t child = SpawnChild(plan);
   if (out_pipe[1] >= 0) close(out_pipe[1]);
   if (child < 0) {
     if (out_pipe[0] >= 0) close(out_pipe[0]);

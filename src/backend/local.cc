@@ -194,21 +194,11 @@ class LocalBackend : public Backend {
       : opts_(std::move(opts)), nodes_(std::move(nodes)), cg_(std::move(cg)),
         shim_(std::move(shim)) {}
 
+  // The supervisor is started (or found) at the first Launch or Adopt: a backend that only
+  // lists nodes starts nothing.
   Status Init() {
-    if (opts_.state_dir.empty()) opts_.state_dir = DefaultStateDir();
-    RSL_RETURN_IF_ERROR(MakeDirs(opts_.state_dir));
-    char real[PATH_MAX];
-    if (!realpath(opts_.state_dir.c_str(), real)) {
-      return OsError(codes::kIoError, "cannot resolve", opts_.state_dir, errno);
-    }
-    state_dir_ = real;
-    socket_name_ = SocketName(state_dir_);
     wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wake_ < 0) return OsError(codes::kInternal, "eventfd", "", errno);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      RSL_RETURN_IF_ERROR(ConnectLocked());
-    }
     reader_ = std::thread([this] { ReadLoop(); });
     return Status::Ok();
   }
@@ -374,6 +364,16 @@ class LocalBackend : public Backend {
   // REQUIRES: mu_ held, fd_ < 0. Connects to the state directory's supervisor, starting one
   // when none holds the lock.
   Status ConnectLocked() {
+    if (socket_name_.empty()) {
+      if (opts_.state_dir.empty()) opts_.state_dir = DefaultStateDir();
+      RSL_RETURN_IF_ERROR(MakeDirs(opts_.state_dir));
+      char real[PATH_MAX];
+      if (!realpath(opts_.state_dir.c_str(), real)) {
+        return OsError(codes::kIoError, "cannot resolve", opts_.state_dir, errno);
+      }
+      state_dir_ = real;
+      socket_name_ = SocketName(state_dir_);
+    }
     int64_t until = MonoMs() + kConnectTimeoutMs;
     int64_t last_start = -kRespawnMs;
     while (true) {
@@ -489,7 +489,7 @@ class LocalBackend : public Backend {
   std::vector<sched::Node> nodes_;
   CgroupBases cg_;
   std::string shim_;
-  std::string state_dir_, socket_name_;
+  std::string state_dir_, socket_name_;  // GUARDED_BY(mu_); set by the first connection
   int wake_ = -1;
   std::thread reader_;
   std::mutex mu_;

@@ -11,6 +11,8 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <set>
+#include <thread>
 
 #include "base/file.h"
 #include "base/strings.h"
@@ -266,6 +268,34 @@ TEST(LocalBackendTest, TwoBackendsOnOneStateDirectoryShareTheSupervisor) {
   std::string p1 = *ReadFile(s1.workdir + "/ppid"), p2 = *ReadFile(s2.workdir + "/ppid");
   EXPECT_EQ(p1, p2);
   EXPECT_NE(atoi(p1.c_str()), getpid());
+}
+
+TEST(LocalBackendTest, BackendsStartingTogetherEndUpWithOneSupervisor) {
+  std::string dir = Dir("race");
+  constexpr int kBackends = 6;
+  std::vector<std::unique_ptr<Backend>> backends(kBackends);
+  std::vector<Collector> collectors(kBackends);
+  std::vector<LaunchSpec> specs;
+  for (int i = 0; i < kBackends; ++i) {
+    specs.push_back(Spec(dir, "s" + std::to_string(i), {"sh", "-c", "echo $PPID > ppid"}));
+  }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kBackends; ++i) {
+    threads.emplace_back([&, i] {
+      backends[i] = Make(dir);
+      collectors[i].Attach(backends[i].get());
+      EXPECT_TRUE(backends[i]->Launch(specs[i]).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> parents;
+  for (int i = 0; i < kBackends; ++i) {
+    auto e = collectors[i].Wait(specs[i].attempt_id);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->kind, ExitKind::kSucceeded) << e->message;
+    parents.insert(*ReadFile(specs[i].workdir + "/ppid"));
+  }
+  EXPECT_EQ(parents.size(), 1u);
 }
 
 TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLost) {

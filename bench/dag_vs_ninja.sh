@@ -24,7 +24,7 @@ else
   cmake --build "$BUILD" --target seedctl rsl-shim rsl-engine-bench >/dev/null
 fi
 BIN=$PWD/$BUILD/bin
-WORK=$(mktemp -d /tmp/rsl-dag-bench.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rsl-dag-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 now() { date +%s.%N; }

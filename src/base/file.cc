@@ -31,6 +31,35 @@ Result<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return OsError(codes::kIoError, "cannot open", path, errno);
+  }
+  std::string out;
+  char buf[1 << 14];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      return OsError(codes::kIoError, "cannot read", path, e);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
+      return Error(codes::kInvalidArgument,
+                   path + " is larger than " + std::to_string(max_bytes) + " bytes")
+          .Value(path);
+    }
+  }
+  ::close(fd);
+  return std::optional<std::string>(std::move(out));
+}
+
 Status SyncDir(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return OsError(codes::kIoError, "cannot open directory", path, errno);

@@ -1,6 +1,7 @@
 // File-system helpers: every OS error becomes an Error that keeps the path and strerror.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,10 @@
 namespace rsl {
 
 Result<std::string> ReadFile(const std::string& path);
+//! A small file that may not exist: nullopt when it does not (one open, no stat, no error
+//! built: for hot paths that usually find nothing). Errors: IO_ERROR (unreadable), or
+//! INVALID_ARGUMENT when it holds more than `max_bytes`.
+Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, size_t max_bytes);
 //! Writes to `path.tmp.<pid>`, fsyncs, renames over `path` and fsyncs the directory, so a
 //! reader sees the old or the new contents, never a mix, even after a crash.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);

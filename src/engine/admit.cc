@@ -98,6 +98,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunC
              cancelled ? run.failure_message : m.status.error().ToString(), true);
     RunInfo info{m.version.id, run.id, opts_.state_dir, run.run_dir, m.workload.get()};
     for (const auto& h : hooks_.steps) h->AfterRun(info, run.phase, "");
+    ended_unadmitted_.push_back(run.id);
     return;
   }
   auto r = NewRunCtx(*m.workload, m.version, run, opts_.state_dir);

@@ -22,6 +22,8 @@ namespace {
 
 //! After a failed store write, wait this long before trying again (the disk may be full).
 constexpr int64_t kStoreRetryMs = 200;
+//! Wait() reads the store this often for a run that another engine may be driving.
+constexpr int64_t kWaitReadMs = 250;
 
 // Values of a metrics JSON object for `when` (numbers, strings, booleans, lists, null).
 expr::Value FromJson(const nlohmann::json& j) {
@@ -185,6 +187,14 @@ void Engine::Impl::Loop() {
       next_progress_poll_ = now + opts_.progress_poll_ms;
     }
     Commit(&batch);
+    if (!ended_unadmitted_.empty()) {  // their terminal record is durable now
+      {
+        std::lock_guard<std::mutex> lock(ev_mu_);
+        finished_.insert(ended_unadmitted_.begin(), ended_unadmitted_.end());
+      }
+      ended_unadmitted_.clear();
+      ev_cv_.notify_all();
+    }
     Perform(&actions);
   }
 }
@@ -315,23 +325,22 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   }
   const backend::LaunchSpec& launch = r->launch[size_t(i)];
   std::string metrics = "{}";
-  std::string metrics_path = launch.env.count("RSL_METRICS_FILE") ? launch.env.at("RSL_METRICS_FILE") : "";
-  if (!metrics_path.empty() && PathExists(metrics_path)) {
-    auto text = ReadFile(metrics_path);
-    auto j = text.ok() && int64_t(text->size()) <= kMaxMetricsBytes
-                 ? nlohmann::json::parse(*text, nullptr, false)
-                 : nlohmann::json();
-    if (j.is_object()) {
-      metrics = j.dump();
-    } else {
-      AddEvent(b, r->run.id, step.name, "MetricsIgnored",
-               "RSL_METRICS_FILE is not a JSON object (at most 1 MiB)", true);
+  if (auto mit = launch.env.find("RSL_METRICS_FILE"); mit != launch.env.end()) {
+    auto text = ReadFileIfExists(mit->second, size_t(kMaxMetricsBytes));
+    if (!text.ok() || *text) {  // written (or unreadable, or too big)
+      auto j = text.ok() ? nlohmann::json::parse(**text, nullptr, false) : nlohmann::json();
+      if (j.is_object()) {
+        metrics = j.dump();
+      } else {
+        AddEvent(b, r->run.id, step.name, "MetricsIgnored",
+                 "RSL_METRICS_FILE is not a JSON object (at most 1 MiB)", true);
+      }
     }
   }
   // The step's last word on progress (the poll may have missed it), without an event.
   if (auto pit = launch.env.find("RSL_PROGRESS_FILE"); pit != launch.env.end()) {
-    if (auto text = ReadFile(pit->second); text.ok()) {
-      std::string p(Trim(*text));
+    if (auto text = ReadFileIfExists(pit->second, 4096); text.ok() && *text) {
+      std::string p(Trim(**text));
       if (p.size() <= 64 && !p.empty()) r->records[size_t(i)].progress = p;
     }
   }
@@ -553,9 +562,9 @@ void Engine::Impl::PollProgress(store::Batch* b) {
     const auto& env = r->launch[size_t(i)].env;
     auto it = env.find("RSL_PROGRESS_FILE");
     if (it == env.end()) continue;
-    auto text = ReadFile(it->second);
-    if (!text.ok()) continue;
-    std::string p(Trim(*text));
+    auto text = ReadFileIfExists(it->second, 4096);
+    if (!text.ok() || !*text) continue;
+    std::string p(Trim(**text));
     if (p.size() > 64 || p == r->progress_seen[size_t(i)]) continue;
     r->progress_seen[size_t(i)] = p;
     r->records[size_t(i)].progress = p;
@@ -668,23 +677,32 @@ Result<std::string> Engine::Impl::ResolveRunId(const std::string& id) {
 Result<store::Run> Engine::Impl::Wait(const std::string& id, int64_t timeout_ms) {
   auto run_id = ResolveRunId(id);
   if (!run_id.ok()) return run_id.error();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto now = std::chrono::steady_clock::now();
+  auto deadline = timeout_ms < 0 ? std::chrono::steady_clock::time_point::max()
+                                 : now + std::chrono::milliseconds(timeout_ms);
+  // Runs this engine ends land in finished_ (after their terminal record is durable); the
+  // store is read again only now and then, for a run another engine drives. Reading it on
+  // every durable batch cost a statement per transition.
+  auto next_read = now;
   std::unique_lock<std::mutex> lock(ev_mu_);
   while (true) {
     if (finished_.count(*run_id)) break;
-    lock.unlock();
-    auto run = store_->GetRun(*run_id);
-    lock.lock();
-    if (!run.ok()) return run.error();
-    if (store::IsTerminalPhase(run->phase) && run->commit_state != store::kCommitCommitting) {
-      return *run;
+    now = std::chrono::steady_clock::now();
+    if (now >= next_read) {
+      lock.unlock();
+      auto run = store_->GetRun(*run_id);
+      lock.lock();
+      if (!run.ok()) return run.error();
+      if (store::IsTerminalPhase(run->phase) && run->commit_state != store::kCommitCommitting) {
+        return *run;
+      }
+      next_read = now + std::chrono::milliseconds(kWaitReadMs);
+      continue;  // finished_ may have changed while unlocked
     }
-    if (finished_.count(*run_id)) break;
-    if (timeout_ms < 0) {
-      ev_cv_.wait(lock);
-    } else if (ev_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+    if (now >= deadline) {
       return Error(codes::kConflict, "workload " + Quote(id) + " is still running").Value(id);
     }
+    ev_cv_.wait_until(lock, std::min(deadline, next_read));
   }
   lock.unlock();
   return store_->GetRun(*run_id);

@@ -194,6 +194,7 @@ class Engine::Impl : public RunControl {
   std::map<std::string, std::unique_ptr<RunCtx>> runs_;
   std::map<std::string, std::pair<RunCtx*, int>> attempts_;  // live attempt -> (run, step)
   int64_t next_progress_poll_ = 0;
+  std::vector<std::string> ended_unadmitted_;      // rejected/cancelled in admission this turn
 
   // Notification.
   std::mutex ev_mu_;

@@ -1,10 +1,17 @@
 // `seedctl run` as a user runs it: exit status, the final table, the code on the last line.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <thread>
 
 #include "base/file.h"
 #include "base/strings.h"
@@ -96,6 +103,72 @@ TEST_F(SeedctlRunTest, RecoverWithNothingToDo) {
   auto r = Seedctl("run --recover" + Flags());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("nothing to recover"), std::string::npos);
+}
+
+// On a real terminal: the redrawn progress bar, and Ctrl-C typed on the terminal (the line
+// discipline sends SIGINT to the foreground group) cancels the run: the step's processes are
+// gone, nothing is published, the code is the last line.
+TEST_F(SeedctlRunTest, TerminalShowsABarAndCtrlCCancels) {
+  std::string pidfile = dir_ + "/step.pid";
+  std::string out = dir_ + "/published";
+  std::string wl = Write("    - {name: quick, command: ['true']}\n"
+                         "    - {name: slow, dependsOn: [quick], command: [sh, -c, 'echo $$ > " +
+                             pidfile + "; echo 40% > $RSL_PROGRESS_FILE; exec sleep 60']}\n",
+                         "  data:\n    output:\n      uri: file://" + out + "\n");
+  std::string seedctl = std::string(RSL_BINARY_DIR) + "/bin/seedctl";
+  std::string state = dir_ + "/state";
+  int master = -1;
+  winsize ws{};
+  ws.ws_row = 40;
+  ws.ws_col = 200;
+  pid_t pid = forkpty(&master, nullptr, nullptr, &ws);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(seedctl.c_str(), seedctl.c_str(), "run", "-f", wl.c_str(), "--state-dir",
+          state.c_str(), "--no-hooks", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string screen;
+  auto read_until = [&](const std::function<bool()>& done, int seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{master, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n > 0) {
+        screen.append(buf, size_t(n));
+      } else {  // EIO: the child closed the terminal; keep checking `done`
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    return done();
+  };
+  // Started, and the bar drawn below the event lines; the next line erases it (CR, erase).
+  ASSERT_TRUE(read_until([&] {
+    return PathExists(pidfile) && screen.find("slow  Started") != std::string::npos &&
+           screen.find("running: slow") != std::string::npos;
+  }, 60)) << screen;
+  EXPECT_NE(screen.find("\n[#"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("] 1/2 steps  running: slow"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("\r\033[K"), std::string::npos) << screen;
+  pid_t step = static_cast<pid_t>(atoi(ReadFile(pidfile)->c_str()));
+  ASSERT_GT(step, 0);
+  ASSERT_EQ(kill(step, 0), 0);
+  ASSERT_EQ(write(master, "\x03", 1), 1);  // Ctrl-C, typed
+  int status = 0;
+  bool reaped = false;  // waitpid succeeds once: remember it
+  ASSERT_TRUE(read_until([&] { return reaped || (reaped = waitpid(pid, &status, WNOHANG) == pid); },
+                         60))
+      << screen;
+  read_until([] { return false; }, 1);  // whatever is left on the terminal
+  close(master);
+  ASSERT_TRUE(WIFEXITED(status)) << screen;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << screen;
+  EXPECT_NE(screen.find("cancelling run-"), std::string::npos) << screen;
+  EXPECT_EQ(LastLine(screen).substr(0, 18), "WORKLOAD_CANCELLED") << screen;
+  EXPECT_NE(kill(step, 0), 0) << "the step outlived the cancelled run";
+  EXPECT_FALSE(PathExists(out));
 }
 
 }  // namespace

@@ -238,7 +238,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
     std::lock_guard<std::mutex> lock(ev_mu_);
     finished_.insert(r->run.id);
   }
-  ev_cv_.notify_all();
+  finish_cv_.notify_all();
   runs_.erase(r->run.id);
 }
 

@@ -193,7 +193,7 @@ void Engine::Impl::Loop() {
         finished_.insert(ended_unadmitted_.begin(), ended_unadmitted_.end());
       }
       ended_unadmitted_.clear();
-      ev_cv_.notify_all();
+      finish_cv_.notify_all();
     }
     Perform(&actions);
   }
@@ -702,7 +702,7 @@ Result<store::Run> Engine::Impl::Wait(const std::string& id, int64_t timeout_ms)
     if (now >= deadline) {
       return Error(codes::kConflict, "workload " + Quote(id) + " is still running").Value(id);
     }
-    ev_cv_.wait_until(lock, std::min(deadline, next_read));
+    finish_cv_.wait_until(lock, std::min(deadline, next_read));
   }
   lock.unlock();
   return store_->GetRun(*run_id);

@@ -203,6 +203,7 @@ class Engine::Impl : public RunControl {
   std::map<int, Subscriber> subscribers_;          // GUARDED_BY(ev_mu_)
   int next_token_ = 1;                             // GUARDED_BY(ev_mu_)
   std::set<std::string> finished_;                 // GUARDED_BY(ev_mu_): runs ended here
+  std::condition_variable finish_cv_;              // finished_ grew (Wait), with ev_mu_
   Stats stats_;                                    // GUARDED_BY(ev_mu_)
 };
 

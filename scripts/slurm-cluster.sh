@@ -15,6 +15,10 @@
 #  - `scontrol shutdown` leaves running jobs behind: scancel first, then shut down, then
 #    stop the daemons by pid; job steps orphaned by a killed slurmd are found via environ.
 #  - the munge socket directory must be o+x but not o+w.
+#  - proctrack/pgid, not linuxproc: linuxproc finds a job's processes by walking /proc, and a
+#    job cancelled while its batch script is starting leaves the step it was forking running
+#    forever (seen: `sleep 300` with ppid 1 after scancel 11 ms after launch); the process
+#    group catches it.
 set -euo pipefail
 
 BASE=${RSL_SLURM_DIR:-${TMPDIR:-/tmp}/rsl-slurm}
@@ -67,7 +71,7 @@ SlurmctldDebug=info
 SlurmdDebug=info
 MailProg=/bin/true
 MpiDefault=none
-ProctrackType=proctrack/linuxproc
+ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none

@@ -101,7 +101,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunC
     ended_unadmitted_.push_back(run.id);
     return;
   }
-  auto r = NewRunCtx(*m.workload, m.version, run, opts_.state_dir);
+  auto r = NewRunCtx(*m.workload, m.version, run, opts_.state_dir, default_cpu_millis_);
   r->owner_fd = m.owner_fd;
   r->run.phase = store::kRunning;
   r->run.started_at = now;
@@ -147,7 +147,7 @@ Status Engine::Impl::Recover() {
           [this, workload, v = *v, run, owner] { Admit(workload, v, run, owner); });
       continue;
     }
-    auto r = NewRunCtx(*w, *v, run, opts_.state_dir);
+    auto r = NewRunCtx(*w, *v, run, opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
     auto steps = store_->ListSteps(run.id);
     if (!steps.ok()) return steps.status();

@@ -104,6 +104,7 @@ Status Engine::Impl::Start() {
   if (!nodes.ok()) return nodes.status();
   nodes_ = std::move(*nodes);
   inventory_ = nodes_;
+  default_cpu_millis_ = DefaultCpuMillis(nodes_);
   backend_->on_exit = [this](const backend::AttemptExit& e) { Post(ExitMsg{e}); };
   backend_->on_event = [this](const backend::AttemptEvent& e) { Post(EventMsg{e}); };
   {
@@ -395,7 +396,7 @@ Result<bool> Engine::Impl::EvalWhen(RunCtx* r, int i) {
 sched::Request Engine::Impl::RequestFor(const spec::Step& s) const {
   sched::Request req;
   req.cpu_millis = s.effective.cpu_millis.value_or(0);
-  if (req.cpu_millis <= 0) req.cpu_millis = kDefaultCpuMillis;
+  if (req.cpu_millis <= 0) req.cpu_millis = default_cpu_millis_;
   req.memory_bytes = s.effective.memory_bytes.value_or(0);
   if (s.effective.gpu) {
     req.gpus = s.effective.gpu->count;

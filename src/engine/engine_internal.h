@@ -24,9 +24,10 @@
 
 namespace rsl::engine {
 
-//! A CPU request of 0 (none written) counts as this much when placing, so a machine runs
-//! about one unlimited step per core, like `make -j$(nproc)`.
-inline constexpr int64_t kDefaultCpuMillis = 1000;
+//! A step without a cpu request counts as DefaultCpuMillis(largest node) when placing: a node
+//! of N cores runs N+2 such steps at once, like ninja's default -j (the two extra hide the
+//! gap between one step's end and the next one's start).
+int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes);
 //! Metrics files above this size are refused (a step's metrics are a small JSON object).
 inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
 
@@ -99,7 +100,8 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& json);
 int LockRunOwner(const std::string& run_dir);
 
 std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
-                                  const store::Run& run, const std::string& state_dir);
+                                  const store::Run& run, const std::string& state_dir,
+                                  int64_t default_cpu_millis);
 
 class Engine::Impl : public RunControl {
  public:
@@ -181,6 +183,7 @@ class Engine::Impl : public RunControl {
   EngineOptions opts_;
   std::vector<sched::Node> nodes_;                 // loop thread (after Start): with usage
   std::vector<sched::Node> inventory_;             // const after Start: admission reads it
+  int64_t default_cpu_millis_ = 1000;              // const after Start: DefaultCpuMillis
   std::map<std::string, std::vector<int>> gpus_busy_;  // node -> device indices
 
   std::mutex mu_;

@@ -133,8 +133,17 @@ int LockRunOwner(const std::string& run_dir) {
   return fd;
 }
 
+int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes) {
+  int64_t most = 0;
+  for (const auto& n : nodes) most = std::max(most, n.cpu_millis);
+  if (most <= 0) return 1000;
+  int64_t cores = std::max<int64_t>(1, most / 1000);
+  return std::max<int64_t>(1, most / (cores + 2));
+}
+
 std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
-                                  const store::Run& run, const std::string& state_dir) {
+                                  const store::Run& run, const std::string& state_dir,
+                                  int64_t default_cpu_millis) {
   auto r = std::make_unique<RunCtx>();
   r->run = run;
   r->version = v;
@@ -164,7 +173,7 @@ std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::Workload
       if (e.ok()) r->when[i] = *e;
     }
     int64_t cpu = s.effective.cpu_millis.value_or(0);
-    r->min_cpu_request = std::min(r->min_cpu_request, cpu > 0 ? cpu : kDefaultCpuMillis);
+    r->min_cpu_request = std::min(r->min_cpu_request, cpu > 0 ? cpu : default_cpu_millis);
   }
   if (n == 0) r->min_cpu_request = 0;
   return r;

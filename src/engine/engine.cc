@@ -175,6 +175,7 @@ void Engine::Impl::Loop() {
     store::Batch batch;
     Actions actions;
     std::set<RunCtx*> touched;
+    current_batch_ = &batch;  // hooks' EmitEvent from here on joins this turn's transaction
     for (auto& m : msgs) Handle(m, &batch, &actions, &touched);
     // Runs with timers due, and runs waiting for resources that may have been freed.
     int64_t now = NowMs();
@@ -187,6 +188,7 @@ void Engine::Impl::Loop() {
       PollProgress(&batch);
       next_progress_poll_ = now + opts_.progress_poll_ms;
     }
+    current_batch_ = nullptr;
     Commit(&batch);
     if (!ended_unadmitted_.empty()) {  // their terminal record is durable now
       {
@@ -748,6 +750,12 @@ Status Engine::Impl::StopStep(const std::string& run_id, const std::string& step
 
 void Engine::Impl::EmitEvent(const std::string& run_id, const std::string& step,
                              const std::string& reason, const std::string& message) {
+  // A hook called while the loop builds a turn (AfterStep, BeforeStep): the event is durable
+  // with the transition it belongs to, even when that transition ends the run.
+  if (std::this_thread::get_id() == loop_.get_id() && current_batch_) {
+    AddEvent(current_batch_, run_id, step, reason, message, false);
+    return;
+  }
   Post(EmitMsg{run_id, step, reason, message});
 }
 

@@ -198,6 +198,7 @@ class Engine::Impl : public RunControl {
   std::map<std::string, std::pair<RunCtx*, int>> attempts_;  // live attempt -> (run, step)
   int64_t next_progress_poll_ = 0;
   std::vector<std::string> ended_unadmitted_;      // rejected/cancelled in admission this turn
+  store::Batch* current_batch_ = nullptr;          // the turn being built (EmitEvent)
 
   // Notification.
   std::mutex ev_mu_;

@@ -50,7 +50,7 @@ struct Fixture {
     engine.reset();
     EngineOptions opts;
     opts.state_dir = dir;
-    engine = std::make_unique<Engine>(store.get(), &backend, Hooks{}, &clock, opts);
+    engine = std::make_unique<Engine>(store.get(), &backend, hooks, &clock, opts);
     EXPECT_TRUE(engine->Start().ok());
   }
   std::vector<std::string> Reasons(const std::string& run_id, const std::string& step = "*") {
@@ -64,6 +64,7 @@ struct Fixture {
   std::string dir;
   FakeClock clock;
   FakeBackend backend;
+  Hooks hooks;  // set, then Restart(), to run with hooks
   std::unique_ptr<store::Store> store;
   std::unique_ptr<Engine> engine;
 };
@@ -239,6 +240,45 @@ TEST(EngineTest, FinalProgressIsReadWhenTheStepEnds) {
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, store::kSucceeded);
   EXPECT_EQ((*f.store->ListSteps(run->id))[0].progress, "100%");
+}
+
+// A hook's event about the step that ends the run (the model layer's ModelRecorded) is
+// durable with that step's end: stored before Wait returns, even though the engine stops
+// right after.
+class RecordingHook : public StepHook {
+ public:
+  std::string name() const override { return "recording"; }
+  void OnStepStarted(const RunInfo&, const spec::Step&, const backend::LaunchSpec&,
+                     RunControl* control) override {
+    control_ = control;
+  }
+  Status AfterStep(const RunInfo& run, const spec::Step& step, const StepOutcome&) override {
+    if (control_) control_->EmitEvent(run.run_id, step.name, "ModelRecorded", "recorded");
+    return Status::Ok();
+  }
+  RunControl* control_ = nullptr;
+};
+
+TEST(EngineTest, HookEventsOfTheLastStepAreDurableWithIt) {
+  Fixture f("hookevent");
+  f.hooks.steps.push_back(std::make_shared<RecordingHook>());
+  f.Restart();
+  auto id = f.engine->Submit(Parse(Header("hookevent") + "  pipeline:\n    - {name: train, command: [t]}\n"),
+                             "alice");
+  auto a = f.backend.WaitLaunch(1);
+  f.backend.Succeed(a.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  f.engine->Stop();
+  int64_t recorded = -1, run_ended = -1;
+  auto events = f.store->ListEvents(run->id, 0);
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) {
+    if (e.reason == "ModelRecorded") recorded = e.seq;
+    if (e.step.empty() && e.reason == "Succeeded") run_ended = e.seq;
+  }
+  EXPECT_GT(recorded, 0) << Join(f.Reasons(run->id), " ");
+  EXPECT_LT(recorded, run_ended) << "recorded after the run had ended";
 }
 
 TEST(EngineTest, MetricsFlowIntoWhen) {

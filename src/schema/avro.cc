@@ -133,6 +133,12 @@ class AvroParser {
     if (!lt->is_string()) {
       return Fail(where, "logicalType must be a string, got " + Shown(*lt), "", "logicalType");
     }
+    // Avro defines logical types on primitives, fixed and containers only; on a record, enum
+    // or union (also one reached by name, or by a field-level "logicalType") it is ignored,
+    // as Avro implementations ignore logical types they cannot apply.
+    if (base->kind == Kind::kRecord || base->kind == Kind::kEnum || base->kind == Kind::kUnion) {
+      return base;
+    }
     auto t = std::make_shared<schema::Type>(*base);
     t->logical_type = lt->get<std::string>();
     return TypePtr(t);

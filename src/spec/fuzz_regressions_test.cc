@@ -59,8 +59,13 @@ TEST(FuzzRegressionsTest, SchemaAndWhenInputs) {
   EXPECT_FALSE(Inputs("avro_schema_fuzzer").empty());
   for (const auto& text : Inputs("avro_schema_fuzzer")) {
     auto s = schema::ParseSchema(text);
-    if (s.ok()) {
-      EXPECT_TRUE(schema::ParseAvroSchema(s->ToJson()).ok());
+    if (s.ok()) {  // as the fuzzer checks: the JSON form parses again to itself
+      std::string json = s->ToJson();
+      auto again = schema::ParseAvroSchema(json);
+      ASSERT_TRUE(again.ok()) << json;
+      EXPECT_EQ(again->ToJson(), json) << text;
+    } else {
+      EXPECT_FALSE(s.error().code.empty());
     }
   }
   for (const auto& text : Inputs("when_fuzzer")) {

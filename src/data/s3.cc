@@ -129,15 +129,7 @@ class S3Storage : public Storage {
     return info;
   }
 
-  Result<std::vector<ObjectInfo>> List(const std::string& uri) override {
-    auto top = Stat(uri);
-    if (!top.ok()) return top.error();
-    std::vector<ObjectInfo> out;
-    if (!top->is_dir) {
-      top->relative = uri.substr(uri.find_last_of('/') + 1);
-      out.push_back(*top);
-      return out;
-    }
+  Status ListBelow(const std::string& uri, std::vector<ObjectInfo>* out) override {
     auto u = Split(uri);
     auto [bucket, key] = *u;
     std::string prefix = DirPrefix(key);
@@ -160,14 +152,13 @@ class S3Storage : public Storage {
         int64_t micros = 0;
         if (ParseTimestampMicros(XmlFirst(item, "LastModified"), &micros)) info.mtime_ms = micros / 1000;
         info.partitions = HivePartitions(info.relative);
-        out.push_back(std::move(info));
+        out->push_back(std::move(info));
       }
       if (XmlFirst(r->body, "IsTruncated") != "true") break;
       token = XmlFirst(r->body, "NextContinuationToken");
       if (token.empty()) break;
     }
-    std::sort(out.begin(), out.end(), [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
-    return out;
+    return Status::Ok();
   }
 
   Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) override {

@@ -119,21 +119,10 @@ class FileStorage : public Storage {
     return info;
   }
 
-  Result<std::vector<ObjectInfo>> List(const std::string& uri) override {
-    auto top = Stat(uri);
-    if (!top.ok()) return top.error();
-    std::vector<ObjectInfo> out;
-    if (!top->is_dir) {
-      top->relative = uri.substr(uri.find_last_of('/') + 1);
-      out.push_back(*top);
-      return out;
-    }
+  Status ListBelow(const std::string& uri, std::vector<ObjectInfo>* out) override {
     auto path = Map(uri);
-    Status st = Walk(*path, "", uri, &out);
-    if (!st.ok()) return st.error();
-    std::sort(out.begin(), out.end(),
-              [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
-    return out;
+    if (!path.ok()) return path.error();
+    return Walk(*path, "", uri, out);
   }
 
   Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) override {
@@ -287,6 +276,21 @@ class FileStorage : public Storage {
 
 std::shared_ptr<const Blob> MakeBlob(std::string bytes) {
   return std::make_shared<StringBlob>(std::move(bytes));
+}
+
+Result<std::vector<ObjectInfo>> Storage::List(const std::string& uri) {
+  auto top = Stat(uri);
+  if (!top.ok()) return top.error();
+  std::vector<ObjectInfo> out;
+  if (!top->is_dir) {  // one object: itself
+    top->relative = uri.substr(uri.find_last_of('/') + 1);
+    out.push_back(*top);
+    return out;
+  }
+  RSL_RETURN_IF_ERROR(ListBelow(uri, &out));
+  std::sort(out.begin(), out.end(),
+            [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
+  return out;
 }
 
 Result<std::shared_ptr<const Blob>> Storage::ReadAll(const std::string& uri) {

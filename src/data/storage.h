@@ -67,8 +67,8 @@ class Storage {
   virtual Result<ObjectInfo> Stat(const std::string& uri) = 0;
   //! Every object below `uri` (recursive), sorted by uri. Names starting with '_' or '.'
   //! (_SUCCESS, .crc, _RSL_COMMIT) are skipped, as Hadoop and Spark do. A `uri` naming one
-  //! object lists that object.
-  virtual Result<std::vector<ObjectInfo>> List(const std::string& uri) = 0;
+  //! object lists that object. (Stat, then ListBelow for a directory/prefix.)
+  Result<std::vector<ObjectInfo>> List(const std::string& uri);
   //! `length` bytes from `offset` (fewer at the end of the object).
   virtual Result<std::string> ReadRange(const std::string& uri, int64_t offset,
                                         int64_t length) = 0;
@@ -84,6 +84,11 @@ class Storage {
   //! manifest (JSON: files with size and sha256) last, which readers take as the commit
   //! point. Both write the manifest. The default implementation is the object-store one.
   virtual Status Publish(const std::string& local_dir, const std::string& dest_uri);
+
+ protected:
+  //! Every object below the directory or prefix `uri` (Stat said is_dir), hidden names
+  //! skipped, in any order: List sorts them.
+  virtual Status ListBelow(const std::string& uri, std::vector<ObjectInfo>* out) = 0;
 };
 
 //! Opens the storage that serves `uri`: file:// directly; other schemes through the

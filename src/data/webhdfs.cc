@@ -74,18 +74,8 @@ class WebHdfsStorage : public Storage {
     return info;
   }
 
-  Result<std::vector<ObjectInfo>> List(const std::string& uri) override {
-    auto top = Stat(uri);
-    if (!top.ok()) return top.error();
-    std::vector<ObjectInfo> out;
-    if (!top->is_dir) {
-      top->relative = uri.substr(uri.find_last_of('/') + 1);
-      out.push_back(*top);
-      return out;
-    }
-    RSL_RETURN_IF_ERROR(Walk(uri, "", &out, 0));
-    std::sort(out.begin(), out.end(), [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
-    return out;
+  Status ListBelow(const std::string& uri, std::vector<ObjectInfo>* out) override {
+    return Walk(uri, "", out, 0);
   }
 
   Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) override {

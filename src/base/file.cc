@@ -11,34 +11,12 @@
 
 namespace rsl {
 
-Result<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return OsError(codes::kIoError, "cannot open", path, errno);
+namespace {
+
+// Reads `fd` to its end (at most `max_bytes`) and closes it.
+Result<std::string> ReadToEnd(int fd, const std::string& path, size_t max_bytes) {
   std::string out;
   char buf[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return OsError(codes::kIoError, "cannot read", path, e);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return OsError(codes::kIoError, "cannot open", path, errno);
-  }
-  std::string out;
-  char buf[1 << 14];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
@@ -57,7 +35,26 @@ Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, siz
     }
   }
   ::close(fd);
-  return std::optional<std::string>(std::move(out));
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return OsError(codes::kIoError, "cannot open", path, errno);
+  return ReadToEnd(fd, path, std::string().max_size());
+}
+
+Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return OsError(codes::kIoError, "cannot open", path, errno);
+  }
+  auto text = ReadToEnd(fd, path, max_bytes);
+  if (!text.ok()) return text.error();
+  return std::optional<std::string>(std::move(*text));
 }
 
 Status SyncDir(const std::string& path) {

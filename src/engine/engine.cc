@@ -39,6 +39,18 @@ expr::Value FromJson(const nlohmann::json& j) {
   return v;
 }
 
+// What the step last wrote to its RSL_PROGRESS_FILE (at most 64 characters, trimmed), or
+// nothing when it wrote nothing usable.
+std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch) {
+  auto it = launch.env.find("RSL_PROGRESS_FILE");
+  if (it == launch.env.end()) return std::nullopt;
+  auto text = ReadFileIfExists(it->second, 4096);
+  if (!text.ok() || !*text) return std::nullopt;
+  std::string p(Trim(**text));
+  if (p.empty() || p.size() > 64) return std::nullopt;
+  return p;
+}
+
 class PlanContext : public expr::Context {
  public:
   explicit PlanContext(const RunPlan* plan) : plan_(plan) {}
@@ -341,12 +353,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     }
   }
   // The step's last word on progress (the poll may have missed it), without an event.
-  if (auto pit = launch.env.find("RSL_PROGRESS_FILE"); pit != launch.env.end()) {
-    if (auto text = ReadFileIfExists(pit->second, 4096); text.ok() && *text) {
-      std::string p(Trim(**text));
-      if (p.size() <= 64 && !p.empty()) r->records[size_t(i)].progress = p;
-    }
-  }
+  if (auto p = ReadProgress(launch)) r->records[size_t(i)].progress = *p;
   StepOutcome outcome;
   outcome.step = step.name;
   outcome.attempt = launch.attempt;
@@ -562,13 +569,9 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
 void Engine::Impl::PollProgress(store::Batch* b) {
   for (auto& [id, ri] : attempts_) {
     auto [r, i] = ri;
-    const auto& env = r->launch[size_t(i)].env;
-    auto it = env.find("RSL_PROGRESS_FILE");
-    if (it == env.end()) continue;
-    auto text = ReadFileIfExists(it->second, 4096);
-    if (!text.ok() || !*text) continue;
-    std::string p(Trim(**text));
-    if (p.size() > 64 || p == r->progress_seen[size_t(i)]) continue;
+    auto progress = ReadProgress(r->launch[size_t(i)]);
+    if (!progress || *progress == r->progress_seen[size_t(i)]) continue;
+    const std::string& p = *progress;
     r->progress_seen[size_t(i)] = p;
     r->records[size_t(i)].progress = p;
     b->steps.push_back(r->records[size_t(i)]);

@@ -223,13 +223,8 @@ class SqliteStore : public Store {
     }
     ckpt_cv_.notify_all();
     if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
-    // Statements before their connection; the last connection closed checkpoints the rest.
-    put_run_.reset();
-    put_step_.reset();
-    put_attempt_.reset();
-    put_event_.reset();
-    put_artifact_.reset();
-    put_lineage_.reset();
+    // Members then go in reverse order: statements before writer_, whose close (the last
+    // connection's) checkpoints the rest.
   }
 
   Status Apply(Batch* b) override {

@@ -3,9 +3,19 @@
 // form, the pipeline as {atomic, steps}, the schema as normalised Avro JSON, defaults filled
 // in), keys sorted. So FromCanonicalJson is ParseWorkload, and a stored version validates
 // exactly like the file it came from.
+//
+// The text is written directly, byte for byte what nlohmann::json's dump() gave when the form
+// was built as a json tree (the digests of stored versions are sha256 of this text, so it must
+// never change): objects' keys in std::map order (byte-wise), "," and ":" without spaces,
+// strings escaped as dump() escapes them, numbers as dump() prints them. Building and
+// destroying the tree cost ~10x the text itself for a pipeline of many steps.
+// canonical_test.cc keeps the tree-based version and checks they agree.
 #include "spec/canonical.h"
 
+#include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "base/sha256.h"
 #include "spec/parse.h"
@@ -15,128 +25,328 @@ namespace rsl::spec {
 
 namespace {
 
-using nlohmann::json;
+class Writer {
+ public:
+  std::string out;
 
-json ResourcesJson(const Resources& r) {
-  json j = json::object();
-  if (r.cpu_millis) j["cpu"] = FormatCpu(*r.cpu_millis);
-  if (r.memory_bytes) j["memory"] = FormatBytes(*r.memory_bytes);
-  if (r.gpu) {
-    json g;
-    g["count"] = r.gpu->count;
-    g["capability"] = r.gpu->capabilities;
-    if (r.gpu->memory_bytes) g["memory"] = FormatBytes(*r.gpu->memory_bytes);
-    j["gpu"] = g;
+  //! As dump() writes a string (ensure_ascii off): '"' '\\' and 0x00-0x1F escaped ("\b" "\t"
+  //! "\n" "\f" "\r" short, the rest "\u00xx"), every other ASCII byte as is. A string with
+  //! any non-ASCII byte goes to nlohmann itself: it keeps valid UTF-8 as is and throws
+  //! type_error 316 on invalid UTF-8 (the parser rejects such files, so only a Workload built
+  //! in code can hold one); delegating keeps both exactly as they were.
+  void Str(std::string_view s) {
+    const size_t mark = out.size();
+    out += '"';
+    size_t start = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
+      if (c >= 0x80) {
+        out.resize(mark);
+        out += nlohmann::json(std::string(s)).dump();
+        return;
+      }
+      out.append(s.data() + start, i - start);
+      start = i + 1;
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case 0x08:
+          out += "\\b";
+          break;
+        case 0x09:
+          out += "\\t";
+          break;
+        case 0x0A:
+          out += "\\n";
+          break;
+        case 0x0C:
+          out += "\\f";
+          break;
+        case 0x0D:
+          out += "\\r";
+          break;
+        default: {
+          static constexpr char kHex[] = "0123456789abcdef";
+          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+          out.append(esc, sizeof esc);
+        }
+      }
+    }
+    out.append(s.data() + start, s.size() - start);
+    out += '"';
   }
+
+  void Int(int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+  }
+
+  void Bool(bool b) { out += b ? "true" : "false"; }
+
+  //! nlohmann prints it (shortest round-trip digits, ".0" on whole numbers, "null" for
+  //! NaN/inf); the last one is remembered, as every step has a backoffFactor, mostly 1.
+  void Double(double d) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    if (!has_last_double_ || bits != last_double_bits_) {
+      last_double_text_ = nlohmann::json(d).dump();
+      last_double_bits_ = bits;
+      has_last_double_ = true;
+    }
+    out += last_double_text_;
+  }
+
+  void StrArray(const std::vector<std::string>& v) {
+    out += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      Str(v[i]);
+    }
+    out += ']';
+  }
+
+  void StrMap(const std::map<std::string, std::string>& m) {
+    out += '{';
+    bool first = true;
+    for (const auto& [k, v] : m) {
+      if (!first) out += ',';
+      first = false;
+      Str(k);
+      out += ':';
+      Str(v);
+    }
+    out += '}';
+  }
+
+ private:
+  bool has_last_double_ = false;
+  uint64_t last_double_bits_ = 0;
+  std::string last_double_text_;
+};
+
+//! One JSON object's members; the caller names them in sorted (std::map) order.
+class Object {
+ public:
+  explicit Object(Writer& w) : w_(w) { w_.out += '{'; }
+  //! `key` is a literal needing no escapes.
+  Writer& Key(std::string_view key) {
+    if (!first_) w_.out += ',';
+    first_ = false;
+    w_.out += '"';
+    w_.out += key;
+    w_.out += "\":";
+    return w_;
+  }
+  void End() { w_.out += '}'; }
+
+ private:
+  Writer& w_;
+  bool first_ = true;
+};
+
+bool Empty(const Resources& r) {
+  return !r.cpu_millis && !r.memory_bytes && !r.gpu && !r.autoscaling;
+}
+
+void WriteResources(Writer& w, const Resources& r) {
+  Object o(w);
   if (r.autoscaling) {
-    j["autoscaling"] = {{"targetUtilization", r.autoscaling->target_utilization},
-                        {"minReplicas", r.autoscaling->min_replicas},
-                        {"maxReplicas", r.autoscaling->max_replicas},
-                        {"scaleDownDelay", FormatDuration(r.autoscaling->scale_down_delay_ms)}};
+    const Autoscaling& a = *r.autoscaling;
+    Object as(o.Key("autoscaling"));
+    as.Key("maxReplicas").Int(a.max_replicas);
+    as.Key("minReplicas").Int(a.min_replicas);
+    as.Key("scaleDownDelay").Str(FormatDuration(a.scale_down_delay_ms));
+    as.Key("targetUtilization").Int(a.target_utilization);
+    as.End();
   }
-  return j;
+  if (r.cpu_millis) o.Key("cpu").Str(FormatCpu(*r.cpu_millis));
+  if (r.gpu) {
+    Object g(o.Key("gpu"));
+    g.Key("capability").StrArray(r.gpu->capabilities);
+    g.Key("count").Int(r.gpu->count);
+    if (r.gpu->memory_bytes) g.Key("memory").Str(FormatBytes(*r.gpu->memory_bytes));
+    g.End();
+  }
+  if (r.memory_bytes) o.Key("memory").Str(FormatBytes(*r.memory_bytes));
+  o.End();
 }
 
-json TensorsJson(const std::vector<TensorSpec>& tensors) {
-  json list = json::array();
+void WriteTensors(Writer& w, const std::vector<TensorSpec>& tensors) {
+  w.out += '[';
+  bool first = true;
   for (const auto& t : tensors) {
-    json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
-    if (t.range) j["constraints"] = {{"range", {t.range->first, t.range->second}}};
-    list.push_back(j);
+    if (!first) w.out += ',';
+    first = false;
+    Object o(w);
+    if (t.range) {
+      Object c(o.Key("constraints"));
+      Writer& r = c.Key("range");
+      r.out += '[';
+      r.Double(t.range->first);
+      r.out += ',';
+      r.Double(t.range->second);
+      r.out += ']';
+      c.End();
+    }
+    o.Key("dtype").Str(t.dtype);
+    o.Key("name").Str(t.name);
+    Writer& s = o.Key("shape");
+    s.out += '[';
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      if (i) s.out += ',';
+      s.Int(t.shape[i]);
+    }
+    s.out += ']';
+    o.End();
   }
-  return list;
+  w.out += ']';
 }
 
-json DataJson(const DataSpec& d) {
-  json j = json::object();
+void WriteData(Writer& w, const DataSpec& d) {
+  Object o(w);
   if (d.input) {
-    json in = {{"uri", d.input->uri}};
-    if (!d.input->format.empty()) in["format"] = d.input->format;
-    if (d.input->schema) in["schema"] = d.input->schema->ToJson();
-    const Quality& q = d.input->quality;
-    json quality = json::object();
-    if (q.completeness) quality["completeness"] = *q.completeness;
-    if (q.uniqueness) quality["uniqueness"] = *q.uniqueness;
-    if (q.unique_key) quality["uniqueKey"] = *q.unique_key;
-    if (q.freshness_ms) quality["freshness"] = FormatDuration(*q.freshness_ms);
-    if (!quality.empty()) in["quality"] = quality;
-    j["input"] = in;
+    const DataInput& in = *d.input;
+    Object i(o.Key("input"));
+    if (!in.format.empty()) i.Key("format").Str(in.format);
+    const Quality& q = in.quality;
+    if (q.completeness || q.uniqueness || q.unique_key || q.freshness_ms) {
+      Object qo(i.Key("quality"));
+      if (q.completeness) qo.Key("completeness").Double(*q.completeness);
+      if (q.freshness_ms) qo.Key("freshness").Str(FormatDuration(*q.freshness_ms));
+      if (q.unique_key) qo.Key("uniqueKey").Str(*q.unique_key);
+      if (q.uniqueness) qo.Key("uniqueness").Double(*q.uniqueness);
+      qo.End();
+    }
+    if (in.schema) i.Key("schema").Str(in.schema->ToJson());
+    i.Key("uri").Str(in.uri);
+    i.End();
   }
   if (d.output) {
-    json out = {{"uri", d.output->uri}};
-    if (!d.output->schema_ref.empty()) out["schemaRef"] = d.output->schema_ref;
-    if (!d.output->features.empty()) {
-      json fs = json::array();
-      for (const auto& f : d.output->features) fs.push_back({{"name", f.name}, {"type", f.type}});
-      out["features"] = fs;
+    const DataOutput& out = *d.output;
+    Object ou(o.Key("output"));
+    if (!out.features.empty()) {
+      Writer& f = ou.Key("features");
+      f.out += '[';
+      for (size_t k = 0; k < out.features.size(); ++k) {
+        if (k) f.out += ',';
+        Object fo(f);
+        fo.Key("name").Str(out.features[k].name);
+        fo.Key("type").Str(out.features[k].type);
+        fo.End();
+      }
+      f.out += ']';
     }
-    j["output"] = out;
+    if (!out.schema_ref.empty()) ou.Key("schemaRef").Str(out.schema_ref);
+    ou.Key("uri").Str(out.uri);
+    ou.End();
   }
-  return j;
+  o.End();
 }
 
-json StepJson(const Step& s) {
-  json j = {{"name", s.name}, {"keepOnFailure", s.keep_on_failure}, {"serving", s.serving}};
-  if (!s.image.empty()) j["image"] = s.image;
-  if (!s.command.empty()) j["command"] = s.command;
-  if (!s.args.empty()) j["args"] = s.args;
-  if (!s.env.empty()) j["env"] = s.env;
-  if (!s.depends_on.empty()) j["dependsOn"] = s.depends_on;
-  if (!s.when.empty()) j["when"] = s.when;
-  json res = ResourcesJson(s.resources);
-  if (!res.empty()) j["resources"] = res;
-  json retry = {{"maxRetries", s.retry.max_retries},
-                {"backoff", FormatDuration(s.retry.backoff_ms)},
-                {"backoffFactor", s.retry.backoff_factor}};
-  if (s.retry.max_backoff_ms) retry["maxBackoff"] = FormatDuration(*s.retry.max_backoff_ms);
-  j["retryPolicy"] = retry;
-  if (!s.env_from.empty()) {
-    json list = json::array();
-    for (const auto& e : s.env_from) {
-      list.push_back({{e.kind == EnvFrom::Kind::kSecret ? "secretRef" : "configMapRef", e.name}});
+void WriteModel(Writer& w, const ModelSpec& m) {
+  Object o(w);
+  if (!m.build_fingerprint.empty()) o.Key("buildFingerprint").Str(m.build_fingerprint);
+  if (!m.dependencies.empty()) {
+    Writer& d = o.Key("dependencies");
+    d.out += '[';
+    for (size_t i = 0; i < m.dependencies.size(); ++i) {
+      if (i) d.out += ',';
+      d.Str(m.dependencies[i].ToString());
     }
-    j["envFrom"] = list;
+    d.out += ']';
   }
-  if (s.timeout_ms) j["timeout"] = FormatDuration(*s.timeout_ms);
-  if (!s.outputs.empty()) j["outputs"] = TensorsJson(s.outputs);
-  return j;
+  o.Key("framework").Str(m.framework);
+  if (!m.inputs.empty() || !m.outputs.empty()) {
+    Object sig(o.Key("signature"));
+    if (!m.inputs.empty()) WriteTensors(sig.Key("inputs"), m.inputs);
+    if (!m.outputs.empty()) WriteTensors(sig.Key("outputs"), m.outputs);
+    sig.End();
+  }
+  o.Key("version").Str(m.version);
+  o.End();
+}
+
+void WriteStep(Writer& w, const Step& s) {
+  Object o(w);
+  if (!s.args.empty()) o.Key("args").StrArray(s.args);
+  if (!s.command.empty()) o.Key("command").StrArray(s.command);
+  if (!s.depends_on.empty()) o.Key("dependsOn").StrArray(s.depends_on);
+  if (!s.env.empty()) o.Key("env").StrMap(s.env);
+  if (!s.env_from.empty()) {
+    Writer& l = o.Key("envFrom");
+    l.out += '[';
+    for (size_t i = 0; i < s.env_from.size(); ++i) {
+      if (i) l.out += ',';
+      Object e(l);
+      e.Key(s.env_from[i].kind == EnvFrom::Kind::kSecret ? "secretRef" : "configMapRef")
+          .Str(s.env_from[i].name);
+      e.End();
+    }
+    l.out += ']';
+  }
+  if (!s.image.empty()) o.Key("image").Str(s.image);
+  o.Key("keepOnFailure").Bool(s.keep_on_failure);
+  o.Key("name").Str(s.name);
+  if (!s.outputs.empty()) WriteTensors(o.Key("outputs"), s.outputs);
+  if (!Empty(s.resources)) WriteResources(o.Key("resources"), s.resources);
+  {
+    Object r(o.Key("retryPolicy"));
+    r.Key("backoff").Str(FormatDuration(s.retry.backoff_ms));
+    r.Key("backoffFactor").Double(s.retry.backoff_factor);
+    if (s.retry.max_backoff_ms) r.Key("maxBackoff").Str(FormatDuration(*s.retry.max_backoff_ms));
+    r.Key("maxRetries").Int(s.retry.max_retries);
+    r.End();
+  }
+  o.Key("serving").Bool(s.serving);
+  if (s.timeout_ms) o.Key("timeout").Str(FormatDuration(*s.timeout_ms));
+  if (!s.when.empty()) o.Key("when").Str(s.when);
+  o.End();
 }
 
 }  // namespace
 
 std::string CanonicalJson(const Workload& w) {
-  json metadata = {{"name", w.name}, {"namespace", w.namespace_}};
-  if (!w.labels.empty()) metadata["labels"] = w.labels;
-  if (!w.annotations.empty()) metadata["annotations"] = w.annotations;
-  json spec = json::object();
-  json res = ResourcesJson(w.resources);
-  if (!res.empty()) spec["resources"] = res;
-  json data = DataJson(w.data);
-  if (!data.empty()) spec["data"] = data;
-  if (w.model) {
-    const ModelSpec& m = *w.model;
-    json model = {{"framework", m.framework}, {"version", m.version}};
-    if (!m.build_fingerprint.empty()) model["buildFingerprint"] = m.build_fingerprint;
-    if (!m.dependencies.empty()) {
-      json deps = json::array();
-      for (const auto& d : m.dependencies) deps.push_back(d.ToString());
-      model["dependencies"] = deps;
-    }
-    if (!m.inputs.empty() || !m.outputs.empty()) {
-      json sig = json::object();
-      if (!m.inputs.empty()) sig["inputs"] = TensorsJson(m.inputs);
-      if (!m.outputs.empty()) sig["outputs"] = TensorsJson(m.outputs);
-      model["signature"] = sig;
-    }
-    spec["model"] = model;
+  Writer out;
+  out.out.reserve(512 + 256 * w.pipeline.steps.size());
+  Object root(out);
+  root.Key("apiVersion").Str(w.api_version);
+  root.Key("kind").Str(w.kind);
+  {
+    Object m(root.Key("metadata"));
+    if (!w.annotations.empty()) m.Key("annotations").StrMap(w.annotations);
+    if (!w.labels.empty()) m.Key("labels").StrMap(w.labels);
+    m.Key("name").Str(w.name);
+    m.Key("namespace").Str(w.namespace_);
+    m.End();
   }
-  json steps = json::array();
-  for (const auto& s : w.pipeline.steps) steps.push_back(StepJson(s));
-  spec["pipeline"] = {{"atomic", w.pipeline.atomic}, {"steps", steps}};
-  if (w.timeout_ms) spec["timeout"] = FormatDuration(*w.timeout_ms);
-  json root = {
-      {"apiVersion", w.api_version}, {"kind", w.kind}, {"metadata", metadata}, {"spec", spec}};
-  return root.dump();
+  {
+    Object spec(root.Key("spec"));
+    if (w.data.input || w.data.output) WriteData(spec.Key("data"), w.data);
+    if (w.model) WriteModel(spec.Key("model"), *w.model);
+    {
+      Object p(spec.Key("pipeline"));
+      p.Key("atomic").Bool(w.pipeline.atomic);
+      Writer& steps = p.Key("steps");
+      steps.out += '[';
+      for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+        if (i) steps.out += ',';
+        WriteStep(steps, w.pipeline.steps[i]);
+      }
+      steps.out += ']';
+      p.End();
+    }
+    if (!Empty(w.resources)) WriteResources(spec.Key("resources"), w.resources);
+    if (w.timeout_ms) spec.Key("timeout").Str(FormatDuration(*w.timeout_ms));
+    spec.End();
+  }
+  root.End();
+  return std::move(out.out);
 }
 
 std::string SpecDigest(const Workload& workload) {

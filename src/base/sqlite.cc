@@ -35,6 +35,10 @@ Stmt& Stmt::Bind(int idx, const std::string& v) {
   sqlite3_bind_text(st_, idx, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;
 }
+Stmt& Stmt::BindRef(int idx, const std::string& v) {
+  sqlite3_bind_text(st_, idx, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  return *this;
+}
 Stmt& Stmt::BindNull(int idx) {
   sqlite3_bind_null(st_, idx);
   return *this;
@@ -72,10 +76,14 @@ std::string Stmt::Text(int col) const {
 bool Stmt::IsNull(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
 
 Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
+  // Before SQLite's first use: no global allocation statistics (each sqlite3_malloc would
+  // take a global mutex for them). Refused harmlessly if SQLite was already initialised.
+  static const int kConfigured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)kConfigured;
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
     if (raw) sqlite3_close(raw);
@@ -83,8 +91,9 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   }
   std::unique_ptr<Db> db(new Db(raw, path));
   sqlite3_busy_timeout(raw, 5000);
-  RSL_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-                               "PRAGMA foreign_keys=ON;"));
+  RSL_RETURN_IF_ERROR(
+      db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+               "PRAGMA foreign_keys=ON;"));
   return db;
 }
 

@@ -2,7 +2,8 @@
 // database (<state-dir>/rsl.db). Each component owns its tables and registers its own
 // migrations under its component name, so components stay independent while sharing one file.
 //
-// Threading: a Db is one connection; use it from one thread at a time (or guard it).
+// Threading: a Db is one connection; use it from one thread at a time (or guard it): it is
+// opened without SQLite's own per-connection mutex (SQLITE_OPEN_NOMUTEX).
 // Several Db objects (in one or more processes) may open the same file: WAL mode and a busy
 // timeout make that safe.
 #pragma once
@@ -32,6 +33,9 @@ class Stmt {
   Stmt& Bind(int idx, double v);
   Stmt& Bind(int idx, const std::string& v);
   Stmt& Bind(int idx, const char* v) { return Bind(idx, std::string(v)); }
+  //! Binds without copying: `v` must stay alive and unchanged until Run() or Reset() (for
+  //! hot paths that bind fields of a struct and run at once).
+  Stmt& BindRef(int idx, const std::string& v);
   Stmt& BindNull(int idx);
   //! Returns true when a row is available, false when done. Errors are recorded in status().
   bool Step();

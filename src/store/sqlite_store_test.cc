@@ -2,12 +2,17 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include "base/codes.h"
+#include "base/sqlite.h"
 #include "store/store.h"
 
 namespace rsl::store {
+
+const std::vector<std::string>& StoreMigrationsForTest();  // sqlite_store.cc
+
 namespace {
 
 std::string FreshDir(const std::string& name) {
@@ -128,6 +133,167 @@ TEST(StoreTest, VersionIdsHaveTheDocumentedShape) {
   EXPECT_TRUE(std::regex_match(id, std::regex("wl-20240615-[0-9a-f]{8}"))) << id;
   EXPECT_NE(NewVersionId(1718409600000), id);
   EXPECT_EQ(RunIdFor("wl-20240615-7a8b9c0d"), "run-20240615-7a8b9c0d");
+}
+
+Step StepRow(const std::string& run_id, const std::string& name, int index,
+             const std::string& phase) {
+  Step s;
+  s.run_id = run_id;
+  s.name = name;
+  s.index = index;
+  s.phase = phase;
+  s.message = "row of " + name;
+  return s;
+}
+
+// Rows go in multi-row statements of 32: check sizes around the chunk boundary, a key
+// written twice in one batch (the later row wins), and each event's seq naming its own row.
+TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
+  std::string dir = FreshDir("large");
+  auto store = OpenSqliteStore(dir);
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch b0 = NewRunBatch("wl-20240615-0000000a", "big");
+  ASSERT_TRUE((*store)->Apply(&b0).ok());
+  std::string run = b0.runs[0].id;
+  for (int n : {1, 31, 32, 33, 70}) {
+    Batch b;
+    for (int i = 0; i < n; ++i) {
+      b.steps.push_back(StepRow(run, "s" + std::to_string(i), i, kRunning));
+      Event e;
+      e.run_id = run;
+      e.step = "s" + std::to_string(i);
+      e.reason = "Started";
+      e.message = "n=" + std::to_string(n) + " i=" + std::to_string(i);
+      b.events.push_back(e);
+      Attempt a;
+      a.id = run + "/s" + std::to_string(i) + "/" + std::to_string(n);
+      a.run_id = run;
+      a.step = "s" + std::to_string(i);
+      a.number = n;
+      a.launch_json = "{\"n\":" + std::to_string(n) + "}";
+      b.attempts.push_back(a);
+    }
+    b.steps.push_back(StepRow(run, "s0", 0, kSucceeded));  // the same key again: wins
+    int64_t before = (*store)->LastEventSeq();
+    ASSERT_TRUE((*store)->Apply(&b).ok());
+    for (int i = 0; i < n; ++i) EXPECT_EQ(b.events[size_t(i)].seq, before + 1 + i);
+    auto events = (*store)->ListEvents(run, before);
+    ASSERT_TRUE(events.ok());
+    ASSERT_EQ(events->size(), size_t(n));
+    for (const Event& e : *events) {
+      EXPECT_EQ(e.message, "n=" + std::to_string(n) + " i=" + std::to_string(e.seq - before - 1));
+    }
+    auto steps = (*store)->ListSteps(run);
+    ASSERT_TRUE(steps.ok());
+    std::map<std::string, Step> by_name;
+    for (const Step& st : *steps) by_name[st.name] = st;
+    EXPECT_EQ(by_name["s0"].phase, kSucceeded);
+    std::string last = "s" + std::to_string(n - 1);
+    if (n > 1) {
+      EXPECT_EQ(by_name[last].phase, kRunning);
+      EXPECT_EQ(by_name[last].message, "row of " + last);
+    }
+  }
+  auto attempts = (*store)->ListAttempts(run);
+  ASSERT_TRUE(attempts.ok());
+  EXPECT_EQ(attempts->size(), size_t(1 + 31 + 32 + 33 + 70));
+  // An attempt written again without its launch record keeps the stored one.
+  Batch exit;
+  Attempt a;
+  a.id = run + "/s5/70";
+  a.run_id = run;
+  a.step = "s5";
+  a.number = 70;
+  a.state = "exited";
+  exit.attempts.push_back(a);
+  ASSERT_TRUE((*store)->Apply(&exit).ok());
+  attempts = (*store)->ListAttempts(run);
+  ASSERT_TRUE(attempts.ok());
+  bool found = false;
+  for (const Attempt& x : *attempts) {
+    if (x.id != a.id) continue;
+    found = true;
+    EXPECT_EQ(x.state, "exited");
+    EXPECT_EQ(x.launch_json, "{\"n\":70}");
+  }
+  EXPECT_TRUE(found);
+}
+
+// Attempts are listed by their id range "<run_id>/...": a run whose id extends another's
+// ("...1" and "...10") must not see the other's attempts.
+TEST(StoreTest, AttemptsOfARunWhoseIdIsAPrefixOfAnother) {
+  std::string dir = FreshDir("prefix");
+  auto store = OpenSqliteStore(dir);
+  ASSERT_TRUE(store.ok());
+  Batch b;
+  for (const std::string run : {"run-x-1", "run-x-10", "run-x-1a"}) {
+    Attempt a;
+    a.id = run + "/train/1";
+    a.run_id = run;
+    a.step = "train";
+    b.attempts.push_back(a);
+  }
+  ASSERT_TRUE((*store)->Apply(&b).ok());
+  for (const std::string run : {"run-x-1", "run-x-10", "run-x-1a"}) {
+    auto list = (*store)->ListAttempts(run);
+    ASSERT_TRUE(list.ok());
+    ASSERT_EQ(list->size(), 1u) << run;
+    EXPECT_EQ((*list)[0].run_id, run);
+  }
+}
+
+// A state directory written before migration 2 (steps WITHOUT ROWID, no attempts index,
+// events without AUTOINCREMENT) opens with every row kept and event seqs going on upwards.
+TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
+  std::string dir = FreshDir("upgrade");
+  std::filesystem::create_directories(dir);
+  std::string run;
+  int64_t last_seq = 0;
+  {
+    auto db = Db::Open(StateDbPath(dir));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Migrate("store", {StoreMigrationsForTest()[0]}).ok());
+    ASSERT_TRUE(
+        (*db)
+            ->Exec("INSERT INTO store_steps VALUES "
+                   "('run-old','train',0,'SUCCEEDED',1,0,'run-old/train/1',"
+                   "'local',0,0,5,1,100,1,2,0,'','exit code 0','{\"auc\":0.9}','','/out/train');"
+                   "INSERT INTO store_attempts VALUES ('run-old/train/1','run-old','train',1,'{}',"
+                   "'exited','Succeeded',1,2);"
+                   "INSERT INTO store_events (run_id, step, type, reason, message, time) VALUES "
+                   "('run-old','train','Normal','Started','a',1),('run-old','train','Normal',"
+                   "'Succeeded','b',2);")
+            .ok());
+    run = "run-old";
+  }
+  auto store = OpenSqliteStore(dir);
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), 1u);
+  EXPECT_EQ((*steps)[0].metrics_json, "{\"auc\":0.9}");
+  EXPECT_EQ((*steps)[0].output_dir, "/out/train");
+  auto attempts = (*store)->ListAttempts(run);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].exit_kind, "Succeeded");
+  auto events = (*store)->ListEvents(run, 0);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u);
+  last_seq = (*events)[1].seq;
+  EXPECT_EQ((*store)->LastEventSeq(), last_seq);
+  Batch b;
+  b.steps.push_back(StepRow(run, "train", 0, kFailed));
+  Event e;
+  e.run_id = run;
+  e.reason = "Failed";
+  b.events.push_back(e);
+  ASSERT_TRUE((*store)->Apply(&b).ok());
+  EXPECT_EQ(b.events[0].seq, last_seq + 1);
+  steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), 1u);
+  EXPECT_EQ((*steps)[0].phase, kFailed);
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ struct Step {
 
 //! One attempt: what was launched (for recovery) and how it ended.
 struct Attempt {
-  std::string id;               //!< <run_id>/<step>/<n>
+  std::string id;               //!< <run_id>/<step>/<n> (must begin with "<run_id>/")
   std::string run_id;
   std::string step;
   int number = 1;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "base/sha256.h"
 
 namespace rsl {
@@ -36,9 +38,53 @@ TEST(StringsTest, AppendJsonStringIsStrictJson) {
   EXPECT_EQ(out, "\"gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x98\x80\"");
   out.clear();
   // A lone continuation byte, a truncated sequence, an overlong '/', a surrogate: U+FFFD each.
-  AppendJsonString(&out, "a\x80" "b\xE2\x82\xC0\xAF\xED\xA0\x80");
-  EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b"
-            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  AppendJsonString(&out,
+                   "a\x80"
+                   "b\xE2\x82\xC0\xAF\xED\xA0\x80");
+  EXPECT_EQ(
+      out,
+      "\"a\xEF\xBF\xBD"
+      "b"
+      "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+}
+
+// The eight-bytes-at-a-time scan must stop at every byte that needs escaping, wherever it
+// sits: every ASCII byte (and one non-ASCII lead) at every position of a 20-byte string.
+TEST(StringsTest, AppendJsonStringFindsEveryEscapeAtEveryPosition) {
+  auto escaped = [](unsigned char c) -> std::string {
+    switch (c) {
+      case '"':
+        return "\\\"";
+      case '\\':
+        return "\\\\";
+      case '\n':
+        return "\\n";
+      case '\t':
+        return "\\t";
+      case '\r':
+        return "\\r";
+      default:
+        break;
+    }
+    if (c < 0x20) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      return buf;
+    }
+    if (c >= 0x80) return "\xEF\xBF\xBD";  // a lone byte >= 0x80 is invalid UTF-8
+    return std::string(1, char(c));
+  };
+  for (int c = 0; c < 0x81; ++c) {
+    for (size_t pos = 0; pos < 20; ++pos) {
+      std::string in(20, 'x');
+      in[pos] = char(c);
+      std::string out;
+      AppendJsonString(&out, in);
+      std::string want = "\"" + std::string(pos, 'x') + escaped(static_cast<unsigned char>(c)) +
+                         std::string(19 - pos, 'x') + "\"";
+      ASSERT_EQ(out, want) << "byte " << c << " at " << pos;
+    }
+  }
 }
 
 TEST(Sha256Test, KnownVector) {

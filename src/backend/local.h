@@ -9,7 +9,8 @@
 //                                    ("held" == "supervisor alive")
 //   <exit_file>   the exit record (key=value lines ending with end=1), written by the
 //                 supervisor before it reports the exit: the durable truth for recovery
-//   log_path      the step's stdout+stderr (secret values replaced by ***)
+//   log_path      the step's stdout+stderr (secret values replaced by ***), created at the
+//                 first byte of output: a step that prints nothing has no log file
 // The supervisor creates the attempt's directories (workdir, make_dirs, the parents of the
 // log and exit files). A spawn failure comes back as an exit (exec failure: exit code 127,
 // the reason in the log).

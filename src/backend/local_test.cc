@@ -1,7 +1,8 @@
-// The local backend with real processes: exit codes, logs, secrets masked, process groups
-// stopped whole, memory limits (cgroups where writable, else rlimits), exit files that let
-// a later backend reconcile an attempt it did not start, and the per-state-directory
-// supervisor (shared, outliving its clients, its death reported as kNodeLost).
+// The local backend with real processes: exit codes, logs (created at the first output),
+// secrets masked, process groups stopped whole, memory limits (cgroups where writable, else
+// rlimits), exit files that let a later backend reconcile an attempt it did not start, and
+// the per-state-directory supervisor (shared, outliving its clients, its death reported as
+// kNodeLost).
 #include "backend/local.h"
 
 #include <gtest/gtest.h>
@@ -356,6 +357,58 @@ TEST(LocalBackendTest, AnExitRecordCutShortIsGarbled) {
   EXPECT_EQ(e.error().code, "INTERNAL");
   ASSERT_TRUE(WriteFileAtomic(dir + "/exit", "exit_code=0\nsignal=0\nwall_ms=3\nend=1\n").ok());
   EXPECT_EQ(ReadExitFile(dir + "/exit", "a")->kind, ExitKind::kSucceeded);
+}
+
+// The log is created at the first byte of output: a silent step leaves no log file.
+TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
+  std::string dir = Dir("silent");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = Spec(dir, "a", {"true"});
+  spec.make_dirs = {dir + "/a/staging"};
+  ASSERT_TRUE(b->Launch(spec).ok());
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kSucceeded);
+  EXPECT_FALSE(PathExists(spec.log_path));
+  std::set<std::string> names;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/a")) {
+    names.insert(f.path().filename().string());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"exit", "staging", "work"}));
+  EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->kind, ExitKind::kSucceeded);
+
+  // Output without a final newline is not held back; stdout and stderr share the log.
+  auto some = Spec(dir, "b", {"sh", "-c", "printf out; printf err >&2"});
+  ASSERT_TRUE(b->Launch(some).ok());
+  ASSERT_TRUE(c.Wait("b").has_value());
+  EXPECT_EQ(*ReadFile(some.log_path), "outerr");
+
+  // A secret step that prints nothing has no log either.
+  auto quiet = Spec(dir, "c", {"true"});
+  quiet.secret_values = {"hunter2-secret"};
+  ASSERT_TRUE(b->Launch(quiet).ok());
+  ASSERT_TRUE(c.Wait("c").has_value());
+  EXPECT_FALSE(PathExists(quiet.log_path));
+}
+
+TEST(LocalBackendTest, LargeOutputIsLoggedCompletely) {
+  std::string dir = Dir("large");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  // 5 MB of random bytes, some of them newlines, written in one go and read back whole.
+  auto spec = Spec(dir, "a", {"sh", "-c", "head -c 5242880 /dev/urandom > data; cat data"});
+  ASSERT_TRUE(b->Launch(spec).ok());
+  auto e = c.Wait("a", 60000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kSucceeded) << e->message;
+  std::string want = *ReadFile(spec.workdir + "/data");
+  ASSERT_EQ(want.size(), 5242880u);
+  std::string got = *ReadFile(spec.log_path);
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);  // not EXPECT_EQ: 5 MB of binary in a failure message
 }
 
 TEST(LocalBackendTest, UnknownLimitsModeAndMissingShimAreClearErrors) {

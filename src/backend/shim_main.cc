@@ -24,11 +24,13 @@
 // Per attempt: mkdir -p workdir, make_dirs and the parents of the log and exit files;
 // cgroup v2 / v1 limits (or RLIMIT_AS) as the backend asked; the step is forked as a new
 // process group with PR_SET_PDEATHSIG(SIGKILL) (nothing runs unsupervised), its complete
-// environment and stdout+stderr to the log (through a pipe with secret values masked when
-// there are secrets). Stop: SIGTERM to the group now, SIGKILL after the grace period. When
-// the step's main process ends, whatever is left of its group and cgroup is killed, and the
-// exit record (key=value lines ending with "end=1", so a torn record is detectable; read by
-// ReadExitFile in local.cc) is written to the exit file before the exit message is sent.
+// environment and stdout+stderr through a pipe to the log, which is created at the first
+// byte of output (a silent step leaves no log file; with secrets, whole lines are written
+// with the secret values masked). Stop: SIGTERM to the group now, SIGKILL after the grace
+// period. When the step's main process ends, whatever is left of its group and cgroup is
+// killed, the pipe is drained (until EOF, at most kPipeDrainMs), and the exit record
+// (key=value lines ending with "end=1", so a torn record is detectable; read by ReadExitFile
+// in local.cc) is written to the exit file before the exit message is sent.
 //
 // The event loop never blocks on one attempt: timers (grace period, cgroup rmdir retries,
 // idle exit) are deadlines in the poll loop. With no client and no attempt for kIdleExitMs
@@ -226,7 +228,8 @@ struct Attempt {
   std::vector<std::string> procs;  // cgroup.procs files the child joins
   int owner = -1;                  // connection fd that gets the exit message; -1 = none
   pid_t pid = -1;
-  int log_fd = -1, pipe_fd = -1;  // pipe_fd: read end of the masking pipe
+  int log_fd = -1, pipe_fd = -1;  // pipe_fd: read end of the step's stdout+stderr pipe
+  bool log_opened = false;        // the log was opened (or tried) at the first output
   std::string pending;            // masked output not yet ending in a newline
   std::string stop;               // "", "cancel" or "timeout"
   int64_t start_ms = 0, started_us = 0, kill_at = -1;
@@ -495,8 +498,26 @@ void Supervisor::FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& 
   std::string rec = Record(-1, 0, false, "", 0, 0, 0, LimitsText(*a), now, now, why);
   WriteRecord(a->exit_file, rec);
   SendExit(*a, rec);
-  if (a->log_fd >= 0) close(a->log_fd);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
+}
+
+// Appends to the step's log, created at the first byte: a step that prints nothing costs
+// no file. Short writes are retried; a log that cannot be opened drops the output.
+void WriteLog(Attempt* a, const char* data, size_t len) {
+  if (len == 0) return;
+  if (!a->log_opened) {
+    a->log_opened = true;
+    if (!a->log_path.empty()) {
+      a->log_fd = open(a->log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+  }
+  while (a->log_fd >= 0 && len > 0) {
+    ssize_t n = write(a->log_fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    len -= size_t(n);
+  }
 }
 
 std::vector<std::string> Strings(const json& msg, const char* key) {
@@ -544,11 +565,12 @@ void Supervisor::Launch(int fd, const json& msg) {
                              "cannot create directory " + dir + ": " + strerror(errno));
     }
   }
-  a->mechanism = SetupLimits(a.get());
-  a->log_fd = open(a->log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // stdout+stderr through a pipe: the log is created at the first byte (WriteLog).
   int out_pipe[2] = {-1, -1};
-  if (!a->secrets.empty() && pipe2(out_pipe, O_CLOEXEC) != 0) out_pipe[0] = out_pipe[1] = -1;
-  int child_out = out_pipe[1] >= 0 ? out_pipe[1] : (a->log_fd >= 0 ? a->log_fd : devnull_);
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return FailBeforeStart(std::move(a), std::string("cannot create a pipe: ") + strerror(errno));
+  }
+  a->mechanism = SetupLimits(a.get());
 
   // Everything the child needs is prepared before the fork: it only makes system calls.
   std::vector<char*> argv, envp;
@@ -564,25 +586,23 @@ void Supervisor::Launch(int fd, const json& msg) {
   plan.use_rlimit = a->mechanism == "rlimit" && a->memory > 0;
   plan.workdir = a->workdir.empty() ? nullptr : a->workdir.c_str();
   plan.devnull = devnull_;
-  plan.out = child_out;
+  plan.out = out_pipe[1];
   plan.parent = getpid();
 
   a->start_ms = NowMs();
   a->started_us = RealUs();
   pid_t child = SpawnChild(plan);
-  if (out_pipe[1] >= 0) close(out_pipe[1]);
+  close(out_pipe[1]);
   if (child < 0) {
-    if (out_pipe[0] >= 0) close(out_pipe[0]);
+    close(out_pipe[0]);
     return FailBeforeStart(std::move(a), std::string("fork failed: ") + strerror(errno));
   }
   setpgid(child, child);  // also here, so signals reach the group even before the child runs
   a->pid = child;
-  if (out_pipe[0] >= 0) {
-    fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-    a->pipe_fd = out_pipe[0];
-    by_pipe_[a->pipe_fd] = a.get();
-    Add(a->pipe_fd, EPOLLIN);
-  }
+  fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+  a->pipe_fd = out_pipe[0];
+  by_pipe_[a->pipe_fd] = a.get();
+  Add(a->pipe_fd, EPOLLIN);
   by_pid_[child] = a.get();
   attempts_[a->id] = std::move(a);
 }
@@ -610,6 +630,10 @@ void Supervisor::OnPipe(Attempt* a) {
       a->pipe_fd = -1;
       break;
     }
+    if (a->secrets.empty()) {
+      WriteLog(a, buf, size_t(n));
+      continue;
+    }
     a->pending.append(buf, size_t(n));
     size_t cut = a->pending.rfind('\n');
     // Mask whole lines, so a secret split across two reads is still found.
@@ -618,7 +642,7 @@ void Supervisor::OnPipe(Attempt* a) {
       std::string chunk = a->pending.substr(0, len);
       a->pending.erase(0, len);
       Mask(&chunk, a->secrets);
-      (void)!write(a->log_fd, chunk.data(), chunk.size());
+      WriteLog(a, chunk.data(), chunk.size());
     }
   }
   if (a->exited) Finish(a);
@@ -673,7 +697,7 @@ void Supervisor::Finish(Attempt* a) {
   }
   if (!a->pending.empty()) {
     Mask(&a->pending, a->secrets);
-    (void)!write(a->log_fd, a->pending.data(), a->pending.size());
+    WriteLog(a, a->pending.data(), a->pending.size());
   }
   long long cpu_ms = (a->ru.ru_utime.tv_sec + a->ru.ru_stime.tv_sec) * 1000LL +
                      (a->ru.ru_utime.tv_usec + a->ru.ru_stime.tv_usec) / 1000;

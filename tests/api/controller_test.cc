@@ -205,6 +205,30 @@ TEST_F(ControllerTest, SecretsNeverAppearInAnyOutputOrLog) {
   EXPECT_EQ(c_.Log().find(kSecret), std::string::npos);
 }
 
+// A step that prints nothing has no log file (the supervisor creates it at the first byte):
+// its log is empty, not an error, alone, among the others, and followed.
+TEST_F(ControllerTest, AStepThatPrintsNothingHasAnEmptyLog) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+      "metadata: {name: quiet, namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: silent\n      command: [\"true\"]\n"
+      "    - name: loud\n      command: [\"sh\", \"-c\", \"echo loud-ran\"]\n"
+      "      dependsOn: [silent]\n";
+  std::string id = SubmitFile(editor_, "quiet.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED") << c_.Log();
+  CmdResult silent = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "silent"});
+  EXPECT_EQ(silent.exit_code, 0) << silent.err;
+  EXPECT_EQ(silent.out, "");
+  CmdResult followed =
+      c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "silent", "-f"});
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_EQ(followed.out, "");
+  CmdResult all = c_.Seedctl(editor_, {"workload", "logs", "--id", id});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("loud-ran\n"), std::string::npos) << all.out;
+}
+
 TEST_F(ControllerTest, IdenticalSpecsAreTwoVersionsAndRollbackRerunsTheSnapshot) {
   std::string v1 = SubmitFile(editor_, "a.yaml", ThreeStepYaml("model-x", "risk"));
   std::string v1b = SubmitFile(editor_, "a.yaml", ThreeStepYaml("model-x", "risk"));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""p50/p99 gap between a step's end and its dependent's start, from the shims' exit records
+"""p50/p99 gap between a step's end and its dependent's start, from the supervisor's exit records
 (CLOCK_REALTIME microseconds: what a stopwatch on the machine would see).
 
 usage: gap.py STATE_DIR STEPS tree|chain
@@ -9,12 +9,33 @@ import os
 import sys
 
 
-def record(path):
+def record(lines):
     out = {}
-    for line in open(path):
+    for line in lines:
         if "=" in line:
-            k, v = line.rstrip("\n").split("=", 1)
+            k, v = line.split("=", 1)
             out[k] = v
+    return out
+
+
+def exit_records(attempts_dir):
+    """{exit file name: record}: the supervisor's journal `exits` (records
+    "\nattempt=<name>\n...end=1", the last complete one counts), then the exit files
+    that exist (older supervisors), which take precedence as in ReadExitFile."""
+    out = {}
+    journal = os.path.join(attempts_dir, "exits")
+    if os.path.exists(journal):
+        key, lines = None, []
+        for line in open(journal, errors="replace").read().split("\n"):
+            if line.startswith("attempt="):
+                key, lines = line[len("attempt="):], []
+            elif key is not None and line == "end=1":
+                out[key] = record(lines)
+                key = None
+            elif key is not None:
+                lines.append(line)
+    for path in glob.glob(os.path.join(attempts_dir, "*.exit")):
+        out[os.path.basename(path)] = record(open(path).read().split("\n"))
     return out
 
 
@@ -22,13 +43,20 @@ def main():
     state, n, dag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     runs = glob.glob(os.path.join(state, "runs", "*"))
     run = max(runs, key=os.path.getmtime)
-    start, end = {}, {}
-    for i in range(n):
-        attempts = sorted(glob.glob(os.path.join(run, "attempts", "s%d.*.exit" % i)),
-                          key=lambda p: int(p.rsplit(".", 2)[-2]))
-        if not attempts:
+    records = exit_records(os.path.join(run, "attempts"))
+    last = {}  # step index -> (attempt number, record)
+    for name, r in records.items():
+        parts = name.rsplit(".", 2)
+        if len(parts) != 3 or not parts[1].isdigit():
             continue
-        r = record(attempts[-1])
+        step, attempt = parts[0], parts[1]
+        if not step.startswith("s") or not step[1:].isdigit():
+            continue
+        i = int(step[1:])
+        if i not in last or int(attempt) > last[i][0]:
+            last[i] = (int(attempt), r)
+    start, end = {}, {}
+    for i, (_, r) in last.items():
         start[i], end[i] = int(r["started_us"]), int(r["ended_us"])
     gaps = []
     for i in range(n):

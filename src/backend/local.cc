@@ -19,6 +19,8 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "base/codes.h"
@@ -504,10 +506,58 @@ class LocalBackend : public Backend {
 
 std::string DetectLimitMechanism() { return Detect("auto").mechanism; }
 
+namespace {
+
+constexpr size_t kMaxExitFileBytes = 1 << 20;
+constexpr size_t kMaxJournalBytes = size_t(1) << 31;
+
+// The record of `key` in an exit journal (shim_main.cc, WriteExit): records are
+// "\nattempt=<key>\n" + key=value lines + "end=1"; the last complete one of `key` counts. A
+// record torn by a crash never has its "end=1" line (the next record starts on a line of its
+// own), so it is skipped. `seen`: some record of `key`, complete or not, was found.
+std::optional<std::string_view> FindJournalRecord(std::string_view text, std::string_view key,
+                                                  bool* seen) {
+  constexpr std::string_view kKey = "attempt=";
+  std::optional<std::string_view> found;
+  bool in_record = false;  // inside a record of `key`
+  size_t record_start = 0;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    if (line.substr(0, kKey.size()) == kKey) {
+      in_record = line.substr(kKey.size()) == key;
+      record_start = nl + 1;
+      *seen |= in_record;
+    } else if (in_record && line == "end=1") {
+      found = text.substr(record_start, nl - record_start);
+      in_record = false;
+    }
+    pos = nl + 1;
+  }
+  return found;
+}
+
+}  // namespace
+
 Result<AttemptExit> ReadExitFile(const std::string& path, const std::string& attempt_id) {
-  auto text = ReadFile(path);
+  auto own = ReadFileIfExists(path, kMaxExitFileBytes);
+  if (!own.ok()) return own.error();
+  if (*own) return ParseExitRecord(**own, path, attempt_id);
+  // No file of its own: the supervisor's journal beside it.
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string journal = dir + "exits";
+  auto text = ReadFileIfExists(journal, kMaxJournalBytes);
   if (!text.ok()) return text.error();
-  return ParseExitRecord(*text, path, attempt_id);
+  bool seen = false;
+  std::optional<std::string_view> record;
+  if (*text) record = FindJournalRecord(**text, std::string_view(path).substr(dir.size()), &seen);
+  if (record) return ParseExitRecord(std::string(*record), journal, attempt_id);
+  if (seen) {
+    return Error(codes::kInternal, "garbled exit record of " + path + " in " + journal).Value(path);
+  }
+  return Error(codes::kIoError, "no exit record " + path).Value(path);
 }
 
 Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& path,

@@ -7,8 +7,12 @@
 // Files:
 //   <state_dir>/rsl-supervisor.lock  OFD-locked by the supervisor for its whole life
 //                                    ("held" == "supervisor alive")
-//   <exit_file>   the exit record (key=value lines ending with end=1), written by the
+//   <dir>/exits   the exit journal of the exit files in <dir>: for each attempt whose
+//                 exit_file is <dir>/<name>, "\nattempt=<name>\n" + its exit record
+//                 (key=value lines ending with end=1), appended in one write by the
 //                 supervisor before it reports the exit: the durable truth for recovery
+//                 (ReadExitFile). The exit file itself is not created (an inode per attempt
+//                 is what a short step pays most for on ext4)
 //   log_path      the step's stdout+stderr (secret values replaced by ***), created at the
 //                 first byte of output: a step that prints nothing has no log file
 // The supervisor creates the attempt's directories (workdir, make_dirs, the parents of the
@@ -22,7 +26,7 @@
 // Lifetimes: destroying the backend closes its connection; the supervisor keeps running the
 // steps, and a later backend Adopts them (the supervisor reports to whoever queried last).
 // If the supervisor dies, its steps die with it (PR_SET_PDEATHSIG) and every attempt the
-// backend owned is reported from its exit file, else as kNodeLost; the next Launch starts a
+// backend owned is reported from its exit record, else as kNodeLost; the next Launch starts a
 // new supervisor. With no client and no step for a few seconds the supervisor exits.
 //
 // Threading: Launch/Stop/Adopt may be called from any thread; Launch only writes one line to
@@ -51,8 +55,10 @@ struct LocalOptions {
 Result<std::unique_ptr<Backend>> NewLocalBackend(const BackendOptions& options);
 Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options);
 
-//! The exit record the supervisor writes, parsed. Errors: IO_ERROR (missing), INTERNAL
-//! (garbled or incomplete: no final "end=1").
+//! The exit record of the attempt whose exit file is `path`, parsed: the file if it exists
+//! (older supervisors, other writers), else the last complete record keyed basename(path)
+//! in the journal <dirname(path)>/exits (records torn by a crash are skipped). Errors:
+//! IO_ERROR (no record), INTERNAL (garbled or incomplete: no final "end=1").
 Result<AttemptExit> ReadExitFile(const std::string& path, const std::string& attempt_id);
 //! The same from the record's text (`path` only names it in errors).
 Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& path,

@@ -1,8 +1,8 @@
 // The local backend with real processes: exit codes, logs (created at the first output),
 // secrets masked, process groups stopped whole, memory limits (cgroups where writable, else
-// rlimits), exit files that let a later backend reconcile an attempt it did not start, and
-// the per-state-directory supervisor (shared, outliving its clients, its death reported as
-// kNodeLost).
+// rlimits), exit records (one journal per directory) that let a later backend reconcile an
+// attempt it did not start, and the per-state-directory supervisor (shared, outliving its
+// clients, its death reported as kNodeLost).
 #include "backend/local.h"
 
 #include <gtest/gtest.h>
@@ -359,7 +359,8 @@ TEST(LocalBackendTest, AnExitRecordCutShortIsGarbled) {
   EXPECT_EQ(ReadExitFile(dir + "/exit", "a")->kind, ExitKind::kSucceeded);
 }
 
-// The log is created at the first byte of output: a silent step leaves no log file.
+// The log is created at the first byte of output: a silent step leaves no file at all,
+// only its directories (its exit record goes to the directory's journal).
 TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
   std::string dir = Dir("silent");
   auto b = Make(dir);
@@ -372,11 +373,12 @@ TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, ExitKind::kSucceeded);
   EXPECT_FALSE(PathExists(spec.log_path));
+  EXPECT_FALSE(PathExists(spec.exit_file));
   std::set<std::string> names;
   for (const auto& f : std::filesystem::directory_iterator(dir + "/a")) {
     names.insert(f.path().filename().string());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"exit", "staging", "work"}));
+  EXPECT_EQ(names, (std::set<std::string>{"exits", "staging", "work"}));
   EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->kind, ExitKind::kSucceeded);
 
   // Output without a final newline is not held back; stdout and stderr share the log.
@@ -409,6 +411,95 @@ TEST(LocalBackendTest, LargeOutputIsLoggedCompletely) {
   std::string got = *ReadFile(spec.log_path);
   EXPECT_EQ(got.size(), want.size());
   EXPECT_TRUE(got == want);  // not EXPECT_EQ: 5 MB of binary in a failure message
+}
+
+// Several attempts recording in one directory: one journal, each record read back by its
+// exit file's name, no exit file created.
+TEST(LocalBackendTest, ExitRecordsOfOneDirectoryShareAJournal) {
+  std::string dir = Dir("journal");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  std::vector<LaunchSpec> specs;
+  for (int i = 0; i < 4; ++i) {
+    std::string id = "s." + std::to_string(i);
+    auto spec = Spec(dir, id, {"sh", "-c", "exit " + std::to_string(i)});
+    spec.exit_file = dir + "/attempts/" + id + ".exit";
+    spec.log_path = dir + "/attempts/" + id + ".log";
+    specs.push_back(spec);
+  }
+  // Two at once, then two more after they ended (the journal is closed and reopened).
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(b->Launch(specs[size_t(i)]).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(c.Wait(specs[size_t(i)].attempt_id).has_value());
+  for (int i = 2; i < 4; ++i) ASSERT_TRUE(b->Launch(specs[size_t(i)]).ok());
+  for (int i = 2; i < 4; ++i) ASSERT_TRUE(c.Wait(specs[size_t(i)].attempt_id).has_value());
+  for (int i = 0; i < 4; ++i) {
+    const auto& s = specs[size_t(i)];
+    EXPECT_FALSE(PathExists(s.exit_file));
+    EXPECT_FALSE(PathExists(s.log_path));
+    auto e = ReadExitFile(s.exit_file, s.attempt_id);
+    ASSERT_TRUE(e.ok()) << e.error().ToString();
+    EXPECT_EQ(e->exit_code, i);
+    EXPECT_EQ(e->attempt_id, s.attempt_id);
+  }
+  std::string journal = *ReadFile(dir + "/attempts/exits");
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NE(journal.find("\nattempt=s." + std::to_string(i) +
+                           ".exit\nexit_code=" + std::to_string(i) + "\n"),
+              std::string::npos)
+        << journal;
+  }
+  // A later backend reconciles an ended attempt from the journal.
+  auto later = Make(dir);
+  Collector lc;
+  lc.Attach(later.get());
+  later->Adopt(specs[3]);
+  auto adopted = lc.Wait(specs[3].attempt_id);
+  ASSERT_TRUE(adopted.has_value());
+  EXPECT_EQ(adopted->exit_code, 3);
+  auto missing = ReadExitFile(dir + "/attempts/s.9.exit", "s.9");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, "IO_ERROR");
+  EXPECT_EQ(ReadExitFile(dir + "/nowhere/s.9.exit", "s.9").error().code, "IO_ERROR");
+}
+
+std::string JournalRecord(const std::string& key, int exit_code) {
+  return "\nattempt=" + key + "\nexit_code=" + std::to_string(exit_code) +
+         "\nsignal=0\nwall_ms=3\nend=1\n";
+}
+
+TEST(LocalBackendTest, ATornJournalRecordIsIgnored) {
+  std::string dir = Dir("torn_journal");
+  std::string journal = JournalRecord("a.1.exit", 1);
+  // A retry's record torn by a crash: the complete one before it counts.
+  journal += "\nattempt=a.1.exit\nexit_code=5\nsignal=0\nwall";
+  // A record torn after its key line only; then zeros, as a power loss may leave.
+  journal += "\nattempt=b.1.exit\nexit_code=0\nsig";
+  journal += std::string(100, '\0');
+  // Records written after the torn ones are read.
+  journal += JournalRecord("c.1.exit", 7) + JournalRecord("d.1.exit", 0);
+  // The last complete record of a key counts; a torn last record is ignored.
+  journal += JournalRecord("d.1.exit", 2) + "\nattempt=d.1.exit\nexit_code=9\nsignal=0\nen";
+  ASSERT_TRUE(WriteFileAtomic(dir + "/exits", journal).ok());
+  EXPECT_EQ(ReadExitFile(dir + "/a.1.exit", "a")->exit_code, 1);
+  auto b = ReadExitFile(dir + "/b.1.exit", "b");
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().code, "INTERNAL");
+  EXPECT_EQ(ReadExitFile(dir + "/c.1.exit", "c")->exit_code, 7);
+  EXPECT_EQ(ReadExitFile(dir + "/d.1.exit", "d")->exit_code, 2);
+  // A key that merely starts like another is another key.
+  EXPECT_FALSE(ReadExitFile(dir + "/c.1", "c").ok());
+  EXPECT_FALSE(ReadExitFile(dir + "/c.1.exit.x", "c").ok());
+}
+
+TEST(LocalBackendTest, AnExistingExitFileWinsOverTheJournal) {
+  std::string dir = Dir("prefer_file");
+  ASSERT_TRUE(WriteFileAtomic(dir + "/exits", JournalRecord("a.1.exit", 0)).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir + "/a.1.exit", "exit_code=9\nsignal=0\nwall_ms=3\nend=1\n").ok());
+  EXPECT_EQ(ReadExitFile(dir + "/a.1.exit", "a")->exit_code, 9);
+  // A garbled exit file is garbled, whatever the journal says.
+  ASSERT_TRUE(WriteFileAtomic(dir + "/a.1.exit", "exit_code=9\n").ok());
+  EXPECT_EQ(ReadExitFile(dir + "/a.1.exit", "a").error().code, "INTERNAL");
 }
 
 TEST(LocalBackendTest, UnknownLimitsModeAndMissingShimAreClearErrors) {

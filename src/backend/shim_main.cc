@@ -17,6 +17,8 @@
 //   client -> {"op":"stop","id":..,"timed_out":bool}                              (no reply)
 //   client -> {"op":"query","id":..}  -> {"op":"state","id":..,"running":bool}
 //   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"}
+// "exit_file" names the attempt's exit record: it is appended to the journal beside it
+// (see below), the file itself is not created.
 // The exit message goes to the connection that owns the attempt: its launcher, or whoever
 // queried it last. Before answering a query the supervisor reads everything already sent on
 // every connection, so a launch written by an engine that died a moment ago is never missed.
@@ -29,8 +31,13 @@
 // with the secret values masked). Stop: SIGTERM to the group now, SIGKILL after the grace
 // period. When the step's main process ends, whatever is left of its group and cgroup is
 // killed, the pipe is drained (until EOF, at most kPipeDrainMs), and the exit record
-// (key=value lines ending with "end=1", so a torn record is detectable; read by ReadExitFile
-// in local.cc) is written to the exit file before the exit message is sent.
+// (key=value lines ending with "end=1") is appended, before the exit message is sent, to
+// the exit journal of the exit file's directory, <dirname(exit_file)>/exits:
+//   "\nattempt=<basename(exit_file)>\n" + record, in one write() (see WriteExit)
+// so a silent step creates no file at all, only its directories. The journal is open while
+// attempts recording there are alive. ReadExitFile in local.cc reads the exit file if one
+// exists (older supervisors, other writers), else the last complete record of its key in
+// the journal; a record torn by a crash has no "end=1" and is ignored.
 //
 // The event loop never blocks on one attempt: timers (grace period, cgroup rmdir retries,
 // idle exit) are deadlines in the poll loop. With no client and no attempt for kIdleExitMs
@@ -231,6 +238,7 @@ struct Attempt {
   int log_fd = -1, pipe_fd = -1;  // pipe_fd: read end of the step's stdout+stderr pipe
   bool log_opened = false;        // the log was opened (or tried) at the first output
   std::string pending;            // masked output not yet ending in a newline
+  std::string journal;            // the exit journal's directory while the attempt is alive
   std::string stop;               // "", "cancel" or "timeout"
   int64_t start_ms = 0, started_us = 0, kill_at = -1;
   // After the main process ended:
@@ -242,6 +250,12 @@ struct Attempt {
 
 struct Conn {
   std::string in, out;
+};
+
+// The exit journal of one directory, open while attempts recording there are alive.
+struct Journal {
+  int fd = -1;
+  int live = 0;
 };
 
 struct PendingRmdir {
@@ -272,6 +286,8 @@ class Supervisor {
   void Finish(Attempt* a);
   void FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why);
   void SendExit(const Attempt& a, const std::string& record);
+  void WriteExit(const std::string& exit_file, const std::string& record);
+  void ReleaseJournal(Attempt* a);
   std::string SetupLimits(Attempt* a);
   void Timers();
   int64_t NextDeadline() const;
@@ -283,6 +299,7 @@ class Supervisor {
   std::map<std::string, std::unique_ptr<Attempt>> attempts_;
   std::map<pid_t, Attempt*> by_pid_;
   std::map<int, Attempt*> by_pipe_;
+  std::map<std::string, Journal> journals_;  // directory (with its "/") -> its journal
   std::vector<PendingRmdir> rmdirs_;
   bool draining_ = false;
 };
@@ -313,7 +330,7 @@ void Supervisor::Accept() {
 
 void Supervisor::CloseConn(int fd) {
   for (auto& [id, a] : attempts_) {
-    if (a->owner == fd) a->owner = -1;  // the exit file stays the record
+    if (a->owner == fd) a->owner = -1;  // the exit journal stays the record
   }
   epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
@@ -489,6 +506,42 @@ void WriteRecord(const std::string& path, const std::string& record) {
   close(fd);
 }
 
+// The journal's directory: everything up to the exit file's last "/" (with it).
+std::string JournalDir(const std::string& exit_file) {
+  size_t p = exit_file.rfind('/');
+  return p == std::string::npos ? "" : exit_file.substr(0, p + 1);
+}
+
+// Appends the record to <dir of exit_file>/exits (ReadExitFile in local.cc reads it), framed
+// as "\nattempt=<basename of exit_file>\n" + record, in ONE write: a record torn by a crash
+// lacks its "end=1", and the next one starts on a line of its own whatever the torn one left
+// (even zeros after a power loss). Creating one file per attempt costs an inode allocation,
+// the most expensive thing a short step does on ext4. Not fsynced, like WriteRecord.
+void Supervisor::WriteExit(const std::string& exit_file, const std::string& record) {
+  if (exit_file.empty()) return;
+  std::string dir = JournalDir(exit_file);
+  std::string key = exit_file.substr(dir.size());
+  if (key.empty() || key.find('\n') != std::string::npos) return WriteRecord(exit_file, record);
+  std::string framed = "\nattempt=" + key + "\n" + record;
+  auto it = journals_.find(dir);
+  int fd = it != journals_.end() ? it->second.fd : -1;
+  bool keep = it != journals_.end();  // kept open while the directory's attempts are alive
+  if (fd < 0) {
+    fd = open((dir + "exits").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (keep) it->second.fd = fd;
+  }
+  bool ok = fd >= 0 && write(fd, framed.data(), framed.size()) == ssize_t(framed.size());
+  if (!keep && fd >= 0) close(fd);
+  if (!ok) WriteRecord(exit_file, record);  // the journal cannot take it: a file of its own
+}
+
+void Supervisor::ReleaseJournal(Attempt* a) {
+  auto it = journals_.find(a->journal);
+  if (it == journals_.end() || --it->second.live > 0) return;
+  if (it->second.fd >= 0) close(it->second.fd);
+  journals_.erase(it);
+}
+
 void Supervisor::SendExit(const Attempt& a, const std::string& record) {
   if (a.owner >= 0) Send(a.owner, json{{"op", "exit"}, {"id", a.id}, {"record", record}});
 }
@@ -496,7 +549,7 @@ void Supervisor::SendExit(const Attempt& a, const std::string& record) {
 void Supervisor::FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why) {
   int64_t now = RealUs();
   std::string rec = Record(-1, 0, false, "", 0, 0, 0, LimitsText(*a), now, now, why);
-  WriteRecord(a->exit_file, rec);
+  WriteExit(a->exit_file, rec);
   SendExit(*a, rec);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
 }
@@ -604,6 +657,8 @@ void Supervisor::Launch(int fd, const json& msg) {
   by_pipe_[a->pipe_fd] = a.get();
   Add(a->pipe_fd, EPOLLIN);
   by_pid_[child] = a.get();
+  a->journal = JournalDir(a->exit_file);
+  journals_[a->journal].live++;
   attempts_[a->id] = std::move(a);
 }
 
@@ -716,7 +771,8 @@ void Supervisor::Finish(Attempt* a) {
   int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
   std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, LimitsText(*a),
                            a->started_us, a->ended_us, a->note);
-  WriteRecord(a->exit_file, rec);  // the durable truth first, then the fast path
+  WriteExit(a->exit_file, rec);  // the durable truth first, then the fast path
+  ReleaseJournal(a);
   if (a->log_fd >= 0) close(a->log_fd);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
   SendExit(*a, rec);

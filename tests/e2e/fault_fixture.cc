@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "backend/local.h"
 #include "engine/engine.h"
 #include "store/store.h"
 
@@ -113,13 +114,13 @@ double FaultFixture::AttemptWallSeconds(const std::string& step, int attempt) {
   if (!runs.ok() || runs->empty()) return -1;
   std::string exit =
       engine::AttemptPath(engine::RunDir(state_, runs->front().id), step, attempt) + ".exit";
-  std::istringstream in(ReadText(exit));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("wall_ms=", 0) == 0) return std::stod(line.substr(8)) / 1000.0;
+  // The exit file, or its record in the supervisor's journal beside it.
+  auto record = backend::ReadExitFile(exit, step);
+  if (!record.ok()) {
+    ADD_FAILURE() << "no exit record " << exit << ": " << record.error().ToString();
+    return -1;
   }
-  ADD_FAILURE() << "no wall_ms in " << exit;
-  return -1;
+  return double(record->usage.wall_ms) / 1000.0;
 }
 
 std::string FaultFixture::ReadStepLogs(const std::string& step) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -137,12 +138,15 @@ TEST(LocalBackendTest, TimeoutStopsTheWholeProcessGroup) {
   Collector c;
   c.Attach(b.get());
   // Two background children that ignore SIGTERM, and a parent waiting on them.
-  auto spec = Spec(dir, "a", {"sh", "-c",
-                              "trap '' TERM; sleep 300 & echo $! > pids; sleep 300 & "
-                              "echo $! >> pids; wait"});
+  auto spec = Spec(dir, "a",
+                   {"sh", "-c",
+                    "trap '' TERM; sleep 300 & echo $! > pids; sleep 300 & "
+                    "echo $! >> pids; wait"});
   ASSERT_TRUE(b->Launch(spec).ok());
   std::string pids_file = spec.workdir + "/pids";
-  for (int i = 0; i < 200 && Split(ReadFile(pids_file).ok() ? *ReadFile(pids_file) : "", '\n').size() < 3; ++i) {
+  for (int i = 0;
+       i < 200 && Split(ReadFile(pids_file).ok() ? *ReadFile(pids_file) : "", '\n').size() < 3;
+       ++i) {
     usleep(10000);
   }
   auto lines = Split(*ReadFile(pids_file), '\n');
@@ -162,8 +166,10 @@ TEST(LocalBackendTest, MemoryLimitIsEnforced) {
   auto b = Make(dir);
   Collector c;
   c.Attach(b.get());
-  auto spec = Spec(dir, "a", {"/usr/bin/python3", "-c",
-                              "x = bytearray(400 * 1024 * 1024)\nfor i in range(0, len(x), 4096): x[i] = 1\n"});
+  auto spec =
+      Spec(dir, "a",
+           {"/usr/bin/python3", "-c",
+            "x = bytearray(400 * 1024 * 1024)\nfor i in range(0, len(x), 4096): x[i] = 1\n"});
   spec.memory_bytes = 64LL << 20;
   ASSERT_TRUE(b->Launch(spec).ok());
   auto e = c.Wait("a");
@@ -343,7 +349,13 @@ TEST(LocalBackendTest, ExecFailureIsExitCode127AndDirectoriesAreMade) {
   EXPECT_EQ(e->message, "exit code 127");
   EXPECT_EQ(*ReadFile(spec.log_path),
             "rsl-shim: cannot run /nonexistent/rsl-step: No such file or directory\n");
-  EXPECT_TRUE(std::filesystem::is_directory(spec.workdir));
+  // The working directory was made; left empty, it became a spare for the next attempt.
+  EXPECT_FALSE(std::filesystem::exists(spec.workdir));
+  int spares = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/a")) {
+    spares += StartsWith(f.path().filename().string(), ".spare.") && f.is_directory();
+  }
+  EXPECT_EQ(spares, 1);
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/staging/a/out"));
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/staging/b"));
   EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->exit_code, 127);
@@ -378,7 +390,10 @@ TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
   for (const auto& f : std::filesystem::directory_iterator(dir + "/a")) {
     names.insert(f.path().filename().string());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"exits", "staging", "work"}));
+  // The working directory the step left empty is kept as a spare for the next attempt.
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_TRUE(names.count("exits") && names.count("staging"));
+  EXPECT_TRUE(StartsWith(*names.begin(), ".spare.")) << *names.begin();  // '.' sorts first
   EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->kind, ExitKind::kSucceeded);
 
   // Output without a final newline is not held back; stdout and stderr share the log.
@@ -393,6 +408,52 @@ TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
   ASSERT_TRUE(b->Launch(quiet).ok());
   ASSERT_TRUE(c.Wait("c").has_value());
   EXPECT_FALSE(PathExists(quiet.log_path));
+}
+
+// Directory creation is the costly part of a launch on ext4 without a journal (every recently
+// deleted inode is skipped one by one), so a working directory its step left empty becomes
+// the next attempt's directory by rename: the same inode, empty, under the new name. One
+// with files in it stays where it is.
+TEST(LocalBackendTest, EmptyWorkingDirectoriesAreReusedByTheNextAttempt) {
+  std::string dir = Dir("reuse");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto spec = [&](const std::string& id, std::vector<std::string> argv) {
+    LaunchSpec s = Spec(dir, id, std::move(argv));
+    s.workdir = dir + "/run/work/" + id;
+    s.make_dirs = {dir + "/run/staging/" + id};
+    s.log_path = dir + "/run/attempts/" + id + ".log";
+    s.exit_file = dir + "/run/attempts/" + id + ".exit";
+    return s;
+  };
+  auto first = spec("s.1", {"true"});
+  ASSERT_TRUE(b->Launch(first).ok());
+  ASSERT_TRUE(c.Wait("s.1").has_value());
+  EXPECT_FALSE(PathExists(first.workdir));
+  std::vector<std::string> spares;
+  for (const auto& f : std::filesystem::directory_iterator(dir + "/run/work")) {
+    spares.push_back(f.path().string());
+  }
+  ASSERT_EQ(spares.size(), 1u);
+  EXPECT_TRUE(StartsWith(std::filesystem::path(spares[0]).filename().string(), ".spare."));
+  struct stat st {};
+  ASSERT_EQ(stat(spares[0].c_str(), &st), 0);
+
+  // The next attempt runs in that inode, empty, and has its staging directory too.
+  auto second = spec("s.2", {});
+  second.argv = {"sh", "-c", "ls -A; stat -c %i .; pwd; test -d " + second.make_dirs[0]};
+  ASSERT_TRUE(b->Launch(second).ok());
+  auto e = c.Wait("s.2");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kSucceeded) << *ReadFile(second.log_path);
+  EXPECT_EQ(*ReadFile(second.log_path), std::to_string(st.st_ino) + "\n" + second.workdir + "\n");
+
+  // A step that leaves a file keeps its working directory.
+  auto third = spec("s.3", {"sh", "-c", "echo x > scratch"});
+  ASSERT_TRUE(b->Launch(third).ok());
+  ASSERT_TRUE(c.Wait("s.3").has_value());
+  EXPECT_EQ(*ReadFile(third.workdir + "/scratch"), "x\n");
 }
 
 TEST(LocalBackendTest, LargeOutputIsLoggedCompletely) {

@@ -49,10 +49,13 @@ struct SubmitOptions {
 //! Layout of a run directory (docs/engine.md "State directory"). Flat, one entry per
 //! attempt in three per-run directories, so an attempt costs no directory creation but its
 //! working directory and staging (made by the backend, off the engine's loop):
-//!   attempts/<step>.<n>.{log,exit,metrics.json,progress}   work/<step>.<n>/   staging/<step>.<n>/
+//!   attempts/<step>.<n>.{log,metrics.json,progress} (each only if written)
+//!   attempts/exits (the local supervisor's exit journal; "<step>.<n>.exit" names a record)
+//!   work/<step>.<n>/   staging/<step>.<n>/
 //! Step names are DNS-1123 labels (no '.'), so "<step>.<n>" is unambiguous.
 std::string RunDir(const std::string& state_dir, const std::string& run_id);
-//! The attempt's file prefix: <run_dir>/attempts/<step>.<n> (+ ".log", ".exit", ...).
+//! The attempt's file prefix: <run_dir>/attempts/<step>.<n> (+ ".log", ".exit", ...; the
+//! local backend keeps ".exit" as a record of attempts/exits, not as a file).
 std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt);
 std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt);
 std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, int attempt);

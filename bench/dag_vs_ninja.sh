@@ -6,7 +6,8 @@
 #       step at once (bin/rsl-engine-bench), vs `ninja -n`;
 #   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run).
 # Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
-# STEPS=N changes the size (default 10000); BUILD=dir picks the build (default build-bench,
+# STEPS=N changes the size (default 10000); SETTLE=s the quiet wait before timing (default 31,
+# see below); BUILD=dir picks the build (default build-bench,
 # configured RelWithDebInfo here); RUNNER=driver runs the DAGs with tests/engine's
 # rsl-engine-driver (the same engine, local backend and store, without the CLI) when
 # building all of seedctl is too slow. Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
@@ -26,6 +27,16 @@ fi
 BIN=$PWD/$BUILD/bin
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rsl-dag-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# Let the file system settle before timing (SETTLE=seconds, 0 = not at all). On ext4 without
+# a journal (this machine's root) creating an inode skips, one by one, every inode deleted in
+# the last 30 s (5.5 min while its block is still dirty): right after a build or a previous
+# run's cleanup a mkdir costs 230-290 us instead of 25 us. ninja creates no inode per step,
+# RSL creates one (the attempt's staging directory), so without this the figure measures the
+# build that ran before. `sync` writes those blocks back, after which 30 s is enough.
+if [ "${SETTLE:-31}" -gt 0 ]; then
+  sync
+  sleep "${SETTLE:-31}"
+fi
 
 now() { date +%s.%N; }
 secs() { python3 -c "print('%.3f' % ($2 - $1))"; }

@@ -33,7 +33,6 @@ extern char** environ;
 namespace rsl::backend {
 namespace {
 
-
 std::string Dirname(const std::string& path) {
   size_t p = path.rfind('/');
   return p == std::string::npos ? "." : path.substr(0, p);
@@ -87,7 +86,7 @@ bool Writable(const std::string& dir) {
 }
 
 struct CgroupBases {
-  std::string mechanism;  // "cgroup v2" | "cgroup v1" | "rlimit"
+  std::string mechanism;     // "cgroup v2" | "cgroup v1" | "rlimit"
   std::string v2, mem, cpu;  // parent directories for per-attempt cgroups
 };
 
@@ -191,9 +190,10 @@ AttemptExit FromExitFile(const std::string& attempt_id, const std::string& exit_
 
 class LocalBackend : public Backend {
  public:
-  LocalBackend(LocalOptions opts, std::vector<sched::Node> nodes, CgroupBases cg,
-               std::string shim)
-      : opts_(std::move(opts)), nodes_(std::move(nodes)), cg_(std::move(cg)),
+  LocalBackend(LocalOptions opts, std::vector<sched::Node> nodes, CgroupBases cg, std::string shim)
+      : opts_(std::move(opts)),
+        nodes_(std::move(nodes)),
+        cg_(std::move(cg)),
         shim_(std::move(shim)) {}
 
   // The supervisor is started (or found) at the first Launch or Adopt: a backend that only
@@ -223,31 +223,7 @@ class LocalBackend : public Backend {
 
   Status Launch(const LaunchSpec& spec) override {
     bool limited = spec.memory_bytes > 0 || spec.cpu_millis > 0;
-    nlohmann::json msg = {{"op", "launch"},
-                          {"id", spec.attempt_id},
-                          {"argv", spec.argv},
-                          {"workdir", spec.workdir},
-                          {"make_dirs", spec.make_dirs},
-                          {"log", spec.log_path},
-                          {"exit_file", spec.exit_file},
-                          {"grace_ms", opts_.grace_ms},
-                          {"secrets", spec.secret_values}};
-    std::vector<std::string> env;
-    env.reserve(spec.env.size());
-    for (const auto& [k, v] : spec.env) env.push_back(k + "=" + v);
-    msg["env"] = std::move(env);
-    if (cg_.mechanism != "none") {
-      if (spec.memory_bytes > 0) msg["memory"] = spec.memory_bytes;
-      if (spec.cpu_millis > 0) msg["cpu_millis"] = spec.cpu_millis;
-    }
-    std::string cg_name = SanitizeId(spec.attempt_id);
-    if (limited && cg_.mechanism == "cgroup v2") {
-      msg["v2_cg"] = cg_.v2 + "/" + cg_name;
-    } else if (limited && cg_.mechanism == "cgroup v1") {
-      msg["mem_cg"] = cg_.mem + "/" + cg_name;
-      if (!cg_.cpu.empty()) msg["cpu_cg"] = cg_.cpu + "/" + cg_name;
-    }
-    std::string line = Dump(msg);
+    std::string line = LaunchLine(spec, limited);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (fd_ < 0) RSL_RETURN_IF_ERROR(ConnectLocked());
@@ -283,6 +259,68 @@ class LocalBackend : public Backend {
   }
 
  private:
+  // The launch message, written by hand like the engine's launch record: one per attempt on
+  // the engine's loop thread. Strings are strict JSON; bytes that are not UTF-8 become U+FFFD
+  // (AppendJsonString), as Dump does for the other messages.
+  std::string LaunchLine(const LaunchSpec& spec, bool limited) const {
+    std::string line;
+    line.reserve(1024);
+    auto key = [&](const char* k) {
+      line += line.size() > 1 ? ",\"" : "\"";
+      line += k;
+      line += "\":";
+    };
+    auto str = [&](const char* k, const std::string& v) {
+      key(k);
+      AppendJsonString(&line, v);
+    };
+    auto num = [&](const char* k, int64_t v) {
+      key(k);
+      line += std::to_string(v);
+    };
+    auto list = [&](const char* k, const std::vector<std::string>& v) {
+      key(k);
+      line += '[';
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) line += ',';
+        AppendJsonString(&line, v[i]);
+      }
+      line += ']';
+    };
+    line += '{';
+    str("op", "launch");
+    str("id", spec.attempt_id);
+    list("argv", spec.argv);
+    str("workdir", spec.workdir);
+    list("make_dirs", spec.make_dirs);
+    str("log", spec.log_path);
+    str("exit_file", spec.exit_file);
+    num("grace_ms", opts_.grace_ms);
+    list("secrets", spec.secret_values);
+    key("env");
+    line += '[';
+    std::string kv;
+    for (const auto& [k, v] : spec.env) {
+      if (line.back() != '[') line += ',';
+      kv.assign(k).append(1, '=').append(v);
+      AppendJsonString(&line, kv);
+    }
+    line += ']';
+    if (cg_.mechanism != "none") {
+      if (spec.memory_bytes > 0) num("memory", spec.memory_bytes);
+      if (spec.cpu_millis > 0) num("cpu_millis", spec.cpu_millis);
+    }
+    std::string cg_name = SanitizeId(spec.attempt_id);
+    if (limited && cg_.mechanism == "cgroup v2") {
+      str("v2_cg", cg_.v2 + "/" + cg_name);
+    } else if (limited && cg_.mechanism == "cgroup v1") {
+      str("mem_cg", cg_.mem + "/" + cg_name);
+      if (!cg_.cpu.empty()) str("cpu_cg", cg_.cpu + "/" + cg_name);
+    }
+    line += "}\n";
+    return line;
+  }
+
   static std::string Dump(const nlohmann::json& msg) {
     // Non-UTF-8 bytes in argv/env are replaced (U+FFFD) rather than refused.
     return msg.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -311,7 +349,7 @@ class LocalBackend : public Backend {
     std::string path = state_dir_ + "/rsl-supervisor.lock";
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return false;
-    struct flock fl{};
+    struct flock fl {};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     bool held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
@@ -320,8 +358,8 @@ class LocalBackend : public Backend {
   }
 
   Status StartSupervisor() {
-    std::vector<std::string> args = {shim_, "--serve", "--state-dir", state_dir_, "--socket",
-                                     socket_name_};
+    std::vector<std::string> args = {shim_,      "--serve",  "--state-dir",
+                                     state_dir_, "--socket", socket_name_};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -495,11 +533,11 @@ class LocalBackend : public Backend {
   int wake_ = -1;
   std::thread reader_;
   std::mutex mu_;
-  bool stopping_ = false;                             // GUARDED_BY(mu_)
-  int fd_ = -1;                                       // GUARDED_BY(mu_); closed by the reader
-  std::map<std::string, std::string> owned_;          // GUARDED_BY(mu_): id -> exit_file
-  std::map<std::string, std::string> queries_;        // GUARDED_BY(mu_): Adopt in flight
-  std::vector<AttemptExit> local_reports_;            // GUARDED_BY(mu_)
+  bool stopping_ = false;                       // GUARDED_BY(mu_)
+  int fd_ = -1;                                 // GUARDED_BY(mu_); closed by the reader
+  std::map<std::string, std::string> owned_;    // GUARDED_BY(mu_): id -> exit_file
+  std::map<std::string, std::string> queries_;  // GUARDED_BY(mu_): Adopt in flight
+  std::vector<AttemptExit> local_reports_;      // GUARDED_BY(mu_)
 };
 
 }  // namespace
@@ -579,8 +617,8 @@ Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& 
   e.usage.cpu_ms = atoll(kv["cpu_ms"].c_str());
   e.usage.peak_memory_bytes = atoll(kv["peak_memory_bytes"].c_str());
   std::string limits = kv["limits"];
-  std::string how = e.signal ? "killed by " + SignalName(e.signal)
-                             : "exit code " + std::to_string(e.exit_code);
+  std::string how =
+      e.signal ? "killed by " + SignalName(e.signal) : "exit code " + std::to_string(e.exit_code);
   if (kv["stop"] == "timeout") {
     e.kind = ExitKind::kTimedOut;
     e.message = "stopped: time limit exceeded (" + how + ")";
@@ -625,8 +663,8 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
     return Error(codes::kInvalidArgument, "unknown limits mode " + Quote(options.limits))
         .Hint("use one of " + Join(kModes, ", "));
   }
-  auto backend = std::make_unique<LocalBackend>(options, std::move(nodes),
-                                                Detect(options.limits), shim);
+  auto backend =
+      std::make_unique<LocalBackend>(options, std::move(nodes), Detect(options.limits), shim);
   RSL_RETURN_IF_ERROR(backend->Init());
   return std::unique_ptr<Backend>(std::move(backend));
 }

@@ -456,6 +456,25 @@ TEST(LocalBackendTest, EmptyWorkingDirectoriesAreReusedByTheNextAttempt) {
   EXPECT_EQ(*ReadFile(third.workdir + "/scratch"), "x\n");
 }
 
+// argv and environment reach the step byte for byte through the supervisor's JSON protocol:
+// quotes, backslashes, control characters and UTF-8; a byte that is not UTF-8 becomes U+FFFD.
+TEST(LocalBackendTest, ArgvAndEnvironmentArriveIntact) {
+  std::string dir = Dir("argv");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  std::string tricky = "a\"b\\c\nd\te\xC3\xA9\x01/{}[],:";
+  auto spec = Spec(
+      dir, "a",
+      {"sh", "-c", "printf '%s|%s|%s' \"$1\" \"$X\" \"$2\"", "sh", tricky, std::string("bad\xFF")});
+  spec.env["X"] = tricky + "=x";
+  ASSERT_TRUE(b->Launch(spec).ok());
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kSucceeded);
+  EXPECT_EQ(*ReadFile(spec.log_path), tricky + "|" + tricky + "=x|bad\xEF\xBF\xBD");
+}
+
 TEST(LocalBackendTest, LargeOutputIsLoggedCompletely) {
   std::string dir = Dir("large");
   auto b = Make(dir);

@@ -265,59 +265,38 @@ class LocalBackend : public Backend {
   std::string LaunchLine(const LaunchSpec& spec, bool limited) const {
     std::string line;
     line.reserve(1024);
-    auto key = [&](const char* k) {
-      line += line.size() > 1 ? ",\"" : "\"";
-      line += k;
-      line += "\":";
-    };
-    auto str = [&](const char* k, const std::string& v) {
-      key(k);
-      AppendJsonString(&line, v);
-    };
-    auto num = [&](const char* k, int64_t v) {
-      key(k);
-      line += std::to_string(v);
-    };
-    auto list = [&](const char* k, const std::vector<std::string>& v) {
-      key(k);
-      line += '[';
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (i) line += ',';
-        AppendJsonString(&line, v[i]);
-      }
-      line += ']';
-    };
-    line += '{';
-    str("op", "launch");
-    str("id", spec.attempt_id);
-    list("argv", spec.argv);
-    str("workdir", spec.workdir);
-    list("make_dirs", spec.make_dirs);
-    str("log", spec.log_path);
-    str("exit_file", spec.exit_file);
-    num("grace_ms", opts_.grace_ms);
-    list("secrets", spec.secret_values);
-    key("env");
-    line += '[';
+    JsonObjectWriter w(&line);
+    w.Str("op", "launch");
+    w.Str("id", spec.attempt_id);
+    w.StrList("argv", spec.argv);
+    w.Str("workdir", spec.workdir);
+    w.StrList("make_dirs", spec.make_dirs);
+    w.Str("log", spec.log_path);
+    w.Str("exit_file", spec.exit_file);
+    w.Int("grace_ms", opts_.grace_ms);
+    w.StrList("secrets", spec.secret_values);
+    std::string& env = w.Key("env");
+    env += '[';
     std::string kv;
     for (const auto& [k, v] : spec.env) {
-      if (line.back() != '[') line += ',';
+      if (env.back() != '[') env += ',';
       kv.assign(k).append(1, '=').append(v);
-      AppendJsonString(&line, kv);
+      AppendJsonString(&env, kv);
     }
-    line += ']';
+    env += ']';
     if (cg_.mechanism != "none") {
-      if (spec.memory_bytes > 0) num("memory", spec.memory_bytes);
-      if (spec.cpu_millis > 0) num("cpu_millis", spec.cpu_millis);
+      if (spec.memory_bytes > 0) w.Int("memory", spec.memory_bytes);
+      if (spec.cpu_millis > 0) w.Int("cpu_millis", spec.cpu_millis);
     }
     std::string cg_name = SanitizeId(spec.attempt_id);
     if (limited && cg_.mechanism == "cgroup v2") {
-      str("v2_cg", cg_.v2 + "/" + cg_name);
+      w.Str("v2_cg", cg_.v2 + "/" + cg_name);
     } else if (limited && cg_.mechanism == "cgroup v1") {
-      str("mem_cg", cg_.mem + "/" + cg_name);
-      if (!cg_.cpu.empty()) str("cpu_cg", cg_.cpu + "/" + cg_name);
+      w.Str("mem_cg", cg_.mem + "/" + cg_name);
+      if (!cg_.cpu.empty()) w.Str("cpu_cg", cg_.cpu + "/" + cg_name);
     }
-    line += "}\n";
+    w.End();
+    line += '\n';
     return line;
   }
 

@@ -188,6 +188,24 @@ void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
+std::string& JsonObjectWriter::Key(std::string_view k) {
+  if (!first_) out_->push_back(',');
+  first_ = false;
+  AppendJsonString(out_, k);
+  out_->push_back(':');
+  return *out_;
+}
+
+void JsonObjectWriter::StrList(std::string_view k, const std::vector<std::string>& v) {
+  std::string& out = Key(k);
+  out.push_back('[');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out.push_back(',');
+    AppendJsonString(&out, v[i]);
+  }
+  out.push_back(']');
+}
+
 std::string Quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

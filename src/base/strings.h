@@ -33,4 +33,21 @@ std::string Quote(std::string_view s);
 //! hand-written JSON on hot paths (nlohmann's builder allocates a node per value).
 void AppendJsonString(std::string* out, std::string_view s);
 
+//! Appends one JSON object to a string field by field, strings through AppendJsonString:
+//!   JsonObjectWriter w(&out); w.Str("id", id); w.Int("n", 3); w.End();
+//! For any other value, Key(k) writes the key and returns the string to append it to.
+class JsonObjectWriter {
+ public:
+  explicit JsonObjectWriter(std::string* out) : out_(out) { out_->push_back('{'); }
+  std::string& Key(std::string_view k);
+  void Str(std::string_view k, std::string_view v) { AppendJsonString(&Key(k), v); }
+  void Int(std::string_view k, int64_t v) { Key(k) += std::to_string(v); }
+  void StrList(std::string_view k, const std::vector<std::string>& v);
+  void End() { out_->push_back('}'); }
+
+ private:
+  std::string* out_;
+  bool first_ = true;
+};
+
 }  // namespace rsl

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "base/sha256.h"
 
 namespace rsl {
@@ -85,6 +87,21 @@ TEST(StringsTest, AppendJsonStringFindsEveryEscapeAtEveryPosition) {
       ASSERT_EQ(out, want) << "byte " << c << " at " << pos;
     }
   }
+}
+
+TEST(StringsTest, JsonObjectWriterWritesFieldsInOrder) {
+  std::string out;
+  JsonObjectWriter w(&out);
+  w.Str("a", "x\"y");
+  w.Int("n", -3);
+  w.StrList("l", {"p", "q"});
+  w.StrList("e", {});
+  JsonObjectWriter inner(&w.Key("o"));
+  inner.Str("k", "v");
+  inner.End();
+  w.End();
+  EXPECT_EQ(out, R"({"a":"x\"y","n":-3,"l":["p","q"],"e":[],"o":{"k":"v"}})");
+  EXPECT_EQ(nlohmann::json::parse(out)["o"]["k"], "v");
 }
 
 TEST(Sha256Test, KnownVector) {

@@ -26,65 +26,37 @@ using nlohmann::json;
 std::string LaunchToJson(const backend::LaunchSpec& s) {
   std::string out;
   out.reserve(1024);
-  auto key = [&](const char* k) {
-    out += out.size() > 1 ? ",\"" : "\"";
-    out += k;
-    out += "\":";
-  };
-  auto str = [&](const char* k, const std::string& v) {
-    key(k);
-    AppendJsonString(&out, v);
-  };
-  auto num = [&](const char* k, int64_t v) {
-    key(k);
-    out += std::to_string(v);
-  };
-  auto list = [&](const char* k, const std::vector<std::string>& v) {
-    key(k);
-    out += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out += ',';
-      AppendJsonString(&out, v[i]);
-    }
-    out += ']';
-  };
+  JsonObjectWriter w(&out);
   auto map = [&](const char* k, const std::map<std::string, std::string>& m, bool mask) {
-    key(k);
-    out += '{';
-    bool first = true;
+    JsonObjectWriter o(&w.Key(k));
     for (const auto& [name, v] : m) {
-      if (!first) out += ',';
-      first = false;
-      AppendJsonString(&out, name);
-      out += ':';
-      bool secret = mask && !v.empty() &&
-                    std::find(s.secret_values.begin(), s.secret_values.end(), v) !=
-                        s.secret_values.end();
-      AppendJsonString(&out, secret ? "***" : v);
+      bool secret =
+          mask && !v.empty() &&
+          std::find(s.secret_values.begin(), s.secret_values.end(), v) != s.secret_values.end();
+      o.Str(name, secret ? "***" : v);
     }
-    out += '}';
+    o.End();
   };
-  out += '{';
-  str("attempt_id", s.attempt_id);
-  str("run_id", s.run_id);
-  str("workload_name", s.workload_name);
-  str("namespace", s.namespace_);
-  str("step", s.step);
-  num("attempt", s.attempt);
-  list("argv", s.argv);
+  w.Str("attempt_id", s.attempt_id);
+  w.Str("run_id", s.run_id);
+  w.Str("workload_name", s.workload_name);
+  w.Str("namespace", s.namespace_);
+  w.Str("step", s.step);
+  w.Int("attempt", s.attempt);
+  w.StrList("argv", s.argv);
   map("env", s.env, /*mask=*/true);
-  str("workdir", s.workdir);
-  list("make_dirs", s.make_dirs);
-  str("log_path", s.log_path);
-  str("exit_file", s.exit_file);
-  num("cpu_millis", s.cpu_millis);
-  num("memory_bytes", s.memory_bytes);
-  num("gpus", s.gpus);
-  list("capabilities", s.capabilities);
-  str("node", s.node);
+  w.Str("workdir", s.workdir);
+  w.StrList("make_dirs", s.make_dirs);
+  w.Str("log_path", s.log_path);
+  w.Str("exit_file", s.exit_file);
+  w.Int("cpu_millis", s.cpu_millis);
+  w.Int("memory_bytes", s.memory_bytes);
+  w.Int("gpus", s.gpus);
+  w.StrList("capabilities", s.capabilities);
+  w.Str("node", s.node);
   map("labels", s.labels, /*mask=*/false);
-  if (s.timeout_ms) num("timeout_ms", *s.timeout_ms);
-  out += '}';
+  if (s.timeout_ms) w.Int("timeout_ms", *s.timeout_ms);
+  w.End();
   return out;
 }
 
@@ -255,7 +227,8 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const st
     for (int g : gpus) {
       ids.push_back(std::to_string(g));
       for (const auto& n : nodes_) {
-        if (n.name == node && size_t(g) < n.gpus.size() && !n.gpus[size_t(g)].probed) declared = true;
+        if (n.name == node && size_t(g) < n.gpus.size() && !n.gpus[size_t(g)].probed)
+          declared = true;
       }
     }
     s.env["CUDA_VISIBLE_DEVICES"] = Join(ids, ",");

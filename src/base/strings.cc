@@ -110,9 +110,31 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return n;
 }
 
-}  // namespace
-
-namespace {
+// Appends the JSON escape of '"', '\\' or a control character (below 0x20).
+void AppendEscape(std::string* out, unsigned char c) {
+  switch (c) {
+    case '"':
+      out->append("\\\"");
+      break;
+    case '\\':
+      out->append("\\\\");
+      break;
+    case '\n':
+      out->append("\\n");
+      break;
+    case '\t':
+      out->append("\\t");
+      break;
+    case '\r':
+      out->append("\\r");
+      break;
+    default: {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      out->append(buf);
+    }
+  }
+}
 
 // True when one of the eight bytes of x is below 0x20, '"', '\\' or not ASCII: the
 // "has a byte less than n" and "has a zero byte" tests of Bit Twiddling Hacks (exact as
@@ -161,28 +183,7 @@ void AppendJsonString(std::string* out, std::string_view s) {
       i = j + n;
       continue;
     }
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      default: {
-        char buf[8];
-        snprintf(buf, sizeof buf, "\\u%04x", c);
-        out->append(buf);
-      }
-    }
+    AppendEscape(out, c);
     i = j + 1;
   }
   out->push_back('"');
@@ -209,30 +210,11 @@ void JsonObjectWriter::StrList(std::string_view k, const std::vector<std::string
 std::string Quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(c);
-        }
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || c == '"' || c == '\\') {
+      AppendEscape(&out, u);
+    } else {
+      out.push_back(c);
     }
   }
   return out + "\"";

@@ -44,9 +44,9 @@
 // The event loop never blocks on one attempt: timers (grace period, cgroup rmdir retries,
 // idle exit) are deadlines in the poll loop. With no client and no attempt for kIdleExitMs
 // the supervisor exits.
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -85,7 +85,7 @@ constexpr int64_t kRmdirRetryMs = 10;    // a killed task leaves its cgroup asyn
 constexpr int kRmdirTries = 200;
 constexpr int64_t kBindRetryMs = 2000;  // an exiting predecessor may still hold the name
 constexpr size_t kMaxLineBytes = 64u << 20;
-constexpr size_t kMaxSpareDirs = 64;     // per directory of working directories
+constexpr size_t kMaxSpareDirs = 64;  // per directory of working directories
 
 int64_t NowMs() {
   timespec ts;
@@ -140,20 +140,18 @@ std::string Dirname(const std::string& path) {
   return p == std::string::npos || p == 0 ? "" : path.substr(0, p);
 }
 
-// True when `dir` is a directory holding nothing (getdents: no entry but "." and "..").
+// True when `dir` is a directory holding nothing but "." and "..".
 bool IsEmptyDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  alignas(8) char buf[512];
+  DIR* d = opendir(dir.c_str());
+  if (!d) return false;
   bool empty = true;
-  long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-  if (n < 0) empty = false;
-  for (long off = 0; empty && off < n;) {
-    auto* d = reinterpret_cast<dirent64*>(buf + off);
-    if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0) empty = false;
-    off += d->d_reclen;
+  while (const dirent* e = readdir(d)) {
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
   }
-  close(fd);
+  closedir(d);
   return empty;
 }
 
@@ -635,6 +633,8 @@ void Supervisor::Launch(int fd, const json& msg) {
   }
   if (a->argv.empty()) return FailBeforeStart(std::move(a), "empty command");
   for (const std::string& dir : {Dirname(a->exit_file), Dirname(a->log_path)}) {
+    // The attempts' directory of a live attempt's journal exists: not made on every launch.
+    if (journals_.count(dir + "/")) continue;
     if (!MakeDirs(dir)) {
       return FailBeforeStart(std::move(a),
                              "cannot create directory " + dir + ": " + strerror(errno));
@@ -804,7 +804,7 @@ void Supervisor::Finish(Attempt* a) {
   int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
   std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, LimitsText(*a),
                            a->started_us, a->ended_us, a->note);
-  RecycleWorkdir(a->workdir);  // before the exit is told: its directory is final by then
+  RecycleWorkdir(a->workdir);    // before the exit is told: its directory is final by then
   WriteExit(a->exit_file, rec);  // the durable truth first, then the fast path
   ReleaseJournal(a);
   if (a->log_fd >= 0) close(a->log_fd);
@@ -838,8 +838,8 @@ void Supervisor::RecycleWorkdir(const std::string& workdir) {
   if (pool.empty()) return;
   std::vector<std::string>& spares = spares_[pool];
   if (spares.size() >= kMaxSpareDirs || !IsEmptyDir(workdir)) return;
-  std::string spare = pool + "/.spare." + std::to_string(getpid()) + "." +
-                      std::to_string(++spare_seq_);
+  std::string spare =
+      pool + "/.spare." + std::to_string(getpid()) + "." + std::to_string(++spare_seq_);
   if (rename(workdir.c_str(), spare.c_str()) == 0) spares.push_back(spare);
 }
 

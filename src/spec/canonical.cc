@@ -102,13 +102,19 @@ class Writer {
     out += last_double_text_;
   }
 
-  void StrArray(const std::vector<std::string>& v) {
+  //! "[" each(0) "," each(1) ... "]": each(i) writes element i.
+  template <class Each>
+  void Array(size_t n, Each each) {
     out += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (i) out += ',';
-      Str(v[i]);
+      each(i);
     }
     out += ']';
+  }
+
+  void StrArray(const std::vector<std::string>& v) {
+    Array(v.size(), [&](size_t i) { Str(v[i]); });
   }
 
   void StrMap(const std::map<std::string, std::string>& m) {
@@ -178,34 +184,19 @@ void WriteResources(Writer& w, const Resources& r) {
 }
 
 void WriteTensors(Writer& w, const std::vector<TensorSpec>& tensors) {
-  w.out += '[';
-  bool first = true;
-  for (const auto& t : tensors) {
-    if (!first) w.out += ',';
-    first = false;
+  w.Array(tensors.size(), [&](size_t k) {
+    const TensorSpec& t = tensors[k];
     Object o(w);
     if (t.range) {
       Object c(o.Key("constraints"));
-      Writer& r = c.Key("range");
-      r.out += '[';
-      r.Double(t.range->first);
-      r.out += ',';
-      r.Double(t.range->second);
-      r.out += ']';
+      c.Key("range").Array(2, [&](size_t i) { w.Double(i ? t.range->second : t.range->first); });
       c.End();
     }
     o.Key("dtype").Str(t.dtype);
     o.Key("name").Str(t.name);
-    Writer& s = o.Key("shape");
-    s.out += '[';
-    for (size_t i = 0; i < t.shape.size(); ++i) {
-      if (i) s.out += ',';
-      s.Int(t.shape[i]);
-    }
-    s.out += ']';
+    o.Key("shape").Array(t.shape.size(), [&](size_t i) { w.Int(t.shape[i]); });
     o.End();
-  }
-  w.out += ']';
+  });
 }
 
 void WriteData(Writer& w, const DataSpec& d) {
@@ -231,16 +222,12 @@ void WriteData(Writer& w, const DataSpec& d) {
     const DataOutput& out = *d.output;
     Object ou(o.Key("output"));
     if (!out.features.empty()) {
-      Writer& f = ou.Key("features");
-      f.out += '[';
-      for (size_t k = 0; k < out.features.size(); ++k) {
-        if (k) f.out += ',';
-        Object fo(f);
+      ou.Key("features").Array(out.features.size(), [&](size_t k) {
+        Object fo(w);
         fo.Key("name").Str(out.features[k].name);
         fo.Key("type").Str(out.features[k].type);
         fo.End();
-      }
-      f.out += ']';
+      });
     }
     if (!out.schema_ref.empty()) ou.Key("schemaRef").Str(out.schema_ref);
     ou.Key("uri").Str(out.uri);
@@ -253,13 +240,9 @@ void WriteModel(Writer& w, const ModelSpec& m) {
   Object o(w);
   if (!m.build_fingerprint.empty()) o.Key("buildFingerprint").Str(m.build_fingerprint);
   if (!m.dependencies.empty()) {
-    Writer& d = o.Key("dependencies");
-    d.out += '[';
-    for (size_t i = 0; i < m.dependencies.size(); ++i) {
-      if (i) d.out += ',';
-      d.Str(m.dependencies[i].ToString());
-    }
-    d.out += ']';
+    o.Key("dependencies").Array(m.dependencies.size(), [&](size_t i) {
+      w.Str(m.dependencies[i].ToString());
+    });
   }
   o.Key("framework").Str(m.framework);
   if (!m.inputs.empty() || !m.outputs.empty()) {
@@ -279,16 +262,12 @@ void WriteStep(Writer& w, const Step& s) {
   if (!s.depends_on.empty()) o.Key("dependsOn").StrArray(s.depends_on);
   if (!s.env.empty()) o.Key("env").StrMap(s.env);
   if (!s.env_from.empty()) {
-    Writer& l = o.Key("envFrom");
-    l.out += '[';
-    for (size_t i = 0; i < s.env_from.size(); ++i) {
-      if (i) l.out += ',';
-      Object e(l);
+    o.Key("envFrom").Array(s.env_from.size(), [&](size_t i) {
+      Object e(w);
       e.Key(s.env_from[i].kind == EnvFrom::Kind::kSecret ? "secretRef" : "configMapRef")
           .Str(s.env_from[i].name);
       e.End();
-    }
-    l.out += ']';
+    });
   }
   if (!s.image.empty()) o.Key("image").Str(s.image);
   o.Key("keepOnFailure").Bool(s.keep_on_failure);

@@ -234,10 +234,7 @@ class SqliteStore : public Store {
         "finished_at=excluded.finished_at";
     events_.head = "INSERT INTO store_events (run_id, step, type, reason, message, time) VALUES ";
     events_.cols = 6;
-    for (RowsWriter* w : {&steps_, &attempts_, &events_}) {
-      RSL_RETURN_IF_ERROR(prep(w->Sql(1), &w->one));
-      RSL_RETURN_IF_ERROR(prep(w->Sql(kRowsPerStatement), &w->many));
-    }
+    for (RowsWriter* w : {&steps_, &attempts_, &events_}) w->db = writer_.get();
     RSL_RETURN_IF_ERROR(
         prep("INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, "
              "kind, digest) VALUES (?1,?2,?3,?4,?5,?6)",
@@ -650,7 +647,8 @@ class SqliteStore : public Store {
   struct RowsWriter {
     std::string head, tail;  // "INSERT ... VALUES ", " ON CONFLICT ..."
     int cols = 0;
-    std::optional<Stmt> one, many;
+    Db* db = nullptr;
+    std::optional<Stmt> one, many;  // prepared at first use: opening a store stays cheap
     std::string Sql(int rows) const {
       std::string sql = head;
       for (int r = 0; r < rows; ++r) {
@@ -670,8 +668,14 @@ class SqliteStore : public Store {
       size_t i = 0;
       while (i < rows.size()) {
         bool batch = rows.size() - i >= size_t(kRowsPerStatement);
-        Stmt& q = batch ? *many : *one;
         size_t n = batch ? size_t(kRowsPerStatement) : 1;
+        std::optional<Stmt>& st = batch ? many : one;
+        if (!st) {
+          auto prepared = db->Prepare(Sql(int(n)));
+          if (!prepared.ok()) return prepared.status();
+          st.emplace(std::move(*prepared));
+        }
+        Stmt& q = *st;
         for (size_t k = 0; k < n; ++k) bind(q, int(k) * cols, rows[i + k]);
         RSL_RETURN_IF_ERROR(q.Run());
         after(i, n);

@@ -458,6 +458,50 @@ TEST(LocalBackendTest, EmptyWorkingDirectoriesAreReusedByTheNextAttempt) {
 
 // argv and environment reach the step byte for byte through the supervisor's JSON protocol:
 // quotes, backslashes, control characters and UTF-8; a byte that is not UTF-8 becomes U+FFFD.
+TEST(LocalBackendTest, TheCommandIsFoundInTheStepsPathLikeExecvp) {
+  // The supervisor looks the command up itself (no failed execve per PATH entry); what it
+  // finds must be what execvp would run.
+  std::string dir = Dir("path");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto script = [](const std::string& path, const std::string& text, int mode) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    ASSERT_TRUE(WriteFileAtomic(path, text).ok());
+    ASSERT_EQ(chmod(path.c_str(), mode_t(mode)), 0);
+  };
+  script(dir + "/bin1/rsl-prog", "#!/bin/sh\necho not-executable\n", 0644);
+  std::filesystem::create_directories(dir + "/bin2/rsl-prog");  // a directory: passed over
+  script(dir + "/bin3/rsl-prog", "#!/bin/sh\necho found \"$0\" \"$1\"\n", 0755);
+  script(dir + "/bin4/rsl-prog", "#!/bin/sh\necho too-late\n", 0755);
+  script(dir + "/bin4/rsl-plain", "echo no-shebang-runs-with-sh\n", 0755);  // ENOEXEC
+  auto found = Spec(dir, "a", {"rsl-prog", "x y"});
+  found.env["PATH"] = dir + "/bin1:" + dir + "/bin2:" + dir + "/bin3:" + dir + "/bin4";
+  ASSERT_TRUE(b->Launch(found).ok());
+  EXPECT_EQ(c.Wait("a")->exit_code, 0);
+  EXPECT_EQ(*ReadFile(found.log_path), "found " + dir + "/bin3/rsl-prog x y\n");
+
+  auto plain = Spec(dir, "b", {"rsl-plain"});
+  plain.env["PATH"] = dir + "/bin4";
+  ASSERT_TRUE(b->Launch(plain).ok());
+  EXPECT_EQ(c.Wait("b")->exit_code, 0);
+  EXPECT_EQ(*ReadFile(plain.log_path), "no-shebang-runs-with-sh\n");
+
+  // A relative entry (and an empty one) is relative to the step's working directory.
+  auto rel = Spec(dir, "c", {"rsl-rel"});
+  script(rel.workdir + "/tools/rsl-rel", "#!/bin/sh\necho relative \"$0\"\n", 0755);
+  rel.env["PATH"] = "/nonexistent::tools";
+  ASSERT_TRUE(b->Launch(rel).ok());
+  EXPECT_EQ(c.Wait("c")->exit_code, 0);
+  EXPECT_EQ(*ReadFile(rel.log_path), "relative tools/rsl-rel\n");  // as execvp passes it
+
+  auto missing = Spec(dir, "d", {"rsl-prog"});
+  missing.env["PATH"] = dir + "/bin1:" + dir + "/bin2";  // only a non-executable file
+  ASSERT_TRUE(b->Launch(missing).ok());
+  EXPECT_EQ(c.Wait("d")->exit_code, 127);
+  EXPECT_EQ(*ReadFile(missing.log_path), "rsl-shim: cannot run rsl-prog: Permission denied\n");
+}
+
 TEST(LocalBackendTest, ArgvAndEnvironmentArriveIntact) {
   std::string dir = Dir("argv");
   auto b = Make(dir);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -78,7 +80,16 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
   // One rename in the common case (no older output, or an empty one: rename replaces it).
   if (rename(staging.c_str(), target.c_str()) != 0) {
     int err = errno;
-    if (err == ENOENT) {
+    // The whole staging directory became the run's outputs (CommitStagingWhole): a step
+    // that succeeded on a later attempt is there under its attempt's name.
+    std::string moved = root + "/" + staging.substr(staging.rfind('/') + 1);
+    if (err == ENOENT && root == r->run.run_dir + "/outputs" && moved != target &&
+        rename(moved.c_str(), target.c_str()) == 0) {
+      err = 0;
+    }
+    if (err == 0) {
+      // published just now
+    } else if (err == ENOENT) {
       // No staging: published by an earlier engine before a crash, or the backend never
       // made one (the in-process test backend): then there is nothing to publish.
       if (!PathExists(target)) {
@@ -106,6 +117,43 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
   *published = target;
   *bytes = TreeBytes(target);
   return Status::Ok();
+}
+
+// The run's own output directory does not exist yet (the usual case): the staging directory
+// becomes it in ONE rename, instead of one rename per step (about 20 us each on ext4, 0.2 s
+// for 10,000 steps, all at the end of the run). First every entry that is not a succeeded
+// step's last attempt is removed (failed attempts), then staging is renamed. A first
+// attempt's staging already has its output's name (StagingDir); a step that succeeded on
+// attempt n > 1 is left as <root>/<step>.<n>, which PublishStep renames to <root>/<step>.
+// Repeated after a crash, each part finds its work done. Anything unusual (the outputs
+// exist, another file system) is left to the per-step publication.
+Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root) {
+  std::string staging = r->run.run_dir + "/staging";
+  struct stat st_staging, st_run;
+  if (PathExists(root) || stat(staging.c_str(), &st_staging) != 0 ||
+      stat(r->run.run_dir.c_str(), &st_run) != 0 || st_staging.st_dev != st_run.st_dev) {
+    return Status::Ok();
+  }
+  std::set<std::string> keep;  // entries of staging that are outputs
+  for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
+    if (r->records[i].phase != store::kSucceeded) continue;
+    const std::string& name = r->workload.pipeline.steps[i].name;
+    keep.insert(StagingDir(r->run.run_dir, name, r->records[i].attempts).substr(staging.size() + 1));
+  }
+  std::error_code ec;
+  std::vector<std::string> remove;
+  for (auto it = std::filesystem::directory_iterator(staging, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::string entry = it->path().filename().string();
+    if (!keep.count(entry)) remove.push_back(staging + "/" + entry);
+  }
+  if (ec) return OsError(codes::kIoError, "cannot list", staging, ec.value());
+  for (const auto& path : remove) RSL_RETURN_IF_ERROR(RemoveAll(path));
+  CrashPoint("mid-publish");
+  if (rename(staging.c_str(), root.c_str()) != 0) {
+    return OsError(codes::kIoError, "cannot publish", root, errno);
+  }
+  return SyncDir(r->run.run_dir);
 }
 
 Status Engine::Impl::DiscardRun(RunCtx* r, std::vector<std::string>* kept) {
@@ -152,7 +200,8 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       Status s;
-      if (local) {
+      if (root == r->run.run_dir + "/outputs") s = CommitStagingWhole(r, root);
+      if (local && s.ok()) {
         s = MakeDirs(root);  // the manifest goes there even if no step staged anything
         (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
         // A manifest write cut short by a crash leaves its temporary file: remove it.

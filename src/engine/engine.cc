@@ -93,6 +93,7 @@ std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, 
   return run_dir + "/work/" + step + "." + std::to_string(attempt);
 }
 std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt) {
+  if (attempt <= 1) return run_dir + "/staging/" + step;
   return run_dir + "/staging/" + step + "." + std::to_string(attempt);
 }
 std::string DepEnvName(const std::string& step) {

@@ -51,8 +51,10 @@ struct SubmitOptions {
 //! working directory and staging (made by the backend, off the engine's loop):
 //!   attempts/<step>.<n>.{log,metrics.json,progress} (each only if written)
 //!   attempts/exits (the local supervisor's exit journal; "<step>.<n>.exit" names a record)
-//!   work/<step>.<n>/   staging/<step>.<n>/
-//! Step names are DNS-1123 labels (no '.'), so "<step>.<n>" is unambiguous.
+//!   work/<step>.<n>/   staging/<step>/ (attempt 1), staging/<step>.<n>/ (attempt n > 1)
+//! Step names are DNS-1123 labels (no '.'), so "<step>.<n>" is unambiguous. A first attempt's
+//! staging already has its output's name, so a run whose steps all succeeded at once commits
+//! its whole staging directory in one rename (commit.cc).
 std::string RunDir(const std::string& state_dir, const std::string& run_id);
 //! The attempt's file prefix: <run_dir>/attempts/<step>.<n> (+ ".log", ".exit", ...; the
 //! local backend keeps ".exit" as a record of attempts/exits, not as a file).

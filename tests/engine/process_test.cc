@@ -1,6 +1,7 @@
 // The engine with real processes (local backend, rsl-shim, cgroups where writable): what a
 // user of `seedctl run` sees, checked on the file system and in the store.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
@@ -103,6 +104,34 @@ TEST_F(ProcessTest, FailsThenSucceedsOnRetry) {
   EXPECT_EQ(s.retries_used, 1);
   EXPECT_EQ(*ReadFile(AttemptLogPath(run.run_dir, "flaky", 2)), "ok\n");
   EXPECT_FALSE(PathExists(AttemptLogPath(run.run_dir, "flaky", 1)));  // silent: no log file
+}
+
+TEST_F(ProcessTest, ARetriedStepCommitsOnlyItsSucceededAttempt) {
+  // Both ways of committing: the run's own outputs (the staging directory renamed whole) and
+  // a data.output directory (step by step). The failed attempt left a partial file.
+  std::string out = dir_ + "/out";
+  for (std::string extra : {std::string(), "  data:\n    output:\n      uri: file://" + out + "\n"}) {
+    std::string marker = dir_ + "/tried" + std::to_string(extra.size());
+    auto run = Run(
+        "    - {name: once, command: [sh, -c, 'echo one > $RSL_OUTPUT/x']}\n"
+        "    - name: flaky\n      command: [sh, -c, 'if [ -e " + marker + " ]; then echo good >"
+        " $RSL_OUTPUT/good; else touch " + marker + " $RSL_OUTPUT/partial; exit 7; fi']\n"
+        "      retryPolicy: {maxRetries: 2, backoff: 10ms}\n"
+        "    - {name: never, dependsOn: [once], when: \"status.once == 'FAILED'\", command: [true]}\n",
+        extra);
+    ASSERT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+    std::string root = extra.empty() ? run.run_dir + "/outputs" : out;
+    EXPECT_EQ(run.committed_uri, root);
+    EXPECT_EQ(Listing(root), (std::vector<std::string>{"_RSL_COMMIT", "flaky", "once"}));
+    EXPECT_EQ(Listing(root + "/flaky"), (std::vector<std::string>{"good"}));
+    EXPECT_EQ(*ReadFile(root + "/once/x"), "one\n");
+    EXPECT_FALSE(PathExists(run.run_dir + "/staging"));
+    for (const auto& st : Steps(run)) {
+      EXPECT_EQ(st.output_dir, st.name == "never" ? "" : root + "/" + st.name) << st.name;
+    }
+    auto manifest = nlohmann::json::parse(*ReadFile(root + "/_RSL_COMMIT"));
+    EXPECT_EQ(manifest["outputs"].size(), 2u);
+  }
 }
 
 TEST_F(ProcessTest, MemoryLimitOomIsDetected) {

@@ -246,9 +246,14 @@ void RunFile(const RunOptions& o) {
   auto run = rt.engine->Wait(*id);
   if (token >= 0) rt.engine->Unsubscribe(token);
   progress.Clear();
-  rt.engine->Stop();
-  if (!run.ok()) FailWith(run.error());
+  if (!run.ok()) {
+    rt.engine->Stop();
+    FailWith(run.error());
+  }
+  // Printed before Stop(): the engine's loop frees the finished run's state meanwhile (tens
+  // of milliseconds for 10,000 steps), and the store is safe to read from this thread.
   PrintResult(rt.store.get(), *run, o.output);
+  rt.engine->Stop();
   if (run->phase != store::kSucceeded) {
     Error e(run->failure_code.empty() ? codes::kStepFailed : run->failure_code,
             run->failure_message);

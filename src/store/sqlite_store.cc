@@ -234,15 +234,17 @@ class SqliteStore : public Store {
         "finished_at=excluded.finished_at";
     events_.head = "INSERT INTO store_events (run_id, step, type, reason, message, time) VALUES ";
     events_.cols = 6;
-    for (RowsWriter* w : {&steps_, &attempts_, &events_}) w->db = writer_.get();
-    RSL_RETURN_IF_ERROR(
-        prep("INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, "
-             "kind, digest) VALUES (?1,?2,?3,?4,?5,?6)",
-             &put_artifact_));
-    RSL_RETURN_IF_ERROR(
-        prep("INSERT OR REPLACE INTO store_lineage (run_id, from_ref, to_ref, "
-             "relation, from_json) VALUES (?1,?2,?3,?4,?5)",
-             &put_lineage_));
+    // A run's commit writes an artifact and a lineage edge per step.
+    artifacts_.head =
+        "INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, kind, digest) VALUES ";
+    artifacts_.cols = 6;
+    lineage_.head =
+        "INSERT OR REPLACE INTO store_lineage (run_id, from_ref, to_ref, relation, from_json) "
+        "VALUES ";
+    lineage_.cols = 5;
+    for (RowsWriter* w : {&steps_, &attempts_, &events_, &artifacts_, &lineage_}) {
+      w->db = writer_.get();
+    }
     if (checkpointer_) checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
     return Status::Ok();
   }
@@ -600,23 +602,16 @@ class SqliteStore : public Store {
           int64_t last = writer_->LastInsertId();
           for (size_t k = 0; k < n; ++k) b->events[first + k].seq = last - int64_t(n - 1 - k);
         }));
-    for (const Artifact& a : b->artifacts) {
-      Stmt& q = *put_artifact_;
-      q.BindRef(1, a.run_id)
-          .BindRef(2, a.step)
-          .BindRef(3, a.uri)
-          .Bind(4, a.bytes)
-          .BindRef(5, a.kind);
-      q.BindRef(6, a.digest);
-      RSL_RETURN_IF_ERROR(q.Run());
-    }
-    for (const LineageEdge& e : b->lineage) {
-      Stmt& q = *put_lineage_;
-      q.BindRef(1, e.run_id).BindRef(2, e.from).BindRef(3, e.to).BindRef(4, e.relation);
-      q.BindRef(5, e.from_json);
-      RSL_RETURN_IF_ERROR(q.Run());
-    }
-    return Status::Ok();
+    // INSERT OR REPLACE: a key repeated within one statement ends as its last row, as it
+    // would one statement per row.
+    RSL_RETURN_IF_ERROR(artifacts_.Write(b->artifacts, [](Stmt& q, int o, const Artifact& a) {
+      q.BindRef(o + 1, a.run_id).BindRef(o + 2, a.step).BindRef(o + 3, a.uri);
+      q.Bind(o + 4, a.bytes).BindRef(o + 5, a.kind).BindRef(o + 6, a.digest);
+    }));
+    return lineage_.Write(b->lineage, [](Stmt& q, int o, const LineageEdge& e) {
+      q.BindRef(o + 1, e.run_id).BindRef(o + 2, e.from).BindRef(o + 3, e.to);
+      q.BindRef(o + 4, e.relation).BindRef(o + 5, e.from_json);
+    });
   }
 
   // Checkpoints the WAL into the database on its own connection and thread, so a commit on
@@ -684,9 +679,8 @@ class SqliteStore : public Store {
       return Status::Ok();
     }
   };
-  RowsWriter steps_, attempts_, events_;  // GUARDED_BY(write_mu_)
-  std::optional<Stmt> put_run_, put_artifact_,
-      put_lineage_;                   // GUARDED_BY(write_mu_)
+  RowsWriter steps_, attempts_, events_, artifacts_, lineage_;  // GUARDED_BY(write_mu_)
+  std::optional<Stmt> put_run_;      // GUARDED_BY(write_mu_)
   std::unique_ptr<Db> checkpointer_;  // used by checkpoint_thread_ only
   std::mutex ckpt_mu_;
   std::condition_variable ckpt_cv_;

@@ -217,6 +217,36 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
     EXPECT_EQ(x.launch_json, "{\"n\":70}");
   }
   EXPECT_TRUE(found);
+  // Artifacts and lineage edges (a run's commit: one each per step), 70 rows plus a key
+  // repeated at the end: INSERT OR REPLACE keeps the last.
+  Batch commit;
+  for (int i = 0; i < 70; ++i) {
+    std::string step = "s" + std::to_string(i);
+    commit.artifacts.push_back({run, step, "/out/" + step, i, "output", ""});
+    commit.lineage.push_back({run, "wl-x", "/out/" + step, "output", "{\"i\":" + std::to_string(i) + "}"});
+  }
+  commit.artifacts.push_back({run, "s3", "/out/s3", 333, "output", "sha256:x"});
+  commit.lineage.push_back({run, "wl-x", "/out/s3", "output", "{\"again\":1}"});
+  ASSERT_TRUE((*store)->Apply(&commit).ok());
+  auto artifacts = (*store)->ListArtifacts(run);
+  ASSERT_TRUE(artifacts.ok());
+  ASSERT_EQ(artifacts->size(), 70u);
+  for (const Artifact& x : *artifacts) {
+    int i = std::stoi(x.step.substr(1));
+    EXPECT_EQ(x.uri, "/out/" + x.step);
+    EXPECT_EQ(x.bytes, i == 3 ? 333 : i) << x.step;
+    EXPECT_EQ(x.digest, i == 3 ? "sha256:x" : "") << x.step;
+  }
+  auto lineage = (*store)->ListLineage(run);
+  ASSERT_TRUE(lineage.ok());
+  ASSERT_EQ(lineage->size(), 70u);
+  for (const LineageEdge& e : *lineage) {
+    if (e.to == "/out/s3") {
+      EXPECT_EQ(e.from_json, "{\"again\":1}");
+    } else if (e.to == "/out/s69") {
+      EXPECT_EQ(e.from_json, "{\"i\":69}");
+    }
+  }
 }
 
 // Attempts are listed by their id range "<run_id>/...": a run whose id extends another's

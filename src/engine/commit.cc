@@ -36,6 +36,9 @@ int64_t TreeBytes(const std::string& dir) {
   return total;
 }
 
+// The run's own output directory (no data.output): only this engine writes there.
+std::string RunOutputs(const RunCtx* r) { return r->run.run_dir + "/outputs"; }
+
 }  // namespace
 
 std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher) {
@@ -58,7 +61,7 @@ std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
     if (hooks_.publisher && hooks_.publisher->Handles(uri)) return uri;
     *fallback = true;
   }
-  return r->run.run_dir + "/outputs";
+  return RunOutputs(r);
 }
 
 Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes,
@@ -78,40 +81,35 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
   std::string target = root + "/" + name;
   if (sync) RSL_RETURN_IF_ERROR(MakeDirs(root));  // else the whole-run commit made it
   // One rename in the common case (no older output, or an empty one: rename replaces it).
-  if (rename(staging.c_str(), target.c_str()) != 0) {
-    int err = errno;
+  int err = rename(staging.c_str(), target.c_str()) == 0 ? 0 : errno;
+  if (err == ENOENT && root == RunOutputs(r)) {
     // The whole staging directory became the run's outputs (CommitStagingWhole): a step
     // that succeeded on a later attempt is there under its attempt's name.
     std::string moved = root + "/" + staging.substr(staging.rfind('/') + 1);
-    if (err == ENOENT && root == r->run.run_dir + "/outputs" && moved != target &&
-        rename(moved.c_str(), target.c_str()) == 0) {
-      err = 0;
+    if (moved != target && rename(moved.c_str(), target.c_str()) == 0) err = 0;
+  }
+  if (err == ENOENT) {
+    // No staging: published by an earlier engine before a crash, or the backend never
+    // made one (the in-process test backend): then there is nothing to publish.
+    if (!PathExists(target)) {
+      published->clear();
+      *bytes = 0;
+      return Status::Ok();
     }
-    if (err == 0) {
-      // published just now
-    } else if (err == ENOENT) {
-      // No staging: published by an earlier engine before a crash, or the backend never
-      // made one (the in-process test backend): then there is nothing to publish.
-      if (!PathExists(target)) {
-        published->clear();
-        *bytes = 0;
-        return Status::Ok();
-      }
-    } else if (err == ENOTEMPTY || err == EEXIST) {
-      // An older run's output: moved aside, replaced in one rename, then removed.
-      std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
-      RSL_RETURN_IF_ERROR(RemoveAll(trash));
-      if (rename(target.c_str(), trash.c_str()) != 0) {
-        return OsError(codes::kIoError, "cannot move aside", target, errno);
-      }
-      if (rename(staging.c_str(), target.c_str()) != 0) {
-        return OsError(codes::kIoError, "cannot publish", target, errno);
-      }
-      RSL_RETURN_IF_ERROR(RemoveAll(trash));
-    } else {
-      return OsError(codes::kIoError, "cannot publish", target, err)
-          .Hint("staging and data.output must be on one file system for an atomic rename");
+  } else if (err == ENOTEMPTY || err == EEXIST) {
+    // An older run's output: moved aside, replaced in one rename, then removed.
+    std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
+    RSL_RETURN_IF_ERROR(RemoveAll(trash));
+    if (rename(target.c_str(), trash.c_str()) != 0) {
+      return OsError(codes::kIoError, "cannot move aside", target, errno);
     }
+    if (rename(staging.c_str(), target.c_str()) != 0) {
+      return OsError(codes::kIoError, "cannot publish", target, errno);
+    }
+    RSL_RETURN_IF_ERROR(RemoveAll(trash));
+  } else if (err != 0) {
+    return OsError(codes::kIoError, "cannot publish", target, err)
+        .Hint("staging and data.output must be on one file system for an atomic rename");
   }
   if (sync) RSL_RETURN_IF_ERROR(SyncDir(root));
   *published = target;
@@ -200,7 +198,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       Status s;
-      if (root == r->run.run_dir + "/outputs") s = CommitStagingWhole(r, root);
+      if (root == RunOutputs(r)) s = CommitStagingWhole(r, root);
       if (local && s.ok()) {
         s = MakeDirs(root);  // the manifest goes there even if no step staged anything
         (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now

@@ -709,22 +709,10 @@ class Builder {
   }
 
   void StepOf(const YAML::Node& n, const std::string& path, Step* step) {
-    // The step's keys, read once: Reader::Has walks yaml-cpp's map on every call, and a step
-    // asks for fourteen keys (10,000-step workloads: callgrind).
-    std::vector<const std::string*> keys;
-    if (n.IsMap()) {
-      for (const auto& kv : n) {
-        if (kv.first.IsScalar() && !kv.second.IsNull()) keys.push_back(&kv.first.Scalar());
-      }
-    }
-    auto has = [&keys](const char* key) {
-      for (const std::string* k : keys) {
-        if (*k == key) return true;
-      }
-      return false;
-    };
+    // A step asks for fourteen keys: read them once (Reader::Keys).
+    const Reader::Keys keys(n);
     if (!r_.Map(n, path, kStepKeys)) return;
-    if (!has("name")) {
+    if (!keys.Has("name")) {
       r_.Missing(n, path + ".name", "every step needs a name: a-z, 0-9, '-'");
     } else if (auto v = r_.String(n["name"], path + ".name")) {
       step->name = *v;
@@ -734,7 +722,7 @@ class Builder {
                 "use a DNS-1123 label such as " + Quote(Suggest(*v)));
       }
     }
-    if (has("image")) {
+    if (keys.Has("image")) {
       if (auto v = r_.String(n["image"], path + ".image")) {
         std::string why = CheckImageRef(*v);
         if (!why.empty()) {
@@ -744,13 +732,13 @@ class Builder {
         step->image = *v;
       }
     }
-    if (has("command")) {
+    if (keys.Has("command")) {
       if (auto v = r_.StringList(n["command"], path + ".command")) step->command = *v;
     }
-    if (has("args")) {
+    if (keys.Has("args")) {
       if (auto v = r_.StringList(n["args"], path + ".args")) step->args = *v;
     }
-    if (has("env")) {
+    if (keys.Has("env")) {
       if (auto env = r_.StringMap(n["env"], path + ".env")) {
         for (const auto& kv : n["env"]) {
           std::string key = kv.first.Scalar();
@@ -770,25 +758,25 @@ class Builder {
         step->env = *env;
       }
     }
-    if (has("dependsOn")) {
+    if (keys.Has("dependsOn")) {
       if (auto v = r_.StringList(n["dependsOn"], path + ".dependsOn")) step->depends_on = *v;
     }
-    if (has("when")) {
+    if (keys.Has("when")) {
       if (auto v = r_.String(n["when"], path + ".when")) step->when = *v;
     }
-    if (has("resources"))
+    if (keys.Has("resources"))
       ResourcesOf(n["resources"], path + ".resources", &step->resources);
-    if (has("retryPolicy")) Retry(n["retryPolicy"], path + ".retryPolicy", &step->retry);
-    if (has("envFrom")) EnvFromOf(n["envFrom"], path + ".envFrom", step);
-    if (has("keepOnFailure")) {
+    if (keys.Has("retryPolicy")) Retry(n["retryPolicy"], path + ".retryPolicy", &step->retry);
+    if (keys.Has("envFrom")) EnvFromOf(n["envFrom"], path + ".envFrom", step);
+    if (keys.Has("keepOnFailure")) {
       if (auto v = r_.Bool(n["keepOnFailure"], path + ".keepOnFailure")) step->keep_on_failure = *v;
     }
-    if (has("serving")) {
+    if (keys.Has("serving")) {
       if (auto v = r_.Bool(n["serving"], path + ".serving")) step->serving = *v;
     }
-    if (has("timeout"))
+    if (keys.Has("timeout"))
       step->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
-    if (has("outputs")) Tensors(n["outputs"], path + ".outputs", &step->outputs);
+    if (keys.Has("outputs")) Tensors(n["outputs"], path + ".outputs", &step->outputs);
   }
 
   void Retry(const YAML::Node& n, const std::string& path, RetryPolicy* retry) {

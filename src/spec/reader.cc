@@ -92,12 +92,26 @@ bool Reader::Seq(const YAML::Node& node, const std::string& path, const std::str
   return false;
 }
 
+// Both scan the map by hand: yaml-cpp's map[key] converts every key it passes through a
+// stringstream, which was a quarter of parsing a 10,000-step workload (callgrind).
 bool Reader::Has(const YAML::Node& map, const char* key) {
   if (!map.IsMap()) return false;
-  // Scanned by hand: yaml-cpp's map[key] converts every key it passes through a
-  // stringstream, which was a quarter of parsing a 10,000-step workload (callgrind).
   for (const auto& kv : map) {
     if (kv.first.IsScalar() && kv.first.Scalar() == key) return !kv.second.IsNull();
+  }
+  return false;
+}
+
+Reader::Keys::Keys(const YAML::Node& map) {
+  if (!map.IsMap()) return;
+  for (const auto& kv : map) {
+    if (kv.first.IsScalar() && !kv.second.IsNull()) present_.push_back(&kv.first.Scalar());
+  }
+}
+
+bool Reader::Keys::Has(const char* key) const {
+  for (const std::string* k : present_) {
+    if (*k == key) return true;
   }
   return false;
 }

@@ -41,6 +41,15 @@ class Reader {
 
   //! A child that is present and not null.
   static bool Has(const YAML::Node& map, const char* key);
+  //! Has() for a mapping asked about many keys: its keys are read once.
+  class Keys {
+   public:
+    explicit Keys(const YAML::Node& map);
+    bool Has(const char* key) const;
+
+   private:
+    std::vector<const std::string*> present_;  // point into the document's nodes
+  };
   //! Reports a missing required field at the map's position.
   void Missing(const YAML::Node& map, const std::string& path, const std::string& hint);
 

@@ -147,6 +147,16 @@ Step StepRow(const std::string& run_id, const std::string& name, int index,
   return s;
 }
 
+Event StartedEvent(const std::string& run_id, const std::string& step,
+                   const std::string& message) {
+  Event e;
+  e.run_id = run_id;
+  e.step = step;
+  e.reason = "Started";
+  e.message = message;
+  return e;
+}
+
 // Rows go in multi-row statements of 32: check sizes around the chunk boundary, a key
 // written twice in one batch (the later row wins), and each event's seq naming its own row.
 TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
@@ -160,12 +170,8 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
     Batch b;
     for (int i = 0; i < n; ++i) {
       b.steps.push_back(StepRow(run, "s" + std::to_string(i), i, kRunning));
-      Event e;
-      e.run_id = run;
-      e.step = "s" + std::to_string(i);
-      e.reason = "Started";
-      e.message = "n=" + std::to_string(n) + " i=" + std::to_string(i);
-      b.events.push_back(e);
+      b.events.push_back(StartedEvent(run, "s" + std::to_string(i),
+                                      "n=" + std::to_string(n) + " i=" + std::to_string(i)));
       Attempt a;
       a.id = run + "/s" + std::to_string(i) + "/" + std::to_string(n);
       a.run_id = run;
@@ -340,12 +346,7 @@ TEST(StoreTest, TheWalStaysBoundedUnderContinuousCommits) {
   for (int i = 0; i < 4000; ++i) {
     Batch b;
     b.steps.push_back(StepRow(run, "s" + std::to_string(i % 500), i % 500, kRunning));
-    Event e;
-    e.run_id = run;
-    e.step = "s" + std::to_string(i % 500);
-    e.reason = "Started";
-    e.message = std::string(200, 'x');
-    b.events.push_back(e);
+    b.events.push_back(StartedEvent(run, "s" + std::to_string(i % 500), std::string(200, 'x')));
     ASSERT_TRUE((*store)->Apply(&b).ok());
     struct stat st;
     if (stat((StateDbPath(dir) + "-wal").c_str(), &st) == 0) {

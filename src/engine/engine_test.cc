@@ -493,26 +493,26 @@ TEST(EngineTest, SubscribersSeeDurableEvents) {
   EXPECT_EQ(seen.back(), "Succeeded");
 }
 
-TEST(PlacementDefaultsTest, UnrequestedStepsRunCoresPlusTwoAtOnce) {
+TEST(PlacementDefaultsTest, UnrequestedStepsRunCoresPlusFourAtOnce) {
   sched::Node two, sixteen;
   two.cpu_millis = 2000;
   sixteen.cpu_millis = 16000;
-  EXPECT_EQ(DefaultCpuMillis({two}), 500);        // 4 at once, like ninja -j4
-  EXPECT_EQ(DefaultCpuMillis({two, sixteen}), 888);  // the largest node: 18 at once
+  EXPECT_EQ(DefaultCpuMillis({two}), 333);          // 6 at once (ninja's default: 4)
+  EXPECT_EQ(DefaultCpuMillis({two, sixteen}), 800);  // the largest node: 20 at once
   EXPECT_EQ(DefaultCpuMillis({}), 1000);
 }
 
-TEST(EngineTest, UnrequestedStepsFillTheNodeLikeNinjaJobs) {
+TEST(EngineTest, UnrequestedStepsFillTheNodeWithFourExtra) {
   Fixture f("jobs");  // one node of 8 cores
   std::string pipeline = "  pipeline:\n";
-  for (int i = 0; i < 12; ++i) pipeline += "    - {name: s" + std::to_string(i) + ", command: [x]}\n";
+  for (int i = 0; i < 14; ++i) pipeline += "    - {name: s" + std::to_string(i) + ", command: [x]}\n";
   auto id = f.engine->Submit(Parse(Header("jobs") + pipeline), "alice");
   ASSERT_TRUE(id.ok());
-  auto first = f.backend.WaitLaunch(10);
+  auto first = f.backend.WaitLaunch(12);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(f.backend.launch_count(), 10u);  // 8 cores + 2, the other two wait
+  EXPECT_EQ(f.backend.launch_count(), 12u);  // 8 cores + 4, the other two wait
   f.backend.Succeed(first.attempt_id);
-  EXPECT_FALSE(f.backend.WaitLaunch(11).attempt_id.empty());  // a slot freed: the next one
+  EXPECT_FALSE(f.backend.WaitLaunch(13).attempt_id.empty());  // a slot freed: the next one
 }
 
 TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {

@@ -110,7 +110,7 @@ int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes) {
   for (const auto& n : nodes) most = std::max(most, n.cpu_millis);
   if (most <= 0) return 1000;
   int64_t cores = std::max<int64_t>(1, most / 1000);
-  return std::max<int64_t>(1, most / (cores + 2));
+  return std::max<int64_t>(1, most / (cores + 4));
 }
 
 std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,

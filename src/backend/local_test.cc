@@ -349,13 +349,9 @@ TEST(LocalBackendTest, ExecFailureIsExitCode127AndDirectoriesAreMade) {
   EXPECT_EQ(e->message, "exit code 127");
   EXPECT_EQ(*ReadFile(spec.log_path),
             "rsl-shim: cannot run /nonexistent/rsl-step: No such file or directory\n");
-  // The working directory was made; left empty, it became a spare for the next attempt.
-  EXPECT_FALSE(std::filesystem::exists(spec.workdir));
-  int spares = 0;
-  for (const auto& f : std::filesystem::directory_iterator(dir + "/a")) {
-    spares += StartsWith(f.path().filename().string(), ".spare.") && f.is_directory();
-  }
-  EXPECT_EQ(spares, 1);
+  // The working directory was made (left empty, it stays a spare for the next attempt).
+  EXPECT_TRUE(std::filesystem::is_directory(spec.workdir));
+  EXPECT_TRUE(std::filesystem::is_empty(spec.workdir));
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/staging/a/out"));
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/staging/b"));
   EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->exit_code, 127);
@@ -390,10 +386,11 @@ TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
   for (const auto& f : std::filesystem::directory_iterator(dir + "/a")) {
     names.insert(f.path().filename().string());
   }
-  // The working directory the step left empty is kept as a spare for the next attempt.
+  // Only directories: the working directory (empty, a spare for the next attempt), the
+  // staging directory and the exit journal's directory.
   ASSERT_EQ(names.size(), 3u);
-  EXPECT_TRUE(names.count("exits") && names.count("staging"));
-  EXPECT_TRUE(StartsWith(*names.begin(), ".spare.")) << *names.begin();  // '.' sorts first
+  EXPECT_TRUE(names.count("exits") && names.count("staging")) << *names.begin();
+  EXPECT_TRUE(std::filesystem::is_empty(spec.workdir));
   EXPECT_EQ(ReadExitFile(spec.exit_file, "a")->kind, ExitKind::kSucceeded);
 
   // Output without a final newline is not held back; stdout and stderr share the log.
@@ -430,17 +427,12 @@ TEST(LocalBackendTest, EmptyWorkingDirectoriesAreReusedByTheNextAttempt) {
   auto first = spec("s.1", {"true"});
   ASSERT_TRUE(b->Launch(first).ok());
   ASSERT_TRUE(c.Wait("s.1").has_value());
-  EXPECT_FALSE(PathExists(first.workdir));
-  std::vector<std::string> spares;
-  for (const auto& f : std::filesystem::directory_iterator(dir + "/run/work")) {
-    spares.push_back(f.path().string());
-  }
-  ASSERT_EQ(spares.size(), 1u);
-  EXPECT_TRUE(StartsWith(std::filesystem::path(spares[0]).filename().string(), ".spare."));
+  // Left empty, it stays where it is, a spare.
   struct stat st {};
-  ASSERT_EQ(stat(spares[0].c_str(), &st), 0);
+  ASSERT_EQ(stat(first.workdir.c_str(), &st), 0);
 
-  // The next attempt runs in that inode, empty, and has its staging directory too.
+  // The next attempt runs in that inode, empty, under its own name (one rename: the first
+  // one's directory is gone), and has its staging directory too.
   auto second = spec("s.2", {});
   second.argv = {"sh", "-c", "ls -A; stat -c %i .; pwd; test -d " + second.make_dirs[0]};
   ASSERT_TRUE(b->Launch(second).ok());
@@ -448,12 +440,43 @@ TEST(LocalBackendTest, EmptyWorkingDirectoriesAreReusedByTheNextAttempt) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, ExitKind::kSucceeded) << *ReadFile(second.log_path);
   EXPECT_EQ(*ReadFile(second.log_path), std::to_string(st.st_ino) + "\n" + second.workdir + "\n");
+  EXPECT_FALSE(PathExists(first.workdir));
 
   // A step that leaves a file keeps its working directory.
   auto third = spec("s.3", {"sh", "-c", "echo x > scratch"});
   ASSERT_TRUE(b->Launch(third).ok());
   ASSERT_TRUE(c.Wait("s.3").has_value());
   EXPECT_EQ(*ReadFile(third.workdir + "/scratch"), "x\n");
+
+  // A launch whose working directory is itself a spare keeps it, and no later launch takes
+  // it away while it runs.
+  auto four = spec("s.4", {"true"});
+  auto five = spec("s.5", {"sleep", "0.2"});
+  ASSERT_TRUE(b->Launch(four).ok());
+  ASSERT_TRUE(b->Launch(five).ok());
+  ASSERT_TRUE(c.Wait("s.4").has_value());
+  ASSERT_TRUE(c.Wait("s.5").has_value());  // spares now: s.4's, then s.5's directory
+  auto again = spec("s.4-again", {"sh", "-c", "sleep 0.3; echo y > mine"});
+  again.workdir = four.workdir;
+  auto six = spec("s.6", {"true"});
+  ASSERT_TRUE(b->Launch(again).ok());
+  ASSERT_TRUE(b->Launch(six).ok());
+  ASSERT_TRUE(c.Wait("s.4-again").has_value());
+  ASSERT_TRUE(c.Wait("s.6").has_value());
+  auto mine = ReadFile(four.workdir + "/mine");
+  ASSERT_TRUE(mine.ok()) << "the running attempt's directory was taken";
+  EXPECT_EQ(*mine, "y\n");
+  EXPECT_FALSE(PathExists(six.workdir + "/mine"));
+  EXPECT_FALSE(PathExists(five.workdir));  // s.6 took s.5's
+
+  // A spare removed behind the supervisor's back is dropped: the next attempt gets a new one.
+  ASSERT_EQ(rmdir(six.workdir.c_str()), 0);
+  auto seven = spec("s.7", {"sh", "-c", "pwd"});
+  ASSERT_TRUE(b->Launch(seven).ok());
+  auto e7 = c.Wait("s.7");
+  ASSERT_TRUE(e7.has_value());
+  EXPECT_EQ(e7->kind, ExitKind::kSucceeded);
+  EXPECT_EQ(*ReadFile(seven.log_path), seven.workdir + "\n");
 }
 
 // argv and environment reach the step byte for byte through the supervisor's JSON protocol:

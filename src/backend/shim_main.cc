@@ -24,8 +24,8 @@
 // every connection, so a launch written by an engine that died a moment ago is never missed.
 //
 // Per attempt: mkdir -p workdir, make_dirs and the parents of the log and exit files (the
-// working directory of an ended attempt, when left empty, is renamed into the next
-// attempt's directory instead of making a new one: see MakeAttemptDir);
+// working directory of an ended attempt, when left empty, stays until it is renamed into a
+// later attempt's directory instead of making a new one: see MakeAttemptDir);
 // cgroup v2 / v1 limits (or RLIMIT_AS) as the backend asked; the step is forked as a new
 // process group with PR_SET_PDEATHSIG(SIGKILL) (nothing runs unsupervised), its complete
 // environment and stdout+stderr through a pipe to the log, which is created at the first
@@ -366,7 +366,6 @@ class Supervisor {
   // Empty working directories of ended attempts, by the directory that holds them: the next
   // attempts get them by rename instead of mkdir (see MakeAttemptDir).
   std::map<std::string, std::vector<std::string>> spares_;
-  uint64_t spare_seq_ = 0;
   bool draining_ = false;
 };
 
@@ -846,7 +845,7 @@ void Supervisor::Finish(Attempt* a) {
   int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
   std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, LimitsText(*a),
                            a->started_us, a->ended_us, a->note);
-  RecycleWorkdir(a->workdir);    // before the exit is told: its directory is final by then
+  RecycleWorkdir(a->workdir);    // empty now: a later attempt may take it over
   WriteExit(a->exit_file, rec);  // the durable truth first, then the fast path
   ReleaseJournal(a);
   if (a->log_fd >= 0) close(a->log_fd);
@@ -859,18 +858,28 @@ void Supervisor::Finish(Attempt* a) {
 // allocation is what a step's launch costs most on ext4 without a journal: it skips every
 // recently deleted inode of the group one by one (up to ~0.3 ms a directory after many
 // deletions). So an ended attempt's working directory, when the step left it empty, is kept
-// as a spare and the next attempt's directory is that spare renamed: no allocation. Spares
-// are ".spare.<n>" entries beside the working directories (step names never begin with a
-// dot) and are removed when the supervisor goes idle.
+// as a spare, under its own name, and the next attempt's directory is that spare renamed:
+// one rename, no allocation. Spares that no attempt took are removed (rmdir: only while
+// still empty) when the supervisor goes idle.
 bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir) {
   auto it = pool.empty() ? spares_.end() : spares_.find(pool);
-  if (it != spares_.end() && !it->second.empty()) {
-    if (rename(it->second.back().c_str(), dir.c_str()) == 0) {
+  if (it != spares_.end()) {
+    // A spare that is `dir` itself (an attempt launched again) is no longer spare.
+    auto self = std::find(it->second.begin(), it->second.end(), dir);
+    if (self != it->second.end()) it->second.erase(self);
+  }
+  while (it != spares_.end() && !it->second.empty()) {
+    const std::string& spare = it->second.back();
+    if (rename(spare.c_str(), dir.c_str()) == 0) {
       it->second.pop_back();
       return true;
     }
-    // ENOENT: dir's parent is not made yet; EXDEV: another file system; ENOTEMPTY/EEXIST:
-    // dir exists. The spare stays; mkdir below says what is wrong, if anything.
+    // ENOENT: dir's parent is not made yet, or the spare is gone (its run directory was
+    // removed); EXDEV: another file system; ENOTEMPTY/EEXIST: dir exists. A spare that is
+    // gone is dropped, else it stays and mkdir below says what is wrong, if anything.
+    struct stat st {};
+    if (errno != ENOENT || lstat(spare.c_str(), &st) == 0) break;
+    it->second.pop_back();
   }
   return MakeDirs(dir);
 }
@@ -880,9 +889,7 @@ void Supervisor::RecycleWorkdir(const std::string& workdir) {
   if (pool.empty()) return;
   std::vector<std::string>& spares = spares_[pool];
   if (spares.size() >= kMaxSpareDirs || !IsEmptyDir(workdir)) return;
-  std::string spare =
-      pool + "/.spare." + std::to_string(getpid()) + "." + std::to_string(++spare_seq_);
-  if (rename(workdir.c_str(), spare.c_str()) == 0) spares.push_back(spare);
+  spares.push_back(workdir);
 }
 
 void Supervisor::RemoveSpareDirs() {

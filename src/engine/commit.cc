@@ -136,7 +136,8 @@ Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root) {
   for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
     if (r->records[i].phase != store::kSucceeded) continue;
     const std::string& name = r->workload.pipeline.steps[i].name;
-    keep.insert(StagingDir(r->run.run_dir, name, r->records[i].attempts).substr(staging.size() + 1));
+    std::string last = StagingDir(r->run.run_dir, name, r->records[i].attempts);
+    keep.insert(last.substr(staging.size() + 1));
   }
   std::error_code ec;
   std::vector<std::string> remove;
@@ -237,7 +238,8 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       // What is left in staging are failed attempts' outputs: never published.
       if (s.ok()) s = RemoveAll(r->run.run_dir + "/staging");
       if (s.ok()) {
-        std::string msg = "published " + std::to_string(files.size()) + " step output(s) under " + root;
+        std::string msg =
+            "published " + std::to_string(files.size()) + " step output(s) under " + root;
         if (fallback) {
           msg += " (data.output.uri " + r->workload.data.output->uri +
                  " has no storage here; published under the run directory instead)";

@@ -505,7 +505,9 @@ TEST(PlacementDefaultsTest, UnrequestedStepsRunCoresPlusFourAtOnce) {
 TEST(EngineTest, UnrequestedStepsFillTheNodeWithFourExtra) {
   Fixture f("jobs");  // one node of 8 cores
   std::string pipeline = "  pipeline:\n";
-  for (int i = 0; i < 14; ++i) pipeline += "    - {name: s" + std::to_string(i) + ", command: [x]}\n";
+  for (int i = 0; i < 14; ++i) {
+    pipeline += "    - {name: s" + std::to_string(i) + ", command: [x]}\n";
+  }
   auto id = f.engine->Submit(Parse(Header("jobs") + pipeline), "alice");
   ASSERT_TRUE(id.ok());
   auto first = f.backend.WaitLaunch(12);

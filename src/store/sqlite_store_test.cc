@@ -230,7 +230,8 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
   for (int i = 0; i < 70; ++i) {
     std::string step = "s" + std::to_string(i);
     commit.artifacts.push_back({run, step, "/out/" + step, i, "output", ""});
-    commit.lineage.push_back({run, "wl-x", "/out/" + step, "output", "{\"i\":" + std::to_string(i) + "}"});
+    std::string from = "{\"i\":" + std::to_string(i) + "}";
+    commit.lineage.push_back({run, "wl-x", "/out/" + step, "output", from});
   }
   commit.artifacts.push_back({run, "s3", "/out/s3", 333, "output", "sha256:x"});
   commit.lineage.push_back({run, "wl-x", "/out/s3", "output", "{\"again\":1}"});

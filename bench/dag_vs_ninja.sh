@@ -32,7 +32,12 @@ trap 'rm -rf "$WORK"' EXIT
 # the last 30 s (5.5 min while its block is still dirty): right after a build or a previous
 # run's cleanup a mkdir costs 230-290 us instead of 25 us. ninja creates no inode per step,
 # RSL creates one (the attempt's staging directory), so without this the figure measures the
-# build that ran before. `sync` writes those blocks back, after which 30 s is enough.
+# build that ran before. `sync` writes those blocks back, after which 30 s was enough on the
+# kernel this was first measured on. On 6.18 it can last longer, depending on where ext4
+# puts the new inodes: a mkdir probe cost 112 us a minute after this script's own cleanup,
+# and 71-81 us 31-75 s after removing a 20,000-directory tree (31 us after 300 s, 26 us
+# quiet), though a second such probe saw no penalty at all. After large deletions (a
+# previous run of this script, a test suite) use SETTLE=300.
 if [ "${SETTLE:-31}" -gt 0 ]; then
   sync
   sleep "${SETTLE:-31}"

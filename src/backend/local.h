@@ -16,10 +16,10 @@
 //   log_path      the step's stdout+stderr (secret values replaced by ***), created at the
 //                 first byte of output: a step that prints nothing has no log file
 // The supervisor creates the attempt's directories (workdir, make_dirs, the parents of the
-// log and exit files). A working directory the step left empty is gone when its exit is
-// reported: the supervisor renames it into a later attempt's directory (".spare.*" entries
-// beside the working directories meanwhile) instead of making a new inode. A spawn failure
-// comes back as an exit (exec failure: exit code 127, the reason in the log).
+// log and exit files). A working directory the step left empty stays, a spare, until the
+// supervisor renames it into a later attempt's directory instead of making a new inode
+// (spares nobody took are removed when the supervisor goes idle). A spawn failure comes
+// back as an exit (exec failure: exit code 127, the reason in the log).
 // Limits: cgroup v2 when a writable memory controller is delegated, else cgroup v1 memory
 // and cpu controllers when writable (this development machine), else RLIMIT_AS; the
 // mechanism is reported in a "LimitsApplied" event. An OOM kill is read from the cgroup's

@@ -125,7 +125,7 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
 // attempt n > 1 is left as <root>/<step>.<n>, which PublishStep renames to <root>/<step>.
 // Repeated after a crash, each part finds its work done. Anything unusual (the outputs
 // exist, another file system) is left to the per-step publication.
-Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root) {
+Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool* renamed) {
   std::string staging = r->run.run_dir + "/staging";
   struct stat st_staging, st_run;
   if (PathExists(root) || stat(staging.c_str(), &st_staging) != 0 ||
@@ -152,6 +152,7 @@ Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root) {
   if (rename(staging.c_str(), root.c_str()) != 0) {
     return OsError(codes::kIoError, "cannot publish", root, errno);
   }
+  *renamed = true;
   return SyncDir(r->run.run_dir);
 }
 
@@ -199,8 +200,9 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       Status s;
-      if (root == RunOutputs(r)) s = CommitStagingWhole(r, root);
-      if (local && s.ok()) {
+      bool fresh = false;  // root was staging a moment ago: no manifest, no leftover in it
+      if (root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh);
+      if (local && s.ok() && !fresh) {
         s = MakeDirs(root);  // the manifest goes there even if no step staged anything
         (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
         // A manifest write cut short by a crash leaves its temporary file: remove it.

@@ -161,7 +161,8 @@ class Engine::Impl : public RunControl {
   //! `sync`: make the output root and fsync it now; a whole-run commit makes it before and
   //! syncs it once after every step is renamed.
   Status PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes, bool sync = true);
-  Status CommitStagingWhole(RunCtx* r, const std::string& root);
+  //! `renamed`: set when staging became `root` just now (then it holds step outputs only).
+  Status CommitStagingWhole(RunCtx* r, const std::string& root, bool* renamed);
   Status DiscardRun(RunCtx* r, std::vector<std::string>* kept);
   std::string OutputRoot(RunCtx* r, bool* fallback);
 

@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
   int n = atoi(argv[1]);
   std::string dag = argv[2];
   std::string sync = argc > 3 ? argv[3] : "full";
+  if (sync != "full" && sync != "normal" && sync != "rowless") {
+    fprintf(stderr, "unknown SYNC %s: full, normal or rowless\n", sync.c_str());
+    return 2;
+  }
   spec::Workload w;
   w.api_version = spec::kApiVersion;
   w.kind = spec::kKind;

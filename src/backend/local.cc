@@ -1,11 +1,14 @@
 #include "backend/local.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,6 +23,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <thread>
 
@@ -174,12 +178,82 @@ constexpr int64_t kConnectTimeoutMs = 5000;
 constexpr int64_t kRespawnMs = 500;
 constexpr int kConnectRetryUs = 2000;
 
+constexpr char kLostMessage[] = "the attempt's supervisor is gone and left no exit record";
+
 AttemptExit Lost(const std::string& attempt_id) {
   AttemptExit e;
   e.attempt_id = attempt_id;
   e.kind = ExitKind::kNodeLost;
-  e.message = "the attempt's supervisor is gone and left no exit record";
+  e.message = kLostMessage;
   return e;
+}
+
+// Every step process carries its attempt's id in this variable (LaunchLine adds it).
+constexpr std::string_view kAttemptIdVar = "RSL_ATTEMPT_ID=";
+
+// The whole of /proc/<pid>/environ (empty when unreadable: another user's, a zombie, gone).
+std::string ReadEnviron(pid_t pid) {
+  std::string out;
+  int fd = open(("/proc/" + std::to_string(pid) + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 && out.size() < (size_t(16) << 20)) {
+    out.append(buf, size_t(n));
+  }
+  close(fd);
+  return out;
+}
+
+// SIGKILLs every process whose environment names one of `ids` as its attempt: what a step
+// left running when its supervisor was killed. The step's main process dies with the
+// supervisor (PR_SET_PDEATHSIG), but its background children do not, and nobody else would
+// ever stop them. Each candidate is pinned by a pidfd before its environment is read, so a
+// pid reused meanwhile is never signalled. Returns how many were killed. A process that
+// dropped the variable (env -i) is not found.
+int KillLeftovers(const std::set<std::string>& ids) {
+  if (ids.empty()) return 0;
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  int killed = 0;
+  pid_t self = getpid();
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = strtol(e->d_name, &end, 10);
+    if (pid <= 1 || *end != '\0' || pid == self) continue;
+    int pidfd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
+    std::string env = ReadEnviron(pid_t(pid));
+    bool ours = false;
+    for (size_t at = 0; at < env.size() && !ours;) {
+      size_t nul = env.find('\0', at);
+      if (nul == std::string::npos) nul = env.size();
+      std::string_view var(env.data() + at, nul - at);
+      if (var.substr(0, kAttemptIdVar.size()) == kAttemptIdVar) {
+        ours = ids.count(std::string(var.substr(kAttemptIdVar.size()))) > 0;
+      }
+      at = nul + 1;
+    }
+    if (ours) {
+      // Through the pidfd where there is one: it still means the process we read.
+      int rc = pidfd >= 0 ? int(syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0))
+                          : kill(pid_t(pid), SIGKILL);
+      if (rc == 0) ++killed;
+    }
+    if (pidfd >= 0) close(pidfd);
+  }
+  closedir(d);
+  return killed;
+}
+
+// Kills the leftovers of every attempt in `exits` reported lost with its supervisor, until
+// a pass finds none: a main process may still be forking when the supervisor's socket
+// closes (its PR_SET_PDEATHSIG comes a moment later).
+void KillLeftoversOfLost(const std::vector<AttemptExit>& exits) {
+  std::set<std::string> ids;
+  for (const auto& e : exits) {
+    if (e.kind == ExitKind::kNodeLost && e.message == kLostMessage) ids.insert(e.attempt_id);
+  }
+  for (int pass = 0; pass < 10 && KillLeftovers(ids) > 0; ++pass) usleep(10000);
 }
 
 // The exit file if there is a complete one, else kNodeLost.
@@ -281,6 +355,11 @@ class LocalBackend : public Backend {
     for (const auto& [k, v] : spec.env) {
       if (env.back() != '[') env += ',';
       kv.assign(k).append(1, '=').append(v);
+      AppendJsonString(&env, kv);
+    }
+    if (!spec.env.count(std::string(kAttemptIdVar.substr(0, kAttemptIdVar.size() - 1)))) {
+      if (env.back() != '[') env += ',';
+      kv.assign(kAttemptIdVar).append(spec.attempt_id);
       AppendJsonString(&env, kv);
     }
     env += ']';
@@ -474,6 +553,7 @@ class LocalBackend : public Backend {
         in.clear();
         current = fd;
       }
+      KillLeftoversOfLost(out);
       for (auto& e : out) Deliver(std::move(e));
       out.clear();
       pollfd p[2] = {{wake_, POLLIN, 0}, {fd, POLLIN, 0}};
@@ -500,6 +580,7 @@ class LocalBackend : public Backend {
         }
         in.erase(0, start);
       }
+      KillLeftoversOfLost(out);
       for (auto& e : out) Deliver(std::move(e));
     }
   }

@@ -314,10 +314,19 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   auto b = Make(dir);
   Collector c;
   c.Attach(b.get());
-  auto spec = Spec(dir, "a", {"sh", "-c", "echo $$ > pid; exec sleep 300"});
+  // A background child too, which PR_SET_PDEATHSIG does not reach.
+  auto spec =
+      Spec(dir, "a", {"sh", "-c", "sleep 300 & echo $! > bg; echo $$ > pid; exec sleep 300"});
   ASSERT_TRUE(b->Launch(spec).ok());
   pid_t step = atoi(WaitForFile(spec.workdir + "/pid").c_str());
   ASSERT_GT(step, 0);
+  pid_t bg = atoi(WaitForFile(spec.workdir + "/bg").c_str());
+  ASSERT_GT(bg, 0);
+  ASSERT_TRUE(Alive(bg));
+  auto environ_of_bg = ReadFile("/proc/" + std::to_string(bg) + "/environ");
+  ASSERT_TRUE(environ_of_bg.ok());
+  EXPECT_NE(environ_of_bg->find(std::string("RSL_ATTEMPT_ID=") + spec.attempt_id + '\0'),
+            std::string::npos);
   pid_t supervisor = ParentOf(step);
   ASSERT_GT(supervisor, 1);
   ASSERT_NE(supervisor, getpid());
@@ -326,8 +335,9 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, ExitKind::kNodeLost);
   EXPECT_EQ(e->message, "the attempt's supervisor is gone and left no exit record");
-  for (int i = 0; i < 200 && Alive(step); ++i) usleep(10000);
+  for (int i = 0; i < 200 && (Alive(step) || Alive(bg)); ++i) usleep(10000);
   EXPECT_FALSE(Alive(step));  // PR_SET_PDEATHSIG: nothing runs unsupervised
+  EXPECT_FALSE(Alive(bg));    // found by its RSL_ATTEMPT_ID and killed when reported lost
   // The next launch starts a new supervisor.
   auto next = Spec(dir, "b", {"true"});
   ASSERT_TRUE(b->Launch(next).ok());

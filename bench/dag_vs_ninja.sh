@@ -36,12 +36,13 @@ trap 'rm -rf "$WORK"' EXIT
 # kernel this was first measured on. On 6.18 it can last longer, depending on where ext4
 # puts the new inodes: a mkdir probe cost 112 us a minute after this script's own cleanup,
 # and 71-81 us 31-75 s after removing a 20,000-directory tree (31 us after 300 s, 26 us
-# quiet), though a second such probe saw no penalty at all. After large deletions (a
-# previous run of this script, a test suite) use SETTLE=300.
+# quiet), though a second such probe saw no penalty at all.
 # The check only looks at inode-table blocks still in the buffer cache ("not cached: written
 # out long ago"), so where it may (root), the script also drops the clean caches after the
-# wait: the same probe then cost 40-51 us right after a 20,000-directory rm -rf, where it
+# wait: the same probe then cost 47-51 us right after a 20,000-directory rm -rf, where it
 # cost 400 us without. Then it runs what both sides run once, so neither pays the cold reads.
+# Where it may not, and after large deletions (a previous run of this script, a test
+# suite), use SETTLE=300.
 if [ "${SETTLE:-31}" -gt 0 ]; then
   sync
   sleep "${SETTLE:-31}"

@@ -352,16 +352,16 @@ class LocalBackend : public Backend {
     std::string& env = w.Key("env");
     env += '[';
     std::string kv;
+    constexpr std::string_view kAttemptIdName = kAttemptIdVar.substr(0, kAttemptIdVar.size() - 1);
     for (const auto& [k, v] : spec.env) {
+      if (k == kAttemptIdName) continue;  // ours, below: the marker KillLeftovers relies on
       if (env.back() != '[') env += ',';
       kv.assign(k).append(1, '=').append(v);
       AppendJsonString(&env, kv);
     }
-    if (!spec.env.count(std::string(kAttemptIdVar.substr(0, kAttemptIdVar.size() - 1)))) {
-      if (env.back() != '[') env += ',';
-      kv.assign(kAttemptIdVar).append(spec.attempt_id);
-      AppendJsonString(&env, kv);
-    }
+    if (env.back() != '[') env += ',';
+    kv.assign(kAttemptIdVar).append(spec.attempt_id);
+    AppendJsonString(&env, kv);
     env += ']';
     if (cg_.mechanism != "none") {
       if (spec.memory_bytes > 0) w.Int("memory", spec.memory_bytes);

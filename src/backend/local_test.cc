@@ -317,6 +317,7 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   // A background child too, which PR_SET_PDEATHSIG does not reach.
   auto spec =
       Spec(dir, "a", {"sh", "-c", "sleep 300 & echo $! > bg; echo $$ > pid; exec sleep 300"});
+  spec.env["RSL_ATTEMPT_ID"] = "spoofed";  // the backend's own marker wins
   ASSERT_TRUE(b->Launch(spec).ok());
   pid_t step = atoi(WaitForFile(spec.workdir + "/pid").c_str());
   ASSERT_GT(step, 0);
@@ -327,6 +328,7 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   ASSERT_TRUE(environ_of_bg.ok());
   EXPECT_NE(environ_of_bg->find(std::string("RSL_ATTEMPT_ID=") + spec.attempt_id + '\0'),
             std::string::npos);
+  EXPECT_EQ(environ_of_bg->find("spoofed"), std::string::npos);
   pid_t supervisor = ParentOf(step);
   ASSERT_GT(supervisor, 1);
   ASSERT_NE(supervisor, getpid());

@@ -6,11 +6,12 @@
 #       step at once (bin/rsl-engine-bench), vs `ninja -n`;
 #   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run).
 # Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
-# STEPS=N changes the size (default 10000); SETTLE=s the quiet wait before timing (default 31,
-# see below); BUILD=dir picks the build (default build-bench,
-# configured RelWithDebInfo here); RUNNER=driver runs the DAGs with tests/engine's
-# rsl-engine-driver (the same engine, local backend and store, without the CLI) when
-# building all of seedctl is too slow. Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
+# STEPS=N changes the size (default 10000); SETTLE=s the quiet wait before timing (default
+# 31, see below; as root the clean caches are dropped after it, DROP_CACHES=0 to not);
+# BUILD=dir picks the build (default build-bench, configured RelWithDebInfo here);
+# RUNNER=driver runs the DAGs with tests/engine's rsl-engine-driver (the same engine, local
+# backend and store, without the CLI) when building all of seedctl is too slow.
+# Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${STEPS:-10000}
@@ -41,12 +42,12 @@ trap 'rm -rf "$WORK"' EXIT
 # out long ago"), so where it may (root), the script also drops the clean caches after the
 # wait: the same probe then cost 47-51 us right after a 20,000-directory rm -rf, where it
 # cost 400 us without. Then it runs what both sides run once, so neither pays the cold reads.
-# Where it may not, and after large deletions (a previous run of this script, a test
-# suite), use SETTLE=300.
+# DROP_CACHES=0 leaves the caches alone. Where they are not dropped, use SETTLE=300 after
+# large deletions (a previous run of this script, a test suite).
 if [ "${SETTLE:-31}" -gt 0 ]; then
   sync
   sleep "${SETTLE:-31}"
-  if [ -w /proc/sys/vm/drop_caches ]; then
+  if [ "${DROP_CACHES:-1}" = 1 ] && [ -w /proc/sys/vm/drop_caches ]; then
     sync
     echo 3 >/proc/sys/vm/drop_caches
     DROPPED=1

@@ -262,6 +262,39 @@ TEST(LocalBackendTest, TheSupervisorOutlivesItsClientAndReportsToTheAdopter) {
   EXPECT_EQ(*ReadFile(spec.workdir + "/marker"), "done\n");
 }
 
+TEST(LocalBackendTest, ASupervisorFoundDeadAtAdoptionLeavesNothingRunning) {
+  std::string dir = Dir("deadadopt");
+  auto spec =
+      Spec(dir, "a", {"sh", "-c", "sleep 300 & echo $! > bg; echo $$ > pid; exec sleep 300"});
+  {
+    auto first = Make(dir);
+    Collector c;
+    c.Attach(first.get());
+    ASSERT_TRUE(first->Launch(spec).ok());
+    first->on_exit = nullptr;
+  }  // no backend connected from here on
+  pid_t step = atoi(WaitForFile(spec.workdir + "/pid").c_str());
+  pid_t bg = atoi(WaitForFile(spec.workdir + "/bg").c_str());
+  ASSERT_GT(step, 0);
+  ASSERT_GT(bg, 0);
+  pid_t supervisor = ParentOf(step);
+  ASSERT_GT(supervisor, 1);
+  ASSERT_NE(supervisor, getpid());
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0);
+  for (int i = 0; i < 200 && Alive(step); ++i) usleep(10000);
+  ASSERT_FALSE(Alive(step));  // PR_SET_PDEATHSIG
+  ASSERT_TRUE(Alive(bg));     // ... which does not reach the background child
+  auto second = Make(dir);
+  Collector c;
+  c.Attach(second.get());
+  second->Adopt(spec);  // a new supervisor knows nothing of it: lost, and its leftovers killed
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kNodeLost);
+  for (int i = 0; i < 200 && Alive(bg); ++i) usleep(10000);
+  EXPECT_FALSE(Alive(bg));
+}
+
 TEST(LocalBackendTest, TwoBackendsOnOneStateDirectoryShareTheSupervisor) {
   std::string dir = Dir("share");
   auto b1 = Make(dir);

@@ -188,8 +188,10 @@ AttemptExit Lost(const std::string& attempt_id) {
   return e;
 }
 
-// Every step process carries its attempt's id in this variable (LaunchLine adds it).
-constexpr std::string_view kAttemptIdVar = "RSL_ATTEMPT_ID=";
+// Every step process carries "<supervisor socket name>/<attempt id>" in this variable
+// (LaunchLine adds it): unique to the state directory and the attempt, so a backend never
+// takes another state directory's step (tests, users) with the same attempt id for its own.
+constexpr std::string_view kMarkerVar = "RSL_SUPERVISED_ATTEMPT=";
 
 // The whole of /proc/<pid>/environ (empty when unreadable: another user's, a zombie, gone).
 std::string ReadEnviron(pid_t pid) {
@@ -205,14 +207,14 @@ std::string ReadEnviron(pid_t pid) {
   return out;
 }
 
-// SIGKILLs every process whose environment names one of `ids` as its attempt: what a step
-// left running when its supervisor was killed. The step's main process dies with the
+// SIGKILLs every process whose environment names one of `keys` (Marker()) as its attempt:
+// what a step left running when its supervisor was killed. The step's main process dies with the
 // supervisor (PR_SET_PDEATHSIG), but its background children do not, and nobody else would
 // ever stop them. Each candidate is pinned by a pidfd before its environment is read, so a
 // pid reused meanwhile is never signalled. Returns how many were killed. A process that
 // dropped the variable (env -i) is not found.
-int KillLeftovers(const std::set<std::string>& ids) {
-  if (ids.empty()) return 0;
+int KillLeftovers(const std::set<std::string>& keys) {
+  if (keys.empty()) return 0;
   DIR* d = opendir("/proc");
   if (!d) return 0;
   int killed = 0;
@@ -228,8 +230,8 @@ int KillLeftovers(const std::set<std::string>& ids) {
       size_t nul = env.find('\0', at);
       if (nul == std::string::npos) nul = env.size();
       std::string_view var(env.data() + at, nul - at);
-      if (var.substr(0, kAttemptIdVar.size()) == kAttemptIdVar) {
-        ours = ids.count(std::string(var.substr(kAttemptIdVar.size()))) > 0;
+      if (var.substr(0, kMarkerVar.size()) == kMarkerVar) {
+        ours = keys.count(std::string(var.substr(kMarkerVar.size()))) > 0;
       }
       at = nul + 1;
     }
@@ -248,12 +250,18 @@ int KillLeftovers(const std::set<std::string>& ids) {
 // Kills the leftovers of every attempt in `exits` reported lost with its supervisor, until
 // a pass finds none: a main process may still be forking when the supervisor's socket
 // closes (its PR_SET_PDEATHSIG comes a moment later).
-void KillLeftoversOfLost(const std::vector<AttemptExit>& exits) {
-  std::set<std::string> ids;
+std::string Marker(const std::string& socket_name, const std::string& attempt_id) {
+  return socket_name + "/" + attempt_id;
+}
+
+void KillLeftoversOfLost(const std::string& socket_name, const std::vector<AttemptExit>& exits) {
+  std::set<std::string> keys;
   for (const auto& e : exits) {
-    if (e.kind == ExitKind::kNodeLost && e.message == kLostMessage) ids.insert(e.attempt_id);
+    if (e.kind == ExitKind::kNodeLost && e.message == kLostMessage) {
+      keys.insert(Marker(socket_name, e.attempt_id));
+    }
   }
-  for (int pass = 0; pass < 10 && KillLeftovers(ids) > 0; ++pass) usleep(10000);
+  for (int pass = 0; pass < 10 && KillLeftovers(keys) > 0; ++pass) usleep(10000);
 }
 
 // The exit file if there is a complete one, else kNodeLost.
@@ -297,10 +305,10 @@ class LocalBackend : public Backend {
 
   Status Launch(const LaunchSpec& spec) override {
     bool limited = spec.memory_bytes > 0 || spec.cpu_millis > 0;
-    std::string line = LaunchLine(spec, limited);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (fd_ < 0) RSL_RETURN_IF_ERROR(ConnectLocked());
+      std::string line = LaunchLine(spec, limited, socket_name_);  // connected: named
       // Owned before it is sent: if the supervisor dies now, the attempt is reported lost.
       owned_[spec.attempt_id] = spec.exit_file;
       SendLocked(line);
@@ -336,7 +344,8 @@ class LocalBackend : public Backend {
   // The launch message, written by hand like the engine's launch record: one per attempt on
   // the engine's loop thread. Strings are strict JSON; bytes that are not UTF-8 become U+FFFD
   // (AppendJsonString), as Dump does for the other messages.
-  std::string LaunchLine(const LaunchSpec& spec, bool limited) const {
+  std::string LaunchLine(const LaunchSpec& spec, bool limited,
+                         const std::string& socket_name) const {
     std::string line;
     line.reserve(1024);
     JsonObjectWriter w(&line);
@@ -352,15 +361,15 @@ class LocalBackend : public Backend {
     std::string& env = w.Key("env");
     env += '[';
     std::string kv;
-    constexpr std::string_view kAttemptIdName = kAttemptIdVar.substr(0, kAttemptIdVar.size() - 1);
+    constexpr std::string_view kMarkerName = kMarkerVar.substr(0, kMarkerVar.size() - 1);
     for (const auto& [k, v] : spec.env) {
-      if (k == kAttemptIdName) continue;  // ours, below: the marker KillLeftovers relies on
+      if (k == kMarkerName) continue;  // ours, below: the marker KillLeftovers relies on
       if (env.back() != '[') env += ',';
       kv.assign(k).append(1, '=').append(v);
       AppendJsonString(&env, kv);
     }
     if (env.back() != '[') env += ',';
-    kv.assign(kAttemptIdVar).append(spec.attempt_id);
+    kv.assign(kMarkerVar).append(Marker(socket_name, spec.attempt_id));
     AppendJsonString(&env, kv);
     env += ']';
     if (cg_.mechanism != "none") {
@@ -539,6 +548,7 @@ class LocalBackend : public Backend {
 
   void ReadLoop() {
     std::string in;
+    std::string socket_name;  // set once, by the first connection
     int current = -1;
     while (true) {
       std::vector<AttemptExit> out;
@@ -548,12 +558,13 @@ class LocalBackend : public Backend {
         if (stopping_) return;
         fd = fd_;
         out.swap(local_reports_);
+        if (socket_name.empty()) socket_name = socket_name_;
       }
       if (fd != current) {
         in.clear();
         current = fd;
       }
-      KillLeftoversOfLost(out);
+      KillLeftoversOfLost(socket_name, out);
       for (auto& e : out) Deliver(std::move(e));
       out.clear();
       pollfd p[2] = {{wake_, POLLIN, 0}, {fd, POLLIN, 0}};
@@ -580,7 +591,7 @@ class LocalBackend : public Backend {
         }
         in.erase(0, start);
       }
-      KillLeftoversOfLost(out);
+      KillLeftoversOfLost(socket_name, out);
       for (auto& e : out) Deliver(std::move(e));
     }
   }

@@ -30,7 +30,8 @@
 // If the supervisor dies, its steps die with it (PR_SET_PDEATHSIG) and every attempt the
 // backend owned is reported from its exit record, else as kNodeLost, after whatever the
 // attempt left in the background is killed (processes whose environment holds its
-// RSL_ATTEMPT_ID, which every step gets); the next Launch starts a new supervisor. With no client and no step for a few seconds the supervisor exits.
+// RSL_SUPERVISED_ATTEMPT, which every step gets); the next Launch starts a new supervisor.
+// With no client and no step for a few seconds the supervisor exits.
 //
 // Threading: Launch/Stop/Adopt may be called from any thread; Launch only writes one line to
 // the socket (the supervisor is started first if needed). Exits are reported from one

@@ -350,7 +350,7 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   // A background child too, which PR_SET_PDEATHSIG does not reach.
   auto spec =
       Spec(dir, "a", {"sh", "-c", "sleep 300 & echo $! > bg; echo $$ > pid; exec sleep 300"});
-  spec.env["RSL_ATTEMPT_ID"] = "spoofed";  // the backend's own marker wins
+  spec.env["RSL_SUPERVISED_ATTEMPT"] = "spoofed";  // the backend's own marker wins
   ASSERT_TRUE(b->Launch(spec).ok());
   pid_t step = atoi(WaitForFile(spec.workdir + "/pid").c_str());
   ASSERT_GT(step, 0);
@@ -359,12 +359,27 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   ASSERT_TRUE(Alive(bg));
   auto environ_of_bg = ReadFile("/proc/" + std::to_string(bg) + "/environ");
   ASSERT_TRUE(environ_of_bg.ok());
-  EXPECT_NE(environ_of_bg->find(std::string("RSL_ATTEMPT_ID=") + spec.attempt_id + '\0'),
-            std::string::npos);
+  // <supervisor socket>/<attempt id>: another state directory's attempt "a" is not ours.
+  size_t marker = environ_of_bg->find("RSL_SUPERVISED_ATTEMPT=rsl-supervisor-");
+  ASSERT_NE(marker, std::string::npos);
+  EXPECT_EQ(environ_of_bg->substr(environ_of_bg->find('\0', marker) - spec.attempt_id.size() - 1,
+                                  spec.attempt_id.size() + 2),
+            "/" + spec.attempt_id + '\0');
   EXPECT_EQ(environ_of_bg->find("spoofed"), std::string::npos);
+  // The same attempt id under another state directory (its own supervisor): not touched.
+  std::string other_dir = Dir("killed-other");
+  auto other = Make(other_dir);
+  Collector other_c;
+  other_c.Attach(other.get());
+  auto other_spec = Spec(other_dir, "a", {"sh", "-c", "echo $$ > pid; exec sleep 300"});
+  ASSERT_EQ(other_spec.attempt_id, spec.attempt_id);
+  ASSERT_TRUE(other->Launch(other_spec).ok());
+  pid_t other_step = atoi(WaitForFile(other_spec.workdir + "/pid").c_str());
+  ASSERT_GT(other_step, 0);
   pid_t supervisor = ParentOf(step);
   ASSERT_GT(supervisor, 1);
   ASSERT_NE(supervisor, getpid());
+  ASSERT_NE(supervisor, ParentOf(other_step));
   ASSERT_EQ(kill(supervisor, SIGKILL), 0);
   auto e = c.Wait("a");
   ASSERT_TRUE(e.has_value());
@@ -372,7 +387,12 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   EXPECT_EQ(e->message, "the attempt's supervisor is gone and left no exit record");
   for (int i = 0; i < 200 && (Alive(step) || Alive(bg)); ++i) usleep(10000);
   EXPECT_FALSE(Alive(step));  // PR_SET_PDEATHSIG: nothing runs unsupervised
-  EXPECT_FALSE(Alive(bg));    // found by its RSL_ATTEMPT_ID and killed when reported lost
+  EXPECT_FALSE(Alive(bg));    // found by its RSL_SUPERVISED_ATTEMPT, killed when reported lost
+  EXPECT_TRUE(Alive(other_step));
+  other->Stop(other_spec.attempt_id, 500, /*timed_out=*/false);
+  auto other_e = other_c.Wait("a");
+  ASSERT_TRUE(other_e.has_value());
+  EXPECT_EQ(other_e->kind, ExitKind::kCancelled);
   // The next launch starts a new supervisor.
   auto next = Spec(dir, "b", {"true"});
   ASSERT_TRUE(b->Launch(next).ok());

@@ -178,13 +178,11 @@ constexpr int64_t kConnectTimeoutMs = 5000;
 constexpr int64_t kRespawnMs = 500;
 constexpr int kConnectRetryUs = 2000;
 
-constexpr char kLostMessage[] = "the attempt's supervisor is gone and left no exit record";
-
 AttemptExit Lost(const std::string& attempt_id) {
   AttemptExit e;
   e.attempt_id = attempt_id;
   e.kind = ExitKind::kNodeLost;
-  e.message = kLostMessage;
+  e.message = "the attempt's supervisor is gone and left no exit record";
   return e;
 }
 
@@ -193,18 +191,8 @@ AttemptExit Lost(const std::string& attempt_id) {
 // takes another state directory's step (tests, users) with the same attempt id for its own.
 constexpr std::string_view kMarkerVar = "RSL_SUPERVISED_ATTEMPT=";
 
-// The whole of /proc/<pid>/environ (empty when unreadable: another user's, a zombie, gone).
-std::string ReadEnviron(pid_t pid) {
-  std::string out;
-  int fd = open(("/proc/" + std::to_string(pid) + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0 && out.size() < (size_t(16) << 20)) {
-    out.append(buf, size_t(n));
-  }
-  close(fd);
-  return out;
+std::string Marker(const std::string& socket_name, const std::string& attempt_id) {
+  return socket_name + "/" + attempt_id;
 }
 
 // SIGKILLs every process whose environment names one of `keys` (Marker()) as its attempt:
@@ -224,12 +212,13 @@ int KillLeftovers(const std::set<std::string>& keys) {
     long pid = strtol(e->d_name, &end, 10);
     if (pid <= 1 || *end != '\0' || pid == self) continue;
     int pidfd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
-    std::string env = ReadEnviron(pid_t(pid));
+    // Unreadable (another user's, gone) or empty (a zombie, a kernel thread): not ours.
+    auto env = ReadFile("/proc/" + std::to_string(pid) + "/environ");
     bool ours = false;
-    for (size_t at = 0; at < env.size() && !ours;) {
-      size_t nul = env.find('\0', at);
-      if (nul == std::string::npos) nul = env.size();
-      std::string_view var(env.data() + at, nul - at);
+    for (size_t at = 0; env.ok() && at < env->size() && !ours;) {
+      size_t nul = env->find('\0', at);
+      if (nul == std::string::npos) nul = env->size();
+      std::string_view var(env->data() + at, nul - at);
       if (var.substr(0, kMarkerVar.size()) == kMarkerVar) {
         ours = keys.count(std::string(var.substr(kMarkerVar.size()))) > 0;
       }
@@ -247,19 +236,13 @@ int KillLeftovers(const std::set<std::string>& keys) {
   return killed;
 }
 
-// Kills the leftovers of every attempt in `exits` reported lost with its supervisor, until
-// a pass finds none: a main process may still be forking when the supervisor's socket
-// closes (its PR_SET_PDEATHSIG comes a moment later).
-std::string Marker(const std::string& socket_name, const std::string& attempt_id) {
-  return socket_name + "/" + attempt_id;
-}
-
+// Kills the leftovers of every attempt in `exits` reported lost (only Lost() makes
+// kNodeLost here), until a pass finds none: a main process may still be forking when the
+// supervisor's socket closes (its PR_SET_PDEATHSIG comes a moment later).
 void KillLeftoversOfLost(const std::string& socket_name, const std::vector<AttemptExit>& exits) {
   std::set<std::string> keys;
   for (const auto& e : exits) {
-    if (e.kind == ExitKind::kNodeLost && e.message == kLostMessage) {
-      keys.insert(Marker(socket_name, e.attempt_id));
-    }
+    if (e.kind == ExitKind::kNodeLost) keys.insert(Marker(socket_name, e.attempt_id));
   }
   for (int pass = 0; pass < 10 && KillLeftovers(keys) > 0; ++pass) usleep(10000);
 }
@@ -503,6 +486,13 @@ class LocalBackend : public Backend {
         .Hint("rsl-shim --serve did not answer on @" + socket_name_);
   }
 
+  // Lost attempts' leftovers are killed first: a rescheduled attempt never overlaps them.
+  void DeliverAll(const std::string& socket_name, std::vector<AttemptExit>* out) {
+    KillLeftoversOfLost(socket_name, *out);
+    for (auto& e : *out) Deliver(std::move(e));
+    out->clear();
+  }
+
   void Deliver(AttemptExit e) {
     e.node = sched::kLocalNodeName;
     if (on_exit) on_exit(e);
@@ -564,9 +554,7 @@ class LocalBackend : public Backend {
         in.clear();
         current = fd;
       }
-      KillLeftoversOfLost(socket_name, out);
-      for (auto& e : out) Deliver(std::move(e));
-      out.clear();
+      DeliverAll(socket_name, &out);
       pollfd p[2] = {{wake_, POLLIN, 0}, {fd, POLLIN, 0}};
       if (poll(p, fd >= 0 ? 2 : 1, -1) < 0) continue;
       if (p[0].revents & POLLIN) {
@@ -591,8 +579,7 @@ class LocalBackend : public Backend {
         }
         in.erase(0, start);
       }
-      KillLeftoversOfLost(socket_name, out);
-      for (auto& e : out) Deliver(std::move(e));
+      DeliverAll(socket_name, &out);
     }
   }
 

@@ -1,10 +1,14 @@
 #include "base/file.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
 
 #include "base/codes.h"
@@ -55,6 +59,83 @@ Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, siz
   auto text = ReadToEnd(fd, path, max_bytes);
   if (!text.ok()) return text.error();
   return std::optional<std::string>(std::move(*text));
+}
+
+Result<std::optional<std::string>> ReadUntrustedFileIfExists(const std::string& path,
+                                                             size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    if (errno == ELOOP) {
+      return Error(codes::kInvalidArgument, path + " is a symbolic link: not read").Value(path);
+    }
+    return OsError(codes::kIoError, "cannot open", path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error(codes::kInvalidArgument, path + " is not a regular file: not read").Value(path);
+  }
+  auto text = ReadToEnd(fd, path, max_bytes);
+  if (!text.ok()) return text.error();
+  return std::optional<std::string>(std::move(*text));
+}
+
+Result<std::string> ReadFileBeneath(const std::string& root, const std::string& relative) {
+  std::string path = root + "/" + relative;
+  int dir = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return OsError(codes::kIoError, "cannot open directory", root, errno);
+  open_how how{};
+  how.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  int fd = int(::syscall(SYS_openat2, dir, relative.c_str(), &how, sizeof(how)));
+  int e = errno;
+  if (fd < 0 && e == ENOSYS) {
+    // Kernels before 5.6: no link at the end, and the file found must lie under root.
+    fd = ::openat(dir, relative.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    e = errno;
+    if (fd >= 0) {
+      char real_root[PATH_MAX], real_file[PATH_MAX];
+      std::string self = "/proc/self/fd/" + std::to_string(fd);
+      ssize_t n = ::readlink(self.c_str(), real_file, sizeof(real_file) - 1);
+      if (!::realpath(root.c_str(), real_root) || n <= 0) {
+        ::close(fd);
+        fd = -1;
+        e = ELOOP;
+      } else {
+        real_file[n] = 0;
+        std::string prefix = std::string(real_root) + "/";
+        if (std::string(real_file).compare(0, prefix.size(), prefix) != 0) {
+          ::close(fd);
+          fd = -1;
+          e = ELOOP;
+        }
+      }
+    }
+  }
+  ::close(dir);
+  if (fd < 0) {
+    if (e == ELOOP || e == EXDEV) {
+      return Error(codes::kInvalidArgument,
+                   path + " is or passes through a symbolic link: not read")
+          .Value(path)
+          .Hint("outputs are published as regular files and directories; copy what a link "
+                "points to instead");
+    }
+    return OsError(codes::kIoError, "cannot open", path, e);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error(codes::kInvalidArgument, path + " is not a regular file: not read").Value(path);
+  }
+  return ReadToEnd(fd, path, std::string().max_size());
+}
+
+Status MakePrivateDir(const std::string& path) {
+  RSL_RETURN_IF_ERROR(MakeDirs(path));
+  if (::chmod(path.c_str(), 0700) != 0) return OsError(codes::kIoError, "cannot chmod", path, errno);
+  return Status::Ok();
 }
 
 Status SyncDir(const std::string& path) {

@@ -14,11 +14,25 @@ Result<std::string> ReadFile(const std::string& path);
 //! built: for hot paths that usually find nothing). Errors: IO_ERROR (unreadable), or
 //! INVALID_ARGUMENT when it holds more than `max_bytes`.
 Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, size_t max_bytes);
+//! ReadFileIfExists for a file someone else controls (a step's metrics or progress file, read
+//! by a controller that may be root): a symbolic link at `path` is not followed and anything
+//! but a regular file (a FIFO, a device) is not opened for reading. Errors as
+//! ReadFileIfExists, and INVALID_ARGUMENT for a link or a file that is not regular.
+Result<std::optional<std::string>> ReadUntrustedFileIfExists(const std::string& path,
+                                                             size_t max_bytes);
+//! `root`/`relative`, read only when no symbolic link is on the way from root and the file
+//! is regular: a step's output published by a controller that may be root never reads what
+//! a link planted by the step points to. Errors: INVALID_ARGUMENT (a link, not a regular
+//! file), IO_ERROR.
+Result<std::string> ReadFileBeneath(const std::string& root, const std::string& relative);
 //! Writes to `path.tmp.<pid>`, fsyncs, renames over `path` and fsyncs the directory, so a
 //! reader sees the old or the new contents, never a mix, even after a crash.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 //! mkdir -p.
 Status MakeDirs(const std::string& path);
+//! mkdir -p, then the directory's mode is set to 0700: a state directory, which nothing but
+//! its owner may enter (steps run as other users, docs/security.md).
+Status MakePrivateDir(const std::string& path);
 //! rm -rf; a missing path is not an error.
 Status RemoveAll(const std::string& path);
 bool PathExists(const std::string& path);

@@ -193,7 +193,7 @@ class FileStorage : public Storage {
     if (!files.ok()) return files.status();
     nlohmann::json manifest = {{"files", nlohmann::json::array()}};
     for (const auto& f : *files) {
-      auto bytes = ReadFile(JoinUri(local_dir, f.relative));
+      auto bytes = ReadFileBeneath(local_dir, f.relative);
       if (!bytes.ok()) return bytes.status();
       std::string target = JoinUri(staging, f.relative);
       RSL_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.find_last_of('/'))));
@@ -306,7 +306,7 @@ Status Storage::Publish(const std::string& local_dir, const std::string& dest_ur
   if (!files.ok()) return files.status();
   nlohmann::json manifest = {{"files", nlohmann::json::array()}};
   for (const auto& f : *files) {
-    auto bytes = ReadFile(JoinUri(local_dir, f.relative));
+    auto bytes = ReadFileBeneath(local_dir, f.relative);
     if (!bytes.ok()) return bytes.status();
     RSL_RETURN_IF_ERROR(Write(JoinUri(dest_uri, f.relative), *bytes));
     manifest["files"].push_back(

@@ -16,6 +16,8 @@ struct BackendOptions {
   std::string node_file;        //!< local: devices declared, not probed
   std::string slurm_conf;       //!< slurm: SLURM_CONF to use ("" = environment/default)
   std::string slurm_partition;  //!< slurm: partition ("" = default)
+  //! Who steps run as (identity.h): auto | users | user:NAME | namespace | none.
+  std::string isolation = "auto";
 };
 
 Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name, const BackendOptions& options);

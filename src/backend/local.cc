@@ -255,11 +255,14 @@ AttemptExit FromExitFile(const std::string& attempt_id, const std::string& exit_
 
 class LocalBackend : public Backend {
  public:
-  LocalBackend(LocalOptions opts, std::vector<sched::Node> nodes, CgroupBases cg, std::string shim)
+  LocalBackend(LocalOptions opts, std::vector<sched::Node> nodes, CgroupBases cg, std::string shim,
+               Isolation isolation)
       : opts_(std::move(opts)),
         nodes_(std::move(nodes)),
         cg_(std::move(cg)),
-        shim_(std::move(shim)) {}
+        shim_(std::move(shim)),
+        isolation_(isolation),
+        identities_(opts_.state_dir, isolation.uid_base) {}
 
   // The supervisor is started (or found) at the first Launch or Adopt: a backend that only
   // lists nodes starts nothing.
@@ -288,10 +291,18 @@ class LocalBackend : public Backend {
 
   Status Launch(const LaunchSpec& spec) override {
     bool limited = spec.memory_bytes > 0 || spec.cpu_millis > 0;
+    std::optional<StepIdentity> who;
+    if (isolation_.mode == IsolationMode::kUsers) {
+      auto id = identities_.For(spec.namespace_);
+      if (!id.ok()) return id.error();
+      who = *id;
+    } else if (isolation_.mode == IsolationMode::kUser) {
+      who = StepIdentity{isolation_.user_uid, isolation_.user_gid};
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (fd_ < 0) RSL_RETURN_IF_ERROR(ConnectLocked());
-      std::string line = LaunchLine(spec, limited, socket_name_);  // connected: named
+      std::string line = LaunchLine(spec, limited, socket_name_, who);  // connected: named
       // Owned before it is sent: if the supervisor dies now, the attempt is reported lost.
       owned_[spec.attempt_id] = spec.exit_file;
       SendLocked(line);
@@ -327,8 +338,8 @@ class LocalBackend : public Backend {
   // The launch message, written by hand like the engine's launch record: one per attempt on
   // the engine's loop thread. Strings are strict JSON; bytes that are not UTF-8 become U+FFFD
   // (AppendJsonString), as Dump does for the other messages.
-  std::string LaunchLine(const LaunchSpec& spec, bool limited,
-                         const std::string& socket_name) const {
+  std::string LaunchLine(const LaunchSpec& spec, bool limited, const std::string& socket_name,
+                         const std::optional<StepIdentity>& who) const {
     std::string line;
     line.reserve(1024);
     JsonObjectWriter w(&line);
@@ -340,6 +351,15 @@ class LocalBackend : public Backend {
     w.Str("log", spec.log_path);
     w.Str("exit_file", spec.exit_file);
     w.Int("grace_ms", opts_.grace_ms);
+    if (who) {
+      w.Int("uid", int64_t(who->uid));
+      w.Int("gid", int64_t(who->gid));
+    }
+    if (isolation_.mode == IsolationMode::kNamespace) {
+      w.Int("userns", 1);
+      w.StrList("hide", spec.private_dirs);
+      w.StrList("ro", spec.read_dirs);
+    }
     w.StrList("secrets", spec.secret_values);
     std::string& env = w.Key("env");
     env += '[';
@@ -587,6 +607,8 @@ class LocalBackend : public Backend {
   std::vector<sched::Node> nodes_;
   CgroupBases cg_;
   std::string shim_;
+  Isolation isolation_;
+  IdentityMap identities_;
   std::string state_dir_, socket_name_;  // GUARDED_BY(mu_); set by the first connection
   int wake_ = -1;
   std::thread reader_;
@@ -721,8 +743,12 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
     return Error(codes::kInvalidArgument, "unknown limits mode " + Quote(options.limits))
         .Hint("use one of " + Join(kModes, ", "));
   }
-  auto backend =
-      std::make_unique<LocalBackend>(options, std::move(nodes), Detect(options.limits), shim);
+  auto isolation = ParseIsolation(options.isolation);
+  if (!isolation.ok()) return isolation.error();
+  LocalOptions opts = options;
+  if (opts.state_dir.empty()) opts.state_dir = DefaultStateDir();
+  auto backend = std::make_unique<LocalBackend>(opts, std::move(nodes), Detect(options.limits),
+                                                shim, *isolation);
   RSL_RETURN_IF_ERROR(backend->Init());
   return std::unique_ptr<Backend>(std::move(backend));
 }
@@ -731,6 +757,7 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const BackendOptions& options) 
   LocalOptions lo;
   lo.state_dir = options.state_dir;
   lo.node_file = options.node_file;
+  lo.isolation = options.isolation;
   if (const char* l = getenv("RSL_LIMITS"); l && *l) lo.limits = l;
   return NewLocalBackend(lo);
 }

@@ -43,6 +43,7 @@
 
 #include "backend/backend.h"
 #include "backend/factory.h"
+#include "backend/identity.h"
 #include "base/status.h"
 
 namespace rsl::backend {
@@ -54,6 +55,8 @@ struct LocalOptions {
   std::string limits = "auto";  //!< auto | cgroup-v2 | cgroup-v1 | rlimit | none
   std::string nvidia_smi = "nvidia-smi";  //!< "" = do not probe GPUs
   int64_t grace_ms = 10'000;  //!< SIGTERM -> SIGKILL, enforced by the supervisor
+  //! Who steps run as (identity.h): auto | users | user:NAME | namespace | none.
+  std::string isolation = "auto";
 };
 
 Result<std::unique_ptr<Backend>> NewLocalBackend(const BackendOptions& options);

@@ -72,10 +72,14 @@ LaunchSpec Spec(const std::string& dir, const std::string& id, std::vector<std::
   return s;
 }
 
-std::unique_ptr<Backend> Make(const std::string& dir, const std::string& limits = "auto") {
+// The supervisor's mechanics, with steps as our own user: they write into the test's
+// directories. Isolation has tests of its own below.
+std::unique_ptr<Backend> Make(const std::string& dir, const std::string& limits = "auto",
+                              const std::string& isolation = "none") {
   LocalOptions o;
   o.state_dir = dir;
   o.limits = limits;
+  o.isolation = isolation;
   o.nvidia_smi = "";
   o.grace_ms = 500;
   o.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";

@@ -46,11 +46,14 @@
 // the supervisor exits.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/mount.h>
 #include <sys/signalfd.h>
+#include <sys/statvfs.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -118,6 +121,20 @@ std::string ReadSmall(const std::string& path) {
   return out;
 }
 
+// A step isolated by a user namespace runs as our uid too: it is told apart by its user
+// namespace. /proc/<pid>/uid_map is readable by all and shows the map as seen from ours, so
+// it equals our own exactly when the peer is in our namespace.
+bool InOurUserNamespace(pid_t pid) {
+  static const std::string ours = ReadSmall("/proc/self/uid_map");
+  if (pid <= 0) return false;
+  return ReadSmall("/proc/" + std::to_string(pid) + "/uid_map") == ours;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 long long ReadNumberAfter(const std::string& text, const std::string& key) {
   size_t p = text.find(key);
   if (p == std::string::npos) return -1;
@@ -138,6 +155,32 @@ bool MakeDirs(const std::string& path) {
 std::string Dirname(const std::string& path) {
   size_t p = path.rfind('/');
   return p == std::string::npos || p == 0 ? "" : path.substr(0, p);
+}
+
+// mkdir -p for an isolated step's directories: the missing parents are made 0711 (a step may
+// pass through, not list), `leaf` (when it is missing) `leaf_mode`; modes exact, whatever
+// the umask. errno is kept on failure.
+bool MakeDirsMode(const std::string& path, mode_t parent_mode, mode_t leaf_mode) {
+  if (path.empty()) return true;
+  if (mkdir(path.c_str(), leaf_mode) == 0) return chmod(path.c_str(), leaf_mode) == 0;
+  if (errno == EEXIST) return true;
+  if (errno != ENOENT) return false;
+  std::string parent = Dirname(path);
+  if (parent.empty() || !MakeDirsMode(parent, parent_mode, parent_mode)) return false;
+  if (mkdir(path.c_str(), leaf_mode) == 0) return chmod(path.c_str(), leaf_mode) == 0;
+  return errno == EEXIST;
+}
+
+// Hands an isolated step its directory: owner uid:gid, mode 0700. Through an O_NOFOLLOW
+// descriptor, so a link in its place is refused, never followed. errno is kept on failure.
+bool GiveDir(const std::string& dir, uid_t uid, gid_t gid) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0;
+  int e = errno;
+  close(fd);
+  errno = e;
+  return ok;
 }
 
 // True when `dir` is a directory holding nothing but "." and "..".
@@ -190,11 +233,103 @@ struct ChildPlan {
   const char* program = nullptr;  // argv[0] found in PATH by the supervisor (ResolveProgram)
   int devnull = -1, out = -1;
   pid_t parent = 0;
+  long long uid = -1, gid = -1;  // isolation by uid: the step's identity (-1: ours)
+  const struct NsPlan* ns = nullptr;  // isolation by a mount namespace, when set
+};
+
+// Isolation "namespace" (backend/identity.h), prepared by the supervisor: the child makes a
+// user and mount namespace, lays an empty tmpfs over each hidden directory (the state and
+// runs directories), and binds back the step's own directories (read-write) and its
+// dependencies' outputs (read-only) at their paths.
+struct NsPlan {
+  struct Bind {
+    std::string path;
+    bool ro = false;
+    unsigned long keep = 0;  // the source mount's flags a remount in a user namespace keeps
+  };
+  std::string uid_map, gid_map;   // "<ours> <ours> 1": the step stays our user inside
+  std::vector<std::string> hide;  // tmpfs over each
+  std::vector<std::string> mkdirs;  // inside those tmpfs, parents first
+  std::vector<Bind> binds;
+  mutable std::vector<int> fds;   // one per bind, sized by the supervisor
 };
 
 void WriteErr(const char* what, const char* arg, int err) {
   const char* parts[] = {"rsl-shim: ", what, arg, ": ", strerror(err), "\n"};
   for (const char* p : parts) (void)!write(2, p, strlen(p));
+}
+
+bool WriteTo(const char* path, const std::string& text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size());
+  close(fd);
+  return ok;
+}
+
+// "/proc/self/fd/<fd>" into buf, without the allocator (a vfork child).
+const char* FdPath(int fd, char (&buf)[32]) {
+  char digits[16];
+  int n = 0;
+  do {
+    digits[n++] = char('0' + fd % 10);
+    fd /= 10;
+  } while (fd > 0 && n < 15);
+  const char prefix[] = "/proc/self/fd/";
+  size_t len = sizeof(prefix) - 1;
+  memcpy(buf, prefix, len);
+  while (n > 0) buf[len++] = digits[--n];
+  buf[len] = 0;
+  return buf;
+}
+
+// The child's half of isolation "namespace". System calls only; false with errno set and
+// *what naming the step that failed.
+bool EnterNamespace(const NsPlan& ns, const char** what) {
+  // Our /proc/self files are root's while we are not dumpable (the supervisor is not), and
+  // the id maps are written through them. A forked child (never vfork: this is per memory
+  // map) may be; the exec decides again for the step.
+  *what = "PR_SET_DUMPABLE";
+  if (prctl(PR_SET_DUMPABLE, 1) != 0) return false;
+  *what = "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return false;
+  *what = "the user namespace's id maps";
+  if (!WriteTo("/proc/self/setgroups", "deny") || !WriteTo("/proc/self/uid_map", ns.uid_map) ||
+      !WriteTo("/proc/self/gid_map", ns.gid_map)) {
+    return false;
+  }
+  *what = "a private mount namespace";
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  // Opened here, in the new namespace (a bind source must be one of its mounts), and
+  // before the tmpfs hides them.
+  *what = "a directory of the step";
+  for (size_t i = 0; i < ns.binds.size(); ++i) {
+    ns.fds[i] = open(ns.binds[i].path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (ns.fds[i] < 0) return false;
+  }
+  *what = "a tmpfs over the state directory";
+  for (const auto& h : ns.hide) {
+    if (mount("tmpfs", h.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "mode=0755,size=64k") != 0) {
+      return false;
+    }
+  }
+  *what = "the step's directories inside the tmpfs";
+  for (const auto& d : ns.mkdirs) {
+    if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  *what = "a bind mount of the step's directories";
+  for (size_t i = 0; i < ns.binds.size(); ++i) {
+    char src[32];
+    const NsPlan::Bind& b = ns.binds[i];
+    if (mount(FdPath(ns.fds[i], src), b.path.c_str(), nullptr, MS_BIND, nullptr) != 0) return false;
+    if (b.ro && mount(nullptr, b.path.c_str(), nullptr,
+                      MS_BIND | MS_REMOUNT | MS_RDONLY | b.keep, nullptr) != 0) {
+      return false;
+    }
+    close(ns.fds[i]);
+  }
+  return true;
 }
 
 // The child: system calls only (it may share the supervisor's memory, see SpawnChild).
@@ -212,13 +347,32 @@ void WriteErr(const char* what, const char* arg, int err) {
     }
   }
   if (p.use_rlimit) setrlimit(RLIMIT_AS, &p.as_limit);
+  // Output first: what goes wrong from here on is in the step's log.
+  dup2(p.devnull, 0);
+  dup2(p.out, 1);
+  dup2(p.out, 2);
+  if (p.ns) {
+    const char* what = "";
+    if (!EnterNamespace(*p.ns, &what)) {
+      WriteErr("step isolation: cannot set up ", what, errno);
+      _exit(kExecFailedCode);
+    }
+  }
+  if (p.uid >= 0) {
+    // Raw system calls: glibc's setuid() would try to change every thread of the process
+    // whose memory a vfork child shares. Groups first, then gid, then uid (after which
+    // nothing can be changed back).
+    if (syscall(SYS_setgroups, 0, nullptr) != 0 ||
+        syscall(SYS_setresgid, gid_t(p.gid), gid_t(p.gid), gid_t(p.gid)) != 0 ||
+        syscall(SYS_setresuid, uid_t(p.uid), uid_t(p.uid), uid_t(p.uid)) != 0) {
+      WriteErr("cannot drop privileges", "", errno);
+      _exit(kExecFailedCode);
+    }
+  }
   for (int sig : {SIGPIPE, SIGHUP, SIGINT}) signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  dup2(p.devnull, 0);
-  dup2(p.out, 1);
-  dup2(p.out, 2);
   if (p.workdir && chdir(p.workdir) != 0) {
     WriteErr("cannot enter ", p.workdir, errno);
     _exit(kExecFailedCode);
@@ -276,7 +430,8 @@ pid_t SpawnChild(const ChildPlan& plan) {
 #if defined(__SANITIZE_ADDRESS__)
   pid_t pid = fork();
 #else
-  pid_t pid = vfork();
+  // A step entering a namespace changes what is per memory map (EnterNamespace): fork.
+  pid_t pid = plan.ns ? fork() : vfork();
 #endif
   if (pid == 0) ExecChild(plan);
   environ = saved_environ;
@@ -289,6 +444,9 @@ struct Attempt {
   long long memory = 0, cpu_millis = 0;
   std::string v2_cg, mem_cg, cpu_cg;
   int grace_ms = kDefaultGraceMs;
+  long long uid = -1, gid = -1;  // isolation by uid: the step's identity (-1: ours)
+  bool userns = false;            // isolation by a mount namespace
+  std::vector<std::string> hide, ro;
 
   std::string mechanism = "none", note;
   std::vector<std::string> procs;  // cgroup.procs files the child joins
@@ -351,7 +509,7 @@ class Supervisor {
   void Timers();
   int64_t NextDeadline() const;
   void QueueRmdir(const std::string& dir);
-  bool MakeAttemptDir(const std::string& pool, const std::string& dir);
+  bool MakeAttemptDir(const std::string& pool, const std::string& dir, bool isolated);
   void RecycleWorkdir(const std::string& workdir);
   void RemoveSpareDirs();
 
@@ -383,7 +541,8 @@ void Supervisor::Accept() {
     // The abstract namespace has no permissions: only our own user may start steps as us.
     ucred cred{};
     socklen_t len = sizeof(cred);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid() ||
+        !InOurUserNamespace(cred.pid)) {
       close(fd);
       continue;
     }
@@ -648,6 +807,61 @@ std::vector<std::string> Strings(const json& msg, const char* key) {
   return out;
 }
 
+// The mount flags a bind of `path` must keep when remounted read-only in a user namespace
+// (the kernel refuses to drop a flag that the outer mount has locked).
+unsigned long LockedFlags(const std::string& path) {
+  struct statvfs sv {};
+  if (statvfs(path.c_str(), &sv) != 0) return MS_NOSUID | MS_NODEV;
+  unsigned long f = 0;
+  if (sv.f_flag & ST_NOSUID) f |= MS_NOSUID;
+  if (sv.f_flag & ST_NODEV) f |= MS_NODEV;
+  if (sv.f_flag & ST_NOEXEC) f |= MS_NOEXEC;
+  if (sv.f_flag & ST_NOATIME) f |= MS_NOATIME;
+  if (sv.f_flag & ST_NODIRATIME) f |= MS_NODIRATIME;
+  if (sv.f_flag & ST_RELATIME) f |= MS_RELATIME;
+  return f;
+}
+
+bool Below(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+NsPlan PlanNamespace(const Attempt& a) {
+  NsPlan ns;
+  ns.uid_map = std::to_string(getuid()) + " " + std::to_string(getuid()) + " 1";
+  ns.gid_map = std::to_string(getgid()) + " " + std::to_string(getgid()) + " 1";
+  for (const auto& h : a.hide) {
+    if (h.empty() || h[0] != '/' || !IsDirectory(h)) continue;
+    bool inside = false;  // a directory below another hidden one is hidden with it
+    for (const auto& other : a.hide) inside = inside || Below(h, other);
+    if (!inside) ns.hide.push_back(h);
+  }
+  std::vector<std::pair<std::string, bool>> wanted;
+  if (!a.workdir.empty()) wanted.emplace_back(a.workdir, false);
+  for (const auto& d : a.make_dirs) wanted.emplace_back(d, false);
+  for (const auto& d : a.ro) wanted.emplace_back(d, true);
+  std::sort(wanted.begin(), wanted.end());
+  for (const auto& [path, ro] : wanted) {
+    const std::string* root = nullptr;
+    for (const auto& h : ns.hide) {
+      if (Below(path, h)) root = &h;
+    }
+    if (!root || !IsDirectory(path)) continue;  // visible anyway, or nothing to bind
+    // Its parents inside the tmpfs, then itself.
+    for (size_t p = path.find('/', root->size() + 1); ; p = path.find('/', p + 1)) {
+      std::string dir = p == std::string::npos ? path : path.substr(0, p);
+      if (std::find(ns.mkdirs.begin(), ns.mkdirs.end(), dir) == ns.mkdirs.end()) {
+        ns.mkdirs.push_back(dir);
+      }
+      if (p == std::string::npos) break;
+    }
+    ns.binds.push_back({path, ro, LockedFlags(path)});
+  }
+  ns.fds.assign(ns.binds.size(), -1);
+  return ns;
+}
+
 void Supervisor::Launch(int fd, const json& msg) {
   auto a = std::make_unique<Attempt>();
   a->id = msg.value("id", "");
@@ -665,29 +879,49 @@ void Supervisor::Launch(int fd, const json& msg) {
   a->mem_cg = msg.value("mem_cg", "");
   a->cpu_cg = msg.value("cpu_cg", "");
   a->grace_ms = msg.value("grace_ms", kDefaultGraceMs);
+  a->uid = msg.value("uid", -1LL);
+  a->gid = msg.value("gid", -1LL);
+  if (a->uid == 0 || (a->uid >= 0 && a->gid < 0)) a->uid = a->gid = -1;  // never root
+  a->userns = msg.value("userns", 0) != 0;
+  a->hide = Strings(msg, "hide");
+  a->ro = Strings(msg, "ro");
   if (a->id.empty()) return;
   if (auto it = attempts_.find(a->id); it != attempts_.end()) {
     it->second->owner = fd;  // launched twice: the running one reports to the latest launcher
     return;
   }
   if (a->argv.empty()) return FailBeforeStart(std::move(a), "empty command");
+  bool isolated = a->uid >= 0;
   for (const std::string& dir : {Dirname(a->exit_file), Dirname(a->log_path)}) {
     // The attempts' directory of a live attempt's journal exists: not made on every launch.
     if (journals_.count(dir + "/")) continue;
-    if (!MakeDirs(dir)) {
+    // Isolated: the logs and exit records are ours alone (0700 leaf, 0711 parents).
+    if (isolated ? !MakeDirsMode(dir, 0711, 0700) : !MakeDirs(dir)) {
       return FailBeforeStart(std::move(a),
                              "cannot create directory " + dir + ": " + strerror(errno));
     }
   }
   std::string pool = Dirname(a->workdir);
-  if (!a->workdir.empty() && !MakeAttemptDir(pool, a->workdir)) {
+  if (!a->workdir.empty() && !MakeAttemptDir(pool, a->workdir, isolated)) {
     return FailBeforeStart(std::move(a),
                            "cannot create directory " + a->workdir + ": " + strerror(errno));
   }
   for (const std::string& dir : a->make_dirs) {
-    if (!MakeAttemptDir(pool, dir)) {
+    if (!MakeAttemptDir(pool, dir, isolated)) {
       return FailBeforeStart(std::move(a),
                              "cannot create directory " + dir + ": " + strerror(errno));
+    }
+  }
+  if (isolated) {
+    // The step's own directories become its identity's (0700); everything above them stays
+    // ours (0711: it may pass through, not list or change).
+    std::vector<std::string> own = a->make_dirs;
+    if (!a->workdir.empty()) own.push_back(a->workdir);
+    for (const std::string& dir : own) {
+      if (!GiveDir(dir, uid_t(a->uid), gid_t(a->gid))) {
+        return FailBeforeStart(std::move(a), "cannot hand directory " + dir + " to uid " +
+                                                 std::to_string(a->uid) + ": " + strerror(errno));
+      }
     }
   }
   // stdout+stderr through a pipe: the log is created at the first byte (WriteLog).
@@ -715,6 +949,13 @@ void Supervisor::Launch(int fd, const json& msg) {
   plan.devnull = devnull_;
   plan.out = out_pipe[1];
   plan.parent = getpid();
+  plan.uid = a->uid;
+  plan.gid = a->gid;
+  NsPlan ns;
+  if (a->userns) {
+    ns = PlanNamespace(*a);
+    plan.ns = &ns;
+  }
 
   a->start_ms = NowMs();
   a->started_us = RealUs();
@@ -861,7 +1102,8 @@ void Supervisor::Finish(Attempt* a) {
 // as a spare, under its own name, and the next attempt's directory is that spare renamed:
 // one rename, no allocation. Spares that no attempt took are removed (rmdir: only while
 // still empty) when the supervisor goes idle.
-bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir) {
+bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir,
+                                bool isolated) {
   auto it = pool.empty() ? spares_.end() : spares_.find(pool);
   if (it != spares_.end()) {
     // A spare that is `dir` itself (an attempt launched again) is no longer spare.
@@ -881,7 +1123,7 @@ bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir)
     if (errno != ENOENT || lstat(spare.c_str(), &st) == 0) break;
     it->second.pop_back();
   }
-  return MakeDirs(dir);
+  return isolated ? MakeDirsMode(dir, 0711, 0700) : MakeDirs(dir);
 }
 
 void Supervisor::RecycleWorkdir(const std::string& workdir) {
@@ -1059,6 +1301,9 @@ int main(int argc, char** argv) {
   // Orphaned descendants (a step's background jobs) become our children, so they are
   // reaped here and never linger as zombies.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Not open to a step that runs as our user (isolation "namespace"): our memory, our open
+  // files and our root through /proc. A step's exec makes it dumpable again, for itself.
+  prctl(PR_SET_DUMPABLE, 0);
   // Steps inherit our signal state: start from the defaults, whatever the engine that
   // started us had blocked or ignored (seedctl blocks SIGINT/SIGTERM for its sigwait).
   for (int sig = 1; sig < NSIG; ++sig) {

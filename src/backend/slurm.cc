@@ -81,6 +81,9 @@ SlurmBackend::SlurmBackend(SlurmBackendOptions options, std::unique_ptr<CommandR
     files_dir_ = (options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir) +
                  "/slurm";
   }
+  identities_ = std::make_unique<IdentityMap>(
+      options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir,
+      options_.isolation.uid_base);
   if (options_.start_monitor) monitor_ = std::thread([this] { MonitorLoop(); });
 }
 
@@ -195,17 +198,27 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
               "");
 }
 
-Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files) {
+Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files,
+                                       const std::optional<StepIdentity>& who) {
   // The same attempt id launched again (rescheduled after node loss) reuses the directory:
   // every file is replaced by rename, so an orphan's bash keeps reading its own old script.
   RSL_RETURN_IF_ERROR(MakeDirs(files.dir));
   ::chmod(files.dir.c_str(), 0700);
   RSL_RETURN_IF_ERROR(WritePrivateFile(files.env, slurm::EnvFileContents(spec), 0600));
-  RSL_RETURN_IF_ERROR(WritePrivateFile(files.script, slurm::BatchScript(spec, files), 0700));
-  if (!spec.log_path.empty()) RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(spec.log_path)));
-  if (!spec.exit_file.empty()) RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(spec.exit_file)));
-  if (!spec.workdir.empty()) RSL_RETURN_IF_ERROR(MakeDirs(spec.workdir));
-  for (const auto& d : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(d));
+  RSL_RETURN_IF_ERROR(
+      WritePrivateFile(files.script, slurm::BatchScript(spec, files, who), 0700));
+  for (const std::string& file : {spec.log_path, spec.exit_file}) {
+    if (file.empty()) continue;
+    RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(file)));
+    // An isolated step never sees the logs and exit records: they are ours alone.
+    if (who) ::chmod(ParentDir(file).c_str(), 0700);
+  }
+  std::vector<std::string> own = spec.make_dirs;
+  if (!spec.workdir.empty()) own.push_back(spec.workdir);
+  for (const auto& d : own) {
+    RSL_RETURN_IF_ERROR(MakeDirs(d));
+    if (who) RSL_RETURN_IF_ERROR(HandDirTo(d, *who));
+  }
   return Status::Ok();
 }
 
@@ -218,7 +231,15 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   // A stale exit record (an earlier launch with the same path) must not end this attempt.
   if (!spec.exit_file.empty()) ::unlink(spec.exit_file.c_str());
   slurm::AttemptFiles files = slurm::AttemptPaths(files_dir_, spec.attempt_id);
-  RSL_RETURN_IF_ERROR(WriteAttemptFiles(spec, files));
+  std::optional<StepIdentity> who;
+  if (options_.isolation.mode == IsolationMode::kUsers) {
+    auto id = identities_->For(spec.namespace_);
+    if (!id.ok()) return id.error();
+    who = *id;
+  } else if (options_.isolation.mode == IsolationMode::kUser) {
+    who = StepIdentity{options_.isolation.user_uid, options_.isolation.user_gid};
+  }
+  RSL_RETURN_IF_ERROR(WriteAttemptFiles(spec, files, who));
   bool mask = !spec.secret_values.empty() && !spec.log_path.empty();
   std::string output = mask ? files.raw_log : (spec.log_path.empty() ? "/dev/null" : spec.log_path);
   auto args = slurm::SbatchArgs(spec, options_.backend.slurm_partition, output);
@@ -548,6 +569,16 @@ Result<std::unique_ptr<Backend>> NewSlurmBackend(const BackendOptions& options) 
   }
   SlurmBackendOptions o;
   o.backend = options;
+  auto isolation = ParseIsolation(options.isolation);
+  if (!isolation.ok()) return isolation.error();
+  if (isolation->mode == IsolationMode::kNamespace) {
+    return Error(codes::kInvalidArgument,
+                 "step isolation 'namespace' is not available on the Slurm backend")
+        .Value(options.isolation)
+        .Hint("run the controller as root (steps then run as one user per namespace: "
+              "--step-isolation users), or accept no isolation with --step-isolation none");
+  }
+  o.isolation = *isolation;
   auto runner = NewProcessRunner(env, kCommandTimeoutMs);
   // Fail early and clearly when there is no Slurm to talk to.
   auto ping = runner->Run({"sinfo", "--json"});

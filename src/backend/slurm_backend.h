@@ -23,6 +23,7 @@
 
 #include "backend/backend.h"
 #include "backend/factory.h"
+#include "backend/identity.h"
 #include "backend/slurm_job.h"
 #include "backend/slurm_parse.h"
 #include "backend/slurm_runner.h"
@@ -35,6 +36,8 @@ struct SlurmBackendOptions {
   int64_t poll_interval_ms = 200; //!< squeue/sinfo while attempts are live
   bool start_monitor = true;      //!< false: the test calls PollOnce itself
   int64_t vanished_grace_ms = 5000;  //!< a job missing from squeue this long: ask sacct
+  //! Who steps run as: none, users or user (namespace needs the local backend).
+  Isolation isolation;
 };
 
 class SlurmBackend : public Backend {
@@ -70,7 +73,8 @@ class SlurmBackend : public Backend {
   };
 
   Status CheckFeasible(const LaunchSpec& spec);
-  Status WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files);
+  Status WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files,
+                           const std::optional<StepIdentity>& who);
   Result<std::vector<sched::Node>> QueryNodes(std::vector<slurm::NodeState>* states);
   void CopyMaskedLog(Attempt* a, bool final);
   std::optional<AttemptExit> Decide(Attempt* a, const slurm::Job* job,
@@ -81,6 +85,7 @@ class SlurmBackend : public Backend {
 
   SlurmBackendOptions options_;
   std::string files_dir_;
+  std::unique_ptr<IdentityMap> identities_;  // isolation "users"
   std::unique_ptr<CommandRunner> runner_;
   std::mutex poll_mu_;  // one PollOnce at a time
   std::mutex mu_;

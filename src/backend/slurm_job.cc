@@ -108,7 +108,8 @@ std::string EnvFileContents(const LaunchSpec& spec) {
   return out;
 }
 
-std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files) {
+std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
+                        const std::optional<StepIdentity>& who) {
   std::string argv;
   for (const auto& a : spec.argv) argv += " " + ShellQuote(a);
   std::string s;
@@ -130,7 +131,13 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files) {
   s += "rsl_start=$(date +%s%3N)\n";
   // Not exec: the script outlives the step to write its exit record. scancel signals every
   // process of the job, so the step gets SIGTERM directly.
-  s += "env -i \"${rsl_env[@]}\"" + argv + "\n";
+  std::string drop;
+  if (who) {
+    drop = "/usr/bin/setpriv --reuid=" + std::to_string(who->uid) +
+           " --regid=" + std::to_string(who->gid) +
+           " --clear-groups --inh-caps=-all --bounding-set=-all -- ";
+  }
+  s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + "\n";
   s += "rsl_rc=$?\n";
   s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
   s += "rsl_sig=0; rsl_code=$rsl_rc\n";

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/identity.h"
 
 namespace rsl::backend::slurm {
 
@@ -48,7 +50,10 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
 //! rename) to spec.exit_file in the local backend's key=value format (exit_code=, signal=,
 //! oom=0, stop=, wall_ms=, cpu_ms=0, peak_memory_bytes=0, limits=slurm, message=), unless
 //! the job id file no longer names this job (an orphan on a lost node).
-std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files);
+//! With `who`, the step runs as that identity (setpriv: uid, gid, no supplementary groups,
+//! no capabilities) while the script, root, keeps writing the exit record.
+std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
+                        const std::optional<StepIdentity>& who = std::nullopt);
 
 //! "K=V\0K=V\0..." for the environment file.
 std::string EnvFileContents(const LaunchSpec& spec);

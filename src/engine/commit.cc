@@ -5,8 +5,10 @@
 // recovered engine simply does it again.
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -38,6 +40,17 @@ int64_t TreeBytes(const std::string& dir) {
 
 // The run's own output directory (no data.output): only this engine writes there.
 std::string RunOutputs(const RunCtx* r) { return r->run.run_dir + "/outputs"; }
+
+// A published output directory opens to its readers: an isolated step made its staging 0700
+// for itself (backend/identity.h). Not recursive: the files keep the modes the step gave
+// them. Through an O_NOFOLLOW descriptor, so a link in its place is never followed.
+void OpenToReaders(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && (st.st_mode & 0755) != 0755) (void)fchmod(fd, (st.st_mode & 07777) | 0755);
+  close(fd);
+}
 
 }  // namespace
 
@@ -111,6 +124,7 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
     return OsError(codes::kIoError, "cannot publish", target, err)
         .Hint("staging and data.output must be on one file system for an atomic rename");
   }
+  OpenToReaders(target);
   if (sync) RSL_RETURN_IF_ERROR(SyncDir(root));
   *published = target;
   *bytes = TreeBytes(target);
@@ -153,6 +167,7 @@ Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool
     return OsError(codes::kIoError, "cannot publish", root, errno);
   }
   *renamed = true;
+  OpenToReaders(root);
   return SyncDir(r->run.run_dir);
 }
 

@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 
@@ -44,7 +47,7 @@ expr::Value FromJson(const nlohmann::json& j) {
 std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch) {
   auto it = launch.env.find("RSL_PROGRESS_FILE");
   if (it == launch.env.end()) return std::nullopt;
-  auto text = ReadFileIfExists(it->second, 4096);
+  auto text = ReadUntrustedFileIfExists(it->second, 4096);  // the step's file
   if (!text.ok() || !*text) return std::nullopt;
   std::string p(Trim(**text));
   if (p.empty() || p.size() > 64) return std::nullopt;
@@ -80,8 +83,17 @@ class PlanContext : public expr::Context {
 
 }  // namespace
 
-std::string RunDir(const std::string& state_dir, const std::string& run_id) {
-  return state_dir + "/runs/" + run_id;
+std::string RunDir(const std::string& runs_dir, const std::string& run_id) {
+  return runs_dir + "/" + run_id;
+}
+std::string DefaultRunsDir(const std::string& state_dir) {
+  std::string state = state_dir;
+  while (state.size() > 1 && state.back() == '/') state.pop_back();
+  return state + "-runs";
+}
+std::string RunsDirOf(const EngineOptions& options) {
+  if (!options.runs_dir.empty() || options.state_dir.empty()) return options.runs_dir;
+  return DefaultRunsDir(options.state_dir);
 }
 std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt) {
   return run_dir + "/attempts/" + step + "." + std::to_string(attempt);
@@ -113,6 +125,12 @@ Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks, 
 Engine::Impl::~Impl() { Stop(false); }
 
 Status Engine::Impl::Start() {
+  if (std::string runs = RunsDirOf(opts_); !runs.empty()) {
+    // Passable, not listable: a step reaches its own directories by their names and learns
+    // no other run's id.
+    RSL_RETURN_IF_ERROR(MakeDirs(runs));
+    if (chmod(runs.c_str(), 0711) != 0) return OsError(codes::kIoError, "cannot chmod", runs, errno);
+  }
   auto nodes = backend_->ListNodes();
   if (!nodes.ok()) return nodes.status();
   nodes_ = std::move(*nodes);
@@ -342,7 +360,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   const backend::LaunchSpec& launch = r->launch[size_t(i)];
   std::string metrics = "{}";
   if (auto mit = launch.env.find("RSL_METRICS_FILE"); mit != launch.env.end()) {
-    auto text = ReadFileIfExists(mit->second, size_t(kMaxMetricsBytes));
+    auto text = ReadUntrustedFileIfExists(mit->second, size_t(kMaxMetricsBytes));
     if (!text.ok() || *text) {  // written (or unreadable, or too big)
       auto j = text.ok() ? nlohmann::json::parse(**text, nullptr, false) : nlohmann::json();
       if (j.is_object()) {
@@ -650,7 +668,7 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   run.name = w.name;
   run.namespace_ = w.namespace_;
   run.created_at = now;
-  run.run_dir = RunDir(opts_.state_dir, run.id);
+  run.run_dir = RunDir(RunsDirOf(opts_), run.id);
   b.runs.push_back(run);
   for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
     store::Step s;

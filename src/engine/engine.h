@@ -32,7 +32,11 @@
 namespace rsl::engine {
 
 struct EngineOptions {
-  std::string state_dir;       //!< runs live in <state_dir>/runs/<run id>
+  std::string state_dir;       //!< the controller's own (0700): steps never see it
+  //! Where run directories live (<runs_dir>/<run id>), apart from the state directory so
+  //! that steps can reach their own directories in it and nothing of the state directory.
+  //! "" = "<state_dir>-runs". Made 0711: passable, not listable.
+  std::string runs_dir;
   //! SIGTERM -> SIGKILL grace for timeouts and cancellation.
   int64_t stop_grace_ms = 10'000;
   //! How often running steps' RSL_PROGRESS_FILE is read (progress only; never the hot path).
@@ -46,16 +50,23 @@ struct SubmitOptions {
   std::string rollback_of;     //!< set by `rollback --id`: the version being re-run
 };
 
-//! Layout of a run directory (docs/engine.md "State directory"). Flat, one entry per
+//! Layout of a run directory (docs/engine.md "Runs directory"). Flat, one entry per
 //! attempt in three per-run directories, so an attempt costs no directory creation but its
 //! working directory and staging (made by the backend, off the engine's loop):
-//!   attempts/<step>.<n>.{log,metrics.json,progress} (each only if written)
+//!   attempts/<step>.<n>.log (only if written; attempts/ is the controller's alone)
 //!   attempts/exits (the local supervisor's exit journal; "<step>.<n>.exit" names a record)
 //!   work/<step>.<n>/   staging/<step>/ (attempt 1), staging/<step>.<n>/ (attempt n > 1)
+//!   work/<step>.<n>/.rsl-metrics.json, .rsl-progress: what the step reports (RSL_METRICS_FILE,
+//!   RSL_PROGRESS_FILE), in the one directory besides its staging that an isolated step can
+//!   write
 //! Step names are DNS-1123 labels (no '.'), so "<step>.<n>" is unambiguous. A first attempt's
 //! staging already has its output's name, so a run whose steps all succeeded at once commits
 //! its whole staging directory in one rename (commit.cc).
-std::string RunDir(const std::string& state_dir, const std::string& run_id);
+std::string RunDir(const std::string& runs_dir, const std::string& run_id);
+//! options.runs_dir, or DefaultRunsDir(options.state_dir) when that is empty.
+std::string RunsDirOf(const EngineOptions& options);
+//! "<state_dir>-runs" (trailing slashes dropped).
+std::string DefaultRunsDir(const std::string& state_dir);
 //! The attempt's file prefix: <run_dir>/attempts/<step>.<n> (+ ".log", ".exit", ...; the
 //! local backend keeps ".exit" as a record of attempts/exits, not as a file).
 std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt);

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -96,7 +97,10 @@ RunCtx::~RunCtx() {
 
 int LockRunOwner(const std::string& run_dir) {
   if (!MakeDirs(run_dir).ok()) return -1;
-  int fd = open((run_dir + "/owner.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Passable, not listable: an isolated step reaches its own directories below by name and
+  // learns nothing else of the run (docs/security.md).
+  (void)chmod(run_dir.c_str(), 0711);
+  int fd = open((run_dir + "/owner.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     close(fd);
@@ -213,10 +217,18 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const st
   }
   s.env["RSL_OUTPUT"] = StagingDir(r->run.run_dir, step.name, s.attempt);
   for (int d : r->plan->deps(i)) {
-    s.env[DepEnvName(r->workload.pipeline.steps[size_t(d)].name)] = OutputDirFor(r, d);
+    std::string dir = OutputDirFor(r, d);
+    s.env[DepEnvName(r->workload.pipeline.steps[size_t(d)].name)] = dir;
+    s.read_dirs.push_back(dir);
   }
-  s.env["RSL_METRICS_FILE"] = prefix + ".metrics.json";
-  s.env["RSL_PROGRESS_FILE"] = prefix + ".progress";
+  // What a step isolated by a mount namespace must not see (backend/identity.h).
+  if (!r->info.state_dir.empty()) s.private_dirs.push_back(r->info.state_dir);
+  if (size_t slash = r->run.run_dir.rfind('/'); slash != std::string::npos && slash > 0) {
+    s.private_dirs.push_back(r->run.run_dir.substr(0, slash));
+  }
+  // In the working directory: the one place besides its staging an isolated step can write.
+  s.env["RSL_METRICS_FILE"] = s.workdir + "/.rsl-metrics.json";
+  s.env["RSL_PROGRESS_FILE"] = s.workdir + "/.rsl-progress";
   s.env["RSL_WORKLOAD_ID"] = r->version.id;
   s.env["RSL_RUN_ID"] = r->run.id;
   s.env["RSL_STEP"] = step.name;

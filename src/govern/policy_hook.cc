@@ -1,15 +1,26 @@
 #include "govern/policy_hook.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/codes.h"
 #include "base/file.h"
+#include "base/strings.h"
 #include "govern/cost.h"
 #include "govern/webhook.h"
 
 namespace rsl::govern {
+namespace {
+constexpr std::streamoff kMaxStreamRead = 1 << 20;
+}  // namespace
 
 using nlohmann::json;
 
@@ -48,16 +59,16 @@ PolicyHook::~PolicyHook() {
   Reap(/*all=*/true);
 }
 
-std::string PolicyHook::StreamPath(const std::string& run_dir, const std::string& step, int attempt) {
-  return run_dir + "/metrics/" + step + "." + std::to_string(attempt) + ".jsonl";
+std::string PolicyHook::StreamPath(const std::string& workdir) {
+  return workdir + "/.rsl-metrics-stream.jsonl";
 }
 
 Status PolicyHook::BeforeStep(const engine::RunInfo& run, const spec::Step& step,
                               backend::LaunchSpec* launch) {
-  std::string path = StreamPath(run.run_dir, launch->step.empty() ? step.name : launch->step, launch->attempt);
-  RSL_RETURN_IF_ERROR(MakeDirs(run.run_dir + "/metrics"));
-  if (!PathExists(path)) RSL_RETURN_IF_ERROR(WriteFileAtomic(path, ""));
-  launch->env[kMetricsStreamEnv] = path;
+  if (launch->workdir.empty()) {
+    return Error(codes::kInternal, "step " + Quote(step.name) + " has no working directory");
+  }
+  launch->env[kMetricsStreamEnv] = StreamPath(launch->workdir);
   return Status::Ok();
 }
 
@@ -80,8 +91,7 @@ void PolicyHook::OnStepStarted(const engine::RunInfo& run, const spec::Step& ste
   Reap(/*all=*/false);
   if (policies.empty()) return;
   auto it = launch.env.find(kMetricsStreamEnv);
-  std::string stream = it != launch.env.end() ? it->second
-                                              : StreamPath(run.run_dir, launch.step, launch.attempt);
+  std::string stream = it != launch.env.end() ? it->second : StreamPath(launch.workdir);
   std::map<std::string, std::string> labels;
   if (run.workload) labels = run.workload->labels;
   std::string key = launch.attempt_id.empty() ? run.run_id + "/" + launch.step + "/" +
@@ -161,16 +171,19 @@ void PolicyHook::Run(Watch* w, engine::RunInfo run, std::string step, int attemp
   bool stopped = false;
   while (!w->stop && !stopped) {
     // Read what was appended since last time; keep an unterminated last line for later.
-    std::ifstream in(stream, std::ios::binary);
-    if (in) {
-      in.seekg(0, std::ios::end);
-      std::streamoff size = in.tellg();
+    // The step owns the file: a link or anything but a regular file is not read (we may
+    // be root), nor more than kMaxStreamRead at a time.
+    int fd = open(stream.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st {};
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      std::streamoff size = st.st_size;
       if (size < offset) offset = 0;  // truncated: start over
       if (size > offset) {
-        in.seekg(offset);
-        std::string chunk(static_cast<size_t>(size - offset), '\0');
-        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        offset = size;
+        size_t want = size_t(std::min<std::streamoff>(size - offset, kMaxStreamRead));
+        std::string chunk(want, '\0');
+        ssize_t got = pread(fd, chunk.data(), want, off_t(offset));
+        chunk.resize(got > 0 ? size_t(got) : 0);
+        offset += std::streamoff(chunk.size());
         partial += chunk;
         double now = options_.now_s();
         size_t nl;
@@ -179,8 +192,10 @@ void PolicyHook::Run(Watch* w, engine::RunInfo run, std::string step, int attemp
           partial.erase(0, nl + 1);
           for (auto& win : windows) win.Feed(line, now);
         }
+        if (partial.size() > kMaxStreamRead) partial.clear();  // no line is that long
       }
     }
+    if (fd >= 0) close(fd);
     double now = options_.now_s();
     for (size_t pi = 0; pi < policies.size() && !stopped; ++pi) {
       const Policy& p = policies[pi];

@@ -59,8 +59,9 @@ class PolicyHook : public engine::StepHook {
   Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
                    const engine::StepOutcome& outcome) override;
 
-  //! The stream path BeforeStep assigns.
-  static std::string StreamPath(const std::string& run_dir, const std::string& step, int attempt);
+  //! The stream path BeforeStep assigns: in the attempt's working directory, which the step
+  //! can write when it runs isolated (backend/identity.h); it creates the file itself.
+  static std::string StreamPath(const std::string& workdir);
 
  private:
   struct Watch {

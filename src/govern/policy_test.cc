@@ -209,10 +209,12 @@ TEST(PolicyHook, StopsARealPlateauedStepAndNotifiesTheWebhook) {
   launch.run_id = "run-1";
   launch.step = "train";
   launch.attempt = 1;
+  launch.workdir = dir + "/runs/run-1/work/train.1";
+  ASSERT_TRUE(MakeDirs(launch.workdir).ok());
 
   auto hook = std::make_unique<PolicyHook>(dir, PolicyHookOptions{100, nullptr, std::nullopt});
   ASSERT_TRUE(hook->BeforeStep(run, step, &launch).ok());
-  ASSERT_EQ(launch.env[kMetricsStreamEnv], dir + "/runs/run-1/metrics/train.1.jsonl");
+  ASSERT_EQ(launch.env[kMetricsStreamEnv], launch.workdir + "/.rsl-metrics-stream.jsonl");
 
   std::string script = dir + "/step.py";
   ASSERT_TRUE(WriteFileAtomic(script, kPlateauStep).ok());

@@ -2,6 +2,7 @@
 // and a final table; `seedctl run --recover` finishes the runs a killed `seedctl run` left
 // behind in a state directory. docs/engine.md.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,8 @@ struct RunOptions {
   std::string backend = "local";
   std::string output = "table";
   std::string sync = "full";
+  std::string step_isolation = "auto";
+  std::string runs_dir;
   bool recover = false;
   bool no_hooks = false;
 };
@@ -165,12 +168,19 @@ struct Runtime {
 
 Runtime Open(const RunOptions& o, std::string state_dir) {
   Runtime rt;
-  if (Status s = MakeDirs(state_dir); !s.ok()) FailWith(s.error());
+  // Nothing of this process is open to a step that runs as the same user (docs/security.md).
+  prctl(PR_SET_DUMPABLE, 0);
+  if (Status s = MakePrivateDir(state_dir); !s.ok()) FailWith(s.error());
   // Steps run in their own working directories: every path they are given (RSL_OUTPUT,
   // RSL_METRICS_FILE...) must be absolute, so the state directory is made absolute first.
   std::error_code ec;
   std::string absolute = std::filesystem::absolute(state_dir, ec).lexically_normal().string();
   if (!ec) state_dir = absolute;
+  std::string runs_dir = o.runs_dir;
+  if (!runs_dir.empty()) {
+    absolute = std::filesystem::absolute(runs_dir, ec).lexically_normal().string();
+    if (!ec) runs_dir = absolute;
+  }
   store::StoreOptions so;
   if (o.sync != "full" && o.sync != "normal") {
     FailWith(Error(codes::kInvalidArgument, "unknown --sync " + Quote(o.sync))
@@ -183,11 +193,13 @@ Runtime Open(const RunOptions& o, std::string state_dir) {
   backend::BackendOptions bo;
   bo.state_dir = state_dir;
   bo.node_file = o.node_file;
+  bo.isolation = o.step_isolation;
   auto b = backend::MakeBackend(o.backend, bo);
   if (!b.ok()) FailWith(b.error());
   rt.backend = std::move(*b);
   engine::EngineOptions eo;
   eo.state_dir = state_dir;
+  eo.runs_dir = runs_dir;
   engine::Hooks hooks = o.no_hooks ? engine::Hooks{} : DefaultHooks(state_dir);
   rt.engine = std::make_unique<engine::Engine>(rt.store.get(), rt.backend.get(), std::move(hooks),
                                                engine::RealClock(), eo);
@@ -302,6 +314,11 @@ void RegisterRunCommands(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json"}));
   run->add_option("--sync", o->sync,
                   "full: fsync every state change (default); normal: survive process crashes only");
+  run->add_option("--step-isolation", o->step_isolation,
+                  "who steps run as: auto | users | user:NAME | namespace | none "
+                  "(docs/security.md)");
+  run->add_option("--runs-dir", o->runs_dir,
+                  "where run directories live (default: <state-dir>-runs)");
   run->add_flag("--recover", o->recover,
                 "finish the runs a killed `seedctl run` left in the state directory");
   run->add_flag("--no-hooks", o->no_hooks,

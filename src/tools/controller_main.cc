@@ -2,6 +2,7 @@
 // (docs/api.md). Recovers unfinished runs on start; on SIGTERM/SIGINT stops accepting
 // requests and stops the engine, leaving running steps to be adopted by the next start.
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -36,6 +37,8 @@ struct Flags {
   std::string backend = "local";
   std::string slurm_conf;
   std::string slurm_partition;
+  std::string step_isolation = "auto";
+  std::string runs_dir;
 };
 
 int g_stop_pipe[2] = {-1, -1};
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
   app.add_option("--backend", f.backend, "local | slurm");
   app.add_option("--slurm-conf", f.slurm_conf, "SLURM_CONF for --backend slurm");
   app.add_option("--slurm-partition", f.slurm_partition, "partition for --backend slurm");
+  app.add_option("--step-isolation", f.step_isolation,
+                 "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
+  app.add_option("--runs-dir", f.runs_dir,
+                 "where run directories live (default: <state-dir>-runs)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -90,12 +97,18 @@ int main(int argc, char** argv) {
   int port = 0;
   rsl::Status st = rsl::api::ParseListen(f.listen, &host, &port);
   if (!st.ok()) return Fail(st.error());
-  st = rsl::MakeDirs(f.state_dir);
+  // Nothing of this process (its memory, its open database, its files through /proc) is
+  // open to a step that runs as the same user (--step-isolation namespace).
+  ::prctl(PR_SET_DUMPABLE, 0);
+  st = rsl::MakePrivateDir(f.state_dir);
   if (!st.ok()) return Fail(st.error());
-  // Absolute, because steps run in their own working directories and get paths below it
-  // (RSL_OUTPUT, RSL_PROGRESS_FILE, ...).
+  // Absolute, because steps run in their own working directories and get paths below the
+  // runs directory (RSL_OUTPUT, RSL_PROGRESS_FILE, ...).
   f.state_dir = std::filesystem::absolute(f.state_dir).lexically_normal().string();
   while (f.state_dir.size() > 1 && f.state_dir.back() == '/') f.state_dir.pop_back();
+  if (!f.runs_dir.empty()) {
+    f.runs_dir = std::filesystem::absolute(f.runs_dir).lexically_normal().string();
+  }
   int lock_fd = -1;
   st = LockStateDir(f.state_dir, &lock_fd);
   if (!st.ok()) return Fail(st.error());
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
   bo.node_file = f.node_file;
   bo.slurm_conf = f.slurm_conf;
   bo.slurm_partition = f.slurm_partition;
+  bo.isolation = f.step_isolation;
   auto backend = rsl::backend::MakeBackend(f.backend, bo);
   if (!backend.ok()) return Fail(backend.error());
   auto tokens = rsl::api::TokenStore::Open(f.state_dir);
@@ -136,6 +150,7 @@ int main(int argc, char** argv) {
   rsl::api::InstrumentHooks(&hooks, &metrics, store->get());
   rsl::engine::EngineOptions eo;
   eo.state_dir = f.state_dir;
+  eo.runs_dir = f.runs_dir;
   rsl::engine::Engine engine(store->get(), backend->get(), std::move(hooks),
                              rsl::engine::RealClock(), eo);
   st = engine.Start();

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -188,6 +189,9 @@ TempDir::TempDir() {
   if (mkdtemp(tmpl.data()) == nullptr) {
     ADD_FAILURE() << "mkdtemp " << tmpl << ": " << strerror(errno);
   }
+  // Passable by the steps, which run as their namespace's own uid (docs/security.md): they
+  // read the inputs and scripts the tests put here. The state directory inside is 0700.
+  chmod(tmpl.c_str(), 0755);
   path_ = tmpl;
 }
 

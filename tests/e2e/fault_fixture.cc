@@ -113,7 +113,7 @@ double FaultFixture::AttemptWallSeconds(const std::string& step, int attempt) {
   auto runs = (*store)->ListRuns({});
   if (!runs.ok() || runs->empty()) return -1;
   std::string exit =
-      engine::AttemptPath(engine::RunDir(state_, runs->front().id), step, attempt) + ".exit";
+      engine::AttemptPath(engine::RunDir(engine::DefaultRunsDir(state_), runs->front().id), step, attempt) + ".exit";
   // The exit file, or its record in the supervisor's journal beside it.
   auto record = backend::ReadExitFile(exit, step);
   if (!record.ok()) {
@@ -128,7 +128,7 @@ std::string FaultFixture::ReadStepLogs(const std::string& step) {
   if (!store.ok()) return "";
   auto runs = (*store)->ListRuns({});
   if (!runs.ok() || runs->empty()) return "";
-  std::string run_dir = engine::RunDir(state_, runs->front().id);
+  std::string run_dir = engine::RunDir(engine::DefaultRunsDir(state_), runs->front().id);
   std::string logs;
   for (int attempt = 1; attempt <= 10; ++attempt) {
     std::string path = engine::AttemptLogPath(run_dir, step, attempt);

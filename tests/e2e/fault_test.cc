@@ -15,11 +15,13 @@
 // with the demo's setup: local datasources for hdfs://ns1 and ceph://models, the four
 // environments, the node file with a declared GPU.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "base/file.h"
 #include "fault_fixture.h"
 
 namespace rsl::e2e {
@@ -34,7 +36,11 @@ constexpr double kOomLocateTargetS = 1.0;
 TEST_F(FaultFixture, DataSourceCutDuringIngestFailsFastAndLeavesNothing) {
   // 8 files and a pause after each: the cut provably lands between two files.
   ASSERT_TRUE(Generate(40000, {"--files", "8"}));
-  std::string heartbeat = dir_.Sub("ingest.heartbeat");
+  // In a directory the step may write: it runs as its namespace's uid (docs/security.md).
+  std::string probes = dir_.Sub("probes");
+  ASSERT_TRUE(MakeDirs(probes).ok());
+  chmod(probes.c_str(), 01777);
+  std::string heartbeat = probes + "/ingest.heartbeat";
   std::string yaml = Variant({{"        command: [\"python\", \"ingest.py\"]\n",
                                "        command: [\"python\", \"ingest.py\"]\n"
                                "        env:\n"

@@ -32,6 +32,8 @@ class ProcessTest : public ::testing::Test {
     lo.state_dir = dir_ + "/state";
     lo.nvidia_smi = "";
     lo.grace_ms = 300;
+    // The steps leave markers in the test's directory: they run as our user here.
+    lo.isolation = "none";
     lo.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
     auto b = backend::NewLocalBackend(lo);
     ASSERT_TRUE(b.ok()) << b.error().ToString();

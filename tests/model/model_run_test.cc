@@ -88,7 +88,8 @@ class ModelRunTest : public ::testing::Test {
   }
 
   CliResult RunWorkload(const std::string& path) {
-    return Seed({"run", "-f", path, "--state-dir", sd_});
+    // The training script lives in the test's private directory: steps run as our user.
+    return Seed({"run", "-f", path, "--state-dir", sd_, "--step-isolation", "none"});
   }
 
   nlohmann::json Artifacts() {

@@ -99,6 +99,9 @@ class SlurmClusterTest : public ::testing::Test {
     BackendOptions o;
     o.state_dir = dir_ + "/state";
     o.slurm_conf = Env("SLURM_CONF");
+    // The backend's mechanics, with steps writing into the test's directories as our user;
+    // isolation on Slurm is tested in slurm_seedctl_test.
+    o.isolation = "none";
     auto b = NewSlurmBackend(o);
     ASSERT_TRUE(b.ok()) << b.status().ToString();
     backend_ = std::move(*b);

@@ -265,7 +265,7 @@ spec:
   std::string node;
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (node.empty() && std::chrono::steady_clock::now() < until) {
-    std::string log = Slurp(engine::AttemptLogPath(engine::RunDir(dir_, *run_id), "train", 1));
+    std::string log = Slurp(engine::AttemptLogPath(engine::RunDir(engine::DefaultRunsDir(dir_), *run_id), "train", 1));
     if (log == "started\n") node = Sh("squeue -h -t R -o %N | head -1");
     if (!node.empty() && node.back() == '\n') node.pop_back();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -82,5 +82,68 @@ TEST_F(SeedctlSlurmTest, ImpossibleCapabilityEndsWithInsufficientResources) {
   EXPECT_EQ(lines.back(), "INSUFFICIENT_RESOURCES") << out;
 }
 
+// Step isolation on Slurm (docs/security.md): a step of namespace team-b, run as a Slurm job,
+// tries what tests/security/attack.py tries against the state directory and a run of
+// team-a that failed and kept its staging. Every attempt is refused; its own output works.
+TEST_F(SeedctlSlurmTest, AStepReachesNeitherTheStateDirectoryNorAnotherNamespace) {
+  std::string victim = R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: victim, namespace: team-a}
+spec:
+  resources: {cpu: "1", memory: "100Mi"}
+  pipeline:
+    - name: hold
+      command: ["sh", "-c", "echo private-TEAMA-SECRET-slurm > \"$RSL_OUTPUT/private.txt\"; exit 3"]
+      keepOnFailure: true
+)yaml";
+  int rc = -1;
+  std::string out = Run(victim, "slurm", &rc);
+  ASSERT_EQ(rc, 1) << out;
+  std::string runs = dir_ + "/state-slurm-runs";
+  std::string staging(Trim(Sh("ls -d " + runs + "/*/staging/hold* | head -1")));
+  ASSERT_FALSE(staging.empty()) << out;
+  ASSERT_TRUE(PathExists(staging + "/private.txt"));
+
+  std::string attack = dir_ + "/attack.py";
+  ASSERT_TRUE(WriteFileAtomic(attack, Slurp(std::string(RSL_SOURCE_DIR) +
+                                            "/tests/security/attack.py")).ok());
+  std::string yaml = R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: attack, namespace: team-b}
+spec:
+  resources: {cpu: "1", memory: "100Mi"}
+  pipeline:
+    - name: attack
+      command: ["/usr/bin/python3", "@SCRIPT@"]
+      env:
+        ATTACK_STATE_DIR: "@STATE@"
+        ATTACK_RUNS_DIR: "@RUNS@"
+        ATTACK_VICTIM_STAGING: "@VICTIM@"
+        ATTACK_SECRET_PREFIX: "TEAMA-SECRET-"
+)yaml";
+  auto put = [&](const std::string& what, const std::string& value) {
+    yaml.replace(yaml.find(what), what.size(), value);
+  };
+  put("@SCRIPT@", attack);
+  put("@STATE@", dir_ + "/state-slurm");
+  put("@RUNS@", runs);
+  put("@VICTIM@", staging);
+  out = Run(yaml, "slurm", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::string log = Slurp(std::string(Trim(Sh("ls " + runs + "/*/attempts/attack.1.log | head -1"))));
+  for (const char* name :
+       {"forge-token", "read-db", "grep-db", "grep-wal", "list-state", "list-runs",
+        "list-victim-staging", "read-victim-output", "write-victim-staging", "list-victim-run",
+        "read-victim-logs", "environ-of-others"}) {
+    EXPECT_NE(log.find(std::string(name) + ": DENIED"), std::string::npos)
+        << name << " was not denied:\n" << log;
+  }
+  EXPECT_NE(log.find("own-output: ALLOWED"), std::string::npos) << log;
+  EXPECT_NE(log.find("own-workdir: ALLOWED"), std::string::npos) << log;
+  EXPECT_EQ(log.find("uid 0 "), std::string::npos) << log;
+  EXPECT_EQ(log.find("TEAMA-SECRET-slurm"), std::string::npos) << log;
+  EXPECT_FALSE(PathExists(staging + "/planted"));
+}
+
 }  // namespace
 }  // namespace rsl

@@ -216,7 +216,9 @@ Result<LogChunk> ControllerService::Logs(const std::string& id, const std::strin
     if (st.name == step) s = &st;
   }
   if (!s) return Error(codes::kNotFound, "no step " + Quote(step) + " in " + id).Value(step);
-  bool step_done = store::IsTerminalPhase(s->phase) || store::IsTerminalPhase(run->phase);
+  // A TIMED_OUT step whose attempt is still being stopped may still write.
+  bool step_done = (store::IsTerminalPhase(s->phase) && !store::StepAttemptLive(*s)) ||
+                   store::IsTerminalPhase(run->phase);
   std::vector<LogPart> parts = LogParts(run->run_dir, step, s->attempts);
   // Map the virtual offset onto the parts.
   LogChunk out;

@@ -65,11 +65,12 @@ int64_t CpuLimit(const spec::Workload* w, const std::string& step) {
   return 0;
 }
 
-// The step a user cares about now: the first running one, else the last one that started.
+// The step a user cares about now: the first running one (a timed-out one being stopped
+// included), else the last one that started.
 const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
   const store::Step* last_started = nullptr;
   for (const auto& s : steps) {
-    if (s.phase == store::kRunning || s.phase == store::kRetrying) return &s;
+    if (store::StepAttemptLive(s) || s.phase == store::kRetrying) return &s;
     if (s.started_at > 0) last_started = &s;
   }
   return last_started;

@@ -10,6 +10,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "spec/canonical.h"
+#include "spec/names.h"
 #include "spec/parse.h"
 #ifdef RSL_API_HAVE_DATA
 #include "data/catalog.h"
@@ -24,6 +25,19 @@ namespace {
 
 constexpr size_t kMaxCachedSnapshots = 4096;  // a parsed spec is a few KiB
 constexpr int64_t kCancelWaitMs = 2000;       // an HTTP answer should not wait for the grace
+
+// Every key of a configmap or secret becomes an environment variable of the steps that use
+// it: refuse what cannot be one, or what RSL sets itself (spec::CheckEnvFromKey).
+Status CheckEnvFromKeys(const std::map<std::string, std::string>& data, bool secret) {
+  for (const auto& [key, value] : data) {
+    std::string hint;
+    std::string why = spec::CheckEnvFromKey(key, secret, &hint);
+    if (!why.empty()) {
+      return Error(codes::kInvalidArgument, why).Path("data." + key).Value(key).Hint(hint);
+    }
+  }
+  return Status::Ok();
+}
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -404,6 +418,7 @@ Result<Json> ControllerService::ClusterStatus() {
 
 Status ControllerService::PutConfigMap(const std::string& ns, const std::string& name,
                                        const std::map<std::string, std::string>& data) {
+  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/false));
   store::ConfigMap cm;
   cm.namespace_ = ns;
   cm.name = name;
@@ -415,7 +430,10 @@ Status ControllerService::PutConfigMap(const std::string& ns, const std::string&
 }
 
 Status ControllerService::PutSecret(const std::string& ns, const std::string& name,
-                                    const std::map<std::string, std::string>& data) {
+                                    const std::map<std::string, std::string>& data,
+                                    std::vector<std::string>* warnings) {
+  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/true));
+  *warnings = UnmaskedSecretWarnings(data);
   store::ConfigMap cm;
   cm.namespace_ = ns;
   cm.name = name;

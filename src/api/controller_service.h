@@ -42,7 +42,8 @@ class ControllerService : public Service {
                       const std::map<std::string, std::string>& data) override;
   Result<Json> ListConfigMaps(const std::string& ns) override;
   Status PutSecret(const std::string& ns, const std::string& name,
-                   const std::map<std::string, std::string>& data) override;
+                   const std::map<std::string, std::string>& data,
+                   std::vector<std::string>* warnings) override;
   Result<Json> ListSecrets(const std::string& ns) override;
   Result<Json> ListDatasources() override;
   Result<Json> ListEnvironments() override;

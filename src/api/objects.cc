@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api/service.h"
+#include "spec/names.h"
 
 namespace rsl::api {
 
@@ -150,7 +151,7 @@ nlohmann::json EventJson(const store::Event& e) {
 
 std::string MaskSecrets(std::string text, const std::vector<std::string>& secret_values) {
   for (const auto& secret : secret_values) {
-    if (secret.size() < kMinMaskedSecret) continue;
+    if (!spec::MaskedInLogs(secret)) continue;
     size_t pos = 0;
     while ((pos = text.find(secret, pos)) != std::string::npos) {
       text.replace(pos, secret.size(), "***");
@@ -158,6 +159,17 @@ std::string MaskSecrets(std::string text, const std::vector<std::string>& secret
     }
   }
   return text;
+}
+
+std::vector<std::string> UnmaskedSecretWarnings(const std::map<std::string, std::string>& data) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : data) {
+    if (spec::MaskedInLogs(value)) continue;
+    out.push_back("the value of " + key + " is shorter than " +
+                  std::to_string(spec::kMinMaskedSecretBytes) +
+                  " bytes: it will not be masked in logs");
+  }
+  return out;
 }
 
 }  // namespace rsl::api

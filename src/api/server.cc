@@ -543,7 +543,8 @@ void ApiServer::RegisterRoutes() {
       RSL_RETURN_IF_ERROR(CheckName(name, kind == "Secret" ? "secret" : "configmap"));
       auto data = ParseData(body);
       if (!data.ok()) return data.error();
-      Status st = kind == "Secret" ? service_->PutSecret(ns, name, *data)
+      std::vector<std::string> warnings;  // e.g. a secret value too short to be masked
+      Status st = kind == "Secret" ? service_->PutSecret(ns, name, *data, &warnings)
                                    : service_->PutConfigMap(ns, name, *data);
       std::vector<std::string> keys;
       for (const auto& [k, v] : *data) keys.push_back(k);
@@ -554,6 +555,7 @@ void ApiServer::RegisterRoutes() {
                   {"metadata", {{"name", name}, {"namespace", ns}}}};
       if (kind == "Secret") {
         obj["keys"] = keys;  // write-only: never the values
+        if (!warnings.empty()) obj["warnings"] = warnings;
       } else {
         obj["data"] = *data;
       }

@@ -64,9 +64,11 @@ class Service {
   virtual Status PutConfigMap(const std::string& ns, const std::string& name,
                               const std::map<std::string, std::string>& data) = 0;
   virtual Result<Json> ListConfigMaps(const std::string& ns) = 0;
-  //! Stores a secret; later reads show its keys, never its values.
+  //! Stores a secret; later reads show its keys, never its values. `warnings` gets what its
+  //! creator should know (a value too short to be masked in logs).
   virtual Status PutSecret(const std::string& ns, const std::string& name,
-                           const std::map<std::string, std::string>& data) = 0;
+                           const std::map<std::string, std::string>& data,
+                           std::vector<std::string>* warnings) = 0;
   virtual Result<Json> ListSecrets(const std::string& ns) = 0;
 
   //! Registered datasources (credentials redacted) and environments ("images"), when the

@@ -31,6 +31,7 @@
 #include "base/file.h"
 #include "base/strings.h"
 #include "sched/inventory.h"
+#include "spec/names.h"
 
 extern char** environ;
 
@@ -177,6 +178,16 @@ constexpr int64_t kConnectTimeoutMs = 5000;
 // take its lock (a second start would only see the lock and exit).
 constexpr int64_t kRespawnMs = 500;
 constexpr int kConnectRetryUs = 2000;
+
+// The secret values the supervisor masks in the log: values too short to mask are left
+// alone (spec::MaskedInLogs), so they do not damage ordinary words.
+std::vector<std::string> MaskedSecretValues(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    if (spec::MaskedInLogs(v)) out.push_back(v);
+  }
+  return out;
+}
 
 AttemptExit Lost(const std::string& attempt_id) {
   AttemptExit e;
@@ -340,7 +351,7 @@ class LocalBackend : public Backend {
     w.Str("log", spec.log_path);
     w.Str("exit_file", spec.exit_file);
     w.Int("grace_ms", opts_.grace_ms);
-    w.StrList("secrets", spec.secret_values);
+    w.StrList("secrets", MaskedSecretValues(spec.secret_values));
     std::string& env = w.Key("env");
     env += '[';
     std::string kv;

@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "engine/clock.h"
 #include "engine/hooks.h"
+#include "spec/names.h"
 #include "spec/workload.h"
 #include "store/store.h"
 
@@ -38,8 +39,7 @@ struct EngineOptions {
   //! How often running steps' RSL_PROGRESS_FILE is read (progress only; never the hot path).
   int64_t progress_poll_ms = 1'000;
   //! Environment variables passed from the engine's environment to every step (PATH, HOME...).
-  std::vector<std::string> inherited_env = {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
-                                            "USER", "LOGNAME"};
+  std::vector<std::string> inherited_env = spec::EngineBasicEnvNames();
 };
 
 struct SubmitOptions {

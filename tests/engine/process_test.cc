@@ -273,6 +273,22 @@ TEST_F(ProcessTest, AStepTimeoutFiringBeforeTheRunTimeoutIsRecorded) {
   EXPECT_LT(step_fired->time - step.started_at, 1000 + kGraceMs / 2);
 }
 
+// Secret values shorter than spec::kMinMaskedSecretBytes are left alone in the log (masking
+// "ab" would damage every word containing it); longer ones are masked.
+TEST_F(ProcessTest, ShortSecretValuesAreNotMaskedInTheLog) {
+  store::ConfigMap secret;
+  secret.namespace_ = "default";
+  secret.name = "creds";
+  secret.secret = true;
+  secret.data = {{"PIN", "ab"}, {"TOKEN", "tok-123456"}};
+  ASSERT_TRUE(store_->PutConfigMap(secret).ok());
+  auto run =
+      Run("    - name: talk\n      envFrom: [{secretRef: creds}]\n"
+          "      command: [sh, -c, 'echo about a cab $PIN $TOKEN']\n");
+  ASSERT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  EXPECT_EQ(*ReadFile(AttemptLogPath(run.run_dir, "talk", 1)), "about a cab ab ***\n");
+}
+
 TEST_F(ProcessTest, MetricsFlowIntoWhen) {
   auto run = Run(
       "    - {name: eval, command: [sh, -c, 'echo {\\\"f1_score\\\": 0.91} > $RSL_METRICS_FILE']}\n"

@@ -121,8 +121,8 @@ Result<Json> ControllerService::Object(const std::string& id) {
 }
 
 Result<Json> ControllerService::Submit(const std::string& yaml, const std::string& source_name,
-                                       const std::string& ns, const std::string& subject,
-                                       Errors* errors) {
+                                       const std::string& base_dir, const std::string& ns,
+                                       const std::string& subject, Errors* errors) {
   auto start = std::chrono::steady_clock::now();
   auto observe = [&](const std::string& result) {
     metrics_->Observe("rsl_admission_duration_seconds", {{"result", result}}, Since(start));
@@ -130,7 +130,22 @@ Result<Json> ControllerService::Submit(const std::string& yaml, const std::strin
                       {{"kind", "AIWorkload"}, {"phase", "submit"}, {"result", result}},
                       Since(start));
   };
-  spec::ParseResult parsed = spec::ParseWorkload(yaml, source_name);
+  // A relative data URI means the client's file's directory (seedctl sends it); without one
+  // it would land wherever the controller runs, so it is refused.
+  spec::ParseOptions options;
+  options.relative_uris = spec::ParseOptions::RelativeUris::kRefuse;
+  if (!base_dir.empty()) {
+    if (base_dir[0] != '/') {
+      return Error(codes::kInvalidArgument, "the base directory of relative data URIs " +
+                                                Quote(base_dir) + " is not absolute")
+          .Path("X-Rsl-Base-Dir")
+          .Value(base_dir)
+          .Hint("send the absolute directory of the workload file");
+    }
+    options.relative_uris = spec::ParseOptions::RelativeUris::kResolve;
+    options.base_dir = base_dir;
+  }
+  spec::ParseResult parsed = spec::ParseWorkload(yaml, source_name, options);
   if (!parsed.ok()) {
     *errors = parsed.errors;
     observe("failure");

@@ -284,7 +284,8 @@ void ApiServer::RegisterRoutes() {
     Errors errors;
     std::string source = c.req.get_header_value("X-Rsl-Source");
     if (source.empty() || source.size() > 255) source = "workload.yaml";
-    auto w = service_->Submit(c.req.body, source, ns, c.who.subject, &errors);
+    std::string base_dir = c.req.get_header_value("X-Rsl-Base-Dir");  // of relative data URIs
+    auto w = service_->Submit(c.req.body, source, base_dir, ns, c.who.subject, &errors);
     if (!w.ok()) {
       if (errors.empty()) errors.push_back(w.error());
       audit(c.who, "submit", "workloads", ns, "", w.error(), "");

@@ -17,7 +17,8 @@ namespace {
 // "train" whose log grows by one line per Logs() call until it has 3 lines.
 class FakeService : public Service {
  public:
-  Result<Json> Submit(const std::string& yaml, const std::string& source, const std::string& ns,
+  Result<Json> Submit(const std::string& yaml, const std::string& source,
+                      const std::string& /*base_dir*/, const std::string& ns,
                       const std::string& subject, Errors* errors) override {
     if (yaml.find("bad") != std::string::npos) {
       errors->push_back(Error(codes::kSpecInvalid, "unknown field 'nmae'")

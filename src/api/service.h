@@ -36,11 +36,13 @@ class Service {
   virtual ~Service() = default;
 
   //! Admits a workload (YAML text, named `source_name` in messages) into namespace `ns`.
+  //! Relative local data URIs are made absolute against `base_dir` (the directory of the
+  //! client's file), and refused (SPEC_INVALID) when it is "".
   //! Parse/validation errors are returned as Errors (all of them, in `errors`). Returns the
   //! Workload object (phase PENDING, or REJECTED once admission has failed).
   virtual Result<Json> Submit(const std::string& yaml, const std::string& source_name,
-                              const std::string& ns, const std::string& subject,
-                              Errors* errors) = 0;
+                              const std::string& base_dir, const std::string& ns,
+                              const std::string& subject, Errors* errors) = 0;
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;
   //! WorkloadList of `namespaces` (empty = all), newest first; `name` filters (history).

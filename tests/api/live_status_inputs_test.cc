@@ -38,6 +38,44 @@ class LiveStatusInputsTest : public ::testing::Test {
   std::string editor_;
 };
 
+// A relative data URI means the directory of the file seedctl submits, resolved once and
+// stored absolute; an API client that sends no directory is refused, input and output alike.
+TEST_F(LiveStatusInputsTest, RelativeDataUrisAreResolvedAgainstTheFileOrRefused) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+      "metadata: {name: rel, namespace: risk}\nspec:\n"
+      "  data:\n    output: {uri: out}\n"
+      "  pipeline:\n    - name: s\n      command: [sh, -c, 'echo x > $RSL_OUTPUT/part']\n";
+  std::filesystem::create_directories(c_.work_dir() + "/specs");
+  WriteText(c_.work_dir() + "/specs/rel.yaml", yaml);
+  CmdResult submitted = c_.Seedctl(editor_, {"workload", "submit", "-f", "specs/rel.yaml"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  std::string id = IdFromSubmit(submitted.out);
+  ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED") << c_.Log();
+  std::string out_dir = c_.work_dir() + "/specs/out";
+  EXPECT_EQ(ReadText(out_dir + "/s/part"), "x\n");
+  CmdResult described = c_.Seedctl(editor_, {"workload", "describe", "--id", id, "-o", "json"});
+  Json d = Json::parse(described.out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << described.out;
+  EXPECT_EQ(d["spec"]["spec"]["data"]["output"].value("uri", ""), out_dir) << d["spec"].dump();
+
+  auto [code, err] = Post("/api/v1/workloads", yaml, "application/yaml");
+  EXPECT_EQ(code, "400") << err.dump();
+  EXPECT_EQ(err.value("code", ""), "SPEC_INVALID") << err.dump();
+  EXPECT_EQ(err["details"].value("path", ""), "spec.data.output.uri") << err.dump();
+  EXPECT_EQ(err["details"].value("value", ""), "out") << err.dump();
+  EXPECT_EQ(err.value("message", ""),
+            "relative uri \"out\" has no base directory to resolve it against");
+  EXPECT_NE(err["details"].value("hint", "").find("absolute path"), std::string::npos);
+
+  std::string input = yaml;
+  input.replace(input.find("output: {uri: out}"), 18, "input: {uri: 'file://in/x'}");
+  auto [in_code, in_err] = Post("/api/v1/workloads", input, "application/yaml");
+  EXPECT_EQ(in_code, "400") << in_err.dump();
+  EXPECT_EQ(in_err["details"].value("path", ""), "spec.data.input.uri") << in_err.dump();
+  EXPECT_EQ(in_err["details"].value("value", ""), "file://in/x") << in_err.dump();
+}
+
 // Keys become environment variables: names only, never RSL_* or CUDA_VISIBLE_DEVICES, and for
 // secrets none of the engine's basic variables. A secret value too short to be masked is
 // accepted with a warning.

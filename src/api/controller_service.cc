@@ -116,6 +116,16 @@ Result<Json> ControllerService::Object(const std::string& id) {
   if (!run.ok()) return run.error();
   auto steps = store_->ListSteps(run->id);
   if (!steps.ok()) return steps.error();
+  // A running attempt's usage so far, from the engine's latest live sample (the stored row
+  // gets the totals only when the attempt ends).
+  for (auto& s : *steps) {
+    if (!store::StepAttemptLive(s) || s.attempt_id.empty()) continue;
+    if (auto live = engine_->LiveUsage(s.attempt_id)) {
+      s.wall_ms = live->usage.wall_ms;
+      s.cpu_ms = live->usage.cpu_ms;
+      s.peak_memory_bytes = live->usage.peak_memory_bytes;
+    }
+  }
   auto w = Snapshot(*v);
   return WorkloadObject(*v, *run, *steps, w.get());
 }

@@ -515,6 +515,7 @@ class LocalBackend : public Backend {
     if (!msg.is_object()) return;
     std::string op = msg.value("op", "");
     std::string id = msg.value("id", "");
+    if (op == "usage") return ReportUsage(id, msg);  // touches nothing of ours: no lock
     std::lock_guard<std::mutex> lock(mu_);
     if (op == "exit") {
       auto it = owned_.find(id);
@@ -534,6 +535,17 @@ class LocalBackend : public Backend {
       }
       queries_.erase(it);
     }
+  }
+
+  // A live sample of an attempt we own (the supervisor sends them to the owner only).
+  void ReportUsage(const std::string& id, const nlohmann::json& msg) {
+    if (!on_usage || id.empty()) return;
+    AttemptUsage u;
+    u.attempt_id = id;
+    u.usage.wall_ms = msg.value("wall_ms", int64_t(0));
+    u.usage.cpu_ms = msg.value("cpu_ms", int64_t(0));
+    u.usage.peak_memory_bytes = msg.value("peak_memory_bytes", int64_t(0));
+    on_usage(u);
   }
 
   // REQUIRES: mu_ held. The connection ended: the supervisor is gone and so are the steps

@@ -114,6 +114,11 @@ class Engine {
   //! Lets hooks (cost policies) and the controller act on running runs.
   RunControl* control();
 
+  //! The latest live sample of a running attempt's resource use (from backends that sample:
+  //! the local one, about every second), or nothing. Kept in memory only, never written to
+  //! the store: the attempt's exit records the totals.
+  std::optional<backend::AttemptUsage> LiveUsage(const std::string& attempt_id);
+
   //! Resolves a version id or run id to the run id. Errors: NOT_FOUND.
   Result<std::string> ResolveRunId(const std::string& id);
 

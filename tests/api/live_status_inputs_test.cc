@@ -38,6 +38,43 @@ class LiveStatusInputsTest : public ::testing::Test {
   std::string editor_;
 };
 
+// `status` while a step holds 80 MiB and burns CPU: its memory and CPU use so far, before
+// it ends (they used to appear only at the end).
+TEST_F(LiveStatusInputsTest, StatusShowsTheUseOfARunningStep) {
+  WriteText(
+      c_.work_dir() + "/hog.yaml",
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+      "metadata: {name: hog, namespace: risk}\nspec:\n  pipeline:\n"
+      "    - name: hog\n      resources: {memory: 256Mi}\n"
+      "      command: [/usr/bin/python3, -c, \"x = b'a' * (80 << 20)\\nwhile True: pass\\n\"]\n");
+  CmdResult submitted = c_.Seedctl(editor_, {"workload", "submit", "-f", "hog.yaml"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  std::string id = IdFromSubmit(submitted.out);
+  Json cur;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    CmdResult st = c_.Seedctl(editor_, {"workload", "status", "--id", id, "-o", "json"});
+    Json w = Json::parse(st.out, nullptr, false);
+    if (w.is_object() && w["status"].contains("currentStep")) cur = w["status"]["currentStep"];
+    if (cur.is_object() && cur.value("cpuMs", 0) >= 300 &&
+        cur.value("peakMemoryBytes", int64_t(0)) >= (60LL << 20)) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(cur.is_object());
+  EXPECT_EQ(cur.value("phase", ""), "RUNNING");
+  EXPECT_GE(cur.value("cpuMs", 0), 300) << cur.dump();
+  EXPECT_GE(cur.value("peakMemoryBytes", int64_t(0)), 60LL << 20) << cur.dump();
+  EXPECT_GE(cur.value("wallMs", 0), 1000) << cur.dump();
+  CmdResult text = c_.Seedctl(editor_, {"workload", "status", "--id", id});
+  EXPECT_NE(text.out.find("\nCPU: "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("MEMORY_USED: 0/"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("/256Mi\n"), std::string::npos) << text.out;
+  CmdResult cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+}
+
 // A relative data URI means the directory of the file seedctl submits, resolved once and
 // stored absolute; an API client that sends no directory is refused, input and output alike.
 TEST_F(LiveStatusInputsTest, RelativeDataUrisAreResolvedAgainstTheFileOrRefused) {

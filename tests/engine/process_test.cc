@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -271,6 +272,31 @@ TEST_F(ProcessTest, AStepTimeoutFiringBeforeTheRunTimeoutIsRecorded) {
   EXPECT_EQ(step_fired->message, "step exceeded its time limit of 1s");
   EXPECT_LT(step_fired->seq, run_fired->seq);
   EXPECT_LT(step_fired->time - step.started_at, 1000 + kGraceMs / 2);
+}
+
+// While a step runs, the engine holds its latest usage sample (from the supervisor, about
+// every second): memory it holds and CPU it burned, before it ends.
+TEST_F(ProcessTest, LiveUsageOfARunningStep) {
+  std::string id = Submit(
+      "    - name: hog\n      resources: {memory: 256Mi}\n"
+      "      command: [/usr/bin/python3, -c,"
+      " \"x = b'a' * (80 << 20)\\nwhile True: pass\\n\"]\n");
+  auto running = WaitForStep(id, [](const store::Step& s) { return s.phase == store::kRunning; });
+  std::optional<backend::AttemptUsage> live;
+  for (int i = 0; i < 3000; ++i) {
+    live = engine_->LiveUsage(running.attempt_id);
+    if (live && live->usage.cpu_ms >= 300 && live->usage.peak_memory_bytes >= (60LL << 20)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(live.has_value());
+  EXPECT_GE(live->usage.cpu_ms, 300);
+  EXPECT_GE(live->usage.peak_memory_bytes, 60LL << 20);
+  EXPECT_EQ(Steps(*store_->GetRun(id))[0].phase, store::kRunning);
+  ASSERT_TRUE(engine_->Cancel(id, "test").ok());
+  auto done = engine_->Wait(id, 60000);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->phase, store::kCancelled);
+  EXPECT_FALSE(engine_->LiveUsage(running.attempt_id).has_value());  // the exit has the totals
 }
 
 // Secret values shorter than spec::kMinMaskedSecretBytes are left alone in the log (masking

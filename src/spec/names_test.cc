@@ -46,8 +46,9 @@ TEST(NamesTest, EnvFromKeys) {
   EXPECT_EQ(CheckEnvFromKey("RSL_OUTPUT", false, &hint),
             "key \"RSL_OUTPUT\" is reserved: RSL sets RSL_* itself");
   EXPECT_EQ(hint, "choose a name without the RSL_ prefix");
-  EXPECT_EQ(CheckEnvFromKey("CUDA_VISIBLE_DEVICES", false, &hint),
-            "key \"CUDA_VISIBLE_DEVICES\" is reserved: RSL sets it to the GPUs a step is placed on");
+  EXPECT_EQ(
+      CheckEnvFromKey("CUDA_VISIBLE_DEVICES", false, &hint),
+      "key \"CUDA_VISIBLE_DEVICES\" is reserved: RSL sets it to the GPUs a step is placed on");
   // The engine's basic variables: a configmap may set them, a secret may not.
   for (const auto& name : EngineBasicEnvNames()) {
     EXPECT_EQ(CheckEnvFromKey(name, false, &hint), "") << name;

@@ -241,9 +241,7 @@ spec:
   // A file: its own directory.
   std::string dir = ::testing::TempDir() + "parse_rel_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  {
-    std::ofstream(dir + "/w.yaml") << yaml;
-  }
+  std::ofstream(dir + "/w.yaml") << yaml;  // written and closed at the end of the statement
   ParseOptions from_dir;
   from_dir.relative_uris = ParseOptions::RelativeUris::kResolve;  // base_dir: the file's
   ParseResult from_file = ParseWorkloadFile(dir + "/w.yaml", from_dir);

@@ -10,6 +10,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "spec/canonical.h"
+#include "spec/names.h"
 #include "spec/parse.h"
 #ifdef RSL_API_HAVE_DATA
 #include "data/catalog.h"
@@ -24,6 +25,19 @@ namespace {
 
 constexpr size_t kMaxCachedSnapshots = 4096;  // a parsed spec is a few KiB
 constexpr int64_t kCancelWaitMs = 2000;       // an HTTP answer should not wait for the grace
+
+// Every key of a configmap or secret becomes an environment variable of the steps that use
+// it: refuse what cannot be one, or what RSL sets itself (spec::CheckEnvFromKey).
+Status CheckEnvFromKeys(const std::map<std::string, std::string>& data, bool secret) {
+  for (const auto& [key, value] : data) {
+    std::string hint;
+    std::string why = spec::CheckEnvFromKey(key, secret, &hint);
+    if (!why.empty()) {
+      return Error(codes::kInvalidArgument, why).Path("data." + key).Value(key).Hint(hint);
+    }
+  }
+  return Status::Ok();
+}
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -102,13 +116,23 @@ Result<Json> ControllerService::Object(const std::string& id) {
   if (!run.ok()) return run.error();
   auto steps = store_->ListSteps(run->id);
   if (!steps.ok()) return steps.error();
+  // A running attempt's usage so far, from the engine's latest live sample (the stored row
+  // gets the totals only when the attempt ends).
+  for (auto& s : *steps) {
+    if (!store::StepAttemptLive(s) || s.attempt_id.empty()) continue;
+    if (auto live = engine_->LiveUsage(s.attempt_id)) {
+      s.wall_ms = live->usage.wall_ms;
+      s.cpu_ms = live->usage.cpu_ms;
+      s.peak_memory_bytes = live->usage.peak_memory_bytes;
+    }
+  }
   auto w = Snapshot(*v);
   return WorkloadObject(*v, *run, *steps, w.get());
 }
 
 Result<Json> ControllerService::Submit(const std::string& yaml, const std::string& source_name,
-                                       const std::string& ns, const std::string& subject,
-                                       Errors* errors) {
+                                       const std::string& base_dir, const std::string& ns,
+                                       const std::string& subject, Errors* errors) {
   auto start = std::chrono::steady_clock::now();
   auto observe = [&](const std::string& result) {
     metrics_->Observe("rsl_admission_duration_seconds", {{"result", result}}, Since(start));
@@ -116,7 +140,22 @@ Result<Json> ControllerService::Submit(const std::string& yaml, const std::strin
                       {{"kind", "AIWorkload"}, {"phase", "submit"}, {"result", result}},
                       Since(start));
   };
-  spec::ParseResult parsed = spec::ParseWorkload(yaml, source_name);
+  // A relative data URI means the client's file's directory (seedctl sends it); without one
+  // it would land wherever the controller runs, so it is refused.
+  spec::ParseOptions options;
+  options.relative_uris = spec::ParseOptions::RelativeUris::kRefuse;
+  if (!base_dir.empty()) {
+    if (base_dir[0] != '/') {
+      return Error(codes::kInvalidArgument, "the base directory of relative data URIs " +
+                                                Quote(base_dir) + " is not absolute")
+          .Path("X-Rsl-Base-Dir")
+          .Value(base_dir)
+          .Hint("send the absolute directory of the workload file");
+    }
+    options.relative_uris = spec::ParseOptions::RelativeUris::kResolve;
+    options.base_dir = base_dir;
+  }
+  spec::ParseResult parsed = spec::ParseWorkload(yaml, source_name, options);
   if (!parsed.ok()) {
     *errors = parsed.errors;
     observe("failure");
@@ -216,7 +255,9 @@ Result<LogChunk> ControllerService::Logs(const std::string& id, const std::strin
     if (st.name == step) s = &st;
   }
   if (!s) return Error(codes::kNotFound, "no step " + Quote(step) + " in " + id).Value(step);
-  bool step_done = store::IsTerminalPhase(s->phase) || store::IsTerminalPhase(run->phase);
+  // A TIMED_OUT step whose attempt is still being stopped may still write.
+  bool step_done = (store::IsTerminalPhase(s->phase) && !store::StepAttemptLive(*s)) ||
+                   store::IsTerminalPhase(run->phase);
   std::vector<LogPart> parts = LogParts(run->run_dir, step, s->attempts);
   // Map the virtual offset onto the parts.
   LogChunk out;
@@ -402,6 +443,7 @@ Result<Json> ControllerService::ClusterStatus() {
 
 Status ControllerService::PutConfigMap(const std::string& ns, const std::string& name,
                                        const std::map<std::string, std::string>& data) {
+  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/false));
   store::ConfigMap cm;
   cm.namespace_ = ns;
   cm.name = name;
@@ -413,7 +455,10 @@ Status ControllerService::PutConfigMap(const std::string& ns, const std::string&
 }
 
 Status ControllerService::PutSecret(const std::string& ns, const std::string& name,
-                                    const std::map<std::string, std::string>& data) {
+                                    const std::map<std::string, std::string>& data,
+                                    std::vector<std::string>* warnings) {
+  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/true));
+  *warnings = UnmaskedSecretWarnings(data);
   store::ConfigMap cm;
   cm.namespace_ = ns;
   cm.name = name;

@@ -25,7 +25,8 @@ class ControllerService : public Service {
                     Metrics* metrics, std::string state_dir);
 
   Result<Json> Submit(const std::string& yaml, const std::string& source_name,
-                      const std::string& ns, const std::string& subject, Errors* errors) override;
+                      const std::string& base_dir, const std::string& ns,
+                      const std::string& subject, Errors* errors) override;
   Result<Json> GetWorkload(const std::string& id) override;
   Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
                              const std::string& name) override;
@@ -42,7 +43,8 @@ class ControllerService : public Service {
                       const std::map<std::string, std::string>& data) override;
   Result<Json> ListConfigMaps(const std::string& ns) override;
   Status PutSecret(const std::string& ns, const std::string& name,
-                   const std::map<std::string, std::string>& data) override;
+                   const std::map<std::string, std::string>& data,
+                   std::vector<std::string>* warnings) override;
   Result<Json> ListSecrets(const std::string& ns) override;
   Result<Json> ListDatasources() override;
   Result<Json> ListEnvironments() override;

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api/service.h"
+#include "spec/names.h"
 
 namespace rsl::api {
 
@@ -65,11 +66,12 @@ int64_t CpuLimit(const spec::Workload* w, const std::string& step) {
   return 0;
 }
 
-// The step a user cares about now: the first running one, else the last one that started.
+// The step a user cares about now: the first running one (a timed-out one being stopped
+// included), else the last one that started.
 const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
   const store::Step* last_started = nullptr;
   for (const auto& s : steps) {
-    if (s.phase == store::kRunning || s.phase == store::kRetrying) return &s;
+    if (store::StepAttemptLive(s) || s.phase == store::kRetrying) return &s;
     if (s.started_at > 0) last_started = &s;
   }
   return last_started;
@@ -149,7 +151,7 @@ nlohmann::json EventJson(const store::Event& e) {
 
 std::string MaskSecrets(std::string text, const std::vector<std::string>& secret_values) {
   for (const auto& secret : secret_values) {
-    if (secret.size() < kMinMaskedSecret) continue;
+    if (!spec::MaskedInLogs(secret)) continue;
     size_t pos = 0;
     while ((pos = text.find(secret, pos)) != std::string::npos) {
       text.replace(pos, secret.size(), "***");
@@ -157,6 +159,17 @@ std::string MaskSecrets(std::string text, const std::vector<std::string>& secret
     }
   }
   return text;
+}
+
+std::vector<std::string> UnmaskedSecretWarnings(const std::map<std::string, std::string>& data) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : data) {
+    if (spec::MaskedInLogs(value)) continue;
+    out.push_back("the value of " + key + " is shorter than " +
+                  std::to_string(spec::kMinMaskedSecretBytes) +
+                  " bytes: it will not be masked in logs");
+  }
+  return out;
 }
 
 }  // namespace rsl::api

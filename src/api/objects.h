@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,11 @@ nlohmann::json WorkloadSummary(const store::WorkloadVersion& version, const stor
 
 nlohmann::json EventJson(const store::Event& event);
 
-//! Replaces every occurrence of every secret value (at least kMinMaskedSecret chars) with ***.
-inline constexpr size_t kMinMaskedSecret = 3;
+//! Replaces every occurrence of every secret value with ***, except values too short to mask
+//! (spec::MaskedInLogs).
 std::string MaskSecrets(std::string text, const std::vector<std::string>& secret_values);
+
+//! The warnings of a secret's creation: one per value too short to be masked in logs.
+std::vector<std::string> UnmaskedSecretWarnings(const std::map<std::string, std::string>& data);
 
 }  // namespace rsl::api

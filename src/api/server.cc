@@ -284,7 +284,8 @@ void ApiServer::RegisterRoutes() {
     Errors errors;
     std::string source = c.req.get_header_value("X-Rsl-Source");
     if (source.empty() || source.size() > 255) source = "workload.yaml";
-    auto w = service_->Submit(c.req.body, source, ns, c.who.subject, &errors);
+    std::string base_dir = c.req.get_header_value("X-Rsl-Base-Dir");  // of relative data URIs
+    auto w = service_->Submit(c.req.body, source, base_dir, ns, c.who.subject, &errors);
     if (!w.ok()) {
       if (errors.empty()) errors.push_back(w.error());
       audit(c.who, "submit", "workloads", ns, "", w.error(), "");
@@ -543,7 +544,8 @@ void ApiServer::RegisterRoutes() {
       RSL_RETURN_IF_ERROR(CheckName(name, kind == "Secret" ? "secret" : "configmap"));
       auto data = ParseData(body);
       if (!data.ok()) return data.error();
-      Status st = kind == "Secret" ? service_->PutSecret(ns, name, *data)
+      std::vector<std::string> warnings;  // e.g. a secret value too short to be masked
+      Status st = kind == "Secret" ? service_->PutSecret(ns, name, *data, &warnings)
                                    : service_->PutConfigMap(ns, name, *data);
       std::vector<std::string> keys;
       for (const auto& [k, v] : *data) keys.push_back(k);
@@ -554,6 +556,7 @@ void ApiServer::RegisterRoutes() {
                   {"metadata", {{"name", name}, {"namespace", ns}}}};
       if (kind == "Secret") {
         obj["keys"] = keys;  // write-only: never the values
+        if (!warnings.empty()) obj["warnings"] = warnings;
       } else {
         obj["data"] = *data;
       }

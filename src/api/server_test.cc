@@ -17,7 +17,8 @@ namespace {
 // "train" whose log grows by one line per Logs() call until it has 3 lines.
 class FakeService : public Service {
  public:
-  Result<Json> Submit(const std::string& yaml, const std::string& source, const std::string& ns,
+  Result<Json> Submit(const std::string& yaml, const std::string& source,
+                      const std::string& /*base_dir*/, const std::string& ns,
                       const std::string& subject, Errors* errors) override {
     if (yaml.find("bad") != std::string::npos) {
       errors->push_back(Error(codes::kSpecInvalid, "unknown field 'nmae'")
@@ -66,8 +67,10 @@ class FakeService : public Service {
   }
   Result<Json> ListConfigMaps(const std::string&) override { return Json::object(); }
   Status PutSecret(const std::string&, const std::string&,
-                   const std::map<std::string, std::string>& data) override {
+                   const std::map<std::string, std::string>& data,
+                   std::vector<std::string>* warnings) override {
     secrets = data;
+    if (data.count("PIN")) warnings->push_back("the value of PIN is short");
     return Status::Ok();
   }
   Result<Json> ListSecrets(const std::string&) override { return Json::object(); }
@@ -199,6 +202,12 @@ TEST_F(ServerTest, SecretsAreWriteOnly) {
   EXPECT_EQ(service_.secrets.at("PASSWORD"), "hunter2-value");
   EXPECT_EQ(r->dump().find("hunter2-value"), std::string::npos);
   EXPECT_EQ((*r)["keys"], Json::array({"PASSWORD"}));
+  EXPECT_FALSE(r->contains("warnings"));
+  // The service's warnings reach the creator.
+  auto warned = As(editor_).Post("/api/v1/namespaces/risk/secrets",
+                                 R"({"name": "pin", "data": {"PIN": "ab"}})");
+  ASSERT_TRUE(warned.ok()) << warned.error().ToString();
+  EXPECT_EQ((*warned)["warnings"], Json::array({"the value of PIN is short"}));
   auto entries = audit_->List({});
   ASSERT_TRUE(entries.ok());
   for (const auto& e : *entries) EXPECT_EQ(e.message.find("hunter2"), std::string::npos);

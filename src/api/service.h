@@ -36,11 +36,13 @@ class Service {
   virtual ~Service() = default;
 
   //! Admits a workload (YAML text, named `source_name` in messages) into namespace `ns`.
+  //! Relative local data URIs are made absolute against `base_dir` (the directory of the
+  //! client's file), and refused (SPEC_INVALID) when it is "".
   //! Parse/validation errors are returned as Errors (all of them, in `errors`). Returns the
   //! Workload object (phase PENDING, or REJECTED once admission has failed).
   virtual Result<Json> Submit(const std::string& yaml, const std::string& source_name,
-                              const std::string& ns, const std::string& subject,
-                              Errors* errors) = 0;
+                              const std::string& base_dir, const std::string& ns,
+                              const std::string& subject, Errors* errors) = 0;
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;
   //! WorkloadList of `namespaces` (empty = all), newest first; `name` filters (history).
@@ -64,9 +66,11 @@ class Service {
   virtual Status PutConfigMap(const std::string& ns, const std::string& name,
                               const std::map<std::string, std::string>& data) = 0;
   virtual Result<Json> ListConfigMaps(const std::string& ns) = 0;
-  //! Stores a secret; later reads show its keys, never its values.
+  //! Stores a secret; later reads show its keys, never its values. `warnings` gets what its
+  //! creator should know (a value too short to be masked in logs).
   virtual Status PutSecret(const std::string& ns, const std::string& name,
-                           const std::map<std::string, std::string>& data) = 0;
+                           const std::map<std::string, std::string>& data,
+                           std::vector<std::string>* warnings) = 0;
   virtual Result<Json> ListSecrets(const std::string& ns) = 0;
 
   //! Registered datasources (credentials redacted) and environments ("images"), when the

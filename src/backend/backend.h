@@ -89,6 +89,13 @@ struct AttemptEvent {
   std::string node;
 };
 
+//! A live sample of a running attempt's resource use so far (backends that can: the local
+//! one, about every second from the attempt's cgroup, else from /proc of its process group).
+struct AttemptUsage {
+  std::string attempt_id;
+  Usage usage;  //!< wall time, CPU time and peak memory so far
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -113,6 +120,8 @@ class Backend {
   //! Callbacks, called from backend threads. Set before the first Launch.
   std::function<void(const AttemptExit&)> on_exit;
   std::function<void(const AttemptEvent&)> on_event;
+  //! Optional: live samples of running attempts, from a backend thread, before the exit.
+  std::function<void(const AttemptUsage&)> on_usage;
 };
 
 }  // namespace rsl::backend

@@ -31,6 +31,7 @@
 #include "base/file.h"
 #include "base/strings.h"
 #include "sched/inventory.h"
+#include "spec/names.h"
 
 extern char** environ;
 
@@ -177,6 +178,16 @@ constexpr int64_t kConnectTimeoutMs = 5000;
 // take its lock (a second start would only see the lock and exit).
 constexpr int64_t kRespawnMs = 500;
 constexpr int kConnectRetryUs = 2000;
+
+// The secret values the supervisor masks in the log: values too short to mask are left
+// alone (spec::MaskedInLogs), so they do not damage ordinary words.
+std::vector<std::string> MaskedSecretValues(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    if (spec::MaskedInLogs(v)) out.push_back(v);
+  }
+  return out;
+}
 
 AttemptExit Lost(const std::string& attempt_id) {
   AttemptExit e;
@@ -360,7 +371,7 @@ class LocalBackend : public Backend {
       w.StrList("hide", spec.private_dirs);
       w.StrList("ro", spec.read_dirs);
     }
-    w.StrList("secrets", spec.secret_values);
+    w.StrList("secrets", MaskedSecretValues(spec.secret_values));
     std::string& env = w.Key("env");
     env += '[';
     std::string kv;
@@ -524,6 +535,7 @@ class LocalBackend : public Backend {
     if (!msg.is_object()) return;
     std::string op = msg.value("op", "");
     std::string id = msg.value("id", "");
+    if (op == "usage") return ReportUsage(id, msg);  // touches nothing of ours: no lock
     std::lock_guard<std::mutex> lock(mu_);
     if (op == "exit") {
       auto it = owned_.find(id);
@@ -543,6 +555,17 @@ class LocalBackend : public Backend {
       }
       queries_.erase(it);
     }
+  }
+
+  // A live sample of an attempt we own (the supervisor sends them to the owner only).
+  void ReportUsage(const std::string& id, const nlohmann::json& msg) {
+    if (!on_usage || id.empty()) return;
+    AttemptUsage u;
+    u.attempt_id = id;
+    u.usage.wall_ms = msg.value("wall_ms", int64_t(0));
+    u.usage.cpu_ms = msg.value("cpu_ms", int64_t(0));
+    u.usage.peak_memory_bytes = msg.value("peak_memory_bytes", int64_t(0));
+    on_usage(u);
   }
 
   // REQUIRES: mu_ held. The connection ended: the supervisor is gone and so are the steps

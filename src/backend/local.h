@@ -34,8 +34,9 @@
 // With no client and no step for a few seconds the supervisor exits.
 //
 // Threading: Launch/Stop/Adopt may be called from any thread; Launch only writes one line to
-// the socket (the supervisor is started first if needed). Exits are reported from one
-// reader thread, events from the calling thread.
+// the socket (the supervisor is started first if needed). Exits and live usage samples
+// (on_usage, about every second while an attempt runs) are reported from one reader thread,
+// events from the calling thread.
 #pragma once
 
 #include <memory>

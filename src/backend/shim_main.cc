@@ -17,6 +17,8 @@
 //   client -> {"op":"stop","id":..,"timed_out":bool}                              (no reply)
 //   client -> {"op":"query","id":..}  -> {"op":"state","id":..,"running":bool}
 //   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"}
+//   supervisor -> {"op":"usage","id":..,"wall_ms":N,"cpu_ms":N,"peak_memory_bytes":N}
+//                 about every kUsageSampleMs while the attempt runs (see SampleUsage)
 // "exit_file" names the attempt's exit record: it is appended to the journal beside it
 // (see below), the file itself is not created.
 // The exit message goes to the connection that owns the attempt: its launcher, or whoever
@@ -42,8 +44,8 @@
 // the journal; a record torn by a crash has no "end=1" and is ignored.
 //
 // The event loop never blocks on one attempt: timers (grace period, cgroup rmdir retries,
-// idle exit) are deadlines in the poll loop. With no client and no attempt for kIdleExitMs
-// the supervisor exits.
+// usage samples, idle exit) are deadlines in the poll loop. With no client and no attempt for
+// kIdleExitMs the supervisor exits.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -89,6 +91,9 @@ constexpr int kRmdirTries = 200;
 constexpr int64_t kBindRetryMs = 2000;  // an exiting predecessor may still hold the name
 constexpr size_t kMaxLineBytes = 64u << 20;
 constexpr size_t kMaxSpareDirs = 64;  // per directory of working directories
+// Live usage samples of running attempts: often enough for `status`, and an attempt shorter
+// than this (most steps of a big DAG) is never sampled at all.
+constexpr int64_t kUsageSampleMs = 1000;
 
 int64_t NowMs() {
   timespec ts;
@@ -463,6 +468,9 @@ struct Attempt {
   int status = 0;
   rusage ru{};
   int64_t wall_ms = 0, ended_us = 0, drain_until = -1;
+  // Live usage samples (SampleUsage): when the next is due, the highest memory seen.
+  int64_t next_sample_ms = -1;
+  long long sampled_peak = 0;
 };
 
 struct Conn {
@@ -512,6 +520,7 @@ class Supervisor {
   bool MakeAttemptDir(const std::string& pool, const std::string& dir, bool isolated);
   void RecycleWorkdir(const std::string& workdir);
   void RemoveSpareDirs();
+  void SampleUsage(int64_t now);
 
   int epoll_ = -1, sfd_ = -1, listen_ = -1, devnull_ = -1;
   sigset_t blocked_;
@@ -1155,6 +1164,7 @@ int64_t Supervisor::NextDeadline() const {
   for (const auto& [id, a] : attempts_) {
     take(a->kill_at);
     take(a->drain_until);
+    if (!a->exited && a->owner >= 0) take(a->next_sample_ms);
   }
   for (const auto& r : rmdirs_) take(r.next_ms);
   return next;
@@ -1172,6 +1182,7 @@ void Supervisor::Timers() {
     if (a->drain_until >= 0 && now >= a->drain_until) drained.push_back(a.get());
   }
   for (Attempt* a : drained) Finish(a);
+  SampleUsage(now);
   for (size_t i = 0; i < rmdirs_.size();) {
     PendingRmdir& r = rmdirs_[i];
     if (now >= r.next_ms) {
@@ -1183,6 +1194,92 @@ void Supervisor::Timers() {
       r.next_ms = now + kRmdirRetryMs;
     }
     ++i;
+  }
+}
+
+// What the processes of one process group use now, from /proc/<pid>/stat.
+struct GroupUsage {
+  long long cpu_ticks = 0;  // utime + stime + cutime + cstime (children they waited for)
+  long long rss_pages = 0;
+};
+
+// Sums /proc/<pid>/stat over the processes of each group in `groups` (one pass over /proc).
+void ReadGroupUsage(std::map<pid_t, GroupUsage>* groups) {
+  DIR* d = opendir("/proc");
+  if (!d) return;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    std::string stat = ReadSmall(std::string("/proc/") + e->d_name + "/stat");
+    size_t paren = stat.rfind(')');  // the command name may hold anything but not after this
+    if (paren == std::string::npos) continue;
+    // Fields after the name: 3 state, 4 ppid, 5 pgrp, ... 14 utime 15 stime 16 cutime
+    // 17 cstime ... 24 rss (man 5 proc).
+    long long f[25] = {0};
+    const char* p = stat.c_str() + paren + 1;
+    for (int field = 3; field <= 24 && *p; ++field) {
+      while (*p == ' ') ++p;
+      f[field] = atoll(p);
+      while (*p && *p != ' ') ++p;
+    }
+    auto it = groups->find(pid_t(f[5]));
+    if (it == groups->end()) continue;
+    it->second.cpu_ticks += f[14] + f[15] + f[16] + f[17];
+    it->second.rss_pages += f[24];
+  }
+  closedir(d);
+}
+
+// Sends every running attempt whose sample is due its usage so far: from its cgroup (v2:
+// memory.current, memory.peak, cpu.stat; v1: memory.usage_in_bytes, max_usage_in_bytes and,
+// where the cpu controller is mounted with cpuacct, cpuacct.usage), else from /proc of its
+// process group (the main process is the group leader). The engine keeps the latest for
+// `status`; the exit record has the totals.
+void Supervisor::SampleUsage(int64_t now) {
+  struct Sample {
+    Attempt* a;
+    long long cpu_ms = -1, memory = -1, peak = 0;  // -1: no cgroup counter, /proc instead
+  };
+  std::vector<Sample> due;
+  for (auto& [id, a] : attempts_) {
+    if (a->exited || a->pid <= 0) continue;
+    if (a->next_sample_ms < 0) a->next_sample_ms = a->start_ms + kUsageSampleMs;
+    if (now < a->next_sample_ms) continue;
+    a->next_sample_ms = now + kUsageSampleMs;
+    if (a->owner >= 0) due.push_back({a.get()});  // else nobody to tell
+  }
+  if (due.empty()) return;
+  std::map<pid_t, GroupUsage> groups;  // the attempts without cgroup counters
+  for (Sample& s : due) {
+    const Attempt& a = *s.a;
+    if (a.mechanism == "cgroup v2") {
+      s.cpu_ms = ReadNumberAfter(ReadSmall(a.v2_cg + "/cpu.stat"), "usage_usec ") / 1000;
+      s.memory = atoll(ReadSmall(a.v2_cg + "/memory.current").c_str());
+      s.peak = atoll(ReadSmall(a.v2_cg + "/memory.peak").c_str());  // kernels >= 5.19
+    } else if (a.mechanism == "cgroup v1") {
+      if (!a.mem_cg.empty()) {
+        s.memory = atoll(ReadSmall(a.mem_cg + "/memory.usage_in_bytes").c_str());
+        s.peak = atoll(ReadSmall(a.mem_cg + "/memory.max_usage_in_bytes").c_str());
+      }
+      std::string usage = a.cpu_cg.empty() ? "" : ReadSmall(a.cpu_cg + "/cpuacct.usage");
+      if (!usage.empty()) s.cpu_ms = atoll(usage.c_str()) / 1'000'000;
+    }
+    if (s.cpu_ms < 0 || s.memory < 0) groups[a.pid];
+  }
+  if (!groups.empty()) ReadGroupUsage(&groups);
+  static const long kTicks = sysconf(_SC_CLK_TCK);
+  static const long kPage = sysconf(_SC_PAGESIZE);
+  for (Sample& s : due) {
+    Attempt* a = s.a;
+    if (auto g = groups.find(a->pid); g != groups.end()) {
+      if (s.cpu_ms < 0 && kTicks > 0) s.cpu_ms = g->second.cpu_ticks * 1000 / kTicks;
+      if (s.memory < 0) s.memory = g->second.rss_pages * kPage;
+    }
+    a->sampled_peak = std::max({a->sampled_peak, s.peak, s.memory});
+    Send(a->owner, json{{"op", "usage"},
+                        {"id", a->id},
+                        {"wall_ms", now - a->start_ms},
+                        {"cpu_ms", std::max(s.cpu_ms, 0LL)},
+                        {"peak_memory_bytes", a->sampled_peak}});
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "spec/names.h"
 
 namespace rsl::backend::slurm {
 namespace {
@@ -160,7 +161,7 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
 
 LogMasker::LogMasker(std::vector<std::string> secrets) {
   for (auto& s : secrets) {
-    if (!s.empty()) secrets_.push_back(std::move(s));
+    if (spec::MaskedInLogs(s)) secrets_.push_back(std::move(s));  // too short: left alone
   }
   // Longest first, so a secret that contains another is masked whole.
   std::sort(secrets_.begin(), secrets_.end(),

@@ -228,7 +228,11 @@ void WatchSignals(engine::Engine* eng, std::string* run_id, std::mutex* mu) {
 }
 
 void RunFile(const RunOptions& o) {
-  spec::ParseResult parsed = spec::ParseWorkloadFile(o.file);
+  // Relative data URIs mean the file's directory, resolved now and stored so: a `--recover`
+  // from another directory commits to the same place.
+  spec::ParseOptions parse_options;
+  parse_options.relative_uris = spec::ParseOptions::RelativeUris::kResolve;
+  spec::ParseResult parsed = spec::ParseWorkloadFile(o.file, parse_options);
   for (const auto& w : parsed.warnings) std::cerr << "warning: " << w.ToString() << "\n";
   if (!parsed.ok()) FailWith(parsed.errors);
   std::string state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;

@@ -148,9 +148,16 @@ void KeyValueCreate(CLI::App& app, const std::string& kind) {
     api::Client client = MakeClient(o->conn);
     std::string ns = NamespaceOrDefault(client);
     nlohmann::json body = {{"name", o->name}, {"data", data}};
-    OrFail(client, client.Post("/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + resource,
-                               body.dump()));
+    auto created = OrFail(
+        client,
+        client.Post("/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + resource, body.dump()));
     std::cout << kind << "/" << o->name << " created in namespace " << ns << "\n";
+    // E.g. a secret value too short to be masked in logs.
+    if (created.contains("warnings") && created["warnings"].is_array()) {
+      for (const auto& w : created["warnings"]) {
+        if (w.is_string()) std::cerr << "warning: " << w.get<std::string>() << "\n";
+      }
+    }
   });
 }
 

@@ -1,6 +1,7 @@
 // seedctl workload submit|list|status|logs|events|describe|lineage|cancel|history and
 // seedctl rollback: the commands that talk to rsl-controller about workloads (docs/cli.md).
 // The cluster-wide and credential commands live in workload_admin_cmd.cc.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -60,7 +61,11 @@ void Submit(CLI::App* wl) {
                            ? "/api/v1/workloads"
                            : "/api/v1/namespaces/" + api::UrlEncode(client.config().namespace_) +
                                  "/workloads";
-    auto w = OrFail(client, client.Post(path, *text, "application/yaml", {{"X-Rsl-Source", o->file}}));
+    // Relative data URIs in the file mean its directory: the controller resolves them there.
+    std::error_code ec;
+    std::string base_dir = std::filesystem::absolute(o->file, ec).parent_path().string();
+    auto w = OrFail(client, client.Post(path, *text, "application/yaml",
+                                        {{"X-Rsl-Source", o->file}, {"X-Rsl-Base-Dir", base_dir}}));
     if (!o->conn.output.empty()) return PrintStructured(w, o->conn.output);
     std::cout << FormatSubmitted(w, "Workload submitted successfully!");
   });

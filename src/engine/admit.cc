@@ -162,7 +162,8 @@ Status Engine::Impl::Recover() {
     std::vector<store::Attempt> live;
     for (const auto& a : *attempts) {
       for (const auto& s : r->records) {
-        if (s.name == a.step && s.attempt_id == a.id && s.phase == store::kRunning) live.push_back(a);
+        if (s.name == a.step && s.attempt_id == a.id && store::StepAttemptLive(s))
+          live.push_back(a);
       }
     }
     Post(RecoverMsg{std::move(r), std::move(live)});
@@ -186,12 +187,13 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx
     s.failure_code = rec.failure_code;
     s.message = rec.message;
     s.metrics_json = rec.metrics_json.empty() ? "{}" : rec.metrics_json;
+    s.running = store::StepAttemptLive(rec);
     r->plan->Restore(static_cast<int>(i), s);
   }
   int adopted = 0;
   std::vector<int> lost;
   for (size_t i = 0; i < r->records.size(); ++i) {
-    if (r->records[i].phase != store::kRunning) continue;
+    if (!store::StepAttemptLive(r->records[i])) continue;
     const store::Attempt* att = nullptr;
     for (const auto& a : m.live) {
       if (a.step == r->records[i].name) att = &a;

@@ -138,6 +138,10 @@ Status Engine::Impl::Start() {
   default_cpu_millis_ = DefaultCpuMillis(nodes_);
   backend_->on_exit = [this](const backend::AttemptExit& e) { Post(ExitMsg{e}); };
   backend_->on_event = [this](const backend::AttemptEvent& e) { Post(EventMsg{e}); };
+  backend_->on_usage = [this](const backend::AttemptUsage& u) {
+    std::lock_guard<std::mutex> lock(usage_mu_);  // no turn of the loop: not a transition
+    live_usage_[u.attempt_id] = u;
+  };
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
     durable_seq_ = store_->LastEventSeq();
@@ -174,6 +178,7 @@ void Engine::Impl::Stop(bool stop_steps) {
   loop_.join();
   backend_->on_exit = nullptr;
   backend_->on_event = nullptr;
+  backend_->on_usage = nullptr;
 }
 
 void Engine::Impl::Post(Msg m) {
@@ -347,6 +352,10 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   if (it == attempts_.end()) return;  // stale: an attempt we no longer wait for
   auto [r, i] = it->second;
   attempts_.erase(it);
+  {
+    std::lock_guard<std::mutex> lock(usage_mu_);
+    live_usage_.erase(e.attempt_id);  // the exit has the totals
+  }
   Release(r, i);
   const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
   backend::AttemptExit exit = e;
@@ -761,6 +770,13 @@ Engine::Stats Engine::Impl::stats() {
   return stats_;
 }
 
+std::optional<backend::AttemptUsage> Engine::Impl::LiveUsage(const std::string& attempt_id) {
+  std::lock_guard<std::mutex> lock(usage_mu_);
+  auto it = live_usage_.find(attempt_id);
+  if (it == live_usage_.end()) return std::nullopt;
+  return it->second;
+}
+
 Status Engine::Impl::StopStep(const std::string& run_id, const std::string& step,
                               const std::string& reason, const std::string& message,
                               bool as_success) {
@@ -813,5 +829,8 @@ int64_t Engine::WaitForEvents(int64_t after_seq, int64_t timeout_ms) {
 RunControl* Engine::control() { return impl_.get(); }
 Result<std::string> Engine::ResolveRunId(const std::string& id) { return impl_->ResolveRunId(id); }
 Engine::Stats Engine::stats() { return impl_->stats(); }
+std::optional<backend::AttemptUsage> Engine::LiveUsage(const std::string& attempt_id) {
+  return impl_->LiveUsage(attempt_id);
+}
 
 }  // namespace rsl::engine

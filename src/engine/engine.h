@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "engine/clock.h"
 #include "engine/hooks.h"
+#include "spec/names.h"
 #include "spec/workload.h"
 #include "store/store.h"
 
@@ -42,8 +43,7 @@ struct EngineOptions {
   //! How often running steps' RSL_PROGRESS_FILE is read (progress only; never the hot path).
   int64_t progress_poll_ms = 1'000;
   //! Environment variables passed from the engine's environment to every step (PATH, HOME...).
-  std::vector<std::string> inherited_env = {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
-                                            "USER", "LOGNAME"};
+  std::vector<std::string> inherited_env = spec::EngineBasicEnvNames();
 };
 
 struct SubmitOptions {
@@ -124,6 +124,11 @@ class Engine {
 
   //! Lets hooks (cost policies) and the controller act on running runs.
   RunControl* control();
+
+  //! The latest live sample of a running attempt's resource use (from backends that sample:
+  //! the local one, about every second), or nothing. Kept in memory only, never written to
+  //! the store: the attempt's exit records the totals.
+  std::optional<backend::AttemptUsage> LiveUsage(const std::string& attempt_id);
 
   //! Resolves a version id or run id to the run id. Errors: NOT_FOUND.
   Result<std::string> ResolveRunId(const std::string& id);

@@ -122,6 +122,7 @@ class Engine::Impl : public RunControl {
   int64_t WaitForEvents(int64_t after_seq, int64_t timeout_ms);
   Result<std::string> ResolveRunId(const std::string& id);
   Stats stats();
+  std::optional<backend::AttemptUsage> LiveUsage(const std::string& attempt_id);
 
   // RunControl
   Status StopStep(const std::string& run_id, const std::string& step, const std::string& reason,
@@ -212,6 +213,10 @@ class Engine::Impl : public RunControl {
   std::set<std::string> finished_;                 // GUARDED_BY(ev_mu_): runs ended here
   std::condition_variable finish_cv_;              // finished_ grew (Wait), with ev_mu_
   Stats stats_;                                    // GUARDED_BY(ev_mu_)
+
+  // Live usage samples of running attempts (backend thread writes, API readers read).
+  std::mutex usage_mu_;
+  std::map<std::string, backend::AttemptUsage> live_usage_;  // GUARDED_BY(usage_mu_)
 };
 
 }  // namespace rsl::engine

@@ -55,6 +55,7 @@ int RunPlan::IndexOf(const std::string& name) const {
 }
 
 bool RunPlan::Terminal(int i) const {
+  if (steps_[size_t(i)].running) return false;  // TIMED_OUT while its attempt is stopped
   const std::string& p = steps_[size_t(i)].phase;
   return p == store::kSucceeded || p == store::kFailed || p == store::kSkipped ||
          p == store::kTimedOut || p == store::kCancelled;
@@ -94,12 +95,22 @@ void RunPlan::Restore(int i, const StepState& s) {
   st = s;
   st.phase = store::kPending;
   st.stop_requested = false;
+  st.timeout_fired = false;
   if (phase == store::kRunning) {
     st.phase = phase;
     st.running = true;
     ++running_;
     const auto& timeout = step_spec(i).timeout_ms;
     if (timeout) deadlines_.insert({st.started_at + *timeout, i});
+  } else if (phase == store::kTimedOut && s.running) {
+    // Its timeout had fired and its attempt was being stopped: ask again (the stop may never
+    // have been sent), without a second TimedOut.
+    st.phase = phase;
+    st.running = true;
+    st.timeout_fired = true;
+    st.stop_requested = true;
+    ++running_;
+    stops_.push_back({i, true});
   } else if (phase == store::kRetrying) {
     st.phase = phase;
     st.running = false;
@@ -195,8 +206,8 @@ void RunPlan::Advance(int64_t now, const WhenFn& when) {
     for (size_t i = 0; i < steps_.size(); ++i) {
       StepState& st = steps_[i];
       if (st.running && !st.stop_requested) {
-        st.stop_requested = true;
-        stops_.push_back({static_cast<int>(i), true});
+        st.failure_code = codes::kWorkloadTimedOut;
+        FireTimeout(static_cast<int>(i), "stopped: the run's time limit passed");
       }
     }
   }
@@ -205,8 +216,9 @@ void RunPlan::Advance(int64_t now, const WhenFn& when) {
     deadlines_.erase(deadlines_.begin());
     StepState& st = steps_[size_t(i)];
     if (st.running && !st.stop_requested) {
-      st.stop_requested = true;
-      stops_.push_back({i, true});
+      st.failure_code = codes::kStepTimedOut;
+      FireTimeout(
+          i, "step exceeded its time limit of " + Duration(step_spec(i).timeout_ms.value_or(0)));
     }
   }
   while (!retry_due_.empty() && retry_due_.begin()->first <= now) {
@@ -232,12 +244,21 @@ void RunPlan::Advance(int64_t now, const WhenFn& when) {
   MaybeDone();
 }
 
+void RunPlan::FireTimeout(int i, const std::string& message) {
+  StepState& st = steps_[size_t(i)];
+  st.stop_requested = true;
+  st.timeout_fired = true;
+  stops_.push_back({i, true});
+  SetPhase(i, store::kTimedOut, "TimedOut", message, true);
+}
+
 void RunPlan::OnLaunched(int i, int64_t now) {
   StepState& st = steps_[size_t(i)];
   ready_.erase(i);
   ++st.attempts;
   st.running = true;
   st.stop_requested = false;
+  st.timeout_fired = false;
   st.started_at = now;
   st.finished_at = 0;
   st.next_attempt_at = 0;
@@ -264,7 +285,19 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
   const spec::Step& spec = step_spec(i);
   bool ending = failing_ || cancelled_ || timed_out_;
   using backend::ExitKind;
-  switch (exit.kind) {
+  // A timeout that fired was recorded then (phase TIMED_OUT, event TimedOut, failure code
+  // STEP_TIMED_OUT or WORKLOAD_TIMED_OUT): whatever the attempt did since (died of the
+  // SIGTERM or the SIGKILL, ended on its own before the stop reached it, lost its node), it
+  // ends as timed out, and the timeout that fired first is the one on record.
+  bool fired = std::exchange(st.timeout_fired, false);
+  bool run_limit = fired && st.failure_code == codes::kWorkloadTimedOut;
+  if (fired) st.phase = store::kRunning;  // not terminal yet: the end below decides it
+  ExitKind kind = fired ? ExitKind::kTimedOut : exit.kind;
+  std::string exit_message = exit.message;
+  if (fired && exit.kind != ExitKind::kTimedOut) {
+    exit_message = "stopped: time limit exceeded (" + exit.message + ")";
+  }
+  switch (kind) {
     case ExitKind::kSucceeded:
       if (hook_error.ok()) {
         st.failure_code.clear();
@@ -291,39 +324,43 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
     case ExitKind::kFailed:
     case ExitKind::kOomKilled:
     case ExitKind::kTimedOut: {
-      if (timed_out_ && exit.kind == ExitKind::kTimedOut) {
+      if (run_limit || (!fired && timed_out_ && kind == ExitKind::kTimedOut)) {
+        // The run's limit stopped it (its TimedOut was recorded when the limit passed).
         st.failure_code = codes::kWorkloadTimedOut;
-        Finish(i, store::kTimedOut, "TimedOut", "stopped: the run's time limit passed", true);
+        Finish(i, store::kTimedOut, fired ? "" : "TimedOut", "stopped: the run's time limit passed",
+               true);
         break;
       }
       if (ending) {
         // Stopped because the run is failing or cancelled, but it failed on its own first.
-        st.failure_code = CodeFor(exit.kind);
-        Finish(i, exit.kind == ExitKind::kTimedOut ? store::kTimedOut : store::kFailed,
-               exit.kind == ExitKind::kOomKilled ? "OOMKilled" : "Failed", exit.message, true);
+        st.failure_code = CodeFor(kind);
+        Finish(i, kind == ExitKind::kTimedOut ? store::kTimedOut : store::kFailed,
+               kind == ExitKind::kOomKilled ? "OOMKilled" : "Failed", exit_message, true);
         break;
       }
-      if (exit.kind == ExitKind::kOomKilled) transitions_.push_back({i, "OOMKilled", exit.message, true});
-      if (exit.kind == ExitKind::kTimedOut) {
+      if (kind == ExitKind::kOomKilled)
+        transitions_.push_back({i, "OOMKilled", exit.message, true});
+      if (kind == ExitKind::kTimedOut && !fired) {
+        // A limit we did not fire (the scheduler's own): recorded as it is learnt.
         transitions_.push_back(
             {i, "TimedOut", "step exceeded its time limit of " + Duration(spec.timeout_ms.value_or(0)),
              true});
       }
-      st.failure_code = CodeFor(exit.kind);
+      st.failure_code = CodeFor(kind);
       if (st.retries_used < spec.retry.max_retries) {
         ++st.retries_used;
         int64_t delay = RetryDelayMs(spec.retry, st.retries_used);
         st.next_attempt_at = now + delay;
         retry_due_.insert({st.next_attempt_at, i});
         SetPhase(i, store::kRetrying, "Retrying",
-                 "attempt " + std::to_string(st.attempts) + " failed (" + exit.message +
+                 "attempt " + std::to_string(st.attempts) + " failed (" + exit_message +
                      "); retry " + std::to_string(st.retries_used) + " of " +
                      std::to_string(spec.retry.max_retries) + " in " + Duration(delay),
                  true);
         break;
       }
-      std::string phase = exit.kind == ExitKind::kTimedOut ? store::kTimedOut : store::kFailed;
-      std::string msg = exit.message;
+      std::string phase = kind == ExitKind::kTimedOut ? store::kTimedOut : store::kFailed;
+      std::string msg = exit_message;
       if (spec.retry.max_retries > 0) {
         msg += " (after " + std::to_string(st.attempts) + " attempts)";
       }

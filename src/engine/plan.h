@@ -36,6 +36,10 @@ struct StepState {
   int retries_used = 0;           //!< attempts that counted against retryPolicy
   bool running = false;           //!< an attempt is live (launched, not yet exited)
   bool stop_requested = false;    //!< Stop already asked for the live attempt
+  //! The step's (or the run's) timeout fired for the live attempt: it is being stopped. The
+  //! phase is TIMED_OUT (and the TimedOut event recorded) from that moment; the exit, after
+  //! the grace period at most, completes it (a retry, or the end).
+  bool timeout_fired = false;
   int64_t started_at = 0;         //!< of the live/last attempt
   int64_t finished_at = 0;
   int64_t next_attempt_at = 0;    //!< RETRYING: not before
@@ -82,7 +86,9 @@ class RunPlan {
   const std::vector<int>& deps(int i) const { return deps_[size_t(i)]; }
 
   //! Recovery: puts a step back in a recorded state (before the first Advance).
-  //! A RUNNING step is expected to be adopted (its exit arrives later through OnExit).
+  //! A RUNNING step, or a TIMED_OUT one with `running` set (its timeout had fired and its
+  //! attempt was being stopped: the stop is asked for again), is expected to be adopted (its
+  //! exit arrives later through OnExit).
   void Restore(int i, const StepState& s);
 
   //! Moves the plan forward at `now`: evaluates candidates (skips, `when`), releases retries
@@ -126,6 +132,9 @@ class RunPlan {
   void Finish(int i, const std::string& phase, const std::string& reason,
               const std::string& message, bool warning);  // terminal + cascade
   void StartFailing(const std::string& why);
+  //! Records the timeout of running step i now (phase TIMED_OUT, event TimedOut with
+  //! `message`) and asks for its stop; the caller set its failure code.
+  void FireTimeout(int i, const std::string& message);
   void EvaluateCandidate(int i, const WhenFn& when);
   void MaybeDone();
 

@@ -214,8 +214,10 @@ TEST(PlanTest, StepTimeoutStopsThenCountsAsFailure) {
   EXPECT_TRUE(stops[0].timed_out);
   p.Advance(600, kAlwaysTrue);
   EXPECT_TRUE(p.TakeStops().empty());  // asked once
+  p.TakeTransitions();
   p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded"), "{}", 700);
   EXPECT_EQ(p.state(0).phase, store::kRetrying);  // a timeout spends a retry
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Retrying"}));  // TimedOut came at 500
   p.Advance(800, kAlwaysTrue);
   p.OnLaunched(0, 800);
   p.Advance(1300, kAlwaysTrue);
@@ -227,6 +229,112 @@ TEST(PlanTest, StepTimeoutStopsThenCountsAsFailure) {
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
 }
 
+// The timeout is on record when it fires, not when the stopped attempt finally ends: phase
+// TIMED_OUT and the TimedOut event at once, while the attempt still runs its grace period.
+TEST(PlanTest, StepTimeoutIsRecordedWhenItFires) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("slow"), MakeStep("next", {"slow"})};
+  w.pipeline.steps[0].timeout_ms = 500;
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.TakeTransitions();
+  p.TakeDirty();
+  p.Advance(500, kAlwaysTrue);
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_TRUE(p.state(0).running);
+  EXPECT_EQ(p.state(0).failure_code, codes::kStepTimedOut);
+  EXPECT_EQ(p.state(0).message, "step exceeded its time limit of 500ms");
+  auto t = p.TakeTransitions();
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].reason, "TimedOut");
+  EXPECT_EQ(t[0].message, "step exceeded its time limit of 500ms");
+  EXPECT_EQ(p.TakeDirty(), std::set<int>{0});
+  EXPECT_EQ(p.TakeStops().size(), 1u);
+  EXPECT_FALSE(p.outcome().has_value());  // the attempt has not ended yet
+  EXPECT_EQ(p.state(1).phase, store::kPending);
+  // The grace period ends with SIGKILL: the exit completes it, without a second TimedOut.
+  p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded (killed by SIGKILL)"),
+           "{}", 10'500);
+  p.Advance(10'500, kAlwaysTrue);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Failed", "next:Skipped"}));
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).finished_at, 10'500);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
+}
+
+// An attempt that ends on its own before the stop reaches it still counts as timed out: the
+// timeout was already on record.
+TEST(PlanTest, AnExitAfterTheTimeoutFiredCountsAsTimedOut) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("slow")};
+  w.pipeline.steps[0].timeout_ms = 500;
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.Advance(500, kAlwaysTrue);
+  p.OnExit(0, Exit(ExitKind::kSucceeded, 0), "{}", 501);
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).message, "stopped: time limit exceeded (exit code 0)");
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
+}
+
+// Both limits: the step's own fired first and stays the step's record when the run's limit
+// passes during its grace period; the run still ends TIMED_OUT for its own limit.
+TEST(PlanTest, AStepTimeoutBeforeTheRunTimeoutIsTheStepsRecord) {
+  spec::Workload w;
+  w.timeout_ms = 1000;
+  w.pipeline.steps = {MakeStep("slow")};
+  w.pipeline.steps[0].timeout_ms = 500;
+  w.pipeline.steps[0].retry = {2, 100, 1.0, std::nullopt};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  p.TakeTransitions();
+  p.Advance(500, kAlwaysTrue);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:TimedOut"}));
+  EXPECT_EQ(p.TakeStops().size(), 1u);
+  p.Advance(1000, kAlwaysTrue);  // the run's limit, while the step is in its grace period
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"run:TimedOut"}));
+  EXPECT_TRUE(p.TakeStops().empty());  // already being stopped
+  p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded (killed by SIGKILL)"),
+           "{}", 1200);
+  p.Advance(1200, kAlwaysTrue);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Failed"}));  // no retry: the run ended
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).failure_code, codes::kStepTimedOut);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, store::kTimedOut);
+  EXPECT_EQ(p.outcome()->failure_code, codes::kWorkloadTimedOut);
+}
+
+// A step timed out and being stopped when the engine died: restored, it is stopped again
+// (the stop may never have been sent) and not timed out twice.
+TEST(PlanTest, ARestoredStepInItsTimeoutGraceIsStoppedAgain) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("slow")};
+  w.pipeline.steps[0].timeout_ms = 500;
+  RunPlan p(&w, 0);
+  StepState s;
+  s.phase = store::kTimedOut;
+  s.running = true;
+  s.attempts = 1;
+  s.started_at = 0;
+  s.failure_code = codes::kStepTimedOut;
+  p.Restore(0, s);
+  p.Advance(2000, kAlwaysTrue);
+  auto stops = p.TakeStops();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_TRUE(stops[0].timed_out);
+  EXPECT_TRUE(p.TakeTransitions().empty());
+  p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded"), "{}", 2100);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Failed"}));
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
+}
+
 TEST(PlanTest, RunTimeoutStopsEverythingAndEndsTimedOut) {
   spec::Workload w;
   w.timeout_ms = 1000;
@@ -235,13 +343,21 @@ TEST(PlanTest, RunTimeoutStopsEverythingAndEndsTimedOut) {
   p.Advance(100, kAlwaysTrue);
   p.OnLaunched(0, 100);
   EXPECT_EQ(p.NextWakeup(), 1100);
+  p.TakeTransitions();
   p.Advance(1100, kAlwaysTrue);
   auto stops = p.TakeStops();
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_TRUE(stops[0].timed_out);
+  // The running step is timed out at once, for the run's limit.
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"run:TimedOut", "a:TimedOut"}));
+  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).failure_code, codes::kWorkloadTimedOut);
+  EXPECT_FALSE(p.outcome().has_value());
   p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped"), "{}", 1150);
   p.Advance(1150, kAlwaysTrue);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"b:Cancelled"}));
   EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).message, "stopped: the run's time limit passed");
   EXPECT_EQ(p.state(1).phase, store::kCancelled);
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->phase, store::kTimedOut);

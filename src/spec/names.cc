@@ -174,6 +174,34 @@ std::string CheckEnvName(const std::string& name) {
   return "";
 }
 
+const std::vector<std::string>& EngineBasicEnvNames() {
+  static const std::vector<std::string> kNames = {"PATH", "HOME",   "LANG", "LC_ALL",
+                                                  "TZ",   "TMPDIR", "USER", "LOGNAME"};
+  return kNames;
+}
+
+std::string CheckEnvFromKey(const std::string& key, bool secret, std::string* hint) {
+  if (std::string why = CheckEnvName(key); !why.empty()) {
+    *hint = "keys become environment variables: [A-Za-z_][A-Za-z0-9_]*, e.g. DB_PASSWORD";
+    return "key " + Quote(key) + " is not an environment variable name: it " + why;
+  }
+  if (StartsWith(key, "RSL_")) {
+    *hint = "choose a name without the RSL_ prefix";
+    return "key " + Quote(key) + " is reserved: RSL sets RSL_* itself";
+  }
+  if (key == "CUDA_VISIBLE_DEVICES") {
+    *hint = "request GPUs with resources.gpu; RSL sets CUDA_VISIBLE_DEVICES to the placed ones";
+    return "key " + Quote(key) + " is reserved: RSL sets it to the GPUs a step is placed on";
+  }
+  for (const std::string& basic : EngineBasicEnvNames()) {
+    if (secret && key == basic) {
+      *hint = "put it in a configmap or the step's env; a secret's value is masked in logs";
+      return "key " + Quote(key) + " is reserved for secrets: the engine sets it for every step";
+    }
+  }
+  return "";
+}
+
 std::string CheckSemver(const std::string& version) {
   std::string core = version;
   size_t cut = core.find_first_of("-+");

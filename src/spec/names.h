@@ -24,6 +24,27 @@ std::string CheckImageRef(const std::string& ref);
 std::string CheckSha256Digest(const std::string& text);
 //! Environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 std::string CheckEnvName(const std::string& name);
+//! The basic variables the engine passes from its own environment to every step (PATH, HOME,
+//! LANG, LC_ALL, TZ, TMPDIR, USER, LOGNAME): EngineOptions::inherited_env by default.
+const std::vector<std::string>& EngineBasicEnvNames();
+
+//! A configmap or secret key: steps get it as an environment variable (envFrom), so it must
+//! be an environment variable name (CheckEnvName) that RSL does not set itself: not RSL_*
+//! (RSL's own variables, set after envFrom), not CUDA_VISIBLE_DEVICES (set to the GPUs the
+//! step is placed on), and, for a secret, none of the basic variables the engine passes to
+//! every step (EngineBasicEnvNames): a secret's value is
+//! masked wherever it appears in a log, and there is nothing secret about a search path. A
+//! configmap may set those, like a step's env. Returns "" when `key` is fine, else the reason,
+//! with a one-line fix in `hint`.
+std::string CheckEnvFromKey(const std::string& key, bool secret, std::string* hint);
+
+//! Secret values shorter than this many bytes are not masked in logs: replacing a two-letter
+//! value everywhere it occurs damages ordinary text ("about a cab" -> "***out a c***") and
+//! says as much about the value as it hides. Creating such a secret returns a warning.
+inline constexpr size_t kMinMaskedSecretBytes = 4;
+//! True when `value` is long enough to be masked (kMinMaskedSecretBytes).
+inline bool MaskedInLogs(const std::string& value) { return value.size() >= kMinMaskedSecretBytes; }
+
 //! Semantic version MAJOR.MINOR.PATCH[-pre][+build] (a leading 'v' is not allowed).
 std::string CheckSemver(const std::string& version);
 

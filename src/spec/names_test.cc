@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
+
 namespace rsl::spec {
 namespace {
 
@@ -28,6 +30,34 @@ TEST(NamesTest, ImageReferences) {
                           "volc/-train", "app@sha256:abc", "volc/train:.v1", "host:99999/app"}) {
     EXPECT_NE(CheckImageRef(bad), "") << bad;
   }
+}
+
+// Configmap and secret keys: environment names that RSL does not set itself.
+TEST(NamesTest, EnvFromKeys) {
+  std::string hint;
+  EXPECT_EQ(CheckEnvFromKey("DB_PASSWORD", true, &hint), "");
+  EXPECT_EQ(CheckEnvFromKey("_x1", true, &hint), "");
+  EXPECT_EQ(CheckEnvFromKey("", false, &hint),
+            "key \"\" is not an environment variable name: it must not be empty");
+  EXPECT_EQ(hint, "keys become environment variables: [A-Za-z_][A-Za-z0-9_]*, e.g. DB_PASSWORD");
+  EXPECT_EQ(CheckEnvFromKey("A-B", false, &hint),
+            "key \"A-B\" is not an environment variable name: it may contain only letters, "
+            "digits and '_'");
+  EXPECT_EQ(CheckEnvFromKey("RSL_OUTPUT", false, &hint),
+            "key \"RSL_OUTPUT\" is reserved: RSL sets RSL_* itself");
+  EXPECT_EQ(hint, "choose a name without the RSL_ prefix");
+  EXPECT_EQ(
+      CheckEnvFromKey("CUDA_VISIBLE_DEVICES", false, &hint),
+      "key \"CUDA_VISIBLE_DEVICES\" is reserved: RSL sets it to the GPUs a step is placed on");
+  // The engine's basic variables: a configmap may set them, a secret may not.
+  for (const auto& name : EngineBasicEnvNames()) {
+    EXPECT_EQ(CheckEnvFromKey(name, false, &hint), "") << name;
+    EXPECT_EQ(CheckEnvFromKey(name, true, &hint),
+              "key " + Quote(name) + " is reserved for secrets: the engine sets it for every step")
+        << name;
+  }
+  EXPECT_FALSE(MaskedInLogs("abc"));
+  EXPECT_TRUE(MaskedInLogs("abcd"));
 }
 
 TEST(NamesTest, DigestsEnvSemverLabels) {

@@ -4,6 +4,7 @@
 #include "spec/parse.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <yaml-cpp/yaml.h>
 
@@ -376,7 +377,29 @@ class Builder {
         return std::nullopt;
       }
     }
-    return uri;
+    return ResolveRelative(map["uri"], path + ".uri", *uri);
+  }
+
+  // A relative local URI made absolute against the base directory, or refused, as the
+  // options say (ParseOptions::relative_uris).
+  std::optional<std::string> ResolveRelative(const YAML::Node& node, const std::string& path,
+                                             const std::string& uri) {
+    using Mode = ParseOptions::RelativeUris;
+    bool file_scheme = StartsWith(uri, "file://");
+    if (!file_scheme && uri.find("://") != std::string::npos) return uri;  // remote
+    std::string local = file_scheme ? uri.substr(7) : uri;
+    if (local.empty() || local[0] == '/' || options_.relative_uris == Mode::kKeep) return uri;
+    if (options_.relative_uris == Mode::kRefuse || options_.base_dir.empty()) {
+      r_.Fail(node, path,
+              "relative uri " + Quote(uri) + " has no base directory to resolve it against",
+              "write an absolute path (e.g. file:///data/out), or submit the file with seedctl, "
+              "which resolves it against the file's directory")
+          .Value(uri);
+      return std::nullopt;
+    }
+    std::string absolute =
+        (std::filesystem::path(options_.base_dir) / local).lexically_normal().string();
+    return file_scheme ? "file://" + absolute : absolute;
   }
 
   void Input(const YAML::Node& n) {
@@ -1009,7 +1032,12 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
   return result;
 }
 
-ParseResult ParseWorkloadFile(const std::string& path, const ParseOptions& options) {
+ParseResult ParseWorkloadFile(const std::string& path, const ParseOptions& in_options) {
+  ParseOptions options = in_options;
+  if (options.relative_uris == ParseOptions::RelativeUris::kResolve && options.base_dir.empty()) {
+    std::error_code ec;
+    options.base_dir = std::filesystem::absolute(path, ec).parent_path().string();
+  }
   auto text = ReadFile(path);
   if (!text.ok()) {
     ParseResult result;

@@ -15,6 +15,16 @@ struct ParseOptions {
   //! The catalog capability names are checked against; null = CapabilityCatalog::BuiltIn().
   //! Must outlive the call.
   const CapabilityCatalog* catalog = nullptr;
+  //! Relative local data URIs (data.input.uri, data.output.uri written as a bare path or a
+  //! file:// path without a leading '/') would name another place for every process that
+  //! reads or commits them (a recovering `seedctl run` in another directory, the
+  //! controller). kKeep leaves them as written (validation); kResolve makes them absolute
+  //! against `base_dir`, so the stored canonical spec names one place (ParseWorkloadFile with
+  //! an empty base_dir: the file's directory); kRefuse reports SPEC_INVALID (a spec that came
+  //! without a directory, e.g. through the API).
+  enum class RelativeUris { kKeep, kResolve, kRefuse };
+  RelativeUris relative_uris = RelativeUris::kKeep;
+  std::string base_dir;  //!< absolute; for kResolve
 };
 
 //! The parsed workload and every error found (all of them, sorted by position). The

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "spec/quantity.h"
 
@@ -186,6 +189,66 @@ spec:
   EXPECT_EQ(r.warnings[0].ToString(),
             "ext.yaml:7:18: SPEC_INVALID spec.resources.autoscaling: autoscaling is ignored for "
             "batch step \"prep\" (set serving: true on long-running service steps)");
+}
+
+// Relative local data URIs: kept as written (validation), made absolute against the base
+// directory (the spec file's), or refused where there is none (the API).
+TEST(ParseTest, RelativeDataUris) {
+  const std::string yaml = R"(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: rel}
+spec:
+  data:
+    input: {uri: ../raw/./day=15}
+    output: {uri: "file://out/v1"}
+  pipeline:
+    - {name: a, command: ["true"]}
+)";
+  ParseResult kept = ParseWorkload(yaml, "rel.yaml");
+  ASSERT_TRUE(kept.ok()) << Describe(kept);
+  EXPECT_EQ(kept.workload.data.input->uri, "../raw/./day=15");
+
+  ParseOptions resolve;
+  resolve.relative_uris = ParseOptions::RelativeUris::kResolve;
+  resolve.base_dir = "/data/specs";
+  ParseResult resolved = ParseWorkload(yaml, "rel.yaml", resolve);
+  ASSERT_TRUE(resolved.ok()) << Describe(resolved);
+  EXPECT_EQ(resolved.workload.data.input->uri, "/data/raw/day=15");
+  EXPECT_EQ(resolved.workload.data.output->uri, "file:///data/specs/out/v1");
+
+  ParseOptions refuse;
+  refuse.relative_uris = ParseOptions::RelativeUris::kRefuse;
+  ParseResult refused = ParseWorkload(yaml, "rel.yaml", refuse);
+  ASSERT_EQ(refused.errors.size(), 2u) << Describe(refused);
+  EXPECT_EQ(refused.errors[0].ToString(),
+            "rel.yaml:6:18: SPEC_INVALID spec.data.input.uri: relative uri \"../raw/./day=15\" has "
+            "no base directory to resolve it against (write an absolute path (e.g. "
+            "file:///data/out), or submit the file with seedctl, which resolves it against the "
+            "file's directory)");
+  EXPECT_EQ(refused.errors[0].value, "../raw/./day=15");
+  EXPECT_EQ(refused.errors[1].path, "spec.data.output.uri");
+  EXPECT_EQ(refused.errors[1].value, "file://out/v1");
+
+  // Absolute and remote URIs are never touched.
+  std::string absolute = yaml;
+  absolute.replace(absolute.find("../raw/./day=15"), 15, "/abs/in");
+  absolute.replace(absolute.find("file://out/v1"), 13, "s3://bucket/out");
+  ParseResult untouched = ParseWorkload(absolute, "abs.yaml", refuse);
+  ASSERT_TRUE(untouched.ok()) << Describe(untouched);
+  EXPECT_EQ(untouched.workload.data.input->uri, "/abs/in");
+  EXPECT_EQ(untouched.workload.data.output->uri, "s3://bucket/out");
+
+  // A file: its own directory.
+  std::string dir = ::testing::TempDir() + "parse_rel_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/w.yaml") << yaml;  // written and closed at the end of the statement
+  ParseOptions from_dir;
+  from_dir.relative_uris = ParseOptions::RelativeUris::kResolve;  // base_dir: the file's
+  ParseResult from_file = ParseWorkloadFile(dir + "/w.yaml", from_dir);
+  ASSERT_TRUE(from_file.ok()) << Describe(from_file);
+  EXPECT_EQ(from_file.workload.data.output->uri,
+            "file://" + (std::filesystem::absolute(dir) / "out/v1").lexically_normal().string());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ParseTest, HostileInputsGiveErrorsNotCrashes) {

@@ -701,6 +701,10 @@ bool IsTerminalPhase(const std::string& p) {
          p == kSkipped;
 }
 
+bool StepAttemptLive(const Step& s) {
+  return s.phase == kRunning || (s.phase == kTimedOut && s.started_at > 0 && s.finished_at == 0);
+}
+
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options) {
   RSL_RETURN_IF_ERROR(MakeDirs(state_dir));

@@ -4,8 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "backend/local.h"
 #include "base/codes.h"
@@ -28,10 +33,21 @@ class ProcessTest : public ::testing::Test {
     auto s = store::OpenSqliteStore(dir_ + "/state");
     ASSERT_TRUE(s.ok());
     store_ = std::move(*s);
+    StartEngine(300);
+  }
+  void TearDown() override {
+    engine_.reset();
+    backend_.reset();
+  }
+
+  // (Re)starts the backend and the engine with this SIGTERM -> SIGKILL grace period.
+  void StartEngine(int64_t grace_ms) {
+    engine_.reset();
+    backend_.reset();
     backend::LocalOptions lo;
     lo.state_dir = dir_ + "/state";
     lo.nvidia_smi = "";
-    lo.grace_ms = 300;
+    lo.grace_ms = grace_ms;
     // The steps leave markers in the test's directory: they run as our user here.
     lo.isolation = "none";
     lo.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
@@ -40,25 +56,46 @@ class ProcessTest : public ::testing::Test {
     backend_ = std::move(*b);
     EngineOptions eo;
     eo.state_dir = dir_ + "/state";
-    eo.stop_grace_ms = 300;
+    eo.stop_grace_ms = grace_ms;
     engine_ = std::make_unique<Engine>(store_.get(), backend_.get(), Hooks{}, RealClock(), eo);
     ASSERT_TRUE(engine_->Start().ok());
   }
-  void TearDown() override {
-    engine_.reset();
-    backend_.reset();
-  }
 
-  store::Run Run(const std::string& pipeline, const std::string& extra = "") {
+  std::string Submit(const std::string& pipeline, const std::string& extra = "") {
     std::string yaml = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n"
                        "  name: proc\nspec:\n" + extra + "  pipeline:\n" + pipeline;
     auto parsed = spec::ParseWorkload(yaml, "proc.yaml");
     EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].ToString());
     auto id = engine_->Submit(parsed.workload, "test");
     EXPECT_TRUE(id.ok());
-    auto run = engine_->Wait(*id, 60000);
+    return *id;
+  }
+  store::Run Run(const std::string& pipeline, const std::string& extra = "") {
+    auto run = engine_->Wait(Submit(pipeline, extra), 60000);
     EXPECT_TRUE(run.ok()) << run.error().ToString();
     return *run;
+  }
+  // Polls the store until `pred` holds for the run's first step (or 30 s pass).
+  store::Step WaitForStep(const std::string& id,
+                          const std::function<bool(const store::Step&)>& pred) {
+    auto run = store_->GetRun(id);
+    EXPECT_TRUE(run.ok());
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    store::Step step;
+    while (std::chrono::steady_clock::now() < until) {
+      step = Steps(*run)[0];
+      if (pred(step)) return step;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "step " << step.name << " never got there (phase " << step.phase << ")";
+    return step;
+  }
+  const store::Event* FindEvent(const std::vector<store::Event>& events, const std::string& step,
+                                const std::string& reason) {
+    for (const auto& e : events) {
+      if (e.step == step && e.reason == reason) return &e;
+    }
+    return nullptr;
   }
   std::vector<store::Step> Steps(const store::Run& r) { return *store_->ListSteps(r.id); }
   std::vector<std::string> Listing(const std::string& d) {
@@ -169,6 +206,115 @@ TEST_F(ProcessTest, StepTimeoutKillsTheWholeGroup) {
   ASSERT_GT(child, 0);
   auto stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
   EXPECT_TRUE(!stat.ok() || stat->find(") Z") != std::string::npos) << *stat;
+}
+
+// A step that ignores SIGTERM past its timeout: TIMED_OUT and its TimedOut event as soon as
+// the timeout fires, while the grace period runs; the SIGKILL at its end completes it.
+TEST_F(ProcessTest, AStepIgnoringSigtermIsTimedOutWhenItsTimeoutFires) {
+  constexpr int64_t kGraceMs = 4000;
+  StartEngine(kGraceMs);
+  std::string id = Submit(
+      "    - name: stubborn\n      timeout: 1s\n"
+      "      command: [sh, -c, 'trap \"\" TERM; sleep 300']\n");
+  auto timed_out = WaitForStep(id, [](const store::Step& s) {
+    return s.phase != store::kPending && s.phase != store::kRunning;
+  });
+  int64_t seen_at = RealClock()->NowMs();
+  EXPECT_EQ(timed_out.phase, store::kTimedOut);
+  EXPECT_EQ(timed_out.failure_code, codes::kStepTimedOut);
+  EXPECT_EQ(timed_out.finished_at, 0);  // the attempt is still being stopped
+  EXPECT_TRUE(store::StepAttemptLive(timed_out));
+  auto run = store_->GetRun(id);
+  EXPECT_EQ(run->phase, store::kRunning);
+  auto events = *store_->ListEvents(run->id, 0);
+  const store::Event* fired = FindEvent(events, "stubborn", "TimedOut");
+  ASSERT_NE(fired, nullptr);
+  EXPECT_EQ(fired->message, "step exceeded its time limit of 1s");
+  EXPECT_GE(fired->time - timed_out.started_at, 1000);
+  EXPECT_LT(fired->time - timed_out.started_at, 1000 + kGraceMs / 2) << "recorded at the kill";
+  EXPECT_LT(seen_at - timed_out.started_at, 1000 + kGraceMs) << "seen only after the grace";
+
+  auto done = engine_->Wait(id, 60000);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->phase, store::kFailed);
+  EXPECT_EQ(done->failure_code, codes::kStepTimedOut);
+  auto step = Steps(*done)[0];
+  EXPECT_EQ(step.phase, store::kTimedOut);
+  EXPECT_EQ(step.signal, SIGKILL);
+  EXPECT_GE(step.finished_at - fired->time, kGraceMs / 2) << "the grace period ran";
+  events = *store_->ListEvents(done->id, 0);
+  std::vector<std::string> order;
+  for (const auto& e : events) {
+    if (e.step == "stubborn") order.push_back(e.reason);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"Scheduled", "Started", "TimedOut", "Failed"}));
+}
+
+// With a run timeout as well, the step's own timeout, which fired first, is the step's record;
+// the run ends TIMED_OUT for its own limit.
+TEST_F(ProcessTest, AStepTimeoutFiringBeforeTheRunTimeoutIsRecorded) {
+  constexpr int64_t kGraceMs = 4000;
+  StartEngine(kGraceMs);
+  std::string id = Submit(
+      "    - name: stubborn\n      timeout: 1s\n"
+      "      command: [sh, -c, 'trap \"\" TERM; sleep 300']\n",
+      "  timeout: 3s\n");
+  auto done = engine_->Wait(id, 60000);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->phase, store::kTimedOut);
+  EXPECT_EQ(done->failure_code, codes::kWorkloadTimedOut);
+  auto step = Steps(*done)[0];
+  EXPECT_EQ(step.phase, store::kTimedOut);
+  EXPECT_EQ(step.failure_code, codes::kStepTimedOut);
+  auto events = *store_->ListEvents(done->id, 0);
+  const store::Event* step_fired = FindEvent(events, "stubborn", "TimedOut");
+  const store::Event* run_fired = FindEvent(events, "", "TimedOut");
+  ASSERT_NE(step_fired, nullptr);
+  ASSERT_NE(run_fired, nullptr);
+  EXPECT_EQ(step_fired->message, "step exceeded its time limit of 1s");
+  EXPECT_LT(step_fired->seq, run_fired->seq);
+  EXPECT_LT(step_fired->time - step.started_at, 1000 + kGraceMs / 2);
+}
+
+// While a step runs, the engine holds its latest usage sample (from the supervisor, about
+// every second): memory it holds and CPU it burned, before it ends.
+TEST_F(ProcessTest, LiveUsageOfARunningStep) {
+  std::string id = Submit(
+      "    - name: hog\n      resources: {memory: 256Mi}\n"
+      "      command: [/usr/bin/python3, -c,"
+      " \"x = b'a' * (80 << 20)\\nwhile True: pass\\n\"]\n");
+  auto running = WaitForStep(id, [](const store::Step& s) { return s.phase == store::kRunning; });
+  std::optional<backend::AttemptUsage> live;
+  for (int i = 0; i < 3000; ++i) {
+    live = engine_->LiveUsage(running.attempt_id);
+    if (live && live->usage.cpu_ms >= 300 && live->usage.peak_memory_bytes >= (60LL << 20)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(live.has_value());
+  EXPECT_GE(live->usage.cpu_ms, 300);
+  EXPECT_GE(live->usage.peak_memory_bytes, 60LL << 20);
+  EXPECT_EQ(Steps(*store_->GetRun(id))[0].phase, store::kRunning);
+  ASSERT_TRUE(engine_->Cancel(id, "test").ok());
+  auto done = engine_->Wait(id, 60000);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->phase, store::kCancelled);
+  EXPECT_FALSE(engine_->LiveUsage(running.attempt_id).has_value());  // the exit has the totals
+}
+
+// Secret values shorter than spec::kMinMaskedSecretBytes are left alone in the log (masking
+// "ab" would damage every word containing it); longer ones are masked.
+TEST_F(ProcessTest, ShortSecretValuesAreNotMaskedInTheLog) {
+  store::ConfigMap secret;
+  secret.namespace_ = "default";
+  secret.name = "creds";
+  secret.secret = true;
+  secret.data = {{"PIN", "ab"}, {"TOKEN", "tok-123456"}};
+  ASSERT_TRUE(store_->PutConfigMap(secret).ok());
+  auto run =
+      Run("    - name: talk\n      envFrom: [{secretRef: creds}]\n"
+          "      command: [sh, -c, 'echo about a cab $PIN $TOKEN']\n");
+  ASSERT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  EXPECT_EQ(*ReadFile(AttemptLogPath(run.run_dir, "talk", 1)), "about a cab ab ***\n");
 }
 
 TEST_F(ProcessTest, MetricsFlowIntoWhen) {

@@ -24,8 +24,9 @@ struct Result {
   std::string output;  // stdout + stderr
 };
 
-Result Seedctl(const std::string& args) {
-  std::string cmd = std::string(RSL_BINARY_DIR) + "/bin/seedctl " + args + " 2>&1";
+// `prefix` goes before the command in the shell line (a `cd`, environment assignments).
+Result Seedctl(const std::string& args, const std::string& prefix = "") {
+  std::string cmd = prefix + std::string(RSL_BINARY_DIR) + "/bin/seedctl " + args + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -97,6 +98,32 @@ TEST_F(SeedctlRunTest, JsonOutputAndBadFlags) {
   auto nofile = Seedctl("run -f " + dir_ + "/nope.yaml" + Flags());
   EXPECT_EQ(nofile.exit_code, 1);
   EXPECT_EQ(LastLine(nofile.output), "SPEC_PARSE_ERROR") << nofile.output;
+}
+
+// Relative data URIs mean the spec file's directory, resolved at submission and stored so:
+// a run killed at its commit and recovered from another directory publishes where the
+// file said, and the step's RSL_INPUT is the resolved input.
+TEST_F(SeedctlRunTest, RelativeDataUrisMeanTheFilesDirectoryEvenForARecoveryElsewhere) {
+  std::filesystem::create_directories(dir_ + "/specs");
+  std::filesystem::create_directories(dir_ + "/here");
+  std::filesystem::create_directories(dir_ + "/elsewhere");
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/specs/wl.yaml",
+                              "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+                              "metadata:\n  name: rel\nspec:\n  data:\n"
+                              "    input: {uri: ./in/../in}\n    output: {uri: file://out}\n"
+                              "  pipeline:\n    - {name: s, command: [sh, -c,"
+                              " 'echo $RSL_INPUT > $RSL_OUTPUT/input']}\n")
+                  .ok());
+  auto crashed = Seedctl("run -f ../specs/wl.yaml" + Flags(),
+                         "cd " + dir_ + "/here && RSL_TEST_CRASH_AT=after-commit-decided ");
+  EXPECT_NE(crashed.exit_code, 0) << crashed.output;
+  auto recovered = Seedctl("run --recover" + Flags(), "cd " + dir_ + "/elsewhere && ");
+  EXPECT_EQ(recovered.exit_code, 0) << recovered.output;
+  auto published = ReadFile(dir_ + "/specs/out/s/input");
+  ASSERT_TRUE(published.ok()) << recovered.output;
+  EXPECT_EQ(*published, dir_ + "/specs/in\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/elsewhere/out"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/here/out"));
 }
 
 TEST_F(SeedctlRunTest, RecoverWithNothingToDo) {

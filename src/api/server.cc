@@ -14,6 +14,7 @@ namespace rsl::api {
 namespace {
 
 constexpr int64_t kMaxAuditLimit = 10000;
+constexpr size_t kMaxAuditIdChars = 128;  // an id from a path is recorded, but not a huge one
 
 const std::regex kIdPattern("wl-[0-9]{8}-[0-9a-f]{8}");
 
@@ -395,7 +396,19 @@ void ApiServer::RegisterRoutes() {
   auto change = [this, visible, audit, ok_json](const std::string& verb) {
     return [this, visible, audit, ok_json, verb](Ctx& c) -> Result<Reply> {
       auto w = visible(c, c.Match(1));
-      if (!w.ok()) return w.error();
+      if (!w.ok()) {
+        // A write answered 404 is a denied write too. It is recorded under the object's own
+        // namespace when the object exists (its readers see who tried; the caller learns
+        // nothing), else under none (admins see it).
+        std::string owner;
+        if (std::regex_match(c.Match(1), kIdPattern)) {
+          auto o = service_->GetWorkload(c.Match(1));
+          if (o.ok()) owner = (*o)["metadata"].value("namespace", std::string());
+        }
+        audit(c.who, verb, "workloads", owner, c.Match(1).substr(0, kMaxAuditIdChars), w.error(),
+              owner.empty() ? "no such workload" : "outside the caller's namespaces");
+        return w.error();
+      }
       std::string ns = (*w)["metadata"].value("namespace", std::string());
       if (!c.who.CanWrite(ns)) {
         Error e = Forbidden(c.who, verb + " workloads", ns);

@@ -272,6 +272,36 @@ TEST_F(ServerTest, UnknownRouteIsJson404) {
   EXPECT_EQ(r.error().message, "no route GET /api/v2/things");
 }
 
+TEST_F(ServerTest, WritesAnsweredNotFoundAreAudited) {
+  auto other = As(editor_).Post("/api/v1/workloads/wl-20260101-0000000b/cancel", "{}");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "NOT_FOUND");
+  auto rollback = As(editor_).Post("/api/v1/workloads/wl-20260101-0000000b/rollback", "{}");
+  EXPECT_EQ(rollback.error().code, "NOT_FOUND");
+  auto unknown = As(editor_).Post("/api/v1/workloads/wl-20260101-000000ff/cancel", "{}");
+  EXPECT_EQ(unknown.error().code, "NOT_FOUND");
+  auto entries = audit_->List({});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  const AuditEntry& cancel = (*entries)[0];
+  EXPECT_EQ(cancel.subject, "eddie");
+  EXPECT_EQ(cancel.verb, "cancel");
+  EXPECT_EQ(cancel.resource, "workloads");
+  EXPECT_EQ(cancel.namespace_, "ads");  // the owner's readers see who tried
+  EXPECT_EQ(cancel.object_id, "wl-20260101-0000000b");
+  EXPECT_EQ(cancel.result, "NOT_FOUND");
+  EXPECT_EQ(cancel.message, "outside the caller's namespaces");
+  EXPECT_EQ((*entries)[1].verb, "rollback");
+  EXPECT_EQ((*entries)[1].result, "NOT_FOUND");
+  EXPECT_EQ((*entries)[2].namespace_, "");
+  EXPECT_EQ((*entries)[2].object_id, "wl-20260101-000000ff");
+  EXPECT_EQ((*entries)[2].message, "no such workload");
+  // The caller's own view of the audit log does not reveal the other namespace's object.
+  auto mine = As(editor_).Get("/api/v1/audit");
+  ASSERT_TRUE(mine.ok());
+  EXPECT_EQ((*mine)["items"].size(), 0u) << mine->dump();
+}
+
 TEST_F(ServerTest, ABodyOverTheLimitIs413WithTheJsonError) {
   Client c = As(editor_);
   auto r = c.Post("/api/v1/workloads", std::string(5 << 20, 'x'), "application/yaml");

@@ -1,8 +1,12 @@
 #include "api/controller_service.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <fstream>
+#include <unordered_map>
 
 #include "api/lineage.h"
 #include "api/objects.h"
@@ -43,36 +47,191 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The log of a step as one stream: attempt 1's file, then "--- attempt 2 ---\n" and
-// attempt 2's file, and so on. Earlier attempts' files are complete and never change.
-struct LogPart {
-  std::string header;
-  std::string path;
-  int64_t size = 0;
+std::vector<std::string> SecretValuesOf(store::Store* store, const std::string& ns) {
+  std::vector<std::string> out;
+  auto secrets = store->ListConfigMaps(ns, /*secret=*/true);
+  if (!secrets.ok()) return out;
+  for (const auto& s : *secrets) {
+    for (const auto& [k, v] : s.data) out.push_back(v);
+  }
+  // Longest first, so a secret that contains another is masked whole.
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  return out;
+}
+
+// What the step logs of one request share: the run, read once, and the namespace's secret
+// values (read again whenever a running step is re-checked, so new secrets are masked too).
+struct RunLogs {
+  store::Store* store = nullptr;
+  std::string workload_id;
+  std::string run_id;
+  std::string run_dir;
+  std::string namespace_;
+  std::vector<std::string> secrets;
 };
 
-std::vector<LogPart> LogParts(const std::string& run_dir, const std::string& step, int attempts) {
-  std::vector<LogPart> parts;
-  for (int a = 1; a <= attempts; ++a) {
-    LogPart p;
-    if (a > 1) p.header = "--- attempt " + std::to_string(a) + " ---\n";
-    p.path = engine::AttemptLogPath(run_dir, step, a);
-    std::ifstream in(p.path, std::ios::binary | std::ios::ate);
-    p.size = in ? static_cast<int64_t>(in.tellg()) : 0;
-    parts.push_back(std::move(p));
-  }
-  return parts;
-}
+// A running step is re-read from the store only when its log has nothing new, at most this
+// often: right away, then backing off while it stays quiet, so a hundred followers of quiet
+// steps cost a few store reads a second, and a finished step is noticed within kMaxRecheck.
+constexpr auto kMinRecheck = std::chrono::milliseconds(100);
+constexpr auto kMaxRecheck = std::chrono::milliseconds(2000);
 
-std::string ReadRange(const std::string& path, int64_t offset, int64_t len) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || len <= 0) return "";
-  in.seekg(offset);
-  std::string buf(static_cast<size_t>(len), '\0');
-  in.read(buf.data(), len);
-  buf.resize(static_cast<size_t>(in.gcount()));
-  return buf;
-}
+class FileStepLog : public StepLog {
+ public:
+  FileStepLog(std::shared_ptr<RunLogs> run, std::string step, int attempts, bool terminal)
+      : run_(std::move(run)), step_(std::move(step)), attempts_(attempts), terminal_(terminal) {}
+  ~FileStepLog() override { CloseFile(); }
+
+  const std::string& step() const override { return step_; }
+
+  Result<LogChunk> Next(int64_t max_bytes) override {
+    LogChunk out;
+    bool rechecked = false;
+    // Nothing new from a running step: look at the store once (it may have ended or begun
+    // another attempt); true when reading should go on.
+    auto recheck = [&]() -> Result<bool> {
+      if (terminal_ || rechecked || std::chrono::steady_clock::now() < next_recheck_) {
+        return false;
+      }
+      rechecked = true;
+      int before = attempts_;
+      RSL_RETURN_IF_ERROR(Recheck());
+      return terminal_ || attempts_ > before;
+    };
+    for (;;) {
+      if (attempts_ == 0) {  // not started: no file yet
+        auto again = recheck();
+        if (!again.ok()) return again.error();
+        if (*again) continue;
+        out.finished = terminal_;
+        break;
+      }
+      bool last = part_ >= attempts_;
+      if (part_ > 1 && !header_done_) {
+        out.data += "--- attempt " + std::to_string(part_) + " ---\n";
+        header_done_ = true;
+      }
+      size_t before = out.data.size();
+      int64_t want = std::max<int64_t>(max_bytes - static_cast<int64_t>(before), 1);
+      auto n = ReadFile(want, &out.data);
+      if (!n.ok()) return n.error();
+      if (*n == 0 && !last) {  // an earlier attempt's file is complete
+        CloseFile();
+        ++part_;
+        file_off_ = 0;
+        header_done_ = false;
+        if (out.data.empty()) continue;
+        break;
+      }
+      file_off_ += *n;
+      bool complete = !last || terminal_;
+      bool full = *n == want;
+      size_t nl = out.data.rfind('\n');
+      size_t keep = out.data.size();
+      if (!complete) {
+        // While the step runs: whole lines only (a partial line comes whole later), unless a
+        // full piece holds no line end at all.
+        if (nl != std::string::npos) {
+          keep = nl + 1;
+        } else if (!full) {
+          keep = before;
+        }
+      } else if (full && nl != std::string::npos && nl >= before) {
+        keep = nl + 1;
+      }
+      file_off_ -= static_cast<int64_t>(out.data.size() - keep);
+      out.data.resize(keep);
+      if (complete && last && !full) {  // read to the end of a finished step's last file
+        out.finished = true;
+        CloseFile();
+        break;
+      }
+      if (keep == before && !complete) {
+        auto again = recheck();
+        if (!again.ok()) return again.error();
+        if (*again) {
+          out.data.resize(before);
+          continue;
+        }
+      }
+      break;
+    }
+    if (!out.data.empty()) {  // it writes: when it falls quiet, look at the store at once
+      next_recheck_ = {};
+      backoff_ = {};
+    }
+    offset_ += static_cast<int64_t>(out.data.size());
+    out.next_offset = offset_;
+    out.data = MaskSecrets(std::move(out.data), run_->secrets);
+    return out;
+  }
+
+ private:
+  Status Recheck() {
+    auto run = run_->store->GetRun(run_->workload_id);
+    if (!run.ok()) return run.error();
+    auto steps = run_->store->ListSteps(run->id);
+    if (!steps.ok()) return steps.error();
+    for (const auto& s : *steps) {
+      if (s.name != step_) continue;
+      attempts_ = std::max(attempts_, s.attempts);
+      // A TIMED_OUT step whose attempt is still being stopped may still write.
+      terminal_ = (store::IsTerminalPhase(s.phase) && !store::StepAttemptLive(s)) ||
+                  store::IsTerminalPhase(run->phase);
+    }
+    run_->secrets = SecretValuesOf(run_->store, run_->namespace_);
+    backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(kMinRecheck), kMaxRecheck);
+    next_recheck_ = std::chrono::steady_clock::now() + backoff_;
+    return Status::Ok();
+  }
+
+  // Appends up to `want` bytes of the current attempt's file from file_off_; 0 at its end (or
+  // when the step has not written anything yet: the file appears with its first byte).
+  Result<int64_t> ReadFile(int64_t want, std::string* out) {
+    std::string path = engine::AttemptLogPath(run_->run_dir, step_, part_);
+    if (fd_ < 0) {
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) {
+        if (errno == ENOENT) return int64_t{0};
+        return OsError(codes::kIoError, "cannot open", path, errno);
+      }
+    }
+    size_t old = out->size();
+    out->resize(old + static_cast<size_t>(want));
+    int64_t got = 0;
+    while (got < want) {
+      ssize_t r =
+          ::pread(fd_, out->data() + old + got, static_cast<size_t>(want - got), file_off_ + got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        out->resize(old);
+        return OsError(codes::kIoError, "cannot read", path, errno);
+      }
+      if (r == 0) break;
+      got += r;
+    }
+    out->resize(old + static_cast<size_t>(got));
+    return got;
+  }
+
+  void CloseFile() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  std::shared_ptr<RunLogs> run_;
+  std::string step_;
+  int attempts_;
+  bool terminal_;
+  int part_ = 1;              // the attempt being read
+  bool header_done_ = false;  // its "--- attempt N ---" line was handed out
+  int64_t file_off_ = 0;      // in that attempt's file
+  int64_t offset_ = 0;        // in the whole step log
+  int fd_ = -1;
+  std::chrono::steady_clock::time_point next_recheck_{};
+  std::chrono::milliseconds backoff_{0};
+};
 
 }  // namespace
 
@@ -98,15 +257,7 @@ std::shared_ptr<const spec::Workload> ControllerService::Snapshot(const store::W
 }
 
 std::vector<std::string> ControllerService::SecretValues(const std::string& ns) {
-  std::vector<std::string> out;
-  auto secrets = store_->ListConfigMaps(ns, /*secret=*/true);
-  if (!secrets.ok()) return out;
-  for (const auto& s : *secrets) {
-    for (const auto& [k, v] : s.data) out.push_back(v);
-  }
-  // Longest first, so a secret that contains another is masked whole.
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  return out;
+  return SecretValuesOf(store_, ns);
 }
 
 Result<Json> ControllerService::Object(const std::string& id) {
@@ -244,57 +395,35 @@ Result<Json> ControllerService::Events(const std::string& id) {
   return Json{{"apiVersion", kApiVersion}, {"kind", "EventList"}, {"items", items}};
 }
 
-Result<LogChunk> ControllerService::Logs(const std::string& id, const std::string& step,
-                                         int64_t offset, int64_t max_bytes) {
+Result<std::vector<std::unique_ptr<StepLog>>> ControllerService::OpenLogs(
+    const std::string& id, const std::vector<std::string>& steps) {
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
-  auto steps = store_->ListSteps(run->id);
-  if (!steps.ok()) return steps.error();
-  const store::Step* s = nullptr;
-  for (const auto& st : *steps) {
-    if (st.name == step) s = &st;
-  }
-  if (!s) return Error(codes::kNotFound, "no step " + Quote(step) + " in " + id).Value(step);
-  // A TIMED_OUT step whose attempt is still being stopped may still write.
-  bool step_done = (store::IsTerminalPhase(s->phase) && !store::StepAttemptLive(*s)) ||
-                   store::IsTerminalPhase(run->phase);
-  std::vector<LogPart> parts = LogParts(run->run_dir, step, s->attempts);
-  // Map the virtual offset onto the parts.
-  LogChunk out;
-  int64_t pos = 0;
-  int64_t want = offset;
-  for (const auto& p : parts) {
-    int64_t hlen = static_cast<int64_t>(p.header.size());
-    int64_t plen = hlen + p.size;
-    if (want < pos + plen && static_cast<int64_t>(out.data.size()) < max_bytes) {
-      int64_t in_part = want - pos;
-      if (in_part < hlen) {
-        out.data += p.header.substr(static_cast<size_t>(in_part));
-        in_part = hlen;
-      }
-      int64_t budget = max_bytes - static_cast<int64_t>(out.data.size());
-      int64_t file_off = in_part - hlen;
-      out.data += ReadRange(p.path, file_off, std::min(budget, p.size - file_off));
-      want = offset + static_cast<int64_t>(out.data.size());
+  auto rows = store_->ListSteps(run->id);
+  if (!rows.ok()) return rows.error();
+  std::unordered_map<std::string, const store::Step*> by_name;
+  for (const auto& st : *rows) by_name[st.name] = &st;
+  auto shared = std::make_shared<RunLogs>();
+  shared->store = store_;
+  shared->workload_id = id;
+  shared->run_id = run->id;
+  shared->run_dir = run->run_dir;
+  shared->namespace_ = run->namespace_;
+  shared->secrets = SecretValues(run->namespace_);
+  bool run_done = store::IsTerminalPhase(run->phase);
+  std::vector<std::unique_ptr<StepLog>> logs;
+  logs.reserve(steps.size());
+  for (const auto& name : steps) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      return Error(codes::kNotFound, "no step " + Quote(name) + " in " + id).Value(name);
     }
-    pos += plen;
+    const store::Step& st = *it->second;
+    logs.push_back(std::make_unique<FileStepLog>(shared, name, st.attempts,
+                                                 run_done || (store::IsTerminalPhase(st.phase) &&
+                                                              !store::StepAttemptLive(st))));
   }
-  int64_t total = pos;
-  int64_t end = offset + static_cast<int64_t>(out.data.size());
-  // While the step runs, hand out whole lines only, so a secret value never straddles two
-  // chunks (each chunk is masked on its own).
-  if (!(step_done && end >= total) && !out.data.empty()) {
-    size_t nl = out.data.rfind('\n');
-    if (nl != std::string::npos) {
-      out.data.resize(nl + 1);
-    } else if (static_cast<int64_t>(out.data.size()) < max_bytes) {
-      out.data.clear();
-    }
-  }
-  out.next_offset = offset + static_cast<int64_t>(out.data.size());
-  out.finished = step_done && out.next_offset >= total;
-  out.data = MaskSecrets(std::move(out.data), SecretValues(run->namespace_));
-  return out;
+  return logs;
 }
 
 Result<Json> ControllerService::Lineage(const std::string& id, const std::string& format) {
@@ -431,14 +560,15 @@ Result<Json> ControllerService::ClusterStatus() {
   if (runs.ok()) {
     for (const auto& r : *runs) phases[r.phase] += 1;
   }
-  return Json{{"apiVersion", kApiVersion},
-              {"kind", "ClusterStatus"},
-              {"controller", {{"state", "Running"}, {"version", kControllerVersion},
-                              {"backend", backend_->name()}}},
-              {"dataSources", proxies},
-              {"gpuNodes", {{"total", gpu_total}, {"ready", gpu_ready}, {"models", models}}},
-              {"cpuNodes", {{"total", cpu_total}, {"ready", cpu_ready}}},
-              {"workloads", phases}};
+  return Json{
+      {"apiVersion", kApiVersion},
+      {"kind", "ClusterStatus"},
+      {"controller",
+       {{"state", "Running"}, {"version", kControllerVersion}, {"backend", backend_->name()}}},
+      {"dataSources", proxies},
+      {"gpuNodes", {{"total", gpu_total}, {"ready", gpu_ready}, {"models", models}}},
+      {"cpuNodes", {{"total", cpu_total}, {"ready", cpu_ready}}},
+      {"workloads", phases}};
 }
 
 Status ControllerService::PutConfigMap(const std::string& ns, const std::string& name,
@@ -475,10 +605,12 @@ Result<Json> ControllerService::ListConfigMaps(const std::string& ns) {
   if (!list.ok()) return list.error();
   Json items = Json::array();
   for (const auto& cm : *list) {
-    items.push_back({{"apiVersion", kApiVersion}, {"kind", "ConfigMap"},
-                     {"metadata", {{"name", cm.name}, {"namespace", cm.namespace_},
-                                   {"updatedAtMs", cm.updated_at}}},
-                     {"data", cm.data}});
+    items.push_back(
+        {{"apiVersion", kApiVersion},
+         {"kind", "ConfigMap"},
+         {"metadata",
+          {{"name", cm.name}, {"namespace", cm.namespace_}, {"updatedAtMs", cm.updated_at}}},
+         {"data", cm.data}});
   }
   return Json{{"apiVersion", kApiVersion}, {"kind", "ConfigMapList"}, {"items", items}};
 }
@@ -490,10 +622,12 @@ Result<Json> ControllerService::ListSecrets(const std::string& ns) {
   for (const auto& cm : *list) {
     std::vector<std::string> keys;
     for (const auto& [k, v] : cm.data) keys.push_back(k);
-    items.push_back({{"apiVersion", kApiVersion}, {"kind", "Secret"},
-                     {"metadata", {{"name", cm.name}, {"namespace", cm.namespace_},
-                                   {"updatedAtMs", cm.updated_at}}},
-                     {"keys", keys}});
+    items.push_back(
+        {{"apiVersion", kApiVersion},
+         {"kind", "Secret"},
+         {"metadata",
+          {{"name", cm.name}, {"namespace", cm.namespace_}, {"updatedAtMs", cm.updated_at}}},
+         {"keys", keys}});
   }
   return Json{{"apiVersion", kApiVersion}, {"kind", "SecretList"}, {"items", items}};
 }
@@ -521,14 +655,16 @@ Result<Json> ControllerService::ListEnvironments() {
   auto list = (*registry)->List();
   if (!list.ok()) return list.error();
   for (const auto& e : *list) {
-    items.push_back({{"apiVersion", kApiVersion},
-                     {"kind", "Environment"},
-                     {"metadata", {{"name", e.image}, {"registeredAtMs", e.registered_at_ms}}},
-                     {"spec", {{"kind", e.kind}, {"python", e.python}, {"root", e.root},
-                               {"entrypoint", e.entrypoint}}},
-                     {"status", {{"pythonVersion", e.inspection.python_version},
-                                 {"packages", e.inspection.packages.size()},
-                                 {"digest", e.inspection.digest}}}});
+    items.push_back(
+        {{"apiVersion", kApiVersion},
+         {"kind", "Environment"},
+         {"metadata", {{"name", e.image}, {"registeredAtMs", e.registered_at_ms}}},
+         {"spec",
+          {{"kind", e.kind}, {"python", e.python}, {"root", e.root}, {"entrypoint", e.entrypoint}}},
+         {"status",
+          {{"pythonVersion", e.inspection.python_version},
+           {"packages", e.inspection.packages.size()},
+           {"digest", e.inspection.digest}}}});
   }
 #endif
   return Json{{"apiVersion", kApiVersion}, {"kind", "EnvironmentList"}, {"items", items}};

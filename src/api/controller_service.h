@@ -32,8 +32,8 @@ class ControllerService : public Service {
                              const std::string& name) override;
   Result<Json> Describe(const std::string& id) override;
   Result<Json> Events(const std::string& id) override;
-  Result<LogChunk> Logs(const std::string& id, const std::string& step, int64_t offset,
-                        int64_t max_bytes) override;
+  Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
+      const std::string& id, const std::vector<std::string>& steps) override;
   Result<Json> Lineage(const std::string& id, const std::string& format) override;
   Result<Json> Cancel(const std::string& id, const std::string& subject) override;
   Result<Json> Rollback(const std::string& id, const std::string& subject) override;

@@ -39,6 +39,7 @@ int HttpStatusFor(const std::string& code) {
   if (code == codes::kForbidden) return 403;
   if (code == codes::kNotFound) return 404;
   if (code == codes::kConflict) return 409;
+  if (code == kTooManyRequests) return 429;
   if (code == codes::kInvalidArgument || code == codes::kSpecParseError ||
       code == codes::kSpecInvalid || code == codes::kExpressionInvalid) {
     return 400;
@@ -84,8 +85,15 @@ Errors ErrorsFromJson(const std::string& body, int http_status) {
     return out;
   }
   std::string excerpt = body.substr(0, kBodyExcerpt);
-  return {Error(codes::kInternal, "unexpected response (HTTP " + std::to_string(http_status) +
-                                      "): " + Quote(excerpt))
+  if (http_status == 413 || http_status == 411) {
+    return {Error(codes::kInvalidArgument,
+                  std::string(http_status == 413 ? "request body too large"
+                                                 : "request body without Content-Length") +
+                      " (HTTP " + std::to_string(http_status) + "): " + Quote(excerpt))
+                .Hint("rsl-controller accepts bodies of at most 4 MiB with a Content-Length")};
+  }
+  return {Error(codes::kInternal,
+                "unexpected response (HTTP " + std::to_string(http_status) + "): " + Quote(excerpt))
               .Hint("is --server pointing at rsl-controller?")};
 }
 

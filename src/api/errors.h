@@ -12,9 +12,13 @@
 
 namespace rsl::api {
 
+//! The API's own code for a client over its connection limit (HTTP 429); every other error
+//! uses the project's codes (base/codes.h).
+inline constexpr char kTooManyRequests[] = "TOO_MANY_REQUESTS";
+
 //! HTTP status for a stable error code: UNAUTHENTICATED 401, FORBIDDEN 403, NOT_FOUND 404,
-//! CONFLICT 409, INVALID_ARGUMENT / SPEC_* / EXPRESSION_INVALID 400, INTERNAL / IO_ERROR 500,
-//! every other (admission) code 422 Unprocessable Entity.
+//! CONFLICT 409, TOO_MANY_REQUESTS 429, INVALID_ARGUMENT / SPEC_* / EXPRESSION_INVALID 400,
+//! INTERNAL / IO_ERROR 500, every other (admission) code 422 Unprocessable Entity.
 int HttpStatusFor(const std::string& code);
 
 //! `{"code", "message", "details": {"path", "value", "hint", "position", "errors": [...]}}`:
@@ -22,8 +26,9 @@ int HttpStatusFor(const std::string& code);
 nlohmann::json ErrorsToJson(const Errors& errors);
 nlohmann::json ErrorToJson(const Error& error);
 
-//! The inverse of ErrorsToJson; a body that is not such JSON becomes one INTERNAL error
-//! carrying `http_status` and the start of the body.
+//! The inverse of ErrorsToJson; a body that is not such JSON becomes one error carrying
+//! `http_status` and the start of the body (INVALID_ARGUMENT for 411 and 413, whose meaning
+//! the status alone tells, e.g. from a proxy in front; INTERNAL otherwise).
 Errors ErrorsFromJson(const std::string& body, int http_status);
 
 }  // namespace rsl::api

@@ -150,6 +150,9 @@ void DescribeControllerMetrics(Metrics* m) {
   m->Describe("rsl_api_requests_total", "counter", "API requests by route and HTTP status code.");
   m->Describe("rsl_api_request_duration_seconds", "histogram", "API request latency by route.",
               latency);
+  m->Describe("rsl_api_open_connections", "gauge",
+              "Open client connections (reading, working, writing, streaming).");
+  m->Describe("rsl_api_open_streams", "gauge", "Connections streaming an answer (log follow).");
   m->Describe("rsl_workloads", "gauge", "Workload versions by phase.");
   m->Describe("rsl_steps", "gauge", "Steps (of every run) by phase.");
   m->Describe("rsl_admission_duration_seconds", "histogram",

@@ -1,6 +1,5 @@
 #include "api/server.h"
 
-#include <httplib.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
@@ -14,10 +13,8 @@ namespace rsl::api {
 
 namespace {
 
-constexpr size_t kMaxBodyBytes = 4 << 20;        // a workload YAML is a few KiB; 4 MiB is plenty
-constexpr int64_t kLogChunkBytes = 256 << 10;    // per read while streaming logs
-constexpr auto kLogPollInterval = std::chrono::milliseconds(200);
 constexpr int64_t kMaxAuditLimit = 10000;
+constexpr size_t kMaxAuditIdChars = 128;  // an id from a path is recorded, but not a huge one
 
 const std::regex kIdPattern("wl-[0-9]{8}-[0-9a-f]{8}");
 
@@ -30,14 +27,12 @@ struct Reply {
 };
 
 struct Ctx {
-  const httplib::Request& req;
-  httplib::Response& res;
+  const HttpRequest& req;
+  HttpResponse& res;
   Principal who;
   Errors errors;  // when a handler fails with several errors (validation), all of them
-  std::string Param(const std::string& key) const {
-    return req.has_param(key.c_str()) ? req.get_param_value(key.c_str()) : std::string();
-  }
-  std::string Match(size_t i) const { return i < req.matches.size() ? req.matches[i].str() : ""; }
+  std::string Param(const std::string& key) const { return req.Param(key); }
+  std::string Match(size_t i) const { return i < req.matches.size() ? req.matches[i] : ""; }
 };
 
 using Handler = std::function<Result<Reply>(Ctx&)>;
@@ -101,6 +96,54 @@ Status CheckName(const std::string& name, const std::string& what) {
   return Status::Ok();
 }
 
+// GET .../logs as a stream: each step's log in order (with "==> step <==" headers when there
+// are several), read piece by piece on the server's stream thread, so memory is bounded by a
+// piece whatever the log's size. Without follow a step's log ends where it is now (a running
+// step's partial last line is left out); with follow each step is read until it ends.
+class LogStream : public StreamSource {
+ public:
+  LogStream(std::vector<std::unique_ptr<StepLog>> logs, bool headers, bool follow)
+      : logs_(std::move(logs)), headers_(headers), follow_(follow) {}
+
+  State Next(size_t max_bytes, std::string* out) override {
+    while (index_ < logs_.size()) {
+      StepLog& log = *logs_[index_];
+      if (headers_ && !header_sent_) {
+        *out += "==> " + log.step() + " <==\n";
+        header_sent_ = true;
+      }
+      auto chunk = log.Next(static_cast<int64_t>(max_bytes));
+      if (!chunk.ok()) {
+        *out += "error: " + chunk.error().ToString() + "\n";
+        return State::kDone;
+      }
+      if (!chunk->data.empty()) {
+        step_bytes_ += chunk->data.size();
+        last_byte_ = chunk->data.back();
+        *out += chunk->data;
+        if (!chunk->finished) return State::kMore;
+      }
+      if (!chunk->finished && follow_) return State::kWait;  // the step runs: poll again
+      // The step's log ends here. Without follow, a header never ends up mid-line.
+      if (!follow_ && headers_ && step_bytes_ > 0 && last_byte_ != '\n') *out += "\n";
+      logs_[index_++].reset();  // closes its file
+      header_sent_ = false;
+      step_bytes_ = 0;
+      if (out->size() >= max_bytes) return State::kMore;
+    }
+    return State::kDone;
+  }
+
+ private:
+  std::vector<std::unique_ptr<StepLog>> logs_;
+  bool headers_;
+  bool follow_;
+  size_t index_ = 0;
+  bool header_sent_ = false;
+  size_t step_bytes_ = 0;
+  char last_byte_ = '\n';
+};
+
 }  // namespace
 
 Status ParseListen(const std::string& listen, std::string* host, int* port) {
@@ -125,57 +168,48 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
   return Status::Ok();
 }
 
-ApiServer::ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics)
-    : service_(service), tokens_(tokens), audit_(audit), metrics_(metrics),
-      http_(std::make_unique<httplib::Server>()) {
-  http_->set_payload_max_length(kMaxBodyBytes);
+ApiServer::ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics,
+                     HttpServerOptions options)
+    : service_(service),
+      tokens_(tokens),
+      audit_(audit),
+      metrics_(metrics),
+      http_(std::make_unique<HttpServer>(std::move(options))) {
   RegisterRoutes();
 }
 
 ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start(const std::string& host, int port) {
-  if (port == 0) {
-    port_ = http_->bind_to_any_port(host);
-    if (port_ < 0) port_ = 0;
-  } else if (http_->bind_to_port(host, port)) {
-    port_ = port;
-  }
-  if (port_ <= 0) {
-    return Error(codes::kIoError, "cannot listen on " + host + ":" + std::to_string(port))
-        .Hint("is another controller running there? pick another --listen port");
-  }
-  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  RSL_RETURN_IF_ERROR(http_->Listen(host, port));
+  http_->Start();
   return Status::Ok();
 }
 
-void ApiServer::Stop() {
-  stopping_ = true;
-  if (http_) http_->stop();
-  if (thread_.joinable()) thread_.join();
-}
+void ApiServer::Stop() { http_->Stop(); }
 
 void ApiServer::RegisterRoutes() {
-  httplib::Server& s = *http_;
+  HttpServer& s = *http_;
 
   // Wraps a handler: authentication, JSON errors, audit-free metrics per route.
   auto wrap = [this](const std::string& route, bool need_auth, Handler h) {
-    return [this, route, need_auth, h](const httplib::Request& req, httplib::Response& res) {
+    return [this, route, need_auth, h](const HttpRequest& req, HttpResponse& res) {
       auto start = std::chrono::steady_clock::now();
       Ctx ctx{req, res, Principal{}, {}};
       Result<Reply> reply = Reply{};
       Errors errors;
       if (need_auth) {
-        std::string auth = req.get_header_value("Authorization");
+        std::string auth = req.Header("Authorization");
         std::string token;
         if (StartsWith(auth, "Bearer ")) token = std::string(Trim(auth.substr(7)));
         auto who = tokens_->Authenticate(token);
         if (!who) {
-          res.set_header("WWW-Authenticate", "Bearer realm=\"rsl\"");
+          res.SetHeader("WWW-Authenticate", "Bearer realm=\"rsl\"");
           reply = Error(codes::kUnauthenticated,
                         token.empty() ? "no bearer token" : "unknown or revoked token")
-                      .Hint("pass --token or set SEEDCTL_TOKEN; create one with `seedctl token "
-                            "create --state-dir DIR --namespace NS --role viewer|editor|admin`");
+                      .Hint(
+                          "pass --token or set SEEDCTL_TOKEN; create one with `seedctl token "
+                          "create --state-dir DIR --namespace NS --role viewer|editor|admin`");
         } else {
           ctx.who = *who;
         }
@@ -190,16 +224,17 @@ void ApiServer::RegisterRoutes() {
       if (!reply.ok()) {
         const Error& e = reply.error();
         res.status = HttpStatusFor(e.code);
-        res.set_content(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors).dump(),
-                        "application/json");
-      } else if (res.content_provider_) {
+        res.stream.reset();
+        res.SetContent(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors).dump(),
+                       "application/json");
+      } else if (res.stream) {
         // a stream set its own response
       } else {
         res.status = reply->status;
         if (!reply->content_type.empty()) {
-          res.set_content(reply->text, reply->content_type);
+          res.SetContent(reply->text, reply->content_type);
         } else {
-          res.set_content(reply->body.dump(), "application/json");
+          res.SetContent(reply->body.dump(), "application/json");
         }
       }
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -253,6 +288,9 @@ void ApiServer::RegisterRoutes() {
   s.Get("/metrics", wrap("/metrics", true, [this](Ctx& c) -> Result<Reply> {
           if (!c.who.IsClusterAdmin()) return Forbidden(c.who, "read metrics", "*");
           service_->CollectMetrics(metrics_);
+          HttpServerStats stats = http_->stats();
+          metrics_->Set("rsl_api_open_connections", {}, stats.connections);
+          metrics_->Set("rsl_api_open_streams", {}, stats.streams);
           Reply r;
           r.text = metrics_->Render();
           r.content_type = "text/plain; version=0.0.4";
@@ -282,7 +320,7 @@ void ApiServer::RegisterRoutes() {
       return e;
     }
     Errors errors;
-    std::string source = c.req.get_header_value("X-Rsl-Source");
+    std::string source = c.req.Header("X-Rsl-Source");
     if (source.empty() || source.size() > 255) source = "workload.yaml";
     std::string base_dir = c.req.get_header_value("X-Rsl-Base-Dir");  // of relative data URIs
     auto w = service_->Submit(c.req.body, source, base_dir, ns, c.who.subject, &errors);
@@ -359,7 +397,19 @@ void ApiServer::RegisterRoutes() {
   auto change = [this, visible, audit, ok_json](const std::string& verb) {
     return [this, visible, audit, ok_json, verb](Ctx& c) -> Result<Reply> {
       auto w = visible(c, c.Match(1));
-      if (!w.ok()) return w.error();
+      if (!w.ok()) {
+        // A write answered 404 is a denied write too. It is recorded under the object's own
+        // namespace when the object exists (its readers see who tried; the caller learns
+        // nothing), else under none (admins see it).
+        std::string owner;
+        if (std::regex_match(c.Match(1), kIdPattern)) {
+          auto o = service_->GetWorkload(c.Match(1));
+          if (o.ok()) owner = (*o)["metadata"].value("namespace", std::string());
+        }
+        audit(c.who, verb, "workloads", owner, c.Match(1).substr(0, kMaxAuditIdChars), w.error(),
+              owner.empty() ? "no such workload" : "outside the caller's namespaces");
+        return w.error();
+      }
       std::string ns = (*w)["metadata"].value("namespace", std::string());
       if (!c.who.CanWrite(ns)) {
         Error e = Forbidden(c.who, verb + " workloads", ns);
@@ -400,72 +450,11 @@ void ApiServer::RegisterRoutes() {
                 .Hint(close.empty() ? "steps: " + Join(steps, ", ") : "did you mean '" + close + "'?");
           }
           bool follow = c.Param("follow") == "true";
-          bool prefix = step.empty() && steps.size() > 1;
-          std::vector<std::string> which = step.empty() ? steps : std::vector<std::string>{step};
-          if (!follow) {
-            std::string out;
-            for (const auto& name : which) {
-              int64_t off = 0;
-              std::string text;
-              for (;;) {
-                auto chunk = service_->Logs(id, name, off, kLogChunkBytes);
-                if (!chunk.ok()) return chunk.error();
-                text += chunk->data;
-                if (chunk->data.empty()) break;
-                off = chunk->next_offset;
-              }
-              if (prefix) out += "==> " + name + " <==\n";
-              out += text;
-              if (prefix && !text.empty() && text.back() != '\n') out += "\n";
-            }
-            Reply r;
-            r.text = out;
-            r.content_type = "text/plain; charset=utf-8";
-            return r;
-          }
-          // follow: stream each step's log in order until the step is terminal.
-          struct State {
-            size_t index = 0;
-            int64_t offset = 0;
-            bool header_sent = false;
-          };
-          auto state = std::make_shared<State>();
-          c.res.set_chunked_content_provider(
-              "text/plain; charset=utf-8",
-              [this, id, which, prefix, state](size_t, httplib::DataSink& sink) {
-                while (!stopping_ && sink.is_writable()) {
-                  if (state->index >= which.size()) {
-                    sink.done();
-                    return true;
-                  }
-                  const std::string& name = which[state->index];
-                  if (prefix && !state->header_sent) {
-                    std::string h = "==> " + name + " <==\n";
-                    sink.write(h.data(), h.size());
-                    state->header_sent = true;
-                  }
-                  auto chunk = service_->Logs(id, name, state->offset, kLogChunkBytes);
-                  if (!chunk.ok()) {
-                    std::string m = "error: " + chunk.error().ToString() + "\n";
-                    sink.write(m.data(), m.size());
-                    sink.done();
-                    return true;
-                  }
-                  if (!chunk->data.empty()) {
-                    state->offset = chunk->next_offset;
-                    sink.write(chunk->data.data(), chunk->data.size());
-                    return true;
-                  }
-                  if (chunk->finished) {
-                    ++state->index;
-                    state->offset = 0;
-                    state->header_sent = false;
-                    continue;
-                  }
-                  std::this_thread::sleep_for(kLogPollInterval);
-                }
-                return false;
-              });
+          bool headers = step.empty() && steps.size() > 1;
+          auto logs = service_->OpenLogs(id, step.empty() ? steps : std::vector<std::string>{step});
+          if (!logs.ok()) return logs.error();
+          c.res.SetStream("text/plain; charset=utf-8",
+                          std::make_shared<LogStream>(std::move(*logs), headers, follow));
           return Reply{};
         }));
 
@@ -493,37 +482,43 @@ void ApiServer::RegisterRoutes() {
           if (!j.ok()) return j.error();
           return ok_json(*j);
         }));
-  s.Get("/api/v1/audit", wrap("/api/v1/audit", true, [this, ok_json](Ctx& c) -> Result<Reply> {
-          AuditQuery q;
-          q.object_id = c.Param("id");
-          std::string ns = c.Param("namespace");
-          std::string limit = c.Param("limit");
-          if (!limit.empty()) {
-            if (limit.find_first_not_of("0123456789") != std::string::npos || limit.size() > 6) {
-              return Error(codes::kInvalidArgument, "invalid limit " + Quote(limit)).Value(limit);
-            }
-            q.limit = std::min<int64_t>(std::stoll(limit), kMaxAuditLimit);
+  s.Get(
+      "/api/v1/audit", wrap("/api/v1/audit", true, [this, ok_json](Ctx& c) -> Result<Reply> {
+        AuditQuery q;
+        q.object_id = c.Param("id");
+        std::string ns = c.Param("namespace");
+        std::string limit = c.Param("limit");
+        if (!limit.empty()) {
+          if (limit.find_first_not_of("0123456789") != std::string::npos || limit.size() > 6) {
+            return Error(codes::kInvalidArgument, "invalid limit " + Quote(limit)).Value(limit);
           }
-          if (!ns.empty()) {
-            if (!c.who.CanRead(ns)) return Forbidden(c.who, "read the audit log", ns);
-            q.namespaces = {ns};
-          } else if (!c.who.IsClusterAdmin()) {
-            q.namespaces = c.who.namespaces;
-            if (std::find(q.namespaces.begin(), q.namespaces.end(), "*") != q.namespaces.end()) {
-              q.namespaces.clear();
-            }
+          q.limit = std::min<int64_t>(std::stoll(limit), kMaxAuditLimit);
+        }
+        if (!ns.empty()) {
+          if (!c.who.CanRead(ns)) return Forbidden(c.who, "read the audit log", ns);
+          q.namespaces = {ns};
+        } else if (!c.who.IsClusterAdmin()) {
+          q.namespaces = c.who.namespaces;
+          if (std::find(q.namespaces.begin(), q.namespaces.end(), "*") != q.namespaces.end()) {
+            q.namespaces.clear();
           }
-          auto entries = audit_->List(q);
-          if (!entries.ok()) return entries.error();
-          Json items = Json::array();
-          for (const auto& e : *entries) {
-            items.push_back({{"seq", e.seq}, {"timeMs", e.time_ms}, {"subject", e.subject},
-                             {"verb", e.verb}, {"resource", e.resource},
-                             {"namespace", e.namespace_}, {"objectId", e.object_id},
-                             {"result", e.result}, {"message", e.message}});
-          }
-          return ok_json({{"apiVersion", kApiVersion}, {"kind", "AuditEntryList"}, {"items", items}});
-        }));
+        }
+        auto entries = audit_->List(q);
+        if (!entries.ok()) return entries.error();
+        Json items = Json::array();
+        for (const auto& e : *entries) {
+          items.push_back({{"seq", e.seq},
+                           {"timeMs", e.time_ms},
+                           {"subject", e.subject},
+                           {"verb", e.verb},
+                           {"resource", e.resource},
+                           {"namespace", e.namespace_},
+                           {"objectId", e.object_id},
+                           {"result", e.result},
+                           {"message", e.message}});
+        }
+        return ok_json({{"apiVersion", kApiVersion}, {"kind", "AuditEntryList"}, {"items", items}});
+      }));
 
   // --- configmaps and secrets --------------------------------------------------------------
   auto put_kv = [this, audit, ok_json](const std::string& kind) {
@@ -577,16 +572,7 @@ void ApiServer::RegisterRoutes() {
   s.Get(ns_re + "/configmaps", wrap("/api/v1/namespaces/{ns}/configmaps", true, list_kv("ConfigMap")));
   s.Post(ns_re + "/secrets", wrap("/api/v1/namespaces/{ns}/secrets", true, put_kv("Secret")));
   s.Get(ns_re + "/secrets", wrap("/api/v1/namespaces/{ns}/secrets", true, list_kv("Secret")));
-
-  // Anything else: a JSON 404 that names the path.
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.body.empty() && res.status == 404) {
-      res.set_content(ErrorToJson(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
-                                      .Hint("see docs/api.md for the routes"))
-                          .dump(),
-                      "application/json");
-    }
-  });
+  // Anything else: HttpServer's JSON 404 that names the path.
 }
 
 }  // namespace rsl::api

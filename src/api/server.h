@@ -1,30 +1,27 @@
-// rsl-controller's HTTP/JSON API (docs/api.md) on cpp-httplib: routing, bearer-token
-// authentication, namespace-scoped authorisation, errors as JSON with the matching HTTP
-// status, the audit log for every change, request metrics and GET /metrics.
+// rsl-controller's HTTP/JSON API (docs/api.md) on HttpServer (http_server.h): routing,
+// bearer-token authentication, namespace-scoped authorisation, errors as JSON with the
+// matching HTTP status, the audit log for every change (denied ones included), request
+// metrics and GET /metrics. Logs are streamed from the files with bounded memory.
 //
 // Visibility rules (as Kubernetes): a request naming a namespace the token has no role in is
 // 403 FORBIDDEN; an object addressed by id that lives in such a namespace is 404 NOT_FOUND
 // (ids are global, so existence is not revealed); a viewer's writes are 403 FORBIDDEN;
 // cluster-wide state (nodes, cluster status, metrics, the whole audit log) needs admin.
 //
-// Threading: handlers run on the server's thread pool; Service, TokenStore, AuditLog and
-// Metrics must be thread-safe (they are). Start() returns once the socket is bound.
+// Threading: handlers run on HttpServer's workers, log streams on its stream thread; Service,
+// TokenStore, AuditLog and Metrics must be thread-safe (they are). Start() returns once the
+// socket is bound.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "api/audit.h"
 #include "api/auth.h"
+#include "api/http_server.h"
 #include "api/metrics.h"
 #include "api/service.h"
 #include "base/status.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace rsl::api {
 
@@ -33,15 +30,17 @@ inline constexpr char kControllerVersion[] = "0.1.0";
 class ApiServer {
  public:
   //! Nothing is owned; everything must outlive the server.
-  ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics);
+  ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics,
+            HttpServerOptions options = {});
   ~ApiServer();
 
-  //! Binds host:port (port 0 = an ephemeral port, see port()) and serves on a background
-  //! thread. IO_ERROR when the address cannot be bound.
+  //! Binds host:port (port 0 = an ephemeral port, see port()) and serves on background
+  //! threads. CONFLICT when another process listens there, IO_ERROR for other failures.
   Status Start(const std::string& host, int port);
   //! Stops accepting, ends log streams, joins the thread. Idempotent.
   void Stop();
-  int port() const { return port_; }
+  int port() const { return http_->port(); }
+  HttpServerStats stats() const { return http_->stats(); }
 
  private:
   void RegisterRoutes();
@@ -50,10 +49,7 @@ class ApiServer {
   TokenStore* tokens_;
   AuditLog* audit_;
   Metrics* metrics_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
-  int port_ = 0;
+  std::unique_ptr<HttpServer> http_;
 };
 
 //! Parses "host:port" ("127.0.0.1:7070", ":7070" = loopback, "[::1]:7070").

@@ -6,15 +6,42 @@
 
 #include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "api/client.h"
+#include "api/http_test_util.h"
 #include "base/codes.h"
 
 namespace rsl::api {
 namespace {
 
+// A step log that grows by one line per Next() call until it has 3 lines; step "forever"
+// never ends.
+class GrowingLog : public StepLog {
+ public:
+  GrowingLog(std::string step, std::atomic<int>* calls) : step_(std::move(step)), calls_(calls) {}
+  const std::string& step() const override { return step_; }
+  Result<LogChunk> Next(int64_t) override {
+    int n = ++*calls_;
+    std::string all;
+    for (int i = 1; i <= std::min(n, 3); ++i) all += "line " + std::to_string(i) + "\n";
+    LogChunk c;
+    if (offset_ < static_cast<int64_t>(all.size()))
+      c.data = all.substr(static_cast<size_t>(offset_));
+    offset_ += static_cast<int64_t>(c.data.size());
+    c.next_offset = offset_;
+    c.finished = n >= 3 && offset_ == static_cast<int64_t>(all.size()) && step_ != "forever";
+    return c;
+  }
+
+ private:
+  std::string step_;
+  std::atomic<int>* calls_;
+  int64_t offset_ = 0;
+};
+
 // Workloads "wl-20260101-0000000a" (namespace risk) and "...0b" (namespace ads); one step
-// "train" whose log grows by one line per Logs() call until it has 3 lines.
+// "train" whose log grows by one line per read until it has 3 lines.
 class FakeService : public Service {
  public:
   Result<Json> Submit(const std::string& yaml, const std::string& source,
@@ -43,16 +70,11 @@ class FakeService : public Service {
   }
   Result<Json> Describe(const std::string& id) override { return GetWorkload(id); }
   Result<Json> Events(const std::string&) override { return Json{{"items", Json::array()}}; }
-  Result<LogChunk> Logs(const std::string&, const std::string&, int64_t offset,
-                        int64_t) override {
-    int n = ++log_calls;
-    std::string all;
-    for (int i = 1; i <= std::min(n, 3); ++i) all += "line " + std::to_string(i) + "\n";
-    LogChunk c;
-    if (offset < static_cast<int64_t>(all.size())) c.data = all.substr(static_cast<size_t>(offset));
-    c.next_offset = offset + static_cast<int64_t>(c.data.size());
-    c.finished = n >= 3 && c.next_offset == static_cast<int64_t>(all.size());
-    return c;
+  Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
+      const std::string&, const std::vector<std::string>& steps) override {
+    std::vector<std::unique_ptr<StepLog>> logs;
+    for (const auto& name : steps) logs.push_back(std::make_unique<GrowingLog>(name, &log_calls));
+    return logs;
   }
   Result<Json> Lineage(const std::string&, const std::string&) override { return Json::object(); }
   Result<Json> Cancel(const std::string& id, const std::string&) override { return GetWorkload(id); }
@@ -82,7 +104,8 @@ class FakeService : public Service {
     return {{"apiVersion", kApiVersion},
             {"kind", "AIWorkload"},
             {"metadata", {{"id", id}, {"name", "w"}, {"namespace", ns}}},
-            {"status", {{"phase", "PENDING"}, {"steps", {{{"name", "train"}}}}}}};
+            {"status",
+             {{"phase", "PENDING"}, {"steps", {{{"name", "train"}}, {{"name", "forever"}}}}}}};
   }
 
   std::atomic<int> log_calls{0};
@@ -256,6 +279,95 @@ TEST_F(ServerTest, UnknownRouteIsJson404) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "NOT_FOUND");
   EXPECT_EQ(r.error().message, "no route GET /api/v2/things");
+}
+
+TEST_F(ServerTest, WritesAnsweredNotFoundAreAudited) {
+  auto other = As(editor_).Post("/api/v1/workloads/wl-20260101-0000000b/cancel", "{}");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "NOT_FOUND");
+  auto rollback = As(editor_).Post("/api/v1/workloads/wl-20260101-0000000b/rollback", "{}");
+  EXPECT_EQ(rollback.error().code, "NOT_FOUND");
+  auto unknown = As(editor_).Post("/api/v1/workloads/wl-20260101-000000ff/cancel", "{}");
+  EXPECT_EQ(unknown.error().code, "NOT_FOUND");
+  auto entries = audit_->List({});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  const AuditEntry& cancel = (*entries)[0];
+  EXPECT_EQ(cancel.subject, "eddie");
+  EXPECT_EQ(cancel.verb, "cancel");
+  EXPECT_EQ(cancel.resource, "workloads");
+  EXPECT_EQ(cancel.namespace_, "ads");  // the owner's readers see who tried
+  EXPECT_EQ(cancel.object_id, "wl-20260101-0000000b");
+  EXPECT_EQ(cancel.result, "NOT_FOUND");
+  EXPECT_EQ(cancel.message, "outside the caller's namespaces");
+  EXPECT_EQ((*entries)[1].verb, "rollback");
+  EXPECT_EQ((*entries)[1].result, "NOT_FOUND");
+  EXPECT_EQ((*entries)[2].namespace_, "");
+  EXPECT_EQ((*entries)[2].object_id, "wl-20260101-000000ff");
+  EXPECT_EQ((*entries)[2].message, "no such workload");
+  // The caller's own view of the audit log does not reveal the other namespace's object.
+  auto mine = As(editor_).Get("/api/v1/audit");
+  ASSERT_TRUE(mine.ok());
+  EXPECT_EQ((*mine)["items"].size(), 0u) << mine->dump();
+}
+
+TEST_F(ServerTest, ABodyOverTheLimitIs413WithTheJsonError) {
+  Client c = As(editor_);
+  auto r = c.Post("/api/v1/workloads", std::string(5 << 20, 'x'), "application/yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "INVALID_ARGUMENT");
+  EXPECT_EQ(r.error().message, "request body of 5242880 bytes is over the limit of 4 MiB");
+  EXPECT_FALSE(r.error().hint.empty());
+}
+
+// 100 log followers and 50 slow sockets (half-sent requests, trickling clients) at once:
+// /healthz, a status request and a cancel still answer within a second, and every socket is
+// closed afterwards.
+TEST_F(ServerTest, SlowClientsAndFollowersDoNotStallTheApi) {
+  using namespace std::chrono_literals;
+  using testing::RawConn;
+  int port = server_->port();
+  std::vector<std::unique_ptr<RawConn>> followers, slow;
+  for (int i = 0; i < 100; ++i) {
+    followers.push_back(std::make_unique<RawConn>(port));
+    ASSERT_TRUE(followers.back()->Send(
+        "GET /api/v1/workloads/wl-20260101-0000000a/logs?step=forever&follow=true HTTP/1.1\r\n"
+        "Authorization: Bearer " +
+        viewer_ + "\r\n\r\n"));
+  }
+  for (auto& f : followers) {
+    EXPECT_NE(f->ReadUntil("line 1\n", 10s).find("200 OK"), std::string::npos) << f->received();
+  }
+  for (int i = 0; i < 50; ++i) {
+    slow.push_back(std::make_unique<RawConn>(port));
+    ASSERT_TRUE(slow.back()->Send("GET /api/v1/workloads HTTP/1.1\r\nAuthorization: Bear"));
+  }
+  std::atomic<bool> trickling{true};
+  std::thread trickle([&] {
+    while (trickling) {
+      for (int i = 0; i < 25; ++i) (void)slow[static_cast<size_t>(i)]->Send("e");
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  EXPECT_EQ(server_->stats().streams, 100);
+  double health = testing::SecondsOf([&] { EXPECT_EQ(*As("").GetText("/healthz"), "ok\n"); });
+  double status = testing::SecondsOf(
+      [&] { EXPECT_TRUE(As(viewer_).Get("/api/v1/workloads/wl-20260101-0000000a").ok()); });
+  double cancel = testing::SecondsOf([&] {
+    EXPECT_TRUE(As(editor_).Post("/api/v1/workloads/wl-20260101-0000000a/cancel", "{}").ok());
+  });
+  EXPECT_LT(health, 1.0);
+  EXPECT_LT(status, 1.0);
+  EXPECT_LT(cancel, 1.0);
+  trickling = false;
+  trickle.join();
+  followers.clear();
+  slow.clear();
+  for (int i = 0; i < 500 && server_->stats().connections > 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(server_->stats().connections, 0);
+  EXPECT_EQ(server_->stats().streams, 0);
 }
 
 TEST(ParseListenTest, Forms) {

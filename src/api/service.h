@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,21 @@ inline constexpr char kApiVersion[] = "aiengine.volc.com/v1";
 //! A piece of a step's captured log (secret values already masked).
 struct LogChunk {
   std::string data;
-  int64_t next_offset = 0;
-  bool finished = false;  //!< the step is terminal and `data` reaches the end of its log
+  int64_t next_offset = 0;  //!< where the next piece starts in the step's log
+  bool finished = false;    //!< the step is terminal and its log has been read to the end
+};
+
+//! One step's log read forward from its start: attempt 1's file, then "--- attempt 2 ---\n"
+//! and attempt 2's file, and so on. Holds at most one file open. Not thread-safe: one reader
+//! at a time.
+class StepLog {
+ public:
+  virtual ~StepLog() = default;
+  virtual const std::string& step() const = 0;
+  //! The next piece: at most `max_bytes`, ending after a newline when the piece holds one (a
+  //! secret value is masked within a piece, so pieces split at line ends). While the step
+  //! runs, only whole lines. Empty and not finished: nothing new yet; ask again later.
+  virtual Result<LogChunk> Next(int64_t max_bytes) = 0;
 };
 
 class Service {
@@ -51,9 +65,11 @@ class Service {
   //! Canonical spec (secrets redacted), placement, per-step timings and exit codes.
   virtual Result<Json> Describe(const std::string& id) = 0;
   virtual Result<Json> Events(const std::string& id) = 0;
-  //! A step's log from byte `offset` (at most `max_bytes`).
-  virtual Result<LogChunk> Logs(const std::string& id, const std::string& step, int64_t offset,
-                                int64_t max_bytes) = 0;
+  //! Readers for the logs of `steps` of workload `id`, in that order, each at its start. One
+  //! store read for all of them, so serving every step of a run is linear in their number.
+  //! NOT_FOUND for an unknown workload or step.
+  virtual Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
+      const std::string& id, const std::vector<std::string>& steps) = 0;
   //! format "" (rsl's own JSON, with a `text` rendering) or "openlineage" (RunEvent JSON).
   virtual Result<Json> Lineage(const std::string& id, const std::string& format) = 0;
   virtual Result<Json> Cancel(const std::string& id, const std::string& subject) = 0;

@@ -4,16 +4,32 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <regex>
 #include <thread>
 
+#include "api/http_test_util.h"
 #include "harness.h"
 
 namespace rsl::apitest {
 namespace {
 
 using Json = nlohmann::json;
+using api::testing::BodyOf;
+using api::testing::RawConn;
+using api::testing::RawRequest;
+using api::testing::SecondsOf;
+using api::testing::StatusOf;
+using namespace std::chrono_literals;
+
+// A gauge's value from GET /metrics (-1 when absent).
+double Gauge(int port, const std::string& admin, const std::string& name) {
+  std::string text = BodyOf(RawRequest(port, "GET", "/metrics", admin));
+  size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+}
 
 // Three steps; `train` reports progress, a metric and writes an output file.
 std::string ThreeStepYaml(const std::string& name, const std::string& ns,
@@ -69,9 +85,10 @@ TEST_F(ControllerTest, SeedCommandsWorkAsWritten) {
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   std::string id = IdFromSubmit(submit.out);
   ASSERT_FALSE(id.empty()) << submit.out;
-  EXPECT_TRUE(std::regex_match(submit.out,
-                               std::regex("Workload submitted successfully!\nID: wl-[0-9]{8}-[0-9a-f]{8}\n"
-                                          "Status: PENDING\nLogs: seedctl workload logs --id " + id + "\n")))
+  EXPECT_TRUE(std::regex_match(
+      submit.out, std::regex("Workload submitted successfully!\nID: wl-[0-9]{8}-[0-9a-f]{8}\n"
+                             "Status: PENDING\nLogs: seedctl workload logs --id " +
+                             id + "\n")))
       << submit.out;
   ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED") << c_.Log();
 
@@ -168,13 +185,15 @@ TEST_F(ControllerTest, AuthenticationAndNamespaces) {
 
 TEST_F(ControllerTest, SecretsNeverAppearInAnyOutputOrLog) {
   const std::string kSecret = "s3cr3t-Value-42";
-  CmdResult created = c_.Seedctl(editor_, {"secret", "create", "db-creds", "--from-literal",
-                                           "DB_PASSWORD=" + kSecret});
+  CmdResult created = c_.Seedctl(
+      editor_, {"secret", "create", "db-creds", "--from-literal", "DB_PASSWORD=" + kSecret});
   ASSERT_EQ(created.exit_code, 0) << created.err;
   EXPECT_EQ(created.out, "secret/db-creds created in namespace risk\n");
   std::string yaml =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: uses-secret, namespace: risk}\n"
-      "spec:\n  pipeline:\n    - name: leak\n      command: [\"sh\", \"-c\", \"echo password=$DB_PASSWORD; "
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: uses-secret, "
+      "namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: leak\n      command: [\"sh\", \"-c\", \"echo "
+      "password=$DB_PASSWORD; "
       "echo $DB_PASSWORD >&2\"]\n      envFrom:\n        - secretRef: db-creds\n";
   std::string id = SubmitFile(editor_, "secret.yaml", yaml);
   ASSERT_FALSE(id.empty());
@@ -276,8 +295,10 @@ TEST_F(ControllerTest, IdenticalSpecsAreTwoVersionsAndRollbackRerunsTheSnapshot)
 
 TEST_F(ControllerTest, FollowWatchAndCancel) {
   std::string yaml =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: ticks, namespace: risk}\n"
-      "spec:\n  pipeline:\n    - name: a\n      command: [\"sh\", \"-c\", \"for i in 1 2 3; do echo $i/3 > "
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: ticks, namespace: "
+      "risk}\n"
+      "spec:\n  pipeline:\n    - name: a\n      command: [\"sh\", \"-c\", \"for i in 1 2 3; do "
+      "echo $i/3 > "
       "$RSL_PROGRESS_FILE; echo tick $i; sleep 0.3; done\"]\n"
       "    - name: b\n      command: [\"sh\", \"-c\", \"echo b-done\"]\n      dependsOn: [a]\n";
   std::string id = SubmitFile(editor_, "ticks.yaml", yaml);
@@ -287,12 +308,14 @@ TEST_F(ControllerTest, FollowWatchAndCancel) {
   EXPECT_EQ(follow.out, "==> a <==\ntick 1\ntick 2\ntick 3\n==> b <==\nb-done\n");
   CmdResult watch = c_.Seedctl(viewer_, {"workload", "status", "--id", id, "--watch", "--interval-ms", "200"});
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
-  EXPECT_TRUE(std::regex_search(watch.out, std::regex("[0-9-]+ [0-9:]+ SUCCEEDED step b \\(2/2\\)\n")))
+  EXPECT_TRUE(
+      std::regex_search(watch.out, std::regex("[0-9-]+ [0-9:]+ SUCCEEDED step b \\(2/2\\)\n")))
       << watch.out;
   EXPECT_NE(watch.out.find("\nSTATUS: SUCCEEDED\n"), std::string::npos);
 
   std::string sleeper =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: sleeper, namespace: risk}\n"
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: sleeper, namespace: "
+      "risk}\n"
       "spec:\n  pipeline:\n    - name: s\n      command: [\"sleep\", \"30\"]\n";
   std::string sid = SubmitFile(editor_, "sleeper.yaml", sleeper);
   ASSERT_FALSE(sid.empty());
@@ -308,9 +331,12 @@ TEST_F(ControllerTest, FollowWatchAndCancel) {
 
 TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {
   std::string yaml =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: slow, namespace: risk}\n"
-      "spec:\n  pipeline:\n    - name: first\n      command: [\"sh\", \"-c\", \"sleep 2; echo first-done\"]\n"
-      "    - name: second\n      command: [\"sh\", \"-c\", \"echo second-done\"]\n      dependsOn: [first]\n";
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: slow, namespace: "
+      "risk}\n"
+      "spec:\n  pipeline:\n    - name: first\n      command: [\"sh\", \"-c\", \"sleep 2; echo "
+      "first-done\"]\n"
+      "    - name: second\n      command: [\"sh\", \"-c\", \"echo second-done\"]\n      dependsOn: "
+      "[first]\n";
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) ids.push_back(SubmitFile(editor_, "slow.yaml", yaml));
   for (const auto& id : ids) ASSERT_FALSE(id.empty());
@@ -333,7 +359,8 @@ TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {
 
 TEST_F(ControllerTest, MetricsSigtermAndValidationErrors) {
   WriteText(c_.work_dir() + "/bad.yaml",
-            "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {nmae: x}\nspec: {pipeline: []}\n");
+            "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {nmae: x}\nspec: "
+            "{pipeline: []}\n");
   CmdResult bad = c_.Seedctl(editor_, {"workload", "submit", "-f", "bad.yaml"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("bad.yaml:3:"), std::string::npos) << bad.err;
@@ -341,13 +368,17 @@ TEST_F(ControllerTest, MetricsSigtermAndValidationErrors) {
 
   std::string id = SubmitFile(editor_, "m.yaml", ThreeStepYaml("metrics", "risk"));
   ASSERT_EQ(c_.WaitPhase(editor_, id), "SUCCEEDED");
-  CmdResult forbidden = RunCmd({"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                             c_.server() + "/metrics"}, {});
+  CmdResult forbidden = RunCmd(
+      {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", c_.server() + "/metrics"},
+      {});
   EXPECT_EQ(forbidden.out, "401");
-  CmdResult metrics = RunCmd({"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + admin_,
-                           c_.server() + "/metrics"}, {});
-  EXPECT_NE(metrics.out.find("rsl_reconcile_duration_seconds_bucket{kind=\"AIWorkload\",phase=\"submit\",result=\"success\""),
-            std::string::npos) << metrics.out;
+  CmdResult metrics = RunCmd(
+      {"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + admin_, c_.server() + "/metrics"},
+      {});
+  EXPECT_NE(metrics.out.find("rsl_reconcile_duration_seconds_bucket{kind=\"AIWorkload\",phase="
+                             "\"submit\",result=\"success\""),
+            std::string::npos)
+      << metrics.out;
   EXPECT_NE(metrics.out.find("phase=\"step\",result=\"succeeded\""), std::string::npos);
   EXPECT_NE(metrics.out.find("rsl_workloads{phase=\"SUCCEEDED\"} 1"), std::string::npos);
   EXPECT_NE(metrics.out.find("rsl_steps{phase=\"SUCCEEDED\"} 3"), std::string::npos);
@@ -362,6 +393,167 @@ TEST_F(ControllerTest, MetricsSigtermAndValidationErrors) {
   EXPECT_EQ(Json::parse(ds_editor.out, nullptr, false).value("code", ""), "FORBIDDEN") << ds_editor.out;
   EXPECT_EQ(c_.Terminate(), 0) << c_.Log();
   EXPECT_NE(c_.Log().find("shutting down"), std::string::npos);
+}
+
+TEST_F(ControllerTest, AnOversizedSubmitShowsTheLimit) {
+  std::string yaml = ThreeStepYaml("huge", "risk") + "# " + std::string(5 << 20, 'x') + "\n";
+  WriteText(c_.work_dir() + "/huge.yaml", yaml);
+  CmdResult r = c_.Seedctl(editor_, {"workload", "submit", "-f", "huge.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("request body of " + std::to_string(yaml.size()) +
+                       " bytes is over the limit of 4 MiB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.LastErrLine(), "INVALID_ARGUMENT");
+}
+
+TEST_F(ControllerTest, ASecondControllerOnTheSamePortFails) {
+  Controller second;
+  second.UsePort(c_.port());
+  ASSERT_FALSE(second.Start()) << second.Log();
+  EXPECT_EQ(second.exit_status(), 1) << second.Log();
+  std::string address = "127.0.0.1:" + std::to_string(c_.port());
+  EXPECT_NE(second.Log().find("CONFLICT: address " + address +
+                              " is already in use (another "
+                              "rsl-controller (or another program) listens there"),
+            std::string::npos)
+      << second.Log();
+  // The first one still answers every request, always from its own database.
+  for (int i = 0; i < 20; ++i) {
+    CmdResult who = c_.Seedctl(viewer_, {"workload", "list"});
+    ASSERT_EQ(who.exit_code, 0) << who.err;
+  }
+}
+
+// The log's format (headers, attempts, a missing last newline, masking) through the streamed
+// path, and a 30 MiB log served whole, alone and after another step.
+TEST_F(ControllerTest, LogsKeepTheirFormatAndALargeLogIsServedWhole) {
+  const std::string kSecret = "pa55-Word-for-logs";
+  ASSERT_EQ(
+      c_.Seedctl(editor_, {"secret", "create", "db", "--from-literal", "DB_PASSWORD=" + kSecret})
+          .exit_code,
+      0);
+  const int kBigBytes = 30 << 20;
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: logs, namespace: "
+      "risk}\n"
+      "spec:\n  pipeline:\n"
+      "    - name: flaky\n      command: [\"sh\", \"-c\", \"echo try $RSL_ATTEMPT $DB_PASSWORD; "
+      "printf no-newline; [ $RSL_ATTEMPT -ge 2 ]\"]\n"
+      "      retryPolicy: {maxRetries: 1}\n      envFrom:\n        - secretRef: db\n"
+      "    - name: big\n      command: [\"sh\", \"-c\", \"yes 0123456789abcdefghijklmnopqrstuvwxyz "
+      "| "
+      "head -c " +
+      std::to_string(kBigBytes) +
+      "; echo; echo end=$DB_PASSWORD\"]\n"
+      "      dependsOn: [flaky]\n      envFrom:\n        - secretRef: db\n";
+  std::string id = SubmitFile(editor_, "logs.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(c_.WaitPhase(editor_, id, 120000), "SUCCEEDED") << c_.Log();
+
+  std::string flaky = "try 1 ***\nno-newline--- attempt 2 ---\ntry 2 ***\nno-newline";
+  std::string big;
+  big.reserve(kBigBytes + 64);
+  while (big.size() < static_cast<size_t>(kBigBytes))
+    big += "0123456789abcdefghijklmnopqrstuvwxyz\n";
+  big.resize(kBigBytes);
+  big += "\nend=***\n";
+
+  CmdResult one = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "flaky"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, flaky);
+  CmdResult followed =
+      c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "flaky", "-f"});
+  EXPECT_EQ(followed.out, flaky);
+  CmdResult whole = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "big"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(whole.out.size(), big.size());
+  EXPECT_TRUE(whole.out == big);
+  CmdResult all = c_.Seedctl(editor_, {"workload", "logs", "--id", id});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  std::string expected = "==> flaky <==\n" + flaky + "\n==> big <==\n" + big;
+  EXPECT_EQ(all.out.size(), expected.size());
+  EXPECT_TRUE(all.out == expected);
+  EXPECT_EQ(all.out.find(kSecret), std::string::npos);
+}
+
+// 100 followers of a running step and 50 slow sockets (25 half-sent requests, 25 trickling a
+// byte every 100 ms) against the real controller: /healthz, the workload's status and its
+// cancel each answer within a second; the followers end with the step; every socket the
+// controller opened for them is closed afterwards.
+TEST_F(ControllerTest, FollowersAndSlowClientsDoNotStallTheController) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: long, namespace: "
+      "risk}\n"
+      "spec:\n  pipeline:\n    - name: s\n      command: [\"sh\", \"-c\", \"echo started; exec "
+      "sleep 120\"]\n";
+  std::string id = SubmitFile(editor_, "long.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  std::string status_path = "/api/v1/workloads/" + id;
+  for (int i = 0; i < 300; ++i) {
+    auto j =
+        Json::parse(BodyOf(RawRequest(c_.port(), "GET", status_path, viewer_)), nullptr, false);
+    if (j.is_object() && j["status"].value("phase", "") == "RUNNING") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  std::vector<std::unique_ptr<RawConn>> followers, slow;
+  for (int i = 0; i < 100; ++i) {
+    followers.push_back(std::make_unique<RawConn>(c_.port()));
+    ASSERT_TRUE(followers.back()->Send("GET " + status_path +
+                                       "/logs?follow=true HTTP/1.1\r\n"
+                                       "Authorization: Bearer " +
+                                       viewer_ + "\r\n\r\n"));
+  }
+  for (auto& f : followers) {
+    EXPECT_NE(f->ReadUntil("started\n", 30s).find("started\n"), std::string::npos) << f->received();
+  }
+  for (int i = 0; i < 50; ++i) {
+    slow.push_back(std::make_unique<RawConn>(c_.port()));
+    ASSERT_TRUE(slow.back()->Send("GET " + status_path + " HTTP/1.1\r\nAuthorization: Bear"));
+  }
+  std::atomic<bool> trickling{true};
+  std::thread trickle([&] {
+    while (trickling) {
+      for (int i = 0; i < 25; ++i) (void)slow[static_cast<size_t>(i)]->Send("e");
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // let the slow ones settle in
+
+  EXPECT_EQ(Gauge(c_.port(), admin_, "rsl_api_open_streams"), 100);
+  std::string health, status, cancel;
+  double health_s = SecondsOf([&] { health = RawRequest(c_.port(), "GET", "/healthz"); });
+  double status_s = SecondsOf([&] { status = RawRequest(c_.port(), "GET", status_path, viewer_); });
+  double cancel_s = SecondsOf(
+      [&] { cancel = RawRequest(c_.port(), "POST", status_path + "/cancel", editor_, "{}"); });
+  EXPECT_EQ(BodyOf(health), "ok\n") << health;
+  EXPECT_EQ(StatusOf(status), 200) << status;
+  EXPECT_EQ(StatusOf(cancel), 200) << cancel;
+  std::cout << "under 100 followers and 50 slow sockets: healthz " << health_s << " s, status "
+            << status_s << " s, cancel " << cancel_s << " s\n";
+  EXPECT_LT(health_s, 1.0);
+  EXPECT_LT(status_s, 1.0);
+  EXPECT_LT(cancel_s, 1.0);
+  trickling = false;
+  trickle.join();
+  // The step ended: every follower's stream ends (the last chunk) on its own.
+  for (auto& f : followers) {
+    EXPECT_NE(f->ReadUntil("\r\n0\r\n\r\n", 30s).find("\r\n0\r\n\r\n"), std::string::npos)
+        << f->received();
+  }
+  followers.clear();
+  slow.clear();
+  // Only the scrape's own connection is left.
+  double open = -1, streams = -1;
+  for (int i = 0; i < 150; ++i) {
+    open = Gauge(c_.port(), admin_, "rsl_api_open_connections");
+    streams = Gauge(c_.port(), admin_, "rsl_api_open_streams");
+    if (open == 1 && streams == 0) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(open, 1);
+  EXPECT_EQ(streams, 0);
+  EXPECT_EQ(c_.WaitPhase(editor_, id), "CANCELLED");
 }
 
 }  // namespace

@@ -142,6 +142,7 @@ bool Controller::Start() {
     }
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       pid_ = -1;
       return false;
     }

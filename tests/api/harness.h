@@ -33,9 +33,13 @@ class Controller {
   Controller();
   ~Controller();
 
-  //! Starts rsl-controller --listen 127.0.0.1:0 (or the previous port on restart); waits for
-  //! its "listening on" line. Returns false (with the log) when it does not come up.
+  //! Starts rsl-controller --listen 127.0.0.1:0 (or the previous port on restart, or the one
+  //! given to UsePort); waits for its "listening on" line. Returns false (with the log, and
+  //! exit_status() when it exited) when it does not come up.
   bool Start();
+  void UsePort(int port) { port_ = port; }
+  //! The exit status of a controller that ended during Start(); -1 otherwise.
+  int exit_status() const { return exit_status_; }
   //! kill -9, no cleanup: the crash case.
   void Kill9();
   //! SIGTERM and wait; returns its exit status.
@@ -62,6 +66,7 @@ class Controller {
   std::string log_path_;
   pid_t pid_ = -1;
   int port_ = 0;
+  int exit_status_ = -1;
 };
 
 //! Writes `text` to `path`.

@@ -1,0 +1,218 @@
+// A small HTTP/1.1 server on epoll, built so that slow or many clients cannot stall the API:
+//
+//   I/O thread     accepts, reads and bounds every request (the head must arrive within
+//                  head_timeout whatever the trickle rate, at most max_head_bytes; the body
+//                  within body_timeout, at most max_body_bytes, Content-Length required),
+//                  counts connections per client address, writes plain responses
+//                  (non-blocking, so a slow reader holds no thread), keeps connections alive.
+//   workers        run handlers on complete requests only; never touch a socket.
+//   stream thread  writes long-lived responses (log follow, server-sent events): a handler
+//                  returns a StreamSource, the connection moves to this thread, which pulls
+//                  the body piece by piece as the client takes it (chunked encoding), polls
+//                  sources that have nothing yet, and hands the connection back to the I/O
+//                  thread when the body ends (keep-alive).
+//
+// Refusals carry the JSON error body of errors.h: 400 (malformed request), 411 (a body
+// without Content-Length, or chunked), 413 (body over the limit), 431 (head over the limit),
+// 408 (head or body too slow), 429 (too many connections from one address; answered at
+// accept, then closed). A connection over the global limit is closed at once.
+//
+// Threading: routes are registered before Start(); handlers run on several workers at once
+// and must be thread-safe; a StreamSource runs on the stream thread only (one call at a time).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rsl::api {
+
+struct HttpRequest {
+  std::string method;
+  std::string target;                                        //!< as sent: path and query
+  std::string path;                                          //!< percent-decoded, without the query
+  std::multimap<std::string, std::string> params;            //!< query, percent-decoded
+  std::vector<std::pair<std::string, std::string>> headers;  //!< names lower-case
+  std::string body;
+  std::string remote_addr;
+  std::vector<std::string> matches;  //!< the route's regex groups; [0] is the whole path
+
+  bool HasParam(const std::string& key) const { return params.count(key) > 0; }
+  //! The first value of `key`, "" when absent.
+  std::string Param(const std::string& key) const;
+  //! The first header called `name` (any case), "" when absent.
+  std::string Header(const std::string& name) const;
+};
+
+//! A response body produced piece by piece on the stream thread, never on a request worker.
+class StreamSource {
+ public:
+  enum class State {
+    kMore,  //!< more follows: call again once the client has taken what was appended
+    kWait,  //!< nothing more yet: call again after the server's stream poll interval
+    kDone,  //!< the body ends with what was appended
+  };
+  virtual ~StreamSource() = default;
+  //! Appends the next piece (about max_bytes at most; may be nothing) to *out. Must not block
+  //! for long: every stream of the server shares one thread.
+  virtual State Next(size_t max_bytes, std::string* out) = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;  //!< "" = no Content-Type
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<StreamSource> stream;  //!< set: a chunked body from the stream thread
+
+  void SetHeader(const std::string& name, const std::string& value);
+  void SetContent(std::string text, const std::string& type);
+  void SetStream(const std::string& type, std::shared_ptr<StreamSource> source);
+};
+
+using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+
+struct HttpServerOptions {
+  int workers = 8;  // handlers are short store reads and engine calls
+  // Below the usual 1024 open-file soft limit, leaving room for the store, logs and steps.
+  int max_connections = 768;
+  // One address may hold a third of the server: 100 log followers from one machine fit, and
+  // two misbehaving clients still leave room for everyone else.
+  int max_connections_per_client = 256;
+  size_t max_head_bytes = 64 << 10;
+  size_t max_body_bytes = 4 << 20;  // a workload YAML is a few KiB
+  int max_requests_per_connection = 1000;
+  // A whole request head within 10 s of the connection (or the previous answer), however
+  // slowly it trickles: this also closes idle keep-alive connections.
+  std::chrono::milliseconds head_timeout{10000};
+  std::chrono::milliseconds body_timeout{30000};   // 4 MiB at ~140 KB/s
+  std::chrono::milliseconds write_timeout{30000};  // no progress writing to a client
+  std::chrono::milliseconds linger_timeout{5000};  // reading away a refused body
+  std::chrono::milliseconds stream_poll{200};      // a source that said kWait
+  size_t stream_piece_bytes = 256 << 10;           // per StreamSource::Next
+};
+
+//! Live counts, for tests and metrics.
+struct HttpServerStats {
+  int connections = 0;  //!< open sockets, every state
+  int streams = 0;      //!< connections on the stream thread
+  int busy_workers = 0;
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(HttpServerOptions options = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  //! Routes: `pattern` is an ECMAScript regex that must match the whole path; its groups go
+  //! to HttpRequest::matches. The first registered match wins. HEAD is served by GET routes.
+  void Get(const std::string& pattern, HttpHandler handler);
+  void Post(const std::string& pattern, HttpHandler handler);
+  //! Answers requests no route matches (default: a JSON 404 naming the method and path).
+  void SetNotFound(HttpHandler handler);
+
+  //! Binds host:port (0 = an ephemeral port) with SO_REUSEADDR only (never SO_REUSEPORT: a
+  //! second server on the same port must fail). CONFLICT when the address is in use,
+  //! IO_ERROR (with strerror) for any other failure.
+  Status Listen(const std::string& host, int port);
+  //! Starts the threads. REQUIRES: Listen() succeeded.
+  void Start();
+  //! Closes the listening socket and every connection (streams end), joins the threads.
+  //! Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+  HttpServerStats stats() const;
+
+  struct Conn;
+
+ private:
+  struct Route {
+    std::string method;
+    std::regex pattern;
+    HttpHandler handler;
+  };
+  struct Job {
+    uint64_t conn_id;
+    HttpRequest request;
+  };
+  struct Done {
+    uint64_t conn_id;
+    HttpResponse response;
+  };
+
+  void IoLoop();
+  void StreamLoop();
+  void WorkerLoop();
+  void Dispatch(HttpRequest& request, HttpResponse& response);
+
+  // I/O thread.
+  void Accept();
+  void OnReadable(Conn* c);
+  void ParseRequests(Conn* c);
+  void StartResponse(Conn* c, HttpResponse response);
+  void FlushIo(Conn* c);
+  void Refuse(Conn* c, int status, const Error& error);
+  void AfterResponse(Conn* c);
+  void WatchIo(Conn* c, uint32_t events);
+  void CloseIo(Conn* c);
+  void Sweep();
+
+  // Stream thread.
+  void Pump(Conn* c, bool* ready);
+  void CloseStream(Conn* c);
+
+  void Forget(Conn* c);  // the per-client count; either thread
+  void Wake(int fd);
+
+  HttpServerOptions options_;
+  std::vector<Route> routes_;
+  HttpHandler not_found_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  int io_epoll_ = -1;
+  int io_wake_ = -1;
+  int stream_epoll_ = -1;
+  int stream_wake_ = -1;
+  std::thread io_thread_;
+  std::thread stream_thread_;
+  std::vector<std::thread> workers_;
+  bool started_ = false;
+
+  // Owned by the I/O thread / the stream thread respectively.
+  std::map<uint64_t, std::unique_ptr<Conn>> io_conns_;
+  std::map<uint64_t, std::unique_ptr<Conn>> stream_conns_;
+  uint64_t next_id_ = 2;  // 0 and 1 are the listener and the wake-up eventfd
+  std::chrono::steady_clock::time_point accept_paused_until_{};
+
+  mutable std::mutex mu_;
+  std::condition_variable jobs_cv_;
+  bool stopping_ = false;                           // GUARDED_BY(mu_)
+  std::deque<Job> jobs_;                            // GUARDED_BY(mu_)
+  std::vector<Done> done_;                          // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<Conn>> to_stream_;    // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<Conn>> from_stream_;  // GUARDED_BY(mu_)
+  std::map<std::string, int> per_client_;           // GUARDED_BY(mu_)
+  int connections_ = 0;                             // GUARDED_BY(mu_)
+  int streams_ = 0;                                 // GUARDED_BY(mu_)
+  int busy_workers_ = 0;                            // GUARDED_BY(mu_)
+};
+
+//! "HTTP/1.1 404 Not Found" reason phrases for the statuses the API uses.
+const char* HttpReason(int status);
+
+}  // namespace rsl::api

@@ -322,7 +322,7 @@ void ApiServer::RegisterRoutes() {
     Errors errors;
     std::string source = c.req.Header("X-Rsl-Source");
     if (source.empty() || source.size() > 255) source = "workload.yaml";
-    std::string base_dir = c.req.get_header_value("X-Rsl-Base-Dir");  // of relative data URIs
+    std::string base_dir = c.req.Header("X-Rsl-Base-Dir");  // of relative data URIs
     auto w = service_->Submit(c.req.body, source, base_dir, ns, c.who.subject, &errors);
     if (!w.ok()) {
       if (errors.empty()) errors.push_back(w.error());

@@ -79,6 +79,9 @@ class LiveUsageTest : public ::testing::TestWithParam<bool> {
     o.state_dir = dir_;
     o.nvidia_smi = "";
     o.grace_ms = 500;
+    // The supervisor's sampling, with steps as our own user in the test's directories (the
+    // controller test StatusShowsTheUseOfARunningStep samples isolated steps).
+    o.isolation = "none";
     o.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
     auto b = NewLocalBackend(o);
     ASSERT_TRUE(b.ok()) << b.error().ToString();

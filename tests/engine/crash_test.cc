@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,6 +118,10 @@ TEST(CrashTest, EveryKilledRunRecoversToACorrectEnd) {
     std::string dir = root + "/" + std::to_string(k);
     std::string state = dir + "/state", out = dir + "/out", ledger = dir + "/ledger";
     std::filesystem::create_directories(dir);
+    // The steps run as their namespace's uid (docs/security.md): the ledger is theirs to
+    // append to.
+    ASSERT_TRUE(WriteFileAtomic(ledger, "").ok());
+    chmod(ledger.c_str(), 0666);
     ASSERT_TRUE(WriteFileAtomic(dir + "/wl.yaml", Workload(out, ledger)).ok());
     std::string crash_at = k % 13 < 4 ? kCrashPoints[size_t(k % 13)] : "";
     pid_t pid = Spawn({"run", dir + "/wl.yaml", state}, dir + "/run.out", crash_at);

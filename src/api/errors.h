@@ -8,13 +8,13 @@
 
 #include <string>
 
+#include "base/codes.h"
 #include "base/status.h"
 
 namespace rsl::api {
 
-//! The API's own code for a client over its connection limit (HTTP 429); every other error
-//! uses the project's codes (base/codes.h).
-inline constexpr char kTooManyRequests[] = "TOO_MANY_REQUESTS";
+//! A client over its connection limit (HTTP 429); defined with the others in base/codes.h.
+using codes::kTooManyRequests;
 
 //! HTTP status for a stable error code: UNAUTHENTICATED 401, FORBIDDEN 403, NOT_FOUND 404,
 //! CONFLICT 409, TOO_MANY_REQUESTS 429, INVALID_ARGUMENT / SPEC_* / EXPRESSION_INVALID 400,

@@ -181,10 +181,14 @@ ApiServer::ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metr
 ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start(const std::string& host, int port) {
-  RSL_RETURN_IF_ERROR(http_->Listen(host, port));
-  http_->Start();
+  RSL_RETURN_IF_ERROR(Listen(host, port));
+  Serve();
   return Status::Ok();
 }
+
+Status ApiServer::Listen(const std::string& host, int port) { return http_->Listen(host, port); }
+
+void ApiServer::Serve() { http_->Start(); }
 
 void ApiServer::Stop() { http_->Stop(); }
 
@@ -238,7 +242,8 @@ void ApiServer::RegisterRoutes() {
         }
       }
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      metrics_->Add("rsl_api_requests_total", {{"route", route}, {"code", std::to_string(res.status)}});
+      metrics_->Add("rsl_api_requests_total",
+                    {{"route", route}, {"code", std::to_string(res.status)}});
       metrics_->Observe("rsl_api_request_duration_seconds", {{"route", route}}, secs);
     };
   };
@@ -335,9 +340,8 @@ void ApiServer::RegisterRoutes() {
           (*w)["metadata"].value("name", std::string()));
     return ok_json(*w, 201);
   };
-  s.Post("/api/v1/workloads", wrap("/api/v1/workloads", true, [submit](Ctx& c) {
-           return submit(c, c.Param("namespace"));
-         }));
+  s.Post("/api/v1/workloads", wrap("/api/v1/workloads", true,
+                                   [submit](Ctx& c) { return submit(c, c.Param("namespace")); }));
   s.Post(R"(/api/v1/namespaces/([a-z0-9-]+)/workloads)",
          wrap("/api/v1/namespaces/{ns}/workloads", true,
               [submit](Ctx& c) { return submit(c, c.Match(1)); }));
@@ -353,8 +357,8 @@ void ApiServer::RegisterRoutes() {
   s.Get("/api/v1/workloads", wrap("/api/v1/workloads", true, [list, request_ns](Ctx& c) {
           if (c.Param("allNamespaces") == "true") {
             std::vector<std::string> nss = c.who.namespaces;
-            bool all = c.who.IsClusterAdmin() ||
-                       std::find(nss.begin(), nss.end(), "*") != nss.end();
+            bool all =
+                c.who.IsClusterAdmin() || std::find(nss.begin(), nss.end(), "*") != nss.end();
             return list(c, all ? std::vector<std::string>{} : nss);
           }
           return list(c, {request_ns(c)});
@@ -378,22 +382,20 @@ void ApiServer::RegisterRoutes() {
       return ok_json(*j);
     };
   };
-  s.Get(id_re + "/describe", wrap("/api/v1/workloads/{id}/describe", true,
-                                   by_id([this](const std::string& id) {
-                                     return service_->Describe(id);
-                                   })));
-  s.Get(id_re + "/events", wrap("/api/v1/workloads/{id}/events", true,
-                                by_id([this](const std::string& id) {
-                                  return service_->Events(id);
-                                })));
-  s.Get(id_re + "/lineage",
-        wrap("/api/v1/workloads/{id}/lineage", true, [this, visible, ok_json](Ctx& c) -> Result<Reply> {
-          auto w = visible(c, c.Match(1));
-          if (!w.ok()) return w.error();
-          auto j = service_->Lineage(c.Match(1), c.Param("format"));
-          if (!j.ok()) return j.error();
-          return ok_json(*j);
-        }));
+  s.Get(id_re + "/describe",
+        wrap("/api/v1/workloads/{id}/describe", true,
+             by_id([this](const std::string& id) { return service_->Describe(id); })));
+  s.Get(id_re + "/events",
+        wrap("/api/v1/workloads/{id}/events", true,
+             by_id([this](const std::string& id) { return service_->Events(id); })));
+  s.Get(id_re + "/lineage", wrap("/api/v1/workloads/{id}/lineage", true,
+                                 [this, visible, ok_json](Ctx& c) -> Result<Reply> {
+                                   auto w = visible(c, c.Match(1));
+                                   if (!w.ok()) return w.error();
+                                   auto j = service_->Lineage(c.Match(1), c.Param("format"));
+                                   if (!j.ok()) return j.error();
+                                   return ok_json(*j);
+                                 }));
   auto change = [this, visible, audit, ok_json](const std::string& verb) {
     return [this, visible, audit, ok_json, verb](Ctx& c) -> Result<Reply> {
       auto w = visible(c, c.Match(1));
@@ -434,7 +436,8 @@ void ApiServer::RegisterRoutes() {
   s.Post(id_re + "/cancel", wrap("/api/v1/workloads/{id}/cancel", true, change("cancel")));
   s.Post(id_re + "/rollback", wrap("/api/v1/workloads/{id}/rollback", true, change("rollback")));
 
-  s.Get(id_re + "/logs", wrap("/api/v1/workloads/{id}/logs", true, [this, visible](Ctx& c) -> Result<Reply> {
+  s.Get(id_re + "/logs",
+        wrap("/api/v1/workloads/{id}/logs", true, [this, visible](Ctx& c) -> Result<Reply> {
           auto w = visible(c, c.Match(1));
           if (!w.ok()) return w.error();
           std::string id = c.Match(1);
@@ -447,7 +450,8 @@ void ApiServer::RegisterRoutes() {
             std::string close = ClosestMatch(step, steps);
             return Error(codes::kNotFound, "workload " + id + " has no step " + Quote(step))
                 .Value(step)
-                .Hint(close.empty() ? "steps: " + Join(steps, ", ") : "did you mean '" + close + "'?");
+                .Hint(close.empty() ? "steps: " + Join(steps, ", ")
+                                    : "did you mean '" + close + "'?");
           }
           bool follow = c.Param("follow") == "true";
           bool headers = step.empty() && steps.size() > 1;
@@ -465,19 +469,22 @@ void ApiServer::RegisterRoutes() {
           if (!j.ok()) return j.error();
           return ok_json(*j);
         }));
-  s.Get("/api/v1/cluster/status", wrap("/api/v1/cluster/status", true, [this, ok_json](Ctx& c) -> Result<Reply> {
+  s.Get("/api/v1/cluster/status",
+        wrap("/api/v1/cluster/status", true, [this, ok_json](Ctx& c) -> Result<Reply> {
           if (!c.who.IsClusterAdmin()) return Forbidden(c.who, "read cluster status", "*");
           auto j = service_->ClusterStatus();
           if (!j.ok()) return j.error();
           return ok_json(*j);
         }));
-  s.Get("/api/v1/datasources", wrap("/api/v1/datasources", true, [this, ok_json](Ctx& c) -> Result<Reply> {
+  s.Get("/api/v1/datasources",
+        wrap("/api/v1/datasources", true, [this, ok_json](Ctx& c) -> Result<Reply> {
           if (!c.who.IsClusterAdmin()) return Forbidden(c.who, "list datasources", "*");
           auto j = service_->ListDatasources();
           if (!j.ok()) return j.error();
           return ok_json(*j);
         }));
-  s.Get("/api/v1/environments", wrap("/api/v1/environments", true, [this, ok_json](Ctx&) -> Result<Reply> {
+  s.Get("/api/v1/environments",
+        wrap("/api/v1/environments", true, [this, ok_json](Ctx&) -> Result<Reply> {
           auto j = service_->ListEnvironments();
           if (!j.ok()) return j.error();
           return ok_json(*j);
@@ -568,8 +575,10 @@ void ApiServer::RegisterRoutes() {
     };
   };
   const std::string ns_re = R"(/api/v1/namespaces/([a-z0-9-]+))";
-  s.Post(ns_re + "/configmaps", wrap("/api/v1/namespaces/{ns}/configmaps", true, put_kv("ConfigMap")));
-  s.Get(ns_re + "/configmaps", wrap("/api/v1/namespaces/{ns}/configmaps", true, list_kv("ConfigMap")));
+  s.Post(ns_re + "/configmaps",
+         wrap("/api/v1/namespaces/{ns}/configmaps", true, put_kv("ConfigMap")));
+  s.Get(ns_re + "/configmaps",
+        wrap("/api/v1/namespaces/{ns}/configmaps", true, list_kv("ConfigMap")));
   s.Post(ns_re + "/secrets", wrap("/api/v1/namespaces/{ns}/secrets", true, put_kv("Secret")));
   s.Get(ns_re + "/secrets", wrap("/api/v1/namespaces/{ns}/secrets", true, list_kv("Secret")));
   // Anything else: HttpServer's JSON 404 that names the path.

@@ -37,6 +37,10 @@ class ApiServer {
   //! Binds host:port (port 0 = an ephemeral port, see port()) and serves on background
   //! threads. CONFLICT when another process listens there, IO_ERROR for other failures.
   Status Start(const std::string& host, int port);
+  //! Start in two halves: Listen binds (so a taken address fails before anything else
+  //! starts), Serve starts the threads. REQUIRES for Serve: Listen succeeded.
+  Status Listen(const std::string& host, int port);
+  void Serve();
   //! Stops accepting, ends log streams, joins the thread. Idempotent.
   void Stop();
   int port() const { return http_->port(); }

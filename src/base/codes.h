@@ -30,6 +30,7 @@ inline constexpr char kUnauthenticated[] = "UNAUTHENTICATED";
 inline constexpr char kForbidden[] = "FORBIDDEN";
 inline constexpr char kNotFound[] = "NOT_FOUND";
 inline constexpr char kConflict[] = "CONFLICT";
+inline constexpr char kTooManyRequests[] = "TOO_MANY_REQUESTS";  // a client over its share
 inline constexpr char kInternal[] = "INTERNAL";
 inline constexpr char kIoError[] = "IO_ERROR";
 inline constexpr char kInvalidArgument[] = "INVALID_ARGUMENT";  // bad CLI flag or API body

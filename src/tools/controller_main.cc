@@ -2,16 +2,16 @@
 // (docs/api.md). Recovers unfinished runs on start; on SIGTERM/SIGINT stops accepting
 // requests and stops the engine, leaving running steps to be adopted by the next start.
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "api/audit.h"
@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
   app.add_option("--backend", f.backend, "local | slurm");
   app.add_option("--slurm-conf", f.slurm_conf, "SLURM_CONF for --backend slurm");
   app.add_option("--slurm-partition", f.slurm_partition, "partition for --backend slurm");
-  app.add_option("--step-isolation", f.step_isolation,
-                 "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
+  app.add_option(
+      "--step-isolation", f.step_isolation,
+      "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
   app.add_option("--runs-dir", f.runs_dir,
                  "where run directories live (default: <state-dir>-runs)");
   try {
@@ -153,19 +154,19 @@ int main(int argc, char** argv) {
   eo.runs_dir = f.runs_dir;
   rsl::engine::Engine engine(store->get(), backend->get(), std::move(hooks),
                              rsl::engine::RealClock(), eo);
+  rsl::api::ControllerService service(store->get(), &engine, backend->get(), &metrics, f.state_dir);
+  rsl::api::ApiServer server(&service, tokens->get(), audit->get(), &metrics);
+  // The address first: a controller that cannot have its port starts and recovers nothing.
+  st = server.Listen(host, port);
+  if (!st.ok()) return Fail(st.error());
   st = engine.Start();
   if (!st.ok()) return Fail(st.error());
   st = engine.Recover();
   if (!st.ok()) return Fail(st.error());
-
-  rsl::api::ControllerService service(store->get(), &engine, backend->get(), &metrics,
-                                      f.state_dir);
-  rsl::api::ApiServer server(&service, tokens->get(), audit->get(), &metrics);
-  st = server.Start(host, port);
-  if (!st.ok()) return Fail(st.error());
+  server.Serve();
   // Tests and scripts read this line to learn the port (with --listen HOST:0).
-  std::cout << "rsl-controller " << rsl::api::kControllerVersion << " listening on http://"
-            << host << ":" << server.port() << " (state " << f.state_dir << ", backend "
+  std::cout << "rsl-controller " << rsl::api::kControllerVersion << " listening on http://" << host
+            << ":" << server.port() << " (state " << f.state_dir << ", backend "
             << (*backend)->name() << ")" << std::endl;
   (void)rsl::WriteFileAtomic(f.state_dir + "/controller.addr",
                              "http://" + host + ":" + std::to_string(server.port()) + "\n");

@@ -72,9 +72,13 @@ Result<std::optional<std::string>> ReadUntrustedFileIfExists(const std::string& 
     return OsError(codes::kIoError, "cannot open", path, errno);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  // More than one link: possibly a hard link to someone else's file (where the kernel does
+  // not forbid them, fs.protected_hardlinks=0). A step's own report has one.
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
     ::close(fd);
-    return Error(codes::kInvalidArgument, path + " is not a regular file: not read").Value(path);
+    return Error(codes::kInvalidArgument,
+                 path + " is not a regular file with a single link: not read")
+        .Value(path);
   }
   auto text = ReadToEnd(fd, path, max_bytes);
   if (!text.ok()) return text.error();

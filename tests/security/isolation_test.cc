@@ -11,8 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <thread>
@@ -85,6 +88,9 @@ TEST(IsolationTest, AHostileStepReachesNeitherTheControlPlaneNorAnotherNamespace
   chmod(attack.c_str(), 0644);
   chmod(c.work_dir().c_str(), 0755);
   std::string runs_dir = c.state_dir() + "-runs";
+  std::string root_only = c.work_dir() + "/root-only.json";
+  WriteText(root_only, "{\"stolen\": 1}");
+  chmod(root_only.c_str(), 0600);
   WriteText(c.work_dir() + "/attack.yaml",
             Workload("attack", "team-b",
                      "    - name: attack\n"
@@ -107,11 +113,17 @@ TEST(IsolationTest, AHostileStepReachesNeitherTheControlPlaneNorAnotherNamespace
                          "    - name: after\n"
                          "      command: [\"true\"]\n"
                          "      dependsOn: [attack]\n"
-                         "      when: \"output.attack.metrics.attacks == 1\"\n"));
+                         "      when: \"output.attack.metrics.attacks == 1\"\n"
+                         // Its metrics file a link to a file only root may read: the
+                         // controller (root) must not follow it.
+                         "    - name: planter\n"
+                         "      command: [\"sh\", \"-c\", \"ln -s " +
+                         root_only + " $RSL_METRICS_FILE\"]\n"));
   CmdResult vb = c.Seedctl(team_b, {"workload", "submit", "-f", "attack.yaml"});
   ASSERT_EQ(vb.exit_code, 0) << vb.err;
   std::string attack_id = IdFromSubmit(vb.out);
-  ASSERT_EQ(c.WaitPhase(team_b, attack_id, 60000), "SUCCEEDED") << c.Log();
+  ASSERT_EQ(c.WaitPhase(team_b, attack_id, 60000), "SUCCEEDED")
+      << c.Seedctl(team_b, {"workload", "events", "--id", attack_id}).out;
 
   CmdResult log = c.Seedctl(team_b, {"workload", "logs", "--id", attack_id, "--step", "attack"});
   ASSERT_EQ(log.exit_code, 0) << log.err;
@@ -143,9 +155,18 @@ TEST(IsolationTest, AHostileStepReachesNeitherTheControlPlaneNorAnotherNamespace
       c.Seedctl(team_b, {"workload", "status", "--id", attack_id, "-o", "json"}),
   };
   for (const auto& r : seen) EXPECT_EQ(r.out.find(secret), std::string::npos) << r.out;
-  // The metrics the step wrote into its own working directory arrived: `after` ran.
-  EXPECT_EQ(seen[1].out.find("Skipped"), std::string::npos) << seen[1].out;
-  EXPECT_NE(seen[1].out.find("\"after\""), std::string::npos) << seen[1].out;
+  // The metrics the step wrote into its own working directory arrived: `after` ran. The
+  // planted link was not followed: the metrics were ignored, with an event, and the file's
+  // content is nowhere.
+  auto status = nlohmann::json::parse(seen[3].out, nullptr, false);
+  std::map<std::string, std::string> phase;
+  for (const auto& st : status["status"]["steps"]) {
+    phase[st.value("name", "")] = st.value("phase", "");
+  }
+  EXPECT_EQ(phase["after"], "SUCCEEDED") << seen[3].out;
+  EXPECT_EQ(phase["planter"], "SUCCEEDED") << seen[3].out;
+  EXPECT_NE(seen[1].out.find("MetricsIgnored"), std::string::npos) << seen[1].out;
+  EXPECT_EQ(seen[1].out.find("stolen"), std::string::npos) << seen[1].out;
 
   // The forged token (had it been written) must not answer; the database holds no mallory.
   CmdResult forged = c.Seedctl("x", {"whoami"});

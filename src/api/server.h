@@ -1,12 +1,9 @@
-// rsl-controller's HTTP/JSON API (docs/api.md) on HttpServer (http_server.h): routing,
-// bearer-token authentication, namespace-scoped authorisation, errors as JSON with the
-// matching HTTP status, the audit log for every change (denied ones included), request
-// metrics and GET /metrics. Logs are streamed from the files with bounded memory.
-//
-// Visibility rules (as Kubernetes): a request naming a namespace the token has no role in is
-// 403 FORBIDDEN; an object addressed by id that lives in such a namespace is 404 NOT_FOUND
-// (ids are global, so existence is not revealed); a viewer's writes are 403 FORBIDDEN;
-// cluster-wide state (nodes, cluster status, metrics, the whole audit log) needs admin.
+// rsl-controller's HTTP/JSON API (docs/api.md): HttpServer (http_server.h) carries the
+// requests, the Router (router.h) authenticates them, renders errors as JSON and counts them,
+// and the named handlers (routes.h, one file per resource) authorise by namespace, do the work
+// through the Service and audit every change (denied ones included). The route table is
+// RegisterRoutes in server.cc. Cluster-wide state (nodes, cluster status, metrics, the whole
+// audit log) needs admin.
 //
 // Threading: handlers run on HttpServer's workers, log streams on its stream thread; Service,
 // TokenStore, AuditLog and Metrics must be thread-safe (they are). Start() returns once the
@@ -20,6 +17,7 @@
 #include "api/auth.h"
 #include "api/http_server.h"
 #include "api/metrics.h"
+#include "api/router.h"
 #include "api/service.h"
 #include "base/status.h"
 
@@ -49,10 +47,7 @@ class ApiServer {
  private:
   void RegisterRoutes();
 
-  Service* service_;
-  TokenStore* tokens_;
-  AuditLog* audit_;
-  Metrics* metrics_;
+  Router router_;
   std::unique_ptr<HttpServer> http_;
 };
 

@@ -1,0 +1,175 @@
+#include "api/router.h"
+
+#include <cassert>
+#include <chrono>
+
+#include "api/errors.h"
+#include "base/codes.h"
+#include "base/strings.h"
+
+namespace rsl::api {
+
+namespace {
+
+// The path's segments after the leading '/', empty ones kept ("/a//b/" -> a, "", b, "").
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 1;
+  while (true) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) {
+      parts.push_back(path.substr(start));
+      return parts;
+    }
+    parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+}
+
+// Whether `value` may stand for parameter `name`: a namespace is [a-z0-9-]+, anything else
+// a non-empty segment.
+bool ParamFits(const std::string& name, const std::string& value) {
+  if (value.empty()) return false;
+  if (name != "ns") return true;
+  for (char c : value) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+Error Unauthenticated(const std::string& token) {
+  return Error(codes::kUnauthenticated,
+               token.empty() ? "no bearer token" : "unknown or revoked token")
+      .Hint(
+          "pass --token or set SEEDCTL_TOKEN; create one with `seedctl token create --state-dir "
+          "DIR --namespace NS --role viewer|editor|admin`");
+}
+
+}  // namespace
+
+std::string RequestContext::PathParam(const std::string& name) const {
+  auto it = path_params.find(name);
+  return it == path_params.end() ? "" : it->second;
+}
+
+Error Forbidden(const Principal& who, const std::string& verb, const std::string& ns) {
+  return Error(codes::kForbidden, "subject " + Quote(who.subject) + " (role " + RoleName(who.role) +
+                                      ") cannot " + verb + " in namespace " + Quote(ns))
+      .Value(ns)
+      .Hint(who.role == Role::kViewer && who.InNamespace(ns)
+                ? "viewers read only; ask for an editor token"
+                : "ask an admin for a token with a role in this namespace");
+}
+
+Result<Reply> JsonReply(Json body, int status) {
+  Reply r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+void Router::Get(const std::string& pattern, Access access, Handler handler) {
+  Add({"GET", pattern, std::move(access), std::move(handler)});
+}
+
+void Router::Post(const std::string& pattern, Access access, Handler handler) {
+  Add({"POST", pattern, std::move(access), std::move(handler)});
+}
+
+void Router::Add(Route route) {
+  assert(!route.pattern.empty() && route.pattern[0] == '/');
+  Entry entry;
+  for (std::string& part : SplitPath(route.pattern)) {
+    bool param = part.size() > 2 && part.front() == '{' && part.back() == '}';
+    assert(param || part.find_first_of("{}") == std::string::npos);
+    entry.segments.push_back({param ? part.substr(1, part.size() - 2) : std::move(part), param});
+  }
+  entry.route = std::move(route);
+  entries_.push_back(std::move(entry));
+}
+
+const Route* Router::Find(const std::string& method, const std::string& path,
+                          std::map<std::string, std::string>* params) const {
+  if (path.empty() || path[0] != '/') return nullptr;
+  std::string want = method == "HEAD" ? "GET" : method;
+  std::vector<std::string> parts = SplitPath(path);
+  for (const Entry& e : entries_) {
+    if (e.route.method != want || e.segments.size() != parts.size()) continue;
+    std::map<std::string, std::string> found;
+    bool match = true;
+    for (size_t i = 0; match && i < parts.size(); ++i) {
+      const Segment& s = e.segments[i];
+      if (s.param) {
+        match = ParamFits(s.text, parts[i]);
+        if (match) found[s.text] = parts[i];
+      } else {
+        match = s.text == parts[i];
+      }
+    }
+    if (!match) continue;
+    if (params) *params = std::move(found);
+    return &e.route;
+  }
+  return nullptr;
+}
+
+void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
+  std::map<std::string, std::string> params;
+  const Route* route = Find(req.method, req.path, &params);
+  if (!route) {
+    res.status = 404;
+    res.SetContent(ErrorToJson(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
+                                   .Hint("see docs/api.md for the routes"))
+                       .dump(),
+                   "application/json");
+    return;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  RequestContext ctx(req, res);
+  ctx.path_params = std::move(params);
+  Result<Reply> reply = Reply{};
+  if (route->access.level != Access::Level::kPublic) {
+    std::string auth = req.Header("Authorization");
+    std::string token;
+    if (StartsWith(auth, "Bearer ")) token = std::string(Trim(auth.substr(7)));
+    auto who = services_.tokens->Authenticate(token);
+    if (!who) {
+      res.SetHeader("WWW-Authenticate", "Bearer realm=\"rsl\"");
+      reply = Unauthenticated(token);
+    } else if (route->access.level == Access::Level::kAdmin && !who->IsClusterAdmin()) {
+      reply = Forbidden(*who, route->access.action, "*");
+    } else {
+      ctx.who = *who;
+    }
+  }
+  if (reply.ok()) {
+    try {
+      reply = route->handler(services_, ctx);
+    } catch (const std::exception& e) {
+      reply = Error(codes::kInternal, std::string("unexpected failure: ") + e.what());
+    }
+  }
+  if (!reply.ok()) {
+    const Error& e = reply.error();
+    res.status = HttpStatusFor(e.code);
+    res.stream.reset();
+    res.SetContent(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors).dump(),
+                   "application/json");
+  } else if (res.stream) {
+    // the handler set a stream: it is the answer
+  } else {
+    res.status = reply->status;
+    if (!reply->content_type.empty()) {
+      res.SetContent(reply->text, reply->content_type);
+    } else {
+      res.SetContent(reply->body.dump(), "application/json");
+    }
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  services_.metrics->Add("rsl_api_requests_total",
+                         {{"route", route->pattern}, {"code", std::to_string(res.status)}});
+  services_.metrics->Observe("rsl_api_request_duration_seconds", {{"route", route->pattern}}, secs);
+}
+
+}  // namespace rsl::api

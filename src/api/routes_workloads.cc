@@ -1,0 +1,270 @@
+// Workloads: submit, list, status, describe, events, lineage, logs, cancel, rollback.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <memory>
+#include <regex>
+
+#include "api/routes.h"
+#include "base/codes.h"
+#include "base/strings.h"
+
+namespace rsl::api::routes {
+
+namespace {
+
+constexpr size_t kMaxAuditIdChars = 128;  // an id from a path is recorded, but not a huge one
+
+const std::regex kIdPattern("wl-[0-9]{8}-[0-9a-f]{8}");
+
+Error NotFoundId(const std::string& id) {
+  return Error(codes::kNotFound, "workload " + Quote(id) + " not found")
+      .Value(id)
+      .Hint("list workloads with `seedctl workload list`; ids look like wl-YYYYMMDD-<8 hex>");
+}
+
+// The namespace written in the YAML's metadata, if any ("" when absent or unreadable: the
+// service's parser reports YAML errors with positions).
+std::string YamlNamespace(const std::string& yaml) {
+  try {
+    YAML::Node root = YAML::Load(yaml);
+    if (root.IsMap() && root["metadata"] && root["metadata"].IsMap() &&
+        root["metadata"]["namespace"] && root["metadata"]["namespace"].IsScalar()) {
+      return root["metadata"]["namespace"].as<std::string>();
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return "";
+}
+
+std::string NamespaceOf(const Json& workload) {
+  return workload["metadata"].value("namespace", std::string());
+}
+
+// The workload of the path's {id}, when the caller may see it (404 otherwise).
+Result<Json> VisibleWorkload(const Services& s, const RequestContext& c) {
+  std::string id = c.PathParam("id");
+  if (!std::regex_match(id, kIdPattern)) return NotFoundId(id);
+  auto w = s.service->GetWorkload(id);
+  if (!w.ok()) return w.error();
+  if (!c.who.CanRead(NamespaceOf(*w))) return NotFoundId(id);
+  return w;
+}
+
+// `ns` "" = from the YAML, else the caller's default.
+Result<Reply> Submit(const Services& s, RequestContext& c, std::string ns) {
+  std::string yaml_ns = YamlNamespace(c.req.body);
+  if (!ns.empty() && !yaml_ns.empty() && ns != yaml_ns) {
+    return Error(codes::kInvalidArgument, "the namespace from the provided object " +
+                                              Quote(yaml_ns) + " does not match the namespace " +
+                                              Quote(ns))
+        .Path("metadata.namespace")
+        .Hint("drop -n/--namespace or make it match metadata.namespace");
+  }
+  if (ns.empty()) ns = yaml_ns.empty() ? c.who.DefaultNamespace() : yaml_ns;
+  if (!c.who.CanWrite(ns)) {
+    Error e = Forbidden(c.who, "submit workloads", ns);
+    RecordAudit(s, c.who, "submit", "workloads", ns, "", e, "");
+    return e;
+  }
+  Errors errors;
+  std::string source = c.req.Header("X-Rsl-Source");
+  if (source.empty() || source.size() > 255) source = "workload.yaml";
+  std::string base_dir = c.req.Header("X-Rsl-Base-Dir");  // of relative data URIs
+  auto w = s.service->Submit(c.req.body, source, base_dir, ns, c.who.subject, &errors);
+  if (!w.ok()) {
+    if (errors.empty()) errors.push_back(w.error());
+    RecordAudit(s, c.who, "submit", "workloads", ns, "", w.error(), "");
+    c.errors = errors;
+    return Error(errors.front());
+  }
+  std::string id = (*w)["metadata"].value("id", std::string());
+  RecordAudit(s, c.who, "submit", "workloads", ns, id, Status::Ok(),
+              (*w)["metadata"].value("name", std::string()));
+  return JsonReply(*w, 201);
+}
+
+Result<Reply> List(const Services& s, RequestContext& c,
+                   const std::vector<std::string>& namespaces) {
+  for (const auto& ns : namespaces) {
+    if (!c.who.CanRead(ns)) return Forbidden(c.who, "list workloads", ns);
+  }
+  auto l = s.service->ListWorkloads(namespaces, c.Query("name"));
+  if (!l.ok()) return l.error();
+  return JsonReply(*l);
+}
+
+// A read of the visible workload {id} answered by `read`.
+template <typename Read>
+Result<Reply> ReadVisible(const Services& s, RequestContext& c, Read read) {
+  auto w = VisibleWorkload(s, c);
+  if (!w.ok()) return w.error();
+  Result<Json> j = read(c.PathParam("id"));
+  if (!j.ok()) return j.error();
+  return JsonReply(*j);
+}
+
+enum class Change { kCancel, kRollback };
+
+Result<Reply> ChangeWorkload(const Services& s, RequestContext& c, Change change) {
+  const std::string verb = change == Change::kCancel ? "cancel" : "rollback";
+  const std::string id = c.PathParam("id");
+  auto w = VisibleWorkload(s, c);
+  if (!w.ok()) {
+    // A write answered 404 is a denied write too. It is recorded under the object's own
+    // namespace when the object exists (its readers see who tried; the caller learns
+    // nothing), else under none (admins see it).
+    std::string owner;
+    if (std::regex_match(id, kIdPattern)) {
+      auto o = s.service->GetWorkload(id);
+      if (o.ok()) owner = NamespaceOf(*o);
+    }
+    RecordAudit(s, c.who, verb, "workloads", owner, id.substr(0, kMaxAuditIdChars), w.error(),
+                owner.empty() ? "no such workload" : "outside the caller's namespaces");
+    return w.error();
+  }
+  std::string ns = NamespaceOf(*w);
+  if (!c.who.CanWrite(ns)) {
+    Error e = Forbidden(c.who, verb + " workloads", ns);
+    RecordAudit(s, c.who, verb, "workloads", ns, id, e, "");
+    return e;
+  }
+  auto r = change == Change::kCancel ? s.service->Cancel(id, c.who.subject)
+                                     : s.service->Rollback(id, c.who.subject);
+  if (!r.ok()) {
+    RecordAudit(s, c.who, verb, "workloads", ns, id, r.error(), "");
+    return r.error();
+  }
+  if (change == Change::kRollback) {
+    std::string new_id = (*r)["metadata"].value("id", std::string());
+    RecordAudit(s, c.who, verb, "workloads", ns, new_id, Status::Ok(), "rolled back from " + id);
+    return JsonReply(*r, 201);
+  }
+  RecordAudit(s, c.who, verb, "workloads", ns, id, Status::Ok(), "");
+  return JsonReply(*r);
+}
+
+// GET .../logs as a stream: each step's log in order (with "==> step <==" headers when there
+// are several), read piece by piece on the server's stream thread, so memory is bounded by a
+// piece whatever the log's size. Without follow a step's log ends where it is now (a running
+// step's partial last line is left out); with follow each step is read until it ends.
+class LogStream : public StreamSource {
+ public:
+  LogStream(std::vector<std::unique_ptr<StepLog>> logs, bool headers, bool follow)
+      : logs_(std::move(logs)), headers_(headers), follow_(follow) {}
+
+  State Next(size_t max_bytes, std::string* out) override {
+    while (index_ < logs_.size()) {
+      StepLog& log = *logs_[index_];
+      if (headers_ && !header_sent_) {
+        *out += "==> " + log.step() + " <==\n";
+        header_sent_ = true;
+      }
+      auto chunk = log.Next(static_cast<int64_t>(max_bytes));
+      if (!chunk.ok()) {
+        *out += "error: " + chunk.error().ToString() + "\n";
+        return State::kDone;
+      }
+      if (!chunk->data.empty()) {
+        step_bytes_ += chunk->data.size();
+        last_byte_ = chunk->data.back();
+        *out += chunk->data;
+        if (!chunk->finished) return State::kMore;
+      }
+      if (!chunk->finished && follow_) return State::kWait;  // the step runs: poll again
+      // The step's log ends here. Without follow, a header never ends up mid-line.
+      if (!follow_ && headers_ && step_bytes_ > 0 && last_byte_ != '\n') *out += "\n";
+      logs_[index_++].reset();  // closes its file
+      header_sent_ = false;
+      step_bytes_ = 0;
+      if (out->size() >= max_bytes) return State::kMore;
+    }
+    return State::kDone;
+  }
+
+ private:
+  std::vector<std::unique_ptr<StepLog>> logs_;
+  bool headers_;
+  bool follow_;
+  size_t index_ = 0;
+  bool header_sent_ = false;
+  size_t step_bytes_ = 0;
+  char last_byte_ = '\n';
+};
+
+}  // namespace
+
+Result<Reply> SubmitWorkload(const Services& s, RequestContext& c) {
+  return Submit(s, c, c.Query("namespace"));
+}
+
+Result<Reply> SubmitWorkloadInNamespace(const Services& s, RequestContext& c) {
+  return Submit(s, c, c.PathParam("ns"));
+}
+
+Result<Reply> ListWorkloads(const Services& s, RequestContext& c) {
+  if (c.Query("allNamespaces") == "true") {
+    const std::vector<std::string>& nss = c.who.namespaces;
+    bool all = c.who.IsClusterAdmin() || std::find(nss.begin(), nss.end(), "*") != nss.end();
+    return List(s, c, all ? std::vector<std::string>{} : nss);
+  }
+  std::string ns = c.Query("namespace");
+  return List(s, c, {ns.empty() ? c.who.DefaultNamespace() : ns});
+}
+
+Result<Reply> ListWorkloadsInNamespace(const Services& s, RequestContext& c) {
+  return List(s, c, {c.PathParam("ns")});
+}
+
+Result<Reply> GetWorkload(const Services& s, RequestContext& c) {
+  auto w = VisibleWorkload(s, c);
+  if (!w.ok()) return w.error();
+  return JsonReply(*w);
+}
+
+Result<Reply> DescribeWorkload(const Services& s, RequestContext& c) {
+  return ReadVisible(s, c, [&](const std::string& id) { return s.service->Describe(id); });
+}
+
+Result<Reply> WorkloadEvents(const Services& s, RequestContext& c) {
+  return ReadVisible(s, c, [&](const std::string& id) { return s.service->Events(id); });
+}
+
+Result<Reply> WorkloadLineage(const Services& s, RequestContext& c) {
+  return ReadVisible(
+      s, c, [&](const std::string& id) { return s.service->Lineage(id, c.Query("format")); });
+}
+
+Result<Reply> WorkloadLogs(const Services& s, RequestContext& c) {
+  auto w = VisibleWorkload(s, c);
+  if (!w.ok()) return w.error();
+  std::string id = c.PathParam("id");
+  std::string step = c.Query("step");
+  std::vector<std::string> steps;
+  for (const auto& st : (*w)["status"].value("steps", Json::array())) {
+    steps.push_back(st.value("name", std::string()));
+  }
+  if (!step.empty() && std::find(steps.begin(), steps.end(), step) == steps.end()) {
+    std::string close = ClosestMatch(step, steps);
+    return Error(codes::kNotFound, "workload " + id + " has no step " + Quote(step))
+        .Value(step)
+        .Hint(close.empty() ? "steps: " + Join(steps, ", ") : "did you mean '" + close + "'?");
+  }
+  bool follow = c.Query("follow") == "true";
+  bool headers = step.empty() && steps.size() > 1;
+  auto logs = s.service->OpenLogs(id, step.empty() ? steps : std::vector<std::string>{step});
+  if (!logs.ok()) return logs.error();
+  c.res.SetStream("text/plain; charset=utf-8",
+                  std::make_shared<LogStream>(std::move(*logs), headers, follow));
+  return Reply{};
+}
+
+Result<Reply> CancelWorkload(const Services& s, RequestContext& c) {
+  return ChangeWorkload(s, c, Change::kCancel);
+}
+
+Result<Reply> RollbackWorkload(const Services& s, RequestContext& c) {
+  return ChangeWorkload(s, c, Change::kRollback);
+}
+
+}  // namespace rsl::api::routes

@@ -1,4 +1,4 @@
-// seedctl advise | cost | policy | k8s: the governance toolkit (docs/govern.md, seed 003).
+// seedctl advise | cost | policy | k8s: the governance toolkit (docs/govern.md).
 //
 // Audits (k8s *, advise precision) print findings as a table, JSON (-o json) or SARIF 2.1.0
 // (-o sarif) and exit 0 clean, 1 error (the tool failed), 2 warnings/notes only with
@@ -182,7 +182,7 @@ void RegisterK8s(CLI::App& app) {
     auto f = std::make_shared<AuditFlags>();
     auto* c = k8s->add_subcommand(
         "lint", std::string("Missing requests/limits/probes, HPA targets that do not resolve, "
-                            "HPA-managed fixed replicas, the seed's autoscaling mistakes."));
+                            "HPA-managed fixed replicas, common autoscaling mistakes."));
     AddAuditFlags(c, f.get());
     c->callback(Safely([=] {
       Report report("k8s lint", LintRules());
@@ -194,7 +194,7 @@ void RegisterK8s(CLI::App& app) {
   {
     auto for_d = std::make_shared<std::string>("5m");
     auto* c = k8s->add_subcommand("qos-rules",
-                                  "Prometheus alerting rules with the seed's QoS thresholds "
+                                  "Prometheus alerting rules with the Seedance QoS thresholds "
                                   "(Guaranteed: CPU > 110% of request, memory > 95% of limit; "
                                   "Burstable: CPU > 150%, working set > 90% of limit)");
     c->add_option("--for", *for_d, "how long a violation lasts before it fires (default 5m)");
@@ -330,7 +330,7 @@ struct MemoryFlags {
 };
 
 void RegisterAdvise(CLI::App& app) {
-  auto* adv = app.add_subcommand("advise", "training memory and precision advice (seed 003 ch.1)");
+  auto* adv = app.add_subcommand("advise", "training memory and precision advice");
   adv->require_subcommand(1);
   auto m = std::make_shared<MemoryFlags>();
   auto* mem = adv->add_subcommand(
@@ -422,7 +422,7 @@ void RegisterAdvise(CLI::App& app) {
 // ---- cost --------------------------------------------------------------------------------
 
 void RegisterCost(CLI::App& app) {
-  auto* cost = app.add_subcommand("cost", "cost accounting (seed 003 ch.1, ch.5)");
+  auto* cost = app.add_subcommand("cost", "cost accounting");
   cost->require_subcommand(1);
 
   auto state_dir = std::make_shared<std::string>();
@@ -512,7 +512,7 @@ void RegisterCost(CLI::App& app) {
   auto cmp_state = std::make_shared<std::string>();
   auto cmp_out = std::make_shared<std::string>("table");
   auto* cmp = cost->add_subcommand(
-      "compare", "Strategy table (seed 003 ch.1): hourly cost from prices and each workload's "
+      "compare", "Strategy table: hourly cost from prices and each workload's "
                  "resources x hours = total. Pricing kind and device model come from the "
                  "annotations rsl.cost/pricing and rsl.cost/device-model (or a GPU capability).");
   cmp->add_option("-f,--filename", *files, "AIWorkload file per strategy (repeatable)")->required();
@@ -576,7 +576,7 @@ void RegisterCost(CLI::App& app) {
 // ---- policy ------------------------------------------------------------------------------
 
 void RegisterPolicy(CLI::App& app) {
-  auto* pol = app.add_subcommand("policy", "cost policies enforced on running steps (seed 003 ch.5)");
+  auto* pol = app.add_subcommand("policy", "cost policies enforced on running steps");
   pol->require_subcommand(1);
   auto state_dir = std::make_shared<std::string>();
   auto file = std::make_shared<std::string>();

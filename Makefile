@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := -G Ninja
 
-.PHONY: help deps build test test-fast bench fuzz format tidy demo clean
+.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo clean
 
 help:
 	@echo "make deps    install Debian packages (scripts/install-deps.sh)"
@@ -16,7 +16,8 @@ help:
 	@echo "make test    ASan+UBSan build, every test through CTest"
 	@echo "make bench   benchmarks (bench/README.md)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each"
-	@echo "make format  clang-format -i over src/ bench/ fuzz/"
+	@echo "make format  clang-format -i over src/ bench/ fuzz/ tests/"
+	@echo "make format-check  fail if clang-format would change a file (nothing rewritten)"
 	@echo "make tidy    clang-tidy over src/"
 
 deps:
@@ -50,6 +51,11 @@ fuzz: $(FUZZ_BUILD)/build.ninja
 
 format:
 	find src bench fuzz tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+# Lists every file that is not formatted and exits non-zero; rewrites nothing.
+format-check:
+	find src bench fuzz tests \( -name '*.h' -o -name '*.cc' \) -print0 | \
+	  xargs -0 clang-format --dry-run -Werror
 
 tidy: $(BUILD)/build.ninja
 	find src -name '*.cc' ! -name '*_test.cc' | xargs clang-tidy -p $(BUILD) --quiet

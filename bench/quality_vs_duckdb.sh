@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RSL's input validation vs the tools users would otherwise reach for (issue 5):
+# RSL's input validation vs the tools users would otherwise reach for:
 #   CSV, Parquet: DuckDB (npm @duckdb/node-api, 2 threads) computing the same metrics in SQL;
 #   Avro: the Avro C library (libavro) merely decoding every record (DuckDB's Avro extension
 #   would be downloaded at run time, which this machine cannot).

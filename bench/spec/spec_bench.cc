@@ -1,4 +1,4 @@
-// Parse + validate of generated pipelines (issue 2: 10,000 steps well under a second), and
+// Parse + validate of generated pipelines (goal: 10,000 steps well under a second), and
 // the `when` parser and canonical digest on the same workload.
 #include <benchmark/benchmark.h>
 

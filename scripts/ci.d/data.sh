@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI preparation for the data contracts (issue 5): DuckDB from npm, the independent Parquet
+# CI preparation for the data contracts: DuckDB from npm, the independent Parquet
 # writer of tests/data and the SQL peer of bench/quality_vs_duckdb.sh, into the gitignored
 # tests/node_modules (its package ships libduckdb.so; no install script runs).
 set -euo pipefail

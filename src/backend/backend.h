@@ -2,8 +2,8 @@
 // (a local process group, a Slurm job, later a Kubernetes Pod). The engine decides (what to
 // run, when, where); a backend carries the decision out and reports what happened.
 //
-// OWNER: the engine engineer (issue 3). The Slurm backend (issue 7) implements it too.
-// Extend it if needed; do not break what other backends rely on.
+// The Slurm backend implements it too. Extend it if needed; do not break what other
+// backends rely on.
 #pragma once
 
 #include <cstdint>

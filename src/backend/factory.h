@@ -1,6 +1,5 @@
 // Chooses a Backend by name ("local" or "slurm"), as `seedctl run --backend` and
-// `rsl-controller --backend` do. OWNER: the engine engineer (factory.cc); the Slurm part
-// lives in slurm.h/.cc (the Slurm engineer).
+// `rsl-controller --backend` do. The Slurm part lives in slurm.h/.cc.
 #pragma once
 
 #include <memory>

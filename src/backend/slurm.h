@@ -1,4 +1,4 @@
-// The Slurm backend (issue 7): each attempt is one sbatch job. OWNER: the Slurm engineer.
+// The Slurm backend: each attempt is one sbatch job.
 #pragma once
 
 #include <memory>

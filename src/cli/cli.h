@@ -1,5 +1,10 @@
-// seedctl's command groups. Each group lives in its own file (<group>_cmd.cc) and registers
-// its subcommands on the root app; seedctl_main.cc calls every Register function.
+// seedctl's command groups. Each group lives in its own file (<group>_cmd.cc, its flags
+// structs and command functions declared in <group>_cmd.h) and registers its subcommands on
+// the root app; seedctl_main.cc calls every Register function.
+//
+// Shape of a command: a `struct XxxFlags` that CLI11 fills, a function `RunXxx(const
+// XxxFlags&)` that does the work (callable without CLI11, e.g. from tests), and a Register
+// function that only declares the flags and binds the command to its function (Bind).
 //
 // Conventions every command follows (docs/cli.md):
 //  - output: aligned tables by default, `-o json|yaml|wide` where it makes sense;
@@ -9,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
 
 #include "base/status.h"
@@ -24,6 +30,13 @@ struct Exit {
 //! all to stderr, and throws Exit{1}.
 [[noreturn]] void FailWith(const Errors& errors);
 [[noreturn]] void FailWith(const Error& error);
+
+//! Binds `cmd` to `run(*flags)`. `flags` is what the command's options write into; it lives
+//! as long as the app.
+template <typename Flags>
+void Bind(CLI::App* cmd, std::shared_ptr<Flags> flags, void (*run)(const Flags&)) {
+  cmd->callback([flags = std::move(flags), run] { run(*flags); });
+}
 
 void RegisterSpecCommands(CLI::App& app);      // validate, version        (spec/)
 void RegisterRunCommands(CLI::App& app);       // run                      (engine/)

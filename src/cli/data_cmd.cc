@@ -1,6 +1,8 @@
 // seedctl data validate|profile and seedctl datasource register|list|test|scan|remove
 // (docs/data.md). Both work directly on a state directory (--state-dir, default
 // $RSL_STATE_DIR or ~/.local/state/rsl), whose database holds the datasource catalog.
+#include "cli/data_cmd.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -60,8 +62,10 @@ Error BlockError(const std::string& file, const YAML::Node& n, const std::string
                  const std::string& msg) {
   Error e(codes::kSpecInvalid, msg);
   e.Path(path);
-  if (n.IsDefined()) e.At(SourcePos{file, n.Mark().line + 1, n.Mark().column + 1});
-  else e.At(SourcePos{file, 0, 0});
+  if (n.IsDefined())
+    e.At(SourcePos{file, n.Mark().line + 1, n.Mark().column + 1});
+  else
+    e.At(SourcePos{file, 0, 0});
   return e;
 }
 
@@ -86,10 +90,12 @@ Result<spec::DataInput> ParseInputBlock(const std::string& file, const YAML::Nod
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       std::string close = ClosestMatch(key, kKeys);
       return BlockError(file, it.first, prefix + "." + key, "unknown field " + Quote(key))
-          .Hint(close.empty() ? "fields: uri, format, schema, quality" : "did you mean " + Quote(close) + "?");
+          .Hint(close.empty() ? "fields: uri, format, schema, quality"
+                              : "did you mean " + Quote(close) + "?");
     }
   }
-  if (!in["uri"] || !in["uri"].IsScalar()) return BlockError(file, in, prefix + ".uri", "uri is required");
+  if (!in["uri"] || !in["uri"].IsScalar())
+    return BlockError(file, in, prefix + ".uri", "uri is required");
   out.uri = in["uri"].as<std::string>();
   if (in["format"]) out.format = in["format"].as<std::string>();
   if (in["schema"]) {
@@ -98,8 +104,9 @@ Result<spec::DataInput> ParseInputBlock(const std::string& file, const YAML::Nod
     if (!s.ok()) {
       Error e = s.error();
       e.path = prefix + ".schema" + (e.path.empty() ? "" : "." + e.path);
-      e.At(SourcePos{file, in["schema"].Mark().line + 1 + std::max(0, e.pos.line - 1) +
-                               (in["schema"].Tag() == "!" ? 1 : 0),
+      e.At(SourcePos{file,
+                     in["schema"].Mark().line + 1 + std::max(0, e.pos.line - 1) +
+                         (in["schema"].Tag() == "!" ? 1 : 0),
                      e.pos.column});
       return e;
     }
@@ -121,7 +128,8 @@ Result<spec::DataInput> ParseInputBlock(const std::string& file, const YAML::Nod
       try {
         v = q[pct].as<double>();
       } catch (const YAML::Exception&) {
-        return BlockError(file, q[pct], prefix + ".quality." + pct, "not a number").Hint("a percentage, e.g. 99.9");
+        return BlockError(file, q[pct], prefix + ".quality." + pct, "not a number")
+            .Hint("a percentage, e.g. 99.9");
       }
       if (v < 0 || v > 100) {
         return BlockError(file, q[pct], prefix + ".quality." + pct, "must be a percentage 0..100")
@@ -151,7 +159,8 @@ Result<spec::DataInput> LoadInput(const std::string& file) {
   try {
     root = YAML::Load(*text);
   } catch (const YAML::ParserException& e) {
-    return Error(codes::kSpecParseError, e.msg).At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
+    return Error(codes::kSpecParseError, e.msg)
+        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
   }
   if (root.IsMap() && root["kind"]) {
     auto parsed = spec::ParseWorkloadFile(file);
@@ -163,16 +172,21 @@ Result<spec::DataInput> LoadInput(const std::string& file) {
     }
     return *parsed.workload.data.input;
   }
-  if (!root.IsMap()) return Error(codes::kSpecInvalid, "expected a YAML mapping").At(SourcePos{file, 1, 1});
+  if (!root.IsMap())
+    return Error(codes::kSpecInvalid, "expected a YAML mapping").At(SourcePos{file, 1, 1});
   return ParseInputBlock(file, root);
 }
 
-struct ValidateFlags {
-  std::string file, uri, output = "text", state_dir, format;
-  int threads = 0;
-};
+void AddStateDir(CLI::App* cmd, std::string* state_dir) {
+  cmd->add_option("--state-dir", *state_dir,
+                  "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
+}
 
-void RunValidate(const ValidateFlags& f) {
+}  // namespace
+
+// ---- data --------------------------------------------------------------------------------
+
+void RunDataValidate(const DataValidateFlags& f) {
   auto input = LoadInput(f.file);
   if (!input.ok()) FailWith(input.error());
   if (!f.uri.empty()) input->uri = f.uri;
@@ -195,12 +209,11 @@ void RunValidate(const ValidateFlags& f) {
   if (!r.status.ok()) throw Exit{1};
 }
 
-void RunProfile(const std::string& uri, const std::string& format, const std::string& output,
-                const std::string& state_dir) {
-  auto catalog = OpenCatalog(state_dir);
-  data::ValidationReport r = data::Profile(uri, format, catalog.get());
+void RunDataProfile(const DataProfileFlags& flags) {
+  auto catalog = OpenCatalog(flags.state_dir);
+  data::ValidationReport r = data::Profile(flags.uri, flags.format, catalog.get());
   if (!r.status.ok()) FailWith(r.status.error());
-  if (output == "json") {
+  if (flags.output == "json") {
     std::cout << r.ToJson().dump(2) << "\n";
     return;
   }
@@ -229,159 +242,188 @@ void RunProfile(const std::string& uri, const std::string& format, const std::st
 
 // ---- datasource --------------------------------------------------------------------------
 
-void AddStateDir(CLI::App* cmd, std::string* state_dir) {
-  cmd->add_option("--state-dir", *state_dir,
-                  "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
+void RunDatasourceRegister(const DatasourceRegisterFlags& f) {
+  Datasource d = f.datasource;
+  d.kind = f.kind;
+  if (f.kind == "hdfs") {
+    for (auto& nn : Split(f.namenodes, ',')) {
+      std::string t(Trim(nn));
+      if (!t.empty()) d.namenodes.push_back(t);
+    }
+  }
+  if (f.kind == "local") d.path = AbsPath(d.path);
+  d.path_style = !f.virtual_host;
+  auto catalog = OpenCatalog(f.state_dir);
+  Status st = catalog->Register(d, f.replace);
+  if (!st.ok()) FailWith(st.error());
+  std::cout << "datasource " << d.name << " registered (" << f.kind << ")\n";
+}
+
+void RunDatasourceList(const DatasourceListFlags& f) {
+  auto catalog = OpenCatalog(f.state_dir);
+  auto all = catalog->List();
+  if (!all.ok()) FailWith(all.error());
+  if (f.output == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& x : *all) j.push_back(x.RedactedJson());
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  Table t({"NAME", "KIND", "TARGET", "CREATED"});
+  for (const auto& x : *all) {
+    std::string target;
+    if (x.kind == "hdfs")
+      target = Join(x.namenodes, ",") + (x.kerberos ? " (kerberos)" : "");
+    else if (x.kind == "local")
+      target = x.authority + " -> " + x.path;
+    else
+      target = x.endpoint + (x.bucket.empty() ? "" : " bucket " + x.bucket);
+    t.AddRow({x.name, x.kind, target, x.created_at});
+  }
+  std::cout << t.Render();
+}
+
+void RunDatasourceTest(const DatasourceNameFlags& f) {
+  auto catalog = OpenCatalog(f.state_dir);
+  auto x = catalog->Get(f.name);
+  if (!x.ok()) FailWith(x.error());
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = data::TestDatasource(*x);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok()) FailWith(r.error());
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f ms", ms);
+  std::cout << x->name << " (" << x->kind << "): reachable, " << *r << ", " << buf << "\n";
+}
+
+void RunDatasourceScan(const DatasourceScanFlags& f) {
+  auto catalog = OpenCatalog(f.state_dir);
+  auto x = catalog->Get(f.name);
+  if (!x.ok()) FailWith(x.error());
+  auto uri = data::DatasourceUri(*x, f.path);
+  if (!uri.ok()) FailWith(uri.error());
+  auto sets = data::ScanDatasets(*uri, catalog.get());
+  if (!sets.ok()) FailWith(sets.error());
+  if (f.output == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& s : *sets) {
+      nlohmann::json o = {{"uri", s.uri},
+                          {"format", s.format},
+                          {"files", s.files},
+                          {"bytes", s.bytes},
+                          {"partitionKeys", s.partition_keys}};
+      if (!s.schema_json.empty())
+        o["schema"] = nlohmann::json::parse(s.schema_json, nullptr, false);
+      if (!s.error.empty()) o["error"] = s.error;
+      j.push_back(o);
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  Table t({"DATASET", "FORMAT", "FILES", "BYTES", "PARTITIONS"});
+  for (const auto& s : *sets) {
+    t.AddRow({s.uri, s.format.empty() ? "?" : s.format, std::to_string(s.files),
+              std::to_string(s.bytes), Join(s.partition_keys, ",")});
+  }
+  std::cout << t.Render();
+  for (const auto& s : *sets) {
+    std::cout << "\n# " << s.uri << "\n";
+    if (!s.schema_json.empty())
+      std::cout << nlohmann::json::parse(s.schema_json, nullptr, false).dump(2) << "\n";
+    else
+      std::cout << "# no schema: " << s.error << "\n";
+  }
+}
+
+void RunDatasourceRemove(const DatasourceNameFlags& f) {
+  auto catalog = OpenCatalog(f.state_dir);
+  Status st = catalog->Remove(f.name);
+  if (!st.ok()) FailWith(st.error());
+  std::cout << "datasource " << f.name << " removed\n";
+}
+
+namespace {
+
+// One `register <kind>` subcommand: the flags every kind has, then the kind's own.
+CLI::App* AddRegisterKind(CLI::App* reg, const std::string& kind, const std::string& help,
+                          std::shared_ptr<DatasourceRegisterFlags> f) {
+  f->kind = kind;
+  CLI::App* c = reg->add_subcommand(kind, help);
+  c->add_option("--name", f->datasource.name, "datasource name")->required();
+  c->add_flag("--replace", f->replace, "replace a datasource of the same name");
+  AddStateDir(c, &f->state_dir);
+  Bind(c, f, &RunDatasourceRegister);
+  return c;
 }
 
 void RegisterDatasource(CLI::App& app) {
   auto* ds = app.add_subcommand("datasource", "datasource catalog: register, list, test, scan");
   ds->require_subcommand(1);
-  auto state_dir = std::make_shared<std::string>();
-  auto d = std::make_shared<Datasource>();
-  auto namenodes = std::make_shared<std::string>();
-  auto replace = std::make_shared<bool>(false);
-  auto virtual_host = std::make_shared<bool>(false);
 
   auto* reg = ds->add_subcommand("register", "register a datasource (hdfs, ceph, s3, local)");
   reg->require_subcommand(1);
-  auto finish = [=](const std::string& kind) {
-    d->kind = kind;
-    if (kind == "hdfs") {
-      for (auto& nn : Split(*namenodes, ',')) {
-        std::string t(Trim(nn));
-        if (!t.empty()) d->namenodes.push_back(t);
-      }
-    }
-    if (kind == "local") d->path = AbsPath(d->path);
-    d->path_style = !*virtual_host;
-    auto catalog = OpenCatalog(*state_dir);
-    Status st = catalog->Register(*d, *replace);
-    if (!st.ok()) FailWith(st.error());
-    std::cout << "datasource " << d->name << " registered (" << kind << ")\n";
-  };
-  auto common = [&](CLI::App* c) {
-    c->add_option("--name", d->name, "datasource name")->required();
-    c->add_flag("--replace", *replace, "replace a datasource of the same name");
-    AddStateDir(c, state_dir.get());
-  };
-  auto* hdfs = reg->add_subcommand("hdfs", "HDFS through WebHDFS");
-  common(hdfs);
-  hdfs->add_option("--namenodes", *namenodes, "comma-separated host:port (RPC) of the namenodes")->required();
-  hdfs->add_flag("--kerberos", d->kerberos, "the cluster uses Kerberos (SPNEGO)");
-  hdfs->add_option("--webhdfs-url", d->webhdfs_url, "WebHDFS base URL (default http://<namenode>:9870)");
-  hdfs->callback([=] { finish("hdfs"); });
-  for (const char* kind : {"ceph", "s3"}) {
-    auto* c = reg->add_subcommand(kind, std::string(kind) == "ceph"
-                                            ? "Ceph RADOS Gateway (S3 protocol)"
-                                            : "Amazon S3 or any S3-compatible store");
-    common(c);
-    auto* ep = c->add_option("--endpoint", d->endpoint, "http(s)://host:port");
-    if (std::string(kind) == "ceph") ep->required();
-    c->add_option("--access-key", d->access_key, "access key id")->required();
-    c->add_option("--secret-key", d->secret_key, "secret access key (stored, never printed)")->required();
-    c->add_option("--region", d->region, "signing region (default us-east-1)");
-    c->add_option("--bucket", d->bucket, "the bucket this datasource serves (optional)");
-    c->add_flag("--virtual-host", *virtual_host, "virtual-host addressing (bucket.host)");
-    std::string k = kind;
-    c->callback([=] { finish(k); });
+  {
+    auto f = std::make_shared<DatasourceRegisterFlags>();
+    CLI::App* hdfs = AddRegisterKind(reg, "hdfs", "HDFS through WebHDFS", f);
+    hdfs->add_option("--namenodes", f->namenodes,
+                     "comma-separated host:port (RPC) of the namenodes")
+        ->required();
+    hdfs->add_flag("--kerberos", f->datasource.kerberos, "the cluster uses Kerberos (SPNEGO)");
+    hdfs->add_option("--webhdfs-url", f->datasource.webhdfs_url,
+                     "WebHDFS base URL (default http://<namenode>:9870)");
   }
-  auto* local = reg->add_subcommand("local", "map a URI authority (hdfs://ns1) onto a directory");
-  common(local);
-  local->add_option("--authority", d->authority, "scheme://authority, e.g. hdfs://ns1")->required();
-  local->add_option("--path", d->path, "directory that holds the authority's files")->required();
-  local->callback([=] { finish("local"); });
+  for (const char* kind : {"ceph", "s3"}) {
+    bool ceph = std::string(kind) == "ceph";
+    auto f = std::make_shared<DatasourceRegisterFlags>();
+    CLI::App* c = AddRegisterKind(
+        reg, kind,
+        ceph ? "Ceph RADOS Gateway (S3 protocol)" : "Amazon S3 or any S3-compatible store", f);
+    Datasource& d = f->datasource;
+    auto* ep = c->add_option("--endpoint", d.endpoint, "http(s)://host:port");
+    if (ceph) ep->required();
+    c->add_option("--access-key", d.access_key, "access key id")->required();
+    c->add_option("--secret-key", d.secret_key, "secret access key (stored, never printed)")
+        ->required();
+    c->add_option("--region", d.region, "signing region (default us-east-1)");
+    c->add_option("--bucket", d.bucket, "the bucket this datasource serves (optional)");
+    c->add_flag("--virtual-host", f->virtual_host, "virtual-host addressing (bucket.host)");
+  }
+  {
+    auto f = std::make_shared<DatasourceRegisterFlags>();
+    CLI::App* local =
+        AddRegisterKind(reg, "local", "map a URI authority (hdfs://ns1) onto a directory", f);
+    local->add_option("--authority", f->datasource.authority, "scheme://authority, e.g. hdfs://ns1")
+        ->required();
+    local->add_option("--path", f->datasource.path, "directory that holds the authority's files")
+        ->required();
+  }
 
-  auto output = std::make_shared<std::string>("text");
+  auto lf = std::make_shared<DatasourceListFlags>();
   auto* list = ds->add_subcommand("list", "list registered datasources (credentials masked)");
-  AddStateDir(list, state_dir.get());
-  list->add_option("-o,--output", *output, "text (default) or json");
-  list->callback([=] {
-    auto catalog = OpenCatalog(*state_dir);
-    auto all = catalog->List();
-    if (!all.ok()) FailWith(all.error());
-    if (*output == "json") {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& x : *all) j.push_back(x.RedactedJson());
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    Table t({"NAME", "KIND", "TARGET", "CREATED"});
-    for (const auto& x : *all) {
-      std::string target;
-      if (x.kind == "hdfs") target = Join(x.namenodes, ",") + (x.kerberos ? " (kerberos)" : "");
-      else if (x.kind == "local") target = x.authority + " -> " + x.path;
-      else target = x.endpoint + (x.bucket.empty() ? "" : " bucket " + x.bucket);
-      t.AddRow({x.name, x.kind, target, x.created_at});
-    }
-    std::cout << t.Render();
-  });
+  AddStateDir(list, &lf->state_dir);
+  list->add_option("-o,--output", lf->output, "text (default) or json");
+  Bind(list, lf, &RunDatasourceList);
 
-  auto name = std::make_shared<std::string>();
+  auto tf = std::make_shared<DatasourceNameFlags>();
   auto* test = ds->add_subcommand("test", "check reachability, credentials and latency");
-  test->add_option("--name", *name, "datasource name")->required();
-  AddStateDir(test, state_dir.get());
-  test->callback([=] {
-    auto catalog = OpenCatalog(*state_dir);
-    auto x = catalog->Get(*name);
-    if (!x.ok()) FailWith(x.error());
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = data::TestDatasource(*x);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.ok()) FailWith(r.error());
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f ms", ms);
-    std::cout << x->name << " (" << x->kind << "): reachable, " << *r << ", " << buf << "\n";
-  });
+  test->add_option("--name", tf->name, "datasource name")->required();
+  AddStateDir(test, &tf->state_dir);
+  Bind(test, tf, &RunDatasourceTest);
 
-  auto path = std::make_shared<std::string>("/");
+  auto sf = std::make_shared<DatasourceScanFlags>();
   auto* scan = ds->add_subcommand("scan", "list data sets and infer a schema template for each");
-  scan->add_option("--name", *name, "datasource name")->required();
-  scan->add_option("--path", *path, "path below the datasource (default /)");
-  scan->add_option("-o,--output", *output, "text (default) or json");
-  AddStateDir(scan, state_dir.get());
-  scan->callback([=] {
-    auto catalog = OpenCatalog(*state_dir);
-    auto x = catalog->Get(*name);
-    if (!x.ok()) FailWith(x.error());
-    auto uri = data::DatasourceUri(*x, *path);
-    if (!uri.ok()) FailWith(uri.error());
-    auto sets = data::ScanDatasets(*uri, catalog.get());
-    if (!sets.ok()) FailWith(sets.error());
-    if (*output == "json") {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& s : *sets) {
-        nlohmann::json o = {{"uri", s.uri}, {"format", s.format}, {"files", s.files},
-                            {"bytes", s.bytes}, {"partitionKeys", s.partition_keys}};
-        if (!s.schema_json.empty()) o["schema"] = nlohmann::json::parse(s.schema_json, nullptr, false);
-        if (!s.error.empty()) o["error"] = s.error;
-        j.push_back(o);
-      }
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    Table t({"DATASET", "FORMAT", "FILES", "BYTES", "PARTITIONS"});
-    for (const auto& s : *sets) {
-      t.AddRow({s.uri, s.format.empty() ? "?" : s.format, std::to_string(s.files),
-                std::to_string(s.bytes), Join(s.partition_keys, ",")});
-    }
-    std::cout << t.Render();
-    for (const auto& s : *sets) {
-      std::cout << "\n# " << s.uri << "\n";
-      if (!s.schema_json.empty()) std::cout << nlohmann::json::parse(s.schema_json, nullptr, false).dump(2) << "\n";
-      else std::cout << "# no schema: " << s.error << "\n";
-    }
-  });
+  scan->add_option("--name", sf->name, "datasource name")->required();
+  scan->add_option("--path", sf->path, "path below the datasource (default /)");
+  scan->add_option("-o,--output", sf->output, "text (default) or json");
+  AddStateDir(scan, &sf->state_dir);
+  Bind(scan, sf, &RunDatasourceScan);
 
+  auto rf = std::make_shared<DatasourceNameFlags>();
   auto* rm = ds->add_subcommand("remove", "remove a datasource");
-  rm->add_option("--name", *name, "datasource name")->required();
-  AddStateDir(rm, state_dir.get());
-  rm->callback([=] {
-    auto catalog = OpenCatalog(*state_dir);
-    Status st = catalog->Remove(*name);
-    if (!st.ok()) FailWith(st.error());
-    std::cout << "datasource " << *name << " removed\n";
-  });
+  rm->add_option("--name", rf->name, "datasource name")->required();
+  AddStateDir(rm, &rf->state_dir);
+  Bind(rm, rf, &RunDatasourceRemove);
 }
 
 }  // namespace
@@ -389,23 +431,24 @@ void RegisterDatasource(CLI::App& app) {
 void RegisterDataCommands(CLI::App& app) {
   auto* data = app.add_subcommand("data", "validate and profile data sets");
   data->require_subcommand(1);
-  auto vf = std::make_shared<ValidateFlags>();
+  auto vf = std::make_shared<DataValidateFlags>();
   auto* validate = data->add_subcommand(
       "validate", "check an input's existence, schema, constraints and quality");
-  validate->add_option("-f,--file", vf->file, "AIWorkload YAML, or a bare `input:` block")->required();
+  validate->add_option("-f,--file", vf->file, "AIWorkload YAML, or a bare `input:` block")
+      ->required();
   validate->add_option("--uri", vf->uri, "validate this URI instead of the file's input.uri");
   validate->add_option("-o,--output", vf->output, "text (default) or json");
   validate->add_option("--threads", vf->threads, "worker threads (default: all cores)");
   AddStateDir(validate, &vf->state_dir);
-  validate->callback([vf] { RunValidate(*vf); });
+  Bind(validate, vf, &RunDataValidate);
 
-  auto pf = std::make_shared<ValidateFlags>();
+  auto pf = std::make_shared<DataProfileFlags>();
   auto* profile = data->add_subcommand("profile", "per-field statistics of a data set");
   profile->add_option("--uri", pf->uri, "data URI (file://, s3://, ceph://, hdfs://)")->required();
   profile->add_option("--format", pf->format, "avro, csv, jsonl or parquet (default: detect)");
   profile->add_option("-o,--output", pf->output, "text (default) or json");
   AddStateDir(profile, &pf->state_dir);
-  profile->callback([pf] { RunProfile(pf->uri, pf->format, pf->output, pf->state_dir); });
+  Bind(profile, pf, &RunDataProfile);
 
   RegisterDatasource(app);
 }

@@ -1,6 +1,5 @@
 // The hooks every run uses (data validation, environments and signatures, cost and
 // policies), built from a state directory. Used by `seedctl run` and rsl-controller.
-// OWNER: the lead; each part's engineer tells what to add.
 #pragma once
 
 #include <string>

@@ -1,6 +1,8 @@
 // seedctl run: admits and runs one workload in this process (no daemon), with live progress
 // and a final table; `seedctl run --recover` finishes the runs a killed `seedctl run` left
 // behind in a state directory. docs/engine.md.
+#include "cli/run_cmd.h"
+
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -33,19 +35,6 @@ namespace rsl::cli {
 namespace {
 
 constexpr int kBarWidth = 24;
-
-struct RunOptions {
-  std::string file;
-  std::string state_dir;
-  std::string node_file;
-  std::string backend = "local";
-  std::string output = "table";
-  std::string sync = "full";
-  std::string step_isolation = "auto";
-  std::string runs_dir;
-  bool recover = false;
-  bool no_hooks = false;
-};
 
 std::string DefaultStateDir() {
   if (const char* d = getenv("RSL_STATE_DIR"); d && *d) return d;
@@ -127,18 +116,28 @@ void PrintResult(store::Store* store, const store::Run& run, const std::string& 
   auto steps = store->ListSteps(run.id);
   if (!steps.ok()) FailWith(steps.error());
   if (output == "json") {
-    nlohmann::json j = {{"id", run.workload_id}, {"run_id", run.id}, {"name", run.name},
-                        {"namespace", run.namespace_}, {"phase", run.phase},
-                        {"failure_code", run.failure_code}, {"message", run.failure_message},
+    nlohmann::json j = {{"id", run.workload_id},
+                        {"run_id", run.id},
+                        {"name", run.name},
+                        {"namespace", run.namespace_},
+                        {"phase", run.phase},
+                        {"failure_code", run.failure_code},
+                        {"message", run.failure_message},
                         {"committed_uri", run.committed_uri},
                         {"duration_ms", run.finished_at - run.started_at}};
     j["steps"] = nlohmann::json::array();
     for (const auto& s : *steps) {
-      j["steps"].push_back({{"name", s.name}, {"phase", s.phase}, {"attempts", s.attempts},
-                            {"retries_used", s.retries_used}, {"wall_ms", s.wall_ms},
-                            {"cpu_ms", s.cpu_ms}, {"peak_memory_bytes", s.peak_memory_bytes},
-                            {"exit_code", s.exit_code}, {"signal", s.signal},
-                            {"node", s.node}, {"message", s.message},
+      j["steps"].push_back({{"name", s.name},
+                            {"phase", s.phase},
+                            {"attempts", s.attempts},
+                            {"retries_used", s.retries_used},
+                            {"wall_ms", s.wall_ms},
+                            {"cpu_ms", s.cpu_ms},
+                            {"peak_memory_bytes", s.peak_memory_bytes},
+                            {"exit_code", s.exit_code},
+                            {"signal", s.signal},
+                            {"node", s.node},
+                            {"message", s.message},
                             {"metrics", nlohmann::json::parse(s.metrics_json, nullptr, false)}});
     }
     std::cout << j.dump(2) << "\n";
@@ -166,7 +165,7 @@ struct Runtime {
   std::unique_ptr<engine::Engine> engine;
 };
 
-Runtime Open(const RunOptions& o, std::string state_dir) {
+Runtime Open(const RunFlags& o, std::string state_dir) {
   Runtime rt;
   // Nothing of this process is open to a step that runs as the same user (docs/security.md).
   prctl(PR_SET_DUMPABLE, 0);
@@ -227,7 +226,7 @@ void WatchSignals(engine::Engine* eng, std::string* run_id, std::mutex* mu) {
   }).detach();
 }
 
-void RunFile(const RunOptions& o) {
+void RunFile(const RunFlags& o) {
   // Relative data URIs mean the file's directory, resolved now and stored so: a `--recover`
   // from another directory commits to the same place.
   spec::ParseOptions parse_options;
@@ -277,7 +276,7 @@ void RunFile(const RunOptions& o) {
   }
 }
 
-void Recover(const RunOptions& o) {
+void Recover(const RunFlags& o) {
   std::string state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;
   Runtime rt = Open(o, state_dir);
   auto unfinished = rt.store->ListRuns(store::RunFilter{"", "", true, 0});
@@ -303,8 +302,20 @@ void Recover(const RunOptions& o) {
 
 }  // namespace
 
+void RunRun(const RunFlags& o) {
+  if (o.recover) {
+    Recover(o);
+    return;
+  }
+  if (o.file.empty()) {
+    FailWith(Error(codes::kInvalidArgument, "seedctl run needs -f FILE")
+                 .Hint("seedctl run -f workload.yaml, or seedctl run --recover"));
+  }
+  RunFile(o);
+}
+
 void RegisterRunCommands(CLI::App& app) {
-  auto o = std::make_shared<RunOptions>();
+  auto o = std::make_shared<RunFlags>();
   CLI::App* run = app.add_subcommand(
       "run", "Admit and run a workload in this process, with live progress (no daemon)");
   run->add_option("-f,--file", o->file, "AIWorkload YAML file");
@@ -327,17 +338,7 @@ void RegisterRunCommands(CLI::App& app) {
                 "finish the runs a killed `seedctl run` left in the state directory");
   run->add_flag("--no-hooks", o->no_hooks,
                 "skip data/model/cost hooks (engine checks only; for benchmarks)");
-  run->callback([o] {
-    if (o->recover) {
-      Recover(*o);
-      return;
-    }
-    if (o->file.empty()) {
-      FailWith(Error(codes::kInvalidArgument, "seedctl run needs -f FILE")
-                   .Hint("seedctl run -f workload.yaml, or seedctl run --recover"));
-    }
-    RunFile(*o);
-  });
+  Bind(run, o, &RunRun);
 }
 
 }  // namespace rsl::cli

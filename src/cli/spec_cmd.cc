@@ -1,4 +1,6 @@
 // seedctl validate / version (docs/spec.md).
+#include "cli/spec_cmd.h"
+
 #include <iostream>
 #include <memory>
 
@@ -16,12 +18,6 @@ namespace {
 
 constexpr char kSeedctlVersion[] = "0.1.0";
 
-struct ValidateOptions {
-  std::vector<std::string> files;
-  std::string output = "text";
-  std::string capabilities_file;
-};
-
 nlohmann::json ErrorJson(const Error& e) {
   nlohmann::json j = {{"code", e.code},     {"message", e.message}, {"path", e.path},
                       {"file", e.pos.file}, {"line", e.pos.line},   {"column", e.pos.column}};
@@ -30,7 +26,9 @@ nlohmann::json ErrorJson(const Error& e) {
   return j;
 }
 
-void RunValidate(const ValidateOptions& opts) {
+}  // namespace
+
+void RunValidate(const ValidateFlags& opts) {
   spec::ParseOptions parse_options;
   std::unique_ptr<spec::CapabilityCatalog> catalog;
   if (!opts.capabilities_file.empty()) {
@@ -73,10 +71,13 @@ void RunValidate(const ValidateOptions& opts) {
   }
 }
 
-}  // namespace
+void RunVersion() {
+  std::cout << "seedctl " << kSeedctlVersion << "\n"
+            << "apiVersion " << spec::kApiVersion << "\n";
+}
 
 void RegisterSpecCommands(CLI::App& app) {
-  auto opts = std::make_shared<ValidateOptions>();
+  auto opts = std::make_shared<ValidateFlags>();
   CLI::App* validate = app.add_subcommand(
       "validate", "Check AIWorkload files: every error with file:line:col, code, path and hint");
   validate->add_option("-f,--file", opts->files, "AIWorkload YAML file (repeatable)")
@@ -86,13 +87,10 @@ void RegisterSpecCommands(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   validate->add_option("--capabilities", opts->capabilities_file,
                        "YAML/JSON file extending the built-in GPU capability catalog");
-  validate->callback([opts] { RunValidate(*opts); });
+  Bind(validate, opts, &RunValidate);
 
   CLI::App* version = app.add_subcommand("version", "Print seedctl's version and spec apiVersion");
-  version->callback([] {
-    std::cout << "seedctl " << kSeedctlVersion << "\n"
-              << "apiVersion " << spec::kApiVersion << "\n";
-  });
+  version->callback(RunVersion);
 }
 
 }  // namespace rsl::cli

@@ -1,5 +1,7 @@
 // seedctl cluster status, node list, token create, secret create, configmap create, audit
 // and completion bash|zsh (docs/cli.md).
+#include "cli/workload_admin_cmd.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,163 +27,6 @@ std::string NamespaceOrDefault(api::Client& client) {
   if (!client.config().namespace_.empty()) return client.config().namespace_;
   auto who = OrFail(client, client.Get("/api/v1/whoami"));
   return who.value("defaultNamespace", "default");
-}
-
-void ClusterStatus(CLI::App& app) {
-  auto o = std::make_shared<ConnFlags>();
-  CLI::App* cluster = app.add_subcommand("cluster", "Cluster-wide state (admin)");
-  cluster->require_subcommand(1);
-  CLI::App* cmd = cluster->add_subcommand("status", "Controller, data sources and nodes");
-  AddConnFlags(cmd, o.get(), false);
-  AddOutputFlag(cmd, o.get(), {"json", "yaml"});
-  cmd->callback([o] {
-    api::Client client = MakeClient(*o);
-    auto s = OrFail(client, client.Get("/api/v1/cluster/status"));
-    if (!o->output.empty()) return PrintStructured(s, o->output);
-    std::cout << FormatClusterStatus(s);
-  });
-}
-
-void NodeList(CLI::App& app) {
-  struct Opts {
-    ConnFlags conn;
-    std::string capability;
-  };
-  auto o = std::make_shared<Opts>();
-  CLI::App* node = app.add_subcommand("node", "Nodes the backend offers (admin)");
-  node->require_subcommand(1);
-  CLI::App* cmd = node->add_subcommand("list", "Nodes, their devices and capabilities");
-  cmd->add_option("--capability", o->capability, "only nodes offering this capability");
-  AddConnFlags(cmd, &o->conn, false);
-  AddOutputFlag(cmd, &o->conn, {"json", "yaml", "wide"});
-  cmd->callback([o] {
-    api::Client client = MakeClient(o->conn);
-    auto nodes = OrFail(client, client.Get("/api/v1/nodes" +
-                                           api::QueryString({{"capability", o->capability}})));
-    if (o->conn.output == "json" || o->conn.output == "yaml") {
-      return PrintStructured(nodes, o->conn.output);
-    }
-    std::cout << FormatNodes(nodes, o->conn.output == "wide");
-  });
-}
-
-void TokenCreate(CLI::App& app) {
-  struct Opts {
-    std::string state_dir;
-    std::vector<std::string> namespaces;
-    std::string role;
-    std::string subject;
-  };
-  auto o = std::make_shared<Opts>();
-  CLI::App* token = app.add_subcommand("token", "Bearer tokens for rsl-controller");
-  token->require_subcommand(1);
-  CLI::App* cmd = token->add_subcommand(
-      "create", "Create a token in the controller's state directory; prints it as the last line");
-  cmd->add_option("--state-dir", o->state_dir, "the controller's state directory")->required();
-  cmd->add_option("--namespace,-n", o->namespaces,
-                  "namespace(s) the role applies in (repeat or comma-separate; '*' = all)")
-      ->required();
-  cmd->add_option("--role", o->role, "viewer | editor | admin")->required();
-  cmd->add_option("--subject", o->subject, "who the token stands for (default: generated)");
-  cmd->callback([o] {
-    auto role = api::ParseRole(o->role);
-    if (!role.ok()) FailWith(role.error().Path("--role"));
-    std::vector<std::string> nss;
-    for (const auto& n : o->namespaces) {
-      for (auto& part : api::SplitNamespaces(n)) nss.push_back(part);
-    }
-    auto store = api::TokenStore::Open(o->state_dir);
-    if (!store.ok()) FailWith(store.error());
-    auto tok = (*store)->Create(o->subject, *role, nss);
-    if (!tok.ok()) FailWith(tok.error());
-    auto who = (*store)->Authenticate(*tok);
-    std::string subject = who ? who->subject : o->subject;
-    auto audit = api::AuditLog::Open(o->state_dir);
-    if (audit.ok()) {
-      api::AuditEntry e;
-      const char* user = std::getenv("USER");
-      e.subject = std::string("local:") + (user ? user : std::to_string(::getuid()));
-      e.verb = "create";
-      e.resource = "tokens";
-      e.namespace_ = Join(nss, ";");
-      e.object_id = subject;
-      e.result = "OK";
-      e.message = std::string("role ") + api::RoleName(*role) + ", id " +
-                  (who ? who->token_id : std::string());
-      (void)(*audit)->Append(e);
-    }
-    std::cout << "Token created for " << Quote(subject) << " (role " << api::RoleName(*role)
-              << ", namespaces " << Join(nss, ",") << ").\n"
-              << "It is shown only this once; only its hash is stored.\n"
-              << *tok << "\n";
-  });
-}
-
-void KeyValueCreate(CLI::App& app, const std::string& kind) {
-  struct Opts {
-    ConnFlags conn;
-    std::string name;
-    std::vector<std::string> literals;
-  };
-  auto o = std::make_shared<Opts>();
-  std::string resource = kind == "secret" ? "secrets" : "configmaps";
-  CLI::App* group = app.add_subcommand(
-      kind, kind == "secret" ? "Secrets (write-only; steps get them through envFrom secretRef)"
-                             : "ConfigMaps (steps get them through envFrom configMapRef)");
-  group->require_subcommand(1);
-  CLI::App* cmd = group->add_subcommand("create", "Create or replace a " + kind);
-  cmd->add_option("name", o->name, "the " + kind + "'s name")->required();
-  cmd->add_option("--from-literal", o->literals, "KEY=VALUE (repeatable)")->required();
-  AddConnFlags(cmd, &o->conn);
-  cmd->callback([o, kind, resource] {
-    nlohmann::json data = nlohmann::json::object();
-    for (const auto& lit : o->literals) {
-      size_t eq = lit.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        // Never echo the literal: it may be a secret value.
-        FailWith(Error(codes::kInvalidArgument, "--from-literal needs KEY=VALUE")
-                     .Path("--from-literal")
-                     .Hint("e.g. --from-literal PASSWORD=..."));
-      }
-      data[lit.substr(0, eq)] = lit.substr(eq + 1);
-    }
-    api::Client client = MakeClient(o->conn);
-    std::string ns = NamespaceOrDefault(client);
-    nlohmann::json body = {{"name", o->name}, {"data", data}};
-    auto created = OrFail(
-        client,
-        client.Post("/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + resource, body.dump()));
-    std::cout << kind << "/" << o->name << " created in namespace " << ns << "\n";
-    // E.g. a secret value too short to be masked in logs.
-    if (created.contains("warnings") && created["warnings"].is_array()) {
-      for (const auto& w : created["warnings"]) {
-        if (w.is_string()) std::cerr << "warning: " << w.get<std::string>() << "\n";
-      }
-    }
-  });
-}
-
-void Audit(CLI::App& app) {
-  struct Opts {
-    ConnFlags conn;
-    std::string id;
-    int limit = 1000;
-  };
-  auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("audit", "Who did what, when, to which id");
-  cmd->add_option("--id", o->id, "only entries about this object");
-  cmd->add_option("--limit", o->limit, "the latest N entries")->check(CLI::Range(1, 10000));
-  AddConnFlags(cmd, &o->conn);
-  AddOutputFlag(cmd, &o->conn, {"json", "yaml"});
-  cmd->callback([o] {
-    api::Client client = MakeClient(o->conn);
-    auto entries = OrFail(client, client.Get("/api/v1/audit" +
-                                             api::QueryString({{"namespace", client.config().namespace_},
-                                                               {"id", o->id},
-                                                               {"limit", std::to_string(o->limit)}})));
-    if (!o->conn.output.empty()) return PrintStructured(entries, o->conn.output);
-    std::cout << FormatAudit(entries);
-  });
 }
 
 // --- shell completion -------------------------------------------------------------------------
@@ -233,26 +78,170 @@ std::string ZshCompletion(CLI::App* root) {
          BashCompletion(root);
 }
 
-void Completion(CLI::App& app) {
-  auto shell = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("completion", "Shell completion script (bash or zsh)");
-  cmd->add_option("shell", *shell, "bash | zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
-  CLI::App* root = &app;
-  cmd->callback([shell, root] {
-    std::cout << (*shell == "bash" ? BashCompletion(root) : ZshCompletion(root));
-  });
+}  // namespace
+
+void RunClusterStatus(const ConnFlags& f) {
+  api::Client client = MakeClient(f);
+  auto s = OrFail(client, client.Get("/api/v1/cluster/status"));
+  if (!f.output.empty()) return PrintStructured(s, f.output);
+  std::cout << FormatClusterStatus(s);
+}
+
+void RunNodeList(const NodeListFlags& f) {
+  api::Client client = MakeClient(f.conn);
+  auto nodes = OrFail(
+      client, client.Get("/api/v1/nodes" + api::QueryString({{"capability", f.capability}})));
+  if (f.conn.output == "json" || f.conn.output == "yaml") {
+    return PrintStructured(nodes, f.conn.output);
+  }
+  std::cout << FormatNodes(nodes, f.conn.output == "wide");
+}
+
+void RunTokenCreate(const TokenCreateFlags& f) {
+  auto role = api::ParseRole(f.role);
+  if (!role.ok()) FailWith(role.error().Path("--role"));
+  std::vector<std::string> nss;
+  for (const auto& n : f.namespaces) {
+    for (auto& part : api::SplitNamespaces(n)) nss.push_back(part);
+  }
+  auto store = api::TokenStore::Open(f.state_dir);
+  if (!store.ok()) FailWith(store.error());
+  auto tok = (*store)->Create(f.subject, *role, nss);
+  if (!tok.ok()) FailWith(tok.error());
+  auto who = (*store)->Authenticate(*tok);
+  std::string subject = who ? who->subject : f.subject;
+  auto audit = api::AuditLog::Open(f.state_dir);
+  if (audit.ok()) {
+    api::AuditEntry e;
+    const char* user = std::getenv("USER");
+    e.subject = std::string("local:") + (user ? user : std::to_string(::getuid()));
+    e.verb = "create";
+    e.resource = "tokens";
+    e.namespace_ = Join(nss, ";");
+    e.object_id = subject;
+    e.result = "OK";
+    e.message = std::string("role ") + api::RoleName(*role) + ", id " +
+                (who ? who->token_id : std::string());
+    (void)(*audit)->Append(e);
+  }
+  std::cout << "Token created for " << Quote(subject) << " (role " << api::RoleName(*role)
+            << ", namespaces " << Join(nss, ",") << ").\n"
+            << "It is shown only this once; only its hash is stored.\n"
+            << *tok << "\n";
+}
+
+void RunKeyValueCreate(const KeyValueCreateFlags& f) {
+  std::string resource = f.kind == "secret" ? "secrets" : "configmaps";
+  nlohmann::json data = nlohmann::json::object();
+  for (const auto& lit : f.literals) {
+    size_t eq = lit.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      // Never echo the literal: it may be a secret value.
+      FailWith(Error(codes::kInvalidArgument, "--from-literal needs KEY=VALUE")
+                   .Path("--from-literal")
+                   .Hint("e.g. --from-literal PASSWORD=..."));
+    }
+    data[lit.substr(0, eq)] = lit.substr(eq + 1);
+  }
+  api::Client client = MakeClient(f.conn);
+  std::string ns = NamespaceOrDefault(client);
+  nlohmann::json body = {{"name", f.name}, {"data", data}};
+  auto created =
+      OrFail(client,
+             client.Post("/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + resource, body.dump()));
+  std::cout << f.kind << "/" << f.name << " created in namespace " << ns << "\n";
+  // E.g. a secret value too short to be masked in logs.
+  if (created.contains("warnings") && created["warnings"].is_array()) {
+    for (const auto& w : created["warnings"]) {
+      if (w.is_string()) std::cerr << "warning: " << w.get<std::string>() << "\n";
+    }
+  }
+}
+
+void RunAudit(const AuditLogFlags& f) {
+  api::Client client = MakeClient(f.conn);
+  auto entries = OrFail(
+      client,
+      client.Get("/api/v1/audit" + api::QueryString({{"namespace", client.config().namespace_},
+                                                     {"id", f.id},
+                                                     {"limit", std::to_string(f.limit)}})));
+  if (!f.conn.output.empty()) return PrintStructured(entries, f.conn.output);
+  std::cout << FormatAudit(entries);
+}
+
+void RunCompletion(const CompletionFlags& f) {
+  std::cout << (f.shell == "bash" ? BashCompletion(f.root) : ZshCompletion(f.root));
+}
+
+namespace {
+
+void KeyValueCreate(CLI::App& app, const std::string& kind) {
+  auto o = std::make_shared<KeyValueCreateFlags>();
+  o->kind = kind;
+  CLI::App* group = app.add_subcommand(
+      kind, kind == "secret" ? "Secrets (write-only; steps get them through envFrom secretRef)"
+                             : "ConfigMaps (steps get them through envFrom configMapRef)");
+  group->require_subcommand(1);
+  CLI::App* cmd = group->add_subcommand("create", "Create or replace a " + kind);
+  cmd->add_option("name", o->name, "the " + kind + "'s name")->required();
+  cmd->add_option("--from-literal", o->literals, "KEY=VALUE (repeatable)")->required();
+  AddConnFlags(cmd, &o->conn);
+  Bind(cmd, o, &RunKeyValueCreate);
 }
 
 }  // namespace
 
 void RegisterWorkloadAdminCommands(CLI::App& app) {
-  ClusterStatus(app);
-  NodeList(app);
-  TokenCreate(app);
+  auto cluster_flags = std::make_shared<ConnFlags>();
+  CLI::App* cluster = app.add_subcommand("cluster", "Cluster-wide state (admin)");
+  cluster->require_subcommand(1);
+  CLI::App* cmd = cluster->add_subcommand("status", "Controller, data sources and nodes");
+  AddConnFlags(cmd, cluster_flags.get(), false);
+  AddOutputFlag(cmd, cluster_flags.get(), {"json", "yaml"});
+  Bind(cmd, cluster_flags, &RunClusterStatus);
+
+  auto nodes = std::make_shared<NodeListFlags>();
+  CLI::App* node = app.add_subcommand("node", "Nodes the backend offers (admin)");
+  node->require_subcommand(1);
+  cmd = node->add_subcommand("list", "Nodes, their devices and capabilities");
+  cmd->add_option("--capability", nodes->capability, "only nodes offering this capability");
+  AddConnFlags(cmd, &nodes->conn, false);
+  AddOutputFlag(cmd, &nodes->conn, {"json", "yaml", "wide"});
+  Bind(cmd, nodes, &RunNodeList);
+
+  auto token_flags = std::make_shared<TokenCreateFlags>();
+  CLI::App* token = app.add_subcommand("token", "Bearer tokens for rsl-controller");
+  token->require_subcommand(1);
+  cmd = token->add_subcommand(
+      "create", "Create a token in the controller's state directory; prints it as the last line");
+  cmd->add_option("--state-dir", token_flags->state_dir, "the controller's state directory")
+      ->required();
+  cmd->add_option("--namespace,-n", token_flags->namespaces,
+                  "namespace(s) the role applies in (repeat or comma-separate; '*' = all)")
+      ->required();
+  cmd->add_option("--role", token_flags->role, "viewer | editor | admin")->required();
+  cmd->add_option("--subject", token_flags->subject,
+                  "who the token stands for (default: generated)");
+  Bind(cmd, token_flags, &RunTokenCreate);
+
   KeyValueCreate(app, "secret");
   KeyValueCreate(app, "configmap");
-  Audit(app);
-  Completion(app);
+
+  auto audit = std::make_shared<AuditLogFlags>();
+  cmd = app.add_subcommand("audit", "Who did what, when, to which id");
+  cmd->add_option("--id", audit->id, "only entries about this object");
+  cmd->add_option("--limit", audit->limit, "the latest N entries")->check(CLI::Range(1, 10000));
+  AddConnFlags(cmd, &audit->conn);
+  AddOutputFlag(cmd, &audit->conn, {"json", "yaml"});
+  Bind(cmd, audit, &RunAudit);
+
+  auto completion = std::make_shared<CompletionFlags>();
+  completion->root = &app;
+  cmd = app.add_subcommand("completion", "Shell completion script (bash or zsh)");
+  cmd->add_option("shell", completion->shell, "bash | zsh")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh"}));
+  Bind(cmd, completion, &RunCompletion);
 }
 
 }  // namespace rsl::cli

@@ -1,8 +1,8 @@
 // Extension points through which other parts plug into a run, without the engine knowing
-// them: data validation and image/dependency checks at admission (issues 5, 6), signature and
-// fingerprint checks after a step (issue 6), cost accounting and cost policies (issue 9).
+// them: data validation and image/dependency checks at admission, signature and
+// fingerprint checks after a step, cost accounting and cost policies.
 //
-// OWNER: the engine engineer (issue 3). Extend if needed; do not break what others rely on.
+// Extend if needed; do not break what others rely on.
 // Hooks are called from engine threads; a hook must be thread-safe if it keeps state.
 #pragma once
 

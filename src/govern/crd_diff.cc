@@ -67,7 +67,7 @@ struct Differ {
     if (!on && nn) {
       Add("CRD003", Severity::kWarning, path,
           "nullable added (int32 -> *int32 in Go): old controllers that dereference it panic on null",
-          "guard the field with a nil check in every controller version (seed 003 §3.1)");
+          "guard the field with a nil check in every controller version");
     } else if (on && !nn) {
       Add("CRD004", Severity::kError, path, "nullable removed: stored nulls no longer validate",
           "keep nullable: true, or migrate stored objects first");

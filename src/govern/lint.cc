@@ -94,10 +94,10 @@ std::vector<RuleInfo> LintRules() {
        "An HPA-managed Deployment/StatefulSet sets spec.replicas: every apply resets the scale."},
       {"LINT007", "MinReplicasWithoutLimits", Severity::kWarning,
        "The HPA sets minReplicas but its target has no resource limits: cold starts grab "
-       "large instances (seed 003 ch.1)."},
+       "large instances."},
       {"LINT008", "CpuTargetOnGpuWorkload", Severity::kWarning,
        "A CPU utilisation target on a GPU workload without a GPU memory target: CPU-GPU "
-       "mismatch (seed 003 ch.1)."},
+       "mismatch."},
       {"LINT009", "InvalidQuantity", Severity::kError, "A resource quantity does not parse."},
       {"LINT010", "HpaMinAboveMax", Severity::kError, "minReplicas is greater than maxReplicas."},
   };

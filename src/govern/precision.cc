@@ -51,9 +51,9 @@ std::vector<RuleInfo> PrecisionRules() {
       {"PREC002", "MalformedPolicy", Severity::kError,
        "precision_policy is missing, has no default, or an override lacks module/dtype."},
       {"PREC003", "EmbeddingInFp16", Severity::kWarning,
-       "The embedding layer runs in fp16 (overflow risk); the seed keeps it in bf16."},
+       "The embedding layer runs in fp16 (overflow risk); keep it in bf16."},
       {"PREC004", "LmHeadInFp16", Severity::kWarning,
-       "The output (lm_head) layer runs in fp16 (overflow risk); the seed keeps it in bf16."},
+       "The output (lm_head) layer runs in fp16 (overflow risk); keep it in bf16."},
       {"PREC005", "DuplicateOverride", Severity::kWarning, "A module is overridden twice; the last wins."},
   };
 }

@@ -42,14 +42,14 @@ devices:
   default:
     on-demand: 0.95     # OpenCost default GPU price per GPU-hour (same file)
   A10G:
-    on-demand: 0.62     # seed 003 ch.5 cross-cloud table (AWS, per card-hour)
-    reserved: 0.3596    # seed 003 ch.5: AWS reserved discount 42%
+    on-demand: 0.62     # cross-cloud comparison (AWS, per card-hour)
+    reserved: 0.3596    # AWS reserved discount 42%
   L40S:
-    on-demand: 1.35     # seed 003 ch.5 (AWS)
-    reserved: 0.783     # seed 003 ch.5: 42% reserved discount
+    on-demand: 1.35     # AWS
+    reserved: 0.783     # 42% reserved discount
   A100:
     on-demand: 4.0966   # AWS p4d.24xlarge us-east-1 list price $32.7726/h / 8 GPUs (2024)
-    reserved: 2.3760    # same instance, 42% reserved discount as in seed 003 ch.5
+    reserved: 2.3760    # same instance, the same 42% reserved discount
   H100:
     on-demand: 12.2900  # AWS p5.48xlarge us-east-1 list price $98.32/h / 8 GPUs (2024)
 )";

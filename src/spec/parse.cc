@@ -893,7 +893,7 @@ std::optional<Error> SeedAtomicMistake(const std::string& text, const std::strin
       if (ind == indent && lines[j].compare(ind, 2, "- ") == 0) {
         Error e(codes::kSpecParseError,
                 "`atomic:` is followed by list items at the same indentation; a YAML mapping "
-                "cannot also be a list (the seed's example has this mistake)");
+                "cannot also be a list");
         e.path = "spec.pipeline";
         e.pos.file = file;
         e.pos.line = static_cast<int>(i) + 1;

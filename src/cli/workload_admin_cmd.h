@@ -1,0 +1,57 @@
+// seedctl cluster status, node list, token create, secret create, configmap create, audit
+// and completion bash|zsh (docs/cli.md): the flags of each command and the function that
+// runs it. Functions print to stdout/stderr and end a failing command by throwing Exit
+// (cli.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/workload_client.h"
+
+namespace rsl::cli {
+
+void RunClusterStatus(const ConnFlags& flags);
+
+struct NodeListFlags {
+  ConnFlags conn;
+  std::string capability;  //!< only nodes offering it; "" = every node
+};
+void RunNodeList(const NodeListFlags& flags);
+
+struct TokenCreateFlags {
+  std::string state_dir;                //!< the controller's
+  std::vector<std::string> namespaces;  //!< each may be comma-separated; "*" = all
+  std::string role;                     //!< viewer | editor | admin
+  std::string subject;                  //!< "" = generated
+};
+//! Creates the token in the state directory (no server needed), audits it and prints it as
+//! the last line.
+void RunTokenCreate(const TokenCreateFlags& flags);
+
+struct KeyValueCreateFlags {
+  std::string kind;  //!< secret | configmap: the command, not a flag
+  ConnFlags conn;
+  std::string name;
+  std::vector<std::string> literals;  //!< KEY=VALUE
+};
+//! Creates or replaces the secret or configmap; never echoes a value.
+void RunKeyValueCreate(const KeyValueCreateFlags& flags);
+
+struct AuditLogFlags {
+  ConnFlags conn;
+  std::string id;  //!< only entries about this object; "" = all
+  int limit = 1000;
+};
+void RunAudit(const AuditLogFlags& flags);
+
+struct CompletionFlags {
+  std::string shell;         //!< bash | zsh
+  CLI::App* root = nullptr;  //!< the command tree to complete
+};
+//! Prints the completion script for `root`'s live command tree.
+void RunCompletion(const CompletionFlags& flags);
+
+}  // namespace rsl::cli

@@ -1,0 +1,59 @@
+// seedctl workload submit|list|status|logs|events|describe|lineage|cancel|history and
+// seedctl rollback (docs/cli.md): the flags of each command and the function that runs it.
+// Every command talks to rsl-controller through the connection flags (workload_client.h).
+// Functions print to stdout/stderr and end a failing command by throwing Exit (cli.h).
+#pragma once
+
+#include <string>
+
+#include "cli/workload_client.h"
+
+namespace rsl::cli {
+
+//! A command about one workload version (events, describe, lineage, cancel, rollback).
+struct WorkloadIdFlags {
+  ConnFlags conn;
+  std::string id;  //!< wl-YYYYMMDD-<8 hex>
+};
+
+struct WorkloadSubmitFlags {
+  ConnFlags conn;
+  std::string file;
+};
+//! Sends the file as a new immutable version (relative data URIs mean its directory).
+void RunWorkloadSubmit(const WorkloadSubmitFlags& flags);
+
+struct WorkloadListFlags {
+  ConnFlags conn;
+  bool all_namespaces = false;
+};
+void RunWorkloadList(const WorkloadListFlags& flags);
+
+struct WorkloadStatusFlags : WorkloadIdFlags {
+  bool watch = false;      //!< follow until the workload ends
+  int interval_ms = 1000;  //!< polling interval for `watch`
+};
+void RunWorkloadStatus(const WorkloadStatusFlags& flags);
+
+struct WorkloadLogsFlags : WorkloadIdFlags {
+  std::string step;  //!< "" = every step, in pipeline order
+  bool follow = false;
+};
+//! Streams the captured output to stdout as it arrives.
+void RunWorkloadLogs(const WorkloadLogsFlags& flags);
+
+void RunWorkloadEvents(const WorkloadIdFlags& flags);
+void RunWorkloadDescribe(const WorkloadIdFlags& flags);
+void RunWorkloadLineage(const WorkloadIdFlags& flags);
+void RunWorkloadCancel(const WorkloadIdFlags& flags);
+
+struct WorkloadHistoryFlags {
+  ConnFlags conn;
+  std::string name;  //!< metadata.name
+};
+void RunWorkloadHistory(const WorkloadHistoryFlags& flags);
+
+//! Runs an earlier version's stored snapshot again, as a new version.
+void RunRollback(const WorkloadIdFlags& flags);
+
+}  // namespace rsl::cli

@@ -151,8 +151,7 @@ int main(int argc, char** argv) {
   rsl::engine::EngineOptions eo;
   eo.state_dir = f.state_dir;
   eo.runs_dir = f.runs_dir;
-  rsl::engine::Engine engine(store->get(), backend->get(), std::move(hooks),
-                             rsl::engine::RealClock(), eo);
+  rsl::engine::Engine engine(store->get(), backend->get(), std::move(hooks), eo);
   st = engine.Start();
   if (!st.ok()) return Fail(st.error());
   st = engine.Recover();

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   engine::EngineOptions eo;
   eo.state_dir = state_dir;
   eo.stop_grace_ms = 2000;
-  engine::Engine eng(store->get(), backend->get(), engine::Hooks{}, engine::RealClock(), eo);
+  engine::Engine eng(store->get(), backend->get(), engine::Hooks{}, eo);
   if (Status s = eng.Start(); !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 1;

@@ -90,8 +90,7 @@ class SlurmEngineTest : public ::testing::Test {
     engine::EngineOptions eo;
     eo.state_dir = dir_;
     eo.stop_grace_ms = 2000;
-    engine_ = std::make_unique<engine::Engine>(store_.get(), backend_.get(), engine::Hooks{},
-                                               engine::RealClock(), eo);
+    engine_ = std::make_unique<engine::Engine>(store_.get(), backend_.get(), engine::Hooks{}, eo);
     auto st = engine_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
   }

@@ -293,7 +293,10 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         committed_uri = root;
       } else {
         phase = store::kFailed;
-        code = s.code();
+        // A file-system failure whatever the call said (a rename's "not found" included);
+        // a publisher's own code (an unreachable object store) as it is.
+        code = s.code() == codes::kNotFound || s.code() == codes::kConflict ? codes::kIoError
+                                                                            : s.code();
         message = "output commit failed: " + s.error().message;
         AddEvent(&b, r->run.id, "", "OutputCommitFailed", message, true);
         // Nothing of the run stays published: the outputs recorded above are not.

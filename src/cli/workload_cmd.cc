@@ -8,6 +8,7 @@
 
 #include "api/client.h"
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "cli/cli.h"
 #include "cli/workload_client.h"
@@ -89,7 +90,7 @@ void List(CLI::App* wl) {
     if (o->conn.output == "json" || o->conn.output == "yaml") {
       return PrintStructured(list, o->conn.output);
     }
-    std::cout << FormatList(list, o->conn.output == "wide", o->all, NowMs());
+    std::cout << FormatList(list, o->conn.output == "wide", o->all, Env::Default()->NowMs());
   });
 }
 
@@ -131,7 +132,8 @@ void StatusCmd(CLI::App* wl) {
         last = now;
       } else {
         std::string line = FormatStatusLine(w);
-        if (line != last) std::cout << LocalTime(NowMs()) << " " << line << std::endl;
+        if (line != last)
+          std::cout << LocalTime(Env::Default()->NowMs()) << " " << line << std::endl;
         last = line;
       }
       if (IsTerminal(phase)) break;

@@ -79,6 +79,7 @@ class LiveUsageTest : public ::testing::TestWithParam<bool> {
     o.state_dir = dir_;
     o.nvidia_smi = "";
     o.grace_ms = 500;
+    o.isolation = "none";  // its step runs in the test's own directory
     o.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
     auto b = NewLocalBackend(o);
     ASSERT_TRUE(b.ok()) << b.error().ToString();

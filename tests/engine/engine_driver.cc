@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   lo.state_dir = state_dir;
   lo.node_file = node_file;
   lo.nvidia_smi = "";
+  lo.isolation = "none";  // the crash test's steps append to a ledger in its own directory
   auto backend = backend::NewLocalBackend(lo);
   if (!backend.ok()) {
     fprintf(stderr, "%s\n", backend.error().ToString().c_str());

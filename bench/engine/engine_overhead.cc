@@ -23,60 +23,17 @@ using namespace rsl;
 namespace {
 
 // Forwards everything to the SQLite store but drops the per-step rows of each batch.
-class RowlessStore : public store::Store {
+class RowlessStore : public store::StoreWrapper {
  public:
-  explicit RowlessStore(store::Store* s) : s_(s) {}
+  using StoreWrapper::StoreWrapper;
   Status Apply(store::Batch* b) override {
     b->steps.clear();
     b->attempts.clear();
     b->events.clear();
     b->artifacts.clear();
     b->lineage.clear();
-    return b->empty() ? Status::Ok() : s_->Apply(b);
+    return b->empty() ? Status::Ok() : StoreWrapper::Apply(b);
   }
-  Result<store::WorkloadVersion> GetVersion(const std::string& id) override {
-    return s_->GetVersion(id);
-  }
-  Result<std::vector<store::WorkloadVersion>> ListVersions(const std::string& ns,
-                                                           const std::string& name) override {
-    return s_->ListVersions(ns, name);
-  }
-  Result<store::Run> GetRun(const std::string& id) override { return s_->GetRun(id); }
-  Result<std::vector<store::Run>> ListRuns(const store::RunFilter& f) override {
-    return s_->ListRuns(f);
-  }
-  Result<std::vector<store::Step>> ListSteps(const std::string& run) override {
-    return s_->ListSteps(run);
-  }
-  Result<std::vector<store::Attempt>> ListAttempts(const std::string& run) override {
-    return s_->ListAttempts(run);
-  }
-  Result<std::vector<store::Event>> ListEvents(const std::string& run, int64_t after,
-                                               int limit) override {
-    return s_->ListEvents(run, after, limit);
-  }
-  int64_t LastEventSeq() override { return s_->LastEventSeq(); }
-  Result<std::vector<store::Artifact>> ListArtifacts(const std::string& run) override {
-    return s_->ListArtifacts(run);
-  }
-  Result<std::vector<store::LineageEdge>> ListLineage(const std::string& run) override {
-    return s_->ListLineage(run);
-  }
-  Status PutConfigMap(const store::ConfigMap& cm) override { return s_->PutConfigMap(cm); }
-  Result<store::ConfigMap> GetConfigMap(const std::string& ns, const std::string& name,
-                                        bool secret) override {
-    return s_->GetConfigMap(ns, name, secret);
-  }
-  Result<std::vector<store::ConfigMap>> ListConfigMaps(const std::string& ns,
-                                                       bool secret) override {
-    return s_->ListConfigMaps(ns, secret);
-  }
-  Status DeleteConfigMap(const std::string& ns, const std::string& name, bool secret) override {
-    return s_->DeleteConfigMap(ns, name, secret);
-  }
-
- private:
-  store::Store* s_;
 };
 
 }  // namespace
@@ -125,7 +82,7 @@ int main(int argc, char** argv) {
   eo.state_dir = dir;
   RowlessStore rowless(store->get());
   store::Store* st = sync == "rowless" ? static_cast<store::Store*>(&rowless) : store->get();
-  engine::Engine eng(st, &backend, engine::Hooks{}, engine::RealClock(), eo);
+  engine::Engine eng(st, &backend, engine::Hooks{}, eo);
   if (!eng.Start().ok()) return 1;
   auto t0 = std::chrono::steady_clock::now();
   auto id = eng.Submit(w, "bench");

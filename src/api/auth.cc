@@ -1,9 +1,9 @@
 #include "api/auth.h"
 
-#include <chrono>
 #include <fstream>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/sha256.h"
 #include "base/strings.h"
@@ -21,12 +21,6 @@ const std::vector<std::string> kMigrations = {
     "  hash TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL,"
     "  namespaces TEXT NOT NULL, created_ms INTEGER NOT NULL)",
 };
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ValidNamespace(const std::string& ns) {
   if (ns == "*") return true;
@@ -137,7 +131,7 @@ Result<std::string> TokenStore::Create(const std::string& subject, Role role,
       "INSERT INTO api_tokens(hash, subject, role, namespaces, created_ms) VALUES(?,?,?,?,?)");
   if (!st.ok()) return st.error();
   st->Bind(1, hash).Bind(2, who).Bind(3, RoleName(role)).Bind(4, Join(namespaces, ";"));
-  st->Bind(5, NowMs());
+  st->Bind(5, Env::Default()->NowMs());
   RSL_RETURN_IF_ERROR(st->Run());
   return *token;
 }

@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/env.h"
 #include "base/strings.h"
 
 namespace rsl::api {
 
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 class TimedAdmissionCheck : public engine::AdmissionCheck {
  public:
@@ -43,7 +38,7 @@ class MetricsStepHook : public engine::StepHook {
 
   Status BeforeStep(const engine::RunInfo& run, const spec::Step& step,
                     backend::LaunchSpec* launch) override {
-    int64_t now = NowMs();
+    int64_t now = Env::Default()->NowMs();
     int64_t ready = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -63,7 +58,7 @@ class MetricsStepHook : public engine::StepHook {
 
   Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
                    const engine::StepOutcome& outcome) override {
-    int64_t now = NowMs();
+    int64_t now = Env::Default()->NowMs();
     int64_t launched = now;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -84,7 +79,7 @@ class MetricsStepHook : public engine::StepHook {
 
   void AfterRun(const engine::RunInfo& run, const std::string& phase,
                 const std::string& committed_uri) override {
-    int64_t now = NowMs();
+    int64_t now = Env::Default()->NowMs();
     int64_t last = now;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -24,12 +24,6 @@ constexpr int64_t kCommandTimeoutMs = 30000;
 constexpr int64_t kNodeCacheMs = 2000;
 constexpr int64_t kMiB = 1024 * 1024;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Writes a file only its owner can read (the environment may hold secret values).
 Status WritePrivateFile(const std::string& path, const std::string& contents, mode_t mode) {
   std::string tmp = path + ".tmp";
@@ -75,7 +69,9 @@ bool IsUnsatisfiable(const std::string& err) {
 }  // namespace
 
 SlurmBackend::SlurmBackend(SlurmBackendOptions options, std::unique_ptr<CommandRunner> runner)
-    : options_(std::move(options)), runner_(std::move(runner)) {
+    : options_(std::move(options)),
+      env_(options_.env ? options_.env : Env::Default()),
+      runner_(std::move(runner)) {
   files_dir_ = options_.files_dir;
   if (files_dir_.empty()) {
     files_dir_ = (options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir) +
@@ -107,7 +103,7 @@ Result<std::vector<sched::Node>> SlurmBackend::QueryNodes(std::vector<slurm::Nod
   if (nodes.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     node_cache_ = *nodes;
-    node_cache_ms_ = NowMs();
+    node_cache_ms_ = env_->MonotonicMs();
   }
   return nodes;
 }
@@ -118,7 +114,7 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
   std::vector<sched::Node> nodes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (NowMs() - node_cache_ms_ <= kNodeCacheMs) nodes = node_cache_;
+    if (env_->MonotonicMs() - node_cache_ms_ <= kNodeCacheMs) nodes = node_cache_;
   }
   if (nodes.empty()) {
     auto fresh = QueryNodes(nullptr);
@@ -511,7 +507,7 @@ void SlurmBackend::PollOnce() {
   std::vector<AttemptEvent> events;
   std::vector<AttemptExit> exits;
   std::vector<int64_t> to_cancel;
-  int64_t now = NowMs();
+  int64_t now = env_->MonotonicMs();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = attempts_.begin(); it != attempts_.end();) {

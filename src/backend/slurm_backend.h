@@ -27,6 +27,7 @@
 #include "backend/slurm_job.h"
 #include "backend/slurm_parse.h"
 #include "backend/slurm_runner.h"
+#include "base/env.h"
 
 namespace rsl::backend {
 
@@ -38,6 +39,8 @@ struct SlurmBackendOptions {
   int64_t vanished_grace_ms = 5000;  //!< a job missing from squeue this long: ask sacct
   //! Who steps run as: none, users or user (namespace needs the local backend).
   Isolation isolation;
+  //! The clock of the node cache and of vanished jobs; nullptr: Env::Default().
+  Env* env = nullptr;
 };
 
 class SlurmBackend : public Backend {
@@ -84,6 +87,7 @@ class SlurmBackend : public Backend {
   void MonitorLoop();
 
   SlurmBackendOptions options_;
+  Env* env_;  // options_.env or Env::Default()
   std::string files_dir_;
   std::unique_ptr<IdentityMap> identities_;  // isolation "users"
   std::unique_ptr<CommandRunner> runner_;

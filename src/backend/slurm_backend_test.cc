@@ -3,12 +3,15 @@
 #include "backend/slurm_backend.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <deque>
 #include <filesystem>
 #include <mutex>
 
+#include "base/codes.h"
+#include "base/fake_env.h"
 #include "base/file.h"
 
 namespace rsl::backend {
@@ -320,6 +323,43 @@ TEST_F(SlurmBackendTest, EmptyCommandIsRefused) {
   auto spec = Spec();
   spec.argv.clear();
   EXPECT_EQ(backend_->Launch(spec).code(), "INVALID_ARGUMENT");
+}
+
+}  // namespace
+}  // namespace rsl::backend
+
+namespace rsl::backend {
+namespace {
+
+// The real runner over a scripted Env: the commands' environment and time limit, and what a
+// timeout or a missing client becomes.
+TEST(ProcessRunnerTest, RunsCommandsThroughTheEnv) {
+  FakeEnv env;
+  env.SetProcessScript([](const ProcessSpec& spec) -> Result<ProcessResult> {
+    if (spec.argv[0] == "missing") return OsError(codes::kIoError, "cannot run", "missing", ENOENT);
+    ProcessResult r;
+    r.exit_code = spec.argv[0] == "sinfo" ? 0 : -1;
+    r.signal = spec.argv[0] == "sinfo" ? 0 : SIGKILL;
+    r.timed_out = spec.argv[0] != "sinfo";
+    r.out = "{}";
+    return r;
+  });
+  auto runner = NewProcessRunner({{"SLURM_CONF", "/etc/test.conf"}}, 30000, &env);
+  auto ok = runner->Run({"sinfo", "--json"});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->exit_code, 0);
+  EXPECT_EQ(ok->out, "{}");
+  ProcessSpec asked = env.processes_run().at(0);
+  EXPECT_EQ(asked.argv, (std::vector<std::string>{"sinfo", "--json"}));
+  EXPECT_EQ(asked.env->at("SLURM_CONF"), "/etc/test.conf");
+  EXPECT_EQ(asked.timeout_ms, 30000);
+  auto hung = runner->Run({"squeue"});
+  ASSERT_TRUE(hung.ok());
+  EXPECT_EQ(hung->exit_code, -1);
+  EXPECT_EQ(hung->err, "\nsqueue: killed after 30000 ms");
+  auto missing = runner->Run({"missing"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().hint, "is Slurm's client (slurm-client) installed and on PATH?");
 }
 
 }  // namespace

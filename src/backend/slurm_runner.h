@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "base/status.h"
 
 namespace rsl::backend {
@@ -28,9 +29,10 @@ class CommandRunner {
   virtual Result<CommandOutput> Run(const std::vector<std::string>& argv) = 0;
 };
 
-//! Runs real processes. `env_overrides` are set on top of this process's environment
-//! (e.g. SLURM_CONF). Commands killed after `timeout_ms` (a hung slurmctld must not hang us).
+//! Runs real processes through `env`'s process API (nullptr: Env::Default()).
+//! `env_overrides` are set on top of this process's environment (e.g. SLURM_CONF). Commands
+//! (with what they started) are killed after `timeout_ms`: a hung slurmctld must not hang us.
 std::unique_ptr<CommandRunner> NewProcessRunner(std::map<std::string, std::string> env_overrides,
-                                                int64_t timeout_ms);
+                                                int64_t timeout_ms, Env* env = nullptr);
 
 }  // namespace rsl::backend

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <filesystem>
 
 #include "base/codes.h"
+#include "base/env.h"
 
 namespace rsl {
 
@@ -44,11 +44,7 @@ Result<std::string> ReadToEnd(int fd, const std::string& path, size_t max_bytes)
 
 }  // namespace
 
-Result<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return OsError(codes::kIoError, "cannot open", path, errno);
-  return ReadToEnd(fd, path, std::string().max_size());
-}
+Result<std::string> ReadFile(const std::string& path) { return Env::Default()->ReadFile(path); }
 
 Result<std::optional<std::string>> ReadFileIfExists(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -138,74 +134,21 @@ Result<std::string> ReadFileBeneath(const std::string& root, const std::string& 
 
 Status MakePrivateDir(const std::string& path) {
   RSL_RETURN_IF_ERROR(MakeDirs(path));
-  if (::chmod(path.c_str(), 0700) != 0) return OsError(codes::kIoError, "cannot chmod", path, errno);
-  return Status::Ok();
+  return Env::Default()->Chmod(path, 0700);
 }
 
-Status SyncDir(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return OsError(codes::kIoError, "cannot open directory", path, errno);
-  int rc = ::fsync(fd);
-  int e = errno;
-  ::close(fd);
-  if (rc != 0) return OsError(codes::kIoError, "cannot fsync", path, e);
-  return Status::Ok();
-}
+Status SyncDir(const std::string& path) { return Env::Default()->SyncDir(path); }
 
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return OsError(codes::kIoError, "cannot create", tmp, errno);
-  size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return OsError(codes::kIoError, "cannot write", tmp, e);
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    int e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return OsError(codes::kIoError, "cannot fsync", tmp, e);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    return OsError(codes::kIoError, "cannot rename onto", path, e);
-  }
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  return SyncDir(dir.empty() ? "." : dir);
+  return Env::Default()->WriteFileAtomic(path, contents);
 }
 
-Status MakeDirs(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) return OsError(codes::kIoError, "cannot create directory", path, ec.value());
-  return Status::Ok();
-}
+Status MakeDirs(const std::string& path) { return Env::Default()->MakeDirs(path); }
 
-Status RemoveAll(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-  if (ec) return OsError(codes::kIoError, "cannot remove", path, ec.value());
-  return Status::Ok();
-}
+Status RemoveAll(const std::string& path) { return Env::Default()->RemoveAll(path); }
 
-bool PathExists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
+bool PathExists(const std::string& path) { return Env::Default()->PathExists(path); }
 
-bool IsDirectory(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
+bool IsDirectory(const std::string& path) { return Env::Default()->IsDirectory(path); }
 
 }  // namespace rsl

@@ -1,4 +1,7 @@
 // File-system helpers: every OS error becomes an Error that keeps the path and strerror.
+// The plain ones are Env::Default()'s (base/env.h); code that wants its file system handed
+// in (fault tests, fakes) takes an Env* instead. The Read*IfExists/Beneath readers are
+// for the hot path and for files someone else controls, and stay direct.
 #pragma once
 
 #include <optional>

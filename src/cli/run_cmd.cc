@@ -200,8 +200,8 @@ Runtime Open(const RunFlags& o, std::string state_dir) {
   eo.state_dir = state_dir;
   eo.runs_dir = runs_dir;
   engine::Hooks hooks = o.no_hooks ? engine::Hooks{} : DefaultHooks(state_dir);
-  rt.engine = std::make_unique<engine::Engine>(rt.store.get(), rt.backend.get(), std::move(hooks),
-                                               engine::RealClock(), eo);
+  rt.engine =
+      std::make_unique<engine::Engine>(rt.store.get(), rt.backend.get(), std::move(hooks), eo);
   if (Status s = rt.engine->Start(); !s.ok()) FailWith(s.error());
   return rt;
 }

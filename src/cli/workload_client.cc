@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <iostream>
 
 #include "cli/cli.h"
@@ -52,12 +51,6 @@ std::string NamespacedPath(const api::Client& client, const std::string& what) {
   const std::string& ns = client.config().namespace_;
   if (ns.empty()) return "/api/v1/" + what;
   return "/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + what;
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 bool StdoutIsTty() { return ::isatty(STDOUT_FILENO) == 1; }

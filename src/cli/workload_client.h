@@ -45,7 +45,6 @@ void PrintStructured(const nlohmann::json& j, const std::string& output);
 //! /api/v1/<what>?... letting the server pick the token's default namespace.
 std::string NamespacedPath(const api::Client& client, const std::string& what);
 
-int64_t NowMs();
 bool StdoutIsTty();
 
 }  // namespace rsl::cli

@@ -10,6 +10,7 @@
 
 #include "api/client.h"
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "cli/cli.h"
 #include "cli/workload_client.h"
@@ -57,7 +58,7 @@ void RunWorkloadList(const WorkloadListFlags& f) {
   if (f.conn.output == "json" || f.conn.output == "yaml") {
     return PrintStructured(list, f.conn.output);
   }
-  std::cout << FormatList(list, f.conn.output == "wide", f.all_namespaces, NowMs());
+  std::cout << FormatList(list, f.conn.output == "wide", f.all_namespaces, Env::Default()->NowMs());
 }
 
 void RunWorkloadStatus(const WorkloadStatusFlags& f) {
@@ -85,7 +86,7 @@ void RunWorkloadStatus(const WorkloadStatusFlags& f) {
       last = now;
     } else {
       std::string line = FormatStatusLine(w);
-      if (line != last) std::cout << LocalTime(NowMs()) << " " << line << std::endl;
+      if (line != last) std::cout << LocalTime(Env::Default()->NowMs()) << " " << line << std::endl;
       last = line;
     }
     if (IsTerminal(phase)) break;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "base/codes.h"
+#include "base/fake_env.h"
 #include "data/quality.h"
 #include "data/test_util.h"
 
@@ -17,10 +18,17 @@ constexpr char kSchema[] = R"({"type":"record","name":"e","fields":[
   {"name":"ts","type":"long","logicalType":"timestamp-millis"},
   {"name":"tags","type":{"type":"array","items":"string"}}]})";
 
+// The validation clock, pinned at `now_ms` (each Validate reads it once, at its start).
+Env* ClockAt(int64_t now_ms) {
+  static FakeClockEnv env;
+  env.SetNowMs(now_ms);
+  return &env;
+}
+
 ValidateOptions Opts() {
   ValidateOptions o;
   o.threads = 2;
-  o.now_ms = 1718445600000 + 1000;
+  o.env = ClockAt(1718445600000 + 1000);
   o.read.text_chunk_bytes = 64;
   return o;
 }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/sha256.h"
 #include "base/strings.h"
 
@@ -91,12 +92,6 @@ std::string FormatBytes(int64_t b) {
   return buf;
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 //! The default unique key: the first field named `id` or ending in `_id`.
 std::string DefaultKey(const schema::Schema& s) {
   for (const auto& f : s.record().fields) {
@@ -138,7 +133,7 @@ class Validator {
   Validator(Catalog* catalog, const ValidateOptions& opt) : catalog_(catalog), opt_(opt) {
     threads_ = opt.threads > 0 ? opt.threads
                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    now_ms_ = opt.now_ms > 0 ? opt.now_ms : NowMs();
+    now_ms_ = (opt.env ? opt.env : Env::Default())->NowMs();
   }
 
   ValidationReport Run(const spec::DataInput& input, bool profile_only) {

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/env.h"
 #include "base/status.h"
 #include "data/catalog.h"
 #include "data/distinct.h"
@@ -30,7 +31,7 @@ struct ValidateOptions {
   int threads = 0;                                 //!< 0: all cores
   int64_t distinct_budget = kDefaultDistinctBudget;  //!< bytes before exact-distinct spills
   std::string spill_dir;                           //!< "" : a temporary directory
-  int64_t now_ms = 0;                              //!< 0: the clock (tests pin it)
+  Env* env = nullptr;  //!< the clock (freshness); nullptr: Env::Default() (tests: a fake one)
   bool checksum = true;                            //!< sha256 of every file (DataDescriptor)
   ReadOptions read;
 };

@@ -1,6 +1,7 @@
 // The quality engine end to end on CSV data it writes itself: each kind of violation produces
 // its exact code and message (SPEC.md "data").
 #include "data/quality.h"
+#include "base/fake_env.h"
 
 #include <gtest/gtest.h>
 
@@ -38,10 +39,17 @@ std::string Csv(int n, const std::function<void(int, std::vector<std::string>*)>
   return out;
 }
 
+// The validation clock, pinned at `now_ms` (each Validate reads it once, at its start).
+Env* ClockAt(int64_t now_ms) {
+  static FakeClockEnv env;
+  env.SetNowMs(now_ms);
+  return &env;
+}
+
 ValidateOptions Opts(int64_t now_ms = kBase / 1000 + 600000) {
   ValidateOptions o;
   o.threads = 2;
-  o.now_ms = now_ms;
+  o.env = ClockAt(now_ms);
   o.read.text_chunk_bytes = 16 << 10;  // several chunks per file
   return o;
 }

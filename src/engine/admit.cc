@@ -138,7 +138,7 @@ Status Engine::Impl::Recover() {
       continue;
     }
     // Another live engine (a `seedctl run` still going) drives it: leave it alone.
-    int owner = LockRunOwner(run.run_dir);
+    int owner = LockRunOwner(env_, run.run_dir);
     if (owner < 0) continue;
     if (run.phase == store::kPending) {
       auto workload = std::make_shared<spec::Workload>(std::move(*w));

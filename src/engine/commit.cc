@@ -2,24 +2,18 @@
 // the first rename and "committed" after the manifest; non-atomic: each step as it
 // succeeds) or discarding staging (keepOnFailure steps kept and named), then the terminal
 // record, the run's event and the AfterRun hooks. Every step here is idempotent, so a
-// recovered engine simply does it again.
+// recovered engine simply does it again. Every file operation goes through the engine's Env,
+// so fault tests fail each rename and fsync of a commit in turn.
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
-#include <filesystem>
 #include <set>
 
 #include "base/codes.h"
-#include "base/file.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
 
@@ -28,28 +22,20 @@ namespace {
 
 constexpr char kManifest[] = "_RSL_COMMIT";  // data::kCommitManifest: readers' commit point
 
-int64_t TreeBytes(const std::string& dir) {
-  std::error_code ec;
-  int64_t total = 0;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
-  }
-  return total;
-}
-
 // The run's own output directory (no data.output): only this engine writes there.
 std::string RunOutputs(const RunCtx* r) { return r->run.run_dir + "/outputs"; }
 
 // A published output directory opens to its readers: an isolated step made its staging 0700
 // for itself (backend/identity.h). Not recursive: the files keep the modes the step gave
-// them. Through an O_NOFOLLOW descriptor, so a link in its place is never followed.
-void OpenToReaders(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && (st.st_mode & 0755) != 0755) (void)fchmod(fd, (st.st_mode & 07777) | 0755);
-  close(fd);
+// them. Never through a link in its place (Env::OpenDirTo). Best effort: the output is
+// published either way.
+void OpenToReaders(Env* env, const std::string& dir) { (void)env->OpenDirTo(dir, 0755); }
+
+// A failed publication as the run reports it: IO_ERROR whatever the rename said.
+Status PublishError(Status s, const std::string& hint = "") {
+  s.error().code = codes::kIoError;
+  if (!hint.empty()) s.error().hint = hint;
+  return s;
 }
 
 }  // namespace
@@ -85,49 +71,52 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
   std::string root = OutputRoot(r, &fallback);
   if (root.find("://") != std::string::npos) {
     std::string dest = root + "/" + name;
-    if (!PathExists(staging)) RSL_RETURN_IF_ERROR(MakeDirs(staging));
-    *bytes = TreeBytes(staging);
+    if (!env_->PathExists(staging)) RSL_RETURN_IF_ERROR(env_->MakeDirs(staging));
+    *bytes = TreeBytes(env_, staging);
     RSL_RETURN_IF_ERROR(hooks_.publisher->Publish(staging, dest));
     *published = dest;
     return Status::Ok();
   }
   std::string target = root + "/" + name;
-  if (sync) RSL_RETURN_IF_ERROR(MakeDirs(root));  // else the whole-run commit made it
+  if (sync) RSL_RETURN_IF_ERROR(env_->MakeDirs(root));  // else the whole-run commit made it
   // One rename in the common case (no older output, or an empty one: rename replaces it).
-  int err = rename(staging.c_str(), target.c_str()) == 0 ? 0 : errno;
-  if (err == ENOENT && root == RunOutputs(r)) {
+  Status moved = env_->Rename(staging, target);
+  if (moved.code() == codes::kNotFound && root == RunOutputs(r)) {
     // The whole staging directory became the run's outputs (CommitStagingWhole): a step
     // that succeeded on a later attempt is there under its attempt's name.
-    std::string moved = root + "/" + staging.substr(staging.rfind('/') + 1);
-    if (moved != target && rename(moved.c_str(), target.c_str()) == 0) err = 0;
+    std::string whole = root + "/" + staging.substr(staging.rfind('/') + 1);
+    if (whole != target) {
+      Status again = env_->Rename(whole, target);
+      // Anything but "not there" is a failure of its own: the output must not be dropped.
+      if (again.code() != codes::kNotFound) moved = again;
+    }
   }
-  if (err == ENOENT) {
+  if (moved.code() == codes::kNotFound) {
     // No staging: published by an earlier engine before a crash, or the backend never
     // made one (the in-process test backend): then there is nothing to publish.
-    if (!PathExists(target)) {
+    if (!env_->PathExists(target)) {
       published->clear();
       *bytes = 0;
       return Status::Ok();
     }
-  } else if (err == ENOTEMPTY || err == EEXIST) {
+  } else if (moved.code() == codes::kConflict) {
     // An older run's output: moved aside, replaced in one rename, then removed.
     std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
-    RSL_RETURN_IF_ERROR(RemoveAll(trash));
-    if (rename(target.c_str(), trash.c_str()) != 0) {
-      return OsError(codes::kIoError, "cannot move aside", target, errno);
-    }
-    if (rename(staging.c_str(), target.c_str()) != 0) {
-      return OsError(codes::kIoError, "cannot publish", target, errno);
-    }
-    RSL_RETURN_IF_ERROR(RemoveAll(trash));
-  } else if (err != 0) {
-    return OsError(codes::kIoError, "cannot publish", target, err)
-        .Hint("staging and data.output must be on one file system for an atomic rename");
+    RSL_RETURN_IF_ERROR(env_->RemoveAll(trash));
+    Status aside = env_->Rename(target, trash);
+    if (!aside.ok()) return PublishError(aside);
+    Status replaced = env_->Rename(staging, target);
+    if (!replaced.ok()) return PublishError(replaced);
+    *published = target;  // in place now, whatever fails next
+    RSL_RETURN_IF_ERROR(env_->RemoveAll(trash));
+  } else if (!moved.ok()) {
+    return PublishError(moved,
+                        "staging and data.output must be on one file system for an atomic rename");
   }
-  OpenToReaders(target);
-  if (sync) RSL_RETURN_IF_ERROR(SyncDir(root));
-  *published = target;
-  *bytes = TreeBytes(target);
+  *published = target;  // in place now, whatever fails next
+  OpenToReaders(env_, target);
+  if (sync) RSL_RETURN_IF_ERROR(env_->SyncDir(root));
+  *bytes = TreeBytes(env_, target);
   return Status::Ok();
 }
 
@@ -141,9 +130,10 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
 // exist, another file system) is left to the per-step publication.
 Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool* renamed) {
   std::string staging = r->run.run_dir + "/staging";
-  struct stat st_staging, st_run;
-  if (PathExists(root) || stat(staging.c_str(), &st_staging) != 0 ||
-      stat(r->run.run_dir.c_str(), &st_run) != 0 || st_staging.st_dev != st_run.st_dev) {
+  if (env_->PathExists(root)) return Status::Ok();
+  auto st_staging = env_->Stat(staging);
+  auto st_run = env_->Stat(r->run.run_dir);
+  if (!st_staging.ok() || !st_run.ok() || st_staging->device != st_run->device) {
     return Status::Ok();
   }
   std::set<std::string> keep;  // entries of staging that are outputs
@@ -153,35 +143,27 @@ Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool
     std::string last = StagingDir(r->run.run_dir, name, r->records[i].attempts);
     keep.insert(last.substr(staging.size() + 1));
   }
-  std::error_code ec;
-  std::vector<std::string> remove;
-  for (auto it = std::filesystem::directory_iterator(staging, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    std::string entry = it->path().filename().string();
-    if (!keep.count(entry)) remove.push_back(staging + "/" + entry);
+  auto entries = env_->ListDir(staging);
+  if (!entries.ok()) return entries.status();
+  for (const auto& entry : *entries) {
+    if (!keep.count(entry)) RSL_RETURN_IF_ERROR(env_->RemoveAll(staging + "/" + entry));
   }
-  if (ec) return OsError(codes::kIoError, "cannot list", staging, ec.value());
-  for (const auto& path : remove) RSL_RETURN_IF_ERROR(RemoveAll(path));
   CrashPoint("mid-publish");
-  if (rename(staging.c_str(), root.c_str()) != 0) {
-    return OsError(codes::kIoError, "cannot publish", root, errno);
-  }
+  Status moved = env_->Rename(staging, root);
+  if (!moved.ok()) return PublishError(moved);
   *renamed = true;
-  OpenToReaders(root);
-  return SyncDir(r->run.run_dir);
+  OpenToReaders(env_, root);
+  return env_->SyncDir(r->run.run_dir);
 }
 
 Status Engine::Impl::DiscardRun(RunCtx* r, std::vector<std::string>* kept) {
   std::string root = r->run.run_dir + "/staging";
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(root, ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    names.push_back(it->path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
+  if (!env_->PathExists(root)) return Status::Ok();
+  auto names = env_->ListDir(root);
+  if (!names.ok()) return names.status();
+  std::sort(names->begin(), names->end());
   bool keep_any = false;
-  for (const auto& name : names) {  // <step>.<attempt>
+  for (const auto& name : *names) {  // <step>.<attempt>
     std::string step = name.substr(0, name.rfind('.'));
     int i = r->plan->IndexOf(step);
     if (i >= 0 && r->workload.pipeline.steps[size_t(i)].keep_on_failure) {
@@ -189,10 +171,56 @@ Status Engine::Impl::DiscardRun(RunCtx* r, std::vector<std::string>* kept) {
       keep_any = true;
       continue;
     }
-    RSL_RETURN_IF_ERROR(RemoveAll(root + "/" + name));
+    RSL_RETURN_IF_ERROR(env_->RemoveAll(root + "/" + name));
   }
-  if (!keep_any) RSL_RETURN_IF_ERROR(RemoveAll(root));
+  if (!keep_any) RSL_RETURN_IF_ERROR(env_->RemoveAll(root));
   return Status::Ok();
+}
+
+Status Engine::Impl::UnpublishManifest(const std::string& root) {
+  RSL_RETURN_IF_ERROR(env_->MakeDirs(root));  // the manifest goes there even with no output
+  // Readers: not committed from now on. It must be gone before the first rename, or they
+  // would take a mix of old and new outputs for the old commit.
+  RSL_RETURN_IF_ERROR(env_->RemoveAll(root + "/" + kManifest));
+  // A manifest write cut short by a crash leaves its temporary file: remove it.
+  auto names = env_->ListDir(root);
+  if (!names.ok()) return Status::Ok();
+  for (const auto& name : *names) {
+    if (StartsWith(name, std::string(kManifest) + ".tmp."))
+      (void)env_->RemoveAll(root + "/" + name);
+  }
+  return Status::Ok();
+}
+
+std::string Engine::Impl::UndoCommit(RunCtx* r, const std::string& root, bool touched,
+                                     const std::vector<std::string>& published_dirs) {
+  std::vector<std::string> problems;
+  auto note = [&](const Status& st) {
+    if (!st.ok()) problems.push_back(st.error().message);
+  };
+  if (touched) {
+    // First the commit point, in case the failure came after the manifest was renamed in.
+    note(env_->RemoveAll(root + "/" + kManifest));
+    if (root == RunOutputs(r)) {
+      note(env_->RemoveAll(root));  // the run's own: everything in it came from this commit
+    } else {
+      for (const auto& dir : published_dirs) note(env_->RemoveAll(dir));
+      // An older output moved aside when replacing it failed: it is not committed any more
+      // (its manifest is gone), and nobody else would remove it.
+      std::string trash = ".rsl-trash-" + r->run.id + "-";
+      if (auto names = env_->ListDir(root); names.ok()) {
+        for (const auto& name : *names) {
+          if (StartsWith(name, trash)) note(env_->RemoveAll(root + "/" + name));
+        }
+      }
+    }
+  }
+  std::vector<std::string> kept;
+  note(DiscardRun(r, &kept));
+  std::string msg = "published and staged outputs removed";
+  if (!kept.empty()) msg += "; kept (keepOnFailure): " + Join(kept, ", ");
+  if (!problems.empty()) msg += "; " + Join(problems, "; ");
+  return msg;
 }
 
 void Engine::Impl::FinishRun(RunCtx* r) {
@@ -210,69 +238,77 @@ void Engine::Impl::FinishRun(RunCtx* r) {
         r->run.commit_state = store::kCommitCommitting;  // decided before the first rename
         store::Batch decide;
         decide.runs.push_back(r->run);
-        Commit(&decide);
+        if (!Commit(&decide)) return;  // stopping: nothing renamed, recovery decides again
       }
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       Status s;
       bool fresh = false;  // root was staging a moment ago: no manifest, no leftover in it
       if (root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh);
-      if (local && s.ok() && !fresh) {
-        s = MakeDirs(root);  // the manifest goes there even if no step staged anything
-        (void)RemoveAll(root + "/" + kManifest);  // readers: not committed now
-        // A manifest write cut short by a crash leaves its temporary file: remove it.
-        std::error_code ec;
-        for (auto it = std::filesystem::directory_iterator(root, ec);
-             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-          if (StartsWith(it->path().filename().string(), std::string(kManifest) + ".tmp.")) {
-            (void)RemoveAll(it->path().string());
-          }
-        }
-      }
+      if (local && s.ok() && !fresh) s = UnpublishManifest(root);
+      // From here on this commit may have changed what is under root (the run's own outputs
+      // are this run's alone: always).
+      bool touched = s.ok() || root == RunOutputs(r);
       nlohmann::json files = nlohmann::json::array();
+      std::vector<std::string> published_dirs;  // under root now: undone if the commit fails
       for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
         if (r->records[i].phase != store::kSucceeded) continue;
         std::string published;
         int64_t bytes = 0;
         s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local);
-        if (!s.ok()) break;
+        if (!s.ok()) {
+          if (!published.empty()) published_dirs.push_back(published);  // moved, then failed
+          break;
+        }
         const std::string& name = r->workload.pipeline.steps[i].name;
         r->records[i].output_dir = published;
         b.steps.push_back(r->records[i]);
         if (!published.empty()) {
+          published_dirs.push_back(published);
           b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
           b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
           files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
         }
         CrashPoint("mid-publish");
       }
-      if (s.ok() && local) s = SyncDir(root);  // every rename durable before the manifest
+      if (s.ok() && local) s = env_->SyncDir(root);  // every rename durable before the manifest
       if (s.ok() && local) {
         nlohmann::json manifest = {{"run_id", r->run.id}, {"workload_id", r->version.id},
                                    {"committed_at", NowMs()}, {"outputs", files}};
-        s = WriteFileAtomic(root + "/" + kManifest, manifest.dump(2) + "\n");
+        s = env_->WriteFileAtomic(root + "/" + kManifest, manifest.dump(2) + "\n");
       }
-      // What is left in staging are failed attempts' outputs: never published.
-      if (s.ok()) s = RemoveAll(r->run.run_dir + "/staging");
       if (s.ok()) {
+        // Committed: the manifest is durable. What is left in staging are failed attempts'
+        // outputs, never published; failing to remove them does not undo the commit.
         std::string msg =
             "published " + std::to_string(files.size()) + " step output(s) under " + root;
         if (fallback) {
           msg += " (data.output.uri " + r->workload.data.output->uri +
                  " has no storage here; published under the run directory instead)";
         }
-        AddEvent(&b, r->run.id, "", "OutputCommitted", msg, fallback);
+        Status cleaned = env_->RemoveAll(r->run.run_dir + "/staging");
+        if (!cleaned.ok()) msg += "; staging left: " + cleaned.error().message;
+        AddEvent(&b, r->run.id, "", "OutputCommitted", msg, fallback || !cleaned.ok());
         r->run.commit_state = store::kCommitCommitted;
         committed_uri = root;
       } else {
         phase = store::kFailed;
-        code = s.code();
+        // A file-system failure whatever the call said (a rename's "not found" included);
+        // a publisher's own code (an unreachable object store) as it is.
+        code = s.code() == codes::kNotFound || s.code() == codes::kConflict ? codes::kIoError
+                                                                            : s.code();
         message = "output commit failed: " + s.error().message;
         AddEvent(&b, r->run.id, "", "OutputCommitFailed", message, true);
+        // Nothing of the run stays published: the outputs recorded above are not.
+        b.steps.clear();
+        b.artifacts.clear();
+        b.lineage.clear();
+        AddEvent(&b, r->run.id, "", "OutputDiscarded",
+                 UndoCommit(r, root, local && touched, published_dirs), false);
         r->run.commit_state = store::kCommitDiscarded;
       }
     } else {
-      (void)RemoveAll(r->run.run_dir + "/staging");  // failed attempts' outputs only
+      (void)env_->RemoveAll(r->run.run_dir + "/staging");  // failed attempts' outputs only
       r->run.commit_state = store::kCommitCommitted;
       committed_uri = root;
     }
@@ -298,7 +334,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       {store::kTimedOut, "TimedOut"}, {store::kCancelled, "Cancelled"}};
   std::string ev = phase == store::kSucceeded ? "the run succeeded" : code + ": " + message;
   AddEvent(&b, r->run.id, "", kReasons.at(phase), ev, phase != store::kSucceeded);
-  Commit(&b);
+  if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the run
   for (const auto& h : hooks_.steps) h->AfterRun(r->info, phase, committed_uri);
   {
     std::lock_guard<std::mutex> lock(ev_mu_);

@@ -117,10 +117,13 @@ std::string DepEnvName(const std::string& step) {
   return out;
 }
 
-Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
+Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks,
                    EngineOptions options)
-    : store_(store), backend_(backend), hooks_(std::move(hooks)), clock_(clock),
-      opts_(std::move(options)) {}
+    : store_(store),
+      backend_(backend),
+      hooks_(std::move(hooks)),
+      opts_(std::move(options)),
+      env_(opts_.env ? opts_.env : Env::Default()) {}
 
 Engine::Impl::~Impl() { Stop(false); }
 
@@ -128,8 +131,8 @@ Status Engine::Impl::Start() {
   if (std::string runs = RunsDirOf(opts_); !runs.empty()) {
     // Passable, not listable: a step reaches its own directories by their names and learns
     // no other run's id.
-    RSL_RETURN_IF_ERROR(MakeDirs(runs));
-    if (chmod(runs.c_str(), 0711) != 0) return OsError(codes::kIoError, "cannot chmod", runs, errno);
+    RSL_RETURN_IF_ERROR(env_->MakeDirs(runs));
+    RSL_RETURN_IF_ERROR(env_->Chmod(runs, 0711));
   }
   auto nodes = backend_->ListNodes();
   if (!nodes.ok()) return nodes.status();
@@ -202,7 +205,7 @@ void Engine::Impl::Loop() {
         if (!attempts_.empty()) wake = std::min(wake, next_progress_poll_);
         int64_t now = NowMs();
         if (wake <= now) break;
-        clock_->WaitUntil(cv_, lock, wake);
+        env_->WaitUntil(cv_, lock, wake);
         if (NowMs() >= wake) break;
       }
       if (stopping_) return;
@@ -225,7 +228,9 @@ void Engine::Impl::Loop() {
       next_progress_poll_ = now + opts_.progress_poll_ms;
     }
     current_batch_ = nullptr;
-    Commit(&batch);
+    // Nothing decided this turn is acted on unless it is durable: an engine stopped while
+    // its store refuses the batch leaves it all to recovery.
+    if (!Commit(&batch)) return;
     if (!ended_unadmitted_.empty()) {  // their terminal record is durable now
       {
         std::lock_guard<std::mutex> lock(ev_mu_);
@@ -238,14 +243,14 @@ void Engine::Impl::Loop() {
   }
 }
 
-void Engine::Impl::Commit(store::Batch* b) {
-  if (b->empty()) return;
+bool Engine::Impl::Commit(store::Batch* b) {
+  if (b->empty()) return true;
   while (true) {
     Status s = store_->Apply(b);
     if (s.ok()) break;
     fprintf(stderr, "rsl engine: cannot record state (will retry): %s\n", s.ToString().c_str());
     std::unique_lock<std::mutex> lock(mu_);
-    if (stopping_) return;
+    if (stopping_) return false;
     cv_.wait_for(lock, std::chrono::milliseconds(kStoreRetryMs));
   }
   std::vector<Subscriber> subs;
@@ -260,6 +265,7 @@ void Engine::Impl::Commit(store::Batch* b) {
     for (const auto& fn : subs) fn(e);
   }
   ev_cv_.notify_all();
+  return true;
 }
 
 void Engine::Impl::AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,
@@ -628,7 +634,7 @@ void Engine::Impl::Perform(Actions* a) {
       AddEvent(&b, r->run.id, name, "OutputCommitFailed", s.error().message, true);
     }
   }
-  Commit(&published_batch);
+  if (!Commit(&published_batch)) return;  // stopping: the rest waits for recovery
   for (auto [r, i] : a->launches) {
     const backend::LaunchSpec& spec = r->launch[size_t(i)];
     CrashPoint("after-launch-record");
@@ -689,7 +695,7 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   RSL_RETURN_IF_ERROR(store_->Apply(&b));
   v = b.versions[0];
   auto workload = std::make_shared<spec::Workload>(w);
-  int owner = LockRunOwner(run.run_dir);
+  int owner = LockRunOwner(env_, run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
   admissions_.emplace_back([this, workload, v, run, owner] { Admit(workload, v, run, owner); });
@@ -803,10 +809,8 @@ void Engine::Impl::EmitEvent(const std::string& run_id, const std::string& step,
 
 // --- Engine forwards to Impl -------------------------------------------------------------
 
-Engine::Engine(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
-               EngineOptions options)
-    : impl_(std::make_unique<Impl>(store, backend, std::move(hooks), clock,
-                                   std::move(options))) {}
+Engine::Engine(store::Store* store, backend::Backend* backend, Hooks hooks, EngineOptions options)
+    : impl_(std::make_unique<Impl>(store, backend, std::move(hooks), std::move(options))) {}
 Engine::~Engine() = default;
 Status Engine::Start() { return impl_->Start(); }
 void Engine::Stop(bool stop_steps) { impl_->Stop(stop_steps); }

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/env.h"
 #include "base/status.h"
-#include "engine/clock.h"
 #include "engine/hooks.h"
 #include "spec/names.h"
 #include "spec/workload.h"
@@ -44,6 +44,9 @@ struct EngineOptions {
   int64_t progress_poll_ms = 1'000;
   //! Environment variables passed from the engine's environment to every step (PATH, HOME...).
   std::vector<std::string> inherited_env = spec::EngineBasicEnvNames();
+  //! The clock, and the file system of the runs directory and of output commits (tests: a
+  //! fake clock, injected faults). nullptr: Env::Default(). Must outlive the Engine.
+  Env* env = nullptr;
 };
 
 struct SubmitOptions {
@@ -80,10 +83,9 @@ class RunPlan;
 
 class Engine {
  public:
-  //! `store`, `backend` and `clock` must outlive the Engine. The backend's callbacks are
-  //! taken over by the engine. Call Start() before Submit/Recover.
-  Engine(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
-         EngineOptions options);
+  //! `store` and `backend` must outlive the Engine. The backend's callbacks are taken over
+  //! by the engine. Call Start() before Submit/Recover.
+  Engine(store::Store* store, backend::Backend* backend, Hooks hooks, EngineOptions options);
   ~Engine();  //!< Stop()s.
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

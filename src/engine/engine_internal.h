@@ -97,8 +97,8 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& json);
 
 //! Builds a RunCtx (records, parsed `when`s, per-step slots) for a workload and its run.
 //! Takes <run_dir>/owner.lock (exclusive, non-blocking): one engine drives a run at a time.
-//! Returns the fd, or -1 when another live engine holds it.
-int LockRunOwner(const std::string& run_dir);
+//! Returns the fd, or -1 when another live engine holds it. Makes the run directory first.
+int LockRunOwner(Env* env, const std::string& run_dir);
 
 std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
                                   const store::Run& run, const std::string& state_dir,
@@ -106,8 +106,7 @@ std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::Workload
 
 class Engine::Impl : public RunControl {
  public:
-  Impl(store::Store* store, backend::Backend* backend, Hooks hooks, Clock* clock,
-       EngineOptions options);
+  Impl(store::Store* store, backend::Backend* backend, Hooks hooks, EngineOptions options);
   ~Impl() override;
 
   Status Start();
@@ -149,7 +148,10 @@ class Engine::Impl : public RunControl {
   //! Advances a run's plan and turns its decisions into records, events and actions.
   void Drive(RunCtx* r, store::Batch* b, Actions* a);
   void PollProgress(store::Batch* b);
-  void Commit(store::Batch* b);
+  //! Applies the batch, retrying every kStoreRetryMs while the store fails (a full disk may
+  //! come back), then tells the subscribers. False only when the engine stops before the
+  //! batch is durable: then the caller must not act on it.
+  bool Commit(store::Batch* b);
   void Perform(Actions* a);
   void FinishRun(RunCtx* r);  // commit or discard, record the terminal phase, AfterRun
 
@@ -158,13 +160,23 @@ class Engine::Impl : public RunControl {
                                           const std::vector<int>& gpus);
   std::string OutputDirFor(RunCtx* r, int i);  // what dependents get as RSL_INPUT_<DEP>
   // commit.cc
-  //! Publishes step i's successful staging (`published` left empty when it has none).
+  //! Publishes step i's successful staging (`published` left empty when it has none; set,
+  //! even on an error, once the output is in place).
   //! `sync`: make the output root and fsync it now; a whole-run commit makes it before and
   //! syncs it once after every step is renamed.
   Status PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes, bool sync = true);
   //! `renamed`: set when staging became `root` just now (then it holds step outputs only).
   Status CommitStagingWhole(RunCtx* r, const std::string& root, bool* renamed);
   Status DiscardRun(RunCtx* r, std::vector<std::string>* kept);
+  //! Makes `root` and removes its manifest (and temporary manifests a crash left): from here
+  //! on readers take it as not committed. Errors: the manifest cannot be removed.
+  Status UnpublishManifest(const std::string& root);
+  //! After a failed atomic commit: removes the manifest and what the commit published under
+  //! the local `root` (all of it when root is the run's own outputs/) if it `touched` root
+  //! (an older commit it never got to change stays whole), then discards staging. Returns
+  //! the OutputDiscarded message (what was kept, what could not be removed).
+  std::string UndoCommit(RunCtx* r, const std::string& root, bool touched,
+                         const std::vector<std::string>& published_dirs);
   std::string OutputRoot(RunCtx* r, bool* fallback);
 
   // Placement bookkeeping (loop thread).
@@ -178,13 +190,13 @@ class Engine::Impl : public RunControl {
   void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
              int owner_fd);
   Result<bool> EvalWhen(RunCtx* r, int i);
-  int64_t NowMs() { return clock_->NowMs(); }
+  int64_t NowMs() { return env_->NowMs(); }
 
   store::Store* store_;
   backend::Backend* backend_;
   Hooks hooks_;
-  Clock* clock_;
   EngineOptions opts_;
+  Env* env_;                                       // opts_.env or Env::Default()
   std::vector<sched::Node> nodes_;                 // loop thread (after Start): with usage
   std::vector<sched::Node> inventory_;             // const after Start: admission reads it
   int64_t default_cpu_millis_ = 1000;              // const after Start: DefaultCpuMillis

@@ -50,7 +50,8 @@ struct Fixture {
     engine.reset();
     EngineOptions opts;
     opts.state_dir = dir;
-    engine = std::make_unique<Engine>(store.get(), &backend, hooks, &clock, opts);
+    opts.env = &clock;
+    engine = std::make_unique<Engine>(store.get(), &backend, hooks, opts);
     EXPECT_TRUE(engine->Start().ok());
   }
   std::vector<std::string> Reasons(const std::string& run_id, const std::string& step = "*") {

@@ -95,11 +95,11 @@ RunCtx::~RunCtx() {
   if (owner_fd >= 0) close(owner_fd);
 }
 
-int LockRunOwner(const std::string& run_dir) {
-  if (!MakeDirs(run_dir).ok()) return -1;
+int LockRunOwner(Env* env, const std::string& run_dir) {
+  if (!env->MakeDirs(run_dir).ok()) return -1;
   // Passable, not listable: an isolated step reaches its own directories below by name and
   // learns nothing else of the run (docs/security.md).
-  (void)chmod(run_dir.c_str(), 0711);
+  (void)env->Chmod(run_dir, 0711);
   int fd = open((run_dir + "/owner.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

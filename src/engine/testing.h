@@ -1,4 +1,4 @@
-// Test doubles for the engine: a fake clock the test advances, a fake backend the test
+// Test doubles for the engine: a fake clock the test advances (an Env), a fake backend the test
 // drives (launches are recorded; the test decides how each attempt ends), and an
 // in-process backend that ends every attempt at once (benchmarks: the engine's own cost).
 #pragma once
@@ -13,25 +13,14 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/fake_env.h"
 #include "base/file.h"
-#include "engine/clock.h"
 
 namespace rsl::engine::testing {
 
-class FakeClock : public Clock {
- public:
-  explicit FakeClock(int64_t start_ms = 1'718'409'600'000) : now_(start_ms) {}
-  int64_t NowMs() override { return now_.load(); }
-  void Advance(int64_t ms) { now_ += ms; }
-  //! Fake time does not pass while waiting: re-check often (test-only polling).
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 int64_t deadline_ms) override {
-    cv.wait_for(lock, std::chrono::milliseconds(1));
-  }
-
- private:
-  std::atomic<int64_t> now_;
-};
+//! Real files and processes, a clock the test advances (Advance(ms)); hand it to the engine
+//! as EngineOptions::env.
+using FakeClock = FakeClockEnv;
 
 //! Records launches (after making the attempt's directories, as a real backend does); the test ends attempts with Finish(). Stop() ends the attempt as
 //! cancelled / timed out at once unless `hold_stops` is set.

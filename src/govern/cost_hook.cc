@@ -1,6 +1,5 @@
 #include "govern/cost_hook.h"
 
-#include <chrono>
 #include <cstdio>
 
 namespace rsl::govern {
@@ -9,12 +8,6 @@ namespace {
 
 constexpr char kPricingAnnotation[] = "rsl.cost/pricing";
 constexpr char kDeviceAnnotation[] = "rsl.cost/device-model";
-
-int64_t WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -30,8 +23,8 @@ const char* ExitKindString(backend::ExitKind kind) {
   return "Unknown";
 }
 
-CostHook::CostHook(std::string state_dir, std::function<int64_t()> now_ms)
-    : state_dir_(std::move(state_dir)), now_ms_(now_ms ? std::move(now_ms) : WallClockMs) {}
+CostHook::CostHook(std::string state_dir, Env* env)
+    : state_dir_(std::move(state_dir)), env_(env ? env : Env::Default()) {}
 
 std::string CostHook::last_error() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -85,7 +78,7 @@ Status CostHook::AfterStep(const engine::RunInfo& run, const spec::Step& step,
   if (!cost.ok()) return fail(cost.error());
 
   CostRecord r;
-  r.ended_at_ms = now_ms_();
+  r.ended_at_ms = env_->NowMs();
   r.run_id = run.run_id;
   r.workload_id = run.workload_id;
   r.workload = w ? w->name : "";

@@ -7,11 +7,11 @@
 // default on-demand. Labels team/project/model/stage come from metadata.labels.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "base/env.h"
 #include "engine/hooks.h"
 #include "govern/cost.h"
 
@@ -19,8 +19,9 @@ namespace rsl::govern {
 
 class CostHook : public engine::StepHook {
  public:
-  //! `state_dir`: where rsl.db and prices.yaml live. `now_ms` is the clock (tests fake it).
-  explicit CostHook(std::string state_dir, std::function<int64_t()> now_ms = nullptr);
+  //! `state_dir`: where rsl.db and prices.yaml live. `env` is the clock (tests fake it);
+  //! nullptr: Env::Default(). It must outlive the hook.
+  explicit CostHook(std::string state_dir, Env* env = nullptr);
 
   std::string name() const override { return "cost"; }
   //! Records the attempt; never fails the step (accounting errors go to stderr and the
@@ -33,7 +34,7 @@ class CostHook : public engine::StepHook {
 
  private:
   std::string state_dir_;
-  std::function<int64_t()> now_ms_;
+  Env* env_;
   mutable std::mutex mu_;
   std::unique_ptr<CostStore> store_;  // GUARDED_BY(mu_), opened on first use
   std::string last_error_;            // GUARDED_BY(mu_)

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fake_env.h"
 #include "base/file.h"
 #include "govern/cost_hook.h"
 
@@ -184,8 +185,8 @@ TEST(CostHook, RecordsEveryAttemptWithLabels) {
   spec::Step step;
   step.name = "train";
   engine::RunInfo run{"wl-20240101-abcdef12", "run-1", dir, dir + "/runs/run-1", &w};
-  int64_t now = 5000;
-  CostHook hook(dir, [&] { return now; });
+  FakeClockEnv clock(5000);
+  CostHook hook(dir, &clock);
   engine::StepOutcome out;
   out.step = "train";
   out.attempt = 1;
@@ -201,7 +202,7 @@ TEST(CostHook, RecordsEveryAttemptWithLabels) {
   EXPECT_TRUE(hook.AfterStep(run, step, out).ok());
   out.attempt = 2;
   out.exit.kind = backend::ExitKind::kSucceeded;
-  now = 9000;
+  clock.SetNowMs(9000);
   EXPECT_TRUE(hook.AfterStep(run, step, out).ok());
   EXPECT_EQ(hook.last_error(), "");
   auto store = CostStore::Open(dir);

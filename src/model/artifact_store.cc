@@ -1,10 +1,10 @@
 #include "model/artifact_store.h"
 
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "model/env_registry.h"
@@ -16,12 +16,6 @@ using nlohmann::json;
 
 constexpr char kStatementType[] = "https://in-toto.io/Statement/v1";
 constexpr char kPredicateType[] = "https://rsl.dev/provenance/model/v1";
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 json ToJson(const ModelArtifact& a) {
   json files = json::array();
@@ -115,7 +109,7 @@ Result<std::unique_ptr<ArtifactStore>> ArtifactStore::Open(const std::string& st
 Result<int64_t> ArtifactStore::Record(const ModelArtifact& artifact) {
   std::lock_guard<std::mutex> lock(mu_);
   ModelArtifact a = artifact;
-  a.created_at_ms = NowMs();
+  a.created_at_ms = Env::Default()->NowMs();
   if (a.state.empty()) a.state = kArtifactStaged;
   RSL_RETURN_IF_ERROR(db_->Begin());
   auto del = db_->Prepare("DELETE FROM model_artifacts WHERE run_id = ? AND step = ?");

@@ -1,9 +1,9 @@
 #include "model/env_registry.h"
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/strings.h"
 
@@ -52,12 +52,6 @@ const std::vector<std::string> kMigrationList = {
 const std::vector<std::string>& ModelMigrations() { return kMigrationList; }
 
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 json PackageToJson(const Package& p) {
   return {{"name", p.name},
@@ -220,7 +214,7 @@ Result<Environment> EnvRegistry::Register(const RegisterRequest& request) {
   auto ins = InspectNow(env);
   if (!ins.ok()) return ins.error();
   env.inspection = std::move(ins).value();
-  env.registered_at_ms = NowMs();
+  env.registered_at_ms = Env::Default()->NowMs();
 
   std::lock_guard<std::mutex> lock(mu_);
   auto st = db_->Prepare(

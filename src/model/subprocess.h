@@ -16,8 +16,9 @@ struct ProcessResult {
   std::string out;     //!< stdout (stderr is merged in when `merge_stderr`)
 };
 
-//! Runs argv[0] (looked up on PATH if it has no '/') with `env` as its whole environment.
-//! Kills it (SIGKILL) past `timeout_ms`, then fails with IO_ERROR "timed out"; output beyond
+//! Runs argv[0] (looked up on PATH if it has no '/') with `env` as its whole environment,
+//! through Env::Default()'s process API. Kills it and what it started (SIGKILL to its
+//! process group) past `timeout_ms`, then fails with IO_ERROR "timed out"; output beyond
 //! `max_output` bytes fails too, so a runaway program cannot exhaust memory.
 Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
                                  const std::map<std::string, std::string>& env, int64_t timeout_ms,

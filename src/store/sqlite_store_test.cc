@@ -8,6 +8,7 @@
 
 #include "base/codes.h"
 #include "base/sqlite.h"
+#include "store/failing_store.h"
 #include "store/store.h"
 
 namespace rsl::store {
@@ -101,6 +102,31 @@ TEST(StoreTest, FailedBatchAppliesNothing) {
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 1u);
   EXPECT_EQ((*events)[0].reason, "Admitted");
+}
+
+TEST(StoreTest, FailingStoreFailsTheNthApplyAndForwardsTheRest) {
+  auto store = OpenSqliteStore(FreshDir("failing"));
+  ASSERT_TRUE(store.ok());
+  FailingStore failing(store->get());
+  failing.FailNthApply(2);
+  Batch b1 = NewRunBatch("wl-20240615-00000001", "fraud");
+  ASSERT_TRUE(failing.Apply(&b1).ok());
+  Batch b2 = NewRunBatch("wl-20240615-00000002", "fraud");
+  Status s = failing.Apply(&b2);
+  EXPECT_EQ(s.code(), codes::kIoError);
+  EXPECT_FALSE(failing.GetRun("wl-20240615-00000002").ok());  // nothing of it applied
+  ASSERT_TRUE(failing.Apply(&b2).ok());                       // once: the retry goes through
+  EXPECT_EQ(failing.GetRun("wl-20240615-00000002")->id, "run-20240615-00000002");
+  failing.FailNthApply(1, /*sticky=*/true);
+  Batch b3 = NewRunBatch("wl-20240615-00000003", "fraud");
+  EXPECT_FALSE(failing.Apply(&b3).ok());
+  EXPECT_FALSE(failing.Apply(&b3).ok());
+  failing.Heal();
+  EXPECT_TRUE(failing.Apply(&b3).ok());
+  EXPECT_EQ(failing.applies(), 6);
+  EXPECT_EQ(failing.failures(), 3);
+  EXPECT_EQ(failing.ListVersions("risk", "fraud")->size(), 3u);
+  EXPECT_EQ(failing.LastEventSeq(), (*store)->LastEventSeq());
 }
 
 TEST(StoreTest, UnknownRunIsNotFound) {

@@ -213,6 +213,60 @@ class Store {
                                  bool secret) = 0;
 };
 
+//! Forwards every call to `target` (which must outlive it): a subclass overrides what it
+//! changes (a benchmark's store that drops rows, a test's store that fails on demand).
+class StoreWrapper : public Store {
+ public:
+  explicit StoreWrapper(Store* target) : target_(target) {}
+  Store* target() const { return target_; }
+
+  Status Apply(Batch* batch) override { return target_->Apply(batch); }
+  Result<WorkloadVersion> GetVersion(const std::string& id) override {
+    return target_->GetVersion(id);
+  }
+  Result<std::vector<WorkloadVersion>> ListVersions(const std::string& namespace_,
+                                                    const std::string& name) override {
+    return target_->ListVersions(namespace_, name);
+  }
+  Result<Run> GetRun(const std::string& id) override { return target_->GetRun(id); }
+  Result<std::vector<Run>> ListRuns(const RunFilter& filter) override {
+    return target_->ListRuns(filter);
+  }
+  Result<std::vector<Step>> ListSteps(const std::string& run_id) override {
+    return target_->ListSteps(run_id);
+  }
+  Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) override {
+    return target_->ListAttempts(run_id);
+  }
+  Result<std::vector<Event>> ListEvents(const std::string& run_id, int64_t after_seq,
+                                        int limit = 0) override {
+    return target_->ListEvents(run_id, after_seq, limit);
+  }
+  int64_t LastEventSeq() override { return target_->LastEventSeq(); }
+  Result<std::vector<Artifact>> ListArtifacts(const std::string& run_id) override {
+    return target_->ListArtifacts(run_id);
+  }
+  Result<std::vector<LineageEdge>> ListLineage(const std::string& run_id) override {
+    return target_->ListLineage(run_id);
+  }
+  Status PutConfigMap(const ConfigMap& cm) override { return target_->PutConfigMap(cm); }
+  Result<ConfigMap> GetConfigMap(const std::string& namespace_, const std::string& name,
+                                 bool secret) override {
+    return target_->GetConfigMap(namespace_, name, secret);
+  }
+  Result<std::vector<ConfigMap>> ListConfigMaps(const std::string& namespace_,
+                                                bool secret) override {
+    return target_->ListConfigMaps(namespace_, secret);
+  }
+  Status DeleteConfigMap(const std::string& namespace_, const std::string& name,
+                         bool secret) override {
+    return target_->DeleteConfigMap(namespace_, name, secret);
+  }
+
+ private:
+  Store* target_;
+};
+
 struct StoreOptions {
   //! true: fsync on every commit (survives power loss). false: WAL synchronous=NORMAL
   //! (survives any process crash, may lose the last commits on power loss).

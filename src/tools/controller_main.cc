@@ -152,8 +152,7 @@ int main(int argc, char** argv) {
   rsl::engine::EngineOptions eo;
   eo.state_dir = f.state_dir;
   eo.runs_dir = f.runs_dir;
-  rsl::engine::Engine engine(store->get(), backend->get(), std::move(hooks),
-                             rsl::engine::RealClock(), eo);
+  rsl::engine::Engine engine(store->get(), backend->get(), std::move(hooks), eo);
   rsl::api::ControllerService service(store->get(), &engine, backend->get(), &metrics, f.state_dir);
   rsl::api::ApiServer server(&service, tokens->get(), audit->get(), &metrics);
   // The address first: a controller that cannot have its port starts and recovers nothing.

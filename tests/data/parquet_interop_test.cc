@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "base/codes.h"
+#include "base/fake_env.h"
 #include "base/file.h"
 #include "data/quality.h"
 #include "data/test_util.h"
@@ -51,10 +52,17 @@ std::string WriteDuck(const TempDir& dir, const std::string& codec, const std::s
   return out;
 }
 
+// The validation clock, pinned at `now_ms` (each Validate reads it once, at its start).
+Env* ClockAt(int64_t now_ms) {
+  static FakeClockEnv env;
+  env.SetNowMs(now_ms);
+  return &env;
+}
+
 ValidateOptions Opts() {
   ValidateOptions o;
   o.threads = 2;
-  o.now_ms = kBase / 1000 + 60000;
+  o.env = ClockAt(kBase / 1000 + 60000);
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/codes.h"
+#include "base/fake_env.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "data/catalog.h"
@@ -97,6 +98,13 @@ TEST_F(FakeNamenodes, ListsPastTheStandbyAndReadsThroughTheRedirect) {
   EXPECT_NE(missing.error().message.find("FileNotFoundException"), std::string::npos);
 }
 
+// The validation clock, pinned at `now_ms` (each Validate reads it once, at its start).
+Env* ClockAt(int64_t now_ms) {
+  static FakeClockEnv env;
+  env.SetNowMs(now_ms);
+  return &env;
+}
+
 TEST_F(FakeNamenodes, ValidatesAnHdfsInputThroughTheCatalog) {
   testing::TempDir dir;
   auto catalog = Catalog::Open(dir.path());
@@ -105,7 +113,7 @@ TEST_F(FakeNamenodes, ValidatesAnHdfsInputThroughTheCatalog) {
   auto in = testing::Input("hdfs://ns1/raw/tx", "tx_id:string,amount:float64,ts:timestamp");
   in.quality.completeness = 90;
   ValidateOptions opt;
-  opt.now_ms = 1718445600000 + 60000;
+  opt.env = ClockAt(1718445600000 + 60000);
   auto r = Validate(in, catalog->get(), opt);
   EXPECT_EQ(r.status.code(), codes::kDataCompleteness);
   EXPECT_EQ(r.status.error().message, "non-null 50.00% < 90.00% (1 of 2 null)");

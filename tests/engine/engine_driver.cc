@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   lo.state_dir = state_dir;
   lo.node_file = node_file;
   lo.nvidia_smi = "";
+  lo.isolation = "none";  // the crash test's steps append to a ledger in its own directory
   auto backend = backend::NewLocalBackend(lo);
   if (!backend.ok()) {
     fprintf(stderr, "%s\n", backend.error().ToString().c_str());
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   engine::EngineOptions eo;
   eo.state_dir = state_dir;
   eo.stop_grace_ms = 2000;
-  engine::Engine eng(store->get(), backend->get(), engine::Hooks{}, engine::RealClock(), eo);
+  engine::Engine eng(store->get(), backend->get(), engine::Hooks{}, eo);
   if (Status s = eng.Start(); !s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
     return 1;

@@ -57,7 +57,7 @@ class ProcessTest : public ::testing::Test {
     EngineOptions eo;
     eo.state_dir = dir_ + "/state";
     eo.stop_grace_ms = grace_ms;
-    engine_ = std::make_unique<Engine>(store_.get(), backend_.get(), Hooks{}, RealClock(), eo);
+    engine_ = std::make_unique<Engine>(store_.get(), backend_.get(), Hooks{}, eo);
     ASSERT_TRUE(engine_->Start().ok());
   }
 
@@ -219,7 +219,7 @@ TEST_F(ProcessTest, AStepIgnoringSigtermIsTimedOutWhenItsTimeoutFires) {
   auto timed_out = WaitForStep(id, [](const store::Step& s) {
     return s.phase != store::kPending && s.phase != store::kRunning;
   });
-  int64_t seen_at = RealClock()->NowMs();
+  int64_t seen_at = Env::Default()->NowMs();
   EXPECT_EQ(timed_out.phase, store::kTimedOut);
   EXPECT_EQ(timed_out.failure_code, codes::kStepTimedOut);
   EXPECT_EQ(timed_out.finished_at, 0);  // the attempt is still being stopped

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/local.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/sqlite.h"
-#include "engine/clock.h"
 #include "engine/engine.h"
 #include "govern/cost.h"
 #include "govern/cost_hook.h"
@@ -70,7 +70,7 @@ TEST(GovernEngine, PolicyStopsAPlateauedStepAsSuccessAndCostIsRecorded) {
   engine::EngineOptions opts;
   opts.state_dir = dir;
   opts.stop_grace_ms = 2000;
-  engine::Engine eng(store->get(), be->get(), hooks, engine::RealClock(), opts);
+  engine::Engine eng(store->get(), be->get(), hooks, opts);
   ASSERT_TRUE(eng.Start().ok());
   auto t0 = std::chrono::steady_clock::now();
   auto id = eng.Submit(parsed.workload, "test");

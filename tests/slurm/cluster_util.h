@@ -15,7 +15,7 @@
 
 namespace rsl::slurm_test {
 
-inline std::string Env(const char* name) {
+inline std::string EnvVar(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
 }
@@ -51,7 +51,8 @@ inline void UseFixtureCluster() {
 
 //! The pid of a node's slurmd, 0 if none runs.
 inline int SlurmdPid(const std::string& node) {
-  std::string pid = Sh("cat " + Env("RSL_SLURM_DIR") + "/run/slurmd-" + node + ".pid 2>/dev/null");
+  std::string pid =
+      Sh("cat " + EnvVar("RSL_SLURM_DIR") + "/run/slurmd-" + node + ".pid 2>/dev/null");
   int p = std::atoi(pid.c_str());
   return (p > 0 && ::kill(p, 0) == 0) ? p : 0;
 }

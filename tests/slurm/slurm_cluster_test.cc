@@ -90,7 +90,7 @@ class SlurmClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     UseFixtureCluster();
-    ASSERT_TRUE(PathExists(Env("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
+    ASSERT_TRUE(PathExists(EnvVar("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
     EnsureAllNodesIdle();
     dir_ = ::testing::TempDir() + "slurm_cluster_test/" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -98,7 +98,7 @@ class SlurmClusterTest : public ::testing::Test {
     ASSERT_TRUE(MakeDirs(dir_).ok());
     BackendOptions o;
     o.state_dir = dir_ + "/state";
-    o.slurm_conf = Env("SLURM_CONF");
+    o.slurm_conf = EnvVar("SLURM_CONF");
     // The backend's mechanics, with steps writing into the test's directories as our user;
     // isolation on Slurm is tested in slurm_seedctl_test.
     o.isolation = "none";

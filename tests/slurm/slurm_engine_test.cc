@@ -60,7 +60,7 @@ class SlurmEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     UseFixtureCluster();
-    ASSERT_TRUE(PathExists(Env("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
+    ASSERT_TRUE(PathExists(EnvVar("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
     EnsureAllNodesIdle();
     dir_ = ::testing::TempDir() + "slurm_engine_test/" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -78,7 +78,7 @@ class SlurmEngineTest : public ::testing::Test {
   void StartEngine(const std::string& backend_name) {
     backend::BackendOptions bo;
     bo.state_dir = dir_;
-    bo.slurm_conf = Env("SLURM_CONF");
+    bo.slurm_conf = EnvVar("SLURM_CONF");
     auto b = backend::MakeBackend(backend_name, bo);
     ASSERT_TRUE(b.ok()) << b.status().ToString();
     backend_ = std::move(*b);
@@ -90,8 +90,7 @@ class SlurmEngineTest : public ::testing::Test {
     engine::EngineOptions eo;
     eo.state_dir = dir_;
     eo.stop_grace_ms = 2000;
-    engine_ = std::make_unique<engine::Engine>(store_.get(), backend_.get(), engine::Hooks{},
-                                               engine::RealClock(), eo);
+    engine_ = std::make_unique<engine::Engine>(store_.get(), backend_.get(), engine::Hooks{}, eo);
     auto st = engine_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
   }

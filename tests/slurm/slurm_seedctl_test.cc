@@ -18,7 +18,7 @@ class SeedctlSlurmTest : public ::testing::Test {
  protected:
   void SetUp() override {
     UseFixtureCluster();
-    ASSERT_TRUE(PathExists(Env("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
+    ASSERT_TRUE(PathExists(EnvVar("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
     EnsureAllNodesIdle();
     dir_ = ::testing::TempDir() + "slurm_seedctl_test/" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();

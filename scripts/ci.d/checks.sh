@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# CI: the repository's own checks that need no build: every function docs/run_flow.md names
+# still exists where it says.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+python3 scripts/check_run_flow.py

@@ -16,6 +16,7 @@ for b in rsl-controller seedctl api_load; do
   [ -x "$bin/$b" ] || { echo "missing $bin/$b: build it (cmake --build $build --target $b)" >&2; exit 1; }
 done
 work=$(mktemp -d /tmp/rsl-api-load.XXXXXX)
+chmod 755 "$work"  # steps run as their namespace's uid and pass through it (docs/security.md)
 ctl_pid=""
 cleanup() { [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT

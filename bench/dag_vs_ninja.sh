@@ -27,6 +27,7 @@ else
 fi
 BIN=$PWD/$BUILD/bin
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rsl-dag-bench.XXXXXX")
+chmod 755 "$WORK"  # steps run as their namespace's uid and pass through it (docs/security.md)
 trap 'rm -rf "$WORK"' EXIT
 # Let the file system settle before timing (SETTLE=seconds, 0 = not at all). On ext4 without
 # a journal (this machine's root) creating an inode skips, one by one, every inode deleted in

@@ -20,6 +20,7 @@ for b in rsl-controller seedctl rsl-shim; do
 done
 command -v curl >/dev/null || { echo "needs curl" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/rsl-logs-bench.XXXXXX")
+chmod 755 "$work"  # steps run as their namespace's uid and pass through it (docs/security.md)
 ctl_pid=""
 py_pid=""
 cleanup() {

@@ -41,7 +41,8 @@ def exit_records(attempts_dir):
 
 def main():
     state, n, dag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    runs = glob.glob(os.path.join(state, "runs", "*"))
+    # Run directories live in <state>-runs (docs/engine.md), <state>/runs before that.
+    runs = glob.glob(state.rstrip("/") + "-runs/*") or glob.glob(os.path.join(state, "runs", "*"))
     run = max(runs, key=os.path.getmtime)
     records = exit_records(os.path.join(run, "attempts"))
     last = {}  # step index -> (attempt number, record)

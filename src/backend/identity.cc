@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/codes.h"
@@ -109,6 +110,37 @@ Result<Isolation> ParseIsolation(const std::string& text, uid_t uid_base) {
   return Error(codes::kInvalidArgument, "unknown step isolation " + Quote(text))
       .Value(text)
       .Hint("use auto, users, user:NAME, namespace or none");
+}
+
+Status CheckRunsDirReachable(const std::string& runs_dir, const Isolation& isolation) {
+  if (isolation.mode != IsolationMode::kUsers && isolation.mode != IsolationMode::kUser) {
+    return Status::Ok();
+  }
+  std::string path;
+  for (const auto& part : Split(runs_dir, '/')) {
+    if (part.empty()) continue;
+    path += "/" + part;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) break;  // made by us from here on (0711)
+    if (!S_ISDIR(st.st_mode)) break;
+    bool passes = (st.st_mode & S_IXOTH) != 0;
+    if (isolation.mode == IsolationMode::kUser) {
+      passes = passes || (st.st_uid == isolation.user_uid && (st.st_mode & S_IXUSR)) ||
+               (st.st_gid == isolation.user_gid && (st.st_mode & S_IXGRP));
+    }
+    if (!passes) {
+      char mode[8];
+      snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
+      return Error(codes::kInvalidArgument,
+                   "steps cannot reach the runs directory " + runs_dir + ": " + path +
+                       " is mode " + mode + " and they run as unprivileged users")
+          .Value(path)
+          .Hint("put the runs directory where others may pass (--runs-dir /var/lib/rsl-runs), "
+                "open " + path + " to passage (chmod o+x), or run steps as yourself with "
+                "--step-isolation none on a single user's machine");
+    }
+  }
+  return Status::Ok();
 }
 
 Status HandDirTo(const std::string& dir, const StepIdentity& who) {

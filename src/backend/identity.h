@@ -52,6 +52,13 @@ struct StepIdentity {
   gid_t gid = 0;
 };
 
+//! Can a step that runs under `isolation` reach directories below `runs_dir`? With users or
+//! user:NAME, every existing ancestor of it must let others pass (o+x; for user:NAME, its
+//! owner or group may be that account): a runs directory below /root (0700) would leave
+//! every step unable to enter its working directory. Errors: INVALID_ARGUMENT naming the
+//! directory that stops them, its mode, and a hint.
+Status CheckRunsDirReachable(const std::string& runs_dir, const Isolation& isolation);
+
 //! Makes `dir` (which must exist) the step's: owner who.uid:who.gid, mode 0700, through an
 //! O_NOFOLLOW descriptor (a link in its place is refused). Errors: IO_ERROR.
 Status HandDirTo(const std::string& dir, const StepIdentity& who);

@@ -108,6 +108,36 @@ TEST(IsolationTest, ModesAreParsedAndRefusedWhereTheyCannotWork) {
   EXPECT_EQ(ParseIsolation("none")->mode, IsolationMode::kNone);
 }
 
+// A runs directory below a directory others may not pass (/root is 0700) would leave every
+// isolated step unable to enter its working directory: refused at start, naming it.
+TEST(IsolationTest, ARunsDirectoryStepsCannotReachIsRefusedAtStart) {
+  std::string dir = Dir("reach");
+  ASSERT_TRUE(MakeDirs(dir + "/closed/state").ok());
+  chmod((dir + "/closed").c_str(), 0700);
+  Isolation users;
+  users.mode = IsolationMode::kUsers;
+  Status st = CheckRunsDirReachable(dir + "/closed/state-runs", users);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, "INVALID_ARGUMENT");
+  EXPECT_EQ(st.error().value, dir + "/closed");
+  EXPECT_NE(st.error().message.find("mode 0700"), std::string::npos) << st.error().ToString();
+  EXPECT_NE(st.error().hint.find("--runs-dir"), std::string::npos);
+  // Passable parents (0711 here), or steps that run as ourselves: fine.
+  chmod((dir + "/closed").c_str(), 0711);
+  EXPECT_TRUE(CheckRunsDirReachable(dir + "/closed/state-runs", users).ok());
+  chmod((dir + "/closed").c_str(), 0700);
+  EXPECT_TRUE(CheckRunsDirReachable(dir + "/closed/state-runs", Isolation{}).ok());
+  // user:NAME passes where the account owns the directory.
+  Isolation one;
+  one.mode = IsolationMode::kUser;
+  one.user_uid = 4242;
+  one.user_gid = 4242;
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown((dir + "/closed").c_str(), 4242, 4242), 0);
+    EXPECT_TRUE(CheckRunsDirReachable(dir + "/closed/state-runs", one).ok());
+  }
+}
+
 TEST(IsolationTest, EachNamespaceGetsAUidOnceAndKeepsIt) {
   std::string dir = Dir("map");
   IdentityMap a(dir, 5000);

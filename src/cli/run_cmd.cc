@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "backend/factory.h"
+#include "backend/identity.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
@@ -195,6 +196,14 @@ Runtime Open(const RunFlags& o, std::string state_dir) {
   bo.isolation = o.step_isolation;
   auto b = backend::MakeBackend(o.backend, bo);
   if (!b.ok()) FailWith(b.error());
+  // Steps that run as other users must be able to pass down to their directories.
+  auto isolation = backend::ParseIsolation(o.step_isolation);
+  if (!isolation.ok()) FailWith(isolation.error());
+  if (Status s = backend::CheckRunsDirReachable(
+          runs_dir.empty() ? engine::DefaultRunsDir(state_dir) : runs_dir, *isolation);
+      !s.ok()) {
+    FailWith(s.error());
+  }
   rt.backend = std::move(*b);
   engine::EngineOptions eo;
   eo.state_dir = state_dir;

@@ -21,6 +21,7 @@
 #include "api/metrics_hooks.h"
 #include "api/server.h"
 #include "backend/factory.h"
+#include "backend/identity.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "cli/default_hooks.h"
@@ -136,6 +137,12 @@ int main(int argc, char** argv) {
   bo.isolation = f.step_isolation;
   auto backend = rsl::backend::MakeBackend(f.backend, bo);
   if (!backend.ok()) return Fail(backend.error());
+  // Steps that run as other users must be able to pass down to their directories.
+  auto isolation = rsl::backend::ParseIsolation(f.step_isolation);
+  if (!isolation.ok()) return Fail(isolation.error());
+  st = rsl::backend::CheckRunsDirReachable(
+      f.runs_dir.empty() ? rsl::engine::DefaultRunsDir(f.state_dir) : f.runs_dir, *isolation);
+  if (!st.ok()) return Fail(st.error());
   auto tokens = rsl::api::TokenStore::Open(f.state_dir);
   if (!tokens.ok()) return Fail(tokens.error());
   if (!f.tokens_file.empty()) {

@@ -51,13 +51,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/mount.h>
 #include <sys/signalfd.h>
-#include <sys/statvfs.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -146,34 +146,26 @@ long long ReadNumberAfter(const std::string& text, const std::string& key) {
   return atoll(text.c_str() + p + key.size());
 }
 
-// mkdir -p; errno is kept on failure.
-bool MakeDirs(const std::string& path) {
+// mkdir -p: missing parents are made `parent_mode`, a missing `path` itself `leaf_mode`. The
+// default 0755 is left to the umask, as for any mkdir; another mode (an isolated step's 0711
+// parents and 0700 directories) is set exactly, whatever the umask. errno is kept on failure.
+bool MakeDirs(const std::string& path, mode_t parent_mode = 0755, mode_t leaf_mode = 0755) {
   if (path.empty()) return true;
-  if (mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return true;
+  auto make = [&](const std::string& dir, mode_t mode) {
+    if (mkdir(dir.c_str(), mode) != 0) return errno == EEXIST;
+    return mode == 0755 || chmod(dir.c_str(), mode) == 0;
+  };
+  if (make(path, leaf_mode)) return true;
   if (errno != ENOENT) return false;
   size_t p = path.rfind('/');
   if (p == std::string::npos || p == 0) return false;
-  if (!MakeDirs(path.substr(0, p))) return false;
-  return mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
+  if (!MakeDirs(path.substr(0, p), parent_mode, parent_mode)) return false;
+  return make(path, leaf_mode);
 }
 
 std::string Dirname(const std::string& path) {
   size_t p = path.rfind('/');
   return p == std::string::npos || p == 0 ? "" : path.substr(0, p);
-}
-
-// mkdir -p for an isolated step's directories: the missing parents are made 0711 (a step may
-// pass through, not list), `leaf` (when it is missing) `leaf_mode`; modes exact, whatever
-// the umask. errno is kept on failure.
-bool MakeDirsMode(const std::string& path, mode_t parent_mode, mode_t leaf_mode) {
-  if (path.empty()) return true;
-  if (mkdir(path.c_str(), leaf_mode) == 0) return chmod(path.c_str(), leaf_mode) == 0;
-  if (errno == EEXIST) return true;
-  if (errno != ENOENT) return false;
-  std::string parent = Dirname(path);
-  if (parent.empty() || !MakeDirsMode(parent, parent_mode, parent_mode)) return false;
-  if (mkdir(path.c_str(), leaf_mode) == 0) return chmod(path.c_str(), leaf_mode) == 0;
-  return errno == EEXIST;
 }
 
 // Hands an isolated step its directory: owner uid:gid, mode 0700. Through an O_NOFOLLOW
@@ -238,7 +230,7 @@ struct ChildPlan {
   const char* program = nullptr;  // argv[0] found in PATH by the supervisor (ResolveProgram)
   int devnull = -1, out = -1;
   pid_t parent = 0;
-  long long uid = -1, gid = -1;  // isolation by uid: the step's identity (-1: ours)
+  long long uid = -1, gid = -1;       // isolation by uid: the step's identity (-1: ours)
   const struct NsPlan* ns = nullptr;  // isolation by a mount namespace, when set
 };
 
@@ -252,11 +244,10 @@ struct NsPlan {
     bool ro = false;
     unsigned long keep = 0;  // the source mount's flags a remount in a user namespace keeps
   };
-  std::string uid_map, gid_map;   // "<ours> <ours> 1": the step stays our user inside
-  std::vector<std::string> hide;  // tmpfs over each
+  std::string uid_map, gid_map;     // "<ours> <ours> 1": the step stays our user inside
+  std::vector<std::string> hide;    // tmpfs over each
   std::vector<std::string> mkdirs;  // inside those tmpfs, parents first
   std::vector<Bind> binds;
-  mutable std::vector<int> fds;   // one per bind, sized by the supervisor
 };
 
 void WriteErr(const char* what, const char* arg, int err) {
@@ -272,24 +263,8 @@ bool WriteTo(const char* path, const std::string& text) {
   return ok;
 }
 
-// "/proc/self/fd/<fd>" into buf, without the allocator (a vfork child).
-const char* FdPath(int fd, char (&buf)[32]) {
-  char digits[16];
-  int n = 0;
-  do {
-    digits[n++] = char('0' + fd % 10);
-    fd /= 10;
-  } while (fd > 0 && n < 15);
-  const char prefix[] = "/proc/self/fd/";
-  size_t len = sizeof(prefix) - 1;
-  memcpy(buf, prefix, len);
-  while (n > 0) buf[len++] = digits[--n];
-  buf[len] = 0;
-  return buf;
-}
-
-// The child's half of isolation "namespace". System calls only; false with errno set and
-// *what naming the step that failed.
+// The child's half of isolation "namespace": false with errno set and *what naming the step
+// that failed. Always a forked child (SpawnChild), never a vfork one, so it may allocate.
 bool EnterNamespace(const NsPlan& ns, const char** what) {
   // Our /proc/self files are root's while we are not dumpable (the supervisor is not), and
   // the id maps are written through them. A forked child (never vfork: this is per memory
@@ -308,9 +283,10 @@ bool EnterNamespace(const NsPlan& ns, const char** what) {
   // Opened here, in the new namespace (a bind source must be one of its mounts), and
   // before the tmpfs hides them.
   *what = "a directory of the step";
-  for (size_t i = 0; i < ns.binds.size(); ++i) {
-    ns.fds[i] = open(ns.binds[i].path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (ns.fds[i] < 0) return false;
+  std::vector<int> fds;
+  for (const auto& b : ns.binds) {
+    fds.push_back(open(b.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (fds.back() < 0) return false;
   }
   *what = "a tmpfs over the state directory";
   for (const auto& h : ns.hide) {
@@ -325,14 +301,14 @@ bool EnterNamespace(const NsPlan& ns, const char** what) {
   }
   *what = "a bind mount of the step's directories";
   for (size_t i = 0; i < ns.binds.size(); ++i) {
-    char src[32];
     const NsPlan::Bind& b = ns.binds[i];
-    if (mount(FdPath(ns.fds[i], src), b.path.c_str(), nullptr, MS_BIND, nullptr) != 0) return false;
-    if (b.ro && mount(nullptr, b.path.c_str(), nullptr,
-                      MS_BIND | MS_REMOUNT | MS_RDONLY | b.keep, nullptr) != 0) {
+    std::string src = "/proc/self/fd/" + std::to_string(fds[i]);
+    if (mount(src.c_str(), b.path.c_str(), nullptr, MS_BIND, nullptr) != 0) return false;
+    if (b.ro && mount(nullptr, b.path.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | b.keep,
+                      nullptr) != 0) {
       return false;
     }
-    close(ns.fds[i]);
+    close(fds[i]);
   }
   return true;
 }
@@ -450,7 +426,7 @@ struct Attempt {
   std::string v2_cg, mem_cg, cpu_cg;
   int grace_ms = kDefaultGraceMs;
   long long uid = -1, gid = -1;  // isolation by uid: the step's identity (-1: ours)
-  bool userns = false;            // isolation by a mount namespace
+  bool userns = false;           // isolation by a mount namespace
   std::vector<std::string> hide, ro;
 
   std::string mechanism = "none", note;
@@ -472,6 +448,16 @@ struct Attempt {
   int64_t next_sample_ms = -1;
   long long sampled_peak = 0;
 };
+
+// The highest memory use the attempt's cgroup recorded (v2 memory.peak, kernels >= 5.19; v1
+// memory.max_usage_in_bytes); 0 without a memory cgroup.
+long long CgroupPeak(const Attempt& a) {
+  if (a.mechanism == "cgroup v2") return atoll(ReadSmall(a.v2_cg + "/memory.peak").c_str());
+  if (a.mechanism == "cgroup v1" && !a.mem_cg.empty()) {
+    return atoll(ReadSmall(a.mem_cg + "/memory.max_usage_in_bytes").c_str());
+  }
+  return 0;
+}
 
 struct Conn {
   std::string in, out;
@@ -858,7 +844,7 @@ NsPlan PlanNamespace(const Attempt& a) {
     }
     if (!root || !IsDirectory(path)) continue;  // visible anyway, or nothing to bind
     // Its parents inside the tmpfs, then itself.
-    for (size_t p = path.find('/', root->size() + 1); ; p = path.find('/', p + 1)) {
+    for (size_t p = path.find('/', root->size() + 1);; p = path.find('/', p + 1)) {
       std::string dir = p == std::string::npos ? path : path.substr(0, p);
       if (std::find(ns.mkdirs.begin(), ns.mkdirs.end(), dir) == ns.mkdirs.end()) {
         ns.mkdirs.push_back(dir);
@@ -867,7 +853,6 @@ NsPlan PlanNamespace(const Attempt& a) {
     }
     ns.binds.push_back({path, ro, LockedFlags(path)});
   }
-  ns.fds.assign(ns.binds.size(), -1);
   return ns;
 }
 
@@ -905,7 +890,7 @@ void Supervisor::Launch(int fd, const json& msg) {
     // The attempts' directory of a live attempt's journal exists: not made on every launch.
     if (journals_.count(dir + "/")) continue;
     // Isolated: the logs and exit records are ours alone (0700 leaf, 0711 parents).
-    if (isolated ? !MakeDirsMode(dir, 0711, 0700) : !MakeDirs(dir)) {
+    if (isolated ? !MakeDirs(dir, 0711, 0700) : !MakeDirs(dir)) {
       return FailBeforeStart(std::move(a),
                              "cannot create directory " + dir + ": " + strerror(errno));
     }
@@ -1081,14 +1066,11 @@ void Supervisor::Finish(Attempt* a) {
   long long cpu_ms = (a->ru.ru_utime.tv_sec + a->ru.ru_stime.tv_sec) * 1000LL +
                      (a->ru.ru_utime.tv_usec + a->ru.ru_stime.tv_usec) / 1000;
   long long peak = a->ru.ru_maxrss * 1024LL;
+  if (long long p = CgroupPeak(*a); p > 0) peak = p;
   bool oom = false;
   if (a->mechanism == "cgroup v2") {
-    long long p = atoll(ReadSmall(a->v2_cg + "/memory.peak").c_str());
-    if (p > 0) peak = p;
     oom = ReadNumberAfter(ReadSmall(a->v2_cg + "/memory.events"), "oom_kill ") > 0;
   } else if (a->mechanism == "cgroup v1" && !a->mem_cg.empty()) {
-    long long p = atoll(ReadSmall(a->mem_cg + "/memory.max_usage_in_bytes").c_str());
-    if (p > 0) peak = p;
     oom = ReadNumberAfter(ReadSmall(a->mem_cg + "/memory.oom_control"), "oom_kill ") > 0;
   }
   int exit_code = WIFEXITED(a->status) ? WEXITSTATUS(a->status) : -1;
@@ -1111,8 +1093,7 @@ void Supervisor::Finish(Attempt* a) {
 // as a spare, under its own name, and the next attempt's directory is that spare renamed:
 // one rename, no allocation. Spares that no attempt took are removed (rmdir: only while
 // still empty) when the supervisor goes idle.
-bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir,
-                                bool isolated) {
+bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir, bool isolated) {
   auto it = pool.empty() ? spares_.end() : spares_.find(pool);
   if (it != spares_.end()) {
     // A spare that is `dir` itself (an attempt launched again) is no longer spare.
@@ -1132,7 +1113,7 @@ bool Supervisor::MakeAttemptDir(const std::string& pool, const std::string& dir,
     if (errno != ENOENT || lstat(spare.c_str(), &st) == 0) break;
     it->second.pop_back();
   }
-  return isolated ? MakeDirsMode(dir, 0711, 0700) : MakeDirs(dir);
+  return isolated ? MakeDirs(dir, 0711, 0700) : MakeDirs(dir);
 }
 
 void Supervisor::RecycleWorkdir(const std::string& workdir) {
@@ -1251,14 +1232,13 @@ void Supervisor::SampleUsage(int64_t now) {
   std::map<pid_t, GroupUsage> groups;  // the attempts without cgroup counters
   for (Sample& s : due) {
     const Attempt& a = *s.a;
+    s.peak = CgroupPeak(a);
     if (a.mechanism == "cgroup v2") {
       s.cpu_ms = ReadNumberAfter(ReadSmall(a.v2_cg + "/cpu.stat"), "usage_usec ") / 1000;
       s.memory = atoll(ReadSmall(a.v2_cg + "/memory.current").c_str());
-      s.peak = atoll(ReadSmall(a.v2_cg + "/memory.peak").c_str());  // kernels >= 5.19
     } else if (a.mechanism == "cgroup v1") {
       if (!a.mem_cg.empty()) {
         s.memory = atoll(ReadSmall(a.mem_cg + "/memory.usage_in_bytes").c_str());
-        s.peak = atoll(ReadSmall(a.mem_cg + "/memory.max_usage_in_bytes").c_str());
       }
       std::string usage = a.cpu_cg.empty() ? "" : ReadSmall(a.cpu_cg + "/cpuacct.usage");
       if (!usage.empty()) s.cpu_ms = atoll(usage.c_str()) / 1'000'000;

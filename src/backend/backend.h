@@ -34,11 +34,8 @@ struct LaunchSpec {
   //! RSL_OUTPUT staging. The engine creates nothing per attempt itself (directory creation
   //! is slow on some file systems and belongs off the engine's loop thread).
   std::vector<std::string> make_dirs;
-  //! The control plane's directories (the state directory, the runs directory): with
-  //! isolation "namespace" (identity.h) the step sees them empty, apart from its workdir,
-  //! make_dirs and read_dirs.
-  std::vector<std::string> private_dirs;
-  //! Directories below private_dirs the step may read: its dependencies' outputs.
+  //! Directories the step may read where isolation "namespace" (identity.h) hides the state
+  //! and runs directories: its dependencies' outputs.
   std::vector<std::string> read_dirs;
   //! The backend creates the parent directories of log_path and exit_file when missing (the
   //! step's RSL_METRICS_FILE and RSL_PROGRESS_FILE live beside them).

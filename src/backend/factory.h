@@ -17,6 +17,9 @@ struct BackendOptions {
   std::string slurm_partition;  //!< slurm: partition ("" = default)
   //! Who steps run as (identity.h): auto | users | user:NAME | namespace | none.
   std::string isolation = "auto";
+  //! Where the engine keeps run directories: isolated steps must be able to pass down to it
+  //! (checked when the backend is made), and "namespace" hides it with the state directory.
+  std::string runs_dir;
 };
 
 Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name, const BackendOptions& options);

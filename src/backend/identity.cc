@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "base/codes.h"
+#include "base/file.h"
 #include "base/strings.h"
 
 namespace rsl::backend {
@@ -131,16 +132,30 @@ Status CheckRunsDirReachable(const std::string& runs_dir, const Isolation& isola
     if (!passes) {
       char mode[8];
       snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
-      return Error(codes::kInvalidArgument,
-                   "steps cannot reach the runs directory " + runs_dir + ": " + path +
-                       " is mode " + mode + " and they run as unprivileged users")
+      return Error(codes::kInvalidArgument, "steps cannot reach the runs directory " + runs_dir +
+                                                ": " + path + " is mode " + mode +
+                                                " and they run as unprivileged users")
           .Value(path)
-          .Hint("put the runs directory where others may pass (--runs-dir /var/lib/rsl-runs), "
-                "open " + path + " to passage (chmod o+x), or run steps as yourself with "
-                "--step-isolation none on a single user's machine");
+          .Hint(
+              "put the runs directory where others may pass (--runs-dir /var/lib/rsl-runs), "
+              "open " +
+              path +
+              " to passage (chmod o+x), or run steps as yourself with "
+              "--step-isolation none on a single user's machine");
     }
   }
   return Status::Ok();
+}
+
+Result<std::optional<StepIdentity>> StepIdentityFor(const Isolation& isolation, IdentityMap* map,
+                                                    const std::string& namespace_) {
+  if (isolation.mode == IsolationMode::kUser) {
+    return std::optional<StepIdentity>(StepIdentity{isolation.user_uid, isolation.user_gid});
+  }
+  if (isolation.mode != IsolationMode::kUsers) return std::optional<StepIdentity>();
+  auto id = map->For(namespace_);
+  if (!id.ok()) return id.error();
+  return std::optional<StepIdentity>(*id);
 }
 
 Status HandDirTo(const std::string& dir, const StepIdentity& who) {
@@ -155,19 +170,11 @@ Status HandDirTo(const std::string& dir, const StepIdentity& who) {
   return Status::Ok();
 }
 
-Status IdentityMap::LoadLocked(int fd) {
-  std::string text;
-  char buf[8192];
-  if (lseek(fd, 0, SEEK_SET) < 0) return OsError(codes::kIoError, "cannot read", path_, errno);
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return OsError(codes::kIoError, "cannot read", path_, errno);
-    if (n == 0) break;
-    text.append(buf, size_t(n));
-  }
+Status IdentityMap::LoadLocked() {
+  auto text = ReadFile(path_);
+  if (!text.ok()) return text.error();
   uids_.clear();
-  for (const auto& line : Split(text, '\n')) {
+  for (const auto& line : Split(*text, '\n')) {
     size_t sp = line.find(' ');
     if (sp == std::string::npos || sp == 0) continue;  // a torn last line: never used
     char* end = nullptr;
@@ -191,7 +198,7 @@ Result<StepIdentity> IdentityMap::For(const std::string& namespace_) {
   while (flock(fd, LOCK_EX) != 0) {
     if (errno != EINTR) return OsError(codes::kIoError, "cannot lock", path_, errno);
   }
-  RSL_RETURN_IF_ERROR(LoadLocked(fd));  // another process may have added some
+  RSL_RETURN_IF_ERROR(LoadLocked());  // another process may have added some
   if (auto it = uids_.find(namespace_); it != uids_.end())
     return StepIdentity{it->second, it->second};
   uid_t next = base_;

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -59,6 +60,13 @@ struct StepIdentity {
 //! directory that stops them, its mode, and a hint.
 Status CheckRunsDirReachable(const std::string& runs_dir, const Isolation& isolation);
 
+class IdentityMap;
+//! Who a step of `namespace_` runs as under `isolation`: nobody else (none, namespace: the
+//! controller's own user), the one account (user:NAME) or the namespace's uid from `map`
+//! (users). Errors: IO_ERROR (the map could not be written).
+Result<std::optional<StepIdentity>> StepIdentityFor(const Isolation& isolation, IdentityMap* map,
+                                                    const std::string& namespace_);
+
 //! Makes `dir` (which must exist) the step's: owner who.uid:who.gid, mode 0700, through an
 //! O_NOFOLLOW descriptor (a link in its place is refused). Errors: IO_ERROR.
 Status HandDirTo(const std::string& dir, const StepIdentity& who);
@@ -75,7 +83,7 @@ class IdentityMap {
   Result<StepIdentity> For(const std::string& namespace_);
 
  private:
-  Status LoadLocked(int fd);
+  Status LoadLocked();  // REQUIRES: the file's lock held
 
   std::string path_;
   uid_t base_;

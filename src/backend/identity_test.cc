@@ -69,7 +69,6 @@ LaunchSpec Step(const std::string& dir, const std::string& ns, const std::string
   s.make_dirs = {run + "/staging/" + id};
   s.log_path = run + "/attempts/" + id + ".1.log";
   s.exit_file = run + "/attempts/" + id + ".1.exit";
-  s.private_dirs = {dir + "/state", dir + "/runs"};
   return s;
 }
 
@@ -257,6 +256,7 @@ TEST(IsolationTest, NamespaceModeHidesTheStateAndRunsDirectories) {
     o.state_dir = dir + "/state";
     o.nvidia_smi = "";
     o.isolation = "namespace";
+    o.runs_dir = dir + "/runs";
     o.shim_path = std::string(RSL_BINARY_DIR) + "/bin/rsl-shim";
     auto b = NewLocalBackend(o);
     if (!b.ok()) fail(b.error().ToString());

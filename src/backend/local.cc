@@ -302,18 +302,12 @@ class LocalBackend : public Backend {
 
   Status Launch(const LaunchSpec& spec) override {
     bool limited = spec.memory_bytes > 0 || spec.cpu_millis > 0;
-    std::optional<StepIdentity> who;
-    if (isolation_.mode == IsolationMode::kUsers) {
-      auto id = identities_.For(spec.namespace_);
-      if (!id.ok()) return id.error();
-      who = *id;
-    } else if (isolation_.mode == IsolationMode::kUser) {
-      who = StepIdentity{isolation_.user_uid, isolation_.user_gid};
-    }
+    auto who = StepIdentityFor(isolation_, &identities_, spec.namespace_);
+    if (!who.ok()) return who.error();
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (fd_ < 0) RSL_RETURN_IF_ERROR(ConnectLocked());
-      std::string line = LaunchLine(spec, limited, socket_name_, who);  // connected: named
+      std::string line = LaunchLine(spec, limited, socket_name_, *who);  // connected: named
       // Owned before it is sent: if the supervisor dies now, the attempt is reported lost.
       owned_[spec.attempt_id] = spec.exit_file;
       SendLocked(line);
@@ -368,7 +362,7 @@ class LocalBackend : public Backend {
     }
     if (isolation_.mode == IsolationMode::kNamespace) {
       w.Int("userns", 1);
-      w.StrList("hide", spec.private_dirs);
+      w.StrList("hide", hidden_);
       w.StrList("ro", spec.read_dirs);
     }
     w.StrList("secrets", MaskedSecretValues(spec.secret_values));
@@ -632,6 +626,8 @@ class LocalBackend : public Backend {
   std::string shim_;
   Isolation isolation_;
   IdentityMap identities_;
+  // What a step isolated by a mount namespace sees empty: the state and runs directories.
+  const std::vector<std::string> hidden_ = {opts_.state_dir, opts_.runs_dir};
   std::string state_dir_, socket_name_;  // GUARDED_BY(mu_); set by the first connection
   int wake_ = -1;
   std::thread reader_;
@@ -768,6 +764,9 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
   }
   auto isolation = ParseIsolation(options.isolation);
   if (!isolation.ok()) return isolation.error();
+  if (!options.runs_dir.empty()) {
+    RSL_RETURN_IF_ERROR(CheckRunsDirReachable(options.runs_dir, *isolation));
+  }
   LocalOptions opts = options;
   if (opts.state_dir.empty()) opts.state_dir = DefaultStateDir();
   auto backend = std::make_unique<LocalBackend>(opts, std::move(nodes), Detect(options.limits),
@@ -781,6 +780,7 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const BackendOptions& options) 
   lo.state_dir = options.state_dir;
   lo.node_file = options.node_file;
   lo.isolation = options.isolation;
+  lo.runs_dir = options.runs_dir;
   if (const char* l = getenv("RSL_LIMITS"); l && *l) lo.limits = l;
   return NewLocalBackend(lo);
 }

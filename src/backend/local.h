@@ -58,6 +58,7 @@ struct LocalOptions {
   int64_t grace_ms = 10'000;  //!< SIGTERM -> SIGKILL, enforced by the supervisor
   //! Who steps run as (identity.h): auto | users | user:NAME | namespace | none.
   std::string isolation = "auto";
+  std::string runs_dir;  //!< BackendOptions::runs_dir
 };
 
 Result<std::unique_ptr<Backend>> NewLocalBackend(const BackendOptions& options);

@@ -74,8 +74,9 @@ SlurmBackend::SlurmBackend(SlurmBackendOptions options, std::unique_ptr<CommandR
       runner_(std::move(runner)) {
   files_dir_ = options_.files_dir;
   if (files_dir_.empty()) {
-    files_dir_ = (options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir) +
-                 "/slurm";
+    files_dir_ =
+        (options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir) +
+        "/slurm";
   }
   identities_ = std::make_unique<IdentityMap>(
       options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir,
@@ -122,8 +123,7 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
     nodes = *fresh;
   }
   auto fail = [&](const std::string& message, const std::string& value) {
-    return Error(codes::kInsufficientResources,
-                 "step '" + spec.step + "': " + message)
+    return Error(codes::kInsufficientResources, "step '" + spec.step + "': " + message)
         .Value(value)
         .Hint("no node of the Slurm cluster (partition '" +
               (options_.backend.slurm_partition.empty() ? std::string("default")
@@ -139,9 +139,9 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
     if (!any) {
       std::vector<std::string> have;
       for (const auto& n : nodes) have.push_back(n.name + ": " + Join(n.capabilities, ","));
-      return fail("no Slurm node has capability '" + cap + "' (node features: " +
-                      Join(have, "; ") + ")",
-                  cap);
+      return fail(
+          "no Slurm node has capability '" + cap + "' (node features: " + Join(have, "; ") + ")",
+          cap);
     }
   }
   for (const auto& n : nodes) {
@@ -150,7 +150,8 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
     });
     if (all) fit.push_back(&n);
   }
-  std::string with = spec.capabilities.empty() ? "" : " with [" + Join(spec.capabilities, ",") + "]";
+  std::string with =
+      spec.capabilities.empty() ? "" : " with [" + Join(spec.capabilities, ",") + "]";
   if (fit.empty()) {
     return fail("no Slurm node has all of [" + Join(spec.capabilities, ",") + "] at once",
                 Join(spec.capabilities, "&"));
@@ -166,8 +167,8 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
   auto gpus_of = [](const sched::Node& n) { return static_cast<int64_t>(n.gpus.size()); };
   auto b = best(gpus_of);
   if (gpus_of(*b) < spec.gpus) {
-    return fail("no Slurm node" + with + " has " + std::to_string(spec.gpus) + " GPUs (most: " +
-                    b->name + " with " + std::to_string(gpus_of(*b)) + ")",
+    return fail("no Slurm node" + with + " has " + std::to_string(spec.gpus) +
+                    " GPUs (most: " + b->name + " with " + std::to_string(gpus_of(*b)) + ")",
                 std::to_string(spec.gpus));
   }
   b = best([](const sched::Node& n) { return n.cpu_millis; });
@@ -178,8 +179,8 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
   }
   b = best([](const sched::Node& n) { return n.memory_bytes; });
   if (b->memory_bytes < spec.memory_bytes) {
-    return fail("no Slurm node" + with + " has " + Mi(spec.memory_bytes) + " memory (most: " +
-                    b->name + " with " + Mi(b->memory_bytes) + ")",
+    return fail("no Slurm node" + with + " has " + Mi(spec.memory_bytes) +
+                    " memory (most: " + b->name + " with " + Mi(b->memory_bytes) + ")",
                 Mi(spec.memory_bytes));
   }
   for (auto* n : fit) {
@@ -201,8 +202,7 @@ Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::Atte
   RSL_RETURN_IF_ERROR(MakeDirs(files.dir));
   ::chmod(files.dir.c_str(), 0700);
   RSL_RETURN_IF_ERROR(WritePrivateFile(files.env, slurm::EnvFileContents(spec), 0600));
-  RSL_RETURN_IF_ERROR(
-      WritePrivateFile(files.script, slurm::BatchScript(spec, files, who), 0700));
+  RSL_RETURN_IF_ERROR(WritePrivateFile(files.script, slurm::BatchScript(spec, files, who), 0700));
   for (const std::string& file : {spec.log_path, spec.exit_file}) {
     if (file.empty()) continue;
     RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(file)));
@@ -227,15 +227,9 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   // A stale exit record (an earlier launch with the same path) must not end this attempt.
   if (!spec.exit_file.empty()) ::unlink(spec.exit_file.c_str());
   slurm::AttemptFiles files = slurm::AttemptPaths(files_dir_, spec.attempt_id);
-  std::optional<StepIdentity> who;
-  if (options_.isolation.mode == IsolationMode::kUsers) {
-    auto id = identities_->For(spec.namespace_);
-    if (!id.ok()) return id.error();
-    who = *id;
-  } else if (options_.isolation.mode == IsolationMode::kUser) {
-    who = StepIdentity{options_.isolation.user_uid, options_.isolation.user_gid};
-  }
-  RSL_RETURN_IF_ERROR(WriteAttemptFiles(spec, files, who));
+  auto who = StepIdentityFor(options_.isolation, identities_.get(), spec.namespace_);
+  if (!who.ok()) return who.error();
+  RSL_RETURN_IF_ERROR(WriteAttemptFiles(spec, files, *who));
   bool mask = !spec.secret_values.empty() && !spec.log_path.empty();
   std::string output = mask ? files.raw_log : (spec.log_path.empty() ? "/dev/null" : spec.log_path);
   auto args = slurm::SbatchArgs(spec, options_.backend.slurm_partition, output);
@@ -245,7 +239,8 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   if (out->exit_code != 0) {
     std::string err(Trim(out->err));
     if (IsUnsatisfiable(err)) {
-      return Error(codes::kInsufficientResources, "step '" + spec.step + "': Slurm refused it: " + err)
+      return Error(codes::kInsufficientResources,
+                   "step '" + spec.step + "': Slurm refused it: " + err)
           .Value(Join(std::vector<std::string>(args.begin() + 1, args.end() - 1), " "))
           .Hint("no node of the Slurm cluster matches; see seedctl node list");
     }
@@ -407,7 +402,8 @@ std::optional<AttemptExit> SlurmBackend::Decide(
     if (!a->running_reported) {
       a->running_reported = true;
       a->node = job->nodes;
-      events->push_back({a->spec.attempt_id, "Running", id + " running on " + job->nodes, job->nodes});
+      events->push_back(
+          {a->spec.attempt_id, "Running", id + " running on " + job->nodes, job->nodes});
     }
     // The batch script writes the exit record as soon as the step ends; Slurm shows the job
     // RUNNING/COMPLETING for another second or two. A clean exit is final, so report it now
@@ -571,8 +567,12 @@ Result<std::unique_ptr<Backend>> NewSlurmBackend(const BackendOptions& options) 
     return Error(codes::kInvalidArgument,
                  "step isolation 'namespace' is not available on the Slurm backend")
         .Value(options.isolation)
-        .Hint("run the controller as root (steps then run as one user per namespace: "
-              "--step-isolation users), or accept no isolation with --step-isolation none");
+        .Hint(
+            "run the controller as root (steps then run as one user per namespace: "
+            "--step-isolation users), or accept no isolation with --step-isolation none");
+  }
+  if (!options.runs_dir.empty()) {
+    RSL_RETURN_IF_ERROR(CheckRunsDirReachable(options.runs_dir, *isolation));
   }
   o.isolation = *isolation;
   auto runner = NewProcessRunner(env, kCommandTimeoutMs);

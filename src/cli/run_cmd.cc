@@ -20,7 +20,6 @@
 #include <thread>
 
 #include "backend/factory.h"
-#include "backend/identity.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
@@ -176,11 +175,9 @@ Runtime Open(const RunFlags& o, std::string state_dir) {
   std::error_code ec;
   std::string absolute = std::filesystem::absolute(state_dir, ec).lexically_normal().string();
   if (!ec) state_dir = absolute;
-  std::string runs_dir = o.runs_dir;
-  if (!runs_dir.empty()) {
-    absolute = std::filesystem::absolute(runs_dir, ec).lexically_normal().string();
-    if (!ec) runs_dir = absolute;
-  }
+  std::string runs_dir = o.runs_dir.empty() ? engine::DefaultRunsDir(state_dir) : o.runs_dir;
+  absolute = std::filesystem::absolute(runs_dir, ec).lexically_normal().string();
+  if (!ec) runs_dir = absolute;
   store::StoreOptions so;
   if (o.sync != "full" && o.sync != "normal") {
     FailWith(Error(codes::kInvalidArgument, "unknown --sync " + Quote(o.sync))
@@ -194,16 +191,9 @@ Runtime Open(const RunFlags& o, std::string state_dir) {
   bo.state_dir = state_dir;
   bo.node_file = o.node_file;
   bo.isolation = o.step_isolation;
+  bo.runs_dir = runs_dir;
   auto b = backend::MakeBackend(o.backend, bo);
   if (!b.ok()) FailWith(b.error());
-  // Steps that run as other users must be able to pass down to their directories.
-  auto isolation = backend::ParseIsolation(o.step_isolation);
-  if (!isolation.ok()) FailWith(isolation.error());
-  if (Status s = backend::CheckRunsDirReachable(
-          runs_dir.empty() ? engine::DefaultRunsDir(state_dir) : runs_dir, *isolation);
-      !s.ok()) {
-    FailWith(s.error());
-  }
   rt.backend = std::move(*b);
   engine::EngineOptions eo;
   eo.state_dir = state_dir;

@@ -221,11 +221,6 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const st
     s.env[DepEnvName(r->workload.pipeline.steps[size_t(d)].name)] = dir;
     s.read_dirs.push_back(dir);
   }
-  // What a step isolated by a mount namespace must not see (backend/identity.h).
-  if (!r->info.state_dir.empty()) s.private_dirs.push_back(r->info.state_dir);
-  if (size_t slash = r->run.run_dir.rfind('/'); slash != std::string::npos && slash > 0) {
-    s.private_dirs.push_back(r->run.run_dir.substr(0, slash));
-  }
   // In the working directory: the one place besides its staging an isolated step can write.
   s.env["RSL_METRICS_FILE"] = s.workdir + "/.rsl-metrics.json";
   s.env["RSL_PROGRESS_FILE"] = s.workdir + "/.rsl-progress";

@@ -21,7 +21,6 @@
 #include "api/metrics_hooks.h"
 #include "api/server.h"
 #include "backend/factory.h"
-#include "backend/identity.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "cli/default_hooks.h"
@@ -108,9 +107,9 @@ int main(int argc, char** argv) {
   // runs directory (RSL_OUTPUT, RSL_PROGRESS_FILE, ...).
   f.state_dir = std::filesystem::absolute(f.state_dir).lexically_normal().string();
   while (f.state_dir.size() > 1 && f.state_dir.back() == '/') f.state_dir.pop_back();
-  if (!f.runs_dir.empty()) {
-    f.runs_dir = std::filesystem::absolute(f.runs_dir).lexically_normal().string();
-  }
+  f.runs_dir = f.runs_dir.empty()
+                   ? rsl::engine::DefaultRunsDir(f.state_dir)
+                   : std::filesystem::absolute(f.runs_dir).lexically_normal().string();
   int lock_fd = -1;
   st = LockStateDir(f.state_dir, &lock_fd);
   if (!st.ok()) return Fail(st.error());
@@ -135,14 +134,9 @@ int main(int argc, char** argv) {
   bo.slurm_conf = f.slurm_conf;
   bo.slurm_partition = f.slurm_partition;
   bo.isolation = f.step_isolation;
+  bo.runs_dir = f.runs_dir;
   auto backend = rsl::backend::MakeBackend(f.backend, bo);
   if (!backend.ok()) return Fail(backend.error());
-  // Steps that run as other users must be able to pass down to their directories.
-  auto isolation = rsl::backend::ParseIsolation(f.step_isolation);
-  if (!isolation.ok()) return Fail(isolation.error());
-  st = rsl::backend::CheckRunsDirReachable(
-      f.runs_dir.empty() ? rsl::engine::DefaultRunsDir(f.state_dir) : f.runs_dir, *isolation);
-  if (!st.ok()) return Fail(st.error());
   auto tokens = rsl::api::TokenStore::Open(f.state_dir);
   if (!tokens.ok()) return Fail(tokens.error());
   if (!f.tokens_file.empty()) {

@@ -316,26 +316,19 @@ const char* HttpReason(int status) {
   }
 }
 
-HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {
-  not_found_ = [](const HttpRequest& req, HttpResponse& res) {
-    res.status = 404;
-    res.SetContent(ErrorBody(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
-                                 .Hint("see docs/api.md for the routes")),
-                   "application/json");
-  };
+void HttpServer::NotFound(const HttpRequest& req, HttpResponse& res) {
+  res.status = 404;
+  res.SetContent(ErrorBody(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
+                               .Hint("see docs/api.md for the routes")),
+                 "application/json");
 }
+
+HttpServer::HttpServer(HttpServerOptions options)
+    : options_(std::move(options)), handler_(&HttpServer::NotFound) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Get(const std::string& pattern, HttpHandler handler) {
-  routes_.push_back({"GET", std::regex(pattern), std::move(handler)});
-}
-
-void HttpServer::Post(const std::string& pattern, HttpHandler handler) {
-  routes_.push_back({"POST", std::regex(pattern), std::move(handler)});
-}
-
-void HttpServer::SetNotFound(HttpHandler handler) { not_found_ = std::move(handler); }
+void HttpServer::SetHandler(HttpHandler handler) { handler_ = std::move(handler); }
 
 Status HttpServer::Listen(const std::string& host, int port) {
   std::string address =
@@ -491,16 +484,8 @@ void HttpServer::WorkerLoop() {
 }
 
 void HttpServer::Dispatch(HttpRequest& request, HttpResponse& response) {
-  std::string method = request.method == "HEAD" ? "GET" : request.method;
   try {
-    for (const auto& route : routes_) {
-      std::smatch m;
-      if (route.method != method || !std::regex_match(request.path, m, route.pattern)) continue;
-      for (const auto& group : m) request.matches.push_back(group.str());
-      route.handler(request, response);
-      return;
-    }
-    not_found_(request, response);
+    handler_(request, response);
   } catch (const std::exception& e) {
     response = HttpResponse();
     response.status = 500;

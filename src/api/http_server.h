@@ -29,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -47,7 +46,6 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  //!< names lower-case
   std::string body;
   std::string remote_addr;
-  std::vector<std::string> matches;  //!< the route's regex groups; [0] is the whole path
 
   bool HasParam(const std::string& key) const { return params.count(key) > 0; }
   //! The first value of `key`, "" when absent.
@@ -118,12 +116,11 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  //! Routes: `pattern` is an ECMAScript regex that must match the whole path; its groups go
-  //! to HttpRequest::matches. The first registered match wins. HEAD is served by GET routes.
-  void Get(const std::string& pattern, HttpHandler handler);
-  void Post(const std::string& pattern, HttpHandler handler);
-  //! Answers requests no route matches (default: a JSON 404 naming the method and path).
-  void SetNotFound(HttpHandler handler);
+  //! Every request goes to this one handler, on a worker (the API's is its Router, which does
+  //! the routing). Without one, every request is a JSON 404 naming its method and path.
+  void SetHandler(HttpHandler handler);
+  //! The handler without one: a JSON 404 (NOT_FOUND) naming the method and path.
+  static void NotFound(const HttpRequest& req, HttpResponse& res);
 
   //! Binds host:port (0 = an ephemeral port) with SO_REUSEADDR only (never SO_REUSEPORT: a
   //! second server on the same port must fail). CONFLICT when the address is in use,
@@ -141,11 +138,6 @@ class HttpServer {
   struct Conn;
 
  private:
-  struct Route {
-    std::string method;
-    std::regex pattern;
-    HttpHandler handler;
-  };
   struct Job {
     uint64_t conn_id;
     HttpRequest request;
@@ -180,8 +172,7 @@ class HttpServer {
   void Wake(int fd);
 
   HttpServerOptions options_;
-  std::vector<Route> routes_;
-  HttpHandler not_found_;
+  HttpHandler handler_;
   int listen_fd_ = -1;
   int port_ = 0;
   int io_epoll_ = -1;

@@ -46,17 +46,19 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void Serve(HttpServerOptions options = {}) {
     server_ = std::make_unique<HttpServer>(options);
-    server_->Get("/hello", [](const HttpRequest& req, HttpResponse& res) {
-      res.SetContent("hello " + req.Param("name") + "\n", "text/plain");
-    });
-    server_->Post("/echo", [](const HttpRequest& req, HttpResponse& res) {
-      res.SetContent(req.body, "text/plain");
-    });
-    server_->Get("/endless", [](const HttpRequest&, HttpResponse& res) {
-      res.SetStream("text/plain", std::make_shared<EndlessStream>());
-    });
-    server_->Get("/count", [](const HttpRequest&, HttpResponse& res) {
-      res.SetStream("text/plain", std::make_shared<CountingStream>(3));
+    server_->SetHandler([](const HttpRequest& req, HttpResponse& res) {
+      std::string route = (req.method == "HEAD" ? "GET" : req.method) + " " + req.path;
+      if (route == "GET /hello") {
+        res.SetContent("hello " + req.Param("name") + "\n", "text/plain");
+      } else if (route == "POST /echo") {
+        res.SetContent(req.body, "text/plain");
+      } else if (route == "GET /endless") {
+        res.SetStream("text/plain", std::make_shared<EndlessStream>());
+      } else if (route == "GET /count") {
+        res.SetStream("text/plain", std::make_shared<CountingStream>(3));
+      } else {
+        HttpServer::NotFound(req, res);
+      }
     });
     ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
     server_->Start();

@@ -33,8 +33,8 @@ ApiServer::ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metr
     : router_(Services{service, tokens, audit, metrics, [this] { return http_->stats(); }}),
       http_(std::make_unique<HttpServer>(std::move(options))) {
   RegisterRoutes();
-  // The router is the server's only handler: it answers unknown routes with the same JSON 404.
-  http_->SetNotFound(
+  // The router is the server's one handler: it answers unknown routes with the JSON 404.
+  http_->SetHandler(
       [this](const HttpRequest& req, HttpResponse& res) { router_.Dispatch(req, res); });
 }
 

@@ -1,0 +1,35 @@
+#include "backend/shim_identity.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "backend/shim_io.h"
+
+namespace rsl::shim {
+
+bool InOurUserNamespace(pid_t pid) {
+  static const std::string ours = ReadSmall("/proc/self/uid_map");
+  if (pid <= 0) return false;
+  return ReadSmall("/proc/" + std::to_string(pid) + "/uid_map") == ours;
+}
+
+bool GiveDir(const std::string& dir, uid_t uid, gid_t gid) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0;
+  int e = errno;
+  close(fd);
+  errno = e;
+  return ok;
+}
+
+bool DropPrivileges(uid_t uid, gid_t gid) {
+  return syscall(SYS_setgroups, 0, nullptr) == 0 && syscall(SYS_setresgid, gid, gid, gid) == 0 &&
+         syscall(SYS_setresuid, uid, uid, uid) == 0;
+}
+
+}  // namespace rsl::shim

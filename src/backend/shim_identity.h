@@ -1,0 +1,26 @@
+// Who rsl-shim deals with: the peers it accepts (its own user, in its own user namespace) and
+// the identity an isolated step runs as (isolation by uid, backend/identity.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace rsl::shim {
+
+//! A step isolated by a user namespace runs as our uid too: it is told apart by its user
+//! namespace. /proc/<pid>/uid_map is readable by all and shows the map as seen from ours, so
+//! it equals our own exactly when the peer is in our namespace. False for pid <= 0.
+bool InOurUserNamespace(pid_t pid);
+
+//! Hands an isolated step its directory: owner uid:gid, mode 0700. Through an O_NOFOLLOW
+//! descriptor, so a link in its place is refused, never followed. errno is kept on failure.
+bool GiveDir(const std::string& dir, uid_t uid, gid_t gid);
+
+//! Makes the calling process uid:gid with no supplementary groups, for good. Raw system calls
+//! only, no allocation: it runs in the step's child after vfork, where glibc's setuid() would
+//! try to change every thread of the process whose memory the child shares. Groups first, then
+//! gid, then uid (after which nothing can be changed back). False with errno set.
+bool DropPrivileges(uid_t uid, gid_t gid);
+
+}  // namespace rsl::shim

@@ -1,0 +1,58 @@
+// Starting an attempt's step in rsl-shim: everything the child needs is prepared by the
+// supervisor beforehand (ChildPlan), and the child between fork and exec makes system calls
+// only, no allocation (it may share the supervisor's memory: vfork), except when it enters a
+// namespace (then it is always a forked child, see shim_namespace.h).
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/shim_namespace.h"
+
+namespace rsl::shim {
+
+//! Exit status of a child that could not start the step: like a shell's "command not found
+//! / not executable".
+constexpr int kExecFailedCode = 127;
+
+//! What the child does between fork and exec, prepared by the supervisor beforehand. The
+//! pointers must stay valid until SpawnChild returns.
+struct ChildPlan {
+  char** argv = nullptr;
+  char** envp = nullptr;
+  const std::vector<std::string>* procs = nullptr;  // cgroup.procs files to join
+  rlimit as_limit{};
+  bool use_rlimit = false;
+  const char* workdir = nullptr;
+  const char* program = nullptr;  // argv[0] found in PATH by the supervisor (ResolveProgram)
+  int devnull = -1, out = -1;
+  pid_t parent = 0;
+  long long uid = -1, gid = -1;  // isolation by uid: the step's identity (-1: ours)
+  const NsPlan* ns = nullptr;    // isolation by a mount namespace, when set
+};
+
+//! The file execvp would run for `name` under the step's PATH, found here instead of by the
+//! child: execvp tries execve in each PATH directory in turn, and a failed execve costs
+//! nearly what a successful one's setup does (with this machine's PATH of ten directories,
+//! nine failed execve per `true` step, in the vfork child while the supervisor waits). Like
+//! execvp: the first PATH entry of the environment (none: /bin:/usr/bin); an empty entry is
+//! the working directory; entries that are not executable regular files are passed over.
+//! The result is what execvp would pass to execve: relative when the PATH entry is.
+//! Empty when `name` has a '/' or nothing was found: the child then calls execvp itself.
+std::string ResolveProgram(const std::string& name, const std::vector<std::string>& env,
+                           const std::string& workdir);
+
+//! Starts the child like posix_spawn does: vfork shares our memory until the exec (no
+//! page-table copy, the biggest part of a fork), so the only thing the child changes in it,
+//! `environ`, is put back here. The sanitizers' runtimes are not vfork-safe: fork there; so
+//! does a plan with a namespace. The child: PR_SET_PDEATHSIG(SIGKILL) (nothing runs
+//! unsupervised), a process group of its own, the plan's cgroups or RLIMIT_AS, stdin on
+//! /dev/null and stdout+stderr on plan.out, the namespace, the identity, default signals, the
+//! working directory, then the exec; what fails is written to the step's output and the
+//! child exits kExecFailedCode. Returns the child's pid, or -1 with errno set.
+pid_t SpawnChild(const ChildPlan& plan);
+
+}  // namespace rsl::shim

@@ -1,0 +1,213 @@
+#include "spec/parse_pipeline.h"
+
+#include <cctype>
+
+#include "base/strings.h"
+#include "spec/names.h"
+#include "spec/parse_model.h"
+#include "spec/parse_resources.h"
+
+namespace rsl::spec {
+
+namespace {
+
+constexpr int64_t kMaxRetries = 100;
+const std::vector<std::string> kPipelineKeys = {"atomic", "steps", "timeout"};
+const std::vector<std::string> kStepKeys = {
+    "name",      "image",       "command", "args",          "env",     "dependsOn", "when",
+    "resources", "retryPolicy", "envFrom", "keepOnFailure", "timeout", "outputs",   "serving"};
+const std::vector<std::string> kRetryKeys = {"maxRetries", "backoff", "backoffFactor",
+                                             "maxBackoff"};
+const std::vector<std::string> kEnvFromKeys = {"configMapRef", "secretRef"};
+
+class PipelineParser : public FieldParser {
+ public:
+  using FieldParser::FieldParser;
+
+  void Pipeline(const YAML::Node& n, const YAML::Node& spec) {
+    const std::string path = "spec.pipeline";
+    YAML::Node steps;
+    if (n.IsSequence()) {
+      r_.Record(path, n);
+      steps = n;
+    } else {
+      if (!r_.Map(n, path, kPipelineKeys)) return;
+      if (Reader::Has(n, "atomic")) {
+        if (auto v = r_.Bool(n["atomic"], path + ".atomic")) w_->pipeline.atomic = *v;
+      }
+      if (Reader::Has(n, "timeout")) {
+        if (Reader::Has(spec, "timeout")) {
+          r_.Fail(n["timeout"], path + ".timeout", "timeout is set both here and at spec.timeout",
+                  "keep one of them");
+        } else {
+          w_->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
+        }
+      }
+      if (!Reader::Has(n, "steps")) {
+        r_.Missing(n, path + ".steps", "add steps: with at least one step");
+        return;
+      }
+      steps = n["steps"];
+    }
+    const std::string sp = path + ".steps";
+    if (!r_.Seq(steps, sp, "steps: [{name: train, image: ...}]")) return;
+    if (steps.size() == 0) {
+      r_.Fail(steps, sp, "the pipeline has no steps", "add at least one step");
+      return;
+    }
+    w_->pipeline.steps.reserve(steps.size());
+    for (size_t i = 0; i < steps.size() && !r_.exhausted(); ++i) {
+      Step step;
+      StepOf(steps[i], Index(sp, i), &step);
+      w_->pipeline.steps.push_back(std::move(step));
+    }
+  }
+
+  void StepOf(const YAML::Node& n, const std::string& path, Step* step) {
+    // A step asks for fourteen keys: read them once (Reader::Keys).
+    const Reader::Keys keys(n);
+    if (!r_.Map(n, path, kStepKeys)) return;
+    if (!keys.Has("name")) {
+      r_.Missing(n, path + ".name", "every step needs a name: a-z, 0-9, '-'");
+    } else if (auto v = r_.String(n["name"], path + ".name")) {
+      step->name = *v;
+      std::string why = CheckDns1123Label(*v);
+      if (!why.empty()) {
+        r_.Fail(n["name"], path + ".name", "step name " + Quote(*v) + " " + why,
+                "use a DNS-1123 label such as " + Quote(Suggest(*v)));
+      }
+    }
+    if (keys.Has("image")) {
+      if (auto v = r_.String(n["image"], path + ".image")) {
+        std::string why = CheckImageRef(*v);
+        if (!why.empty()) {
+          r_.Fail(n["image"], path + ".image", "image " + Quote(*v) + " " + why,
+                  "e.g. volc/train-pytorch:v2.1 or registry.example.com:5000/team/app:1.0");
+        }
+        step->image = *v;
+      }
+    }
+    if (keys.Has("command")) {
+      if (auto v = r_.StringList(n["command"], path + ".command")) step->command = *v;
+    }
+    if (keys.Has("args")) {
+      if (auto v = r_.StringList(n["args"], path + ".args")) step->args = *v;
+    }
+    if (keys.Has("env")) {
+      if (auto env = r_.StringMap(n["env"], path + ".env")) {
+        for (const auto& kv : n["env"]) {
+          std::string key = kv.first.Scalar();
+          std::string why = CheckEnvName(key);
+          if (!why.empty()) {
+            std::string fixed;
+            for (char c : key)
+              fixed.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+            r_.Fail(kv.first, path + ".env." + key, "variable name " + Quote(key) + " " + why,
+                    "e.g. " + Quote(fixed));
+          } else if (StartsWith(key, "RSL_")) {
+            r_.Fail(kv.first, path + ".env." + key,
+                    "variable " + Quote(key) + " is reserved: RSL sets RSL_* itself",
+                    "choose a name without the RSL_ prefix");
+          }
+        }
+        step->env = *env;
+      }
+    }
+    if (keys.Has("dependsOn")) {
+      if (auto v = r_.StringList(n["dependsOn"], path + ".dependsOn")) step->depends_on = *v;
+    }
+    if (keys.Has("when")) {
+      if (auto v = r_.String(n["when"], path + ".when")) step->when = *v;
+    }
+    if (keys.Has("resources"))
+      ParseResources(c_, n["resources"], path + ".resources", &step->resources);
+    if (keys.Has("retryPolicy")) Retry(n["retryPolicy"], path + ".retryPolicy", &step->retry);
+    if (keys.Has("envFrom")) EnvFromOf(n["envFrom"], path + ".envFrom", step);
+    if (keys.Has("keepOnFailure")) {
+      if (auto v = r_.Bool(n["keepOnFailure"], path + ".keepOnFailure")) step->keep_on_failure = *v;
+    }
+    if (keys.Has("serving")) {
+      if (auto v = r_.Bool(n["serving"], path + ".serving")) step->serving = *v;
+    }
+    if (keys.Has("timeout")) step->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
+    if (keys.Has("outputs")) ParseTensors(c_, n["outputs"], path + ".outputs", &step->outputs);
+  }
+
+  void Retry(const YAML::Node& n, const std::string& path, RetryPolicy* retry) {
+    if (!r_.Map(n, path, kRetryKeys)) return;
+    if (Reader::Has(n, "maxRetries")) {
+      if (auto v = r_.Int(n["maxRetries"], path + ".maxRetries", 0, kMaxRetries)) {
+        retry->max_retries = *v;
+      }
+    }
+    if (Reader::Has(n, "backoff")) {
+      if (auto v = Duration(n["backoff"], path + ".backoff", false)) retry->backoff_ms = *v;
+    }
+    if (Reader::Has(n, "backoffFactor")) {
+      if (auto v = r_.Number(n["backoffFactor"], path + ".backoffFactor")) {
+        if (*v < 1 || *v > kMaxPercent) {
+          r_.Fail(n["backoffFactor"], path + ".backoffFactor",
+                  "backoffFactor must be between 1 and 100", "1 = constant delay, 2 = doubling");
+        } else {
+          retry->backoff_factor = *v;
+        }
+      }
+    }
+    if (Reader::Has(n, "maxBackoff")) {
+      if (auto v = Duration(n["maxBackoff"], path + ".maxBackoff", true)) {
+        if (*v < retry->backoff_ms) {
+          r_.Fail(n["maxBackoff"], path + ".maxBackoff", "maxBackoff is shorter than backoff",
+                  "make maxBackoff >= backoff");
+        } else {
+          retry->max_backoff_ms = *v;
+        }
+      }
+    }
+  }
+
+  void EnvFromOf(const YAML::Node& n, const std::string& path, Step* step) {
+    if (!r_.Seq(n, path, "envFrom: [{configMapRef: common-config}, {secretRef: creds}]")) return;
+    for (size_t i = 0; i < n.size(); ++i) {
+      const std::string p = Index(path, i);
+      const YAML::Node item = n[i];
+      if (!r_.Map(item, p, kEnvFromKeys)) continue;
+      if (item.size() != 1) {
+        r_.Fail(item, p, "each envFrom entry names exactly one configMapRef or secretRef",
+                "split it into two entries");
+        continue;
+      }
+      EnvFrom ef;
+      std::string key = item.begin()->first.Scalar();
+      ef.kind = key == "secretRef" ? EnvFrom::Kind::kSecret : EnvFrom::Kind::kConfigMap;
+      YAML::Node ref = item.begin()->second;
+      std::string rp = p + "." + key;
+      // Kubernetes writes {configMapRef: {name: x}}; the seed writes {configMapRef: x}.
+      if (ref.IsMap()) {
+        if (!r_.Map(ref, rp, {"name"})) continue;
+        if (!Reader::Has(ref, "name")) {
+          r_.Missing(ref, rp + ".name", "add name: the " + key + " name");
+          continue;
+        }
+        ref = ref["name"];
+        rp += ".name";
+      }
+      auto name = r_.String(ref, rp);
+      if (!name) continue;
+      std::string why = CheckDns1123Subdomain(*name);
+      if (!why.empty()) {
+        r_.Fail(ref, rp, key + " " + Quote(*name) + " " + why, "use a-z, 0-9, '-' and '.'");
+        continue;
+      }
+      ef.name = *name;
+      step->env_from.push_back(ef);
+    }
+  }
+};
+
+}  // namespace
+
+void ParsePipeline(ParseContext* c, const YAML::Node& n, const YAML::Node& spec) {
+  PipelineParser(c).Pipeline(n, spec);
+}
+
+}  // namespace rsl::spec

@@ -34,53 +34,10 @@
 #include <utility>
 #include <vector>
 
+#include "api/http_message.h"
 #include "base/status.h"
 
 namespace rsl::api {
-
-struct HttpRequest {
-  std::string method;
-  std::string target;                                        //!< as sent: path and query
-  std::string path;                                          //!< percent-decoded, without the query
-  std::multimap<std::string, std::string> params;            //!< query, percent-decoded
-  std::vector<std::pair<std::string, std::string>> headers;  //!< names lower-case
-  std::string body;
-  std::string remote_addr;
-
-  bool HasParam(const std::string& key) const { return params.count(key) > 0; }
-  //! The first value of `key`, "" when absent.
-  std::string Param(const std::string& key) const;
-  //! The first header called `name` (any case), "" when absent.
-  std::string Header(const std::string& name) const;
-};
-
-//! A response body produced piece by piece on the stream thread, never on a request worker.
-class StreamSource {
- public:
-  enum class State {
-    kMore,  //!< more follows: call again once the client has taken what was appended
-    kWait,  //!< nothing more yet: call again after the server's stream poll interval
-    kDone,  //!< the body ends with what was appended
-  };
-  virtual ~StreamSource() = default;
-  //! Appends the next piece (about max_bytes at most; may be nothing) to *out. Must not block
-  //! for long: every stream of the server shares one thread.
-  virtual State Next(size_t max_bytes, std::string* out) = 0;
-};
-
-struct HttpResponse {
-  int status = 200;
-  std::string content_type;  //!< "" = no Content-Type
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::shared_ptr<StreamSource> stream;  //!< set: a chunked body from the stream thread
-
-  void SetHeader(const std::string& name, const std::string& value);
-  void SetContent(std::string text, const std::string& type);
-  void SetStream(const std::string& type, std::shared_ptr<StreamSource> source);
-};
-
-using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 
 struct HttpServerOptions {
   int workers = 8;  // handlers are short store reads and engine calls
@@ -202,8 +159,5 @@ class HttpServer {
   int streams_ = 0;                                 // GUARDED_BY(mu_)
   int busy_workers_ = 0;                            // GUARDED_BY(mu_)
 };
-
-//! "HTTP/1.1 404 Not Found" reason phrases for the statuses the API uses.
-const char* HttpReason(int status);
 
 }  // namespace rsl::api

@@ -648,7 +648,7 @@ namespace {
 constexpr size_t kMaxExitFileBytes = 1 << 20;
 constexpr size_t kMaxJournalBytes = size_t(1) << 31;
 
-// The record of `key` in an exit journal (shim_main.cc, WriteExit): records are
+// The record of `key` in an exit journal (shim_record.h, ExitJournals): records are
 // "\nattempt=<key>\n" + key=value lines + "end=1"; the last complete one of `key` counts. A
 // record torn by a crash never has its "end=1" line (the next record starts on a line of its
 // own), so it is skipped. `seen`: some record of `key`, complete or not, was found.

@@ -1,7 +1,7 @@
 // The local backend: each attempt is a process group on this machine, started and watched by
 // ONE long-lived supervisor per state directory (`rsl-shim --serve`, shim_main.cc) that
 // outlives the engine. The backend starts the supervisor when none runs, talks to it over an
-// abstract unix socket (newline-delimited JSON, protocol in shim_main.cc), and turns its
+// abstract unix socket (newline-delimited JSON, protocol in shim_supervisor.h), and turns its
 // exit messages into on_exit callbacks.
 //
 // Files:

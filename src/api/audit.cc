@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "base/file.h"
 
 namespace rsl::api {
 
@@ -14,13 +13,19 @@ const std::vector<std::string> kMigrations = {
     "  object_id TEXT NOT NULL, result TEXT NOT NULL, message TEXT NOT NULL)",
     "CREATE INDEX api_audit_object ON api_audit(object_id)",
 };
+
+
+AuditEntry ReadEntry(const Stmt& row) {
+  AuditEntry e;
+  row.Into(&e.seq, &e.time_ms, &e.subject, &e.verb, &e.resource, &e.namespace_, &e.object_id,
+           &e.result, &e.message);
+  return e;
+}
 }  // namespace
 
 Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& state_dir) {
-  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
-  auto db = Db::Open(StateDbPath(state_dir));
+  auto db = OpenStateDb(state_dir, "api_audit", kMigrations);
   if (!db.ok()) return db.error();
-  RSL_RETURN_IF_ERROR((*db)->Migrate("api_audit", kMigrations));
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(*db)));
 }
 
@@ -31,13 +36,10 @@ Status AuditLog::Append(AuditEntry e) {
                     .count();
   }
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare(
+  return db_->Run(
       "INSERT INTO api_audit(time_ms, subject, verb, resource, namespace, object_id, result,"
-      " message) VALUES(?,?,?,?,?,?,?,?)");
-  if (!st.ok()) return st.error();
-  st->Bind(1, e.time_ms).Bind(2, e.subject).Bind(3, e.verb).Bind(4, e.resource);
-  st->Bind(5, e.namespace_).Bind(6, e.object_id).Bind(7, e.result).Bind(8, e.message);
-  return st->Run();
+      " message) VALUES(?,?,?,?,?,?,?,?)",
+      e.time_ms, e.subject, e.verb, e.resource, e.namespace_, e.object_id, e.result, e.message);
 }
 
 Result<std::vector<AuditEntry>> AuditLog::List(const AuditQuery& q) {
@@ -58,22 +60,9 @@ Result<std::vector<AuditEntry>> AuditLog::List(const AuditQuery& q) {
   for (const auto& ns : q.namespaces) st->Bind(idx++, ns);
   if (!q.object_id.empty()) st->Bind(idx++, q.object_id);
   st->Bind(idx, q.limit);
-  std::vector<AuditEntry> out;
-  while (st->Step()) {
-    AuditEntry e;
-    e.seq = st->Int(0);
-    e.time_ms = st->Int(1);
-    e.subject = st->Text(2);
-    e.verb = st->Text(3);
-    e.resource = st->Text(4);
-    e.namespace_ = st->Text(5);
-    e.object_id = st->Text(6);
-    e.result = st->Text(7);
-    e.message = st->Text(8);
-    out.push_back(std::move(e));
-  }
-  if (!st->status().ok()) return st->status().error();
-  return std::vector<AuditEntry>(out.rbegin(), out.rend());
+  auto out = st->Rows(ReadEntry);
+  if (!out.ok()) return out.error();
+  return std::vector<AuditEntry>(out->rbegin(), out->rend());
 }
 
 }  // namespace rsl::api

@@ -632,12 +632,19 @@ Result<Json> ControllerService::ListSecrets(const std::string& ns) {
   return Json{{"apiVersion", kApiVersion}, {"kind", "SecretList"}, {"items", items}};
 }
 
+namespace {
+// What a registry kept in the state directory (datasources, environments) lists, once it opened.
+template <class Registry>
+auto ListOpened(Result<std::unique_ptr<Registry>> registry) -> decltype(registry.value()->List()) {
+  if (!registry.ok()) return registry.error();
+  return registry.value()->List();
+}
+}  // namespace
+
 Result<Json> ControllerService::ListDatasources() {
   Json items = Json::array();
 #ifdef RSL_API_HAVE_DATA
-  auto catalog = data::Catalog::Open(state_dir_);
-  if (!catalog.ok()) return catalog.error();
-  auto list = (*catalog)->List();
+  auto list = ListOpened(data::Catalog::Open(state_dir_));
   if (!list.ok()) return list.error();
   for (const auto& d : *list) {
     items.push_back({{"apiVersion", kApiVersion}, {"kind", "Datasource"},
@@ -650,9 +657,7 @@ Result<Json> ControllerService::ListDatasources() {
 Result<Json> ControllerService::ListEnvironments() {
   Json items = Json::array();
 #ifdef RSL_API_HAVE_MODEL
-  auto registry = model::EnvRegistry::Open(state_dir_);
-  if (!registry.ok()) return registry.error();
-  auto list = (*registry)->List();
+  auto list = ListOpened(model::EnvRegistry::Open(state_dir_));
   if (!list.ok()) return list.error();
   for (const auto& e : *list) {
     items.push_back(

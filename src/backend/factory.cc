@@ -24,12 +24,9 @@ Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name,
   if (name == "local") return NewLocalBackend(options);
   if (name == "slurm") return NewSlurmBackend(options);
   std::vector<std::string> known = {"local", "slurm"};
-  Error e(codes::kInvalidArgument, "unknown backend " + Quote(name));
-  e.Value(name);
-  std::string close = ClosestMatch(name, known);
-  e.Hint(close.empty() ? "use --backend local or --backend slurm"
-                       : "did you mean " + Quote(close) + "?");
-  return e;
+  return Error(codes::kInvalidArgument, "unknown backend " + Quote(name))
+      .Value(name)
+      .Hint(ClosestHint(name, known, "use --backend local or --backend slurm"));
 }
 
 }  // namespace rsl::backend

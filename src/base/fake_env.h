@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/env.h"
@@ -34,12 +35,14 @@ class ManualClock {
   std::atomic<int64_t> now_;
 };
 
-//! The files and processes of `target` (default: the real ones), a ManualClock for time;
-//! SleepMs advances the clock instead of sleeping.
-class FakeClockEnv : public EnvWrapper {
+//! The time calls of an Env (`Base`: Env or EnvWrapper) answered by a ManualClock: SleepMs
+//! advances the clock instead of sleeping. The fakes below are built on it.
+template <class Base>
+class ManualTimeEnv : public Base {
  public:
-  explicit FakeClockEnv(int64_t start_ms = kFakeEnvStartMs, Env* target = Env::Default())
-      : EnvWrapper(target), clock_(start_ms) {}
+  template <class... BaseArgs>
+  explicit ManualTimeEnv(int64_t start_ms, BaseArgs&&... base_args)
+      : Base(std::forward<BaseArgs>(base_args)...), clock_(start_ms) {}
   void Advance(int64_t ms) { clock_.Advance(ms); }
   void SetNowMs(int64_t ms) { clock_.Set(ms); }
 
@@ -55,16 +58,19 @@ class FakeClockEnv : public EnvWrapper {
   ManualClock clock_;
 };
 
+//! The files and processes of `target` (default: the real ones), a ManualClock for time.
+class FakeClockEnv : public ManualTimeEnv<EnvWrapper> {
+ public:
+  explicit FakeClockEnv(int64_t start_ms = kFakeEnvStartMs, Env* target = Env::Default())
+      : ManualTimeEnv<EnvWrapper>(start_ms, target) {}
+};
+
 //! An operating system in memory: a file tree (paths are absolute, "/" always exists; no
 //! links, no "..") with the errno of the real calls (ENOENT, ENOTEMPTY, EISDIR...), a
 //! ManualClock, and processes answered by a script. Thread-safe.
-class FakeEnv : public Env {
+class FakeEnv : public ManualTimeEnv<Env> {
  public:
   explicit FakeEnv(int64_t start_ms = kFakeEnvStartMs);
-
-  // Time.
-  void Advance(int64_t ms) { clock_.Advance(ms); }
-  void SetNowMs(int64_t ms) { clock_.Set(ms); }
 
   // Processes: the script answers every RunProcess (an error when none is set); every spec
   // asked for is kept, in order.
@@ -89,14 +95,6 @@ class FakeEnv : public Env {
   bool PathExists(const std::string& path) override;
   bool IsDirectory(const std::string& path) override;
 
-  int64_t NowMs() override { return clock_.Now(); }
-  int64_t MonotonicMs() override { return clock_.Now(); }
-  void SleepMs(int64_t ms) override { clock_.Advance(ms); }
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 int64_t deadline_ms) override {
-    clock_.WaitUntil(cv, lock, deadline_ms);
-  }
-
   Result<ProcessResult> RunProcess(const ProcessSpec& spec) override;
 
  private:
@@ -109,7 +107,6 @@ class FakeEnv : public Env {
   Node* Find(const std::string& path);
   bool HasChildren(const std::string& dir);
 
-  ManualClock clock_;
   std::mutex mu_;
   std::map<std::string, Node> nodes_;  // GUARDED_BY(mu_): normalized path -> node
   ProcessScript script_;               // GUARDED_BY(mu_)

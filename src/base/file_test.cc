@@ -8,18 +8,14 @@
 
 #include <filesystem>
 
+#include "base/test_util.h"
+
 namespace rsl {
 namespace {
 
-std::string Dir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "file_test_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
-
 TEST(FileTest, UntrustedReadsTakeRegularFilesWithOneLinkOnly) {
-  std::string d = Dir("untrusted");
+  testing::TempDir tmp("file_test_untrusted");
+  std::string d = tmp.path();
   ASSERT_TRUE(WriteFileAtomic(d + "/metrics.json", "{\"auc\": 1}").ok());
   ASSERT_TRUE(WriteFileAtomic(d + "/secret", "root only").ok());
   auto ok = ReadUntrustedFileIfExists(d + "/metrics.json", 1024);
@@ -46,7 +42,8 @@ TEST(FileTest, UntrustedReadsTakeRegularFilesWithOneLinkOnly) {
 }
 
 TEST(FileTest, ReadsBeneathARootRefuseEveryLinkOnTheWay) {
-  std::string d = Dir("beneath");
+  testing::TempDir tmp("file_test_beneath");
+  std::string d = tmp.path();
   std::string out = d + "/out";
   ASSERT_TRUE(MakeDirs(out + "/sub").ok());
   ASSERT_TRUE(WriteFileAtomic(out + "/sub/model.bin", "weights").ok());
@@ -66,7 +63,8 @@ TEST(FileTest, ReadsBeneathARootRefuseEveryLinkOnTheWay) {
 }
 
 TEST(FileTest, APrivateDirectoryIsTheOwnersAlone) {
-  std::string d = Dir("private") + "/state";
+  testing::TempDir tmp("file_test_private");
+  std::string d = tmp.path() + "/state";
   ASSERT_TRUE(MakeDirs(d).ok());
   chmod(d.c_str(), 0755);
   ASSERT_TRUE(MakePrivateDir(d).ok());

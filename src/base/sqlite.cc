@@ -1,6 +1,7 @@
 #include "base/sqlite.h"
 
 #include "base/codes.h"
+#include "base/file.h"
 
 namespace rsl {
 
@@ -134,37 +135,29 @@ Status Db::Migrate(const std::string& component, const std::vector<std::string>&
       "CREATE TABLE IF NOT EXISTS schema_migrations ("
       " component TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (component, version))"));
   for (size_t i = 0; i < migrations.size(); ++i) {
-    RSL_RETURN_IF_ERROR(Begin());
-    auto q = Prepare("SELECT 1 FROM schema_migrations WHERE component=?1 AND version=?2");
-    if (!q.ok()) {
-      (void)Rollback();
-      return q.status();
-    }
-    q->Bind(1, component).Bind(2, static_cast<int64_t>(i + 1));
-    bool applied = q->Step();
-    if (applied) {
-      RSL_RETURN_IF_ERROR(Commit());
-      continue;
-    }
-    Status s = Exec(migrations[i]);
-    if (s.ok()) {
-      auto ins = Prepare("INSERT INTO schema_migrations(component, version) VALUES (?1, ?2)");
-      if (!ins.ok()) {
-        s = ins.status();
-      } else {
-        ins->Bind(1, component).Bind(2, static_cast<int64_t>(i + 1));
-        s = ins->Run();
-      }
-    }
-    if (!s.ok()) {
-      (void)Rollback();
-      return s;
-    }
-    RSL_RETURN_IF_ERROR(Commit());
+    const int64_t version = static_cast<int64_t>(i + 1);
+    RSL_RETURN_IF_ERROR(Transaction([&]() -> Status {
+      auto applied = First("SELECT 1 FROM schema_migrations WHERE component=?1 AND version=?2",
+                           [](const Stmt&) { return true; }, component, version);
+      if (!applied.ok()) return applied.error();
+      if (applied->has_value()) return Status::Ok();
+      RSL_RETURN_IF_ERROR(Exec(migrations[i]));
+      return Run("INSERT INTO schema_migrations(component, version) VALUES (?1, ?2)", component,
+                 version);
+    }));
   }
   return Status::Ok();
 }
 
 std::string StateDbPath(const std::string& state_dir) { return state_dir + "/rsl.db"; }
+
+Result<std::unique_ptr<Db>> OpenStateDb(const std::string& state_dir, const std::string& component,
+                                        const std::vector<std::string>& migrations) {
+  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
+  auto db = Db::Open(StateDbPath(state_dir));
+  if (!db.ok()) return db.error();
+  RSL_RETURN_IF_ERROR((*db)->Migrate(component, migrations));
+  return db;
+}
 
 }  // namespace rsl

@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -37,6 +39,14 @@ class Stmt {
   //! hot paths that bind fields of a struct and run at once).
   Stmt& BindRef(int idx, const std::string& v);
   Stmt& BindNull(int idx);
+  //! Binds `args` to ?1..?N in order: integers and bools as INTEGER, floating point as REAL,
+  //! anything else that converts to std::string as TEXT.
+  template <class... Args>
+  Stmt& BindAll(const Args&... args) {
+    int idx = 0;
+    (BindValue(++idx, args), ...);
+    return *this;
+  }
   //! Returns true when a row is available, false when done. Errors are recorded in status().
   bool Step();
   //! Runs to completion (for INSERT/UPDATE/DELETE).
@@ -47,11 +57,62 @@ class Stmt {
   double Double(int col) const;
   std::string Text(int col) const;
   bool IsNull(int col) const;
+  //! Reads the current row's columns 0, 1, ... into `fields`, each by its type: std::string
+  //! (TEXT), integers (INTEGER), floating point (REAL). A column to be converted (JSON) goes
+  //! into a local string first.
+  template <class... Fields>
+  void Into(Fields*... fields) const {
+    int col = 0;
+    (ReadColumn(col++, fields), ...);
+  }
 
   const Status& status() const { return status_; }
 
+  //! Calls `fn(const Stmt&)` for each remaining row; returns the first error of stepping.
+  template <class Fn>
+  Status Each(Fn fn) {
+    while (Step()) fn(static_cast<const Stmt&>(*this));
+    return status_;
+  }
+  //! Every remaining row as `read(const Stmt&)` makes it, in order.
+  template <class Read>
+  auto Rows(Read read) -> Result<std::vector<std::decay_t<decltype(read(*this))>>> {
+    std::vector<std::decay_t<decltype(read(*this))>> out;
+    RSL_RETURN_IF_ERROR(Each([&](const Stmt& row) { out.push_back(read(row)); }));
+    return out;
+  }
+  //! The next row as `read` makes it, or nullopt when there is none.
+  template <class Read>
+  auto First(Read read) -> Result<std::optional<std::decay_t<decltype(read(*this))>>> {
+    using T = std::decay_t<decltype(read(*this))>;
+    if (Step()) return std::optional<T>(read(static_cast<const Stmt&>(*this)));
+    RSL_RETURN_IF_ERROR(status_);
+    return std::optional<T>();
+  }
+
  private:
   friend class Db;
+  template <class T>
+  void ReadColumn(int col, T* out) const {
+    if constexpr (std::is_same_v<T, std::string>) {
+      *out = Text(col);
+    } else if constexpr (std::is_integral_v<T>) {
+      *out = static_cast<T>(Int(col));
+    } else {
+      static_assert(std::is_floating_point_v<T>, "a column reads into a string or a number");
+      *out = static_cast<T>(Double(col));
+    }
+  }
+  template <class T>
+  void BindValue(int idx, const T& v) {
+    if constexpr (std::is_integral_v<T>) {
+      Bind(idx, static_cast<int64_t>(v));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      Bind(idx, static_cast<double>(v));
+    } else {
+      Bind(idx, std::string(v));
+    }
+  }
   Stmt(sqlite3* db, sqlite3_stmt* st) : db_(db), st_(st) {}
   sqlite3* db_ = nullptr;
   sqlite3_stmt* st_ = nullptr;
@@ -69,6 +130,37 @@ class Db {
   //! Runs one or more statements without results.
   Status Exec(const std::string& sql);
   Result<Stmt> Prepare(const std::string& sql);
+  //! Prepare() with `args` bound to ?1..?N (Stmt::BindAll).
+  template <class... Args>
+  Result<Stmt> Query(const std::string& sql, const Args&... args) {
+    Result<Stmt> st = Prepare(sql);
+    if (st.ok()) st->BindAll(args...);
+    return st;
+  }
+  //! Runs one statement without results (INSERT/UPDATE/DELETE) with `args` bound.
+  template <class... Args>
+  Status Run(const std::string& sql, const Args&... args) {
+    Result<Stmt> st = Query(sql, args...);
+    if (!st.ok()) return st.error();
+    return st->Run();
+  }
+  //! Every row of a query, each made by `read(const Stmt&)`: the prepare/bind/step loop of
+  //! a typical SELECT in one call.
+  template <class Read, class... Args>
+  auto Rows(const std::string& sql, Read read, const Args&... args)
+      -> Result<std::vector<std::decay_t<decltype(read(std::declval<const Stmt&>()))>>> {
+    Result<Stmt> st = Query(sql, args...);
+    if (!st.ok()) return st.error();
+    return st->Rows(read);
+  }
+  //! The first row of a query made by `read`, or nullopt when there is none.
+  template <class Read, class... Args>
+  auto First(const std::string& sql, Read read, const Args&... args)
+      -> Result<std::optional<std::decay_t<decltype(read(std::declval<const Stmt&>()))>>> {
+    Result<Stmt> st = Query(sql, args...);
+    if (!st.ok()) return st.error();
+    return st->First(read);
+  }
   //! Applies, in order and each in its own transaction, the migrations of `component` that
   //! have not been applied yet (tracked in table schema_migrations).
   Status Migrate(const std::string& component, const std::vector<std::string>& migrations);
@@ -77,6 +169,16 @@ class Db {
   Status Begin();
   Status Commit();
   Status Rollback();
+  //! Runs `body` inside BEGIN IMMEDIATE .. COMMIT; rolls back when it (or the commit) fails
+  //! and returns that error.
+  template <class Body>
+  Status Transaction(Body body) {
+    RSL_RETURN_IF_ERROR(Begin());
+    Status s = body();
+    if (s.ok()) s = Commit();
+    if (!s.ok()) (void)Rollback();
+    return s;
+  }
 
   int64_t LastInsertId() const;
   int Changes() const;
@@ -92,5 +194,10 @@ class Db {
 
 //! The state directory's database path: <state_dir>/rsl.db.
 std::string StateDbPath(const std::string& state_dir);
+
+//! Opens the state directory's database (creating the directory) and applies `component`'s
+//! migrations: what every component that keeps state there does first.
+Result<std::unique_ptr<Db>> OpenStateDb(const std::string& state_dir, const std::string& component,
+                                        const std::vector<std::string>& migrations);
 
 }  // namespace rsl

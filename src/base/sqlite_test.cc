@@ -5,12 +5,13 @@
 
 #include <filesystem>
 
+#include "base/test_util.h"
+
 namespace rsl {
 
 TEST(SqliteTest, MigratesOnceAndPersists) {
-  std::string dir = ::testing::TempDir() + "sqlite_test_" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  std::string path = StateDbPath(dir);
+  testing::TempDir dir("sqlite_test");
+  std::string path = StateDbPath(dir.path());
   std::vector<std::string> migrations = {
       "CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)",
       "ALTER TABLE t ADD COLUMN w TEXT",
@@ -34,7 +35,122 @@ TEST(SqliteTest, MigratesOnceAndPersists) {
   EXPECT_EQ(q->Int(0), 7);
   EXPECT_EQ(q->Text(1), "x");
   EXPECT_FALSE((*db)->Exec("SELECT * FROM nope").ok());
-  std::filesystem::remove_all(dir);
+}
+
+struct Pair {
+  std::string k;
+  int64_t v = 0;
+};
+
+Pair ReadPair(const Stmt& row) { return Pair{row.Text(0), row.Int(1)}; }
+
+class SqliteHelperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = OpenStateDb(dir_.Sub("state"), "test",
+                          {"CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER, d REAL, b INTEGER)"});
+    ASSERT_TRUE(db.ok()) << db.error().ToString();
+    db_ = std::move(*db);
+  }
+  testing::TempDir dir_{"sqlite_helper_test"};
+  std::unique_ptr<Db> db_;  // closed before dir_ goes
+};
+
+TEST_F(SqliteHelperTest, OpenStateDbMakesTheDirectoryAndMigrates) {
+  EXPECT_TRUE(std::filesystem::exists(StateDbPath(dir_.Sub("state"))));
+  // Opening again applies nothing twice.
+  auto again = OpenStateDb(dir_.Sub("state"), "test", {"CREATE TABLE t (k TEXT)"});
+  EXPECT_TRUE(again.ok()) << again.error().ToString();
+}
+
+TEST_F(SqliteHelperTest, RunBindsEveryKindOfValueInOrder) {
+  const char* literal = "c";
+  ASSERT_TRUE(db_->Run("INSERT INTO t(k, v, d, b) VALUES (?1, ?2, ?3, ?4)", "a", 7, 2.5, true).ok());
+  ASSERT_TRUE(
+      db_->Run("INSERT INTO t(k, v, d, b) VALUES (?, ?, ?, ?)", std::string("b"), int64_t{-3},
+               0.0, false)
+          .ok());
+  ASSERT_TRUE(db_->Run("INSERT INTO t(k, v, d, b) VALUES (?, ?, ?, ?)", literal, 1, 1.0, 1).ok());
+  auto rows = db_->Rows("SELECT k, v, d, b FROM t ORDER BY k", [](const Stmt& row) {
+    return row.Text(0) + ":" + std::to_string(row.Int(1)) + ":" +
+           std::to_string(row.Double(2)).substr(0, 3) + ":" + std::to_string(row.Int(3));
+  });
+  ASSERT_TRUE(rows.ok()) << rows.error().ToString();
+  EXPECT_EQ(*rows, (std::vector<std::string>{"a:7:2.5:1", "b:-3:0.0:0", "c:1:1.0:1"}));
+}
+
+TEST_F(SqliteHelperTest, IntoReadsColumnsInOrderByFieldType) {
+  ASSERT_TRUE(db_->Run("INSERT INTO t(k, v, d, b) VALUES (?, ?, ?, ?)", "a", 7, 2.5, true).ok());
+  struct Row {
+    std::string k;
+    int v = 0;
+    double d = 0;
+    int64_t b = 0;
+  };
+  auto row = db_->First("SELECT k, v, d, b FROM t", [](const Stmt& st) {
+    Row r;
+    st.Into(&r.k, &r.v, &r.d, &r.b);
+    return r;
+  });
+  ASSERT_TRUE(row.ok());
+  ASSERT_TRUE(row->has_value());
+  EXPECT_EQ((*row)->k, "a");
+  EXPECT_EQ((*row)->v, 7);
+  EXPECT_EQ((*row)->d, 2.5);
+  EXPECT_EQ((*row)->b, 1);
+}
+
+TEST_F(SqliteHelperTest, RowsReadsEveryRowAndFirstTheFirstOrNone) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(db_->Run("INSERT INTO t(k, v) VALUES (?, ?)", "k" + std::to_string(i), i * 10).ok());
+  }
+  auto rows = db_->Rows("SELECT k, v FROM t WHERE v >= ?1 ORDER BY v", ReadPair, 10);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].k, "k1");
+  EXPECT_EQ((*rows)[1].v, 20);
+
+  auto first = db_->First("SELECT k, v FROM t WHERE k = ?", ReadPair, "k2");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(first->has_value());
+  EXPECT_EQ((*first)->v, 20);
+  auto none = db_->First("SELECT k, v FROM t WHERE k = ?", ReadPair, "nope");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  // A statement bound by hand (a variable number of parameters) reads the same way.
+  auto st = db_->Prepare("SELECT k, v FROM t WHERE k IN (?, ?) ORDER BY k");
+  ASSERT_TRUE(st.ok());
+  st->Bind(1, "k0").Bind(2, "k2");
+  int seen = 0;
+  ASSERT_TRUE(st->Each([&](const Stmt& row) { seen += static_cast<int>(row.Int(1)); }).ok());
+  EXPECT_EQ(seen, 20);
+}
+
+TEST_F(SqliteHelperTest, ErrorsComeBackAsStatus) {
+  EXPECT_FALSE(db_->Run("INSERT INTO nope VALUES (?)", 1).ok());
+  auto rows = db_->Rows("SELECT x FROM nope", ReadPair);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.error().message.find("prepare"), std::string::npos);
+  ASSERT_TRUE(db_->Run("INSERT INTO t(k, v) VALUES ('x', 1)").ok());
+  Status dup = db_->Run("INSERT INTO t(k, v) VALUES ('x', 2)");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().message.find("UNIQUE"), std::string::npos);
+}
+
+TEST_F(SqliteHelperTest, TransactionCommitsOrRollsBack) {
+  ASSERT_TRUE(db_->Transaction([&] { return db_->Run("INSERT INTO t(k, v) VALUES ('a', 1)"); }).ok());
+  Status failed = db_->Transaction([&]() -> Status {
+    RSL_RETURN_IF_ERROR(db_->Run("INSERT INTO t(k, v) VALUES ('b', 2)"));
+    return Error("INTERNAL", "stop");
+  });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "stop");
+  auto keys = db_->Rows("SELECT k FROM t ORDER BY k", [](const Stmt& row) { return row.Text(0); });
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(*keys, std::vector<std::string>{"a"});
+  // The connection is usable again after the rollback.
+  EXPECT_TRUE(db_->Transaction([&] { return db_->Run("DELETE FROM t"); }).ok());
 }
 
 }  // namespace rsl

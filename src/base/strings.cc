@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 
 namespace rsl {
 
@@ -77,6 +78,21 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
     }
   }
   return best;
+}
+
+std::string ClosestHint(std::string_view word, const std::vector<std::string>& candidates,
+                        const std::string& otherwise) {
+  std::string close = ClosestMatch(word, candidates);
+  return close.empty() ? otherwise : "did you mean " + Quote(close) + "?";
+}
+
+std::string FormatUtc(int64_t unix_seconds, const char* format) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  size_t n = std::strftime(buf, sizeof buf, format, &tm);
+  return std::string(buf, n);
 }
 
 std::string HexEncode(std::string_view bytes) {

@@ -21,6 +21,14 @@ int EditDistance(std::string_view a, std::string_view b, int max_distance = 1 <<
 //! The candidate closest to `word` if it is close enough to be a likely typo
 //! (distance <= max(1, len/3)); empty otherwise.
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+//! The hint for an unknown `word`: `did you mean "close"?` for ClosestMatch's candidate, or
+//! `otherwise` when none is close.
+std::string ClosestHint(std::string_view word, const std::vector<std::string>& candidates,
+                        const std::string& otherwise);
+
+//! A time (seconds since the epoch) in UTC, formatted by strftime's `format`
+//! ("%Y-%m-%dT%H:%M:%SZ"); at most 63 characters.
+std::string FormatUtc(int64_t unix_seconds, const char* format);
 
 //! Lower-case hex of bytes.
 std::string HexEncode(std::string_view bytes);

@@ -24,6 +24,17 @@ TEST(StringsTest, ClosestMatchSuggestsLikelyTypos) {
   EXPECT_EQ(ClosestMatch("zzz", fields), "");
 }
 
+TEST(StringsTest, FormatUtc) {
+  EXPECT_EQ(FormatUtc(1'718'409'600, "%Y-%m-%dT%H:%M:%SZ"), "2024-06-15T00:00:00Z");
+  EXPECT_EQ(FormatUtc(0, "%Y%m%d"), "19700101");
+}
+
+TEST(StringsTest, ClosestHintNamesTheCandidateOrFallsBack) {
+  std::vector<std::string> known = {"local", "slurm"};
+  EXPECT_EQ(ClosestHint("slurn", known, "use local or slurm"), "did you mean \"slurm\"?");
+  EXPECT_EQ(ClosestHint("kubernetes", known, "use local or slurm"), "use local or slurm");
+}
+
 TEST(StringsTest, SplitTrimJoinQuote) {
   EXPECT_EQ(Split("a,b,,c", ','), (std::vector<std::string>{"a", "b", "", "c"}));
   EXPECT_EQ(Trim("  x y \n"), "x y");

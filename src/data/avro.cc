@@ -223,10 +223,10 @@ class Decoder {
   int depth_ = 0;
 };
 
-class AvroReader : public FileReader {
+class AvroReader : public SelfDescribedReader {
  public:
   AvroReader(std::shared_ptr<const Blob> blob, std::string name)
-      : blob_(std::move(blob)), name_(std::move(name)) {}
+      : SelfDescribedReader(std::move(blob), std::move(name)) {}
 
   Status Open() {
     std::string_view data = blob_->data();
@@ -314,15 +314,6 @@ class AvroReader : public FileReader {
     return Status::Ok();
   }
 
-  const schema::Schema& writer_schema() const override { return schema_; }
-
-  Result<Binding> Bind(const Plan* plan) override {
-    plan_ = plan;
-    auto b = Resolve(schema_, *plan, name_);
-    if (b.ok()) map_ = b->writer_to_reader;
-    return b;
-  }
-
   size_t chunks() const override { return blocks_.empty() ? 0 : chunk_starts_.size() - 1; }
 
   Status ReadChunk(size_t chunk, ChunkSink* sink) override {
@@ -378,24 +369,17 @@ class AvroReader : public FileReader {
   }
 
  private:
-  std::shared_ptr<const Blob> blob_;
-  std::string name_;
-  schema::Schema schema_;
   Codec codec_ = Codec::kNone;
   uint8_t sync_[16];
   std::vector<Block> blocks_;
   std::vector<size_t> chunk_starts_;
-  const Plan* plan_ = nullptr;
-  std::vector<int> map_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<FileReader>> OpenAvro(std::shared_ptr<const Blob> blob,
                                              const std::string& name) {
-  auto r = std::make_unique<AvroReader>(std::move(blob), name);
-  RSL_RETURN_IF_ERROR(r->Open());
-  return std::unique_ptr<FileReader>(std::move(r));
+  return SelfDescribedReader::OpenAs<AvroReader>(std::move(blob), name);
 }
 
 }  // namespace rsl::data

@@ -18,12 +18,7 @@ const std::vector<std::string> kMigrations = {
 };
 
 std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return FormatUtc(std::time(nullptr), "%Y-%m-%dT%H:%M:%SZ");
 }
 
 std::string Mask(const std::string& key) {
@@ -196,12 +191,9 @@ Result<Datasource> Catalog::Get(const std::string& name) {
     if (ds.name == name) return ds;
     names.push_back(ds.name);
   }
-  Error e(codes::kNotFound, "no datasource named " + Quote(name));
-  e.Value(name);
-  std::string close = ClosestMatch(name, names);
-  e.Hint(close.empty() ? "seedctl datasource list shows the registered ones"
-                       : "did you mean " + Quote(close) + "?");
-  return e;
+  return Error(codes::kNotFound, "no datasource named " + Quote(name))
+      .Value(name)
+      .Hint(ClosestHint(name, names, "seedctl datasource list shows the registered ones"));
 }
 
 Status Catalog::Remove(const std::string& name) {

@@ -42,12 +42,7 @@ class CsvReader : public FileReader {
         if (f.name == n) return FormatError(name_, p - text.data(), "duplicate column " + Quote(n));
       }
       root->fields.push_back(schema::Field{n, string_type, std::nullopt, {}, {}});
-      if (p < end && *p == opt_.csv_delimiter) {
-        p++;
-        continue;
-      }
-      if (p < end && *p == '\r') p++;
-      if (p < end && *p == '\n') p++;
+      if (PastSeparator(&p, end)) continue;
       break;
     }
     body_ = p - text.data();
@@ -88,12 +83,7 @@ class CsvReader : public FileReader {
           }
         }
         col++;
-        if (p < end && *p == opt_.csv_delimiter) {
-          p++;
-          continue;
-        }
-        if (p < end && *p == '\r') p++;
-        if (p < end && *p == '\n') p++;
+        if (PastSeparator(&p, end)) continue;
         break;
       }
     }
@@ -158,12 +148,7 @@ class CsvReader : public FileReader {
           if (r >= 0) Deliver(sink, r, row, value, quoted);
         }
         col++;
-        if (p < end && *p == opt_.csv_delimiter) {
-          p++;
-          continue;
-        }
-        if (p < end && *p == '\r') p++;
-        if (p < end && *p == '\n') p++;
+        if (PastSeparator(&p, end)) continue;
         break;
       }
       if (col != ncols) {
@@ -179,6 +164,18 @@ class CsvReader : public FileReader {
   }
 
  private:
+  // Moves *p past what follows a field: the delimiter (true: the record goes on) or the line
+  // end, \n or \r\n (false: the record ended).
+  bool PastSeparator(const char** p, const char* end) const {
+    if (*p < end && **p == opt_.csv_delimiter) {
+      ++*p;
+      return true;
+    }
+    if (*p < end && **p == '\r') ++*p;
+    if (*p < end && **p == '\n') ++*p;
+    return false;
+  }
+
   // Reads one field at *p, leaving *p at the delimiter, line end or end.
   Status Field(const char** pp, const char* end, std::string_view* value, bool* quoted,
                std::string* scratch) {

@@ -105,6 +105,13 @@ std::vector<size_t> SplitLines(std::string_view text, size_t begin, size_t targe
   return starts;
 }
 
+Result<Binding> SelfDescribedReader::Bind(const Plan* plan) {
+  plan_ = plan;
+  auto b = Resolve(schema_, *plan, name_);
+  if (b.ok()) map_ = b->writer_to_reader;
+  return b;
+}
+
 Result<std::unique_ptr<FileReader>> OpenReader(Format format, std::shared_ptr<const Blob> blob,
                                                const std::string& name,
                                                const ReadOptions& options) {

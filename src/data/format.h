@@ -52,6 +52,33 @@ class FileReader {
   virtual Status ReadChunk(size_t chunk, ChunkSink* sink) = 0;
 };
 
+//! The common part of the readers of files that carry their writer schema (Avro, Parquet):
+//! Bind resolves that schema against the plan and keeps the writer-to-reader column map.
+class SelfDescribedReader : public FileReader {
+ public:
+  const schema::Schema& writer_schema() const override { return schema_; }
+  Result<Binding> Bind(const Plan* plan) override;
+
+  //! Makes a `Reader(blob, name)` and parses its header/footer (`Status Reader::Open()`).
+  template <class Reader>
+  static Result<std::unique_ptr<FileReader>> OpenAs(std::shared_ptr<const Blob> blob,
+                                                    const std::string& name) {
+    auto r = std::make_unique<Reader>(std::move(blob), name);
+    RSL_RETURN_IF_ERROR(r->Open());
+    return std::unique_ptr<FileReader>(std::move(r));
+  }
+
+ protected:
+  SelfDescribedReader(std::shared_ptr<const Blob> blob, std::string name)
+      : blob_(std::move(blob)), name_(std::move(name)) {}
+
+  std::shared_ptr<const Blob> blob_;
+  std::string name_;
+  schema::Schema schema_;       //!< the writer schema, set by the reader's Open
+  const Plan* plan_ = nullptr;  //!< after Bind
+  std::vector<int> map_;        //!< writer field -> reader field, after Bind
+};
+
 //! Parses the header/footer. `name` is used in messages (the URI).
 Result<std::unique_ptr<FileReader>> OpenReader(Format format, std::shared_ptr<const Blob> blob,
                                                const std::string& name,

@@ -156,10 +156,10 @@ bool DecodeDelta(const uint8_t** pp, const uint8_t* end, size_t n, std::vector<i
   return true;
 }
 
-class ParquetReader : public FileReader {
+class ParquetReader : public SelfDescribedReader {
  public:
   ParquetReader(std::shared_ptr<const Blob> blob, std::string name)
-      : blob_(std::move(blob)), name_(std::move(name)) {}
+      : SelfDescribedReader(std::move(blob), std::move(name)) {}
 
   Status Open() {
     std::string_view d = blob_->data();
@@ -245,15 +245,6 @@ class ParquetReader : public FileReader {
       }
     }
     return Status::Ok();
-  }
-
-  const schema::Schema& writer_schema() const override { return schema_; }
-
-  Result<Binding> Bind(const Plan* plan) override {
-    plan_ = plan;
-    auto b = Resolve(schema_, *plan, name_);
-    if (b.ok()) map_ = b->writer_to_reader;
-    return b;
   }
 
   size_t chunks() const override { return groups_.size(); }
@@ -638,22 +629,15 @@ class ParquetReader : public FileReader {
     return Status::Ok();
   }
 
-  std::shared_ptr<const Blob> blob_;
-  std::string name_;
-  schema::Schema schema_;
   std::vector<Column> columns_;
   std::vector<RowGroup> groups_;
-  const Plan* plan_ = nullptr;
-  std::vector<int> map_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<FileReader>> OpenParquet(std::shared_ptr<const Blob> blob,
                                                 const std::string& name) {
-  auto r = std::make_unique<ParquetReader>(std::move(blob), name);
-  RSL_RETURN_IF_ERROR(r->Open());
-  return std::unique_ptr<FileReader>(std::move(r));
+  return SelfDescribedReader::OpenAs<ParquetReader>(std::move(blob), name);
 }
 
 }  // namespace rsl::data

@@ -60,12 +60,7 @@ std::string FormatDurationMs(int64_t ms) {
 std::string FormatTimestampMicros(int64_t micros) {
   int64_t secs = micros >= 0 ? micros / 1000000 : -((-micros + 999999) / 1000000);
   int64_t frac = micros - secs * 1000000;
-  std::time_t t = static_cast<std::time_t>(secs);
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string out = buf;
+  std::string out = FormatUtc(secs, "%Y-%m-%dT%H:%M:%S");
   if (frac != 0) {
     char f[16];
     std::snprintf(f, sizeof f, ".%06lld", static_cast<long long>(frac));

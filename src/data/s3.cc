@@ -2,7 +2,6 @@
 // virtual-host addressing, ListObjectsV2 paging, ranged GETs, multipart upload above a size
 // threshold, retries with exponential backoff on 5xx, 429 and transport errors. Ceph's RADOS
 // Gateway speaks the same protocol (ceph:// URIs).
-#include <curl/curl.h>
 #include <openssl/hmac.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include "base/codes.h"
+#include "base/http_client.h"
 #include "base/sha256.h"
 #include "base/strings.h"
 #include "data/format.h"
@@ -33,27 +33,7 @@ std::string Hmac(const std::string& key, const std::string& msg) {
   return std::string(reinterpret_cast<char*>(out), len);
 }
 
-struct Response {
-  long status = 0;
-  std::string body;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string curl_error;
-};
-
-size_t OnBody(char* p, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(p, size * n);
-  return size * n;
-}
-
-size_t OnHeader(char* p, size_t size, size_t n, void* user) {
-  std::string line(p, size * n);
-  size_t colon = line.find(':');
-  if (colon != std::string::npos) {
-    (*static_cast<std::map<std::string, std::string>*>(user))[ToLower(line.substr(0, colon))] =
-        std::string(Trim(line.substr(colon + 1)));
-  }
-  return size * n;
-}
+using Response = HttpResponse;
 
 std::string XmlUnescape(std::string s) {
   static const std::pair<const char*, const char*> kEntities[] = {
@@ -93,8 +73,6 @@ int64_t ParseHttpDateMs(const std::string& s) {
 class S3Storage : public Storage {
  public:
   S3Storage(S3Config c, std::string scheme) : c_(std::move(c)), scheme_(std::move(scheme)) {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     while (!c_.endpoint.empty() && c_.endpoint.back() == '/') c_.endpoint.pop_back();
   }
 
@@ -319,11 +297,7 @@ class S3Storage : public Storage {
     }
     std::string url = proto + "://" + host + path + (canonical_query.empty() ? "" : "?" + canonical_query);
     for (int attempt = 0;; attempt++) {
-      char date[32];
-      std::time_t now = std::time(nullptr);
-      std::tm tm;
-      gmtime_r(&now, &tm);
-      std::strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
+      std::string date = FormatUtc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
       SigV4Request req;
       req.method = method;
       req.canonical_uri = path;
@@ -331,43 +305,23 @@ class S3Storage : public Storage {
       req.payload_sha256 = Sha256Hex(body);
       req.headers = {{"host", host}, {"x-amz-content-sha256", req.payload_sha256}, {"x-amz-date", date}};
       std::string auth = SigV4Authorization(req, c_.access_key, c_.secret_key, c_.region, date);
-      Response resp;
-      CURL* curl = curl_easy_init();
-      struct curl_slist* hl = nullptr;
-      hl = curl_slist_append(hl, ("Authorization: " + auth).c_str());
-      hl = curl_slist_append(hl, ("x-amz-date: " + std::string(date)).c_str());
-      hl = curl_slist_append(hl, ("x-amz-content-sha256: " + req.payload_sha256).c_str());
-      hl = curl_slist_append(hl, "Expect:");
-      for (const auto& h : extra) hl = curl_slist_append(hl, h.c_str());
-      curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-      curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hl);
-      curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-      curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(c_.connect_timeout_ms));
-      curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(c_.request_timeout_ms));
-      curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
-      curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
-      curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-      curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp.headers);
-      if (method == "HEAD") {
-        curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-      } else if (method == "PUT" || method == "POST") {
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-      } else if (method != "GET") {
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-      }
-      CURLcode rc = curl_easy_perform(curl);
-      if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.status);
-      else resp.curl_error = curl_easy_strerror(rc);
-      curl_slist_free_all(hl);
-      curl_easy_cleanup(curl);
-      bool retry = rc != CURLE_OK || resp.status >= 500 || resp.status == 429;
+      HttpRequest http;
+      http.method = method;
+      http.url = url;
+      http.headers = {"Authorization: " + auth, "x-amz-date: " + date,
+                      "x-amz-content-sha256: " + req.payload_sha256, "Expect:"};
+      http.headers.insert(http.headers.end(), extra.begin(), extra.end());
+      http.body = body;
+      http.connect_timeout_ms = c_.connect_timeout_ms;
+      http.timeout_ms = c_.request_timeout_ms;
+      std::string curl_error;
+      Result<Response> resp = HttpSend(http, &curl_error);
+      bool retry = !resp.ok() || resp->status >= 500 || resp->status == 429;
       if (!retry) return resp;
       if (attempt >= c_.max_retries) {
-        if (rc != CURLE_OK) {
+        if (!resp.ok()) {
           return Error(codes::kDataSourceUnreachable,
-                       "cannot reach " + c_.endpoint + ": " + resp.curl_error + " (after " +
+                       "cannot reach " + c_.endpoint + ": " + curl_error + " (after " +
                            std::to_string(attempt + 1) + " attempts)")
               .Hint("check the endpoint with: seedctl datasource test --name N");
         }

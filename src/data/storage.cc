@@ -102,6 +102,24 @@ class MmapBlob : public Blob {
 
 bool Hidden(const std::string& name) { return !name.empty() && (name[0] == '_' || name[0] == '.'); }
 
+// Both Publish implementations: every file below local_dir through `write(relative path,
+// bytes)`, then the commit manifest (the files with size and sha256) through it too, last:
+// readers take a directory as committed only once the manifest exists.
+template <class Write>
+Status CopyWithManifest(const std::string& local_dir, Write write) {
+  auto files = NewFileStorage()->List(local_dir);
+  if (!files.ok()) return files.status();
+  nlohmann::json manifest = {{"files", nlohmann::json::array()}};
+  for (const auto& f : *files) {
+    auto bytes = ReadFileBeneath(local_dir, f.relative);
+    if (!bytes.ok()) return bytes.status();
+    RSL_RETURN_IF_ERROR(write(f.relative, *bytes));
+    manifest["files"].push_back(
+        {{"path", f.relative}, {"size", f.size}, {"sha256", Sha256Hex(*bytes)}});
+  }
+  return write(std::string(kCommitManifest), manifest.dump(2));
+}
+
 class FileStorage : public Storage {
  public:
   FileStorage(std::string root, std::string dir) : root_(std::move(root)), dir_(std::move(dir)) {}
@@ -189,20 +207,12 @@ class FileStorage : public Storage {
     if (!dest.ok()) return dest.error();
     std::string staging = *dest + ".rsl-publish-" + std::to_string(::getpid());
     RSL_RETURN_IF_ERROR(RemoveAll(staging));
-    auto files = NewFileStorage()->List(local_dir);
-    if (!files.ok()) return files.status();
-    nlohmann::json manifest = {{"files", nlohmann::json::array()}};
-    for (const auto& f : *files) {
-      auto bytes = ReadFileBeneath(local_dir, f.relative);
-      if (!bytes.ok()) return bytes.status();
-      std::string target = JoinUri(staging, f.relative);
+    RSL_RETURN_IF_ERROR(CopyWithManifest(local_dir, [&](const std::string& rel,
+                                                         const std::string& bytes) {
+      std::string target = JoinUri(staging, rel);
       RSL_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.find_last_of('/'))));
-      RSL_RETURN_IF_ERROR(WriteFileAtomic(target, *bytes));
-      manifest["files"].push_back(
-          {{"path", f.relative}, {"size", f.size}, {"sha256", Sha256Hex(*bytes)}});
-    }
-    RSL_RETURN_IF_ERROR(MakeDirs(staging));
-    RSL_RETURN_IF_ERROR(WriteFileAtomic(JoinUri(staging, kCommitManifest), manifest.dump(2)));
+      return WriteFileAtomic(target, bytes);
+    }));
     RSL_RETURN_IF_ERROR(RemoveAll(*dest));
     size_t slash = dest->find_last_of('/');
     if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(dest->substr(0, slash)));
@@ -302,18 +312,9 @@ Result<std::shared_ptr<const Blob>> Storage::ReadAll(const std::string& uri) {
 }
 
 Status Storage::Publish(const std::string& local_dir, const std::string& dest_uri) {
-  auto files = NewFileStorage()->List(local_dir);
-  if (!files.ok()) return files.status();
-  nlohmann::json manifest = {{"files", nlohmann::json::array()}};
-  for (const auto& f : *files) {
-    auto bytes = ReadFileBeneath(local_dir, f.relative);
-    if (!bytes.ok()) return bytes.status();
-    RSL_RETURN_IF_ERROR(Write(JoinUri(dest_uri, f.relative), *bytes));
-    manifest["files"].push_back(
-        {{"path", f.relative}, {"size", f.size}, {"sha256", Sha256Hex(*bytes)}});
-  }
-  // Written last: readers treat the prefix as committed only once this object exists.
-  return Write(JoinUri(dest_uri, kCommitManifest), manifest.dump(2));
+  return CopyWithManifest(local_dir, [&](const std::string& rel, const std::string& bytes) {
+    return Write(JoinUri(dest_uri, rel), bytes);
+  });
 }
 
 std::unique_ptr<Storage> NewFileStorage(std::string uri_root, std::string dir) {

@@ -3,8 +3,6 @@
 // CREATE (two-step: namenode redirect, then PUT to the datanode), DELETE, MKDIRS. Namenodes are
 // tried in order, so an HA pair works when the first is standby (it answers 403 StandbyException).
 // Kerberos (SPNEGO) is passed to libcurl's GSS-API negotiation when the datasource says so.
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -12,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/codes.h"
+#include "base/http_client.h"
 #include "base/strings.h"
 #include "data/remote.h"
 
@@ -30,24 +29,9 @@ struct HttpResult {
   std::string error;
 };
 
-size_t Append(char* p, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(p, size * n);
-  return size * n;
-}
-
-size_t Header(char* p, size_t size, size_t n, void* user) {
-  std::string line(p, size * n);
-  if (ToLower(line.substr(0, 9)) == "location:") {
-    *static_cast<std::string*>(user) = std::string(Trim(line.substr(9)));
-  }
-  return size * n;
-}
-
 class WebHdfsStorage : public Storage {
  public:
   explicit WebHdfsStorage(const Datasource& ds) : kerberos_(ds.kerberos) {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     if (!ds.webhdfs_url.empty()) {  // one URL per namenode, comma-separated
       for (const auto& part : Split(ds.webhdfs_url, ',')) {
         std::string u(Trim(part));
@@ -198,32 +182,21 @@ class WebHdfsStorage : public Storage {
   }
 
   HttpResult Raw(const std::string& method, const std::string& url, std::string* body, bool follow) {
+    HttpRequest req;
+    req.method = method;
+    req.url = url;
+    if (body) req.body = *body;
+    req.connect_timeout_ms = kConnectTimeoutMs;
+    req.timeout_ms = kRequestTimeoutMs;
+    req.follow_redirects = follow;
+    req.negotiate = kerberos_;
     HttpResult r;
-    CURL* curl = curl_easy_init();
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, kRequestTimeoutMs);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, Header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.location);
-    if (kerberos_) {
-      curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
-      curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
+    auto resp = HttpSend(req, &r.error);
+    if (resp.ok()) {
+      r.status = resp->status;
+      r.body = std::move(resp->body);
+      r.location = resp->headers["location"];
     }
-    if (method == "PUT") {
-      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? body->data() : "");
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body ? body->size() : 0));
-    } else if (method != "GET") {
-      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    }
-    CURLcode rc = curl_easy_perform(curl);
-    if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
-    else r.error = curl_easy_strerror(rc);
-    curl_easy_cleanup(curl);
     return r;
   }
 

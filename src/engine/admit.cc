@@ -24,7 +24,7 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
     const spec::Step& step = w->pipeline.steps[i];
     std::string why = sched::WhyNeverFits(inventory_, RequestFor(step));
     if (!why.empty()) {
-      std::string path = StepPathOf(static_cast<int>(i)) + ".resources";
+      std::string path = spec::StepPath(i) + ".resources";
       m.status = Error(codes::kInsufficientResources,
                        "step " + Quote(step.name) + ": no node can ever satisfy it: " + why)
                      .Path(path)
@@ -37,7 +37,7 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
       bool secret = step.env_from[k].kind == spec::EnvFrom::Kind::kSecret;
       auto cm = store_->GetConfigMap(w->namespace_, step.env_from[k].name, secret);
       if (!cm.ok()) {
-        std::string path = StepPathOf(static_cast<int>(i)) + ".envFrom[" + std::to_string(k) + "]";
+        std::string path = spec::StepPath(i) + ".envFrom[" + std::to_string(k) + "]";
         Error e = cm.error();
         m.status = e.Path(path).At(w->PosOf(path));
         m.reason = "CreateContainerConfigError";

@@ -201,7 +201,7 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const st
     auto cm = store_->GetConfigMap(r->workload.namespace_, ef.name, secret);
     if (!cm.ok()) {
       Error e = cm.error();
-      return e.Path(StepPathOf(i) + ".envFrom[" + std::to_string(k) + "]");
+      return e.Path(spec::StepPath(size_t(i)) + ".envFrom[" + std::to_string(k) + "]");
     }
     for (const auto& [key, value] : cm->data) {
       s.env[key] = value;
@@ -248,7 +248,7 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const st
   s.make_dirs = {s.env.at("RSL_OUTPUT")};  // after the hooks: they may move it
   if (s.argv.empty()) {
     return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command")
-        .Path(StepPathOf(i) + ".command")
+        .Path(spec::StepPath(size_t(i)) + ".command")
         .Hint("the " + backend_->name() + " backend has no image entrypoints: add command: [...]");
   }
   return s;

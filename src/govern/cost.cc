@@ -9,6 +9,7 @@
 #include "base/file.h"
 #include "base/strings.h"
 #include "govern/k8s_objects.h"
+#include "spec/workload.h"
 
 namespace rsl::govern {
 
@@ -74,73 +75,54 @@ Result<StepCost> ComputeStepCost(const StepUsage& u, const PriceTable& prices) {
   return c;
 }
 
+namespace {
+
+// The columns Record writes and List reads, in this order.
+constexpr char kCostCols[] =
+    "ended_at_ms, run_id, workload_id, workload, namespace, step, attempt, labels_json,"
+    " pricing, exit_kind, currency, metrics_json, device_model, gpus, hours, cpu_cores,"
+    " memory_gib, gpu_cost, cpu_cost, memory_cost, total_cost";
+
+CostRecord ReadCostRecord(const Stmt& row) {
+  CostRecord r;
+  std::string labels_json;
+  row.Into(&r.ended_at_ms, &r.run_id, &r.workload_id, &r.workload, &r.namespace_, &r.step,
+           &r.attempt, &labels_json, &r.pricing, &r.exit_kind, &r.currency, &r.metrics_json,
+           &r.cost.device_model, &r.cost.gpus, &r.cost.hours, &r.cost.cpu_cores,
+           &r.cost.memory_gib, &r.cost.gpu_cost, &r.cost.cpu_cost, &r.cost.memory_cost,
+           &r.cost.total);
+  json labels = json::parse(labels_json, nullptr, false);
+  if (labels.is_object()) {
+    for (const auto& [k, v] : labels.items()) if (v.is_string()) r.labels[k] = v;
+  }
+  return r;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<CostStore>> CostStore::Open(const std::string& state_dir) {
-  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
-  Result<std::unique_ptr<Db>> db = Db::Open(StateDbPath(state_dir));
+  Result<std::unique_ptr<Db>> db = OpenStateDb(state_dir, "govern", GovernMigrations());
   if (!db.ok()) return db.error();
-  RSL_RETURN_IF_ERROR((*db)->Migrate("govern", GovernMigrations()));
   return std::unique_ptr<CostStore>(new CostStore(std::move(*db)));
 }
 
 Status CostStore::Record(const CostRecord& r) {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<Stmt> st = db_->Prepare(
-      "INSERT INTO govern_step_costs(ended_at_ms, run_id, workload_id, workload, namespace, step,"
-      " attempt, labels_json, pricing, exit_kind, currency, metrics_json, device_model, gpus,"
-      " hours, cpu_cores, memory_gib, gpu_cost, cpu_cost, memory_cost, total_cost)"
-      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (!st.ok()) return st.error();
   json labels = r.labels;
-  st->Bind(1, r.ended_at_ms).Bind(2, r.run_id).Bind(3, r.workload_id).Bind(4, r.workload)
-      .Bind(5, r.namespace_).Bind(6, r.step).Bind(7, static_cast<int64_t>(r.attempt))
-      .Bind(8, labels.dump()).Bind(9, r.pricing).Bind(10, r.exit_kind).Bind(11, r.currency)
-      .Bind(12, r.metrics_json).Bind(13, r.cost.device_model).Bind(14, r.cost.gpus)
-      .Bind(15, r.cost.hours).Bind(16, r.cost.cpu_cores).Bind(17, r.cost.memory_gib)
-      .Bind(18, r.cost.gpu_cost).Bind(19, r.cost.cpu_cost).Bind(20, r.cost.memory_cost)
-      .Bind(21, r.cost.total);
-  return st->Run();
+  return db_->Run(std::string("INSERT INTO govern_step_costs(") + kCostCols +
+                      ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  r.ended_at_ms, r.run_id, r.workload_id, r.workload, r.namespace_, r.step,
+                  r.attempt, labels.dump(), r.pricing, r.exit_kind, r.currency, r.metrics_json,
+                  r.cost.device_model, r.cost.gpus, r.cost.hours, r.cost.cpu_cores,
+                  r.cost.memory_gib, r.cost.gpu_cost, r.cost.cpu_cost, r.cost.memory_cost,
+                  r.cost.total);
 }
 
 Result<std::vector<CostRecord>> CostStore::List(int64_t since_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  Result<Stmt> st = db_->Prepare(
-      "SELECT ended_at_ms, run_id, workload_id, workload, namespace, step, attempt, labels_json,"
-      " pricing, exit_kind, currency, metrics_json, device_model, gpus, hours, cpu_cores,"
-      " memory_gib, gpu_cost, cpu_cost, memory_cost, total_cost FROM govern_step_costs"
-      " WHERE ended_at_ms >= ? ORDER BY ended_at_ms, id");
-  if (!st.ok()) return st.error();
-  st->Bind(1, since_ms);
-  std::vector<CostRecord> out;
-  while (st->Step()) {
-    CostRecord r;
-    r.ended_at_ms = st->Int(0);
-    r.run_id = st->Text(1);
-    r.workload_id = st->Text(2);
-    r.workload = st->Text(3);
-    r.namespace_ = st->Text(4);
-    r.step = st->Text(5);
-    r.attempt = static_cast<int>(st->Int(6));
-    json labels = json::parse(st->Text(7), nullptr, false);
-    if (labels.is_object()) {
-      for (const auto& [k, v] : labels.items()) if (v.is_string()) r.labels[k] = v;
-    }
-    r.pricing = st->Text(8);
-    r.exit_kind = st->Text(9);
-    r.currency = st->Text(10);
-    r.metrics_json = st->Text(11);
-    r.cost.device_model = st->Text(12);
-    r.cost.gpus = st->Double(13);
-    r.cost.hours = st->Double(14);
-    r.cost.cpu_cores = st->Double(15);
-    r.cost.memory_gib = st->Double(16);
-    r.cost.gpu_cost = st->Double(17);
-    r.cost.cpu_cost = st->Double(18);
-    r.cost.memory_cost = st->Double(19);
-    r.cost.total = st->Double(20);
-    out.push_back(std::move(r));
-  }
-  if (!st->status().ok()) return st->status().error();
-  return out;
+  return db_->Rows(std::string("SELECT ") + kCostCols +
+                       " FROM govern_step_costs WHERE ended_at_ms >= ? ORDER BY ended_at_ms, id",
+                   ReadCostRecord, since_ms);
 }
 
 Result<std::vector<CostGroup>> GroupCosts(const std::vector<CostRecord>& records,
@@ -306,7 +288,7 @@ static Result<Strategy> ReadStrategyImpl(const std::string& path) {
       size_t i = 0;
       for (const auto& step : steps) {
         Strategy st = base;
-        RSL_RETURN_IF_ERROR(read(step["resources"], "spec.pipeline.steps[" + std::to_string(i++) + "].resources", &st));
+        RSL_RETURN_IF_ERROR(read(step["resources"], spec::StepPath(i++) + ".resources", &st));
         // The widest step decides what the strategy holds per hour.
         s.cpu_cores = std::max(s.cpu_cores, st.cpu_cores);
         s.memory_gib = std::max(s.memory_gib, st.memory_gib);

@@ -80,9 +80,8 @@ static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const s
   auto check_dtype = [&](const YAML::Node& n, const std::string& path) -> std::string {
     std::string d = n.as<std::string>("");
     if (std::find(Dtypes().begin(), Dtypes().end(), ToLower(d)) == Dtypes().end()) {
-      std::string near = ClosestMatch(ToLower(d), Dtypes());
       report->Add(Finding{"PREC001", Severity::kError, obj(n, path), "unknown dtype " + Quote(d),
-                          near.empty() ? "use one of " + Join(Dtypes(), ", ") : "did you mean " + Quote(near) + "?"});
+                          ClosestHint(ToLower(d), Dtypes(), "use one of " + Join(Dtypes(), ", "))});
       return "";
     }
     return ToLower(d);

@@ -1,10 +1,11 @@
 // Webhook notifications: an HTTP POST of a JSON body, retried with backoff on connection
-// errors and non-2xx answers. Uses libcurl (http and https).
+// errors and non-2xx answers (base/http_client: libcurl, http and https).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "base/http_client.h"  // RedactUrl, for the callers that name the url
 #include "base/status.h"
 
 namespace rsl::govern {
@@ -23,8 +24,5 @@ struct WebhookResult {
 //! Errors: IO_ERROR naming the url (without credentials), the last status or curl error.
 Status PostJson(const std::string& url, const std::string& body, int retries,
                 WebhookResult* result = nullptr);
-
-//! The url with any user:password@ part replaced by ***@ (for messages and logs).
-std::string RedactUrl(const std::string& url);
 
 }  // namespace rsl::govern

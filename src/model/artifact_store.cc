@@ -99,10 +99,8 @@ std::optional<std::string> UriToLocalDir(const std::string& uri) {
 }
 
 Result<std::unique_ptr<ArtifactStore>> ArtifactStore::Open(const std::string& state_dir) {
-  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
-  auto db = Db::Open(StateDbPath(state_dir));
+  auto db = OpenStateDb(state_dir, "model", ModelMigrations());
   if (!db.ok()) return db.error();
-  RSL_RETURN_IF_ERROR((*db)->Migrate("model", ModelMigrations()));
   return std::make_unique<ArtifactStore>(std::move(db).value());
 }
 
@@ -111,66 +109,35 @@ Result<int64_t> ArtifactStore::Record(const ModelArtifact& artifact) {
   ModelArtifact a = artifact;
   a.created_at_ms = Env::Default()->NowMs();
   if (a.state.empty()) a.state = kArtifactStaged;
-  RSL_RETURN_IF_ERROR(db_->Begin());
-  auto del = db_->Prepare("DELETE FROM model_artifacts WHERE run_id = ? AND step = ?");
-  if (!del.ok()) {
-    (void)db_->Rollback();
-    return del.error();
-  }
-  del->Bind(1, a.run_id).Bind(2, a.step);
-  Status s = del->Run();
-  auto ins = db_->Prepare(
-      "INSERT INTO model_artifacts (name, namespace, version, framework, step, fingerprint, "
-      "uri, staging_dir, state, run_id, workload_id, spec_digest, image, environment_digest, "
-      "record_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (s.ok() && !ins.ok()) s = ins.status();
-  if (s.ok()) {
-    ins->Bind(1, a.name)
-        .Bind(2, a.namespace_)
-        .Bind(3, a.version)
-        .Bind(4, a.framework)
-        .Bind(5, a.step)
-        .Bind(6, a.fingerprint)
-        .Bind(7, StripSlashes(a.uri))
-        .Bind(8, StripSlashes(a.uri))
-        .Bind(9, a.state)
-        .Bind(10, a.run_id)
-        .Bind(11, a.workload_id)
-        .Bind(12, a.spec_digest)
-        .Bind(13, a.image)
-        .Bind(14, a.environment_digest)
-        .Bind(15, ToJson(a).dump())
-        .Bind(16, a.created_at_ms);
-    s = ins->Run();
-  }
-  if (!s.ok()) {
-    (void)db_->Rollback();
-    return s.error();
-  }
-  int64_t id = db_->LastInsertId();
-  RSL_RETURN_IF_ERROR(db_->Commit());
+  int64_t id = 0;
+  RSL_RETURN_IF_ERROR(db_->Transaction([&]() -> Status {
+    RSL_RETURN_IF_ERROR(
+        db_->Run("DELETE FROM model_artifacts WHERE run_id = ? AND step = ?", a.run_id, a.step));
+    RSL_RETURN_IF_ERROR(db_->Run(
+        "INSERT INTO model_artifacts (name, namespace, version, framework, step, fingerprint, "
+        "uri, staging_dir, state, run_id, workload_id, spec_digest, image, environment_digest, "
+        "record_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        a.name, a.namespace_, a.version, a.framework, a.step, a.fingerprint, StripSlashes(a.uri),
+        StripSlashes(a.uri), a.state, a.run_id, a.workload_id, a.spec_digest, a.image,
+        a.environment_digest, ToJson(a).dump(), a.created_at_ms));
+    id = db_->LastInsertId();
+    return Status::Ok();
+  }));
   return id;
 }
 
 Status ArtifactStore::Commit(const std::string& run_id, const std::string& committed_uri) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare(
+  return db_->Run(
       "UPDATE model_artifacts SET state = ?, uri = ? || '/' || step WHERE run_id = ? AND state = "
-      "?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, kArtifactCommitted)
-      .Bind(2, StripSlashes(committed_uri))
-      .Bind(3, run_id)
-      .Bind(4, kArtifactStaged);
-  return st->Run();
+      "?",
+      kArtifactCommitted, StripSlashes(committed_uri), run_id, kArtifactStaged);
 }
 
 Status ArtifactStore::Discard(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare("DELETE FROM model_artifacts WHERE run_id = ? AND state = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, run_id).Bind(2, kArtifactStaged);
-  return st->Run();
+  return db_->Run("DELETE FROM model_artifacts WHERE run_id = ? AND state = ?", run_id,
+                  kArtifactStaged);
 }
 
 Result<std::vector<ModelArtifact>> ArtifactStore::Query(const std::string& where,
@@ -180,18 +147,15 @@ Result<std::vector<ModelArtifact>> ArtifactStore::Query(const std::string& where
                          where);
   if (!st.ok()) return st.error();
   for (size_t i = 0; i < args.size(); ++i) st->Bind(static_cast<int>(i + 1), args[i]);
-  std::vector<ModelArtifact> out;
-  while (st->Step()) {
-    auto j = json::parse(st->Text(1), nullptr, false);
+  return st->Rows([](const Stmt& row) {
+    auto j = json::parse(row.Text(1), nullptr, false);
     ModelArtifact a = j.is_object() ? FromJson(j) : ModelArtifact{};
-    a.id = st->Int(0);
-    a.uri = st->Text(2);
-    a.state = st->Text(3);
-    a.created_at_ms = st->Int(4);
-    out.push_back(std::move(a));
-  }
-  RSL_RETURN_IF_ERROR(st->status());
-  return out;
+    a.id = row.Int(0);
+    a.uri = row.Text(2);
+    a.state = row.Text(3);
+    a.created_at_ms = row.Int(4);
+    return a;
+  });
 }
 
 Result<std::vector<ModelArtifact>> ArtifactStore::List() { return Query("ORDER BY id DESC", {}); }
@@ -213,15 +177,11 @@ Result<ModelArtifact> ArtifactStore::Find(const std::string& name, const std::st
     }
   }
   std::string wanted = version.empty() ? name : name + ":" + version;
-  Error e(codes::kNotFound, "no model artifact " + Quote(wanted));
-  e.Value(wanted);
-  std::string close = ClosestMatch(wanted, known);
-  if (!close.empty()) {
-    e.Hint("did you mean " + Quote(close) + "?");
-  } else {
-    e.Hint(known.empty() ? "no model has been recorded yet" : "known: " + Join(known, ", "));
-  }
-  return e;
+  return Error(codes::kNotFound, "no model artifact " + Quote(wanted))
+      .Value(wanted)
+      .Hint(ClosestHint(wanted, known,
+                        known.empty() ? "no model has been recorded yet"
+                                      : "known: " + Join(known, ", ")));
 }
 
 Result<ModelArtifact> ArtifactStore::FindByUri(const std::string& uri) {

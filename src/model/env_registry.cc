@@ -93,15 +93,13 @@ Inspection InspectionFromJson(const json& j) {
 
 Environment FromRow(const Stmt& st) {
   Environment env;
-  env.image = st.Text(0);
-  env.kind = st.Text(1);
-  env.python = st.Text(2);
-  env.root = st.Text(3);
-  auto ep = json::parse(st.Text(4), nullptr, false);
+  std::string entrypoint_json, inspection_json, digest;  // the digest is inside the inspection
+  st.Into(&env.image, &env.kind, &env.python, &env.root, &entrypoint_json, &inspection_json,
+          &digest, &env.registered_at_ms);
+  auto ep = json::parse(entrypoint_json, nullptr, false);
   if (ep.is_array()) env.entrypoint = ep.get<std::vector<std::string>>();
-  auto ins = json::parse(st.Text(5), nullptr, false);
+  auto ins = json::parse(inspection_json, nullptr, false);
   if (ins.is_object()) env.inspection = InspectionFromJson(ins);
-  env.registered_at_ms = st.Int(7);
   return env;
 }
 
@@ -180,12 +178,9 @@ Result<std::vector<std::string>> SplitCommandLine(const std::string& text) {
 }
 
 Result<std::unique_ptr<EnvRegistry>> EnvRegistry::Open(const std::string& state_dir) {
-  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
-  auto db = Db::Open(StateDbPath(state_dir));
+  auto db = OpenStateDb(state_dir, "model", ModelMigrations());
   if (!db.ok()) return db.error();
-  auto reg = std::make_unique<EnvRegistry>(std::move(db).value());
-  RSL_RETURN_IF_ERROR(reg->Migrate());
-  return reg;
+  return std::make_unique<EnvRegistry>(std::move(db).value());
 }
 
 Status EnvRegistry::Migrate() { return db_->Migrate("model", ModelMigrations()); }
@@ -217,58 +212,35 @@ Result<Environment> EnvRegistry::Register(const RegisterRequest& request) {
   env.registered_at_ms = Env::Default()->NowMs();
 
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare(
+  RSL_RETURN_IF_ERROR(db_->Run(
       "INSERT OR REPLACE INTO model_environments (image, kind, python, root, entrypoint_json, "
-      "inspection_json, digest, registered_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!st.ok()) return st.error();
-  st->Bind(1, env.image)
-      .Bind(2, env.kind)
-      .Bind(3, env.python)
-      .Bind(4, env.root)
-      .Bind(5, json(env.entrypoint).dump())
-      .Bind(6, InspectionToJson(env.inspection).dump())
-      .Bind(7, env.inspection.digest)
-      .Bind(8, env.registered_at_ms);
-  RSL_RETURN_IF_ERROR(st->Run());
+      "inspection_json, digest, registered_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      env.image, env.kind, env.python, env.root, json(env.entrypoint).dump(),
+      InspectionToJson(env.inspection).dump(), env.inspection.digest, env.registered_at_ms));
   return env;
 }
 
 Result<Environment> EnvRegistry::Get(const std::string& image) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare(std::string(kSelect) + " WHERE image = ?");
-  if (!st.ok()) return st.error();
-  st->Bind(1, image);
-  if (st->Step()) return FromRow(*st);
-  RSL_RETURN_IF_ERROR(st->status());
-  std::vector<std::string> known;
-  auto all = db_->Prepare("SELECT image FROM model_environments ORDER BY image");
-  if (all.ok()) {
-    while (all->Step()) known.push_back(all->Text(0));
-  }
-  Error e(codes::kImageNotFound, "image " + Quote(image) + " is not registered");
-  e.Value(image);
-  std::string close = ClosestMatch(image, known);
-  e.Hint(close.empty() ? "register it: seedctl env register " + image + " --python PATH"
-                       : "did you mean " + Quote(close) + "?");
-  return e;
+  auto found = db_->First(std::string(kSelect) + " WHERE image = ?", FromRow, image);
+  if (!found.ok()) return found.error();
+  if (found->has_value()) return std::move(**found);
+  auto all = db_->Rows("SELECT image FROM model_environments ORDER BY image",
+                       [](const Stmt& row) { return row.Text(0); });
+  std::vector<std::string> known = all.ok() ? std::move(*all) : std::vector<std::string>();
+  return Error(codes::kImageNotFound, "image " + Quote(image) + " is not registered")
+      .Value(image)
+      .Hint(ClosestHint(image, known, "register it: seedctl env register " + image + " --python PATH"));
 }
 
 Result<std::vector<Environment>> EnvRegistry::List() {
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare(std::string(kSelect) + " ORDER BY image");
-  if (!st.ok()) return st.error();
-  std::vector<Environment> out;
-  while (st->Step()) out.push_back(FromRow(*st));
-  RSL_RETURN_IF_ERROR(st->status());
-  return out;
+  return db_->Rows(std::string(kSelect) + " ORDER BY image", FromRow);
 }
 
 Status EnvRegistry::Remove(const std::string& image) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare("DELETE FROM model_environments WHERE image = ?");
-  if (!st.ok()) return st.error();
-  st->Bind(1, image);
-  RSL_RETURN_IF_ERROR(st->Run());
+  RSL_RETURN_IF_ERROR(db_->Run("DELETE FROM model_environments WHERE image = ?", image));
   if (db_->Changes() == 0) {
     return Error(codes::kImageNotFound, "image " + Quote(image) + " is not registered")
         .Value(image);

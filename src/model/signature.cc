@@ -54,18 +54,6 @@ const spec::TensorSpec* FindOutput(const spec::ModelSpec& model, const std::stri
   return nullptr;
 }
 
-// The position of a field path, or of its nearest ancestor that has one.
-SourcePos PosOf(const spec::Workload& w, std::string path) {
-  while (!path.empty()) {
-    auto it = w.positions.find(path);
-    if (it != w.positions.end()) return it->second;
-    auto cut = path.find_last_of(".[");
-    if (cut == std::string::npos) break;
-    path.resize(cut);
-  }
-  return SourcePos{w.source_file, 0, 0};
-}
-
 std::string SigPath(size_t i) { return "spec.model.signature.outputs[" + std::to_string(i) + "]"; }
 
 int64_t FlatC(const std::vector<int64_t>& shape, const std::vector<int64_t>& index) {
@@ -187,10 +175,9 @@ Errors CheckDeclaredOutputs(const spec::Workload& workload) {
       size_t sig_idx = 0;
       const spec::TensorSpec* sig = FindOutput(model, declared.name, &sig_idx);
       if (!sig) continue;  // not a model output: nothing to contradict
-      std::string base =
-          "spec.pipeline.steps[" + std::to_string(si) + "].outputs[" + std::to_string(oi) + "]";
+      std::string base = spec::StepPath(si) + ".outputs[" + std::to_string(oi) + "]";
       auto add = [&](const std::string& field, const std::string& message) {
-        Error e = Mismatch(message, base + "." + field, PosOf(workload, base + "." + field));
+        Error e = Mismatch(message, base + "." + field, workload.PosOf(base + "." + field));
         e.Hint("make step " + Quote(step.name) + "'s output agree with " + SigPath(sig_idx));
         errors.push_back(std::move(e));
       };

@@ -1,10 +1,9 @@
-// Helpers for the model layer's tests: a temporary directory removed at the end, and running
+// Helpers for the model layer's tests: the shared temporary directory (base/test_util.h), and running
 // the system's Python (/usr/bin/python3 with python3-numpy, an independent writer of .npy
 // files and a real environment to inspect).
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,25 +11,13 @@
 #include <string>
 
 #include "base/file.h"
+#include "base/test_util.h"
 
 namespace rsl::model::testing {
 
 inline constexpr char kSystemPython[] = "/usr/bin/python3";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = ::testing::TempDir() + "rsl_model_XXXXXX";
-    char* made = mkdtemp(tmpl.data());
-    path_ = made ? made : "";
-  }
-  ~TempDir() { (void)RemoveAll(path_); }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-
- private:
-  std::string path_;
-};
+using rsl::testing::TempDir;
 
 //! Runs a Python script with /usr/bin/python3 in `cwd`; returns its exit status (0 = ok).
 inline int RunPython(const std::string& script, const std::string& cwd) {

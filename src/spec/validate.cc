@@ -35,8 +35,6 @@ class Validator {
     return r_->errors.back();
   }
 
-  static std::string StepPath(size_t i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
-
   void Steps() {
     auto& steps = w_.pipeline.steps;
     for (size_t i = 0; i < steps.size(); ++i) {

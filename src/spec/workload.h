@@ -151,6 +151,10 @@ struct Workload {
   SourcePos PosOf(const std::string& path) const;
 };
 
+//! The field path of step `index` of the pipeline: "spec.pipeline.steps[2]" (messages and
+//! Workload::positions use it).
+std::string StepPath(size_t index);
+
 //! `over` applied field by field on `base` (inside gpu too: a step's gpu: "2" keeps the
 //! workload's capability list and memory unless it sets its own).
 Resources MergeResources(const Resources& base, const Resources& over);

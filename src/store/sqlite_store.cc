@@ -124,63 +124,56 @@ constexpr char kVersionCols[] =
 
 Run ReadRun(const Stmt& s) {
   Run r;
-  r.id = s.Text(0);
-  r.workload_id = s.Text(1);
-  r.name = s.Text(2);
-  r.namespace_ = s.Text(3);
-  r.phase = s.Text(4);
-  r.failure_code = s.Text(5);
-  r.failure_message = s.Text(6);
-  r.created_at = s.Int(7);
-  r.started_at = s.Int(8);
-  r.finished_at = s.Int(9);
-  r.run_dir = s.Text(10);
-  r.admission_report_json = s.Text(11);
-  r.commit_state = s.Text(12);
-  r.committed_uri = s.Text(13);
+  s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &r.phase, &r.failure_code,
+         &r.failure_message, &r.created_at, &r.started_at, &r.finished_at, &r.run_dir,
+         &r.admission_report_json, &r.commit_state, &r.committed_uri);
   return r;
 }
 
 Step ReadStep(const Stmt& s) {
   Step st;
-  st.run_id = s.Text(0);
-  st.name = s.Text(1);
-  st.index = static_cast<int>(s.Int(2));
-  st.phase = s.Text(3);
-  st.attempts = static_cast<int>(s.Int(4));
-  st.retries_used = static_cast<int>(s.Int(5));
-  st.attempt_id = s.Text(6);
-  st.node = s.Text(7);
-  st.exit_code = static_cast<int>(s.Int(8));
-  st.signal = static_cast<int>(s.Int(9));
-  st.wall_ms = s.Int(10);
-  st.cpu_ms = s.Int(11);
-  st.peak_memory_bytes = s.Int(12);
-  st.started_at = s.Int(13);
-  st.finished_at = s.Int(14);
-  st.next_attempt_at = s.Int(15);
-  st.failure_code = s.Text(16);
-  st.message = s.Text(17);
-  st.metrics_json = s.Text(18);
-  st.progress = s.Text(19);
-  st.output_dir = s.Text(20);
+  s.Into(&st.run_id, &st.name, &st.index, &st.phase, &st.attempts, &st.retries_used,
+         &st.attempt_id, &st.node, &st.exit_code, &st.signal, &st.wall_ms, &st.cpu_ms,
+         &st.peak_memory_bytes, &st.started_at, &st.finished_at, &st.next_attempt_at,
+         &st.failure_code, &st.message, &st.metrics_json, &st.progress, &st.output_dir);
   return st;
 }
 
 WorkloadVersion ReadVersion(const Stmt& s) {
   WorkloadVersion v;
-  v.id = s.Text(0);
-  v.name = s.Text(1);
-  v.namespace_ = s.Text(2);
-  v.spec_json = s.Text(3);
-  v.digest = s.Text(4);
-  v.created_at = s.Int(5);
-  v.created_by = s.Text(6);
-  v.labels = MapFromJson(s.Text(7));
-  v.version = s.Int(8);
-  v.rollback_of = s.Text(9);
+  std::string labels_json;
+  s.Into(&v.id, &v.name, &v.namespace_, &v.spec_json, &v.digest, &v.created_at, &v.created_by,
+         &labels_json, &v.version, &v.rollback_of);
+  v.labels = MapFromJson(labels_json);
   return v;
 }
+
+Attempt ReadAttempt(const Stmt& s) {
+  Attempt a;
+  s.Into(&a.id, &a.run_id, &a.step, &a.number, &a.launch_json, &a.state, &a.exit_kind,
+         &a.created_at, &a.finished_at);
+  return a;
+}
+
+Event ReadEvent(const Stmt& s) {
+  Event e;
+  s.Into(&e.seq, &e.run_id, &e.step, &e.type, &e.reason, &e.message, &e.time);
+  return e;
+}
+
+Artifact ReadArtifact(const Stmt& s) {
+  Artifact a;
+  s.Into(&a.run_id, &a.step, &a.uri, &a.bytes, &a.kind, &a.digest);
+  return a;
+}
+
+LineageEdge ReadLineageEdge(const Stmt& s) {
+  LineageEdge e;
+  s.Into(&e.run_id, &e.from, &e.to, &e.relation, &e.from_json);
+  return e;
+}
+
+std::string ReadText0(const Stmt& s) { return s.Text(0); }
 
 class SqliteStore : public Store {
  public:
@@ -262,17 +255,8 @@ class SqliteStore : public Store {
 
   Status Apply(Batch* b) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    RSL_RETURN_IF_ERROR(writer_->Begin());
-    Status s = ApplyLocked(b);
-    if (!s.ok()) {
-      (void)writer_->Rollback();
-      return s;
-    }
-    s = writer_->Commit();
-    if (!s.ok()) {
-      (void)writer_->Rollback();
-      return s;
-    }
+    Status s = writer_->Transaction([&] { return ApplyLocked(b); });
+    if (!s.ok()) return s;
     if (checkpointer_) {
       {
         std::lock_guard<std::mutex> l(ckpt_mu_);
@@ -289,46 +273,39 @@ class SqliteStore : public Store {
 
   Result<WorkloadVersion> GetVersion(const std::string& id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(std::string("SELECT ") + kVersionCols +
-                              " FROM store_versions WHERE id=?1");
-    if (!q.ok()) return q.error();
-    q->Bind(1, id);
-    if (!q->Step()) {
-      if (!q->status().ok()) return q->status().error();
+    auto v = reader_->First(
+        std::string("SELECT ") + kVersionCols + " FROM store_versions WHERE id=?1", ReadVersion,
+        id);
+    if (!v.ok()) return v.error();
+    if (!v->has_value()) {
       return Error(codes::kNotFound, "workload version " + Quote(id) + " not found")
           .Value(id)
           .Hint("list versions with `seedctl workload list`");
     }
-    return ReadVersion(*q);
+    return std::move(**v);
   }
 
   Result<std::vector<WorkloadVersion>> ListVersions(const std::string& ns,
                                                     const std::string& name) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(std::string("SELECT ") + kVersionCols +
-                              " FROM store_versions WHERE namespace=?1 AND name=?2 "
-                              "ORDER BY version");
-    if (!q.ok()) return q.error();
-    q->Bind(1, ns).Bind(2, name);
-    std::vector<WorkloadVersion> out;
-    while (q->Step()) out.push_back(ReadVersion(*q));
-    if (!q->status().ok()) return q->status().error();
-    return out;
+    return reader_->Rows(std::string("SELECT ") + kVersionCols +
+                             " FROM store_versions WHERE namespace=?1 AND name=?2 "
+                             "ORDER BY version",
+                         ReadVersion, ns, name);
   }
 
   Result<Run> GetRun(const std::string& id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(std::string("SELECT ") + kRunCols +
-                              " FROM store_runs WHERE id=?1 OR workload_id=?1");
-    if (!q.ok()) return q.error();
-    q->Bind(1, id);
-    if (!q->Step()) {
-      if (!q->status().ok()) return q->status().error();
+    auto run = reader_->First(
+        std::string("SELECT ") + kRunCols + " FROM store_runs WHERE id=?1 OR workload_id=?1",
+        ReadRun, id);
+    if (!run.ok()) return run.error();
+    if (!run->has_value()) {
       return Error(codes::kNotFound, "workload " + Quote(id) + " not found")
           .Value(id)
           .Hint("ids look like wl-20240615-7a8b9c0d; list them with `seedctl workload list`");
     }
-    return ReadRun(*q);
+    return std::move(**run);
   }
 
   Result<std::vector<Run>> ListRuns(const RunFilter& f) override {
@@ -340,51 +317,23 @@ class SqliteStore : public Store {
     }
     sql += " ORDER BY created_at DESC, id DESC";
     if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
-    auto q = reader_->Prepare(sql);
-    if (!q.ok()) return q.error();
-    q->Bind(1, f.namespace_).Bind(2, f.name);
-    std::vector<Run> out;
-    while (q->Step()) out.push_back(ReadRun(*q));
-    if (!q->status().ok()) return q->status().error();
-    return out;
+    return reader_->Rows(sql, ReadRun, f.namespace_, f.name);
   }
 
   Result<std::vector<Step>> ListSteps(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(std::string("SELECT ") + kStepCols +
-                              " FROM store_steps WHERE run_id=?1 ORDER BY idx");
-    if (!q.ok()) return q.error();
-    q->Bind(1, run_id);
-    std::vector<Step> out;
-    while (q->Step()) out.push_back(ReadStep(*q));
-    if (!q->status().ok()) return q->status().error();
-    return out;
+    return reader_->Rows(
+        std::string("SELECT ") + kStepCols + " FROM store_steps WHERE run_id=?1 ORDER BY idx",
+        ReadStep, run_id);
   }
 
   Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(
+    return reader_->Rows(
         "SELECT id, run_id, step, number, launch_json, state, exit_kind, created_at, "
         "finished_at FROM store_attempts WHERE id > ?1 || '/' AND id < ?1 || '0' AND run_id=?1 "
-        "ORDER BY created_at, id");
-    if (!q.ok()) return q.error();
-    q->Bind(1, run_id);
-    std::vector<Attempt> out;
-    while (q->Step()) {
-      Attempt a;
-      a.id = q->Text(0);
-      a.run_id = q->Text(1);
-      a.step = q->Text(2);
-      a.number = static_cast<int>(q->Int(3));
-      a.launch_json = q->Text(4);
-      a.state = q->Text(5);
-      a.exit_kind = q->Text(6);
-      a.created_at = q->Int(7);
-      a.finished_at = q->Int(8);
-      out.push_back(std::move(a));
-    }
-    if (!q->status().ok()) return q->status().error();
-    return out;
+        "ORDER BY created_at, id",
+        ReadAttempt, run_id);
   }
 
   Result<std::vector<Event>> ListEvents(const std::string& run_id, int64_t after_seq,
@@ -394,23 +343,7 @@ class SqliteStore : public Store {
         "SELECT seq, run_id, step, type, reason, message, time FROM store_events "
         "WHERE seq > ?1 AND (?2='' OR run_id=?2) ORDER BY seq";
     if (limit > 0) sql += " LIMIT " + std::to_string(limit);
-    auto q = reader_->Prepare(sql);
-    if (!q.ok()) return q.error();
-    q->Bind(1, after_seq).Bind(2, run_id);
-    std::vector<Event> out;
-    while (q->Step()) {
-      Event e;
-      e.seq = q->Int(0);
-      e.run_id = q->Text(1);
-      e.step = q->Text(2);
-      e.type = q->Text(3);
-      e.reason = q->Text(4);
-      e.message = q->Text(5);
-      e.time = q->Int(6);
-      out.push_back(std::move(e));
-    }
-    if (!q->status().ok()) return q->status().error();
-    return out;
+    return reader_->Rows(sql, ReadEvent, after_seq, run_id);
   }
 
   int64_t LastEventSeq() override {
@@ -429,114 +362,71 @@ class SqliteStore : public Store {
 
   Result<std::vector<Artifact>> ListArtifacts(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(
+    return reader_->Rows(
         "SELECT run_id, step, uri, bytes, kind, digest FROM store_artifacts WHERE run_id=?1 "
-        "ORDER BY step, uri");
-    if (!q.ok()) return q.error();
-    q->Bind(1, run_id);
-    std::vector<Artifact> out;
-    while (q->Step()) {
-      Artifact a;
-      a.run_id = q->Text(0);
-      a.step = q->Text(1);
-      a.uri = q->Text(2);
-      a.bytes = q->Int(3);
-      a.kind = q->Text(4);
-      a.digest = q->Text(5);
-      out.push_back(std::move(a));
-    }
-    if (!q->status().ok()) return q->status().error();
-    return out;
+        "ORDER BY step, uri",
+        ReadArtifact, run_id);
   }
 
   Result<std::vector<LineageEdge>> ListLineage(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(
+    return reader_->Rows(
         "SELECT run_id, from_ref, to_ref, relation, from_json FROM store_lineage "
-        "WHERE (?1='' OR run_id=?1) ORDER BY rowid");
-    if (!q.ok()) return q.error();
-    q->Bind(1, run_id);
-    std::vector<LineageEdge> out;
-    while (q->Step()) {
-      LineageEdge e;
-      e.run_id = q->Text(0);
-      e.from = q->Text(1);
-      e.to = q->Text(2);
-      e.relation = q->Text(3);
-      e.from_json = q->Text(4);
-      out.push_back(std::move(e));
-    }
-    if (!q->status().ok()) return q->status().error();
-    return out;
+        "WHERE (?1='' OR run_id=?1) ORDER BY rowid",
+        ReadLineageEdge, run_id);
   }
 
   Status PutConfigMap(const ConfigMap& cm) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    auto q = writer_->Prepare(
+    return writer_->Run(
         "INSERT OR REPLACE INTO store_configmaps (namespace, name, secret, data_json, "
-        "updated_at) VALUES (?1,?2,?3,?4,?5)");
-    if (!q.ok()) return q.status();
-    q->Bind(1, cm.namespace_).Bind(2, cm.name).Bind(3, int64_t{cm.secret ? 1 : 0});
-    q->Bind(4, MapToJson(cm.data)).Bind(5, cm.updated_at);
-    return q->Run();
+        "updated_at) VALUES (?1,?2,?3,?4,?5)",
+        cm.namespace_, cm.name, cm.secret, MapToJson(cm.data), cm.updated_at);
   }
 
   Result<ConfigMap> GetConfigMap(const std::string& ns, const std::string& name,
                                  bool secret) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(
+    auto found = reader_->First(
         "SELECT data_json, updated_at FROM store_configmaps WHERE namespace=?1 AND name=?2 "
-        "AND secret=?3");
-    if (!q.ok()) return q.error();
-    q->Bind(1, ns).Bind(2, name).Bind(3, int64_t{secret ? 1 : 0});
-    if (q->Step()) {
-      ConfigMap cm{ns, name, secret, MapFromJson(q->Text(0)), q->Int(1)};
-      return cm;
-    }
+        "AND secret=?3",
+        [&](const Stmt& row) {
+          return ConfigMap{ns, name, secret, MapFromJson(row.Text(0)), row.Int(1)};
+        },
+        ns, name, secret);
+    if (!found.ok()) return found.error();
+    if (found->has_value()) return std::move(**found);
     // Not found: suggest a close name in the same namespace.
-    std::vector<std::string> names;
-    auto all =
-        reader_->Prepare("SELECT name FROM store_configmaps WHERE namespace=?1 AND secret=?2");
-    if (all.ok()) {
-      all->Bind(1, ns).Bind(2, int64_t{secret ? 1 : 0});
-      while (all->Step()) names.push_back(all->Text(0));
-    }
+    auto all = reader_->Rows(
+        "SELECT name FROM store_configmaps WHERE namespace=?1 AND secret=?2", ReadText0, ns,
+        secret);
+    std::vector<std::string> names = all.ok() ? std::move(*all) : std::vector<std::string>();
     const char* what = secret ? "secret" : "configmap";
-    Error e(codes::kNotFound,
-            std::string(what) + " " + Quote(name) + " not found in namespace " + Quote(ns));
-    e.Value(name);
-    std::string close = ClosestMatch(name, names);
-    if (!close.empty()) {
-      e.Hint("did you mean " + Quote(close) + "?");
-    } else {
-      e.Hint(std::string("create it with `seedctl ") + what + " create " + name + " -n " + ns +
-             " --from-literal KEY=VALUE`");
-    }
-    return e;
+    return Error(codes::kNotFound,
+                 std::string(what) + " " + Quote(name) + " not found in namespace " + Quote(ns))
+        .Value(name)
+        .Hint(ClosestHint(name, names,
+                          std::string("create it with `seedctl ") + what + " create " + name +
+                              " -n " + ns + " --from-literal KEY=VALUE`"));
   }
 
   Result<std::vector<ConfigMap>> ListConfigMaps(const std::string& ns, bool secret) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto q = reader_->Prepare(
+    return reader_->Rows(
         "SELECT namespace, name, data_json, updated_at FROM store_configmaps WHERE "
-        "(?1='' OR namespace=?1) AND secret=?2 ORDER BY namespace, name");
-    if (!q.ok()) return q.error();
-    q->Bind(1, ns).Bind(2, int64_t{secret ? 1 : 0});
-    std::vector<ConfigMap> out;
-    while (q->Step()) {
-      out.push_back(ConfigMap{q->Text(0), q->Text(1), secret, MapFromJson(q->Text(2)), q->Int(3)});
-    }
-    if (!q->status().ok()) return q->status().error();
-    return out;
+        "(?1='' OR namespace=?1) AND secret=?2 ORDER BY namespace, name",
+        [&](const Stmt& row) {
+          return ConfigMap{row.Text(0), row.Text(1), secret, MapFromJson(row.Text(2)),
+                           row.Int(3)};
+        },
+        ns, secret);
   }
 
   Status DeleteConfigMap(const std::string& ns, const std::string& name, bool secret) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    auto q = writer_->Prepare(
-        "DELETE FROM store_configmaps WHERE namespace=?1 AND name=?2 AND secret=?3");
-    if (!q.ok()) return q.status();
-    q->Bind(1, ns).Bind(2, name).Bind(3, int64_t{secret ? 1 : 0});
-    RSL_RETURN_IF_ERROR(q->Run());
+    RSL_RETURN_IF_ERROR(writer_->Run(
+        "DELETE FROM store_configmaps WHERE namespace=?1 AND name=?2 AND secret=?3", ns, name,
+        secret));
     if (writer_->Changes() == 0) {
       return Error(codes::kNotFound, std::string(secret ? "secret " : "configmap ") + Quote(name) +
                                          " not found in namespace " + Quote(ns))
@@ -549,20 +439,18 @@ class SqliteStore : public Store {
   // REQUIRES: write_mu_ held, inside a transaction.
   Status ApplyLocked(Batch* b) {
     for (auto& v : b->versions) {
-      auto q = writer_->Prepare(
+      auto next = writer_->First(
           "SELECT COALESCE(MAX(version), 0) + 1 FROM store_versions WHERE namespace=?1 AND "
-          "name=?2");
-      if (!q.ok()) return q.status();
-      q->Bind(1, v.namespace_).Bind(2, v.name);
-      if (!q->Step()) return q->status().ok() ? Error(codes::kInternal, "no version") : q->status();
-      v.version = q->Int(0);
-      auto ins = writer_->Prepare(std::string("INSERT INTO store_versions (") + kVersionCols +
-                                  ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
-      if (!ins.ok()) return ins.status();
-      ins->Bind(1, v.id).Bind(2, v.name).Bind(3, v.namespace_).Bind(4, v.spec_json);
-      ins->Bind(5, v.digest).Bind(6, v.created_at).Bind(7, v.created_by);
-      ins->Bind(8, MapToJson(v.labels)).Bind(9, v.version).Bind(10, v.rollback_of);
-      RSL_RETURN_IF_ERROR(ins->Run());
+          "name=?2",
+          [](const Stmt& row) { return row.Int(0); }, v.namespace_, v.name);
+      if (!next.ok()) return next.error();
+      if (!next->has_value()) return Error(codes::kInternal, "no version");
+      v.version = **next;
+      RSL_RETURN_IF_ERROR(writer_->Run(std::string("INSERT INTO store_versions (") + kVersionCols +
+                                           ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                                       v.id, v.name, v.namespace_, v.spec_json, v.digest,
+                                       v.created_at, v.created_by, MapToJson(v.labels),
+                                       v.version, v.rollback_of));
     }
     for (const Run& r : b->runs) {
       Stmt& q = *put_run_;
@@ -707,10 +595,8 @@ bool StepAttemptLive(const Step& s) {
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options) {
-  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
-  auto writer = Db::Open(StateDbPath(state_dir));
+  auto writer = OpenStateDb(state_dir, "store", Migrations());
   if (!writer.ok()) return writer.error();
-  RSL_RETURN_IF_ERROR((*writer)->Migrate("store", Migrations()));
   if (!options.sync_full) RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA synchronous=NORMAL"));
   // A transaction of a big run's turn must not spill dirty pages mid-way (64 MiB of cache).
   // The writer checkpoints itself once the WAL holds 1,000 pages (SQLite's default), right
@@ -733,11 +619,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
 }
 
 std::string NewVersionId(int64_t now_ms) {
-  time_t secs = static_cast<time_t>(now_ms / 1000);
-  struct tm tm_utc;
-  gmtime_r(&secs, &tm_utc);
-  char date[16];
-  strftime(date, sizeof(date), "%Y%m%d", &tm_utc);
+  std::string date = FormatUtc(now_ms / 1000, "%Y%m%d");
   static std::mutex mu;
   static std::random_device rd;
   static std::mt19937_64 gen(rd() ^ static_cast<uint64_t>(now_ms));

@@ -8,6 +8,7 @@
 
 #include "base/codes.h"
 #include "base/sqlite.h"
+#include "base/test_util.h"
 #include "store/failing_store.h"
 #include "store/store.h"
 
@@ -16,12 +17,6 @@ namespace rsl::store {
 const std::vector<std::string>& StoreMigrationsForTest();  // sqlite_store.cc
 
 namespace {
-
-std::string FreshDir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "store_test_" + name + "_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  return dir;
-}
 
 Batch NewRunBatch(const std::string& id, const std::string& name) {
   Batch b;
@@ -55,7 +50,8 @@ Batch NewRunBatch(const std::string& id, const std::string& name) {
 }
 
 TEST(StoreTest, ApplyIsDurableAndVersionsCount) {
-  std::string dir = FreshDir("durable");
+  rsl::testing::TempDir tmp("store_test_durable");
+  std::string dir = tmp.Sub("state");
   {
     auto store = OpenSqliteStore(dir);
     ASSERT_TRUE(store.ok()) << store.error().ToString();
@@ -90,7 +86,8 @@ TEST(StoreTest, ApplyIsDurableAndVersionsCount) {
 }
 
 TEST(StoreTest, FailedBatchAppliesNothing) {
-  std::string dir = FreshDir("atomic");
+  rsl::testing::TempDir tmp("store_test_atomic");
+  std::string dir = tmp.Sub("state");
   auto store = OpenSqliteStore(dir);
   ASSERT_TRUE(store.ok());
   Batch b1 = NewRunBatch("wl-20240615-00000001", "fraud");
@@ -105,7 +102,8 @@ TEST(StoreTest, FailedBatchAppliesNothing) {
 }
 
 TEST(StoreTest, FailingStoreFailsTheNthApplyAndForwardsTheRest) {
-  auto store = OpenSqliteStore(FreshDir("failing"));
+  rsl::testing::TempDir tmp("store_test_failing");
+  auto store = OpenSqliteStore(tmp.Sub("state"));
   ASSERT_TRUE(store.ok());
   FailingStore failing(store->get());
   failing.FailNthApply(2);
@@ -130,7 +128,8 @@ TEST(StoreTest, FailingStoreFailsTheNthApplyAndForwardsTheRest) {
 }
 
 TEST(StoreTest, UnknownRunIsNotFound) {
-  auto store = OpenSqliteStore(FreshDir("notfound"));
+  rsl::testing::TempDir tmp("store_test_notfound");
+  auto store = OpenSqliteStore(tmp.Sub("state"));
   ASSERT_TRUE(store.ok());
   auto run = (*store)->GetRun("wl-20990101-deadbeef");
   ASSERT_FALSE(run.ok());
@@ -138,7 +137,8 @@ TEST(StoreTest, UnknownRunIsNotFound) {
 }
 
 TEST(StoreTest, ConfigMapsAndSecretsAreSeparateWithHints) {
-  auto store = OpenSqliteStore(FreshDir("cm"));
+  rsl::testing::TempDir tmp("store_test_cm");
+  auto store = OpenSqliteStore(tmp.Sub("state"));
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->PutConfigMap({"risk", "common-config", false, {{"A", "1"}}, 1}).ok());
   ASSERT_TRUE((*store)->PutConfigMap({"risk", "data-creds", true, {{"KEY", "s3cr3t"}}, 1}).ok());
@@ -186,7 +186,8 @@ Event StartedEvent(const std::string& run_id, const std::string& step,
 // Rows go in multi-row statements of 32: check sizes around the chunk boundary, a key
 // written twice in one batch (the later row wins), and each event's seq naming its own row.
 TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
-  std::string dir = FreshDir("large");
+  rsl::testing::TempDir tmp("store_test_large");
+  std::string dir = tmp.Sub("state");
   auto store = OpenSqliteStore(dir);
   ASSERT_TRUE(store.ok()) << store.error().ToString();
   Batch b0 = NewRunBatch("wl-20240615-0000000a", "big");
@@ -286,7 +287,8 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
 // Attempts are listed by their id range "<run_id>/...": a run whose id extends another's
 // ("...1" and "...10") must not see the other's attempts.
 TEST(StoreTest, AttemptsOfARunWhoseIdIsAPrefixOfAnother) {
-  std::string dir = FreshDir("prefix");
+  rsl::testing::TempDir tmp("store_test_prefix");
+  std::string dir = tmp.Sub("state");
   auto store = OpenSqliteStore(dir);
   ASSERT_TRUE(store.ok());
   Batch b;
@@ -309,7 +311,8 @@ TEST(StoreTest, AttemptsOfARunWhoseIdIsAPrefixOfAnother) {
 // A state directory written before migration 2 (steps WITHOUT ROWID, no attempts index,
 // events without AUTOINCREMENT) opens with every row kept and event seqs going on upwards.
 TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
-  std::string dir = FreshDir("upgrade");
+  rsl::testing::TempDir tmp("store_test_upgrade");
+  std::string dir = tmp.Sub("state");
   std::filesystem::create_directories(dir);
   std::string run;
   int64_t last_seq = 0;
@@ -363,7 +366,8 @@ TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
 // A run commits every loop turn: the WAL must start again from its beginning now and then
 // instead of growing for as long as commits keep coming (the writer checkpoints itself).
 TEST(StoreTest, TheWalStaysBoundedUnderContinuousCommits) {
-  std::string dir = FreshDir("wal");
+  rsl::testing::TempDir tmp("store_test_wal");
+  std::string dir = tmp.Sub("state");
   auto store = OpenSqliteStore(dir, StoreOptions{false});  // fsync or not: the same WAL
   ASSERT_TRUE(store.ok()) << store.error().ToString();
   Batch b0 = NewRunBatch("wl-20240615-0000000b", "wal");

@@ -183,27 +183,15 @@ bool WaitUntil(const std::function<bool()>& ready, double timeout_s) {
   return true;
 }
 
-TempDir::TempDir() {
+namespace {
+std::string SystemTmp() {
   const char* tmp = getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/rsl-e2e-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    ADD_FAILURE() << "mkdtemp " << tmpl << ": " << strerror(errno);
-  }
-  // Passable by the steps, which run as their namespace's own uid (docs/security.md): they
-  // read the inputs and scripts the tests put here. The state directory inside is 0700.
-  chmod(tmpl.c_str(), 0755);
-  path_ = tmpl;
+  return tmp && *tmp ? tmp : "/tmp";
 }
+}  // namespace
 
-TempDir::~TempDir() {
-  std::error_code ec;
-  // A test may have made parts read-only; make them writable again so removal works.
-  for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-  }
-  fs::remove_all(path_, ec);
-}
+// Not under the build tree: the example's and the demo's steps read what the tests put here.
+TempDir::TempDir() : rsl::testing::TempDir("rsl-e2e", SystemTmp()) {}
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

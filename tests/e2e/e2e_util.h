@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/test_util.h"
+
 namespace rsl::e2e {
 
 //! Debian's interpreter, which has python3-numpy and python3-avro (the `python3` first on
@@ -61,18 +63,11 @@ class Process {
 //! Polls `ready` every few milliseconds until it returns true or `timeout_s` passes.
 bool WaitUntil(const std::function<bool()>& ready, double timeout_s);
 
-//! A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class TempDir {
+//! A fresh directory under $TMPDIR (or /tmp), 0755 and removed with everything in it on
+//! destruction (base/test_util.h).
+class TempDir : public rsl::testing::TempDir {
  public:
   TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
 };
 
 std::string ReadText(const std::string& path);   //!< "" if unreadable

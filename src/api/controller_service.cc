@@ -13,15 +13,11 @@
 #include "api/server.h"
 #include "base/codes.h"
 #include "base/strings.h"
+#include "data/catalog.h"
+#include "model/env_registry.h"
 #include "spec/canonical.h"
 #include "spec/names.h"
 #include "spec/parse.h"
-#ifdef RSL_API_HAVE_DATA
-#include "data/catalog.h"
-#endif
-#ifdef RSL_API_HAVE_MODEL
-#include "model/env_registry.h"
-#endif
 
 namespace rsl::api {
 
@@ -545,7 +541,6 @@ Result<Json> ControllerService::ClusterStatus() {
     }
   }
   Json proxies = {{"total", 0}, {"registered", Json::array()}};
-#ifdef RSL_API_HAVE_DATA
   auto catalog = data::Catalog::Open(state_dir_);
   if (catalog.ok()) {
     auto list = (*catalog)->List();
@@ -554,7 +549,6 @@ Result<Json> ControllerService::ClusterStatus() {
       proxies["total"] = list->size();
     }
   }
-#endif
   std::map<std::string, int> phases;
   auto runs = store_->ListRuns({});
   if (runs.ok()) {
@@ -634,7 +628,6 @@ Result<Json> ControllerService::ListSecrets(const std::string& ns) {
 
 Result<Json> ControllerService::ListDatasources() {
   Json items = Json::array();
-#ifdef RSL_API_HAVE_DATA
   auto catalog = data::Catalog::Open(state_dir_);
   if (!catalog.ok()) return catalog.error();
   auto list = (*catalog)->List();
@@ -643,13 +636,11 @@ Result<Json> ControllerService::ListDatasources() {
     items.push_back({{"apiVersion", kApiVersion}, {"kind", "Datasource"},
                      {"metadata", {{"name", d.name}}}, {"spec", d.RedactedJson()}});
   }
-#endif
   return Json{{"apiVersion", kApiVersion}, {"kind", "DatasourceList"}, {"items", items}};
 }
 
 Result<Json> ControllerService::ListEnvironments() {
   Json items = Json::array();
-#ifdef RSL_API_HAVE_MODEL
   auto registry = model::EnvRegistry::Open(state_dir_);
   if (!registry.ok()) return registry.error();
   auto list = (*registry)->List();
@@ -666,7 +657,6 @@ Result<Json> ControllerService::ListEnvironments() {
            {"packages", e.inspection.packages.size()},
            {"digest", e.inspection.digest}}}});
   }
-#endif
   return Json{{"apiVersion", kApiVersion}, {"kind", "EnvironmentList"}, {"items", items}};
 }
 

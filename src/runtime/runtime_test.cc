@@ -117,14 +117,14 @@ TEST_F(RuntimeTest, UnknownBackendOrStepIsolationIsAnError) {
   bad_backend.backend = "slrum";
   Error e = OpenFails(bad_backend);
   EXPECT_EQ(e.code, codes::kInvalidArgument);
-  EXPECT_EQ(e.message, "unknown backend 'slrum'");
-  EXPECT_EQ(e.hint, "did you mean 'slurm'?");
+  EXPECT_EQ(e.message, "unknown backend \"slrum\"");
+  EXPECT_EQ(e.hint, "use --backend local or --backend slurm");
 
   RuntimeOptions bad_isolation;
   bad_isolation.backend_options.isolation = "sometimes";
   e = OpenFails(bad_isolation);
   EXPECT_EQ(e.code, codes::kInvalidArgument);
-  EXPECT_EQ(e.message, "unknown step isolation 'sometimes'");
+  EXPECT_EQ(e.message, "unknown step isolation \"sometimes\"");
   EXPECT_EQ(e.hint, "use auto, users, user:NAME, namespace or none");
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CI: the repository's own checks that need no build: every function docs/run_flow.md names
-# still exists where it says.
+# CI: the repository's own checks that need no build: every #include follows the layer table
+# of src/README.md, and every function docs/run_flow.md names still exists where it says.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+python3 scripts/check_includes.py
 python3 scripts/check_run_flow.py

@@ -13,15 +13,11 @@
 #include "api/server.h"
 #include "base/codes.h"
 #include "base/strings.h"
+#include "data/catalog.h"
+#include "model/env_registry.h"
 #include "spec/canonical.h"
 #include "spec/names.h"
 #include "spec/parse.h"
-#ifdef RSL_API_HAVE_DATA
-#include "data/catalog.h"
-#endif
-#ifdef RSL_API_HAVE_MODEL
-#include "model/env_registry.h"
-#endif
 
 namespace rsl::api {
 
@@ -545,7 +541,6 @@ Result<Json> ControllerService::ClusterStatus() {
     }
   }
   Json proxies = {{"total", 0}, {"registered", Json::array()}};
-#ifdef RSL_API_HAVE_DATA
   auto catalog = data::Catalog::Open(state_dir_);
   if (catalog.ok()) {
     auto list = (*catalog)->List();
@@ -554,7 +549,6 @@ Result<Json> ControllerService::ClusterStatus() {
       proxies["total"] = list->size();
     }
   }
-#endif
   std::map<std::string, int> phases;
   auto runs = store_->ListRuns({});
   if (runs.ok()) {
@@ -643,20 +637,17 @@ auto ListOpened(Result<std::unique_ptr<Registry>> registry) -> decltype(registry
 
 Result<Json> ControllerService::ListDatasources() {
   Json items = Json::array();
-#ifdef RSL_API_HAVE_DATA
   auto list = ListOpened(data::Catalog::Open(state_dir_));
   if (!list.ok()) return list.error();
   for (const auto& d : *list) {
     items.push_back({{"apiVersion", kApiVersion}, {"kind", "Datasource"},
                      {"metadata", {{"name", d.name}}}, {"spec", d.RedactedJson()}});
   }
-#endif
   return Json{{"apiVersion", kApiVersion}, {"kind", "DatasourceList"}, {"items", items}};
 }
 
 Result<Json> ControllerService::ListEnvironments() {
   Json items = Json::array();
-#ifdef RSL_API_HAVE_MODEL
   auto list = ListOpened(model::EnvRegistry::Open(state_dir_));
   if (!list.ok()) return list.error();
   for (const auto& e : *list) {
@@ -671,7 +662,6 @@ Result<Json> ControllerService::ListEnvironments() {
            {"packages", e.inspection.packages.size()},
            {"digest", e.inspection.digest}}}});
   }
-#endif
   return Json{{"apiVersion", kApiVersion}, {"kind", "EnvironmentList"}, {"items", items}};
 }
 

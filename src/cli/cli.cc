@@ -12,4 +12,17 @@ void FailWith(const Errors& errors) {
 
 void FailWith(const Error& error) { FailWith(Errors{error}); }
 
+std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    if (rc != 0) std::cerr << "INVALID_ARGUMENT\n";
+    return rc;
+  } catch (const Exit& e) {
+    return e.exit_code;
+  }
+  return std::nullopt;
+}
+
 }  // namespace rsl::cli

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -30,6 +31,12 @@ struct Exit {
 //! all to stderr, and throws Exit{1}.
 [[noreturn]] void FailWith(const Errors& errors);
 [[noreturn]] void FailWith(const Error& error);
+
+//! Parses the command line, running the chosen command's callback (seedctl's commands).
+//! Returns std::nullopt when the program should go on, else the exit code to end it with:
+//! after --help (0), a command that threw Exit, or a usage error (CLI11's message, then
+//! INVALID_ARGUMENT alone on the last line of stderr).
+std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
 
 //! Binds `cmd` to `run(*flags)`. `flags` is what the command's options write into; it lives
 //! as long as the app.

@@ -4,14 +4,12 @@
 #include "cli/run_cmd.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -19,14 +17,13 @@
 #include <set>
 #include <thread>
 
-#include "backend/factory.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "cli/cli.h"
-#include "cli/default_hooks.h"
 #include "cli/table.h"
 #include "engine/engine.h"
+#include "runtime/runtime.h"
 #include "spec/parse.h"
 #include "spec/quantity.h"
 #include "store/store.h"
@@ -159,50 +156,24 @@ void PrintResult(store::Store* store, const store::Run& run, const std::string& 
   std::cout << "\n";
 }
 
-struct Runtime {
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<backend::Backend> backend;
-  std::unique_ptr<engine::Engine> engine;
-};
-
-Runtime Open(const RunFlags& o, std::string state_dir) {
-  Runtime rt;
-  // Nothing of this process is open to a step that runs as the same user (docs/security.md).
-  prctl(PR_SET_DUMPABLE, 0);
-  if (Status s = MakePrivateDir(state_dir); !s.ok()) FailWith(s.error());
-  // Steps run in their own working directories: every path they are given (RSL_OUTPUT,
-  // RSL_METRICS_FILE...) must be absolute, so the state directory is made absolute first.
-  std::error_code ec;
-  std::string absolute = std::filesystem::absolute(state_dir, ec).lexically_normal().string();
-  if (!ec) state_dir = absolute;
-  std::string runs_dir = o.runs_dir.empty() ? engine::DefaultRunsDir(state_dir) : o.runs_dir;
-  absolute = std::filesystem::absolute(runs_dir, ec).lexically_normal().string();
-  if (!ec) runs_dir = absolute;
-  store::StoreOptions so;
+// The stack, built by the runtime (runtime/runtime.h), with the engine started.
+std::unique_ptr<runtime::Runtime> Open(const RunFlags& o, const std::string& state_dir) {
   if (o.sync != "full" && o.sync != "normal") {
     FailWith(Error(codes::kInvalidArgument, "unknown --sync " + Quote(o.sync))
                  .Hint("use --sync full (fsync every commit) or --sync normal"));
   }
-  so.sync_full = o.sync == "full";
-  auto store = store::OpenSqliteStore(state_dir, so);
-  if (!store.ok()) FailWith(store.error());
-  rt.store = std::move(*store);
-  backend::BackendOptions bo;
-  bo.state_dir = state_dir;
-  bo.node_file = o.node_file;
-  bo.isolation = o.step_isolation;
-  bo.runs_dir = runs_dir;
-  auto b = backend::MakeBackend(o.backend, bo);
-  if (!b.ok()) FailWith(b.error());
-  rt.backend = std::move(*b);
-  engine::EngineOptions eo;
-  eo.state_dir = state_dir;
-  eo.runs_dir = runs_dir;
-  engine::Hooks hooks = o.no_hooks ? engine::Hooks{} : DefaultHooks(state_dir);
-  rt.engine =
-      std::make_unique<engine::Engine>(rt.store.get(), rt.backend.get(), std::move(hooks), eo);
-  if (Status s = rt.engine->Start(); !s.ok()) FailWith(s.error());
-  return rt;
+  runtime::RuntimeOptions ro;
+  ro.state_dir = state_dir;
+  ro.runs_dir = o.runs_dir;
+  ro.backend = o.backend;
+  ro.backend_options.node_file = o.node_file;
+  ro.backend_options.isolation = o.step_isolation;
+  ro.sync_full = o.sync == "full";
+  ro.hooks = !o.no_hooks;
+  auto rt = runtime::Runtime::Open(std::move(ro));
+  if (!rt.ok()) FailWith(rt.error());
+  if (Status s = (*rt)->engine()->Start(); !s.ok()) FailWith(s.error());
+  return std::move(*rt);
 }
 
 // Ctrl-C / SIGTERM cancel the run (steps stopped, outputs discarded) instead of orphaning it.
@@ -239,17 +210,17 @@ void RunFile(const RunFlags& o) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts
-  Runtime rt = Open(o, state_dir);
+  auto rt = Open(o, state_dir);
   bool tty = o.output != "json" && isatty(STDOUT_FILENO);
   Progress progress(tty, parsed.workload.pipeline.steps.size());
   int token = -1;
   if (o.output != "json") {
-    token = rt.engine->Subscribe([&progress](const store::Event& e) { progress.OnEvent(e); });
+    token = rt->engine()->Subscribe([&progress](const store::Event& e) { progress.OnEvent(e); });
   }
   std::mutex mu;
   std::string run_id;
-  WatchSignals(rt.engine.get(), &run_id, &mu);
-  auto id = rt.engine->Submit(parsed.workload, Who());
+  WatchSignals(rt->engine(), &run_id, &mu);
+  auto id = rt->engine()->Submit(parsed.workload, Who());
   if (!id.ok()) FailWith(id.error());
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -257,17 +228,17 @@ void RunFile(const RunFlags& o) {
   }
   progress.SetRun(store::RunIdFor(*id));
   if (o.output != "json") std::cout << "workload " << *id << " submitted\n" << std::flush;
-  auto run = rt.engine->Wait(*id);
-  if (token >= 0) rt.engine->Unsubscribe(token);
+  auto run = rt->engine()->Wait(*id);
+  if (token >= 0) rt->engine()->Unsubscribe(token);
   progress.Clear();
   if (!run.ok()) {
-    rt.engine->Stop();
+    rt->engine()->Stop();
     FailWith(run.error());
   }
   // Printed before Stop(): the engine's loop frees the finished run's state meanwhile (tens
   // of milliseconds for 10,000 steps), and the store is safe to read from this thread.
-  PrintResult(rt.store.get(), *run, o.output);
-  rt.engine->Stop();
+  PrintResult(rt->store(), *run, o.output);
+  rt->engine()->Stop();
   if (run->phase != store::kSucceeded) {
     Error e(run->failure_code.empty() ? codes::kStepFailed : run->failure_code,
             run->failure_message);
@@ -277,13 +248,13 @@ void RunFile(const RunFlags& o) {
 
 void Recover(const RunFlags& o) {
   std::string state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;
-  Runtime rt = Open(o, state_dir);
-  auto unfinished = rt.store->ListRuns(store::RunFilter{"", "", true, 0});
+  auto rt = Open(o, state_dir);
+  auto unfinished = rt->store()->ListRuns(store::RunFilter{"", "", true, 0});
   if (!unfinished.ok()) FailWith(unfinished.error());
-  if (Status s = rt.engine->Recover(); !s.ok()) FailWith(s.error());
+  if (Status s = rt->engine()->Recover(); !s.ok()) FailWith(s.error());
   Errors failures;
   for (const auto& r : *unfinished) {
-    auto run = rt.engine->Wait(r.id);
+    auto run = rt->engine()->Wait(r.id);
     if (!run.ok()) {
       failures.push_back(run.error());
       continue;
@@ -294,7 +265,7 @@ void Recover(const RunFlags& o) {
       failures.push_back(Error(run->failure_code, run->workload_id + ": " + run->failure_message));
     }
   }
-  rt.engine->Stop();
+  rt->engine()->Stop();
   if (unfinished->empty()) std::cout << "nothing to recover in " << state_dir << "\n";
   if (!failures.empty()) FailWith(failures);
 }

@@ -1,8 +1,6 @@
 // seedctl: the RSL command line.
 #include <CLI/CLI.hpp>
 
-#include <iostream>
-
 #include "cli/cli.h"
 
 int main(int argc, char** argv) {
@@ -15,14 +13,5 @@ int main(int argc, char** argv) {
   rsl::cli::RegisterModelCommands(app);
   rsl::cli::RegisterGovernCommands(app);
   rsl::cli::RegisterWorkloadCommands(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    if (rc != 0) std::cerr << "INVALID_ARGUMENT\n";
-    return rc;
-  } catch (const rsl::cli::Exit& e) {
-    return e.exit_code;
-  }
-  return 0;
+  return rsl::cli::ParseCommandLine(app, argc, argv).value_or(0);
 }

@@ -14,9 +14,9 @@
 #include "base/sqlite.h"
 #include "engine/engine.h"
 #include "govern/cost.h"
-#include "govern/cost_hook.h"
 #include "govern/policy.h"
-#include "govern/policy_hook.h"
+#include "runtime/cost_hooks.h"
+#include "runtime/policy_hooks.h"
 #include "spec/parse.h"
 #include "store/store.h"
 
@@ -65,8 +65,8 @@ TEST(GovernEngine, PolicyStopsAPlateauedStepAsSuccessAndCostIsRecorded) {
   auto be = backend::NewLocalBackend(bo);
   ASSERT_TRUE(be.ok()) << be.error().ToString();
   engine::Hooks hooks;
-  hooks.steps.push_back(std::make_shared<PolicyHook>(dir));
-  hooks.steps.push_back(std::make_shared<CostHook>(dir));
+  hooks.steps.push_back(std::make_shared<runtime::PolicyHook>(dir));
+  hooks.steps.push_back(std::make_shared<runtime::CostHook>(dir));
   engine::EngineOptions opts;
   opts.state_dir = dir;
   opts.stop_grace_ms = 2000;

@@ -9,9 +9,9 @@
 
 #include "base/file.h"
 #include "model/artifact_store.h"
-#include "model/model_hooks.h"
 #include "model/subprocess.h"
 #include "model/test_util.h"
+#include "runtime/model_hooks.h"
 #include "spec/parse.h"
 
 namespace rsl::model {
@@ -130,9 +130,9 @@ np.save(os.path.join(out, 'fraud_prob.npy'), np.array([[0.5]], dtype=np.float32)
 
   engine::RunInfo info{"wl-20240615-00000001", "run-1", sd, sd + "/runs/run-1", &w};
   engine::AdmissionReport report;
-  Status admitted = EnvironmentAdmissionCheck(sd)->Check(info, &report);
+  Status admitted = runtime::EnvironmentAdmissionCheck(sd)->Check(info, &report);
   ASSERT_TRUE(admitted.ok()) << admitted.ToString();
-  auto hook = ModelStepHook(sd);
+  auto hook = runtime::ModelStepHook(sd);
   backend::LaunchSpec launch;
   launch.argv = w.pipeline.steps[0].command;
   std::string staging = dir / "staging/train";

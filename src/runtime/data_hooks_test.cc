@@ -1,4 +1,4 @@
-#include "data/admission.h"
+#include "runtime/data_hooks.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,8 @@ using testing::TempDir;
 TEST(DataAdmission, RejectsIncompleteInputFastWithTheEvent) {
   TempDir dir;
   std::string csv = "tx_id,amount\n";
-  for (int i = 0; i < 10000; i++) csv += "t" + std::to_string(i) + "," + (i % 1111 == 5 ? "" : "2.5") + "\n";
+  for (int i = 0; i < 10000; i++)
+    csv += "t" + std::to_string(i) + "," + (i % 1111 == 5 ? "" : "2.5") + "\n";
   dir.Write("in/part-0.csv", csv);
   spec::Workload wl;
   wl.name = "fraud";
@@ -25,7 +26,7 @@ TEST(DataAdmission, RejectsIncompleteInputFastWithTheEvent) {
   engine::RunInfo run;
   run.workload = &wl;
   run.state_dir = dir.path() + "/state";
-  DataAdmissionCheck check(run.state_dir);
+  runtime::DataAdmissionCheck check(run.state_dir);
   engine::AdmissionReport report;
   auto t0 = std::chrono::steady_clock::now();
   Status st = check.Check(run, &report);
@@ -37,7 +38,8 @@ TEST(DataAdmission, RejectsIncompleteInputFastWithTheEvent) {
   EXPECT_EQ(st.error().message, "non-null 99.91% < 99.95% (9 of 10000 null)");
   EXPECT_EQ(report.event_reason, "DataValidationFailed");
   EXPECT_EQ(report.event_message,
-            "DATA_QUALITY_COMPLETENESS_BELOW_THRESHOLD amount: non-null 99.91% < 99.95% (9 of 10000 null)");
+            "DATA_QUALITY_COMPLETENESS_BELOW_THRESHOLD amount: non-null 99.91% < 99.95% (9 of "
+            "10000 null)");
   auto j = nlohmann::json::parse(report.report_json);
   EXPECT_EQ(j["rows"], 10000);
   EXPECT_EQ(j["checks"][3]["state"], "failed");
@@ -53,7 +55,7 @@ TEST(DataAdmission, PassesCleanInputAndSkipsWorkloadsWithoutInput) {
   spec::Workload wl;
   engine::RunInfo run;
   run.workload = &wl;
-  DataAdmissionCheck check(dir.path() + "/state");
+  runtime::DataAdmissionCheck check(dir.path() + "/state");
   engine::AdmissionReport empty;
   EXPECT_TRUE(check.Check(run, &empty).ok());
   EXPECT_TRUE(empty.report_json.empty());

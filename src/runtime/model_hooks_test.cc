@@ -2,7 +2,7 @@
 // python3), real step processes launched from what BeforeStep resolved, and real files:
 // admission refusals, image resolution, signature and fingerprint checks after a step, and
 // the artifact life cycle with its provenance.
-#include "model/model_hooks.h"
+#include "runtime/model_hooks.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "base/sha256.h"
 #include "model/artifact_store.h"
 #include "model/env_registry.h"
+#include "model/model_checks.h"
 #include "model/subprocess.h"
 #include "model/test_util.h"
 
@@ -105,7 +106,7 @@ class ModelHooksTest : public ::testing::Test {
   }
 
   Status Admit(const spec::Workload& w, engine::AdmissionReport* report) {
-    return EnvironmentAdmissionCheck(state_)->Check(Info(w, "run-1"), report);
+    return runtime::EnvironmentAdmissionCheck(state_)->Check(Info(w, "run-1"), report);
   }
 
   // BeforeStep, then the process itself, then AfterStep: one attempt as the engine runs it.
@@ -208,7 +209,7 @@ TEST_F(ModelHooksTest, DeclaredOutputsContradictingTheSignatureAreRefused) {
 
 TEST_F(ModelHooksTest, BeforeStepResolvesTheInterpreterAndEntrypoint) {
   auto w = Fraud({});
-  auto hook = ModelStepHook(state_);
+  auto hook = runtime::ModelStepHook(state_);
   backend::LaunchSpec launch;
   launch.argv = {"python", "train.py"};
   launch.env = {{"PATH", "/usr/bin:/bin"}};
@@ -260,7 +261,7 @@ TEST_F(ModelHooksTest, BeforeStepResolvesTheInterpreterAndEntrypoint) {
 // changed training fails with MODEL_FINGERPRINT_MISMATCH.
 TEST_F(ModelHooksTest, DeterministicTrainingReproducesItsFingerprint) {
   auto w = Fraud({"torch==1.13.1"});
-  auto hook = ModelStepHook(state_);
+  auto hook = runtime::ModelStepHook(state_);
   ASSERT_TRUE(RunStep(*hook, w, "run-1", 1, dir_ / "s1").ok());
   EXPECT_EQ(*ReadFile(dir_ / "s1/which.txt"), venv_ + "/bin/python");  // the image's interpreter
   ASSERT_TRUE(RunStep(*hook, w, "run-2", 1, dir_ / "s2").ok());
@@ -314,7 +315,7 @@ TEST_F(ModelHooksTest, DeterministicTrainingReproducesItsFingerprint) {
 TEST_F(ModelHooksTest, WrittenTensorsAreCheckedAfterTheStep) {
   auto w = Fraud({});
   w.pipeline.steps[1].command[3] = "float64";
-  auto hook = ModelStepHook(state_);
+  auto hook = runtime::ModelStepHook(state_);
   Status s = RunStep(*hook, w, "run-1", 1, dir_ / "s1");
   EXPECT_EQ(s.ToString(),
             "fraud_prob.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[0]: "
@@ -329,7 +330,7 @@ TEST_F(ModelHooksTest, WrittenTensorsAreCheckedAfterTheStep) {
 
 TEST_F(ModelHooksTest, ArtifactsCommitWithTheRunAndCarryProvenance) {
   auto w = Fraud({"torch==1.13.1"});
-  auto hook = ModelStepHook(state_);
+  auto hook = runtime::ModelStepHook(state_);
   ASSERT_TRUE(RunStep(*hook, w, "run-ok", 1, dir_ / "ok").ok());
   ASSERT_TRUE(RunStep(*hook, w, "run-bad", 1, dir_ / "bad").ok());
   // The engine publishes run-ok's outputs (here: renames the staging dir) and discards run-bad.

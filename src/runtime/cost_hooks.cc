@@ -1,0 +1,58 @@
+#include "runtime/cost_hooks.h"
+
+#include <cstdio>
+
+#include "govern/attempt_cost.h"
+
+namespace rsl::runtime {
+
+CostHook::CostHook(std::string state_dir, Env* env)
+    : state_dir_(std::move(state_dir)), env_(env ? env : Env::Default()) {}
+
+std::string CostHook::last_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+Status CostHook::AfterStep(const engine::RunInfo& run, const spec::Step& step,
+                           const engine::StepOutcome& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto fail = [&](const Error& e) {
+    last_error_ = e.ToString();
+    std::fprintf(stderr, "cost: %s/%s attempt %d not recorded: %s\n", run.run_id.c_str(),
+                 outcome.step.c_str(), outcome.attempt, last_error_.c_str());
+    return Status::Ok();
+  };
+  std::string state_dir = state_dir_.empty() ? run.state_dir : state_dir_;
+  if (!store_) {
+    Result<std::unique_ptr<govern::CostStore>> s = govern::CostStore::Open(state_dir);
+    if (!s.ok()) return fail(s.error());
+    store_ = std::move(*s);
+  }
+  Result<govern::PriceTable> prices = govern::LoadPriceTable(state_dir);
+  if (!prices.ok()) return fail(prices.error());
+
+  govern::AttemptFacts a;
+  a.run_id = run.run_id;
+  a.workload_id = run.workload_id;
+  a.step = outcome.step;
+  a.attempt = outcome.attempt;
+  a.exit_kind = backend::ExitKindName(outcome.exit.kind);
+  a.metrics_json = outcome.metrics_json;
+  a.usage.gpus = outcome.allocated_gpus;
+  a.usage.wall_ms = outcome.exit.usage.wall_ms;
+  a.usage.cpu_request_millis = outcome.allocated_cpu_millis;
+  a.usage.cpu_used_ms = outcome.exit.usage.cpu_ms;
+  a.usage.memory_request_bytes = outcome.allocated_memory_bytes;
+  a.usage.peak_memory_bytes = outcome.exit.usage.peak_memory_bytes;
+  a.usage.device_model = outcome.gpu_model;
+  Result<govern::CostRecord> record =
+      govern::CostOfAttempt(a, run.workload, step, *prices, env_->NowMs());
+  if (!record.ok()) return fail(record.error());
+  // The store has its own mutex.
+  Status st = store_->Record(*record);
+  if (!st.ok()) return fail(st.error());
+  return Status::Ok();
+}
+
+}  // namespace rsl::runtime

@@ -1,0 +1,39 @@
+// The step hook that records every attempt's cost when it ends (AfterStep, for failed
+// attempts too), priced by govern::CostOfAttempt (govern/attempt_cost.h) with the state
+// directory's price table, and stored in its govern tables.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/env.h"
+#include "engine/hooks.h"
+#include "govern/cost.h"
+
+namespace rsl::runtime {
+
+class CostHook : public engine::StepHook {
+ public:
+  //! `state_dir`: where rsl.db and prices.yaml live ("" = the run's). `env` is the clock
+  //! (tests fake it); nullptr: Env::Default(). It must outlive the hook.
+  explicit CostHook(std::string state_dir, Env* env = nullptr);
+
+  std::string name() const override { return "cost"; }
+  //! Records the attempt; never fails the step (accounting errors go to stderr and the
+  //! returned status is Ok, so a broken price table cannot fail training).
+  Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
+                   const engine::StepOutcome& outcome) override;
+
+  //! The last accounting error ("" when none), for tests and `describe`.
+  std::string last_error() const;
+
+ private:
+  std::string state_dir_;
+  Env* env_;
+  mutable std::mutex mu_;
+  std::unique_ptr<govern::CostStore> store_;  // GUARDED_BY(mu_), opened on first use
+  std::string last_error_;                    // GUARDED_BY(mu_)
+};
+
+}  // namespace rsl::runtime

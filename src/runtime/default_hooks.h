@@ -1,0 +1,15 @@
+// The hooks every run uses (data validation, environments and signatures, cost and
+// policies), built from a state directory. Runtime::Open installs them.
+#pragma once
+
+#include <string>
+
+#include "engine/hooks.h"
+
+namespace rsl::runtime {
+
+//! Admission: model environments (cheap) before the data contract (may read the whole
+//! input). Step hooks: model, cost policies, cost. Publisher: the data layer's storage.
+engine::Hooks DefaultHooks(const std::string& state_dir);
+
+}  // namespace rsl::runtime

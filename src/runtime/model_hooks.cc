@@ -1,0 +1,76 @@
+#include "runtime/model_hooks.h"
+
+#include <atomic>
+
+#include "model/model_checks.h"
+
+namespace rsl::runtime {
+namespace {
+
+class EnvironmentAdmission : public engine::AdmissionCheck {
+ public:
+  explicit EnvironmentAdmission(std::string state_dir) : stores_(std::move(state_dir)) {}
+  std::string name() const override { return "model"; }
+
+  Status Check(const engine::RunInfo& run, engine::AdmissionReport* report) override {
+    model::EnvironmentAdmission admission;
+    Status st = model::AdmitEnvironments(*run.workload, &stores_, &admission);
+    report->event_reason = std::move(admission.event_reason);
+    report->event_message = std::move(admission.event_message);
+    report->report_json = std::move(admission.report_json);
+    return st;
+  }
+
+ private:
+  model::ModelStores stores_;
+};
+
+class ModelHook : public engine::StepHook {
+ public:
+  explicit ModelHook(std::string state_dir) : stores_(std::move(state_dir)) {}
+  std::string name() const override { return "model"; }
+
+  Status BeforeStep(const engine::RunInfo& run, const spec::Step& step,
+                    backend::LaunchSpec* launch) override {
+    return model::ResolveImage(step, &stores_, &launch->argv, &launch->env);
+  }
+
+  void OnStepStarted(const engine::RunInfo& run, const spec::Step& step,
+                     const backend::LaunchSpec& launch, engine::RunControl* control) override {
+    if (control) control_.store(control);
+  }
+
+  Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
+                   const engine::StepOutcome& outcome) override {
+    if (outcome.exit.kind != backend::ExitKind::kSucceeded) return Status::Ok();
+    model::AttemptRef attempt{run.workload_id, run.run_id, outcome.staging_dir};
+    return model::CheckModelOutput(
+        *run.workload, step, attempt, &stores_,
+        [this, &run, &step](const std::string& reason, const std::string& message) {
+          if (engine::RunControl* c = control_.load()) {
+            c->EmitEvent(run.run_id, step.name, reason, message);
+          }
+        });
+  }
+
+  void AfterRun(const engine::RunInfo& run, const std::string& phase,
+                const std::string& committed_uri) override {
+    model::FinishModelArtifacts(run.run_id, committed_uri, &stores_);
+  }
+
+ private:
+  model::ModelStores stores_;
+  std::atomic<engine::RunControl*> control_{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<engine::AdmissionCheck> EnvironmentAdmissionCheck(const std::string& state_dir) {
+  return std::make_shared<EnvironmentAdmission>(state_dir);
+}
+
+std::shared_ptr<engine::StepHook> ModelStepHook(const std::string& state_dir) {
+  return std::make_shared<ModelHook>(state_dir);
+}
+
+}  // namespace rsl::runtime

@@ -1,0 +1,21 @@
+// The model contract as engine hooks (engine/hooks.h) over the plain checks of
+// model/model_checks.h: images and dependencies at admission, image resolution before a
+// step, signatures, fingerprints and artifacts after it (docs/model.md).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/hooks.h"
+
+namespace rsl::runtime {
+
+//! model::AdmitEnvironments as an admission check ("model").
+std::shared_ptr<engine::AdmissionCheck> EnvironmentAdmissionCheck(const std::string& state_dir);
+
+//! The "model" step hook. BeforeStep: model::ResolveImage on the launch. AfterStep
+//! (succeeded attempts): model::CheckModelOutput, its events through the RunControl the hook
+//! was last handed in OnStepStarted. AfterRun: model::FinishModelArtifacts.
+std::shared_ptr<engine::StepHook> ModelStepHook(const std::string& state_dir);
+
+}  // namespace rsl::runtime

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
 
-std::string StepPath(size_t i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
+using spec::StepPath;
 
 // Several errors of one kind become one: the first one's place, every message.
 Error Combine(const Errors& errors) {

@@ -11,9 +11,8 @@
 #include <cstring>
 #include <functional>
 
-#include <nlohmann/json.hpp>
-
 #include "base/codes.h"
+#include "base/commit_manifest.h"
 #include "base/file.h"
 #include "base/sha256.h"
 #include "base/strings.h"
@@ -191,18 +190,18 @@ class FileStorage : public Storage {
     RSL_RETURN_IF_ERROR(RemoveAll(staging));
     auto files = NewFileStorage()->List(local_dir);
     if (!files.ok()) return files.status();
-    nlohmann::json manifest = {{"files", nlohmann::json::array()}};
+    CommitManifest manifest;
     for (const auto& f : *files) {
       auto bytes = ReadFileBeneath(local_dir, f.relative);
       if (!bytes.ok()) return bytes.status();
       std::string target = JoinUri(staging, f.relative);
       RSL_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.find_last_of('/'))));
       RSL_RETURN_IF_ERROR(WriteFileAtomic(target, *bytes));
-      manifest["files"].push_back(
-          {{"path", f.relative}, {"size", f.size}, {"sha256", Sha256Hex(*bytes)}});
+      manifest.files.push_back({f.relative, f.size, Sha256Hex(*bytes)});
     }
     RSL_RETURN_IF_ERROR(MakeDirs(staging));
-    RSL_RETURN_IF_ERROR(WriteFileAtomic(JoinUri(staging, kCommitManifest), manifest.dump(2)));
+    RSL_RETURN_IF_ERROR(
+        WriteFileAtomic(JoinUri(staging, kCommitManifestName), CommitManifestJson(manifest)));
     RSL_RETURN_IF_ERROR(RemoveAll(*dest));
     size_t slash = dest->find_last_of('/');
     if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(dest->substr(0, slash)));
@@ -304,16 +303,15 @@ Result<std::shared_ptr<const Blob>> Storage::ReadAll(const std::string& uri) {
 Status Storage::Publish(const std::string& local_dir, const std::string& dest_uri) {
   auto files = NewFileStorage()->List(local_dir);
   if (!files.ok()) return files.status();
-  nlohmann::json manifest = {{"files", nlohmann::json::array()}};
+  CommitManifest manifest;
   for (const auto& f : *files) {
     auto bytes = ReadFileBeneath(local_dir, f.relative);
     if (!bytes.ok()) return bytes.status();
     RSL_RETURN_IF_ERROR(Write(JoinUri(dest_uri, f.relative), *bytes));
-    manifest["files"].push_back(
-        {{"path", f.relative}, {"size", f.size}, {"sha256", Sha256Hex(*bytes)}});
+    manifest.files.push_back({f.relative, f.size, Sha256Hex(*bytes)});
   }
   // Written last: readers treat the prefix as committed only once this object exists.
-  return Write(JoinUri(dest_uri, kCommitManifest), manifest.dump(2));
+  return Write(JoinUri(dest_uri, kCommitManifestName), CommitManifestJson(manifest));
 }
 
 std::unique_ptr<Storage> NewFileStorage(std::string uri_root, std::string dir) {

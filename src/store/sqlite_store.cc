@@ -122,13 +122,16 @@ constexpr char kVersionCols[] =
     "id, name, namespace, spec_json, digest, created_at, created_by, labels_json, version, "
     "rollback_of";
 
-Run ReadRun(const Stmt& s) {
+// Phases cross into the row as their names (spec::Name); an unknown name is an error.
+Result<Run> ReadRun(const Stmt& s) {
   Run r;
   r.id = s.Text(0);
   r.workload_id = s.Text(1);
   r.name = s.Text(2);
   r.namespace_ = s.Text(3);
-  r.phase = s.Text(4);
+  auto phase = spec::ParseRunPhase(s.Text(4));
+  if (!phase.ok()) return phase.error().Path("store_runs[" + r.id + "].phase");
+  r.phase = *phase;
   r.failure_code = s.Text(5);
   r.failure_message = s.Text(6);
   r.created_at = s.Int(7);
@@ -141,12 +144,16 @@ Run ReadRun(const Stmt& s) {
   return r;
 }
 
-Step ReadStep(const Stmt& s) {
+Result<Step> ReadStep(const Stmt& s) {
   Step st;
   st.run_id = s.Text(0);
   st.name = s.Text(1);
   st.index = static_cast<int>(s.Int(2));
-  st.phase = s.Text(3);
+  auto phase = spec::ParseStepPhase(s.Text(3));
+  if (!phase.ok()) {
+    return phase.error().Path("store_steps[" + st.run_id + "/" + st.name + "].phase");
+  }
+  st.phase = *phase;
   st.attempts = static_cast<int>(s.Int(4));
   st.retries_used = static_cast<int>(s.Int(5));
   st.attempt_id = s.Text(6);
@@ -344,7 +351,11 @@ class SqliteStore : public Store {
     if (!q.ok()) return q.error();
     q->Bind(1, f.namespace_).Bind(2, f.name);
     std::vector<Run> out;
-    while (q->Step()) out.push_back(ReadRun(*q));
+    while (q->Step()) {
+      auto run = ReadRun(*q);
+      if (!run.ok()) return run.error();
+      out.push_back(std::move(*run));
+    }
     if (!q->status().ok()) return q->status().error();
     return out;
   }
@@ -356,7 +367,11 @@ class SqliteStore : public Store {
     if (!q.ok()) return q.error();
     q->Bind(1, run_id);
     std::vector<Step> out;
-    while (q->Step()) out.push_back(ReadStep(*q));
+    while (q->Step()) {
+      auto step = ReadStep(*q);
+      if (!step.ok()) return step.error();
+      out.push_back(std::move(*step));
+    }
     if (!q->status().ok()) return q->status().error();
     return out;
   }
@@ -377,7 +392,9 @@ class SqliteStore : public Store {
       a.step = q->Text(2);
       a.number = static_cast<int>(q->Int(3));
       a.launch_json = q->Text(4);
-      a.state = q->Text(5);
+      auto state = spec::ParseAttemptPhase(q->Text(5));
+      if (!state.ok()) return state.error().Path("store_attempts[" + a.id + "].state");
+      a.state = *state;
       a.exit_kind = q->Text(6);
       a.created_at = q->Int(7);
       a.finished_at = q->Int(8);
@@ -567,7 +584,7 @@ class SqliteStore : public Store {
     for (const Run& r : b->runs) {
       Stmt& q = *put_run_;
       q.BindRef(1, r.id).BindRef(2, r.workload_id).BindRef(3, r.name).BindRef(4, r.namespace_);
-      q.BindRef(5, r.phase).BindRef(6, r.failure_code).BindRef(7, r.failure_message);
+      q.Bind(5, spec::Name(r.phase)).BindRef(6, r.failure_code).BindRef(7, r.failure_message);
       q.Bind(8, r.created_at).Bind(9, r.started_at).Bind(10, r.finished_at).BindRef(11, r.run_dir);
       q.BindRef(12, r.admission_report_json)
           .BindRef(13, r.commit_state)
@@ -576,7 +593,7 @@ class SqliteStore : public Store {
     }
     RSL_RETURN_IF_ERROR(steps_.Write(b->steps, [](Stmt& q, int o, const Step& s) {
       q.BindRef(o + 1, s.run_id).BindRef(o + 2, s.name).Bind(o + 3, int64_t{s.index});
-      q.BindRef(o + 4, s.phase).Bind(o + 5, int64_t{s.attempts});
+      q.Bind(o + 4, spec::Name(s.phase)).Bind(o + 5, int64_t{s.attempts});
       q.Bind(o + 6, int64_t{s.retries_used}).BindRef(o + 7, s.attempt_id);
       q.BindRef(o + 8, s.node).Bind(o + 9, int64_t{s.exit_code}).Bind(o + 10, int64_t{s.signal});
       q.Bind(o + 11, s.wall_ms).Bind(o + 12, s.cpu_ms).Bind(o + 13, s.peak_memory_bytes);
@@ -587,7 +604,9 @@ class SqliteStore : public Store {
     }));
     RSL_RETURN_IF_ERROR(attempts_.Write(b->attempts, [](Stmt& q, int o, const Attempt& a) {
       q.BindRef(o + 1, a.id).BindRef(o + 2, a.run_id).BindRef(o + 3, a.step);
-      q.Bind(o + 4, int64_t{a.number}).BindRef(o + 5, a.launch_json).BindRef(o + 6, a.state);
+      q.Bind(o + 4, int64_t{a.number})
+          .BindRef(o + 5, a.launch_json)
+          .Bind(o + 6, spec::Name(a.state));
       q.BindRef(o + 7, a.exit_kind).Bind(o + 8, a.created_at).Bind(o + 9, a.finished_at);
     }));
     // A statement's rows get consecutive seqs (INTEGER PRIMARY KEY: max + 1 each, and this
@@ -696,13 +715,9 @@ class SqliteStore : public Store {
 
 }  // namespace
 
-bool IsTerminalPhase(const std::string& p) {
-  return p == kSucceeded || p == kFailed || p == kTimedOut || p == kCancelled || p == kRejected ||
-         p == kSkipped;
-}
-
 bool StepAttemptLive(const Step& s) {
-  return s.phase == kRunning || (s.phase == kTimedOut && s.started_at > 0 && s.finished_at == 0);
+  return s.phase == spec::StepPhase::kRunning ||
+         (s.phase == spec::StepPhase::kTimedOut && s.started_at > 0 && s.finished_at == 0);
 }
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,

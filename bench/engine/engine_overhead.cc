@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   double secs = std::chrono::duration<double>(t1 - t0).count();
   printf("%s %d steps: %.3f s (%lld store commits, sync %s, phase %s)\n", dag.c_str(), n, secs,
          static_cast<long long>(stats.batches), sync.c_str(),
-         run.ok() ? run->phase.c_str() : "?");
+         run.ok() ? spec::Name(run->phase) : "?");
   std::filesystem::remove_all(dir);
-  return run.ok() && run->phase == "SUCCEEDED" ? 0 : 1;
+  return run.ok() && run->phase == spec::RunPhase::kSucceeded ? 0 : 1;
 }

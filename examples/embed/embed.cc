@@ -79,6 +79,6 @@ spec:
   if (!id.ok()) return std::fprintf(stderr, "%s\n", id.error().ToString().c_str()), 1;
   auto run = eng.Wait(*id, 60'000);
   if (!run.ok()) return std::fprintf(stderr, "%s\n", run.error().ToString().c_str()), 1;
-  std::printf("%s %s\n", id->c_str(), run->phase.c_str());
-  return run->phase == "SUCCEEDED" ? 0 : 1;
+  std::printf("%s %s\n", id->c_str(), rsl::spec::Name(run->phase));
+  return run->phase == rsl::spec::RunPhase::kSucceeded ? 0 : 1;
 }

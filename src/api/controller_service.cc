@@ -173,8 +173,8 @@ class FileStepLog : public StepLog {
       if (s.name != step_) continue;
       attempts_ = std::max(attempts_, s.attempts);
       // A TIMED_OUT step whose attempt is still being stopped may still write.
-      terminal_ = (store::IsTerminalPhase(s.phase) && !store::StepAttemptLive(s)) ||
-                  store::IsTerminalPhase(run->phase);
+      terminal_ =
+          (spec::IsTerminal(s.phase) && !store::StepAttemptLive(s)) || spec::IsTerminal(run->phase);
     }
     run_->secrets = SecretValuesOf(run_->store, run_->namespace_);
     backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(kMinRecheck), kMaxRecheck);
@@ -343,7 +343,9 @@ Result<Json> ControllerService::ListWorkloads(const std::vector<std::string>& na
     auto steps = store_->ListSteps(run.id);
     if (steps.ok()) {
       int done = 0;
-      for (const auto& st : *steps) done += st.phase == store::kSucceeded || st.phase == store::kSkipped;
+      for (const auto& st : *steps) {
+        done += st.phase == spec::StepPhase::kSucceeded || st.phase == spec::StepPhase::kSkipped;
+      }
       s["status"]["stepCount"] = steps->size();
       s["status"]["stepsDone"] = done;
     }
@@ -406,7 +408,7 @@ Result<std::vector<std::unique_ptr<StepLog>>> ControllerService::OpenLogs(
   shared->run_dir = run->run_dir;
   shared->namespace_ = run->namespace_;
   shared->secrets = SecretValues(run->namespace_);
-  bool run_done = store::IsTerminalPhase(run->phase);
+  bool run_done = spec::IsTerminal(run->phase);
   std::vector<std::unique_ptr<StepLog>> logs;
   logs.reserve(steps.size());
   for (const auto& name : steps) {
@@ -415,9 +417,9 @@ Result<std::vector<std::unique_ptr<StepLog>>> ControllerService::OpenLogs(
       return Error(codes::kNotFound, "no step " + Quote(name) + " in " + id).Value(name);
     }
     const store::Step& st = *it->second;
-    logs.push_back(std::make_unique<FileStepLog>(shared, name, st.attempts,
-                                                 run_done || (store::IsTerminalPhase(st.phase) &&
-                                                              !store::StepAttemptLive(st))));
+    logs.push_back(std::make_unique<FileStepLog>(
+        shared, name, st.attempts,
+        run_done || (spec::IsTerminal(st.phase) && !store::StepAttemptLive(st))));
   }
   return logs;
 }
@@ -472,13 +474,14 @@ Result<Json> ControllerService::Rollback(const std::string& id, const std::strin
     auto existing = store_->ListEvents(run->id, 0);
     bool has = false;
     if (existing.ok()) {
-      for (const auto& e : *existing) has = has || e.reason == "RolledBack";
+      for (const auto& e : *existing)
+        has = has || e.reason == spec::Name(spec::EventReason::kRolledBack);
     }
     if (!has) {
       store::Batch batch;
       store::Event e;
       e.run_id = run->id;
-      e.reason = "RolledBack";
+      e.reason = spec::Name(spec::EventReason::kRolledBack);
       e.message = "re-runs " + id + " (version " + std::to_string(v->version) + ", " + v->digest +
                   ") by " + subject;
       e.time = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -512,7 +515,7 @@ Result<Json> ControllerService::ListNodes(const std::string& capability) {
                      {"kind", "Node"},
                      {"metadata", {{"name", n.name}, {"labels", n.labels}}},
                      {"status",
-                      {{"state", n.state},
+                      {{"state", spec::Name(n.state)},
                        {"cpuMillis", n.cpu_millis},
                        {"memoryBytes", n.memory_bytes},
                        {"usedCpuMillis", n.used_cpu_millis},
@@ -530,7 +533,7 @@ Result<Json> ControllerService::ClusterStatus() {
   int gpu_total = 0, gpu_ready = 0, cpu_total = 0, cpu_ready = 0;
   std::map<std::string, int> models;
   for (const auto& n : *nodes) {
-    bool ready = n.state == "Ready";
+    bool ready = n.state == spec::NodeState::kReady;
     if (!n.gpus.empty()) {
       ++gpu_total;
       gpu_ready += ready;
@@ -552,7 +555,7 @@ Result<Json> ControllerService::ClusterStatus() {
   std::map<std::string, int> phases;
   auto runs = store_->ListRuns({});
   if (runs.ok()) {
-    for (const auto& r : *runs) phases[r.phase] += 1;
+    for (const auto& r : *runs) phases[spec::Name(r.phase)] += 1;
   }
   return Json{
       {"apiVersion", kApiVersion},
@@ -671,7 +674,7 @@ void ControllerService::CollectMetrics(Metrics* metrics) {
   std::map<std::string, int> run_phases;
   std::map<std::string, int> step_phases;
   for (const auto& r : *runs) {
-    run_phases[r.phase] += 1;
+    run_phases[spec::Name(r.phase)] += 1;
     std::vector<std::string> phases;
     bool cached = false;
     {
@@ -685,8 +688,8 @@ void ControllerService::CollectMetrics(Metrics* metrics) {
     if (!cached) {
       auto steps = store_->ListSteps(r.id);
       if (!steps.ok()) continue;
-      for (const auto& s : *steps) phases.push_back(s.phase);
-      if (store::IsTerminalPhase(r.phase)) {
+      for (const auto& s : *steps) phases.push_back(spec::Name(s.phase));
+      if (spec::IsTerminal(r.phase)) {
         std::lock_guard<std::mutex> lock(mu_);
         finished_steps_[r.id] = phases;
       }

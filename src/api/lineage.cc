@@ -120,8 +120,10 @@ nlohmann::json LineageJson(const LineageInput& in) {
   nlohmann::json steps = nlohmann::json::array();
   std::vector<std::string> ran;
   for (const auto& s : *in.steps) {
-    steps.push_back({{"name", s.name}, {"phase", s.phase}});
-    if (s.phase != store::kSkipped && s.phase != store::kPending) ran.push_back(s.name);
+    steps.push_back({{"name", s.name}, {"phase", spec::Name(s.phase)}});
+    if (s.phase != spec::StepPhase::kSkipped && s.phase != spec::StepPhase::kPending) {
+      ran.push_back(s.name);
+    }
   }
   out["steps"] = steps;
 
@@ -156,7 +158,7 @@ nlohmann::json LineageJson(const LineageInput& in) {
     if (in.run->commit_state == store::kCommitCommitted) {
       chain += " (" + HumanBytes(output_bytes) + ")";
     } else {
-      chain += " (not committed: " + in.run->phase + ")";
+      chain += std::string(" (not committed: ") + spec::Name(in.run->phase) + ")";
     }
   }
   if (!chain.empty()) text += std::string(Trim(chain)) + "\n";
@@ -167,12 +169,14 @@ nlohmann::json LineageJson(const LineageInput& in) {
 nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& lineage) {
   const store::Run& run = *in.run;
   std::string type = "START";
-  if (run.phase == store::kRunning) type = "RUNNING";
-  if (run.phase == store::kSucceeded) type = "COMPLETE";
-  if (run.phase == store::kFailed || run.phase == store::kTimedOut || run.phase == store::kRejected) {
+  using spec::RunPhase;
+  if (run.phase == RunPhase::kRunning) type = "RUNNING";
+  if (run.phase == RunPhase::kSucceeded) type = "COMPLETE";
+  if (run.phase == RunPhase::kFailed || run.phase == RunPhase::kTimedOut ||
+      run.phase == RunPhase::kRejected) {
     type = "FAIL";
   }
-  if (run.phase == store::kCancelled) type = "ABORT";
+  if (run.phase == RunPhase::kCancelled) type = "ABORT";
   int64_t when = run.finished_at ? run.finished_at : run.started_at ? run.started_at : run.created_at;
 
   nlohmann::json inputs = nlohmann::json::array();
@@ -220,10 +224,12 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
       {"job", {{"namespace", in.version->namespace_}, {"name", in.version->name}}},
       {"inputs", inputs},
       {"outputs", outputs}};
-  ev["run"]["facets"]["rsl_run"] =
-      Facet({{"workloadId", in.version->id}, {"runId", run.id}, {"phase", run.phase},
-             {"digest", in.version->digest}, {"steps", lineage["steps"]}},
-            "https://rsl.dev/facets/RunFacet.json");
+  ev["run"]["facets"]["rsl_run"] = Facet({{"workloadId", in.version->id},
+                                          {"runId", run.id},
+                                          {"phase", spec::Name(run.phase)},
+                                          {"digest", in.version->digest},
+                                          {"steps", lineage["steps"]}},
+                                         "https://rsl.dev/facets/RunFacet.json");
   if (type == "FAIL" && !run.failure_code.empty()) {
     ev["run"]["facets"]["errorMessage"] =
         Facet({{"message", run.failure_code + ": " + run.failure_message}, {"programmingLanguage", "rsl"}},

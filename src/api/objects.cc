@@ -71,7 +71,7 @@ int64_t CpuLimit(const spec::Workload* w, const std::string& step) {
 const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
   const store::Step* last_started = nullptr;
   for (const auto& s : steps) {
-    if (store::StepAttemptLive(s) || s.phase == store::kRetrying) return &s;
+    if (store::StepAttemptLive(s) || s.phase == spec::StepPhase::kRetrying) return &s;
     if (s.started_at > 0) last_started = &s;
   }
   return last_started;
@@ -84,7 +84,7 @@ nlohmann::json WorkloadSummary(const store::WorkloadVersion& v, const store::Run
           {"kind", "AIWorkload"},
           {"metadata", Metadata(v)},
           {"status",
-           {{"phase", run.phase},
+           {{"phase", spec::Name(run.phase)},
             {"runId", run.id},
             {"failureCode", run.failure_code},
             {"createdAtMs", run.created_at},
@@ -104,10 +104,10 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
   nlohmann::json arr = nlohmann::json::array();
   int succeeded = 0;
   for (const auto& s : steps) {
-    if (s.phase == store::kSucceeded) ++succeeded;
+    if (s.phase == spec::StepPhase::kSucceeded) ++succeeded;
     nlohmann::json j = {{"name", s.name},
                         {"index", s.index},
-                        {"phase", s.phase},
+                        {"phase", spec::Name(s.phase)},
                         {"attempts", s.attempts},
                         {"retriesUsed", s.retries_used},
                         {"node", s.node},
@@ -132,7 +132,7 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
   if (const store::Step* cur = CurrentStep(steps)) {
     st["currentStep"] = {{"name", cur->name},
                          {"index", cur->index + 1},
-                         {"phase", cur->phase},
+                         {"phase", spec::Name(cur->phase)},
                          {"progress", ProgressJson(cur->progress)},
                          {"cpuMs", cur->cpu_ms},
                          {"wallMs", cur->wall_ms},

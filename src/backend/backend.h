@@ -81,7 +81,7 @@ struct AttemptExit {
 //! used, Slurm's job id, the node it landed on).
 struct AttemptEvent {
   std::string attempt_id;
-  std::string reason;   //!< Kubernetes-style reason: Scheduled, Started, ...
+  spec::EventReason reason = spec::EventReason::kStarted;
   std::string message;
   std::string node;
 };

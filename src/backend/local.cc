@@ -315,7 +315,7 @@ class LocalBackend : public Backend {
     if (limited && on_event) {
       std::string what = cg_.mechanism == "none" ? "no limits enforced (--limits none)"
                                                  : "limits via " + cg_.mechanism;
-      on_event({spec.attempt_id, "LimitsApplied", what, spec.node});
+      on_event({spec.attempt_id, spec::EventReason::kLimitsApplied, what, spec.node});
     }
     return Status::Ok();
   }

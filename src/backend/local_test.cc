@@ -185,7 +185,7 @@ TEST(LocalBackendTest, MemoryLimitIsEnforced) {
   std::string mechanism = DetectLimitMechanism();
   auto events = c.events();
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events[0].reason, "LimitsApplied");
+  EXPECT_EQ(events[0].reason, spec::EventReason::kLimitsApplied);
   EXPECT_EQ(events[0].message, "limits via " + mechanism);
   if (mechanism == "rlimit") {
     EXPECT_EQ(e->kind, ExitKind::kFailed);  // MemoryError: the allocation is refused

@@ -263,7 +263,7 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   }
   cv_.notify_all();
   if (on_event) {
-    on_event({spec.attempt_id, "Submitted",
+    on_event({spec.attempt_id, spec::EventReason::kSubmitted,
               "Slurm job " + std::to_string(*id) + " (" + slurm::JobName(spec) + ") submitted",
               ""});
   }
@@ -392,7 +392,8 @@ std::optional<AttemptExit> SlurmBackend::Decide(
       a->pending_reason = job->reason;
       if (!job->reason.empty() && job->reason != "None") {
         events->push_back({a->spec.attempt_id,
-                           job->reason == "Resources" ? "InsufficientResources" : "Pending",
+                           job->reason == "Resources" ? spec::EventReason::kInsufficientResources
+                                                      : spec::EventReason::kPending,
                            id + " pending: " + job->reason, ""});
       }
     }
@@ -402,8 +403,8 @@ std::optional<AttemptExit> SlurmBackend::Decide(
     if (!a->running_reported) {
       a->running_reported = true;
       a->node = job->nodes;
-      events->push_back(
-          {a->spec.attempt_id, "Running", id + " running on " + job->nodes, job->nodes});
+      events->push_back({a->spec.attempt_id, spec::EventReason::kRunning,
+                         id + " running on " + job->nodes, job->nodes});
     }
     // The batch script writes the exit record as soon as the step ends; Slurm shows the job
     // RUNNING/COMPLETING for another second or two. A clean exit is final, so report it now
@@ -431,7 +432,8 @@ std::optional<AttemptExit> SlurmBackend::Decide(
   if (!a->running_reported && !job->nodes.empty() && job->start_time > 0) {
     // It ran and ended between two polls: say so, so every attempt has its Running event.
     a->running_reported = true;
-    events->push_back({a->spec.attempt_id, "Running", id + " ran on " + job->nodes, job->nodes});
+    events->push_back({a->spec.attempt_id, spec::EventReason::kRunning,
+                       id + " ran on " + job->nodes, job->nodes});
   }
   AttemptExit e;
   e.attempt_id = a->spec.attempt_id;

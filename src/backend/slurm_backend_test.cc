@@ -123,7 +123,7 @@ TEST_F(SlurmBackendTest, LaunchRunSucceed) {
   EXPECT_EQ(*ReadFile(dir_ + "/slurm/run-1_train_1/job_id"), "1\n");
   EXPECT_EQ(backend_->JobIdOf(spec.attempt_id), 1);
   ASSERT_EQ(events_.size(), 1u);
-  EXPECT_EQ(events_[0].reason, "Submitted");
+  EXPECT_EQ(events_[0].reason, spec::EventReason::kSubmitted);
 
   fake_->Answer("squeue", Recorded("squeue_running.json"));  // job 1 COMPLETED on n1 there
   ASSERT_TRUE(WriteFileAtomic(dir_ + "/slurm/run-1_train_1/output.raw", "token hunter2 ok\n").ok());
@@ -146,7 +146,7 @@ TEST_F(SlurmBackendTest, NodeDownIsNodeLostAndTheJobIsGivenUp) {
   backend_->PollOnce();
   EXPECT_TRUE(exits_.empty());
   ASSERT_EQ(events_.size(), 2u);
-  EXPECT_EQ(events_[1].reason, "Running");
+  EXPECT_EQ(events_[1].reason, spec::EventReason::kRunning);
   EXPECT_EQ(events_[1].node, "n2");
   // Slurm marks n2 down; the job still shows RUNNING there (before its own NODE_FAIL).
   fake_->Replace("sinfo", Recorded("sinfo_n2down.json"));

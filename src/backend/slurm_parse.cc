@@ -65,15 +65,15 @@ std::vector<std::string> SplitNonEmpty(std::string_view s, char sep) {
   return out;
 }
 
-std::string NodeStateName(const NodeState& st) {
-  if (st.down()) return "Down";
+spec::NodeState NodeStateOf(const NodeState& st) {
+  if (st.down()) return spec::NodeState::kDown;
   for (const auto& f : st.flags) {
-    if (f == "DRAIN") return "Drained";
-    if (f == "NOT_RESPONDING") return "NotReady";
+    if (f == "DRAIN") return spec::NodeState::kDrained;
+    if (f == "NOT_RESPONDING") return spec::NodeState::kNotReady;
   }
   static const std::set<std::string> kReady = {"idle", "mixed", "allocated", "completing",
                                                "reserved", "planned"};
-  return kReady.count(st.state) ? "Ready" : "NotReady";
+  return kReady.count(st.state) ? spec::NodeState::kReady : spec::NodeState::kNotReady;
 }
 
 }  // namespace
@@ -208,7 +208,7 @@ Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view text, const std
 
     sched::Node node;
     node.name = st.name;
-    node.state = NodeStateName(st);
+    node.state = NodeStateOf(st);
     node.cpu_millis = Int(n, "cpus") * 1000;
     node.memory_bytes = Int(n, "real_memory") * kMiB;
     std::string features = Str(n, "active_features");

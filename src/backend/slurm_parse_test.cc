@@ -30,7 +30,7 @@ TEST(SlurmParse, SinfoIdleClusterBecomesNodes) {
   ASSERT_EQ(nodes->size(), 3u);
   const auto& n1 = (*nodes)[0];
   EXPECT_EQ(n1.name, "n1");
-  EXPECT_EQ(n1.state, "Ready");
+  EXPECT_EQ(n1.state, spec::NodeState::kReady);
   EXPECT_EQ(n1.cpu_millis, 2000);
   EXPECT_EQ(n1.memory_bytes, 4000LL * 1024 * 1024);
   ASSERT_EQ(n1.gpus.size(), 4u);
@@ -53,13 +53,13 @@ TEST(SlurmParse, SinfoDownNodeAndCurrentUse) {
   auto nodes = ParseSinfoJson(Recorded("sinfo_n2down.json"), "", &states);
   ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
   ASSERT_EQ(nodes->size(), 3u);
-  EXPECT_EQ((*nodes)[1].state, "Down");
+  EXPECT_EQ((*nodes)[1].state, spec::NodeState::kDown);
   EXPECT_EQ((*nodes)[1].labels.at("slurm.state"), "down+not_responding");
   EXPECT_EQ((*nodes)[1].labels.at("slurm.reason"), "Not responding");
   EXPECT_TRUE(states[1].down());
   EXPECT_EQ(states[1].reason, "Not responding");
   // n1 runs a job with --gres=gpu:2 -c 1 --mem=200M.
-  EXPECT_EQ((*nodes)[0].state, "Ready");
+  EXPECT_EQ((*nodes)[0].state, spec::NodeState::kReady);
   EXPECT_EQ((*nodes)[0].used_gpus, 2);
   EXPECT_EQ((*nodes)[0].used_cpu_millis, 1000);
   EXPECT_EQ((*nodes)[0].used_memory_bytes, 200LL * 1024 * 1024);

@@ -27,6 +27,24 @@ class Db;
 //! A prepared statement. Bind with 1-based indices; Step() until it returns false.
 class Stmt {
  public:
+  //! What `read(const Stmt&)` makes of a row: T, or T out of a Result<T>.
+  template <class Read>
+  using ReadResult = std::decay_t<std::invoke_result_t<Read, const Stmt&>>;
+  template <class T>
+  struct Unwrap {
+    using type = T;
+    static constexpr bool kCanFail = false;
+  };
+  template <class T>
+  struct Unwrap<Result<T>> {
+    using type = T;
+    static constexpr bool kCanFail = true;
+  };
+  template <class Read>
+  using RowOf = typename Unwrap<ReadResult<Read>>::type;
+  template <class Read>
+  static constexpr bool kReadCanFail = Unwrap<ReadResult<Read>>::kCanFail;
+
   Stmt(Stmt&&) noexcept;
   Stmt& operator=(Stmt&&) noexcept;
   ~Stmt();
@@ -74,20 +92,37 @@ class Stmt {
     while (Step()) fn(static_cast<const Stmt&>(*this));
     return status_;
   }
-  //! Every remaining row as `read(const Stmt&)` makes it, in order.
+  //! Every remaining row as `read(const Stmt&)` makes it, in order. A `read` that returns a
+  //! Result<T> (a row that can be wrong, e.g. an unknown name) stops at the first error.
   template <class Read>
-  auto Rows(Read read) -> Result<std::vector<std::decay_t<decltype(read(*this))>>> {
-    std::vector<std::decay_t<decltype(read(*this))>> out;
-    RSL_RETURN_IF_ERROR(Each([&](const Stmt& row) { out.push_back(read(row)); }));
+  auto Rows(Read read) -> Result<std::vector<RowOf<Read>>> {
+    std::vector<RowOf<Read>> out;
+    while (Step()) {
+      auto row = read(static_cast<const Stmt&>(*this));
+      if constexpr (kReadCanFail<Read>) {
+        if (!row.ok()) return row.error();
+        out.push_back(std::move(*row));
+      } else {
+        out.push_back(std::move(row));
+      }
+    }
+    RSL_RETURN_IF_ERROR(status_);
     return out;
   }
   //! The next row as `read` makes it, or nullopt when there is none.
   template <class Read>
-  auto First(Read read) -> Result<std::optional<std::decay_t<decltype(read(*this))>>> {
-    using T = std::decay_t<decltype(read(*this))>;
-    if (Step()) return std::optional<T>(read(static_cast<const Stmt&>(*this)));
+  auto First(Read read) -> Result<std::optional<RowOf<Read>>> {
+    if (Step()) {
+      auto row = read(static_cast<const Stmt&>(*this));
+      if constexpr (kReadCanFail<Read>) {
+        if (!row.ok()) return row.error();
+        return std::optional<RowOf<Read>>(std::move(*row));
+      } else {
+        return std::optional<RowOf<Read>>(std::move(row));
+      }
+    }
     RSL_RETURN_IF_ERROR(status_);
-    return std::optional<T>();
+    return std::optional<RowOf<Read>>();
   }
 
  private:
@@ -148,7 +183,7 @@ class Db {
   //! a typical SELECT in one call.
   template <class Read, class... Args>
   auto Rows(const std::string& sql, Read read, const Args&... args)
-      -> Result<std::vector<std::decay_t<decltype(read(std::declval<const Stmt&>()))>>> {
+      -> Result<std::vector<Stmt::RowOf<Read>>> {
     Result<Stmt> st = Query(sql, args...);
     if (!st.ok()) return st.error();
     return st->Rows(read);
@@ -156,7 +191,7 @@ class Db {
   //! The first row of a query made by `read`, or nullopt when there is none.
   template <class Read, class... Args>
   auto First(const std::string& sql, Read read, const Args&... args)
-      -> Result<std::optional<std::decay_t<decltype(read(std::declval<const Stmt&>()))>>> {
+      -> Result<std::optional<Stmt::RowOf<Read>>> {
     Result<Stmt> st = Query(sql, args...);
     if (!st.ok()) return st.error();
     return st->First(read);

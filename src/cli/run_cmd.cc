@@ -61,12 +61,14 @@ class Progress {
   void OnEvent(const store::Event& e) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!run_id_.empty() && e.run_id != run_id_) return;
-    bool ended = e.reason == "Succeeded" || e.reason == "Failed" || e.reason == "Skipped" ||
-                 e.reason == "Cancelled" || e.reason == "TimedOut";
+    using R = spec::EventReason;
+    auto is = [&e](R reason) { return e.reason == spec::Name(reason); };
+    bool ended = is(R::kSucceeded) || is(R::kFailed) || is(R::kSkipped) || is(R::kCancelled) ||
+                 is(R::kTimedOut);
     if (ended && !e.step.empty()) done_.insert(e.step);
-    if (e.reason == "Retrying") done_.erase(e.step);
-    if (e.reason == "Started") running_[e.step] = "";
-    if (e.reason == "Progress") running_[e.step] = e.message;
+    if (is(R::kRetrying)) done_.erase(e.step);
+    if (is(R::kStarted)) running_[e.step] = "";
+    if (is(R::kProgress)) running_[e.step] = e.message;
     if (done_.count(e.step)) running_.erase(e.step);
     if (tty_) std::cout << "\r\033[K";
     std::cout << Clock(e.time) << "  " << (e.step.empty() ? "-" : e.step) << "  " << e.reason
@@ -117,7 +119,7 @@ void PrintResult(store::Store* store, const store::Run& run, const std::string& 
                         {"run_id", run.id},
                         {"name", run.name},
                         {"namespace", run.namespace_},
-                        {"phase", run.phase},
+                        {"phase", spec::Name(run.phase)},
                         {"failure_code", run.failure_code},
                         {"message", run.failure_message},
                         {"committed_uri", run.committed_uri},
@@ -125,7 +127,7 @@ void PrintResult(store::Store* store, const store::Run& run, const std::string& 
     j["steps"] = nlohmann::json::array();
     for (const auto& s : *steps) {
       j["steps"].push_back({{"name", s.name},
-                            {"phase", s.phase},
+                            {"phase", spec::Name(s.phase)},
                             {"attempts", s.attempts},
                             {"retries_used", s.retries_used},
                             {"wall_ms", s.wall_ms},
@@ -143,14 +145,14 @@ void PrintResult(store::Store* store, const store::Run& run, const std::string& 
   Table t({"STEP", "PHASE", "ATTEMPTS", "DURATION", "PEAK MEMORY", "EXIT", "NODE", "MESSAGE"});
   for (const auto& s : *steps) {
     int64_t dur = s.finished_at > 0 && s.started_at > 0 ? s.finished_at - s.started_at : 0;
-    t.AddRow({s.name, s.phase, std::to_string(s.attempts),
+    t.AddRow({s.name, spec::Name(s.phase), std::to_string(s.attempts),
               s.attempts ? spec::FormatDuration(dur) : "-",
               s.peak_memory_bytes ? spec::FormatBytesHuman(s.peak_memory_bytes) : "-", ExitText(s),
               s.node.empty() ? "-" : s.node, s.message});
   }
   std::cout << t.Render();
   int64_t total = run.finished_at > 0 && run.started_at > 0 ? run.finished_at - run.started_at : 0;
-  std::cout << "workload " << run.workload_id << " " << run.phase << " in "
+  std::cout << "workload " << run.workload_id << " " << spec::Name(run.phase) << " in "
             << spec::FormatDuration(total);
   if (!run.committed_uri.empty()) std::cout << "; outputs: " << run.committed_uri;
   std::cout << "\n";
@@ -239,7 +241,7 @@ void RunFile(const RunFlags& o) {
   // of milliseconds for 10,000 steps), and the store is safe to read from this thread.
   PrintResult(rt->store(), *run, o.output);
   rt->engine()->Stop();
-  if (run->phase != store::kSucceeded) {
+  if (run->phase != spec::RunPhase::kSucceeded) {
     Error e(run->failure_code.empty() ? codes::kStepFailed : run->failure_code,
             run->failure_message);
     FailWith(e);
@@ -259,9 +261,9 @@ void Recover(const RunFlags& o) {
       failures.push_back(run.error());
       continue;
     }
-    std::cout << run->workload_id << " " << run->phase
+    std::cout << run->workload_id << " " << spec::Name(run->phase)
               << (run->failure_code.empty() ? "" : " " + run->failure_code) << "\n";
-    if (run->phase != store::kSucceeded) {
+    if (run->phase != spec::RunPhase::kSucceeded) {
       failures.push_back(Error(run->failure_code, run->workload_id + ": " + run->failure_message));
     }
   }

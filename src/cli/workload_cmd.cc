@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/workload_client.h"
 #include "cli/workload_format.h"
+#include "spec/phase.h"
 
 namespace rsl::cli {
 
@@ -22,9 +23,10 @@ void RegisterWorkloadAdminCommands(CLI::App& app);  // workload_admin_cmd.cc
 
 namespace {
 
+// The API's phase names (an unknown one, from a newer controller, is not terminal).
 bool IsTerminal(const std::string& phase) {
-  return phase == "SUCCEEDED" || phase == "FAILED" || phase == "TIMED_OUT" ||
-         phase == "CANCELLED" || phase == "REJECTED";
+  auto p = spec::ParseRunPhase(phase);
+  return p.ok() && spec::IsTerminal(*p);
 }
 
 std::string IdPath(const std::string& id, const std::string& what = "") {

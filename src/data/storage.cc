@@ -11,9 +11,8 @@
 #include <cstring>
 #include <functional>
 
-#include <nlohmann/json.hpp>
-
 #include "base/codes.h"
+#include "base/commit_manifest.h"
 #include "base/file.h"
 #include "base/sha256.h"
 #include "base/strings.h"
@@ -109,15 +108,15 @@ template <class Write>
 Status CopyWithManifest(const std::string& local_dir, Write write) {
   auto files = NewFileStorage()->List(local_dir);
   if (!files.ok()) return files.status();
-  nlohmann::json manifest = {{"files", nlohmann::json::array()}};
+  CommitManifest manifest;
   for (const auto& f : *files) {
     auto bytes = ReadFileBeneath(local_dir, f.relative);
     if (!bytes.ok()) return bytes.status();
     RSL_RETURN_IF_ERROR(write(f.relative, *bytes));
-    manifest["files"].push_back(
-        {{"path", f.relative}, {"size", f.size}, {"sha256", Sha256Hex(*bytes)}});
+    manifest.files.push_back({f.relative, f.size, Sha256Hex(*bytes)});
   }
-  return write(std::string(kCommitManifest), manifest.dump(2));
+  // Written last: readers treat the prefix as committed only once this object exists.
+  return write(kCommitManifestName, CommitManifestJson(manifest));
 }
 
 class FileStorage : public Storage {

@@ -57,9 +57,6 @@ class Blob {
 };
 std::shared_ptr<const Blob> MakeBlob(std::string bytes);
 
-//! Files named `_RSL_COMMIT` mark a published directory; this is that manifest's name.
-inline constexpr char kCommitManifest[] = "_RSL_COMMIT";
-
 class Storage {
  public:
   virtual ~Storage() = default;
@@ -81,8 +78,9 @@ class Storage {
   //! Publishes every file below the local directory `local_dir` at `dest_uri` so that readers
   //! see all of it or nothing: local files are copied beside the destination and renamed
   //! into place; object stores upload every object first and write the `_RSL_COMMIT`
-  //! manifest (JSON: files with size and sha256) last, which readers take as the commit
-  //! point. Both write the manifest. The default implementation is the object-store one.
+  //! manifest (base/commit_manifest.h: files with size and sha256) last, which readers take
+  //! as the commit point. Both write the manifest. The default implementation is the
+  //! object-store one.
   virtual Status Publish(const std::string& local_dir, const std::string& dest_uri);
 
  protected:

@@ -31,7 +31,7 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
                      .At(w->PosOf(path))
                      .Hint("request less, or add a node that has it (`seedctl node list`; "
                            "declare devices with --node-file)");
-      m.reason = "InsufficientResources";
+      m.reason = spec::Name(spec::EventReason::kInsufficientResources);
     }
     for (size_t k = 0; k < step.env_from.size() && m.status.ok(); ++k) {
       bool secret = step.env_from[k].kind == spec::EnvFrom::Kind::kSecret;
@@ -40,7 +40,7 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
         std::string path = spec::StepPath(i) + ".envFrom[" + std::to_string(k) + "]";
         Error e = cm.error();
         m.status = e.Path(path).At(w->PosOf(path));
-        m.reason = "CreateContainerConfigError";
+        m.reason = spec::Name(spec::EventReason::kCreateContainerConfigError);
       }
     }
   }
@@ -58,7 +58,8 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
                          rep.input_descriptors_json.end());
     if (!s.ok()) {
       m.status = s;
-      m.reason = rep.event_reason.empty() ? "AdmissionFailed" : rep.event_reason;
+      m.reason = rep.event_reason.empty() ? spec::Name(spec::EventReason::kAdmissionFailed)
+                                          : rep.event_reason;
       break;
     }
     if (!rep.event_message.empty()) messages.push_back(h->name() + ": " + rep.event_message);
@@ -68,7 +69,7 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
   Post(std::move(m));
 }
 
-void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunCtx*>* touched) {
+void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunState*>* touched) {
   auto stored = store_->GetRun(m.run_id);
   if (!stored.ok()) return;
   store::Run run = *stored;
@@ -76,7 +77,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunC
   bool cancelled = run.failure_code == codes::kWorkloadCancelled;
   if (!m.status.ok() || cancelled) {
     if (m.owner_fd >= 0) close(m.owner_fd);
-    run.phase = cancelled ? store::kCancelled : store::kRejected;
+    run.phase = cancelled ? spec::RunPhase::kCancelled : spec::RunPhase::kRejected;
     if (!cancelled) {
       run.failure_code = m.status.code();
       run.failure_message = m.status.error().ToString();
@@ -89,25 +90,25 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunC
       s.run_id = run.id;
       s.name = m.workload->pipeline.steps[i].name;
       s.index = static_cast<int>(i);
-      s.phase = store::kCancelled;
+      s.phase = spec::StepPhase::kCancelled;
       s.message = cancelled ? "not started: the run was cancelled"
                             : "not started: the workload was rejected";
       b->steps.push_back(s);
     }
-    AddEvent(b, run.id, "", cancelled ? "Cancelled" : m.reason,
+    AddEvent(b, run.id, "", cancelled ? spec::Name(spec::EventReason::kCancelled) : m.reason,
              cancelled ? run.failure_message : m.status.error().ToString(), true);
     RunInfo info{m.version.id, run.id, opts_.state_dir, run.run_dir, m.workload.get()};
-    for (const auto& h : hooks_.steps) h->AfterRun(info, run.phase, "");
+    for (const auto& h : hooks_.steps) h->AfterRun(info, spec::Name(run.phase), "");
     ended_unadmitted_.push_back(run.id);
     return;
   }
-  auto r = NewRunCtx(*m.workload, m.version, run, opts_.state_dir, default_cpu_millis_);
+  auto r = NewRunState(*m.workload, m.version, run, opts_.state_dir, default_cpu_millis_);
   r->owner_fd = m.owner_fd;
-  r->run.phase = store::kRunning;
+  r->run.phase = spec::RunPhase::kRunning;
   r->run.started_at = now;
   r->run.admission_report_json = m.report_json;
   b->runs.push_back(r->run);
-  AddEvent(b, run.id, "", "Admitted", m.message, false);
+  AddEvent(b, run.id, "", spec::EventReason::kAdmitted, m.message, false);
   for (const auto& d : m.descriptors) {
     auto j = nlohmann::json::parse(d, nullptr, false);
     std::string uri = j.is_object() ? j.value("uri", "") : "";
@@ -128,40 +129,41 @@ Status Engine::Impl::Recover() {
     if (!w.ok()) {
       store::Batch b;
       store::Run failed = run;
-      failed.phase = store::kFailed;
+      failed.phase = spec::RunPhase::kFailed;
       failed.failure_code = codes::kInternal;
       failed.failure_message = "cannot recover: " + w.error().message;
       failed.finished_at = NowMs();
       b.runs.push_back(failed);
-      AddEvent(&b, run.id, "", "Failed", failed.failure_message, true);
+      AddEvent(&b, run.id, "", spec::EventReason::kFailed, failed.failure_message, true);
       RSL_RETURN_IF_ERROR(store_->Apply(&b));
       continue;
     }
     // Another live engine (a `seedctl run` still going) drives it: leave it alone.
     int owner = LockRunOwner(env_, run.run_dir);
     if (owner < 0) continue;
-    if (run.phase == store::kPending) {
+    if (run.phase == spec::RunPhase::kPending) {
       auto workload = std::make_shared<spec::Workload>(std::move(*w));
       std::lock_guard<std::mutex> lock(mu_);
       admissions_.emplace_back(
           [this, workload, v = *v, run, owner] { Admit(workload, v, run, owner); });
       continue;
     }
-    auto r = NewRunCtx(*w, *v, run, opts_.state_dir, default_cpu_millis_);
+    auto r = NewRunState(*w, *v, run, opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
     auto steps = store_->ListSteps(run.id);
     if (!steps.ok()) return steps.status();
     for (const auto& s : *steps) {
-      if (s.index >= 0 && size_t(s.index) < r->records.size() &&
-          r->records[size_t(s.index)].name == s.name) {
-        r->records[size_t(s.index)] = s;
+      if (s.index >= 0 && size_t(s.index) < r->slots.size() &&
+          r->slots[size_t(s.index)].record.name == s.name) {
+        r->slots[size_t(s.index)].record = s;
       }
     }
     auto attempts = store_->ListAttempts(run.id);
     if (!attempts.ok()) return attempts.status();
     std::vector<store::Attempt> live;
     for (const auto& a : *attempts) {
-      for (const auto& s : r->records) {
+      for (const auto& slot : r->slots) {
+        const store::Step& s = slot.record;
         if (s.name == a.step && s.attempt_id == a.id && store::StepAttemptLive(s))
           live.push_back(a);
       }
@@ -171,12 +173,12 @@ Status Engine::Impl::Recover() {
   return Status::Ok();
 }
 
-void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx*>* touched) {
-  RunCtx* r = m.ctx.get();
+void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunState*>* touched) {
+  RunState* r = m.ctx.get();
   if (runs_.count(r->run.id)) return;  // already active (Recover called twice)
   r->plan = std::make_unique<RunPlan>(&r->workload, r->run.started_at);
-  for (size_t i = 0; i < r->records.size(); ++i) {
-    const store::Step& rec = r->records[i];
+  for (size_t i = 0; i < r->slots.size(); ++i) {
+    const store::Step& rec = r->slots[i].record;
     StepState s;
     s.phase = rec.phase;
     s.attempts = rec.attempts;
@@ -192,11 +194,11 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx
   }
   int adopted = 0;
   std::vector<int> lost;
-  for (size_t i = 0; i < r->records.size(); ++i) {
-    if (!store::StepAttemptLive(r->records[i])) continue;
+  for (size_t i = 0; i < r->slots.size(); ++i) {
+    if (!store::StepAttemptLive(r->slots[i].record)) continue;
     const store::Attempt* att = nullptr;
     for (const auto& a : m.live) {
-      if (a.step == r->records[i].name) att = &a;
+      if (a.step == r->slots[i].record.name) att = &a;
     }
     auto spec = att ? LaunchFromJson(att->launch_json) : Result<backend::LaunchSpec>(
                                                               Error(codes::kInternal, "no attempt"));
@@ -204,8 +206,8 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx
       lost.push_back(static_cast<int>(i));
       continue;
     }
-    r->launch[i] = *spec;
-    r->launch_json[i] = att->launch_json;
+    r->slots[i].launch = *spec;
+    r->slots[i].launch_json = att->launch_json;
     attempts_[spec->attempt_id] = {r, static_cast<int>(i)};
     sched::Request req = RequestFor(r->workload.pipeline.steps[i]);
     for (auto& n : nodes_) {
@@ -223,10 +225,11 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx
     e.message = "no launch record for the running attempt";
     r->plan->OnExit(i, e, "", NowMs());
   }
-  if (r->run.failure_code == codes::kWorkloadCancelled && r->run.phase == store::kRunning) {
+  if (r->run.failure_code == codes::kWorkloadCancelled &&
+      r->run.phase == spec::RunPhase::kRunning) {
     r->plan->Cancel(NowMs(), r->run.failure_message.substr(r->run.failure_message.rfind(' ') + 1));
   }
-  AddEvent(b, r->run.id, "", "Recovered",
+  AddEvent(b, r->run.id, "", spec::EventReason::kRecovered,
            "engine restarted: " + std::to_string(adopted) + " running attempt(s) adopted", false);
   touched->insert(r);
   runs_[r->run.id] = std::move(m.ctx);

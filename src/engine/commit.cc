@@ -4,7 +4,6 @@
 // record, the run's event and the AfterRun hooks. Every step here is idempotent, so a
 // recovered engine simply does it again. Every file operation goes through the engine's Env,
 // so fault tests fail each rename and fsync of a commit in turn.
-#include <nlohmann/json.hpp>
 
 #include <signal.h>
 
@@ -14,16 +13,15 @@
 #include <set>
 
 #include "base/codes.h"
+#include "base/commit_manifest.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
 
 namespace rsl::engine {
 namespace {
 
-constexpr char kManifest[] = "_RSL_COMMIT";  // data::kCommitManifest: readers' commit point
-
 // The run's own output directory (no data.output): only this engine writes there.
-std::string RunOutputs(const RunCtx* r) { return r->run.run_dir + "/outputs"; }
+std::string RunOutputs(const RunState* r) { return r->run.run_dir + "/outputs"; }
 
 // A published output directory opens to its readers: an isolated step made its staging 0700
 // for itself (backend/identity.h). Not recursive: the files keep the modes the step gave
@@ -36,6 +34,20 @@ Status PublishError(Status s, const std::string& hint = "") {
   s.error().code = codes::kIoError;
   if (!hint.empty()) s.error().hint = hint;
   return s;
+}
+
+// The event of a run's end: SUCCEEDED -> Succeeded, TIMED_OUT -> TimedOut, ...
+spec::EventReason RunEndReason(spec::RunPhase phase) {
+  switch (phase) {
+    case spec::RunPhase::kSucceeded:
+      return spec::EventReason::kSucceeded;
+    case spec::RunPhase::kTimedOut:
+      return spec::EventReason::kTimedOut;
+    case spec::RunPhase::kCancelled:
+      return spec::EventReason::kCancelled;
+    default:
+      return spec::EventReason::kFailed;
+  }
 }
 
 }  // namespace
@@ -51,7 +63,7 @@ void CrashPoint(const char* point) {
   if (wanted && strcmp(wanted, point) == 0) raise(SIGKILL);
 }
 
-std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
+std::string Engine::Impl::OutputRoot(RunState* r, bool* fallback) {
   *fallback = false;
   if (r->workload.data.output && !r->workload.data.output->uri.empty()) {
     const std::string& uri = r->workload.data.output->uri;
@@ -63,10 +75,10 @@ std::string Engine::Impl::OutputRoot(RunCtx* r, bool* fallback) {
   return RunOutputs(r);
 }
 
-Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes,
+Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int64_t* bytes,
                                  bool sync) {
   const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
-  std::string staging = StagingDir(r->run.run_dir, name, r->records[size_t(i)].attempts);
+  std::string staging = StagingDir(r->run.run_dir, name, r->slots[size_t(i)].record.attempts);
   bool fallback = false;
   std::string root = OutputRoot(r, &fallback);
   if (root.find("://") != std::string::npos) {
@@ -128,7 +140,7 @@ Status Engine::Impl::PublishStep(RunCtx* r, int i, std::string* published, int64
 // attempt n > 1 is left as <root>/<step>.<n>, which PublishStep renames to <root>/<step>.
 // Repeated after a crash, each part finds its work done. Anything unusual (the outputs
 // exist, another file system) is left to the per-step publication.
-Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool* renamed) {
+Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bool* renamed) {
   std::string staging = r->run.run_dir + "/staging";
   if (env_->PathExists(root)) return Status::Ok();
   auto st_staging = env_->Stat(staging);
@@ -138,9 +150,9 @@ Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool
   }
   std::set<std::string> keep;  // entries of staging that are outputs
   for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
-    if (r->records[i].phase != store::kSucceeded) continue;
+    if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
     const std::string& name = r->workload.pipeline.steps[i].name;
-    std::string last = StagingDir(r->run.run_dir, name, r->records[i].attempts);
+    std::string last = StagingDir(r->run.run_dir, name, r->slots[i].record.attempts);
     keep.insert(last.substr(staging.size() + 1));
   }
   auto entries = env_->ListDir(staging);
@@ -156,7 +168,7 @@ Status Engine::Impl::CommitStagingWhole(RunCtx* r, const std::string& root, bool
   return env_->SyncDir(r->run.run_dir);
 }
 
-Status Engine::Impl::DiscardRun(RunCtx* r, std::vector<std::string>* kept) {
+Status Engine::Impl::DiscardRun(RunState* r, std::vector<std::string>* kept) {
   std::string root = r->run.run_dir + "/staging";
   if (!env_->PathExists(root)) return Status::Ok();
   auto names = env_->ListDir(root);
@@ -181,18 +193,18 @@ Status Engine::Impl::UnpublishManifest(const std::string& root) {
   RSL_RETURN_IF_ERROR(env_->MakeDirs(root));  // the manifest goes there even with no output
   // Readers: not committed from now on. It must be gone before the first rename, or they
   // would take a mix of old and new outputs for the old commit.
-  RSL_RETURN_IF_ERROR(env_->RemoveAll(root + "/" + kManifest));
+  RSL_RETURN_IF_ERROR(env_->RemoveAll(root + "/" + kCommitManifestName));
   // A manifest write cut short by a crash leaves its temporary file: remove it.
   auto names = env_->ListDir(root);
   if (!names.ok()) return Status::Ok();
   for (const auto& name : *names) {
-    if (StartsWith(name, std::string(kManifest) + ".tmp."))
+    if (StartsWith(name, std::string(kCommitManifestName) + ".tmp."))
       (void)env_->RemoveAll(root + "/" + name);
   }
   return Status::Ok();
 }
 
-std::string Engine::Impl::UndoCommit(RunCtx* r, const std::string& root, bool touched,
+std::string Engine::Impl::UndoCommit(RunState* r, const std::string& root, bool touched,
                                      const std::vector<std::string>& published_dirs) {
   std::vector<std::string> problems;
   auto note = [&](const Status& st) {
@@ -200,7 +212,7 @@ std::string Engine::Impl::UndoCommit(RunCtx* r, const std::string& root, bool to
   };
   if (touched) {
     // First the commit point, in case the failure came after the manifest was renamed in.
-    note(env_->RemoveAll(root + "/" + kManifest));
+    note(env_->RemoveAll(root + "/" + kCommitManifestName));
     if (root == RunOutputs(r)) {
       note(env_->RemoveAll(root));  // the run's own: everything in it came from this commit
     } else {
@@ -223,16 +235,16 @@ std::string Engine::Impl::UndoCommit(RunCtx* r, const std::string& root, bool to
   return msg;
 }
 
-void Engine::Impl::FinishRun(RunCtx* r) {
+void Engine::Impl::FinishRun(RunState* r) {
   const RunOutcome outcome = *r->plan->outcome();
   store::Batch b;
   std::string committed_uri;
-  std::string phase = outcome.phase;
+  spec::RunPhase phase = outcome.phase;
   std::string code = outcome.failure_code;
   std::string message = outcome.message;
   bool fallback = false;
   std::string root = OutputRoot(r, &fallback);
-  if (phase == store::kSucceeded) {
+  if (phase == spec::RunPhase::kSucceeded) {
     if (r->workload.pipeline.atomic) {
       if (r->run.commit_state != store::kCommitCommitting) {
         r->run.commit_state = store::kCommitCommitting;  // decided before the first rename
@@ -249,10 +261,12 @@ void Engine::Impl::FinishRun(RunCtx* r) {
       // From here on this commit may have changed what is under root (the run's own outputs
       // are this run's alone: always).
       bool touched = s.ok() || root == RunOutputs(r);
-      nlohmann::json files = nlohmann::json::array();
+      CommitManifest manifest;  // written last: readers' commit point
+      manifest.run_id = r->run.id;
+      manifest.workload_id = r->version.id;
       std::vector<std::string> published_dirs;  // under root now: undone if the commit fails
       for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
-        if (r->records[i].phase != store::kSucceeded) continue;
+        if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
         std::string published;
         int64_t bytes = 0;
         s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local);
@@ -261,49 +275,49 @@ void Engine::Impl::FinishRun(RunCtx* r) {
           break;
         }
         const std::string& name = r->workload.pipeline.steps[i].name;
-        r->records[i].output_dir = published;
-        b.steps.push_back(r->records[i]);
+        r->slots[i].record.output_dir = published;
+        b.steps.push_back(r->slots[i].record);
         if (!published.empty()) {
           published_dirs.push_back(published);
           b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
           b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
-          files.push_back({{"step", name}, {"uri", published}, {"bytes", bytes}});
+          manifest.outputs.push_back({name, published, bytes});
         }
         CrashPoint("mid-publish");
       }
       if (s.ok() && local) s = env_->SyncDir(root);  // every rename durable before the manifest
       if (s.ok() && local) {
-        nlohmann::json manifest = {{"run_id", r->run.id}, {"workload_id", r->version.id},
-                                   {"committed_at", NowMs()}, {"outputs", files}};
-        s = env_->WriteFileAtomic(root + "/" + kManifest, manifest.dump(2) + "\n");
+        manifest.committed_at = NowMs();
+        s = env_->WriteFileAtomic(root + "/" + kCommitManifestName, CommitManifestJson(manifest));
       }
       if (s.ok()) {
         // Committed: the manifest is durable. What is left in staging are failed attempts'
         // outputs, never published; failing to remove them does not undo the commit.
-        std::string msg =
-            "published " + std::to_string(files.size()) + " step output(s) under " + root;
+        std::string msg = "published " + std::to_string(manifest.outputs.size()) +
+                          " step output(s) under " + root;
         if (fallback) {
           msg += " (data.output.uri " + r->workload.data.output->uri +
                  " has no storage here; published under the run directory instead)";
         }
         Status cleaned = env_->RemoveAll(r->run.run_dir + "/staging");
         if (!cleaned.ok()) msg += "; staging left: " + cleaned.error().message;
-        AddEvent(&b, r->run.id, "", "OutputCommitted", msg, fallback || !cleaned.ok());
+        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted, msg,
+                 fallback || !cleaned.ok());
         r->run.commit_state = store::kCommitCommitted;
         committed_uri = root;
       } else {
-        phase = store::kFailed;
+        phase = spec::RunPhase::kFailed;
         // A file-system failure whatever the call said (a rename's "not found" included);
         // a publisher's own code (an unreachable object store) as it is.
         code = s.code() == codes::kNotFound || s.code() == codes::kConflict ? codes::kIoError
                                                                             : s.code();
         message = "output commit failed: " + s.error().message;
-        AddEvent(&b, r->run.id, "", "OutputCommitFailed", message, true);
+        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitFailed, message, true);
         // Nothing of the run stays published: the outputs recorded above are not.
         b.steps.clear();
         b.artifacts.clear();
         b.lineage.clear();
-        AddEvent(&b, r->run.id, "", "OutputDiscarded",
+        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputDiscarded,
                  UndoCommit(r, root, local && touched, published_dirs), false);
         r->run.commit_state = store::kCommitDiscarded;
       }
@@ -319,7 +333,7 @@ void Engine::Impl::FinishRun(RunCtx* r) {
                                                   : "staged outputs of unfinished steps removed";
     if (!kept.empty()) msg += "; kept (keepOnFailure): " + Join(kept, ", ");
     if (!s.ok()) msg += "; " + s.error().message;
-    AddEvent(&b, r->run.id, "", "OutputDiscarded", msg, false);
+    AddEvent(&b, r->run.id, "", spec::EventReason::kOutputDiscarded, msg, false);
     r->run.commit_state = store::kCommitDiscarded;
   }
   r->run.phase = phase;
@@ -329,13 +343,11 @@ void Engine::Impl::FinishRun(RunCtx* r) {
   r->run.committed_uri = committed_uri;
   b.runs.push_back(r->run);
   CrashPoint("before-committed-record");
-  static const std::map<std::string, std::string> kReasons = {
-      {store::kSucceeded, "Succeeded"}, {store::kFailed, "Failed"},
-      {store::kTimedOut, "TimedOut"}, {store::kCancelled, "Cancelled"}};
-  std::string ev = phase == store::kSucceeded ? "the run succeeded" : code + ": " + message;
-  AddEvent(&b, r->run.id, "", kReasons.at(phase), ev, phase != store::kSucceeded);
+  bool succeeded = phase == spec::RunPhase::kSucceeded;
+  std::string ev = succeeded ? "the run succeeded" : code + ": " + message;
+  AddEvent(&b, r->run.id, "", RunEndReason(phase), ev, !succeeded);
   if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the run
-  for (const auto& h : hooks_.steps) h->AfterRun(r->info, phase, committed_uri);
+  for (const auto& h : hooks_.steps) h->AfterRun(r->info, spec::Name(phase), committed_uri);
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
     finished_.insert(r->run.id);

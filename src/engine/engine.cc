@@ -28,94 +28,7 @@ constexpr int64_t kStoreRetryMs = 200;
 //! Wait() reads the store this often for a run that another engine may be driving.
 constexpr int64_t kWaitReadMs = 250;
 
-// Values of a metrics JSON object for `when` (numbers, strings, booleans, lists, null).
-expr::Value FromJson(const nlohmann::json& j) {
-  expr::Value v;
-  if (j.is_boolean()) v.v = j.get<bool>();
-  else if (j.is_number()) v.v = j.get<double>();
-  else if (j.is_string()) v.v = j.get<std::string>();
-  else if (j.is_array()) {
-    expr::List list;
-    for (const auto& e : j) list.push_back(FromJson(e));
-    v.v = std::move(list);
-  }
-  return v;
-}
-
-// What the step last wrote to its RSL_PROGRESS_FILE (at most 64 characters, trimmed), or
-// nothing when it wrote nothing usable.
-std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch) {
-  auto it = launch.env.find("RSL_PROGRESS_FILE");
-  if (it == launch.env.end()) return std::nullopt;
-  auto text = ReadUntrustedFileIfExists(it->second, 4096);  // the step's file
-  if (!text.ok() || !*text) return std::nullopt;
-  std::string p(Trim(**text));
-  if (p.empty() || p.size() > 64) return std::nullopt;
-  return p;
-}
-
-class PlanContext : public expr::Context {
- public:
-  explicit PlanContext(const RunPlan* plan) : plan_(plan) {}
-  std::optional<expr::Value> Lookup(const expr::Reference& ref) const override {
-    const auto& p = ref.parts;
-    if (p.size() == 2 && p[0] == "status") {
-      int i = plan_->IndexOf(p[1]);
-      if (i < 0) return std::nullopt;
-      return expr::Value{plan_->state(i).phase};
-    }
-    if (p.size() >= 4 && p[0] == "output" && p[2] == "metrics") {
-      int i = plan_->IndexOf(p[1]);
-      if (i < 0) return std::nullopt;
-      auto j = nlohmann::json::parse(plan_->state(i).metrics_json, nullptr, false);
-      for (size_t k = 3; k < p.size(); ++k) {
-        if (!j.is_object() || !j.contains(p[k])) return std::nullopt;
-        j = j[p[k]];
-      }
-      return FromJson(j);
-    }
-    return std::nullopt;
-  }
-
- private:
-  const RunPlan* plan_;
-};
-
 }  // namespace
-
-std::string RunDir(const std::string& runs_dir, const std::string& run_id) {
-  return runs_dir + "/" + run_id;
-}
-std::string DefaultRunsDir(const std::string& state_dir) {
-  std::string state = state_dir;
-  while (state.size() > 1 && state.back() == '/') state.pop_back();
-  return state + "-runs";
-}
-std::string RunsDirOf(const EngineOptions& options) {
-  if (!options.runs_dir.empty() || options.state_dir.empty()) return options.runs_dir;
-  return DefaultRunsDir(options.state_dir);
-}
-std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt) {
-  return run_dir + "/attempts/" + step + "." + std::to_string(attempt);
-}
-std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt) {
-  return AttemptPath(run_dir, step, attempt) + ".log";
-}
-std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, int attempt) {
-  return run_dir + "/work/" + step + "." + std::to_string(attempt);
-}
-std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt) {
-  if (attempt <= 1) return run_dir + "/staging/" + step;
-  return run_dir + "/staging/" + step + "." + std::to_string(attempt);
-}
-std::string DepEnvName(const std::string& step) {
-  std::string out = "RSL_INPUT_";
-  for (char c : step) {
-    char u = static_cast<char>(toupper(static_cast<unsigned char>(c)));
-    out += ((u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')) ? u : '_';
-  }
-  return out;
-}
 
 Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks,
                    EngineOptions options)
@@ -213,7 +126,7 @@ void Engine::Impl::Loop() {
     }
     store::Batch batch;
     Actions actions;
-    std::set<RunCtx*> touched;
+    std::set<RunState*> touched;
     current_batch_ = &batch;  // hooks' EmitEvent from here on joins this turn's transaction
     for (auto& m : msgs) Handle(m, &batch, &actions, &touched);
     // Runs with timers due, and runs waiting for resources that may have been freed.
@@ -222,7 +135,7 @@ void Engine::Impl::Loop() {
       if (!r->plan) continue;
       if (r->plan->NextWakeup() <= now || !r->plan->ready().empty()) touched.insert(r.get());
     }
-    for (RunCtx* r : touched) Drive(r, &batch, &actions);
+    for (RunState* r : touched) Drive(r, &batch, &actions);
     if (!attempts_.empty() && now >= next_progress_poll_) {
       PollProgress(&batch);
       next_progress_poll_ = now + opts_.progress_poll_ms;
@@ -280,240 +193,10 @@ void Engine::Impl::AddEvent(store::Batch* b, const std::string& run_id, const st
   b->events.push_back(std::move(e));
 }
 
-void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunCtx*>* touched) {
-  if (auto* exit = std::get_if<ExitMsg>(&m)) {
-    HandleExit(exit->exit, b, touched);
-  } else if (auto* ev = std::get_if<EventMsg>(&m)) {
-    auto it = attempts_.find(ev->event.attempt_id);
-    if (it == attempts_.end()) return;
-    RunCtx* r = it->second.first;
-    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(it->second.second)].name,
-             ev->event.reason, ev->event.message, false);
-  } else if (auto* adm = std::get_if<AdmittedMsg>(&m)) {
-    HandleAdmitted(*adm, b, touched);
-  } else if (auto* cancel = std::get_if<CancelMsg>(&m)) {
-    auto it = runs_.find(cancel->run_id);
-    if (it == runs_.end()) {
-      // Not active here: still being admitted (cancelled when admission ends) or finished.
-      auto run = store_->GetRun(cancel->run_id);
-      if (run.ok() && run->phase == store::kPending) {
-        run->failure_code = codes::kWorkloadCancelled;
-        run->failure_message = "cancelled by " + cancel->by;
-        b->runs.push_back(*run);
-        cancel->done->set_value(Status::Ok());
-      } else {
-        cancel->done->set_value(Error(codes::kConflict, "workload " + Quote(cancel->run_id) +
-                                                             " has already finished")
-                                    .Value(cancel->run_id));
-      }
-      return;
-    }
-    RunCtx* r = it->second.get();
-    if (r->plan->outcome()) {
-      cancel->done->set_value(
-          Error(codes::kConflict, "workload " + Quote(cancel->run_id) + " is already finishing"));
-      return;
-    }
-    r->run.failure_code = codes::kWorkloadCancelled;  // durable marker for recovery
-    r->run.failure_message = "cancelled by " + cancel->by;
-    b->runs.push_back(r->run);
-    r->plan->Cancel(NowMs(), cancel->by);
-    touched->insert(r);
-    cancel->done->set_value(Status::Ok());
-  } else if (auto* stop = std::get_if<StopStepMsg>(&m)) {
-    auto it = runs_.find(stop->run_id);
-    int i = it == runs_.end() ? -1 : it->second->plan->IndexOf(stop->step);
-    if (i < 0 || !it->second->plan->state(i).running) {
-      stop->done->set_value(Error(codes::kNotFound, "step " + Quote(stop->step) + " of " +
-                                                        Quote(stop->run_id) + " is not running"));
-      return;
-    }
-    RunCtx* r = it->second.get();
-    r->stop_override[size_t(i)] = std::make_pair(stop->as_success, stop->message);
-    AddEvent(b, r->run.id, stop->step, stop->reason, stop->message, !stop->as_success);
-    a->stops.emplace_back(r->launch[size_t(i)].attempt_id, false);
-    stop->done->set_value(Status::Ok());
-  } else if (auto* emit = std::get_if<EmitMsg>(&m)) {
-    AddEvent(b, emit->run_id, emit->step, emit->reason, emit->message, false);
-  } else if (auto* rec = std::get_if<RecoverMsg>(&m)) {
-    HandleRecover(*rec, b, touched);
-  } else if (auto* lf = std::get_if<LaunchFailedMsg>(&m)) {
-    auto it = attempts_.find(lf->attempt_id);
-    if (it == attempts_.end()) return;
-    RunCtx* r = it->second.first;
-    attempts_.erase(it);
-    Release(r, lf->step);
-    backend::AttemptExit e;
-    e.attempt_id = lf->attempt_id;
-    e.kind = backend::ExitKind::kFailed;
-    e.message = "cannot start: " + lf->error.message;
-    r->plan->OnExit(lf->step, e, "", NowMs(), lf->error);
-    touched->insert(r);
-  }
-}
-
-void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
-                              std::set<RunCtx*>* touched) {
-  auto it = attempts_.find(e.attempt_id);
-  if (it == attempts_.end()) return;  // stale: an attempt we no longer wait for
-  auto [r, i] = it->second;
-  attempts_.erase(it);
-  {
-    std::lock_guard<std::mutex> lock(usage_mu_);
-    live_usage_.erase(e.attempt_id);  // the exit has the totals
-  }
-  Release(r, i);
-  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
-  backend::AttemptExit exit = e;
-  Status hook_error;
-  if (auto& ov = r->stop_override[size_t(i)]) {
-    // A policy stopped it: success keeps the output; otherwise a failure without retry.
-    exit.kind = backend::ExitKind::kSucceeded;
-    if (!ov->first) hook_error = Error(codes::kStepFailed, "stopped by policy: " + ov->second);
-    ov.reset();
-  }
-  const backend::LaunchSpec& launch = r->launch[size_t(i)];
-  std::string metrics = "{}";
-  if (auto mit = launch.env.find("RSL_METRICS_FILE"); mit != launch.env.end()) {
-    auto text = ReadUntrustedFileIfExists(mit->second, size_t(kMaxMetricsBytes));
-    if (!text.ok() || *text) {  // written (or unreadable, or too big)
-      auto j = text.ok() ? nlohmann::json::parse(**text, nullptr, false) : nlohmann::json();
-      if (j.is_object()) {
-        metrics = j.dump();
-      } else {
-        AddEvent(b, r->run.id, step.name, "MetricsIgnored",
-                 "RSL_METRICS_FILE is not a JSON object (at most 1 MiB)", true);
-      }
-    }
-  }
-  // The step's last word on progress (the poll may have missed it), without an event.
-  if (auto p = ReadProgress(launch)) r->records[size_t(i)].progress = *p;
-  StepOutcome outcome;
-  outcome.step = step.name;
-  outcome.attempt = launch.attempt;
-  outcome.exit = exit;
-  outcome.staging_dir = launch.env.count("RSL_OUTPUT") ? launch.env.at("RSL_OUTPUT") : "";
-  outcome.metrics_json = metrics;
-  outcome.allocated_cpu_millis = launch.cpu_millis;
-  outcome.allocated_memory_bytes = launch.memory_bytes;
-  outcome.allocated_gpus = launch.gpus;
-  for (const auto& n : nodes_) {
-    if (n.name == launch.node && !n.gpus.empty()) outcome.gpu_model = n.gpus[0].model;
-  }
-  for (const auto& h : hooks_.steps) {
-    Status s = h->AfterStep(r->info, step, outcome);
-    if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok() && !s.ok()) hook_error = s;
-  }
-  store::Step& rec = r->records[size_t(i)];
-  rec.node = exit.node.empty() ? launch.node : exit.node;
-  rec.exit_code = exit.exit_code;
-  rec.signal = exit.signal;
-  rec.wall_ms = exit.usage.wall_ms;
-  rec.cpu_ms = exit.usage.cpu_ms;
-  rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
-  if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
-    rec.output_dir = r->workload.pipeline.atomic ? outcome.staging_dir : OutputDirFor(r, i);
-  }
-  r->plan->OnExit(i, exit, metrics, NowMs(), hook_error);
-  store::Attempt att;
-  att.id = launch.attempt_id;
-  att.run_id = r->run.id;
-  att.step = step.name;
-  att.number = launch.attempt;
-  // launch_json left empty: the store keeps the one written at launch.
-  att.state = "exited";
-  att.exit_kind = backend::ExitKindName(exit.kind);
-  att.created_at = r->plan->state(i).started_at;
-  att.finished_at = NowMs();
-  b->attempts.push_back(std::move(att));
-  touched->insert(r);
-}
-
-Result<bool> Engine::Impl::EvalWhen(RunCtx* r, int i) {
-  const auto& e = r->when[size_t(i)];
-  if (!e) return true;
-  PlanContext ctx(r->plan.get());
-  return e->EvalBool(ctx);
-}
-
-sched::Request Engine::Impl::RequestFor(const spec::Step& s) const {
-  sched::Request req;
-  req.cpu_millis = s.effective.cpu_millis.value_or(0);
-  if (req.cpu_millis <= 0) req.cpu_millis = default_cpu_millis_;
-  req.memory_bytes = s.effective.memory_bytes.value_or(0);
-  if (s.effective.gpu) {
-    req.gpus = s.effective.gpu->count;
-    req.gpu_capabilities = s.effective.gpu->capabilities;
-    req.gpu_memory_bytes = s.effective.gpu->memory_bytes;
-  }
-  return req;
-}
-
-bool Engine::Impl::Reserve(RunCtx* r, int i, std::string* node, std::vector<int>* gpus,
-                           std::string* why) {
-  sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
-  std::vector<std::vector<int>> busy;
-  for (const auto& n : nodes_) busy.push_back(gpus_busy_[n.name]);
-  sched::Placement p = sched::Place(nodes_, req, busy);
-  if (p.node.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& m : p.misfits) parts.push_back(m.node + ": " + m.reason);
-    *why = Join(parts, "; ");
-    return false;
-  }
-  for (auto& n : nodes_) {
-    if (n.name != p.node) continue;
-    n.used_cpu_millis += req.cpu_millis;
-    n.used_memory_bytes += req.memory_bytes;
-    n.used_gpus += req.gpus;
-  }
-  auto& held = gpus_busy_[p.node];
-  held.insert(held.end(), p.gpu_indices.begin(), p.gpu_indices.end());
-  *node = p.node;
-  *gpus = p.gpu_indices;
-  r->gpus[size_t(i)] = p.gpu_indices;
-  return true;
-}
-
-void Engine::Impl::Release(RunCtx* r, int i) {
-  const backend::LaunchSpec& l = r->launch[size_t(i)];
-  sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
-  for (auto& n : nodes_) {
-    if (n.name != l.node) continue;
-    n.used_cpu_millis -= req.cpu_millis;
-    n.used_memory_bytes -= req.memory_bytes;
-    n.used_gpus -= req.gpus;
-  }
-  auto& held = gpus_busy_[l.node];
-  for (int g : r->gpus[size_t(i)]) {
-    auto it = std::find(held.begin(), held.end(), g);
-    if (it != held.end()) held.erase(it);
-  }
-  r->gpus[size_t(i)].clear();
-}
-
-void Engine::Impl::SyncRecord(RunCtx* r, int i) {
-  const StepState& s = r->plan->state(i);
-  store::Step& rec = r->records[size_t(i)];
-  rec.phase = s.phase;
-  rec.attempts = s.attempts;
-  rec.retries_used = s.retries_used;
-  rec.started_at = s.started_at;
-  rec.finished_at = s.running ? 0 : s.finished_at;
-  rec.next_attempt_at = s.next_attempt_at;
-  rec.failure_code = s.failure_code;
-  rec.message = s.message;
-  rec.metrics_json = s.metrics_json;
-  if (!r->launch[size_t(i)].attempt_id.empty()) {
-    rec.attempt_id = r->launch[size_t(i)].attempt_id;
-    if (s.running) rec.node = r->launch[size_t(i)].node;
-  }
-}
-
-void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
+void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
   if (!r->plan) return;
   RunPlan& plan = *r->plan;
-  WhenFn when = [this, r](int i) { return EvalWhen(r, i); };
+  WhenFn when = [r](int i) { return r->EvalWhen(i); };
   int64_t now = NowMs();
   plan.Advance(now, when);
   if (!r->finishing) {
@@ -527,7 +210,8 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
       int i = key = *next;
       int64_t max_free = 0;
       for (const auto& n : nodes_) {
-        if (n.state == "Ready") max_free = std::max(max_free, n.cpu_millis - n.used_cpu_millis);
+        if (n.state == spec::NodeState::kReady)
+          max_free = std::max(max_free, n.cpu_millis - n.used_cpu_millis);
       }
       const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
       bool explicit_request = step.effective.cpu_millis || step.effective.memory_bytes ||
@@ -535,28 +219,28 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
       if (max_free < r->min_cpu_request) {
         // Full: steps without requests just queue; the others are told why, once.
         if (!explicit_request) break;
-        if (r->insufficient_reported[size_t(i)]) continue;
+        if (r->slots[size_t(i)].insufficient_reported) continue;
       }
       std::string node, why;
       std::vector<int> gpus;
       if (!Reserve(r, i, &node, &gpus, &why)) {
-        if (explicit_request && !r->insufficient_reported[size_t(i)]) {
-          r->insufficient_reported[size_t(i)] = true;
-          AddEvent(b, r->run.id, step.name, "InsufficientResources",
+        if (explicit_request && !r->slots[size_t(i)].insufficient_reported) {
+          r->slots[size_t(i)].insufficient_reported = true;
+          AddEvent(b, r->run.id, step.name, spec::EventReason::kInsufficientResources,
                    "waiting for capacity: " + why, true);
         }
         continue;
       }
-      r->insufficient_reported[size_t(i)] = false;
-      r->launch[size_t(i)].node = node;  // so Release finds it if the build fails
+      r->slots[size_t(i)].insufficient_reported = false;
+      r->slots[size_t(i)].launch.node = node;  // so Release finds it if the build fails
       auto spec = BuildLaunch(r, i, node, gpus);
       if (!spec.ok()) {
         Release(r, i);
         plan.FailWithoutRetry(i, spec.error(), now);
         continue;
       }
-      r->launch[size_t(i)] = std::move(*spec);
-      backend::LaunchSpec& launch = r->launch[size_t(i)];
+      r->slots[size_t(i)].launch = std::move(*spec);
+      backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
       plan.OnLaunched(i, now);
       attempts_[launch.attempt_id] = {r, i};
       store::Attempt att;
@@ -564,8 +248,8 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
       att.run_id = r->run.id;
       att.step = step.name;
       att.number = launch.attempt;
-      r->launch_json[size_t(i)] = LaunchToJson(launch);
-      att.launch_json = r->launch_json[size_t(i)];
+      r->slots[size_t(i)].launch_json = LaunchToJson(launch);
+      att.launch_json = r->slots[size_t(i)].launch_json;
       att.created_at = now;
       b->attempts.push_back(std::move(att));
       std::string where = "assigned to node " + node;
@@ -577,43 +261,31 @@ void Engine::Impl::Drive(RunCtx* r, store::Batch* b, Actions* a) {
           where += " (" + Join(devs, ", ") + ")";
         }
       }
-      AddEvent(b, r->run.id, step.name, "Scheduled", where, false);
+      AddEvent(b, r->run.id, step.name, spec::EventReason::kScheduled, where, false);
       a->launches.emplace_back(r, i);
     }
     plan.Advance(now, when);  // failures above may cascade
   }
   for (const auto& s : plan.TakeStops()) {
-    a->stops.emplace_back(r->launch[size_t(s.step)].attempt_id, s.timed_out);
+    a->stops.emplace_back(r->slots[size_t(s.step)].launch.attempt_id, s.timed_out);
   }
   for (const auto& t : plan.TakeTransitions()) {
     std::string step = t.step < 0 ? "" : r->workload.pipeline.steps[size_t(t.step)].name;
     std::string msg = t.message;
-    if (t.reason == "Started" && t.step >= 0) msg += " on " + r->launch[size_t(t.step)].node;
+    if (t.reason == spec::EventReason::kStarted && t.step >= 0)
+      msg += " on " + r->slots[size_t(t.step)].launch.node;
     AddEvent(b, r->run.id, step, t.reason, msg, t.warning);
   }
   for (int i : plan.TakeDirty()) {
     SyncRecord(r, i);
-    b->steps.push_back(r->records[size_t(i)]);
-    if (!r->workload.pipeline.atomic && plan.state(i).phase == store::kSucceeded) {
+    b->steps.push_back(r->slots[size_t(i)].record);
+    if (!r->workload.pipeline.atomic && plan.state(i).phase == spec::StepPhase::kSucceeded) {
       a->publish_steps.emplace_back(r, i);
     }
   }
   if (plan.outcome() && !r->finishing) {
     r->finishing = true;
     a->finished_runs.push_back(r->run.id);
-  }
-}
-
-void Engine::Impl::PollProgress(store::Batch* b) {
-  for (auto& [id, ri] : attempts_) {
-    auto [r, i] = ri;
-    auto progress = ReadProgress(r->launch[size_t(i)]);
-    if (!progress || *progress == r->progress_seen[size_t(i)]) continue;
-    const std::string& p = *progress;
-    r->progress_seen[size_t(i)] = p;
-    r->records[size_t(i)].progress = p;
-    b->steps.push_back(r->records[size_t(i)]);
-    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, "Progress", p, false);
   }
 }
 
@@ -626,17 +298,19 @@ void Engine::Impl::Perform(Actions* a) {
     Status s = PublishStep(r, i, &published, &bytes);
     const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
     if (s.ok() && !published.empty()) {
-      r->records[size_t(i)].output_dir = published;
-      b.steps.push_back(r->records[size_t(i)]);
+      r->slots[size_t(i)].record.output_dir = published;
+      b.steps.push_back(r->slots[size_t(i)].record);
       b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
-      AddEvent(&b, r->run.id, name, "OutputCommitted", "published " + published, false);
+      AddEvent(&b, r->run.id, name, spec::EventReason::kOutputCommitted, "published " + published,
+               false);
     } else if (!s.ok()) {
-      AddEvent(&b, r->run.id, name, "OutputCommitFailed", s.error().message, true);
+      AddEvent(&b, r->run.id, name, spec::EventReason::kOutputCommitFailed, s.error().message,
+               true);
     }
   }
   if (!Commit(&published_batch)) return;  // stopping: the rest waits for recovery
   for (auto [r, i] : a->launches) {
-    const backend::LaunchSpec& spec = r->launch[size_t(i)];
+    const backend::LaunchSpec& spec = r->slots[size_t(i)].launch;
     CrashPoint("after-launch-record");
     Status s = backend_->Launch(spec);  // the backend makes the attempt's directories
     if (!s.ok()) {
@@ -737,7 +411,7 @@ Result<store::Run> Engine::Impl::Wait(const std::string& id, int64_t timeout_ms)
       auto run = store_->GetRun(*run_id);
       lock.lock();
       if (!run.ok()) return run.error();
-      if (store::IsTerminalPhase(run->phase) && run->commit_state != store::kCommitCommitting) {
+      if (spec::IsTerminal(run->phase) && run->commit_state != store::kCommitCommitting) {
         return *run;
       }
       next_read = now + std::chrono::milliseconds(kWaitReadMs);

@@ -1,5 +1,7 @@
-// Internals of the Engine shared by engine.cc (the loop, the API, recovery), launch.cc
-// (building an attempt's LaunchSpec) and commit.cc (publishing and discarding outputs).
+// Internals of the Engine shared by engine.cc (the loop, the API), handle.cc (the facts the
+// loop takes in: messages, exits, progress), reserve.cc (placement bookkeeping), admit.cc
+// (admission, recovery), launch.cc (building an attempt's LaunchSpec) and commit.cc
+// (publishing and discarding outputs). Per-run state: run_state.h.
 // Not a public header.
 #pragma once
 
@@ -18,40 +20,15 @@
 
 #include "engine/engine.h"
 #include "engine/plan.h"
+#include "engine/run_state.h"
 #include "expr/expr.h"
 #include "sched/node.h"
 #include "sched/placement.h"
 
 namespace rsl::engine {
 
-//! A step without a cpu request counts as DefaultCpuMillis(largest node) when placing: a node
-//! of N cores runs N+4 such steps at once. ninja's default -j is N+2; RSL needs two more
-//! because a finished step's slot stays empty until its exit is durable and the next step is
-//! launched (about 1 ms here, against ninja's 0.1 ms), which short steps would leave idle.
-int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes);
 //! Metrics files above this size are refused (a step's metrics are a small JSON object).
 inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
-
-//! One active run, owned by the loop thread.
-struct RunCtx {
-  store::Run run;
-  store::WorkloadVersion version;
-  spec::Workload workload;
-  RunInfo info;
-  std::unique_ptr<RunPlan> plan;
-  std::vector<store::Step> records;              // mirror of the stored step rows
-  std::vector<std::optional<expr::Expr>> when;   // parsed `when` per step
-  std::vector<backend::LaunchSpec> launch;       // live attempt per step
-  std::vector<std::string> launch_json;          // its stored form (LaunchToJson), once
-  std::vector<std::vector<int>> gpus;            // device indices held per step
-  std::vector<bool> insufficient_reported;       // InsufficientResources said once per wait
-  std::vector<std::optional<std::pair<bool, std::string>>> stop_override;  // policy stops
-  std::vector<std::string> progress_seen;
-  bool finishing = false;                        // commit/discard under way
-  int owner_fd = -1;                             // flock on <run_dir>/owner.lock while active
-  ~RunCtx();
-  int64_t min_cpu_request = 0;                   // smallest placed cpu request of its steps
-};
 
 struct ExitMsg { backend::AttemptExit exit; };
 struct EventMsg { backend::AttemptEvent event; };
@@ -64,7 +41,7 @@ struct AdmittedMsg {
   std::vector<std::string> descriptors;
   std::shared_ptr<spec::Workload> workload;
   store::WorkloadVersion version;
-  int owner_fd = -1;           // the run's owner lock, handed to its RunCtx
+  int owner_fd = -1;  // the run's owner lock, handed to its RunState
 };
 struct CancelMsg { std::string run_id; std::string by; std::shared_ptr<std::promise<Status>> done; };
 struct StopStepMsg {
@@ -73,7 +50,10 @@ struct StopStepMsg {
   std::shared_ptr<std::promise<Status>> done;
 };
 struct EmitMsg { std::string run_id, step, reason, message; };
-struct RecoverMsg { std::unique_ptr<RunCtx> ctx; std::vector<store::Attempt> live; };
+struct RecoverMsg {
+  std::unique_ptr<RunState> ctx;
+  std::vector<store::Attempt> live;
+};
 struct LaunchFailedMsg { std::string run_id; int step; std::string attempt_id; Error error; };
 using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
                          RecoverMsg, LaunchFailedMsg>;
@@ -94,15 +74,6 @@ std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher);
 //! values are replaced by "***" and secret_values dropped).
 std::string LaunchToJson(const backend::LaunchSpec& spec);
 Result<backend::LaunchSpec> LaunchFromJson(const std::string& json);
-
-//! Builds a RunCtx (records, parsed `when`s, per-step slots) for a workload and its run.
-//! Takes <run_dir>/owner.lock (exclusive, non-blocking): one engine drives a run at a time.
-//! Returns the fd, or -1 when another live engine holds it. Makes the run directory first.
-int LockRunOwner(Env* env, const std::string& run_dir);
-
-std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
-                                  const store::Run& run, const std::string& state_dir,
-                                  int64_t default_cpu_millis);
 
 class Engine::Impl : public RunControl {
  public:
@@ -132,42 +103,42 @@ class Engine::Impl : public RunControl {
  private:
   // Work to do once the current batch is durable.
   struct Actions {
-    std::vector<std::pair<RunCtx*, int>> launches;
+    std::vector<std::pair<RunState*, int>> launches;
     std::vector<std::pair<std::string, bool>> stops;  // attempt id, timed out
     std::vector<std::string> finished_runs;           // run ids to finish (commit/discard)
-    std::vector<std::pair<RunCtx*, int>> publish_steps;  // non-atomic: publish on success
-    std::vector<std::tuple<RunCtx*, int, backend::LaunchSpec>> started;  // OnStepStarted
+    std::vector<std::pair<RunState*, int>> publish_steps;  // non-atomic: publish on success
+    std::vector<std::tuple<RunState*, int, backend::LaunchSpec>> started;  // OnStepStarted
   };
 
   void Post(Msg m);
   void Loop();
-  void Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunCtx*>* touched);
-  void HandleExit(const backend::AttemptExit& e, store::Batch* b, std::set<RunCtx*>* touched);
-  void HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunCtx*>* touched);
-  void HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunCtx*>* touched);
+  void Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState*>* touched);
+  void HandleExit(const backend::AttemptExit& e, store::Batch* b, std::set<RunState*>* touched);
+  void HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunState*>* touched);
+  void HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunState*>* touched);
   //! Advances a run's plan and turns its decisions into records, events and actions.
-  void Drive(RunCtx* r, store::Batch* b, Actions* a);
+  void Drive(RunState* r, store::Batch* b, Actions* a);
   void PollProgress(store::Batch* b);
   //! Applies the batch, retrying every kStoreRetryMs while the store fails (a full disk may
   //! come back), then tells the subscribers. False only when the engine stops before the
   //! batch is durable: then the caller must not act on it.
   bool Commit(store::Batch* b);
   void Perform(Actions* a);
-  void FinishRun(RunCtx* r);  // commit or discard, record the terminal phase, AfterRun
+  void FinishRun(RunState* r);  // commit or discard, record the terminal phase, AfterRun
 
   // launch.cc
-  Result<backend::LaunchSpec> BuildLaunch(RunCtx* r, int i, const std::string& node,
+  Result<backend::LaunchSpec> BuildLaunch(RunState* r, int i, const std::string& node,
                                           const std::vector<int>& gpus);
-  std::string OutputDirFor(RunCtx* r, int i);  // what dependents get as RSL_INPUT_<DEP>
+  std::string OutputDirFor(RunState* r, int i);  // what dependents get as RSL_INPUT_<DEP>
   // commit.cc
   //! Publishes step i's successful staging (`published` left empty when it has none; set,
   //! even on an error, once the output is in place).
   //! `sync`: make the output root and fsync it now; a whole-run commit makes it before and
   //! syncs it once after every step is renamed.
-  Status PublishStep(RunCtx* r, int i, std::string* published, int64_t* bytes, bool sync = true);
+  Status PublishStep(RunState* r, int i, std::string* published, int64_t* bytes, bool sync = true);
   //! `renamed`: set when staging became `root` just now (then it holds step outputs only).
-  Status CommitStagingWhole(RunCtx* r, const std::string& root, bool* renamed);
-  Status DiscardRun(RunCtx* r, std::vector<std::string>* kept);
+  Status CommitStagingWhole(RunState* r, const std::string& root, bool* renamed);
+  Status DiscardRun(RunState* r, std::vector<std::string>* kept);
   //! Makes `root` and removes its manifest (and temporary manifests a crash left): from here
   //! on readers take it as not committed. Errors: the manifest cannot be removed.
   Status UnpublishManifest(const std::string& root);
@@ -175,21 +146,25 @@ class Engine::Impl : public RunControl {
   //! the local `root` (all of it when root is the run's own outputs/) if it `touched` root
   //! (an older commit it never got to change stays whole), then discards staging. Returns
   //! the OutputDiscarded message (what was kept, what could not be removed).
-  std::string UndoCommit(RunCtx* r, const std::string& root, bool touched,
+  std::string UndoCommit(RunState* r, const std::string& root, bool touched,
                          const std::vector<std::string>& published_dirs);
-  std::string OutputRoot(RunCtx* r, bool* fallback);
+  std::string OutputRoot(RunState* r, bool* fallback);
 
   // Placement bookkeeping (loop thread).
-  bool Reserve(RunCtx* r, int i, std::string* node, std::vector<int>* gpus, std::string* why);
-  void Release(RunCtx* r, int i);
+  bool Reserve(RunState* r, int i, std::string* node, std::vector<int>* gpus, std::string* why);
+  void Release(RunState* r, int i);
   sched::Request RequestFor(const spec::Step& s) const;
 
+  //! `reason` as a string: a hook's or a policy's own reason (the event log is open to them).
   void AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,
                 const std::string& reason, const std::string& message, bool warning);
-  void SyncRecord(RunCtx* r, int i);
+  void AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,
+                spec::EventReason reason, const std::string& message, bool warning) {
+    AddEvent(b, run_id, step, std::string(spec::Name(reason)), message, warning);
+  }
+  void SyncRecord(RunState* r, int i);
   void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
              int owner_fd);
-  Result<bool> EvalWhen(RunCtx* r, int i);
   int64_t NowMs() { return env_->NowMs(); }
 
   store::Store* store_;
@@ -210,8 +185,8 @@ class Engine::Impl : public RunControl {
   std::vector<std::thread> admissions_;            // GUARDED_BY(mu_)
 
   // Loop-owned.
-  std::map<std::string, std::unique_ptr<RunCtx>> runs_;
-  std::map<std::string, std::pair<RunCtx*, int>> attempts_;  // live attempt -> (run, step)
+  std::map<std::string, std::unique_ptr<RunState>> runs_;
+  std::map<std::string, std::pair<RunState*, int>> attempts_;  // live attempt -> (run, step)
   int64_t next_progress_poll_ = 0;
   std::vector<std::string> ended_unadmitted_;      // rejected/cancelled in admission this turn
   store::Batch* current_batch_ = nullptr;          // the turn being built (EmitEvent)

@@ -105,7 +105,7 @@ TEST(EngineTest, DiamondRunsCommitsAndRecordsEverything) {
   f.backend.Succeed(join.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok()) << run.error().ToString();
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   EXPECT_EQ(run->commit_state, store::kCommitCommitted);
   EXPECT_EQ(run->committed_uri, out);
   // Exactly the outputs, published, with the manifest written last.
@@ -123,7 +123,7 @@ TEST(EngineTest, DiamondRunsCommitsAndRecordsEverything) {
   auto steps = f.store->ListSteps(run->id);
   ASSERT_EQ(steps->size(), 4u);
   for (const auto& s : *steps) {
-    EXPECT_EQ(s.phase, store::kSucceeded) << s.name;
+    EXPECT_EQ(s.phase, spec::StepPhase::kSucceeded) << s.name;
     EXPECT_EQ(s.attempts, 1);
   }
   EXPECT_EQ((*steps)[0].output_dir, out + "/prep");
@@ -144,7 +144,7 @@ TEST(EngineTest, RetryWaitsForTheBackoffOnTheClock) {
   auto wait_retrying = [&](int64_t attempts) {
     for (int i = 0; i < 1000; ++i) {
       auto s = f.store->ListSteps(store::RunIdFor(*id));
-      if (s.ok() && !s->empty() && (*s)[0].phase == store::kRetrying &&
+      if (s.ok() && !s->empty() && (*s)[0].phase == spec::StepPhase::kRetrying &&
           (*s)[0].attempts == attempts) {
         return true;
       }
@@ -156,7 +156,7 @@ TEST(EngineTest, RetryWaitsForTheBackoffOnTheClock) {
   ASSERT_TRUE(wait_retrying(1));
   EXPECT_EQ(f.backend.launch_count(), 1u);  // backoff: 30 s of fake time
   auto steps = f.store->ListSteps(store::RunIdFor(*id));
-  EXPECT_EQ((*steps)[0].phase, store::kRetrying);
+  EXPECT_EQ((*steps)[0].phase, spec::StepPhase::kRetrying);
   f.clock.Advance(29'000);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(f.backend.launch_count(), 1u);
@@ -174,7 +174,7 @@ TEST(EngineTest, RetryWaitsForTheBackoffOnTheClock) {
   f.backend.Succeed(a3.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   steps = f.store->ListSteps(run->id);
   EXPECT_EQ((*steps)[0].attempts, 3);
   EXPECT_EQ((*steps)[0].retries_used, 2);
@@ -200,7 +200,7 @@ TEST(EngineTest, NoNodeCouldEverFitIsRejectedNamingTheCapability) {
   ASSERT_TRUE(id.ok());
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kRejected);
+  EXPECT_EQ(run->phase, spec::RunPhase::kRejected);
   EXPECT_EQ(run->failure_code, codes::kInsufficientResources);
   EXPECT_NE(run->failure_message.find("local: no GPU with capability low_latency"),
             std::string::npos)
@@ -226,7 +226,7 @@ TEST(EngineTest, BusyNodeKeepsTheStepPendingUntilCapacityFrees) {
   auto second = f.backend.WaitLaunch(2);
   EXPECT_EQ(second.step, waiting);
   f.backend.Succeed(second.attempt_id);
-  EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, store::kSucceeded);
+  EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, spec::RunPhase::kSucceeded);
 }
 
 TEST(EngineTest, FinalProgressIsReadWhenTheStepEnds) {
@@ -239,7 +239,7 @@ TEST(EngineTest, FinalProgressIsReadWhenTheStepEnds) {
   f.backend.Succeed(a.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   EXPECT_EQ((*f.store->ListSteps(run->id))[0].progress, "100%");
 }
 
@@ -301,12 +301,12 @@ TEST(EngineTest, MetricsFlowIntoWhen) {
   f.backend.Succeed(deploy.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   auto steps = *f.store->ListSteps(run->id);
   EXPECT_EQ(steps[0].metrics_json, "{\"auc\":0.93}");
-  EXPECT_EQ(steps[2].phase, store::kSkipped);
+  EXPECT_EQ(steps[2].phase, spec::StepPhase::kSkipped);
   EXPECT_EQ(steps[2].message, "when output.eval.metrics.auc <= 0.85 is false");
-  EXPECT_EQ(steps[3].phase, store::kSkipped);
+  EXPECT_EQ(steps[3].phase, spec::StepPhase::kSkipped);
   EXPECT_EQ(steps[3].message, "dependency alert is SKIPPED");
 }
 
@@ -326,7 +326,7 @@ TEST(EngineTest, FailedAtomicRunDiscardsButKeepsKeepOnFailure) {
   f.backend.Fail(b.attempt_id, backend::ExitKind::kFailed, 2);
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kFailed);
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run->failure_code, codes::kStepFailed);
   EXPECT_EQ(run->failure_message, "step b: exit code 2");
   EXPECT_EQ(run->commit_state, store::kCommitDiscarded);
@@ -357,7 +357,7 @@ TEST(EngineTest, NonAtomicPublishesEachStepWhenItSucceeds) {
   EXPECT_EQ(b.env.at("RSL_INPUT_A"), out + "/a");
   f.backend.Fail(b.attempt_id, backend::ExitKind::kFailed, 1);
   auto run = f.engine->Wait(*id, 5000);
-  EXPECT_EQ(run->phase, store::kFailed);
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
   EXPECT_TRUE(PathExists(out + "/a/part"));  // stays: non-atomic
   EXPECT_FALSE(PathExists(out + "/b"));
 }
@@ -371,7 +371,7 @@ TEST(EngineTest, CancelStopsRunningSteps) {
   ASSERT_TRUE(f.engine->Cancel(*id, "bob").ok());
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kCancelled);
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled);
   EXPECT_EQ(run->failure_code, codes::kWorkloadCancelled);
   EXPECT_EQ(run->failure_message, "cancelled by bob");
   EXPECT_EQ(f.backend.stops(), std::vector<std::string>{a.attempt_id});
@@ -390,9 +390,9 @@ TEST(EngineTest, StepAndRunTimeoutsOnTheClock) {
   ASSERT_TRUE(f.backend.WaitStops(1));
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kFailed);
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run->failure_code, codes::kStepTimedOut);
-  EXPECT_EQ((*f.store->ListSteps(run->id))[0].phase, store::kTimedOut);
+  EXPECT_EQ((*f.store->ListSteps(run->id))[0].phase, spec::StepPhase::kTimedOut);
 
   auto w2 = Parse(Header("run-timeout") + "  timeout: 2m\n  pipeline:\n"
                                           "    - {name: slow, command: [slow]}\n");
@@ -401,7 +401,7 @@ TEST(EngineTest, StepAndRunTimeoutsOnTheClock) {
   f.clock.Advance(120'000);
   auto run2 = f.engine->Wait(*id2, 5000);
   ASSERT_TRUE(run2.ok());
-  EXPECT_EQ(run2->phase, store::kTimedOut);
+  EXPECT_EQ(run2->phase, spec::RunPhase::kTimedOut);
   EXPECT_EQ(run2->failure_code, codes::kWorkloadTimedOut);
 }
 
@@ -430,7 +430,7 @@ TEST(EngineTest, SecretsReachTheStepButNeverTheRecords) {
                                            "      envFrom: [{secretRef: cred}]\n");
   auto id2 = f.engine->Submit(missing, "alice");
   auto run2 = f.engine->Wait(*id2, 5000);
-  EXPECT_EQ(run2->phase, store::kRejected);
+  EXPECT_EQ(run2->phase, spec::RunPhase::kRejected);
   EXPECT_EQ(run2->failure_code, codes::kNotFound);
   EXPECT_NE(run2->failure_message.find("did you mean \"creds\"?"), std::string::npos);
 }
@@ -452,7 +452,7 @@ TEST(EngineTest, RecoverAdoptsRunningAttemptsAndFinishesTheRun) {
   f.backend.Succeed(b.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   EXPECT_TRUE(Has(f.Reasons(run->id), "run:Recovered"));
   auto steps = *f.store->ListSteps(run->id);
   EXPECT_EQ(steps[0].attempts, 1);  // adopted, not run again
@@ -468,7 +468,7 @@ TEST(EngineTest, LostAttemptIsRescheduledWithoutSpendingARetry) {
   EXPECT_EQ(a2.attempt, 2);
   f.backend.Succeed(a2.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   auto steps = *f.store->ListSteps(run->id);
   EXPECT_EQ(steps[0].retries_used, 0);
   EXPECT_TRUE(Has(f.Reasons(run->id), "a:Rescheduled"));

@@ -157,7 +157,7 @@ void ExpectWholeOrNothing(Fixture& f, const store::Run& run, const std::string& 
       EXPECT_NE(e.path().filename().string().rfind(".rsl-trash-", 0), 0u) << e.path();
     }
   }
-  if (run.phase == store::kSucceeded) {
+  if (run.phase == spec::RunPhase::kSucceeded) {
     EXPECT_EQ(run.commit_state, store::kCommitCommitted);
     EXPECT_TRUE(Has(reasons, "OutputCommitted"));
     auto m = nlohmann::json::parse(*ReadFile(manifest), nullptr, false);
@@ -170,7 +170,7 @@ void ExpectWholeOrNothing(Fixture& f, const store::Run& run, const std::string& 
     EXPECT_EQ(f.sqlite->ListArtifacts(run.id)->size(), 3u);
     return;
   }
-  EXPECT_EQ(run.phase, store::kFailed);
+  EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run.failure_code, codes::kIoError);
   EXPECT_EQ(run.failure_message.rfind("output commit failed: ", 0), 0u) << run.failure_message;
   EXPECT_EQ(run.commit_state, store::kCommitDiscarded);
@@ -228,7 +228,7 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
     });
     auto run = f.engine->Wait(id, 10'000);
     ASSERT_TRUE(run.ok());
-    ASSERT_EQ(run->phase, store::kSucceeded);
+    ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded);
     ExpectWholeOrNothing(f, *run, root_of(f, *run), "no fault");
     for (const auto& k : kinds) calls[k.op] = f.fault_env.count(k.op) - before[k.op];
   }
@@ -245,7 +245,7 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
       ASSERT_TRUE(run.ok()) << what;
       EXPECT_EQ(f.fault_env.failures(), 1) << what;
       ExpectWholeOrNothing(f, *run, root_of(f, *run), what);
-      failed_runs += run->phase != store::kSucceeded;
+      failed_runs += run->phase != spec::RunPhase::kSucceeded;
       // A later engine with a good Env finds nothing to finish and leaves the result as is.
       f.Restart(Env::Default());
       ASSERT_TRUE(f.engine->Recover().ok());
@@ -275,7 +275,7 @@ TEST(StoreFaultTest, AFailedTransactionIsRetriedAndNothingActsBeforeItIsDurable)
     Fixture f("store_count");
     int before = f.failing->applies();
     auto id = f.RunToLastExit(ThreeSteps(""), [] {});
-    ASSERT_EQ(f.engine->Wait(id, 10'000)->phase, store::kSucceeded);
+    ASSERT_EQ(f.engine->Wait(id, 10'000)->phase, spec::RunPhase::kSucceeded);
     applies = f.failing->applies() - before;
   }
   ASSERT_GE(applies, 5);
@@ -291,7 +291,7 @@ TEST(StoreFaultTest, AFailedTransactionIsRetriedAndNothingActsBeforeItIsDurable)
     EXPECT_LE(f.failing->failures(), 1) << what;
     fired += f.failing->failures();
     ExpectWholeOrNothing(f, *run, run->run_dir + "/outputs", what);
-    EXPECT_EQ(run->phase, store::kSucceeded) << what;
+    EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << what;
     EXPECT_EQ(f.backend.launch_count(), 4u) << what;  // no attempt started twice
     EXPECT_EQ(f.backend.undurable_launches, 0) << what;
   }
@@ -327,7 +327,7 @@ TEST(StoreFaultTest, AStoreThatStaysDownStopsTheEngineCleanlyAndRecoveryFinishes
   EXPECT_EQ(f.backend.launch_count(), 2u);  // nothing acted on the undurable exits
   auto steps = f.sqlite->ListSteps(store::RunIdFor(*id));
   ASSERT_TRUE(steps.ok());
-  for (const auto& s : *steps) EXPECT_NE(s.phase, store::kSucceeded) << s.name;
+  for (const auto& s : *steps) EXPECT_NE(s.phase, spec::StepPhase::kSucceeded) << s.name;
   f.failing->Heal();
   f.Restart(Env::Default());
   ASSERT_TRUE(f.engine->Recover().ok());
@@ -340,7 +340,7 @@ TEST(StoreFaultTest, AStoreThatStaysDownStopsTheEngineCleanlyAndRecoveryFinishes
   f.backend.Succeed(c.attempt_id);
   auto run = f.engine->Wait(*id, 10'000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   EXPECT_EQ(*ReadFile(run->run_dir + "/outputs/b/out.txt"), "b");
   EXPECT_EQ(f.backend.undurable_launches, 0);
 }
@@ -353,7 +353,7 @@ TEST(StoreFaultTest, ACommitWhoseFinalRecordFailsIsFinishedByRecovery) {
     Fixture f("final_count");
     int at_last = 0;
     auto id = f.RunToLastExit(ThreeSteps(""), [&] { at_last = f.failing->applies(); });
-    ASSERT_EQ(f.engine->Wait(id, 10'000)->phase, store::kSucceeded);
+    ASSERT_EQ(f.engine->Wait(id, 10'000)->phase, spec::RunPhase::kSucceeded);
     remaining = f.failing->applies() - at_last;
   }
   ASSERT_EQ(remaining, 3);
@@ -365,7 +365,7 @@ TEST(StoreFaultTest, ACommitWhoseFinalRecordFailsIsFinishedByRecovery) {
   ASSERT_GE(f.failing->failures(), 1);
   f.engine->Stop();
   auto stuck = f.sqlite->GetRun(id);
-  EXPECT_EQ(stuck->phase, store::kRunning);
+  EXPECT_EQ(stuck->phase, spec::RunPhase::kRunning);
   EXPECT_EQ(stuck->commit_state, store::kCommitCommitting);
   f.failing->Heal();
   f.Restart(Env::Default());
@@ -373,7 +373,7 @@ TEST(StoreFaultTest, ACommitWhoseFinalRecordFailsIsFinishedByRecovery) {
   auto run = f.engine->Wait(id, 10'000);
   ASSERT_TRUE(run.ok());
   ExpectWholeOrNothing(f, *run, run->run_dir + "/outputs", "recovered commit");
-  EXPECT_EQ(run->phase, store::kSucceeded);
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
   EXPECT_TRUE(Has(f.Reasons(run->id), "Recovered"));
 }
 

@@ -22,6 +22,40 @@ using nlohmann::json;
 
 }  // namespace
 
+std::string RunDir(const std::string& runs_dir, const std::string& run_id) {
+  return runs_dir + "/" + run_id;
+}
+std::string DefaultRunsDir(const std::string& state_dir) {
+  std::string state = state_dir;
+  while (state.size() > 1 && state.back() == '/') state.pop_back();
+  return state + "-runs";
+}
+std::string RunsDirOf(const EngineOptions& options) {
+  if (!options.runs_dir.empty() || options.state_dir.empty()) return options.runs_dir;
+  return DefaultRunsDir(options.state_dir);
+}
+std::string AttemptPath(const std::string& run_dir, const std::string& step, int attempt) {
+  return run_dir + "/attempts/" + step + "." + std::to_string(attempt);
+}
+std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt) {
+  return AttemptPath(run_dir, step, attempt) + ".log";
+}
+std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, int attempt) {
+  return run_dir + "/work/" + step + "." + std::to_string(attempt);
+}
+std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt) {
+  if (attempt <= 1) return run_dir + "/staging/" + step;
+  return run_dir + "/staging/" + step + "." + std::to_string(attempt);
+}
+std::string DepEnvName(const std::string& step) {
+  std::string out = "RSL_INPUT_";
+  for (char c : step) {
+    char u = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+    out += ((u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')) ? u : '_';
+  }
+  return out;
+}
+
 // Written by hand: one per attempt on the engine's loop thread, where nlohmann's builder
 // (a heap node per value) was a fifth of the engine's cost. LaunchFromJson reads it back.
 std::string LaunchToJson(const backend::LaunchSpec& s) {
@@ -91,78 +125,14 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
   return s;
 }
 
-RunCtx::~RunCtx() {
-  if (owner_fd >= 0) close(owner_fd);
-}
-
-int LockRunOwner(Env* env, const std::string& run_dir) {
-  if (!env->MakeDirs(run_dir).ok()) return -1;
-  // Passable, not listable: an isolated step reaches its own directories below by name and
-  // learns nothing else of the run (docs/security.md).
-  (void)env->Chmod(run_dir, 0711);
-  int fd = open((run_dir + "/owner.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return -1;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes) {
-  int64_t most = 0;
-  for (const auto& n : nodes) most = std::max(most, n.cpu_millis);
-  if (most <= 0) return 1000;
-  int64_t cores = std::max<int64_t>(1, most / 1000);
-  return std::max<int64_t>(1, most / (cores + 4));
-}
-
-std::unique_ptr<RunCtx> NewRunCtx(const spec::Workload& w, const store::WorkloadVersion& v,
-                                  const store::Run& run, const std::string& state_dir,
-                                  int64_t default_cpu_millis) {
-  auto r = std::make_unique<RunCtx>();
-  r->run = run;
-  r->version = v;
-  r->workload = w;
-  r->info.workload_id = v.id;
-  r->info.run_id = run.id;
-  r->info.state_dir = state_dir;
-  r->info.run_dir = run.run_dir;
-  r->info.workload = &r->workload;
-  size_t n = w.pipeline.steps.size();
-  r->records.resize(n);
-  r->when.resize(n);
-  r->launch.resize(n);
-  r->launch_json.resize(n);
-  r->gpus.resize(n);
-  r->insufficient_reported.resize(n, false);
-  r->stop_override.resize(n);
-  r->progress_seen.resize(n);
-  r->min_cpu_request = INT64_MAX;
-  for (size_t i = 0; i < n; ++i) {
-    const spec::Step& s = w.pipeline.steps[i];
-    r->records[i].run_id = run.id;
-    r->records[i].name = s.name;
-    r->records[i].index = static_cast<int>(i);
-    if (!s.when.empty()) {
-      auto e = expr::Expr::Parse(s.when);
-      if (e.ok()) r->when[i] = *e;
-    }
-    int64_t cpu = s.effective.cpu_millis.value_or(0);
-    r->min_cpu_request = std::min(r->min_cpu_request, cpu > 0 ? cpu : default_cpu_millis);
-  }
-  if (n == 0) r->min_cpu_request = 0;
-  return r;
-}
-
-std::string Engine::Impl::OutputDirFor(RunCtx* r, int i) {
-  const store::Step& rec = r->records[size_t(i)];
+std::string Engine::Impl::OutputDirFor(RunState* r, int i) {
+  const store::Step& rec = r->slots[size_t(i)].record;
   if (r->workload.pipeline.atomic) return rec.output_dir;
   bool fallback = false;
   return OutputRoot(r, &fallback) + "/" + r->workload.pipeline.steps[size_t(i)].name;
 }
 
-Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunCtx* r, int i, const std::string& node,
+Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const std::string& node,
                                                       const std::vector<int>& gpus) {
   const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
   const StepState& st = r->plan->state(i);

@@ -4,9 +4,13 @@
 #include <cmath>
 
 #include "base/codes.h"
-#include "store/store.h"
 
 namespace rsl::engine {
+
+using spec::EventReason;
+using spec::RunPhase;
+using spec::StepPhase;
+
 namespace {
 
 std::string Duration(int64_t ms) {
@@ -56,9 +60,7 @@ int RunPlan::IndexOf(const std::string& name) const {
 
 bool RunPlan::Terminal(int i) const {
   if (steps_[size_t(i)].running) return false;  // TIMED_OUT while its attempt is stopped
-  const std::string& p = steps_[size_t(i)].phase;
-  return p == store::kSucceeded || p == store::kFailed || p == store::kSkipped ||
-         p == store::kTimedOut || p == store::kCancelled;
+  return spec::IsTerminal(steps_[size_t(i)].phase);
 }
 
 int64_t RunPlan::RetryDelayMs(const spec::RetryPolicy& policy, int retry_number) {
@@ -70,15 +72,15 @@ int64_t RunPlan::RetryDelayMs(const spec::RetryPolicy& policy, int retry_number)
   return static_cast<int64_t>(delay);
 }
 
-void RunPlan::SetPhase(int i, const std::string& phase, const std::string& reason,
+void RunPlan::SetPhase(int i, StepPhase phase, std::optional<EventReason> reason,
                        const std::string& message, bool warning) {
   steps_[size_t(i)].phase = phase;
   if (!message.empty()) steps_[size_t(i)].message = message;
   dirty_.insert(i);
-  if (!reason.empty()) transitions_.push_back({i, reason, message, warning});
+  if (reason) transitions_.push_back({i, *reason, message, warning});
 }
 
-void RunPlan::Finish(int i, const std::string& phase, const std::string& reason,
+void RunPlan::Finish(int i, StepPhase phase, std::optional<EventReason> reason,
                      const std::string& message, bool warning) {
   if (Terminal(i)) return;
   ready_.erase(i);
@@ -91,18 +93,18 @@ void RunPlan::Finish(int i, const std::string& phase, const std::string& reason,
 
 void RunPlan::Restore(int i, const StepState& s) {
   StepState& st = steps_[size_t(i)];
-  std::string phase = s.phase;
+  StepPhase phase = s.phase;
   st = s;
-  st.phase = store::kPending;
+  st.phase = StepPhase::kPending;
   st.stop_requested = false;
   st.timeout_fired = false;
-  if (phase == store::kRunning) {
+  if (phase == StepPhase::kRunning) {
     st.phase = phase;
     st.running = true;
     ++running_;
     const auto& timeout = step_spec(i).timeout_ms;
     if (timeout) deadlines_.insert({st.started_at + *timeout, i});
-  } else if (phase == store::kTimedOut && s.running) {
+  } else if (phase == StepPhase::kTimedOut && s.running) {
     // Its timeout had fired and its attempt was being stopped: ask again (the stop may never
     // have been sent), without a second TimedOut.
     st.phase = phase;
@@ -111,18 +113,18 @@ void RunPlan::Restore(int i, const StepState& s) {
     st.stop_requested = true;
     ++running_;
     stops_.push_back({i, true});
-  } else if (phase == store::kRetrying) {
+  } else if (phase == StepPhase::kRetrying) {
     st.phase = phase;
     st.running = false;
     retry_due_.insert({st.next_attempt_at, i});
-  } else if (phase != store::kPending) {
+  } else if (phase != StepPhase::kPending) {
     st.running = false;
     ++terminal_;
     st.phase = phase;
     for (int d : dependents_[size_t(i)]) {
       if (--open_deps_[size_t(d)] == 0) candidates_.push_back(d);
     }
-    if ((phase == store::kFailed || phase == store::kTimedOut) && first_failure_ < 0) {
+    if ((phase == StepPhase::kFailed || phase == StepPhase::kTimedOut) && first_failure_ < 0) {
       first_failure_ = i;
       if (workload_->pipeline.atomic) failing_ = true;
     }
@@ -134,11 +136,12 @@ void RunPlan::Restore(int i, const StepState& s) {
 void RunPlan::StartFailing(const std::string& why) {
   failing_ = true;
   std::set<int> ready = ready_;
-  for (int i : ready) Finish(i, store::kSkipped, "Skipped", "not started: " + why, false);
+  for (int i : ready)
+    Finish(i, StepPhase::kSkipped, EventReason::kSkipped, "not started: " + why, false);
   auto due = retry_due_;
   retry_due_.clear();
   for (const auto& [t, i] : due) {
-    Finish(i, store::kCancelled, "Cancelled", "retry abandoned: " + why, false);
+    Finish(i, StepPhase::kCancelled, EventReason::kCancelled, "retry abandoned: " + why, false);
   }
   for (size_t i = 0; i < steps_.size(); ++i) {
     StepState& st = steps_[i];
@@ -151,24 +154,24 @@ void RunPlan::StartFailing(const std::string& why) {
 
 void RunPlan::EvaluateCandidate(int i, const WhenFn& when) {
   StepState& st = steps_[size_t(i)];
-  if (st.phase != store::kPending || st.running || ready_.count(i)) return;
+  if (st.phase != StepPhase::kPending || st.running || ready_.count(i)) return;
   const spec::Step& spec = step_spec(i);
   if (cancelled_ || timed_out_) {
-    Finish(i, store::kCancelled, "Cancelled",
+    Finish(i, StepPhase::kCancelled, EventReason::kCancelled,
            cancelled_ ? "not started: the run was cancelled" : "not started: the run timed out",
            false);
     return;
   }
   for (int d : deps_[size_t(i)]) {
-    const std::string& p = steps_[size_t(d)].phase;
-    if (p != store::kSucceeded) {
-      Finish(i, store::kSkipped, "Skipped",
-             "dependency " + step_spec(d).name + " is " + p, false);
+    StepPhase p = steps_[size_t(d)].phase;
+    if (p != StepPhase::kSucceeded) {
+      Finish(i, StepPhase::kSkipped, EventReason::kSkipped,
+             "dependency " + step_spec(d).name + " is " + spec::Name(p), false);
       return;
     }
   }
   if (failing_) {
-    Finish(i, store::kSkipped, "Skipped",
+    Finish(i, StepPhase::kSkipped, EventReason::kSkipped,
            "not started: step " + step_spec(first_failure_).name + " failed", false);
     return;
   }
@@ -176,13 +179,15 @@ void RunPlan::EvaluateCandidate(int i, const WhenFn& when) {
     Result<bool> r = when ? when(i) : Result<bool>(true);
     if (!r.ok()) {
       st.failure_code = r.error().code.empty() ? codes::kExpressionInvalid : r.error().code;
-      Finish(i, store::kFailed, "Failed", "when " + spec.when + ": " + r.error().message, true);
+      Finish(i, StepPhase::kFailed, EventReason::kFailed,
+             "when " + spec.when + ": " + r.error().message, true);
       if (first_failure_ < 0) first_failure_ = i;
       if (workload_->pipeline.atomic) StartFailing("step " + spec.name + " failed");
       return;
     }
     if (!*r) {
-      Finish(i, store::kSkipped, "Skipped", "when " + spec.when + " is false", false);
+      Finish(i, StepPhase::kSkipped, EventReason::kSkipped, "when " + spec.when + " is false",
+             false);
       return;
     }
   }
@@ -194,14 +199,17 @@ void RunPlan::Advance(int64_t now, const WhenFn& when) {
   if (!timed_out_ && !cancelled_ && now >= run_deadline_) {
     timed_out_ = true;
     transitions_.push_back(
-        {-1, "TimedOut", "the run exceeded its time limit of " + Duration(*workload_->timeout_ms),
-         true});
+        {-1, EventReason::kTimedOut,
+         "the run exceeded its time limit of " + Duration(*workload_->timeout_ms), true});
     std::set<int> ready = ready_;
-    for (int i : ready) Finish(i, store::kCancelled, "Cancelled", "not started: the run timed out", false);
+    for (int i : ready)
+      Finish(i, StepPhase::kCancelled, EventReason::kCancelled, "not started: the run timed out",
+             false);
     auto due = retry_due_;
     retry_due_.clear();
     for (const auto& [t, i] : due) {
-      Finish(i, store::kCancelled, "Cancelled", "retry abandoned: the run timed out", false);
+      Finish(i, StepPhase::kCancelled, EventReason::kCancelled,
+             "retry abandoned: the run timed out", false);
     }
     for (size_t i = 0; i < steps_.size(); ++i) {
       StepState& st = steps_[i];
@@ -249,7 +257,7 @@ void RunPlan::FireTimeout(int i, const std::string& message) {
   st.stop_requested = true;
   st.timeout_fired = true;
   stops_.push_back({i, true});
-  SetPhase(i, store::kTimedOut, "TimedOut", message, true);
+  SetPhase(i, StepPhase::kTimedOut, EventReason::kTimedOut, message, true);
 }
 
 void RunPlan::OnLaunched(int i, int64_t now) {
@@ -265,7 +273,8 @@ void RunPlan::OnLaunched(int i, int64_t now) {
   ++running_;
   const auto& timeout = step_spec(i).timeout_ms;
   if (timeout) deadlines_.insert({now + *timeout, i});
-  SetPhase(i, store::kRunning, "Started", "attempt " + std::to_string(st.attempts), false);
+  SetPhase(i, StepPhase::kRunning, EventReason::kStarted, "attempt " + std::to_string(st.attempts),
+           false);
 }
 
 void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string& metrics_json,
@@ -291,7 +300,7 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
   // ends as timed out, and the timeout that fired first is the one on record.
   bool fired = std::exchange(st.timeout_fired, false);
   bool run_limit = fired && st.failure_code == codes::kWorkloadTimedOut;
-  if (fired) st.phase = store::kRunning;  // not terminal yet: the end below decides it
+  if (fired) st.phase = StepPhase::kRunning;  // not terminal yet: the end below decides it
   ExitKind kind = fired ? ExitKind::kTimedOut : exit.kind;
   std::string exit_message = exit.message;
   if (fired && exit.kind != ExitKind::kTimedOut) {
@@ -301,25 +310,26 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
     case ExitKind::kSucceeded:
       if (hook_error.ok()) {
         st.failure_code.clear();
-        Finish(i, store::kSucceeded, "Succeeded", exit.message, false);
+        Finish(i, StepPhase::kSucceeded, EventReason::kSucceeded, exit.message, false);
         break;
       }
       st.failure_code = hook_error.code();
-      Finish(i, store::kFailed, "Failed", hook_error.error().message, true);
+      Finish(i, StepPhase::kFailed, EventReason::kFailed, hook_error.error().message, true);
       if (first_failure_ < 0) first_failure_ = i;
       if (workload_->pipeline.atomic) StartFailing("step " + spec.name + " failed");
       break;
     case ExitKind::kNodeLost:
       if (ending) {
-        Finish(i, store::kCancelled, "Cancelled", "node lost while the run was ending", false);
+        Finish(i, StepPhase::kCancelled, EventReason::kCancelled,
+               "node lost while the run was ending", false);
         break;
       }
       // Not the step's fault: start it again without spending a retry.
-      SetPhase(i, store::kPending, "Rescheduled", exit.message, true);
+      SetPhase(i, StepPhase::kPending, EventReason::kRescheduled, exit.message, true);
       ready_.insert(i);
       break;
     case ExitKind::kCancelled:
-      Finish(i, store::kCancelled, "Cancelled", exit.message, false);
+      Finish(i, StepPhase::kCancelled, EventReason::kCancelled, exit.message, false);
       break;
     case ExitKind::kFailed:
     case ExitKind::kOomKilled:
@@ -327,24 +337,26 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
       if (run_limit || (!fired && timed_out_ && kind == ExitKind::kTimedOut)) {
         // The run's limit stopped it (its TimedOut was recorded when the limit passed).
         st.failure_code = codes::kWorkloadTimedOut;
-        Finish(i, store::kTimedOut, fired ? "" : "TimedOut", "stopped: the run's time limit passed",
-               true);
+        Finish(i, StepPhase::kTimedOut,
+               fired ? std::nullopt : std::optional(EventReason::kTimedOut),
+               "stopped: the run's time limit passed", true);
         break;
       }
       if (ending) {
         // Stopped because the run is failing or cancelled, but it failed on its own first.
         st.failure_code = CodeFor(kind);
-        Finish(i, kind == ExitKind::kTimedOut ? store::kTimedOut : store::kFailed,
-               kind == ExitKind::kOomKilled ? "OOMKilled" : "Failed", exit_message, true);
+        Finish(i, kind == ExitKind::kTimedOut ? StepPhase::kTimedOut : StepPhase::kFailed,
+               kind == ExitKind::kOomKilled ? EventReason::kOomKilled : EventReason::kFailed,
+               exit_message, true);
         break;
       }
       if (kind == ExitKind::kOomKilled)
-        transitions_.push_back({i, "OOMKilled", exit.message, true});
+        transitions_.push_back({i, EventReason::kOomKilled, exit.message, true});
       if (kind == ExitKind::kTimedOut && !fired) {
         // A limit we did not fire (the scheduler's own): recorded as it is learnt.
         transitions_.push_back(
-            {i, "TimedOut", "step exceeded its time limit of " + Duration(spec.timeout_ms.value_or(0)),
-             true});
+            {i, EventReason::kTimedOut,
+             "step exceeded its time limit of " + Duration(spec.timeout_ms.value_or(0)), true});
       }
       st.failure_code = CodeFor(kind);
       if (st.retries_used < spec.retry.max_retries) {
@@ -352,19 +364,19 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
         int64_t delay = RetryDelayMs(spec.retry, st.retries_used);
         st.next_attempt_at = now + delay;
         retry_due_.insert({st.next_attempt_at, i});
-        SetPhase(i, store::kRetrying, "Retrying",
+        SetPhase(i, StepPhase::kRetrying, EventReason::kRetrying,
                  "attempt " + std::to_string(st.attempts) + " failed (" + exit_message +
                      "); retry " + std::to_string(st.retries_used) + " of " +
                      std::to_string(spec.retry.max_retries) + " in " + Duration(delay),
                  true);
         break;
       }
-      std::string phase = kind == ExitKind::kTimedOut ? store::kTimedOut : store::kFailed;
+      StepPhase phase = kind == ExitKind::kTimedOut ? StepPhase::kTimedOut : StepPhase::kFailed;
       std::string msg = exit_message;
       if (spec.retry.max_retries > 0) {
         msg += " (after " + std::to_string(st.attempts) + " attempts)";
       }
-      Finish(i, phase, "Failed", msg, true);
+      Finish(i, phase, EventReason::kFailed, msg, true);
       if (first_failure_ < 0) first_failure_ = i;
       if (workload_->pipeline.atomic) StartFailing("step " + spec.name + " failed");
       break;
@@ -378,7 +390,7 @@ void RunPlan::FailWithoutRetry(int i, const Error& error, int64_t now) {
   ready_.erase(i);
   st.finished_at = now;
   st.failure_code = error.code;
-  Finish(i, store::kFailed, "Failed", error.message, true);
+  Finish(i, StepPhase::kFailed, EventReason::kFailed, error.message, true);
   if (first_failure_ < 0) first_failure_ = i;
   if (workload_->pipeline.atomic) StartFailing("step " + step_spec(i).name + " failed");
   MaybeDone();
@@ -389,11 +401,14 @@ void RunPlan::Cancel(int64_t now, const std::string& by) {
   cancelled_ = true;
   cancelled_by_ = by;
   std::set<int> ready = ready_;
-  for (int i : ready) Finish(i, store::kCancelled, "Cancelled", "not started: the run was cancelled", false);
+  for (int i : ready)
+    Finish(i, StepPhase::kCancelled, EventReason::kCancelled, "not started: the run was cancelled",
+           false);
   auto due = retry_due_;
   retry_due_.clear();
   for (const auto& [t, i] : due) {
-    Finish(i, store::kCancelled, "Cancelled", "retry abandoned: the run was cancelled", false);
+    Finish(i, StepPhase::kCancelled, EventReason::kCancelled,
+           "retry abandoned: the run was cancelled", false);
   }
   for (size_t i = 0; i < steps_.size(); ++i) {
     StepState& st = steps_[i];
@@ -422,17 +437,17 @@ void RunPlan::MaybeDone() {
   if (outcome_ || running_ > 0 || terminal_ < static_cast<int>(steps_.size())) return;
   RunOutcome o;
   if (cancelled_) {
-    o = {store::kCancelled, codes::kWorkloadCancelled,
+    o = {RunPhase::kCancelled, codes::kWorkloadCancelled,
          "cancelled" + (cancelled_by_.empty() ? std::string() : " by " + cancelled_by_)};
   } else if (timed_out_) {
-    o = {store::kTimedOut, codes::kWorkloadTimedOut,
+    o = {RunPhase::kTimedOut, codes::kWorkloadTimedOut,
          "the run exceeded its time limit of " + Duration(workload_->timeout_ms.value_or(0))};
   } else if (first_failure_ >= 0) {
     const StepState& f = steps_[size_t(first_failure_)];
-    o = {store::kFailed, f.failure_code.empty() ? codes::kStepFailed : f.failure_code,
+    o = {RunPhase::kFailed, f.failure_code.empty() ? codes::kStepFailed : f.failure_code,
          "step " + step_spec(first_failure_).name + ": " + f.message};
   } else {
-    o = {store::kSucceeded, "", ""};
+    o = {RunPhase::kSucceeded, "", ""};
   }
   outcome_ = o;
 }

@@ -26,12 +26,13 @@
 
 #include "backend/backend.h"
 #include "base/status.h"
+#include "spec/phase.h"
 #include "spec/workload.h"
 
 namespace rsl::engine {
 
 struct StepState {
-  std::string phase = "PENDING";  //!< store::kPending ... (SPEC.md step phases)
+  spec::StepPhase phase = spec::StepPhase::kPending;
   int attempts = 0;               //!< attempts launched
   int retries_used = 0;           //!< attempts that counted against retryPolicy
   bool running = false;           //!< an attempt is live (launched, not yet exited)
@@ -51,7 +52,7 @@ struct StepState {
 //! One change of a step's or the run's state, with its event.
 struct Transition {
   int step = -1;            //!< -1: the run itself
-  std::string reason;       //!< Started, Succeeded, Failed, Retrying, Skipped, ...
+  spec::EventReason reason;  //!< Started, Succeeded, Failed, Retrying, Skipped, ...
   std::string message;
   bool warning = false;     //!< event type Warning (failures) rather than Normal
 };
@@ -64,7 +65,7 @@ struct StopRequest {
 
 //! The run's end.
 struct RunOutcome {
-  std::string phase;        //!< SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
+  spec::RunPhase phase;     //!< SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
   std::string failure_code; //!< "" on success
   std::string message;
 };
@@ -127,9 +128,10 @@ class RunPlan {
 
  private:
   bool Terminal(int i) const;
-  void SetPhase(int i, const std::string& phase, const std::string& reason,
+  //! `reason` nullopt: no event (one was recorded already).
+  void SetPhase(int i, spec::StepPhase phase, std::optional<spec::EventReason> reason,
                 const std::string& message, bool warning);
-  void Finish(int i, const std::string& phase, const std::string& reason,
+  void Finish(int i, spec::StepPhase phase, std::optional<spec::EventReason> reason,
               const std::string& message, bool warning);  // terminal + cascade
   void StartFailing(const std::string& why);
   //! Records the timeout of running step i now (phase TIMED_OUT, event TimedOut with

@@ -33,7 +33,8 @@ std::vector<int> Ready(const RunPlan& p) { return {p.ready().begin(), p.ready().
 std::vector<std::string> Reasons(RunPlan& p) {
   std::vector<std::string> out;
   for (const auto& t : p.TakeTransitions()) {
-    out.push_back((t.step < 0 ? std::string("run") : p.step_spec(t.step).name) + ":" + t.reason);
+    out.push_back((t.step < 0 ? std::string("run") : p.step_spec(t.step).name) + ":" +
+                  spec::Name(t.reason));
   }
   return out;
 }
@@ -65,7 +66,7 @@ TEST(PlanTest, FanOutFanInRunsInDependencyOrder) {
   p.OnExit(3, Exit(ExitKind::kSucceeded), "{}", 8);
   p.Advance(8, kAlwaysTrue);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kSucceeded);
   EXPECT_EQ(Reasons(p), (std::vector<std::string>{
                             "a:Started", "a:Succeeded", "b:Started", "c:Started", "b:Succeeded",
                             "c:Succeeded", "d:Started", "d:Succeeded"}));
@@ -79,7 +80,7 @@ TEST(PlanTest, RetriesWithBackoffFactorAndMaxBackoff) {
   p.Advance(0, kAlwaysTrue);
   p.OnLaunched(0, 0);
   p.OnExit(0, Exit(ExitKind::kFailed, 1), "{}", 100);
-  EXPECT_EQ(p.state(0).phase, store::kRetrying);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kRetrying);
   EXPECT_EQ(p.state(0).next_attempt_at, 1100);  // backoff 1s
   EXPECT_EQ(p.NextWakeup(), 1100);
   p.Advance(1099, kAlwaysTrue);
@@ -96,11 +97,11 @@ TEST(PlanTest, RetriesWithBackoffFactorAndMaxBackoff) {
   p.Advance(6300, kAlwaysTrue);
   p.OnLaunched(0, 6300);
   p.OnExit(0, Exit(ExitKind::kFailed, 2), "{}", 6400);  // retries exhausted
-  EXPECT_EQ(p.state(0).phase, store::kFailed);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kFailed);
   EXPECT_EQ(p.state(0).attempts, 4);
   EXPECT_EQ(p.state(0).retries_used, 3);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kFailed);
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepFailed);
   EXPECT_EQ(p.outcome()->message, "step train: exit code 2 (after 4 attempts)");
   auto reasons = Reasons(p);
@@ -129,16 +130,16 @@ TEST(PlanTest, WhenFalseSkipsAndCascades) {
   p.OnLaunched(0, 0);
   p.OnExit(0, Exit(ExitKind::kSucceeded), "{\"f1\": 0.5}", 1);
   p.Advance(1, when);
-  EXPECT_EQ(p.state(1).phase, store::kSkipped);
+  EXPECT_EQ(p.state(1).phase, spec::StepPhase::kSkipped);
   EXPECT_EQ(p.state(1).message, "when output.pre.metrics.f1 > 0.85 is false");
-  EXPECT_EQ(p.state(2).phase, store::kSkipped);  // cascades
+  EXPECT_EQ(p.state(2).phase, spec::StepPhase::kSkipped);  // cascades
   EXPECT_EQ(p.state(2).message, "dependency train is SKIPPED");
   EXPECT_EQ(Ready(p), (std::vector<int>{3}));  // the other branch runs
   p.OnLaunched(3, 1);
   p.OnExit(3, Exit(ExitKind::kSucceeded), "{}", 2);
   p.Advance(2, when);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);  // skips are not failures
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kSucceeded);  // skips are not failures
   EXPECT_EQ(p.state(0).metrics_json, "{\"f1\": 0.5}");
 }
 
@@ -149,7 +150,7 @@ TEST(PlanTest, WhenErrorFailsTheStepWithoutRetry) {
   w.pipeline.steps[0].retry.max_retries = 3;
   RunPlan p(&w, 0);
   p.Advance(0, [](int) { return Result<bool>(Error(codes::kExpressionInvalid, "unknown reference")); });
-  EXPECT_EQ(p.state(0).phase, store::kFailed);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kFailed);
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->failure_code, codes::kExpressionInvalid);
 }
@@ -164,7 +165,7 @@ TEST(PlanTest, UpstreamFailureSkipsDependentsInNonAtomicRunOthersContinue) {
   p.OnLaunched(2, 0);
   p.OnExit(0, Exit(ExitKind::kFailed, 3), "{}", 1);
   p.Advance(1, kAlwaysTrue);
-  EXPECT_EQ(p.state(1).phase, store::kSkipped);
+  EXPECT_EQ(p.state(1).phase, spec::StepPhase::kSkipped);
   EXPECT_TRUE(p.TakeStops().empty());  // c keeps running
   p.OnExit(2, Exit(ExitKind::kSucceeded), "{}", 2);
   p.Advance(2, kAlwaysTrue);
@@ -173,7 +174,7 @@ TEST(PlanTest, UpstreamFailureSkipsDependentsInNonAtomicRunOthersContinue) {
   p.OnExit(3, Exit(ExitKind::kSucceeded), "{}", 3);
   p.Advance(3, kAlwaysTrue);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kFailed);
   EXPECT_EQ(p.outcome()->message, "step a: exit code 3");
 }
 
@@ -191,10 +192,10 @@ TEST(PlanTest, AtomicFailureStopsTheRestAndStartsNothing) {
   EXPECT_FALSE(stops[0].timed_out);
   p.OnExit(1, Exit(ExitKind::kCancelled, -1, "stopped on request"), "{}", 2);
   p.Advance(2, kAlwaysTrue);
-  EXPECT_EQ(p.state(1).phase, store::kCancelled);
-  EXPECT_EQ(p.state(2).phase, store::kSkipped);
+  EXPECT_EQ(p.state(1).phase, spec::StepPhase::kCancelled);
+  EXPECT_EQ(p.state(2).phase, spec::StepPhase::kSkipped);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kFailed);
 }
 
 TEST(PlanTest, StepTimeoutStopsThenCountsAsFailure) {
@@ -216,16 +217,16 @@ TEST(PlanTest, StepTimeoutStopsThenCountsAsFailure) {
   EXPECT_TRUE(p.TakeStops().empty());  // asked once
   p.TakeTransitions();
   p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded"), "{}", 700);
-  EXPECT_EQ(p.state(0).phase, store::kRetrying);  // a timeout spends a retry
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kRetrying);             // a timeout spends a retry
   EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Retrying"}));  // TimedOut came at 500
   p.Advance(800, kAlwaysTrue);
   p.OnLaunched(0, 800);
   p.Advance(1300, kAlwaysTrue);
   ASSERT_EQ(p.TakeStops().size(), 1u);
   p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded"), "{}", 1300);
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kFailed);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kFailed);
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
 }
 
@@ -241,24 +242,24 @@ TEST(PlanTest, StepTimeoutIsRecordedWhenItFires) {
   p.TakeTransitions();
   p.TakeDirty();
   p.Advance(500, kAlwaysTrue);
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   EXPECT_TRUE(p.state(0).running);
   EXPECT_EQ(p.state(0).failure_code, codes::kStepTimedOut);
   EXPECT_EQ(p.state(0).message, "step exceeded its time limit of 500ms");
   auto t = p.TakeTransitions();
   ASSERT_EQ(t.size(), 1u);
-  EXPECT_EQ(t[0].reason, "TimedOut");
+  EXPECT_EQ(t[0].reason, spec::EventReason::kTimedOut);
   EXPECT_EQ(t[0].message, "step exceeded its time limit of 500ms");
   EXPECT_EQ(p.TakeDirty(), std::set<int>{0});
   EXPECT_EQ(p.TakeStops().size(), 1u);
   EXPECT_FALSE(p.outcome().has_value());  // the attempt has not ended yet
-  EXPECT_EQ(p.state(1).phase, store::kPending);
+  EXPECT_EQ(p.state(1).phase, spec::StepPhase::kPending);
   // The grace period ends with SIGKILL: the exit completes it, without a second TimedOut.
   p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped: time limit exceeded (killed by SIGKILL)"),
            "{}", 10'500);
   p.Advance(10'500, kAlwaysTrue);
   EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Failed", "next:Skipped"}));
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(p.state(0).finished_at, 10'500);
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
@@ -275,7 +276,7 @@ TEST(PlanTest, AnExitAfterTheTimeoutFiredCountsAsTimedOut) {
   p.OnLaunched(0, 0);
   p.Advance(500, kAlwaysTrue);
   p.OnExit(0, Exit(ExitKind::kSucceeded, 0), "{}", 501);
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(p.state(0).message, "stopped: time limit exceeded (exit code 0)");
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
@@ -303,10 +304,10 @@ TEST(PlanTest, AStepTimeoutBeforeTheRunTimeoutIsTheStepsRecord) {
            "{}", 1200);
   p.Advance(1200, kAlwaysTrue);
   EXPECT_EQ(Reasons(p), (std::vector<std::string>{"slow:Failed"}));  // no retry: the run ended
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(p.state(0).failure_code, codes::kStepTimedOut);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kTimedOut);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kTimedOut);
   EXPECT_EQ(p.outcome()->failure_code, codes::kWorkloadTimedOut);
 }
 
@@ -318,7 +319,7 @@ TEST(PlanTest, ARestoredStepInItsTimeoutGraceIsStoppedAgain) {
   w.pipeline.steps[0].timeout_ms = 500;
   RunPlan p(&w, 0);
   StepState s;
-  s.phase = store::kTimedOut;
+  s.phase = spec::StepPhase::kTimedOut;
   s.running = true;
   s.attempts = 1;
   s.started_at = 0;
@@ -350,17 +351,17 @@ TEST(PlanTest, RunTimeoutStopsEverythingAndEndsTimedOut) {
   EXPECT_TRUE(stops[0].timed_out);
   // The running step is timed out at once, for the run's limit.
   EXPECT_EQ(Reasons(p), (std::vector<std::string>{"run:TimedOut", "a:TimedOut"}));
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(p.state(0).failure_code, codes::kWorkloadTimedOut);
   EXPECT_FALSE(p.outcome().has_value());
   p.OnExit(0, Exit(ExitKind::kTimedOut, -1, "stopped"), "{}", 1150);
   p.Advance(1150, kAlwaysTrue);
   EXPECT_EQ(Reasons(p), (std::vector<std::string>{"b:Cancelled"}));
-  EXPECT_EQ(p.state(0).phase, store::kTimedOut);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(p.state(0).message, "stopped: the run's time limit passed");
-  EXPECT_EQ(p.state(1).phase, store::kCancelled);
+  EXPECT_EQ(p.state(1).phase, spec::StepPhase::kCancelled);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kTimedOut);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kTimedOut);
   EXPECT_EQ(p.outcome()->failure_code, codes::kWorkloadTimedOut);
   EXPECT_EQ(p.outcome()->message, "the run exceeded its time limit of 1s");
 }
@@ -372,13 +373,13 @@ TEST(PlanTest, NodeLostReschedulesWithoutSpendingARetry) {
   p.Advance(0, kAlwaysTrue);
   p.OnLaunched(0, 0);
   p.OnExit(0, Exit(ExitKind::kNodeLost, -1, "node n1 went away"), "{}", 5);
-  EXPECT_EQ(p.state(0).phase, store::kPending);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kPending);
   EXPECT_EQ(p.state(0).retries_used, 0);
   EXPECT_EQ(Ready(p), (std::vector<int>{0}));
   p.OnLaunched(0, 6);
   EXPECT_EQ(p.state(0).attempts, 2);
   p.OnExit(0, Exit(ExitKind::kSucceeded), "{}", 7);
-  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kSucceeded);
 }
 
 TEST(PlanTest, CancelStopsRunningAndCancelsPending) {
@@ -392,9 +393,9 @@ TEST(PlanTest, CancelStopsRunningAndCancelsPending) {
   ASSERT_EQ(stops.size(), 1u);
   p.OnExit(0, Exit(ExitKind::kCancelled, -1, "stopped on request"), "{}", 2);
   p.Advance(2, kAlwaysTrue);
-  EXPECT_EQ(p.state(1).phase, store::kCancelled);
+  EXPECT_EQ(p.state(1).phase, spec::StepPhase::kCancelled);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kCancelled);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kCancelled);
   EXPECT_EQ(p.outcome()->message, "cancelled by alice");
 }
 
@@ -407,7 +408,7 @@ TEST(PlanTest, HookErrorFailsASucceededAttemptWithoutRetry) {
   p.OnLaunched(0, 0);
   p.OnExit(0, Exit(ExitKind::kSucceeded), "{}", 1,
            Error(codes::kOutputSchemaMismatch, "fraud_prob.dtype expected float32, got int32"));
-  EXPECT_EQ(p.state(0).phase, store::kFailed);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kFailed);
   EXPECT_EQ(p.outcome()->failure_code, codes::kOutputSchemaMismatch);
 }
 
@@ -416,10 +417,10 @@ TEST(PlanTest, RestoreResumesAfterACrash) {
   w.pipeline.steps = {MakeStep("a"), MakeStep("b", {"a"}), MakeStep("c", {"b"})};
   RunPlan p(&w, 0);
   StepState done;
-  done.phase = store::kSucceeded;
+  done.phase = spec::StepPhase::kSucceeded;
   done.attempts = 1;
   StepState running;
-  running.phase = store::kRunning;
+  running.phase = spec::StepPhase::kRunning;
   running.attempts = 1;
   running.started_at = 10;
   p.Restore(0, done);
@@ -438,7 +439,7 @@ TEST(PlanTest, EmptyPipelineSucceedsAtOnce) {
   spec::Workload w;
   RunPlan p(&w, 0);
   ASSERT_TRUE(p.outcome().has_value());
-  EXPECT_EQ(p.outcome()->phase, store::kSucceeded);
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kSucceeded);
 }
 
 }  // namespace

@@ -93,10 +93,10 @@ TEST_F(RuntimeTest, RunsAWorkloadToCompletionWithTheLocalBackend) {
   ASSERT_TRUE(id.ok()) << id.error().ToString();
   auto run = eng->Wait(*id, 60000);
   ASSERT_TRUE(run.ok()) << run.error().ToString();
-  EXPECT_EQ(run->phase, store::kSucceeded) << run->failure_code << " " << run->failure_message;
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_code << " " << run->failure_message;
   auto stored = (*rt)->store()->GetRun(run->id);
   ASSERT_TRUE(stored.ok()) << stored.error().ToString();
-  EXPECT_EQ(stored->phase, store::kSucceeded);
+  EXPECT_EQ(stored->phase, spec::RunPhase::kSucceeded);
   auto greeting = ReadFile(out + "/greet/greeting.txt");
   ASSERT_TRUE(greeting.ok()) << greeting.error().ToString();
   EXPECT_EQ(*greeting, "hello\n");

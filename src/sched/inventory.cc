@@ -113,7 +113,13 @@ class NodeFileParser {
       }
       n.memory_bytes = v;
     }
-    if (y["state"]) n.state = y["state"].as<std::string>();
+    if (y["state"]) {
+      auto state = spec::ParseNodeState(y["state"].as<std::string>());
+      if (!state.ok()) {
+        return Bad(y["state"], path + ".state", state.error().message, state.error().hint);
+      }
+      n.state = *state;
+    }
     if (y["capabilities"]) {
       for (const auto& c : y["capabilities"]) n.capabilities.push_back(c.as<std::string>());
     }

@@ -56,6 +56,15 @@ TEST(InventoryTest, NodeFileErrorsHavePlaceAndHint) {
   ASSERT_FALSE(mem.ok());
   EXPECT_EQ(mem.error().code, codes::kSpecInvalid);
   EXPECT_EQ(mem.error().path, "node.memory");
+  auto state = ParseNodeFile("nodes:\n  - {name: x, state: Asleep}\n", "n.yaml", Node{});
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.error().ToString(),
+            "n.yaml:2:22: SPEC_INVALID nodes[0].state: unknown node state 'Asleep' "
+            "(one of Ready, NotReady, Drained, Down)");
+  auto drained = ParseNodeFile("nodes:\n  - {name: x, state: Drained}\n", "n.yaml", Node{});
+  ASSERT_TRUE(drained.ok()) << drained.error().ToString();
+  ASSERT_EQ(drained->size(), 2u);  // the probed local node first
+  EXPECT_EQ((*drained)[1].state, spec::NodeState::kDrained);
 }
 
 }  // namespace

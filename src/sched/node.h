@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/phase.h"
+
 namespace rsl::sched {
 
 struct Device {
@@ -17,7 +19,7 @@ struct Device {
 
 struct Node {
   std::string name;
-  std::string state = "Ready";            //!< Ready | NotReady | Drained | Down ...
+  spec::NodeState state = spec::NodeState::kReady;  //!< only Ready nodes take new work
   int64_t cpu_millis = 0;
   int64_t memory_bytes = 0;
   std::vector<Device> gpus;

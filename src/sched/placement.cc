@@ -33,8 +33,8 @@ bool DeviceFits(const Device& d, const Request& req, std::string* why) {
 // the chosen free device indices.
 bool Fits(const Node& n, const Request& req, bool now, const std::vector<int>& busy,
           std::vector<int>* gpus, std::string* why) {
-  if (n.state != "Ready") {
-    *why = "node is " + n.state;
+  if (n.state != spec::NodeState::kReady) {
+    *why = std::string("node is ") + spec::Name(n.state);
     return false;
   }
   int64_t free_cpu = n.cpu_millis - (now ? n.used_cpu_millis : 0);

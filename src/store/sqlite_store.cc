@@ -122,20 +122,31 @@ constexpr char kVersionCols[] =
     "id, name, namespace, spec_json, digest, created_at, created_by, labels_json, version, "
     "rollback_of";
 
-Run ReadRun(const Stmt& s) {
+// Phases cross into the row as their names (spec::Name); an unknown name is an error.
+Result<Run> ReadRun(const Stmt& s) {
   Run r;
-  s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &r.phase, &r.failure_code,
+  std::string phase;
+  s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &phase, &r.failure_code,
          &r.failure_message, &r.created_at, &r.started_at, &r.finished_at, &r.run_dir,
          &r.admission_report_json, &r.commit_state, &r.committed_uri);
+  auto parsed = spec::ParseRunPhase(phase);
+  if (!parsed.ok()) return parsed.error().Path("store_runs[" + r.id + "].phase");
+  r.phase = *parsed;
   return r;
 }
 
-Step ReadStep(const Stmt& s) {
+Result<Step> ReadStep(const Stmt& s) {
   Step st;
-  s.Into(&st.run_id, &st.name, &st.index, &st.phase, &st.attempts, &st.retries_used,
+  std::string phase;
+  s.Into(&st.run_id, &st.name, &st.index, &phase, &st.attempts, &st.retries_used,
          &st.attempt_id, &st.node, &st.exit_code, &st.signal, &st.wall_ms, &st.cpu_ms,
          &st.peak_memory_bytes, &st.started_at, &st.finished_at, &st.next_attempt_at,
          &st.failure_code, &st.message, &st.metrics_json, &st.progress, &st.output_dir);
+  auto parsed = spec::ParseStepPhase(phase);
+  if (!parsed.ok()) {
+    return parsed.error().Path("store_steps[" + st.run_id + "/" + st.name + "].phase");
+  }
+  st.phase = *parsed;
   return st;
 }
 
@@ -148,10 +159,14 @@ WorkloadVersion ReadVersion(const Stmt& s) {
   return v;
 }
 
-Attempt ReadAttempt(const Stmt& s) {
+Result<Attempt> ReadAttempt(const Stmt& s) {
   Attempt a;
-  s.Into(&a.id, &a.run_id, &a.step, &a.number, &a.launch_json, &a.state, &a.exit_kind,
+  std::string state;
+  s.Into(&a.id, &a.run_id, &a.step, &a.number, &a.launch_json, &state, &a.exit_kind,
          &a.created_at, &a.finished_at);
+  auto parsed = spec::ParseAttemptPhase(state);
+  if (!parsed.ok()) return parsed.error().Path("store_attempts[" + a.id + "].state");
+  a.state = *parsed;
   return a;
 }
 
@@ -455,7 +470,7 @@ class SqliteStore : public Store {
     for (const Run& r : b->runs) {
       Stmt& q = *put_run_;
       q.BindRef(1, r.id).BindRef(2, r.workload_id).BindRef(3, r.name).BindRef(4, r.namespace_);
-      q.BindRef(5, r.phase).BindRef(6, r.failure_code).BindRef(7, r.failure_message);
+      q.Bind(5, spec::Name(r.phase)).BindRef(6, r.failure_code).BindRef(7, r.failure_message);
       q.Bind(8, r.created_at).Bind(9, r.started_at).Bind(10, r.finished_at).BindRef(11, r.run_dir);
       q.BindRef(12, r.admission_report_json)
           .BindRef(13, r.commit_state)
@@ -464,7 +479,7 @@ class SqliteStore : public Store {
     }
     RSL_RETURN_IF_ERROR(steps_.Write(b->steps, [](Stmt& q, int o, const Step& s) {
       q.BindRef(o + 1, s.run_id).BindRef(o + 2, s.name).Bind(o + 3, int64_t{s.index});
-      q.BindRef(o + 4, s.phase).Bind(o + 5, int64_t{s.attempts});
+      q.Bind(o + 4, spec::Name(s.phase)).Bind(o + 5, int64_t{s.attempts});
       q.Bind(o + 6, int64_t{s.retries_used}).BindRef(o + 7, s.attempt_id);
       q.BindRef(o + 8, s.node).Bind(o + 9, int64_t{s.exit_code}).Bind(o + 10, int64_t{s.signal});
       q.Bind(o + 11, s.wall_ms).Bind(o + 12, s.cpu_ms).Bind(o + 13, s.peak_memory_bytes);
@@ -475,7 +490,9 @@ class SqliteStore : public Store {
     }));
     RSL_RETURN_IF_ERROR(attempts_.Write(b->attempts, [](Stmt& q, int o, const Attempt& a) {
       q.BindRef(o + 1, a.id).BindRef(o + 2, a.run_id).BindRef(o + 3, a.step);
-      q.Bind(o + 4, int64_t{a.number}).BindRef(o + 5, a.launch_json).BindRef(o + 6, a.state);
+      q.Bind(o + 4, int64_t{a.number})
+          .BindRef(o + 5, a.launch_json)
+          .Bind(o + 6, spec::Name(a.state));
       q.BindRef(o + 7, a.exit_kind).Bind(o + 8, a.created_at).Bind(o + 9, a.finished_at);
     }));
     // A statement's rows get consecutive seqs (INTEGER PRIMARY KEY: max + 1 each, and this
@@ -584,13 +601,9 @@ class SqliteStore : public Store {
 
 }  // namespace
 
-bool IsTerminalPhase(const std::string& p) {
-  return p == kSucceeded || p == kFailed || p == kTimedOut || p == kCancelled || p == kRejected ||
-         p == kSkipped;
-}
-
 bool StepAttemptLive(const Step& s) {
-  return s.phase == kRunning || (s.phase == kTimedOut && s.started_at > 0 && s.finished_at == 0);
+  return s.phase == spec::StepPhase::kRunning ||
+         (s.phase == spec::StepPhase::kTimedOut && s.started_at > 0 && s.finished_at == 0);
 }
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,

@@ -76,7 +76,7 @@ TEST(StoreTest, ApplyIsDurableAndVersionsCount) {
   auto steps = (*store)->ListSteps(run->id);
   ASSERT_TRUE(steps.ok());
   ASSERT_EQ(steps->size(), 1u);
-  EXPECT_EQ((*steps)[0].phase, kPending);
+  EXPECT_EQ((*steps)[0].phase, spec::StepPhase::kPending);
   auto events = (*store)->ListEvents("", 0);
   ASSERT_TRUE(events.ok());
   EXPECT_EQ(events->size(), 2u);
@@ -162,8 +162,7 @@ TEST(StoreTest, VersionIdsHaveTheDocumentedShape) {
   EXPECT_EQ(RunIdFor("wl-20240615-7a8b9c0d"), "run-20240615-7a8b9c0d");
 }
 
-Step StepRow(const std::string& run_id, const std::string& name, int index,
-             const std::string& phase) {
+Step StepRow(const std::string& run_id, const std::string& name, int index, spec::StepPhase phase) {
   Step s;
   s.run_id = run_id;
   s.name = name;
@@ -196,7 +195,7 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
   for (int n : {1, 31, 32, 33, 70}) {
     Batch b;
     for (int i = 0; i < n; ++i) {
-      b.steps.push_back(StepRow(run, "s" + std::to_string(i), i, kRunning));
+      b.steps.push_back(StepRow(run, "s" + std::to_string(i), i, spec::StepPhase::kRunning));
       b.events.push_back(StartedEvent(run, "s" + std::to_string(i),
                                       "n=" + std::to_string(n) + " i=" + std::to_string(i)));
       Attempt a;
@@ -207,7 +206,8 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
       a.launch_json = "{\"n\":" + std::to_string(n) + "}";
       b.attempts.push_back(a);
     }
-    b.steps.push_back(StepRow(run, "s0", 0, kSucceeded));  // the same key again: wins
+    b.steps.push_back(
+        StepRow(run, "s0", 0, spec::StepPhase::kSucceeded));  // the same key again: wins
     int64_t before = (*store)->LastEventSeq();
     ASSERT_TRUE((*store)->Apply(&b).ok());
     for (int i = 0; i < n; ++i) EXPECT_EQ(b.events[size_t(i)].seq, before + 1 + i);
@@ -221,10 +221,10 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
     ASSERT_TRUE(steps.ok());
     std::map<std::string, Step> by_name;
     for (const Step& st : *steps) by_name[st.name] = st;
-    EXPECT_EQ(by_name["s0"].phase, kSucceeded);
+    EXPECT_EQ(by_name["s0"].phase, spec::StepPhase::kSucceeded);
     std::string last = "s" + std::to_string(n - 1);
     if (n > 1) {
-      EXPECT_EQ(by_name[last].phase, kRunning);
+      EXPECT_EQ(by_name[last].phase, spec::StepPhase::kRunning);
       EXPECT_EQ(by_name[last].message, "row of " + last);
     }
   }
@@ -238,7 +238,7 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
   a.run_id = run;
   a.step = "s5";
   a.number = 70;
-  a.state = "exited";
+  a.state = spec::AttemptPhase::kExited;
   exit.attempts.push_back(a);
   ASSERT_TRUE((*store)->Apply(&exit).ok());
   attempts = (*store)->ListAttempts(run);
@@ -247,7 +247,7 @@ TEST(StoreTest, LargeBatchesKeepEveryRowAndItsSeq) {
   for (const Attempt& x : *attempts) {
     if (x.id != a.id) continue;
     found = true;
-    EXPECT_EQ(x.state, "exited");
+    EXPECT_EQ(x.state, spec::AttemptPhase::kExited);
     EXPECT_EQ(x.launch_json, "{\"n\":70}");
   }
   EXPECT_TRUE(found);
@@ -350,7 +350,7 @@ TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
   last_seq = (*events)[1].seq;
   EXPECT_EQ((*store)->LastEventSeq(), last_seq);
   Batch b;
-  b.steps.push_back(StepRow(run, "train", 0, kFailed));
+  b.steps.push_back(StepRow(run, "train", 0, spec::StepPhase::kFailed));
   Event e;
   e.run_id = run;
   e.reason = "Failed";
@@ -360,7 +360,34 @@ TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
   steps = (*store)->ListSteps(run);
   ASSERT_TRUE(steps.ok());
   ASSERT_EQ(steps->size(), 1u);
-  EXPECT_EQ((*steps)[0].phase, kFailed);
+  EXPECT_EQ((*steps)[0].phase, spec::StepPhase::kFailed);
+}
+
+// A row whose phase the platform does not know (a newer version wrote it, or the file was
+// edited) is an error with a code, not a crash.
+TEST(StoreTest, UnknownPhaseInARowIsAnError) {
+  std::string dir = FreshDir("badphase");
+  auto store = OpenSqliteStore(dir);
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch b0 = NewRunBatch("wl-20240615-0000000c", "badphase");
+  ASSERT_TRUE((*store)->Apply(&b0).ok());
+  std::string run = b0.runs[0].id;
+  {
+    auto db = Db::Open(StateDbPath(dir));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("UPDATE store_steps SET phase='SLEEPING';"
+                           "UPDATE store_runs SET phase='DREAMING';")
+                    .ok());
+  }
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_FALSE(steps.ok());
+  EXPECT_EQ(steps.error().code, codes::kInvalidArgument);
+  EXPECT_EQ(steps.error().message, "unknown step phase 'SLEEPING'");
+  auto got = (*store)->GetRun(run);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().message, "unknown run phase 'DREAMING'");
+  EXPECT_FALSE((*store)->ListRuns(RunFilter{}).ok());
 }
 
 // A run commits every loop turn: the WAL must start again from its beginning now and then
@@ -376,7 +403,8 @@ TEST(StoreTest, TheWalStaysBoundedUnderContinuousCommits) {
   int64_t largest = 0;
   for (int i = 0; i < 4000; ++i) {
     Batch b;
-    b.steps.push_back(StepRow(run, "s" + std::to_string(i % 500), i % 500, kRunning));
+    b.steps.push_back(
+        StepRow(run, "s" + std::to_string(i % 500), i % 500, spec::StepPhase::kRunning));
     b.events.push_back(StartedEvent(run, "s" + std::to_string(i % 500), std::string(200, 'x')));
     ASSERT_TRUE((*store)->Apply(&b).ok());
     struct stat st;

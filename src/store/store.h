@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "spec/phase.h"
 
 namespace rsl::store {
 
@@ -37,18 +38,8 @@ struct WorkloadVersion {
   std::string rollback_of;      //!< the version id this one re-runs ("" if none)
 };
 
-//! Run phases (SPEC.md "Lifecycle").
-inline constexpr char kPending[] = "PENDING";
-inline constexpr char kRunning[] = "RUNNING";
-inline constexpr char kRetrying[] = "RETRYING";
-inline constexpr char kSucceeded[] = "SUCCEEDED";
-inline constexpr char kFailed[] = "FAILED";
-inline constexpr char kSkipped[] = "SKIPPED";
-inline constexpr char kTimedOut[] = "TIMED_OUT";
-inline constexpr char kCancelled[] = "CANCELLED";
-inline constexpr char kRejected[] = "REJECTED";
-//! True for SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, REJECTED (and SKIPPED for steps).
-bool IsTerminalPhase(const std::string& phase);
+//! Phases are spec::RunPhase / StepPhase / AttemptPhase (spec/phase.h); the store keeps
+//! their names (spec::Name) in its rows and answers a row with an unknown name with an error.
 
 //! Commit states of a run's outputs.
 inline constexpr char kCommitNone[] = "";
@@ -62,7 +53,7 @@ struct Run {
   std::string workload_id;
   std::string name;             //!< copied from the version, for listing
   std::string namespace_;
-  std::string phase = kPending;
+  spec::RunPhase phase = spec::RunPhase::kPending;
   std::string failure_code;     //!< stable code when phase is not SUCCEEDED
   std::string failure_message;
   int64_t created_at = 0;
@@ -79,7 +70,7 @@ struct Step {
   std::string run_id;
   std::string name;
   int index = 0;                //!< position in the pipeline
-  std::string phase = kPending;
+  spec::StepPhase phase = spec::StepPhase::kPending;
   int attempts = 0;             //!< attempts launched so far
   int retries_used = 0;         //!< attempts that counted against retryPolicy
   std::string attempt_id;       //!< the live (or last) attempt
@@ -111,7 +102,7 @@ struct Attempt {
   int number = 1;
   std::string launch_json;      //!< the backend::LaunchSpec (secrets masked out); written
                                 //!< again empty (an exit), the stored one is kept
-  std::string state = "launching";  //!< launching | exited
+  spec::AttemptPhase state = spec::AttemptPhase::kLaunching;
   std::string exit_kind;        //!< backend::ExitKindName, when exited
   int64_t created_at = 0;
   int64_t finished_at = 0;

@@ -97,11 +97,11 @@ std::string Classify(const std::string& state) {
   if (!runs.ok() || runs->empty()) return "start";
   const store::Run& r = (*runs)[0];
   if (r.commit_state == store::kCommitCommitting) return "mid-commit";
-  if (r.phase == store::kSucceeded) return "finished";
-  if (r.phase == store::kPending) return "start";
+  if (r.phase == spec::RunPhase::kSucceeded) return "finished";
+  if (r.phase == spec::RunPhase::kPending) return "start";
   auto steps = (*store)->ListSteps(r.id);
   for (const auto& s : *steps) {
-    if (s.phase == store::kRunning) return "mid-step";
+    if (s.phase == spec::StepPhase::kRunning) return "mid-step";
   }
   return "between-steps";
 }
@@ -156,7 +156,8 @@ TEST(CrashTest, EveryKilledRunRecoversToACorrectEnd) {
     if (printed.find("submitted") != std::string::npos) {
       EXPECT_NE(printed.find(run.workload_id), std::string::npos);
     }
-    EXPECT_EQ(run.phase, store::kSucceeded) << run.failure_code << " " << run.failure_message;
+    EXPECT_EQ(run.phase, spec::RunPhase::kSucceeded)
+        << run.failure_code << " " << run.failure_message;
     EXPECT_EQ(run.commit_state, store::kCommitCommitted);
     // Exactly the outputs, whole; nothing half-moved; staging gone.
     EXPECT_EQ(Listing(out), (std::vector<std::string>{"_RSL_COMMIT", "a", "b", "c", "d"}));
@@ -182,7 +183,7 @@ TEST(CrashTest, EveryKilledRunRecoversToACorrectEnd) {
       if (!line.empty()) executions[Split(line, ' ')[0]]++;
     }
     for (const auto& s : *steps) {
-      EXPECT_EQ(s.phase, store::kSucceeded) << s.name;
+      EXPECT_EQ(s.phase, spec::StepPhase::kSucceeded) << s.name;
       EXPECT_EQ(succeeded[s.name], 1) << s.name;
       EXPECT_EQ(attempt_rows[s.name], s.attempts) << s.name;
       EXPECT_GE(executions[s.name], 1) << s.name;

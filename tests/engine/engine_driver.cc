@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     if (!runs.ok() || !eng.Recover().ok()) return 1;
     for (const auto& r : *runs) {
       auto done = eng.Wait(r.id);
-      printf("%s %s\n", r.workload_id.c_str(), done.ok() ? done->phase.c_str() : "ERROR");
+      printf("%s %s\n", r.workload_id.c_str(), done.ok() ? spec::Name(done->phase) : "ERROR");
     }
     eng.Stop();
     return 0;
@@ -86,6 +86,6 @@ int main(int argc, char** argv) {
   auto run = eng.Wait(*id);
   eng.Stop();
   if (!run.ok()) return 1;
-  printf("phase %s\n", run->phase.c_str());
-  return run->phase == store::kSucceeded ? 0 : 1;
+  printf("phase %s\n", spec::Name(run->phase));
+  return run->phase == spec::RunPhase::kSucceeded ? 0 : 1;
 }

@@ -87,7 +87,8 @@ class ProcessTest : public ::testing::Test {
       if (pred(step)) return step;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ADD_FAILURE() << "step " << step.name << " never got there (phase " << step.phase << ")";
+    ADD_FAILURE() << "step " << step.name << " never got there (phase " << spec::Name(step.phase)
+                  << ")";
     return step;
   }
   const store::Event* FindEvent(const std::vector<store::Event>& events, const std::string& step,
@@ -120,7 +121,7 @@ TEST_F(ProcessTest, FanOutFanInCommitsExactlyTheOutputs) {
       "    - {name: join, dependsOn: [left, right], command: [sh, -c,"
       " 'cat $RSL_INPUT_LEFT/l $RSL_INPUT_RIGHT/r > $RSL_OUTPUT/sum']}\n",
       "  data:\n    output:\n      uri: file://" + out + "\n");
-  EXPECT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  EXPECT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
   EXPECT_EQ(Listing(out), (std::vector<std::string>{"_RSL_COMMIT", "join", "left", "right", "split"}));
   EXPECT_EQ(*ReadFile(out + "/join/sum"), "1\n2\n");
   EXPECT_EQ(Listing(out + "/split"), (std::vector<std::string>{"a", "b"}));
@@ -137,7 +138,7 @@ TEST_F(ProcessTest, FailsThenSucceedsOnRetry) {
   auto run = Run("    - name: flaky\n      command: [sh, -c, 'if [ -e " + marker +
                  " ]; then echo ok; else touch " + marker + "; exit 7; fi']\n"
                  "      retryPolicy: {maxRetries: 2, backoff: 100ms}\n");
-  EXPECT_EQ(run.phase, store::kSucceeded);
+  EXPECT_EQ(run.phase, spec::RunPhase::kSucceeded);
   auto s = Steps(run)[0];
   EXPECT_EQ(s.attempts, 2);
   EXPECT_EQ(s.retries_used, 1);
@@ -158,7 +159,7 @@ TEST_F(ProcessTest, ARetriedStepCommitsOnlyItsSucceededAttempt) {
         "      retryPolicy: {maxRetries: 2, backoff: 10ms}\n"
         "    - {name: never, dependsOn: [once], when: \"status.once == 'FAILED'\", command: [true]}\n",
         extra);
-    ASSERT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+    ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
     std::string root = extra.empty() ? run.run_dir + "/outputs" : out;
     EXPECT_EQ(run.committed_uri, root);
     EXPECT_EQ(Listing(root), (std::vector<std::string>{"_RSL_COMMIT", "flaky", "once"}));
@@ -178,7 +179,7 @@ TEST_F(ProcessTest, MemoryLimitOomIsDetected) {
   auto run = Run("    - name: hog\n      command: [/usr/bin/python3, -c,"
                  " 'x = bytearray(512 * 1024 * 1024)']\n"
                  "      resources: {memory: 64Mi, cpu: 500m}\n");
-  EXPECT_EQ(run.phase, store::kFailed);
+  EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   auto events = *store_->ListEvents(run.id, 0);
   std::set<std::string> reasons;
   std::string limits;
@@ -199,9 +200,9 @@ TEST_F(ProcessTest, StepTimeoutKillsTheWholeGroup) {
   std::string pids = dir_ + "/pids";
   auto run = Run("    - name: stuck\n      timeout: 1s\n      command: [sh, -c,"
                  " 'trap \"\" TERM; sleep 300 & echo $! > " + pids + "; sleep 300']\n");
-  EXPECT_EQ(run.phase, store::kFailed);
+  EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run.failure_code, codes::kStepTimedOut);
-  EXPECT_EQ(Steps(run)[0].phase, store::kTimedOut);
+  EXPECT_EQ(Steps(run)[0].phase, spec::StepPhase::kTimedOut);
   pid_t child = atoi(ReadFile(pids)->c_str());
   ASSERT_GT(child, 0);
   auto stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
@@ -217,15 +218,15 @@ TEST_F(ProcessTest, AStepIgnoringSigtermIsTimedOutWhenItsTimeoutFires) {
       "    - name: stubborn\n      timeout: 1s\n"
       "      command: [sh, -c, 'trap \"\" TERM; sleep 300']\n");
   auto timed_out = WaitForStep(id, [](const store::Step& s) {
-    return s.phase != store::kPending && s.phase != store::kRunning;
+    return s.phase != spec::StepPhase::kPending && s.phase != spec::StepPhase::kRunning;
   });
   int64_t seen_at = Env::Default()->NowMs();
-  EXPECT_EQ(timed_out.phase, store::kTimedOut);
+  EXPECT_EQ(timed_out.phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(timed_out.failure_code, codes::kStepTimedOut);
   EXPECT_EQ(timed_out.finished_at, 0);  // the attempt is still being stopped
   EXPECT_TRUE(store::StepAttemptLive(timed_out));
   auto run = store_->GetRun(id);
-  EXPECT_EQ(run->phase, store::kRunning);
+  EXPECT_EQ(run->phase, spec::RunPhase::kRunning);
   auto events = *store_->ListEvents(run->id, 0);
   const store::Event* fired = FindEvent(events, "stubborn", "TimedOut");
   ASSERT_NE(fired, nullptr);
@@ -236,10 +237,10 @@ TEST_F(ProcessTest, AStepIgnoringSigtermIsTimedOutWhenItsTimeoutFires) {
 
   auto done = engine_->Wait(id, 60000);
   ASSERT_TRUE(done.ok());
-  EXPECT_EQ(done->phase, store::kFailed);
+  EXPECT_EQ(done->phase, spec::RunPhase::kFailed);
   EXPECT_EQ(done->failure_code, codes::kStepTimedOut);
   auto step = Steps(*done)[0];
-  EXPECT_EQ(step.phase, store::kTimedOut);
+  EXPECT_EQ(step.phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(step.signal, SIGKILL);
   EXPECT_GE(step.finished_at - fired->time, kGraceMs / 2) << "the grace period ran";
   events = *store_->ListEvents(done->id, 0);
@@ -261,10 +262,10 @@ TEST_F(ProcessTest, AStepTimeoutFiringBeforeTheRunTimeoutIsRecorded) {
       "  timeout: 3s\n");
   auto done = engine_->Wait(id, 60000);
   ASSERT_TRUE(done.ok());
-  EXPECT_EQ(done->phase, store::kTimedOut);
+  EXPECT_EQ(done->phase, spec::RunPhase::kTimedOut);
   EXPECT_EQ(done->failure_code, codes::kWorkloadTimedOut);
   auto step = Steps(*done)[0];
-  EXPECT_EQ(step.phase, store::kTimedOut);
+  EXPECT_EQ(step.phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(step.failure_code, codes::kStepTimedOut);
   auto events = *store_->ListEvents(done->id, 0);
   const store::Event* step_fired = FindEvent(events, "stubborn", "TimedOut");
@@ -283,7 +284,8 @@ TEST_F(ProcessTest, LiveUsageOfARunningStep) {
       "    - name: hog\n      resources: {memory: 256Mi}\n"
       "      command: [/usr/bin/python3, -c,"
       " \"x = b'a' * (80 << 20)\\nwhile True: pass\\n\"]\n");
-  auto running = WaitForStep(id, [](const store::Step& s) { return s.phase == store::kRunning; });
+  auto running =
+      WaitForStep(id, [](const store::Step& s) { return s.phase == spec::StepPhase::kRunning; });
   std::optional<backend::AttemptUsage> live;
   for (int i = 0; i < 3000; ++i) {
     live = engine_->LiveUsage(running.attempt_id);
@@ -293,11 +295,11 @@ TEST_F(ProcessTest, LiveUsageOfARunningStep) {
   ASSERT_TRUE(live.has_value());
   EXPECT_GE(live->usage.cpu_ms, 300);
   EXPECT_GE(live->usage.peak_memory_bytes, 60LL << 20);
-  EXPECT_EQ(Steps(*store_->GetRun(id))[0].phase, store::kRunning);
+  EXPECT_EQ(Steps(*store_->GetRun(id))[0].phase, spec::StepPhase::kRunning);
   ASSERT_TRUE(engine_->Cancel(id, "test").ok());
   auto done = engine_->Wait(id, 60000);
   ASSERT_TRUE(done.ok());
-  EXPECT_EQ(done->phase, store::kCancelled);
+  EXPECT_EQ(done->phase, spec::RunPhase::kCancelled);
   EXPECT_FALSE(engine_->LiveUsage(running.attempt_id).has_value());  // the exit has the totals
 }
 
@@ -313,7 +315,7 @@ TEST_F(ProcessTest, ShortSecretValuesAreNotMaskedInTheLog) {
   auto run =
       Run("    - name: talk\n      envFrom: [{secretRef: creds}]\n"
           "      command: [sh, -c, 'echo about a cab $PIN $TOKEN']\n");
-  ASSERT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
   EXPECT_EQ(*ReadFile(AttemptLogPath(run.run_dir, "talk", 1)), "about a cab ab ***\n");
 }
 
@@ -324,11 +326,11 @@ TEST_F(ProcessTest, MetricsFlowIntoWhen) {
       " command: ['true']}\n"
       "    - {name: fallback, dependsOn: [eval], when: 'output.eval.metrics.f1_score <= 0.85',"
       " command: ['true']}\n");
-  EXPECT_EQ(run.phase, store::kSucceeded) << run.failure_message;
+  EXPECT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
   auto steps = Steps(run);
   EXPECT_EQ(steps[0].metrics_json, "{\"f1_score\":0.91}");
-  EXPECT_EQ(steps[1].phase, store::kSucceeded);
-  EXPECT_EQ(steps[2].phase, store::kSkipped);
+  EXPECT_EQ(steps[1].phase, spec::StepPhase::kSucceeded);
+  EXPECT_EQ(steps[2].phase, spec::StepPhase::kSkipped);
 }
 
 TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
@@ -336,7 +338,7 @@ TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
   auto run = Run("    - {name: good, command: [sh, -c, 'echo x > $RSL_OUTPUT/part']}\n"
                  "    - {name: bad, dependsOn: [good], command: [sh, -c, 'echo y > $RSL_OUTPUT/p; exit 1']}\n",
                  "  data:\n    output:\n      uri: " + out + "\n");
-  EXPECT_EQ(run.phase, store::kFailed);
+  EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run.failure_code, codes::kStepFailed);
   EXPECT_FALSE(PathExists(out));
   EXPECT_FALSE(PathExists(run.run_dir + "/staging"));
@@ -346,7 +348,7 @@ TEST_F(ProcessTest, DependentStartsWithinMillisecondsOfItsDependency) {
   auto run = Run("    - {name: a, command: ['true']}\n"
                  "    - {name: b, dependsOn: [a], command: ['true']}\n"
                  "    - {name: c, dependsOn: [b], command: ['true']}\n");
-  ASSERT_EQ(run.phase, store::kSucceeded);
+  ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded);
   auto steps = Steps(run);
   // Engine time between recording a step's end and launching its dependent.
   EXPECT_LE(steps[1].started_at - steps[0].finished_at, 100);

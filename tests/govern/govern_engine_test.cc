@@ -78,7 +78,8 @@ TEST(GovernEngine, PolicyStopsAPlateauedStepAsSuccessAndCostIsRecorded) {
   auto run = eng.Wait(*id, 30000);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(run.ok()) << run.error().ToString();
-  EXPECT_EQ(run->phase, "SUCCEEDED") << run->failure_code << " " << run->failure_message;
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded)
+      << run->failure_code << " " << run->failure_message;
   EXPECT_LT(secs, 15.0);  // plateau after ~1 s, condition after ~3 s, not the step's 60 s
   auto events = (*store)->ListEvents(run->id, 0);
   ASSERT_TRUE(events.ok());

@@ -45,7 +45,7 @@ class Recorder {
     b->on_event = [this](const AttemptEvent& e) {
       std::lock_guard<std::mutex> lock(mu_);
       events_[e.attempt_id].push_back(e);
-      if (e.reason == "Running") started_at_[e.attempt_id] = Clock::now();
+      if (e.reason == spec::EventReason::kRunning) started_at_[e.attempt_id] = Clock::now();
       cv_.notify_all();
     };
   }
@@ -61,7 +61,7 @@ class Recorder {
     cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
                  [&] { return started_at_.count(id) > 0 || !exits_[id].empty(); });
     for (auto& e : events_[id]) {
-      if (e.reason == "Running") return e;
+      if (e.reason == spec::EventReason::kRunning) return e;
     }
     return std::nullopt;
   }
@@ -154,7 +154,7 @@ TEST_F(SlurmClusterTest, ListNodesShowsTheCluster) {
   EXPECT_EQ(by["n3"].gpus.size(), 0u);
   EXPECT_EQ(by["n3"].cpu_millis, 4000);
   EXPECT_EQ(by["n1"].capabilities, (std::vector<std::string>{"tensor_core", "fp16_support"}));
-  EXPECT_EQ(by["n1"].state, "Ready");
+  EXPECT_EQ(by["n1"].state, spec::NodeState::kReady);
 }
 
 // The fraud example's structure (ingest -> preprocess -> train -> validate, train on a GPU

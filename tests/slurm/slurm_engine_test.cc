@@ -130,10 +130,11 @@ TEST_F(SlurmEngineTest, FraudStructureRunsToSucceeded) {
   ASSERT_FALSE(id.empty());
   auto run = engine_->Wait(id, 120'000);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_EQ(run->phase, "SUCCEEDED") << run->failure_code << ": " << run->failure_message;
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded)
+      << run->failure_code << ": " << run->failure_message;
   auto steps = Steps(run->id);
   for (std::string s : {"ingest", "preprocess", "train", "validate"}) {
-    EXPECT_EQ(steps[s].phase, "SUCCEEDED") << s << ": " << steps[s].message;
+    EXPECT_EQ(steps[s].phase, spec::StepPhase::kSucceeded) << s << ": " << steps[s].message;
   }
   EXPECT_EQ(steps["train"].metrics_json, "{\"auc\":0.95}");
   bool train_on_n1 = false;
@@ -158,7 +159,7 @@ TEST_F(SlurmEngineTest, RequestNoNodeCanSatisfyIsRejectedAtAdmission) {
   ASSERT_FALSE(id.empty());
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, "REJECTED");
+  EXPECT_EQ(run->phase, spec::RunPhase::kRejected);
   EXPECT_EQ(run->failure_code, "INSUFFICIENT_RESOURCES");
   EXPECT_NE(run->failure_message.find("low_latency"), std::string::npos) << run->failure_message;
   EXPECT_EQ(Sh("squeue -h -t all -o %j | grep -c lowlat-on-slurm || true"), "0\n");
@@ -180,7 +181,7 @@ spec:
   auto slow = Steps(run->id)["slow"];
   // The step is TIMED_OUT; the run fails because of it (TIMED_OUT is the run's own limit).
   EXPECT_EQ(run->failure_code, "STEP_TIMED_OUT") << run->failure_message << " / " << slow.message;
-  EXPECT_EQ(slow.phase, "TIMED_OUT");
+  EXPECT_EQ(slow.phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(slow.failure_code, "STEP_TIMED_OUT");
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
 }
@@ -205,7 +206,7 @@ spec:
   ASSERT_TRUE(engine_->Cancel(id, "test").ok());
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, "CANCELLED");
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled);
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG,S -o %A"), "");
 }
 
@@ -237,10 +238,10 @@ spec:
   ASSERT_TRUE(engine_->Recover().ok());
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, "SUCCEEDED") << run->failure_message;
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   auto steps = Steps(run->id);
   EXPECT_EQ(steps["a"].attempts, 1) << "adopted, not launched again";
-  EXPECT_EQ(steps["b"].phase, "SUCCEEDED");
+  EXPECT_EQ(steps["b"].phase, spec::StepPhase::kSucceeded);
   EXPECT_EQ(Slurp(run->run_dir + "/outputs/a/a"), "a\n");
 }
 
@@ -277,7 +278,7 @@ spec:
 
   auto run = engine_->Wait(id, 90'000);
   ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, "SUCCEEDED") << run->failure_message;
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   auto steps = Steps(run->id);
   EXPECT_EQ(steps["train"].attempts, 2);
   EXPECT_EQ(steps["train"].retries_used, 0);
@@ -306,7 +307,7 @@ spec:
   EXPECT_EQ(Slurp(published), "replacement\n") << "the orphan changed the committed output";
   auto after = store_->GetRun(id);
   ASSERT_TRUE(after.ok());
-  EXPECT_EQ(after->phase, "SUCCEEDED");
+  EXPECT_EQ(after->phase, spec::RunPhase::kSucceeded);
   EXPECT_EQ(Steps(run->id)["train"].attempts, 2);
 }
 
@@ -352,7 +353,7 @@ TEST_F(SlurmEngineTest, TwentyStepChainReadyToRunningVsLocal) {
   std::string id = Submit(ChainYaml("chain-slurm"));
   auto run = engine_->Wait(id, 180'000);
   ASSERT_TRUE(run.ok());
-  ASSERT_EQ(run->phase, "SUCCEEDED") << run->failure_message;
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   double slurm_total = 0;
   double slurm_median = ChainStepLatency(Events(run->id), "Running", &slurm_total);
   engine_->Stop(true);
@@ -367,7 +368,7 @@ TEST_F(SlurmEngineTest, TwentyStepChainReadyToRunningVsLocal) {
   id = Submit(ChainYaml("chain-local"));
   run = engine_->Wait(id, 120'000);
   ASSERT_TRUE(run.ok());
-  ASSERT_EQ(run->phase, "SUCCEEDED") << run->failure_message;
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   double local_total = 0;
   double local_median = ChainStepLatency(Events(run->id), "Started", &local_total);
   std::printf("20-step chain, ready -> running (median): slurm %.3f s, local %.3f s; "

@@ -1,0 +1,210 @@
+// The facts the engine's loop takes in: messages (exits, backend events, admissions,
+// cancels, policy stops and events, recoveries, failed launches), an attempt's exit with its
+// metrics and the AfterStep hooks, and live progress; and the mirror of the plan's step
+// state into the stored step row. All on the loop thread.
+#include <nlohmann/json.hpp>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "engine/engine_internal.h"
+
+namespace rsl::engine {
+namespace {
+
+// What the step last wrote to its RSL_PROGRESS_FILE (at most 64 characters, trimmed), or
+// nothing when it wrote nothing usable.
+std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch) {
+  auto it = launch.env.find("RSL_PROGRESS_FILE");
+  if (it == launch.env.end()) return std::nullopt;
+  auto text = ReadUntrustedFileIfExists(it->second, 4096);  // the step's file
+  if (!text.ok() || !*text) return std::nullopt;
+  std::string p(Trim(**text));
+  if (p.empty() || p.size() > 64) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState*>* touched) {
+  if (auto* exit = std::get_if<ExitMsg>(&m)) {
+    HandleExit(exit->exit, b, touched);
+  } else if (auto* ev = std::get_if<EventMsg>(&m)) {
+    auto it = attempts_.find(ev->event.attempt_id);
+    if (it == attempts_.end()) return;
+    RunState* r = it->second.first;
+    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(it->second.second)].name,
+             ev->event.reason, ev->event.message, false);
+  } else if (auto* adm = std::get_if<AdmittedMsg>(&m)) {
+    HandleAdmitted(*adm, b, touched);
+  } else if (auto* cancel = std::get_if<CancelMsg>(&m)) {
+    auto it = runs_.find(cancel->run_id);
+    if (it == runs_.end()) {
+      // Not active here: still being admitted (cancelled when admission ends) or finished.
+      auto run = store_->GetRun(cancel->run_id);
+      if (run.ok() && run->phase == spec::RunPhase::kPending) {
+        run->failure_code = codes::kWorkloadCancelled;
+        run->failure_message = "cancelled by " + cancel->by;
+        b->runs.push_back(*run);
+        cancel->done->set_value(Status::Ok());
+      } else {
+        cancel->done->set_value(
+            Error(codes::kConflict, "workload " + Quote(cancel->run_id) + " has already finished")
+                .Value(cancel->run_id));
+      }
+      return;
+    }
+    RunState* r = it->second.get();
+    if (r->plan->outcome()) {
+      cancel->done->set_value(
+          Error(codes::kConflict, "workload " + Quote(cancel->run_id) + " is already finishing"));
+      return;
+    }
+    r->run.failure_code = codes::kWorkloadCancelled;  // durable marker for recovery
+    r->run.failure_message = "cancelled by " + cancel->by;
+    b->runs.push_back(r->run);
+    r->plan->Cancel(NowMs(), cancel->by);
+    touched->insert(r);
+    cancel->done->set_value(Status::Ok());
+  } else if (auto* stop = std::get_if<StopStepMsg>(&m)) {
+    auto it = runs_.find(stop->run_id);
+    int i = it == runs_.end() ? -1 : it->second->plan->IndexOf(stop->step);
+    if (i < 0 || !it->second->plan->state(i).running) {
+      stop->done->set_value(Error(codes::kNotFound, "step " + Quote(stop->step) + " of " +
+                                                        Quote(stop->run_id) + " is not running"));
+      return;
+    }
+    RunState* r = it->second.get();
+    r->slots[size_t(i)].stop_override = std::make_pair(stop->as_success, stop->message);
+    AddEvent(b, r->run.id, stop->step, stop->reason, stop->message, !stop->as_success);
+    a->stops.emplace_back(r->slots[size_t(i)].launch.attempt_id, false);
+    stop->done->set_value(Status::Ok());
+  } else if (auto* emit = std::get_if<EmitMsg>(&m)) {
+    AddEvent(b, emit->run_id, emit->step, emit->reason, emit->message, false);
+  } else if (auto* rec = std::get_if<RecoverMsg>(&m)) {
+    HandleRecover(*rec, b, touched);
+  } else if (auto* lf = std::get_if<LaunchFailedMsg>(&m)) {
+    auto it = attempts_.find(lf->attempt_id);
+    if (it == attempts_.end()) return;
+    RunState* r = it->second.first;
+    attempts_.erase(it);
+    Release(r, lf->step);
+    backend::AttemptExit e;
+    e.attempt_id = lf->attempt_id;
+    e.kind = backend::ExitKind::kFailed;
+    e.message = "cannot start: " + lf->error.message;
+    r->plan->OnExit(lf->step, e, "", NowMs(), lf->error);
+    touched->insert(r);
+  }
+}
+
+void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
+                              std::set<RunState*>* touched) {
+  auto it = attempts_.find(e.attempt_id);
+  if (it == attempts_.end()) return;  // stale: an attempt we no longer wait for
+  auto [r, i] = it->second;
+  attempts_.erase(it);
+  {
+    std::lock_guard<std::mutex> lock(usage_mu_);
+    live_usage_.erase(e.attempt_id);  // the exit has the totals
+  }
+  Release(r, i);
+  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  backend::AttemptExit exit = e;
+  Status hook_error;
+  if (auto& ov = r->slots[size_t(i)].stop_override) {
+    // A policy stopped it: success keeps the output; otherwise a failure without retry.
+    exit.kind = backend::ExitKind::kSucceeded;
+    if (!ov->first) hook_error = Error(codes::kStepFailed, "stopped by policy: " + ov->second);
+    ov.reset();
+  }
+  const backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
+  std::string metrics = "{}";
+  if (auto mit = launch.env.find("RSL_METRICS_FILE"); mit != launch.env.end()) {
+    auto text = ReadUntrustedFileIfExists(mit->second, size_t(kMaxMetricsBytes));
+    if (!text.ok() || *text) {  // written (or unreadable, or too big)
+      auto j = text.ok() ? nlohmann::json::parse(**text, nullptr, false) : nlohmann::json();
+      if (j.is_object()) {
+        metrics = j.dump();
+      } else {
+        AddEvent(b, r->run.id, step.name, spec::EventReason::kMetricsIgnored,
+                 "RSL_METRICS_FILE is not a JSON object (at most 1 MiB)", true);
+      }
+    }
+  }
+  // The step's last word on progress (the poll may have missed it), without an event.
+  if (auto p = ReadProgress(launch)) r->slots[size_t(i)].record.progress = *p;
+  StepOutcome outcome;
+  outcome.step = step.name;
+  outcome.attempt = launch.attempt;
+  outcome.exit = exit;
+  outcome.staging_dir = launch.env.count("RSL_OUTPUT") ? launch.env.at("RSL_OUTPUT") : "";
+  outcome.metrics_json = metrics;
+  outcome.allocated_cpu_millis = launch.cpu_millis;
+  outcome.allocated_memory_bytes = launch.memory_bytes;
+  outcome.allocated_gpus = launch.gpus;
+  for (const auto& n : nodes_) {
+    if (n.name == launch.node && !n.gpus.empty()) outcome.gpu_model = n.gpus[0].model;
+  }
+  for (const auto& h : hooks_.steps) {
+    Status s = h->AfterStep(r->info, step, outcome);
+    if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok() && !s.ok()) hook_error = s;
+  }
+  store::Step& rec = r->slots[size_t(i)].record;
+  rec.node = exit.node.empty() ? launch.node : exit.node;
+  rec.exit_code = exit.exit_code;
+  rec.signal = exit.signal;
+  rec.wall_ms = exit.usage.wall_ms;
+  rec.cpu_ms = exit.usage.cpu_ms;
+  rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
+  if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
+    rec.output_dir = r->workload.pipeline.atomic ? outcome.staging_dir : OutputDirFor(r, i);
+  }
+  r->plan->OnExit(i, exit, metrics, NowMs(), hook_error);
+  store::Attempt att;
+  att.id = launch.attempt_id;
+  att.run_id = r->run.id;
+  att.step = step.name;
+  att.number = launch.attempt;
+  // launch_json left empty: the store keeps the one written at launch.
+  att.state = spec::AttemptPhase::kExited;
+  att.exit_kind = backend::ExitKindName(exit.kind);
+  att.created_at = r->plan->state(i).started_at;
+  att.finished_at = NowMs();
+  b->attempts.push_back(std::move(att));
+  touched->insert(r);
+}
+
+void Engine::Impl::SyncRecord(RunState* r, int i) {
+  const StepState& s = r->plan->state(i);
+  store::Step& rec = r->slots[size_t(i)].record;
+  rec.phase = s.phase;
+  rec.attempts = s.attempts;
+  rec.retries_used = s.retries_used;
+  rec.started_at = s.started_at;
+  rec.finished_at = s.running ? 0 : s.finished_at;
+  rec.next_attempt_at = s.next_attempt_at;
+  rec.failure_code = s.failure_code;
+  rec.message = s.message;
+  rec.metrics_json = s.metrics_json;
+  if (!r->slots[size_t(i)].launch.attempt_id.empty()) {
+    rec.attempt_id = r->slots[size_t(i)].launch.attempt_id;
+    if (s.running) rec.node = r->slots[size_t(i)].launch.node;
+  }
+}
+
+void Engine::Impl::PollProgress(store::Batch* b) {
+  for (auto& [id, ri] : attempts_) {
+    auto [r, i] = ri;
+    auto progress = ReadProgress(r->slots[size_t(i)].launch);
+    if (!progress || *progress == r->slots[size_t(i)].progress_seen) continue;
+    const std::string& p = *progress;
+    r->slots[size_t(i)].progress_seen = p;
+    r->slots[size_t(i)].record.progress = p;
+    b->steps.push_back(r->slots[size_t(i)].record);
+    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, spec::EventReason::kProgress,
+             p, false);
+  }
+}
+
+}  // namespace rsl::engine

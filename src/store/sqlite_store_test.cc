@@ -366,7 +366,9 @@ TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
 // A row whose phase the platform does not know (a newer version wrote it, or the file was
 // edited) is an error with a code, not a crash.
 TEST(StoreTest, UnknownPhaseInARowIsAnError) {
-  std::string dir = FreshDir("badphase");
+  rsl::testing::TempDir tmp("store_test_badphase");
+  std::string dir = tmp.Sub("state");
+  std::filesystem::create_directories(dir);
   auto store = OpenSqliteStore(dir);
   ASSERT_TRUE(store.ok()) << store.error().ToString();
   Batch b0 = NewRunBatch("wl-20240615-0000000c", "badphase");

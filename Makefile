@@ -49,13 +49,16 @@ fuzz: $(FUZZ_BUILD)/build.ninja
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	bash fuzz/run_all.sh $(FUZZ_BUILD)/bin $(FUZZ_SECONDS)
 
+# The project's C++ (not what npm put in node_modules).
+CXX_SOURCES = find src bench fuzz tests examples -name node_modules -prune -o \
+	  \( -name '*.h' -o -name '*.cc' \) -print0
+
 format:
-	find src bench fuzz tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	$(CXX_SOURCES) | xargs -0 clang-format -i
 
 # Lists every file that is not formatted and exits non-zero; rewrites nothing.
 format-check:
-	find src bench fuzz tests \( -name '*.h' -o -name '*.cc' \) -print0 | \
-	  xargs -0 clang-format --dry-run -Werror
+	$(CXX_SOURCES) | xargs -0 clang-format --dry-run -Werror
 
 tidy: $(BUILD)/build.ninja
 	find src -name '*.cc' ! -name '*_test.cc' | xargs clang-tidy -p $(BUILD) --quiet

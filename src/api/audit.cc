@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-
 namespace rsl::api {
 
 namespace {
@@ -13,7 +12,6 @@ const std::vector<std::string> kMigrations = {
     "  object_id TEXT NOT NULL, result TEXT NOT NULL, message TEXT NOT NULL)",
     "CREATE INDEX api_audit_object ON api_audit(object_id)",
 };
-
 
 AuditEntry ReadEntry(const Stmt& row) {
   AuditEntry e;

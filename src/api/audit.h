@@ -17,11 +17,11 @@
 namespace rsl::api {
 
 struct AuditEntry {
-  int64_t seq = 0;        //!< assigned on append
-  int64_t time_ms = 0;    //!< assigned on append when 0
-  std::string subject;    //!< who: the token's subject
-  std::string verb;       //!< submit, cancel, rollback, create, ...
-  std::string resource;   //!< workloads, secrets, configmaps, tokens, ...
+  int64_t seq = 0;       //!< assigned on append
+  int64_t time_ms = 0;   //!< assigned on append when 0
+  std::string subject;   //!< who: the token's subject
+  std::string verb;      //!< submit, cancel, rollback, create, ...
+  std::string resource;  //!< workloads, secrets, configmaps, tokens, ...
   std::string namespace_;
   std::string object_id;  //!< wl-..., or the object's name
   std::string result;     //!< "OK" or the error code

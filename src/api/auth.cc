@@ -61,9 +61,12 @@ Result<Role> ParseRole(const std::string& name) {
 
 const char* RoleName(Role role) {
   switch (role) {
-    case Role::kViewer: return "viewer";
-    case Role::kEditor: return "editor";
-    case Role::kAdmin: return "admin";
+    case Role::kViewer:
+      return "viewer";
+    case Role::kEditor:
+      return "editor";
+    case Role::kAdmin:
+      return "admin";
   }
   return "viewer";
 }
@@ -148,8 +151,8 @@ Status TokenStore::LoadTokensFile(const std::string& path) {
     auto fields = Split(line, ',');
     SourcePos pos{path, line_no, 1};
     if (fields.size() != 4) {
-      return Error(codes::kInvalidArgument, "expected 4 comma-separated fields, got " +
-                                                std::to_string(fields.size()))
+      return Error(codes::kInvalidArgument,
+                   "expected 4 comma-separated fields, got " + std::to_string(fields.size()))
           .At(pos)
           .Hint("each line is token,subject,role,namespace1;namespace2");
     }

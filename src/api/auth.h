@@ -35,7 +35,7 @@ const char* RoleName(Role role);
 
 //! Who is calling, as resolved from a token.
 struct Principal {
-  std::string subject;                  //!< e.g. "alice" or "editor-risk-1a2b3c4d"
+  std::string subject;  //!< e.g. "alice" or "editor-risk-1a2b3c4d"
   Role role = Role::kViewer;
   std::vector<std::string> namespaces;  //!< where the role applies; "*" = everywhere
   std::string token_id;                 //!< first 12 hex of the token's hash (for the audit log)
@@ -79,8 +79,8 @@ class TokenStore {
  private:
   explicit TokenStore(std::unique_ptr<Db> db) : db_(std::move(db)) {}
   std::mutex mu_;
-  std::unique_ptr<Db> db_;                     // GUARDED_BY(mu_)
-  std::map<std::string, Principal> static_;    // hash -> principal, GUARDED_BY(mu_)
+  std::unique_ptr<Db> db_;                   // GUARDED_BY(mu_)
+  std::map<std::string, Principal> static_;  // hash -> principal, GUARDED_BY(mu_)
 };
 
 //! sha256 hex of a token (what the store keeps).

@@ -14,7 +14,7 @@ namespace rsl::api {
 namespace {
 
 constexpr int kConnectTimeoutSec = 5;
-constexpr int kReadTimeoutSec = 60;       // a submit with large admission checks may take a while
+constexpr int kReadTimeoutSec = 60;  // a submit with large admission checks may take a while
 constexpr int kStreamReadTimeoutSec = 3600;  // logs -f of a long step
 
 std::string Env(const char* name) {
@@ -73,7 +73,8 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
         std::string close = ClosestMatch(key, {"server", "token", "namespace"});
         return Error(codes::kInvalidArgument, "unknown key " + Quote(key))
             .At({c.config_path, line_no, 1})
-            .Hint(close.empty() ? "keys: server, token, namespace" : "did you mean '" + close + "'?");
+            .Hint(close.empty() ? "keys: server, token, namespace"
+                                : "did you mean '" + close + "'?");
       }
       file[key] = value;
     }
@@ -134,8 +135,9 @@ Error Client::Fail(Errors errors) {
 
 Error Client::ConnectionError(const std::string& what) const {
   return Error(codes::kIoError, "cannot reach rsl-controller at " + config_.server + ": " + what)
-      .Hint("start it with `rsl-controller --listen 127.0.0.1:7070 --state-dir DIR`, or pass "
-            "--server / set SEEDCTL_SERVER");
+      .Hint(
+          "start it with `rsl-controller --listen 127.0.0.1:7070 --state-dir DIR`, or pass "
+          "--server / set SEEDCTL_SERVER");
 }
 
 Result<nlohmann::json> Client::Get(const std::string& path) {

@@ -27,8 +27,8 @@ inline constexpr char kDefaultServer[] = "http://127.0.0.1:7070";
 struct ClientConfig {
   std::string server = kDefaultServer;
   std::string token;
-  std::string namespace_;  //!< "" = let the server use the token's default namespace
-  std::string config_path; //!< the config file consulted (for messages)
+  std::string namespace_;   //!< "" = let the server use the token's default namespace
+  std::string config_path;  //!< the config file consulted (for messages)
 };
 
 //! Resolves the config as described above. Flags that are empty do not count.

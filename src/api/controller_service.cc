@@ -234,7 +234,10 @@ class FileStepLog : public StepLog {
 ControllerService::ControllerService(store::Store* store, engine::Engine* engine,
                                      backend::Backend* backend, Metrics* metrics,
                                      std::string state_dir)
-    : store_(store), engine_(engine), backend_(backend), metrics_(metrics),
+    : store_(store),
+      engine_(engine),
+      backend_(backend),
+      metrics_(metrics),
       state_dir_(std::move(state_dir)) {}
 
 std::shared_ptr<const spec::Workload> ControllerService::Snapshot(const store::WorkloadVersion& v) {
@@ -503,8 +506,10 @@ Result<Json> ControllerService::ListNodes(const std::string& capability) {
     Json gpus = Json::array();
     for (const auto& g : n.gpus) {
       caps.insert(caps.end(), g.capabilities.begin(), g.capabilities.end());
-      gpus.push_back({{"model", g.model}, {"memoryBytes", g.memory_bytes},
-                      {"capabilities", g.capabilities}, {"probed", g.probed}});
+      gpus.push_back({{"model", g.model},
+                      {"memoryBytes", g.memory_bytes},
+                      {"capabilities", g.capabilities},
+                      {"probed", g.probed}});
     }
     std::sort(caps.begin(), caps.end());
     caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
@@ -643,8 +648,10 @@ Result<Json> ControllerService::ListDatasources() {
   auto list = ListOpened(data::Catalog::Open(state_dir_));
   if (!list.ok()) return list.error();
   for (const auto& d : *list) {
-    items.push_back({{"apiVersion", kApiVersion}, {"kind", "Datasource"},
-                     {"metadata", {{"name", d.name}}}, {"spec", d.RedactedJson()}});
+    items.push_back({{"apiVersion", kApiVersion},
+                     {"kind", "Datasource"},
+                     {"metadata", {{"name", d.name}}},
+                     {"spec", d.RedactedJson()}});
   }
   return Json{{"apiVersion", kApiVersion}, {"kind", "DatasourceList"}, {"items", items}};
 }

@@ -65,7 +65,7 @@ class ControllerService : public Service {
 
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const spec::Workload>> snapshots_;  // GUARDED_BY(mu_)
-  std::map<std::string, std::vector<std::string>> finished_steps_;  // run -> step phases
+  std::map<std::string, std::vector<std::string>> finished_steps_;          // run -> step phases
 };
 
 }  // namespace rsl::api

@@ -66,8 +66,8 @@ Errors ErrorsFromJson(const std::string& body, int http_status) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("code") && j["code"].is_string()) {
     Errors out;
-    if (j.contains("details") && j["details"].is_object() &&
-        j["details"].contains("errors") && j["details"]["errors"].is_array()) {
+    if (j.contains("details") && j["details"].is_object() && j["details"].contains("errors") &&
+        j["details"]["errors"].is_array()) {
       for (const auto& e : j["details"]["errors"]) {
         if (e.is_object()) out.push_back(FromOne(e));
       }

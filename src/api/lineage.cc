@@ -12,7 +12,8 @@ namespace rsl::api {
 namespace {
 
 constexpr char kProducer[] = "https://github.com/rsl/rsl-controller";
-constexpr char kRunEventSchema[] = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent";
+constexpr char kRunEventSchema[] =
+    "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent";
 constexpr int64_t kMaxFilesWalked = 100000;  // bound the walk of a huge local directory
 
 std::string LocalPath(const std::string& uri) {
@@ -62,7 +63,7 @@ std::string HumanBytes(int64_t bytes) {
 
 std::string UuidFrom(const std::string& seed) {
   std::string h = Sha256Hex(seed);
-  h[12] = '4';                                     // version 4 shape
+  h[12] = '4';                                                  // version 4 shape
   h[16] = "89ab"[std::stoi(h.substr(16, 1), nullptr, 16) & 3];  // RFC 4122 variant
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
          "-" + h.substr(20, 12);
@@ -132,7 +133,10 @@ nlohmann::json LineageJson(const LineageInput& in) {
   int64_t total = 0;
   bool any_known = false;
   for (const auto& a : *in.artifacts) {
-    outputs.push_back({{"uri", a.uri}, {"bytes", a.bytes}, {"step", a.step}, {"kind", a.kind},
+    outputs.push_back({{"uri", a.uri},
+                       {"bytes", a.bytes},
+                       {"step", a.step},
+                       {"kind", a.kind},
                        {"digest", a.digest}});
     if (a.bytes >= 0) {
       total += a.bytes;
@@ -146,7 +150,8 @@ nlohmann::json LineageJson(const LineageInput& in) {
   int64_t output_bytes = any_known ? total : -1;
   if (!any_known && !in.run->committed_uri.empty()) output_bytes = LocalSize(in.run->committed_uri);
   out["outputs"] = outputs;
-  out["output"] = {{"uri", output_uri}, {"bytes", output_bytes},
+  out["output"] = {{"uri", output_uri},
+                   {"bytes", output_bytes},
                    {"committed", in.run->commit_state == store::kCommitCommitted}};
 
   std::string text;
@@ -177,22 +182,27 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
     type = "FAIL";
   }
   if (run.phase == RunPhase::kCancelled) type = "ABORT";
-  int64_t when = run.finished_at ? run.finished_at : run.started_at ? run.started_at : run.created_at;
+  int64_t when = run.finished_at  ? run.finished_at
+                 : run.started_at ? run.started_at
+                                  : run.created_at;
 
   nlohmann::json inputs = nlohmann::json::array();
   if (lineage["input"].is_object()) {
     auto [ns, name] = DatasetName(lineage["input"]["uri"].get<std::string>());
     nlohmann::json ds = {{"namespace", ns}, {"name", name}};
-    ds["facets"]["dataSource"] = Facet({{"name", ns}, {"uri", lineage["input"]["uri"]}},
-                                       "https://openlineage.io/spec/facets/1-0-0/DatasourceDatasetFacet.json");
+    ds["facets"]["dataSource"] =
+        Facet({{"name", ns}, {"uri", lineage["input"]["uri"]}},
+              "https://openlineage.io/spec/facets/1-0-0/DatasourceDatasetFacet.json");
     int64_t bytes = lineage["input"]["bytes"].get<int64_t>();
     if (bytes >= 0) {
       ds["inputFacets"]["inputStatistics"] =
-          Facet({{"size", bytes}}, "https://openlineage.io/spec/facets/1-0-0/InputStatisticsInputDatasetFacet.json");
+          Facet({{"size", bytes}},
+                "https://openlineage.io/spec/facets/1-0-0/InputStatisticsInputDatasetFacet.json");
     }
     if (lineage["input"]["descriptor"].is_object()) {
       const auto& d = lineage["input"]["descriptor"];
-      if (d.contains("checksum")) ds["facets"]["rsl_dataDescriptor"] = Facet(d, "https://rsl.dev/facets/DataDescriptor.json");
+      if (d.contains("checksum"))
+        ds["facets"]["rsl_dataDescriptor"] = Facet(d, "https://rsl.dev/facets/DataDescriptor.json");
     }
     inputs.push_back(ds);
   }
@@ -201,7 +211,8 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
     auto [ns, name] = DatasetName(o["uri"].get<std::string>());
     nlohmann::json ds = {{"namespace", ns}, {"name", name}};
     ds["outputFacets"]["outputStatistics"] =
-        Facet({{"size", o["bytes"]}}, "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json");
+        Facet({{"size", o["bytes"]}},
+              "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json");
     outputs.push_back(ds);
   }
   if (outputs.empty() && !lineage["output"]["uri"].get<std::string>().empty() &&
@@ -211,19 +222,19 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
     int64_t bytes = lineage["output"]["bytes"].get<int64_t>();
     if (bytes >= 0) {
       ds["outputFacets"]["outputStatistics"] =
-          Facet({{"size", bytes}}, "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json");
+          Facet({{"size", bytes}},
+                "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json");
     }
     outputs.push_back(ds);
   }
-  nlohmann::json ev = {
-      {"eventType", type},
-      {"eventTime", Rfc3339(when)},
-      {"producer", std::string(kProducer) + "/" + kControllerVersion},
-      {"schemaURL", kRunEventSchema},
-      {"run", {{"runId", UuidFrom(run.id)}}},
-      {"job", {{"namespace", in.version->namespace_}, {"name", in.version->name}}},
-      {"inputs", inputs},
-      {"outputs", outputs}};
+  nlohmann::json ev = {{"eventType", type},
+                       {"eventTime", Rfc3339(when)},
+                       {"producer", std::string(kProducer) + "/" + kControllerVersion},
+                       {"schemaURL", kRunEventSchema},
+                       {"run", {{"runId", UuidFrom(run.id)}}},
+                       {"job", {{"namespace", in.version->namespace_}, {"name", in.version->name}}},
+                       {"inputs", inputs},
+                       {"outputs", outputs}};
   ev["run"]["facets"]["rsl_run"] = Facet({{"workloadId", in.version->id},
                                           {"runId", run.id},
                                           {"phase", spec::Name(run.phase)},
@@ -232,7 +243,8 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
                                          "https://rsl.dev/facets/RunFacet.json");
   if (type == "FAIL" && !run.failure_code.empty()) {
     ev["run"]["facets"]["errorMessage"] =
-        Facet({{"message", run.failure_code + ": " + run.failure_message}, {"programmingLanguage", "rsl"}},
+        Facet({{"message", run.failure_code + ": " + run.failure_message},
+               {"programmingLanguage", "rsl"}},
               "https://openlineage.io/spec/facets/1-0-0/ErrorMessageRunFacet.json");
   }
   return ev;

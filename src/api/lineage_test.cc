@@ -52,8 +52,9 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   edges[0].from = "file://" + (dir / "in").string();
   LineageInput in{&v, &run, &steps, &artifacts, &edges, nullptr};
   auto j = LineageJson(in);
-  EXPECT_EQ(j["text"], "Input: file://" + (dir / "in").string() +
-                           " (1.5KB)\n→ ingest → train → Output: ceph://models/fraud-v2.1.7 (245MB)\n");
+  EXPECT_EQ(j["text"],
+            "Input: file://" + (dir / "in").string() +
+                " (1.5KB)\n→ ingest → train → Output: ceph://models/fraud-v2.1.7 (245MB)\n");
   auto ev = OpenLineageEvent(in, j);
   EXPECT_EQ(ev["eventType"], "COMPLETE");
   EXPECT_EQ(ev["job"]["namespace"], "risk");

@@ -24,10 +24,14 @@ std::string FormatValue(double v) {
 std::string EscapeLabelValue(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -132,8 +136,8 @@ std::string Metrics::Render() const {
           out += name + "_bucket" + WithLabel(labels, "le=\"" + FormatValue(f.buckets[i]) + "\"") +
                  " " + std::to_string(cumulative) + "\n";
         }
-        out += name + "_bucket" + WithLabel(labels, "le=\"+Inf\"") + " " +
-               std::to_string(h.count) + "\n";
+        out += name + "_bucket" + WithLabel(labels, "le=\"+Inf\"") + " " + std::to_string(h.count) +
+               "\n";
         out += name + "_sum" + labels + " " + FormatValue(h.sum) + "\n";
         out += name + "_count" + labels + " " + std::to_string(h.count) + "\n";
       }
@@ -162,7 +166,8 @@ void DescribeControllerMetrics(Metrics* m) {
               "Time from a step becoming ready to its launch.", steps);
   // Seed 003 §4.3: the reconcile histogram, ExponentialBuckets(0.01, 2, 10) = 10 ms .. 5.12 s.
   m->Describe("rsl_reconcile_duration_seconds", "histogram",
-              "Reconciliation duration by kind, phase and result.", ExponentialBuckets(0.01, 2, 10));
+              "Reconciliation duration by kind, phase and result.",
+              ExponentialBuckets(0.01, 2, 10));
 }
 
 }  // namespace rsl::api

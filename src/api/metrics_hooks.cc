@@ -20,7 +20,8 @@ class TimedAdmissionCheck : public engine::AdmissionCheck {
     Status st = inner_->Check(run, report);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     metrics_->Observe("rsl_reconcile_duration_seconds",
-                      {{"kind", "AIWorkload"}, {"phase", "admission"},
+                      {{"kind", "AIWorkload"},
+                       {"phase", "admission"},
                        {"result", st.ok() ? "success" : "failure"}},
                       secs);
     return st;

@@ -144,9 +144,9 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
 }
 
 nlohmann::json EventJson(const store::Event& e) {
-  return {{"seq", e.seq},       {"runId", e.run_id},   {"step", e.step},
-          {"type", e.type},     {"reason", e.reason},  {"message", e.message},
-          {"timeMs", e.time},   {"time", Rfc3339(e.time)}};
+  return {{"seq", e.seq},     {"runId", e.run_id},      {"step", e.step},
+          {"type", e.type},   {"reason", e.reason},     {"message", e.message},
+          {"timeMs", e.time}, {"time", Rfc3339(e.time)}};
 }
 
 std::string MaskSecrets(std::string text, const std::vector<std::string>& secret_values) {

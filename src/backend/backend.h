@@ -20,16 +20,16 @@ namespace rsl::backend {
 
 //! Everything needed to start one attempt of one step.
 struct LaunchSpec {
-  std::string attempt_id;   //!< unique per attempt: <run_id>/<step>/<attempt>
+  std::string attempt_id;  //!< unique per attempt: <run_id>/<step>/<attempt>
   std::string run_id;
   std::string workload_name;
   std::string namespace_;
   std::string step;
   int attempt = 1;
   std::vector<std::string> argv;
-  std::map<std::string, std::string> env;   //!< complete environment (not inherited)
-  std::vector<std::string> secret_values;   //!< to mask (***) in captured logs
-  std::string workdir;        //!< the backend creates it (mkdir -p) before the step starts
+  std::map<std::string, std::string> env;  //!< complete environment (not inherited)
+  std::vector<std::string> secret_values;  //!< to mask (***) in captured logs
+  std::string workdir;  //!< the backend creates it (mkdir -p) before the step starts
   //! Further directories the backend creates (mkdir -p) before the step starts: its
   //! RSL_OUTPUT staging. The engine creates nothing per attempt itself (directory creation
   //! is slow on some file systems and belongs off the engine's loop thread).
@@ -39,41 +39,41 @@ struct LaunchSpec {
   std::vector<std::string> read_dirs;
   //! The backend creates the parent directories of log_path and exit_file when missing (the
   //! step's RSL_METRICS_FILE and RSL_PROGRESS_FILE live beside them).
-  std::string log_path;       //!< stdout+stderr of the step
-  std::string exit_file;      //!< the backend writes the exit record here (crash recovery)
+  std::string log_path;   //!< stdout+stderr of the step
+  std::string exit_file;  //!< the backend writes the exit record here (crash recovery)
   int64_t cpu_millis = 0;
-  int64_t memory_bytes = 0;   //!< 0 = no limit
+  int64_t memory_bytes = 0;  //!< 0 = no limit
   int64_t gpus = 0;
   std::vector<std::string> capabilities;
   std::optional<int64_t> timeout_ms;  //!< the backend may enforce it too (Slurm --time)
-  std::string node;           //!< placement chosen by the engine; "" = the backend decides
+  std::string node;                   //!< placement chosen by the engine; "" = the backend decides
   std::map<std::string, std::string> labels;  //!< namespace/team/... for accounting
 };
 
 //! How an attempt ended.
 enum class ExitKind {
-  kSucceeded,   //!< exit 0
-  kFailed,      //!< non-zero exit or killed by a signal (not ours)
-  kOomKilled,   //!< exceeded its memory limit
-  kTimedOut,    //!< killed by a time limit (ours or the scheduler's)
-  kCancelled,   //!< killed because we asked
-  kNodeLost,    //!< the node went away: not the step's fault
+  kSucceeded,  //!< exit 0
+  kFailed,     //!< non-zero exit or killed by a signal (not ours)
+  kOomKilled,  //!< exceeded its memory limit
+  kTimedOut,   //!< killed by a time limit (ours or the scheduler's)
+  kCancelled,  //!< killed because we asked
+  kNodeLost,   //!< the node went away: not the step's fault
 };
 const char* ExitKindName(ExitKind kind);
 
 struct Usage {
   int64_t wall_ms = 0;
-  int64_t cpu_ms = 0;          //!< user + system
+  int64_t cpu_ms = 0;  //!< user + system
   int64_t peak_memory_bytes = 0;
 };
 
 struct AttemptExit {
   std::string attempt_id;
   ExitKind kind = ExitKind::kFailed;
-  int exit_code = -1;     //!< when it exited
-  int signal = 0;         //!< when a signal ended it
-  std::string node;       //!< where it ran
-  std::string message;    //!< e.g. "memory limit 64Mi exceeded (cgroup v1)"
+  int exit_code = -1;   //!< when it exited
+  int signal = 0;       //!< when a signal ended it
+  std::string node;     //!< where it ran
+  std::string message;  //!< e.g. "memory limit 64Mi exceeded (cgroup v1)"
   Usage usage;
 };
 

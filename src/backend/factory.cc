@@ -9,12 +9,18 @@ namespace rsl::backend {
 
 const char* ExitKindName(ExitKind kind) {
   switch (kind) {
-    case ExitKind::kSucceeded: return "Succeeded";
-    case ExitKind::kFailed: return "Failed";
-    case ExitKind::kOomKilled: return "OOMKilled";
-    case ExitKind::kTimedOut: return "TimedOut";
-    case ExitKind::kCancelled: return "Cancelled";
-    case ExitKind::kNodeLost: return "NodeLost";
+    case ExitKind::kSucceeded:
+      return "Succeeded";
+    case ExitKind::kFailed:
+      return "Failed";
+    case ExitKind::kOomKilled:
+      return "OOMKilled";
+    case ExitKind::kTimedOut:
+      return "TimedOut";
+    case ExitKind::kCancelled:
+      return "Cancelled";
+    case ExitKind::kNodeLost:
+      return "NodeLost";
   }
   return "Unknown";
 }

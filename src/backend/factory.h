@@ -22,6 +22,7 @@ struct BackendOptions {
   std::string runs_dir;
 };
 
-Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name, const BackendOptions& options);
+Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name,
+                                             const BackendOptions& options);
 
 }  // namespace rsl::backend

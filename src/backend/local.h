@@ -50,12 +50,12 @@
 namespace rsl::backend {
 
 struct LocalOptions {
-  std::string state_dir;      //!< "" = $XDG_RUNTIME_DIR/rsl, else /tmp/rsl-<uid>
-  std::string node_file;      //!< "" = probe only
-  std::string shim_path;      //!< "" = rsl-shim next to the running executable, or $RSL_SHIM
+  std::string state_dir;        //!< "" = $XDG_RUNTIME_DIR/rsl, else /tmp/rsl-<uid>
+  std::string node_file;        //!< "" = probe only
+  std::string shim_path;        //!< "" = rsl-shim next to the running executable, or $RSL_SHIM
   std::string limits = "auto";  //!< auto | cgroup-v2 | cgroup-v1 | rlimit | none
   std::string nvidia_smi = "nvidia-smi";  //!< "" = do not probe GPUs
-  int64_t grace_ms = 10'000;  //!< SIGTERM -> SIGKILL, enforced by the supervisor
+  int64_t grace_ms = 10'000;              //!< SIGTERM -> SIGKILL, enforced by the supervisor
   //! Who steps run as (identity.h): auto | users | user:NAME | namespace | none.
   std::string isolation = "auto";
   std::string runs_dir;  //!< BackendOptions::runs_dir

@@ -33,9 +33,9 @@ namespace rsl::backend {
 
 struct SlurmBackendOptions {
   BackendOptions backend;
-  std::string files_dir;          //!< attempt files; "" = <state_dir>/slurm
-  int64_t poll_interval_ms = 200; //!< squeue/sinfo while attempts are live
-  bool start_monitor = true;      //!< false: the test calls PollOnce itself
+  std::string files_dir;             //!< attempt files; "" = <state_dir>/slurm
+  int64_t poll_interval_ms = 200;    //!< squeue/sinfo while attempts are live
+  bool start_monitor = true;         //!< false: the test calls PollOnce itself
   int64_t vanished_grace_ms = 5000;  //!< a job missing from squeue this long: ask sacct
   //! Who steps run as: none, users or user (namespace needs the local backend).
   Isolation isolation;
@@ -95,9 +95,9 @@ class SlurmBackend : public Backend {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<Attempt>> attempts_;  // GUARDED_BY(mu_)
-  std::vector<sched::Node> node_cache_;                        // GUARDED_BY(mu_)
-  int64_t node_cache_ms_ = 0;                                  // GUARDED_BY(mu_)
-  bool stopping_ = false;                                      // GUARDED_BY(mu_)
+  std::vector<sched::Node> node_cache_;                       // GUARDED_BY(mu_)
+  int64_t node_cache_ms_ = 0;                                 // GUARDED_BY(mu_)
+  bool stopping_ = false;                                     // GUARDED_BY(mu_)
   std::thread monitor_;
 };
 

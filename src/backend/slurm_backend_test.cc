@@ -214,7 +214,8 @@ TEST_F(SlurmBackendTest, ImpossibleRequestsAreRefusedBeforeSbatch) {
   spec.capabilities = {"cpu_only", "tensor_core"};
   spec.gpus = 0;
   st = backend_->Launch(spec);
-  EXPECT_EQ(st.error().message, "step 'train': no Slurm node has all of [cpu_only,tensor_core] at once");
+  EXPECT_EQ(st.error().message,
+            "step 'train': no Slurm node has all of [cpu_only,tensor_core] at once");
 
   spec.capabilities = {};
   spec.cpu_millis = 64000;
@@ -224,7 +225,8 @@ TEST_F(SlurmBackendTest, ImpossibleRequestsAreRefusedBeforeSbatch) {
   spec.cpu_millis = 1000;
   spec.memory_bytes = 100LL << 30;
   st = backend_->Launch(spec);
-  EXPECT_EQ(st.error().message, "step 'train': no Slurm node has 102400Mi memory (most: n3 with 8000Mi)");
+  EXPECT_EQ(st.error().message,
+            "step 'train': no Slurm node has 102400Mi memory (most: n3 with 8000Mi)");
 
   spec.memory_bytes = 6000LL << 20;
   spec.gpus = 1;
@@ -302,9 +304,8 @@ TEST_F(SlurmBackendTest, AdoptFindsTheJobAgain) {
 TEST_F(SlurmBackendTest, AdoptWithoutJobUsesTheExitRecordOrNodeLost) {
   auto spec = Spec();
   ASSERT_TRUE(MakeDirs(dir_ + "/exit").ok());
-  ASSERT_TRUE(WriteFileAtomic(spec.exit_file,
-                              "exit_code=7\nsignal=0\noom=0\nstop=\nwall_ms=5\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(spec.exit_file, "exit_code=7\nsignal=0\noom=0\nstop=\nwall_ms=5\n").ok());
   backend_->Adopt(spec);
   auto other = Spec("other");
   backend_->Adopt(other);

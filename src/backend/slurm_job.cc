@@ -14,7 +14,7 @@ constexpr size_t kMaxJobNameBytes = 120;  // squeue truncates long names in its 
 // Variables Slurm sets in the batch job that the step needs (they override the step's own).
 constexpr const char* kSlurmPassThrough[] = {
     "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "SLURM_JOB_ID",
-    "SLURM_JOB_GPUS", "SLURMD_NODENAME", "SLURM_CPUS_PER_TASK", "SLURM_MEM_PER_NODE"};
+    "SLURM_JOB_GPUS",       "SLURMD_NODENAME",    "SLURM_CPUS_PER_TASK",  "SLURM_MEM_PER_NODE"};
 
 std::string Sanitize(std::string_view s, size_t max_bytes) {
   std::string out;
@@ -119,12 +119,13 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   s += "set -u\n";
   s += "rsl_env_file=" + ShellQuote(files.env) + "\n";
   s += "rsl_exit_file=" + ShellQuote(spec.exit_file) + "\n";
-    s += "rsl_env=()\n";
+  s += "rsl_env=()\n";
   s += "while IFS= read -r -d '' kv; do rsl_env+=(\"$kv\"); done < \"$rsl_env_file\"\n";
   // What Slurm decided for this job travels into the step's otherwise complete environment:
   // the GPUs it bound (gres/gpu), the job id and the node.
-  s += "for v in " + Join(std::vector<std::string>(std::begin(kSlurmPassThrough),
-                                                    std::end(kSlurmPassThrough)), " ") +
+  s += "for v in " +
+       Join(std::vector<std::string>(std::begin(kSlurmPassThrough), std::end(kSlurmPassThrough)),
+            " ") +
        "; do [ -n \"${!v+x}\" ] && rsl_env+=(\"$v=${!v}\"); done\n";
   if (!spec.workdir.empty()) {
     s += "cd " + ShellQuote(spec.workdir) + " || exit 126\n";

@@ -28,11 +28,22 @@ LaunchSpec Spec() {
 TEST(SlurmJob, SbatchArgsFollowTheMapping) {
   auto args = SbatchArgs(Spec(), "gpu", "/state/logs/train.log");
   std::vector<std::string> want = {
-      "sbatch", "--parsable", "--no-requeue", "--job-name=rsl-fraud-detect-daily-train",
-      "--chdir=/work/run 1", "--output=/state/logs/train.log", "--error=/state/logs/train.log",
-      "--open-mode=append", "--cpus-per-task=3", "--mem=1537M", "--gres=gpu:2",
-      "--constraint=tensor_core&fp16_support", "--time=2", "--partition=gpu",
-      "--comment=rsl attempt=run-1/train/2 namespace=risk team=risk_team", "--wckey=risk",
+      "sbatch",
+      "--parsable",
+      "--no-requeue",
+      "--job-name=rsl-fraud-detect-daily-train",
+      "--chdir=/work/run 1",
+      "--output=/state/logs/train.log",
+      "--error=/state/logs/train.log",
+      "--open-mode=append",
+      "--cpus-per-task=3",
+      "--mem=1537M",
+      "--gres=gpu:2",
+      "--constraint=tensor_core&fp16_support",
+      "--time=2",
+      "--partition=gpu",
+      "--comment=rsl attempt=run-1/train/2 namespace=risk team=risk_team",
+      "--wckey=risk",
       "--export=NONE"};
   EXPECT_EQ(args, want);
 }
@@ -44,9 +55,15 @@ TEST(SlurmJob, MinimalSpecLeavesOutWhatIsNotAsked) {
   s.step = "s";
   s.argv = {"true"};
   auto args = SbatchArgs(s, "", "/dev/null");
-  std::vector<std::string> want = {"sbatch", "--parsable", "--no-requeue", "--job-name=rsl-w-s",
-                                   "--output=/dev/null", "--error=/dev/null", "--open-mode=append",
-                                   "--cpus-per-task=1", "--comment=rsl attempt=r/s/1",
+  std::vector<std::string> want = {"sbatch",
+                                   "--parsable",
+                                   "--no-requeue",
+                                   "--job-name=rsl-w-s",
+                                   "--output=/dev/null",
+                                   "--error=/dev/null",
+                                   "--open-mode=append",
+                                   "--cpus-per-task=1",
+                                   "--comment=rsl attempt=r/s/1",
                                    "--export=NONE"};
   EXPECT_EQ(args, want);
 }

@@ -71,8 +71,8 @@ spec::NodeState NodeStateOf(const NodeState& st) {
     if (f == "DRAIN") return spec::NodeState::kDrained;
     if (f == "NOT_RESPONDING") return spec::NodeState::kNotReady;
   }
-  static const std::set<std::string> kReady = {"idle", "mixed", "allocated", "completing",
-                                               "reserved", "planned"};
+  static const std::set<std::string> kReady = {"idle",       "mixed",    "allocated",
+                                               "completing", "reserved", "planned"};
   return kReady.count(st.state) ? spec::NodeState::kReady : spec::NodeState::kNotReady;
 }
 
@@ -124,8 +124,9 @@ Result<std::vector<Job>> ParseSacct(std::string_view text) {
     if (line.empty()) continue;
     auto f = Split(line, '|');
     if (f.size() < 7) {
-      return BadOutput("sacct", line, "line " + std::to_string(line_no) + " has " +
-                                          std::to_string(f.size()) + " fields, expected 7");
+      return BadOutput("sacct", line,
+                       "line " + std::to_string(line_no) + " has " + std::to_string(f.size()) +
+                           " fields, expected 7");
     }
     Job job;
     job.job_id = ParseInt(f[0], -1);

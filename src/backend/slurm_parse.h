@@ -18,9 +18,9 @@ namespace rsl::backend::slurm {
 struct Job {
   int64_t job_id = 0;
   std::string name;
-  std::string state;       //!< PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, NODE_FAIL, ...
-  std::string reason;      //!< squeue's state_reason ("None", "NodeDown", "Resources", ...)
-  std::string nodes;       //!< where it runs/ran ("" while pending)
+  std::string state;   //!< PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, NODE_FAIL, ...
+  std::string reason;  //!< squeue's state_reason ("None", "NodeDown", "Resources", ...)
+  std::string nodes;   //!< where it runs/ran ("" while pending)
   std::string comment;
   int exit_code = 0;       //!< the batch script's exit status
   int signal = 0;          //!< the signal that ended it, 0 if none
@@ -31,10 +31,10 @@ struct Job {
 //! A node's state from sinfo.
 struct NodeState {
   std::string name;
-  std::string state;                 //!< sinfo's base state: idle, mixed, allocated, down, ...
-  std::vector<std::string> flags;    //!< DRAIN, NOT_RESPONDING, ...
+  std::string state;               //!< sinfo's base state: idle, mixed, allocated, down, ...
+  std::vector<std::string> flags;  //!< DRAIN, NOT_RESPONDING, ...
   std::string reason;
-  bool down() const;                 //!< Slurm declared it down: its jobs are lost
+  bool down() const;  //!< Slurm declared it down: its jobs are lost
 };
 
 //! `squeue --json`. Errors: SLURM output that is not the expected JSON (INTERNAL, with the

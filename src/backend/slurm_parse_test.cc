@@ -187,7 +187,10 @@ TEST(SlurmParse, SacctFromJobcompFile) {
   EXPECT_EQ(by_id[11].state, "TIMEOUT");
   EXPECT_EQ(by_id[11].end_time - by_id[11].start_time, 77);
   EXPECT_EQ(Classify(by_id[6], false, false).kind, ExitKind::kNodeLost);
-  auto cancelled = ParseSacct("5|x|CANCELLED by 0|0:15|n1|2026-11-29T07:55:58|Unknown\n5.batch|batch|CANCELLED|0:15|n1|2026-11-29T07:55:58|Unknown\n");
+  auto cancelled = ParseSacct(
+      "5|x|CANCELLED by "
+      "0|0:15|n1|2026-11-29T07:55:58|Unknown\n5.batch|batch|CANCELLED|0:15|n1|2026-11-29T07:55:58|"
+      "Unknown\n");
   ASSERT_TRUE(cancelled.ok());
   ASSERT_EQ(cancelled->size(), 1u);
   EXPECT_EQ((*cancelled)[0].state, "CANCELLED");

@@ -14,9 +14,9 @@
 namespace rsl::backend {
 
 struct CommandOutput {
-  int exit_code = -1;   //!< -1 when it could not be started or was killed by a signal
-  std::string out;      //!< stdout
-  std::string err;      //!< stderr
+  int exit_code = -1;  //!< -1 when it could not be started or was killed by a signal
+  std::string out;     //!< stdout
+  std::string err;     //!< stderr
 };
 
 class CommandRunner {

@@ -36,7 +36,9 @@ void ManualClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::m
   cv.wait_for(lock, std::chrono::milliseconds(1));
 }
 
-FakeEnv::FakeEnv(int64_t start_ms) : ManualTimeEnv<Env>(start_ms) { nodes_["/"] = Node{true, "", 0755}; }
+FakeEnv::FakeEnv(int64_t start_ms) : ManualTimeEnv<Env>(start_ms) {
+  nodes_["/"] = Node{true, "", 0755};
+}
 
 void FakeEnv::SetProcessScript(ProcessScript script) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,8 +119,9 @@ Result<std::string> ReadFileBeneath(const std::string& root, const std::string& 
       return Error(codes::kInvalidArgument,
                    path + " is or passes through a symbolic link: not read")
           .Value(path)
-          .Hint("outputs are published as regular files and directories; copy what a link "
-                "points to instead");
+          .Hint(
+              "outputs are published as regular files and directories; copy what a link "
+              "points to instead");
     }
     return OsError(codes::kIoError, "cannot open", path, e);
   }

@@ -56,7 +56,8 @@ Result<HttpResponse> HttpSend(const HttpRequest& req, std::string* transport_err
   curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  if (req.connect_timeout_ms > 0) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
+  if (req.connect_timeout_ms > 0)
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
   if (req.timeout_ms > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req.timeout_ms);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);

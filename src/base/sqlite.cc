@@ -137,8 +137,9 @@ Status Db::Migrate(const std::string& component, const std::vector<std::string>&
   for (size_t i = 0; i < migrations.size(); ++i) {
     const int64_t version = static_cast<int64_t>(i + 1);
     RSL_RETURN_IF_ERROR(Transaction([&]() -> Status {
-      auto applied = First("SELECT 1 FROM schema_migrations WHERE component=?1 AND version=?2",
-                           [](const Stmt&) { return true; }, component, version);
+      auto applied = First(
+          "SELECT 1 FROM schema_migrations WHERE component=?1 AND version=?2",
+          [](const Stmt&) { return true; }, component, version);
       if (!applied.ok()) return applied.error();
       if (applied->has_value()) return Status::Ok();
       RSL_RETURN_IF_ERROR(Exec(migrations[i]));

@@ -65,11 +65,11 @@ TEST_F(SqliteHelperTest, OpenStateDbMakesTheDirectoryAndMigrates) {
 
 TEST_F(SqliteHelperTest, RunBindsEveryKindOfValueInOrder) {
   const char* literal = "c";
-  ASSERT_TRUE(db_->Run("INSERT INTO t(k, v, d, b) VALUES (?1, ?2, ?3, ?4)", "a", 7, 2.5, true).ok());
   ASSERT_TRUE(
-      db_->Run("INSERT INTO t(k, v, d, b) VALUES (?, ?, ?, ?)", std::string("b"), int64_t{-3},
-               0.0, false)
-          .ok());
+      db_->Run("INSERT INTO t(k, v, d, b) VALUES (?1, ?2, ?3, ?4)", "a", 7, 2.5, true).ok());
+  ASSERT_TRUE(db_->Run("INSERT INTO t(k, v, d, b) VALUES (?, ?, ?, ?)", std::string("b"),
+                       int64_t{-3}, 0.0, false)
+                  .ok());
   ASSERT_TRUE(db_->Run("INSERT INTO t(k, v, d, b) VALUES (?, ?, ?, ?)", literal, 1, 1.0, 1).ok());
   auto rows = db_->Rows("SELECT k, v, d, b FROM t ORDER BY k", [](const Stmt& row) {
     return row.Text(0) + ":" + std::to_string(row.Int(1)) + ":" +
@@ -102,7 +102,8 @@ TEST_F(SqliteHelperTest, IntoReadsColumnsInOrderByFieldType) {
 
 TEST_F(SqliteHelperTest, RowsReadsEveryRowAndFirstTheFirstOrNone) {
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(db_->Run("INSERT INTO t(k, v) VALUES (?, ?)", "k" + std::to_string(i), i * 10).ok());
+    ASSERT_TRUE(
+        db_->Run("INSERT INTO t(k, v) VALUES (?, ?)", "k" + std::to_string(i), i * 10).ok());
   }
   auto rows = db_->Rows("SELECT k, v FROM t WHERE v >= ?1 ORDER BY v", ReadPair, 10);
   ASSERT_TRUE(rows.ok());
@@ -139,7 +140,8 @@ TEST_F(SqliteHelperTest, ErrorsComeBackAsStatus) {
 }
 
 TEST_F(SqliteHelperTest, TransactionCommitsOrRollsBack) {
-  ASSERT_TRUE(db_->Transaction([&] { return db_->Run("INSERT INTO t(k, v) VALUES ('a', 1)"); }).ok());
+  ASSERT_TRUE(
+      db_->Transaction([&] { return db_->Run("INSERT INTO t(k, v) VALUES ('a', 1)"); }).ok());
   Status failed = db_->Transaction([&]() -> Status {
     RSL_RETURN_IF_ERROR(db_->Run("INSERT INTO t(k, v) VALUES ('b', 2)"));
     return Error("INTERNAL", "stop");

@@ -26,7 +26,7 @@ struct SourcePos {
 struct Error {
   std::string code;
   std::string message;
-  std::string path;   //!< field path, e.g. spec.pipeline.steps[2].retryPolicy.backoff
+  std::string path;  //!< field path, e.g. spec.pipeline.steps[2].retryPolicy.backoff
   SourcePos pos;
   std::string value;  //!< the offending value, if any (never a secret)
   std::string hint;   //!< a one-line fix, if any
@@ -34,10 +34,22 @@ struct Error {
   Error() = default;
   Error(std::string c, std::string msg) : code(std::move(c)), message(std::move(msg)) {}
 
-  Error& At(SourcePos p) { pos = std::move(p); return *this; }
-  Error& Path(std::string p) { path = std::move(p); return *this; }
-  Error& Value(std::string v) { value = std::move(v); return *this; }
-  Error& Hint(std::string h) { hint = std::move(h); return *this; }
+  Error& At(SourcePos p) {
+    pos = std::move(p);
+    return *this;
+  }
+  Error& Path(std::string p) {
+    path = std::move(p);
+    return *this;
+  }
+  Error& Value(std::string v) {
+    value = std::move(v);
+    return *this;
+  }
+  Error& Hint(std::string h) {
+    hint = std::move(h);
+    return *this;
+  }
 
   //! `file:line:col: CODE path: message (hint)`; parts that are unknown are left out.
   std::string ToString() const;
@@ -64,8 +76,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}    // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}                 // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}             // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status.error())) {}  // REQUIRES: !status.ok()
 
   bool ok() const { return v_.index() == 0; }

@@ -8,7 +8,9 @@ namespace rsl {
 
 TEST(StatusTest, RendersEveryKnownPart) {
   Error e(codes::kSpecInvalid, "unknown step 'trian'");
-  e.At({"workload.yaml", 41, 9}).Path("spec.pipeline.steps[2].dependsOn").Hint("did you mean 'train'?");
+  e.At({"workload.yaml", 41, 9})
+      .Path("spec.pipeline.steps[2].dependsOn")
+      .Hint("did you mean 'train'?");
   EXPECT_EQ(e.ToString(),
             "workload.yaml:41:9: SPEC_INVALID spec.pipeline.steps[2].dependsOn: unknown step "
             "'trian' (did you mean 'train'?)");

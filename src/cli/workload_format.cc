@@ -158,7 +158,8 @@ std::string FormatStatus(const Json& w, bool wide) {
     int64_t cpu_limit = Int(cur, "cpuLimitMillis");
     if (wall > 0) {
       out += "CPU: " + Fixed(static_cast<double>(cpu) / wall, 2) + " cores";
-      if (cpu_limit > 0) out += " (limit " + Fixed(cpu_limit / 1000.0, cpu_limit % 1000 ? 1 : 0) + ")";
+      if (cpu_limit > 0)
+        out += " (limit " + Fixed(cpu_limit / 1000.0, cpu_limit % 1000 ? 1 : 0) + ")";
       out += "\n";
     }
     if (cur.contains("gpuUtilPercent") && cur["gpuUtilPercent"].is_number()) {
@@ -232,10 +233,10 @@ std::string FormatList(const Json& list, bool wide, bool show_namespace, int64_t
     const Json& st = w["status"];
     std::vector<std::string> row = {Str(m, "id"), Str(m, "name")};
     if (show_namespace) row.push_back(Str(m, "namespace"));
-    row.insert(row.end(), {std::to_string(Int(m, "version")), Str(st, "phase"),
-                           std::to_string(Int(st, "stepsDone")) + "/" +
-                               std::to_string(Int(st, "stepCount")),
-                           Age(Int(m, "createdAtMs"), now_ms)});
+    row.insert(row.end(),
+               {std::to_string(Int(m, "version")), Str(st, "phase"),
+                std::to_string(Int(st, "stepsDone")) + "/" + std::to_string(Int(st, "stepCount")),
+                Age(Int(m, "createdAtMs"), now_ms)});
     if (wide) {
       std::string digest = Str(m, "digest");
       row.insert(row.end(), {digest.substr(0, 19), Str(m, "createdBy"), Str(m, "rollbackOf", "-")});
@@ -252,8 +253,8 @@ std::string FormatHistory(const Json& list) {
   for (auto it = items.rbegin(); it != items.rend(); ++it) {  // oldest first
     const Json& m = (*it)["metadata"];
     t.AddRow({std::to_string(Int(m, "version")), Str(m, "id"), Str((*it)["status"], "phase"),
-              Str(m, "digest").substr(0, 19), LocalTime(Int(m, "createdAtMs")),
-              Str(m, "createdBy"), Str(m, "rollbackOf", "-")});
+              Str(m, "digest").substr(0, 19), LocalTime(Int(m, "createdAtMs")), Str(m, "createdBy"),
+              Str(m, "rollbackOf", "-")});
   }
   if (t.size() == 0) return "No versions found.\n";
   return t.Render();
@@ -279,7 +280,8 @@ std::string FormatDescribe(const Json& d) {
   std::string labels;
   const Json label_map = m.value("labels", Json::object());
   for (const auto& [k, v] : label_map.items()) {
-    labels += (labels.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    labels +=
+        (labels.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
   std::string out;
   out += field("Name", Str(m, "name"));
@@ -302,10 +304,11 @@ std::string FormatDescribe(const Json& d) {
   out += field("Finished", LocalTime(Int(st, "finishedAtMs")) +
                                (took >= 0 ? " (took " + Duration(took) + ")" : ""));
   std::string commit = Str(st, "commitState");
-  out += field("Output", commit.empty() ? "-"
-                                        : commit + (Str(st, "committedUri").empty()
-                                                        ? ""
-                                                        : " " + Str(st, "committedUri")));
+  out +=
+      field("Output",
+            commit.empty()
+                ? "-"
+                : commit + (Str(st, "committedUri").empty() ? "" : " " + Str(st, "committedUri")));
   out += "Steps:\n";
   Table t({"NAME", "PHASE", "NODE", "ATTEMPTS", "STARTED", "FINISHED", "DURATION", "EXIT",
            "CPU-TIME", "MAX-MEMORY", "LIMIT"});
@@ -345,15 +348,17 @@ std::string FormatNodes(const Json& nodes, bool wide) {
       caps += (caps.empty() ? "" : ",") + c.get<std::string>();
     }
     int64_t cpu = Int(s, "cpuMillis");
-    std::vector<std::string> row = {Str(n["metadata"], "name"), Str(s, "state"),
+    std::vector<std::string> row = {Str(n["metadata"], "name"),
+                                    Str(s, "state"),
                                     Fixed(cpu / 1000.0, cpu % 1000 ? 1 : 0),
                                     BinaryBytes(Int(s, "memoryBytes")),
-                                    gpus.empty() ? "-" : gpus, caps.empty() ? "-" : caps};
+                                    gpus.empty() ? "-" : gpus,
+                                    caps.empty() ? "-" : caps};
     if (wide) {
       int64_t used = Int(s, "usedCpuMillis");
-      row.insert(row.end(), {Fixed(used / 1000.0, used % 1000 ? 1 : 0),
-                             BinaryBytes(Int(s, "usedMemoryBytes")),
-                             std::to_string(Int(s, "usedGpus"))});
+      row.insert(row.end(),
+                 {Fixed(used / 1000.0, used % 1000 ? 1 : 0), BinaryBytes(Int(s, "usedMemoryBytes")),
+                  std::to_string(Int(s, "usedGpus"))});
     }
     t.AddRow(row);
   }
@@ -363,8 +368,8 @@ std::string FormatNodes(const Json& nodes, bool wide) {
 
 std::string FormatClusterStatus(const Json& s) {
   const Json& c = s["controller"];
-  std::string out = "RSL Controller: " + Str(c, "state") + " (v" + Str(c, "version") + ", backend " +
-                    Str(c, "backend") + ")\n";
+  std::string out = "RSL Controller: " + Str(c, "state") + " (v" + Str(c, "version") +
+                    ", backend " + Str(c, "backend") + ")\n";
   const Json& ds = s["dataSources"];
   std::string names;
   for (const auto& n : ds.value("registered", Json::array())) {
@@ -381,8 +386,8 @@ std::string FormatClusterStatus(const Json& s) {
   out += "GPU Nodes: " + std::to_string(Int(g, "ready")) + "/" + std::to_string(Int(g, "total")) +
          " Ready" + (models.empty() ? "" : " (" + models + ")") + "\n";
   const Json& cpu = s["cpuNodes"];
-  out += "CPU Nodes: " + std::to_string(Int(cpu, "ready")) + "/" + std::to_string(Int(cpu, "total")) +
-         " Ready\n";
+  out += "CPU Nodes: " + std::to_string(Int(cpu, "ready")) + "/" +
+         std::to_string(Int(cpu, "total")) + " Ready\n";
   std::string phases;
   const Json phase_counts = s.value("workloads", Json::object());
   for (const auto& [p, n] : phase_counts.items()) {

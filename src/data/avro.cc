@@ -69,7 +69,7 @@ struct Cursor {
 struct Block {
   size_t offset;  // of the block's count
   int64_t count;
-  size_t data;    // offset of the (compressed) data
+  size_t data;  // offset of the (compressed) data
   size_t size;
 };
 
@@ -140,7 +140,8 @@ class Decoder {
       case Kind::kFixed: {
         const uint8_t* b;
         if (!c->Take(static_cast<size_t>(t.size), &b)) return;
-        if (r >= 0) DeliverString(r, row, std::string_view(reinterpret_cast<const char*>(b), t.size));
+        if (r >= 0)
+          DeliverString(r, row, std::string_view(reinterpret_cast<const char*>(b), t.size));
         return;
       }
       case Kind::kEnum: {
@@ -202,20 +203,32 @@ class Decoder {
 
   void Deliver(int r, int64_t row, int64_t v, bool boolean) {
     switch (plan_->fields[r].kind) {
-      case ValueKind::kInt: sink_->Int(r, row, v); return;
-      case ValueKind::kDouble: sink_->Double(r, row, static_cast<double>(v)); return;
-      case ValueKind::kBool: sink_->Bool(r, v != 0); return;
-      default: sink_->Other(r, row); return;
+      case ValueKind::kInt:
+        sink_->Int(r, row, v);
+        return;
+      case ValueKind::kDouble:
+        sink_->Double(r, row, static_cast<double>(v));
+        return;
+      case ValueKind::kBool:
+        sink_->Bool(r, v != 0);
+        return;
+      default:
+        sink_->Other(r, row);
+        return;
     }
     (void)boolean;
   }
   void DeliverDouble(int r, int64_t row, double v) {
-    if (plan_->fields[r].kind == ValueKind::kDouble) sink_->Double(r, row, v);
-    else sink_->Other(r, row);
+    if (plan_->fields[r].kind == ValueKind::kDouble)
+      sink_->Double(r, row, v);
+    else
+      sink_->Other(r, row);
   }
   void DeliverString(int r, int64_t row, std::string_view s) {
-    if (plan_->fields[r].kind == ValueKind::kString) sink_->String(r, row, s);
-    else sink_->Other(r, row);
+    if (plan_->fields[r].kind == ValueKind::kString)
+      sink_->String(r, row, s);
+    else
+      sink_->Other(r, row);
   }
 
   const Plan* plan_;
@@ -246,7 +259,8 @@ class AvroReader : public SelfDescribedReader {
         n = -n;
         c.Long();
       }
-      if (n > static_cast<int64_t>(data.size())) return FormatError(name_, at, "bad metadata count");
+      if (n > static_cast<int64_t>(data.size()))
+        return FormatError(name_, at, "bad metadata count");
       for (int64_t i = 0; i < n; i++) {
         std::string_view key = c.Bytes();
         std::string_view value = c.Bytes();
@@ -256,22 +270,29 @@ class AvroReader : public SelfDescribedReader {
       }
     }
     const uint8_t* sync;
-    if (!c.Take(16, &sync)) return FormatError(name_, c.p - base, "truncated header: no sync marker");
+    if (!c.Take(16, &sync))
+      return FormatError(name_, c.p - base, "truncated header: no sync marker");
     std::memcpy(sync_, sync, 16);
     if (schema_json.empty()) return FormatError(name_, 4, "header has no avro.schema");
     auto parsed = schema::ParseAvroSchema(schema_json);
     if (!parsed.ok()) {
-      return FormatError(name_, 4, "writer schema in the header is invalid: " + parsed.error().message);
+      return FormatError(name_, 4,
+                         "writer schema in the header is invalid: " + parsed.error().message);
     }
     schema_ = *parsed;
     if (schema_.record().kind != Kind::kRecord) {
       return FormatError(name_, 4, "writer schema is not a record");
     }
-    if (codec == "null") codec_ = Codec::kNone;
-    else if (codec == "deflate") codec_ = Codec::kDeflate;
-    else if (codec == "snappy") codec_ = Codec::kSnappy;
-    else if (codec == "zstandard") codec_ = Codec::kZstd;
-    else return FormatError(name_, 4, "unsupported codec " + Quote(codec));
+    if (codec == "null")
+      codec_ = Codec::kNone;
+    else if (codec == "deflate")
+      codec_ = Codec::kDeflate;
+    else if (codec == "snappy")
+      codec_ = Codec::kSnappy;
+    else if (codec == "zstandard")
+      codec_ = Codec::kZstd;
+    else
+      return FormatError(name_, 4, "unsupported codec " + Quote(codec));
     // Walk the block headers (cheap: sizes only) to find every block.
     while (c.p < c.end) {
       Block b;
@@ -282,16 +303,17 @@ class AvroReader : public SelfDescribedReader {
         return FormatError(name_, b.offset, "truncated or corrupt block header");
       }
       if (b.count > size + kMaxEmptyRecords) {
-        return FormatError(name_, b.offset, "block claims " + std::to_string(b.count) +
-                                                " records in " + std::to_string(size) + " bytes");
+        return FormatError(name_, b.offset,
+                           "block claims " + std::to_string(b.count) + " records in " +
+                               std::to_string(size) + " bytes");
       }
       b.data = c.p - base;
       b.size = static_cast<size_t>(size);
       const uint8_t* skip;
       if (!c.Take(b.size, &skip)) {
-        return FormatError(name_, b.data, "truncated block: " + std::to_string(size) +
-                                              " bytes declared, " +
-                                              std::to_string(data.size() - b.data) + " present");
+        return FormatError(name_, b.data,
+                           "truncated block: " + std::to_string(size) + " bytes declared, " +
+                               std::to_string(data.size() - b.data) + " present");
       }
       const uint8_t* s;
       if (!c.Take(16, &s)) return FormatError(name_, c.p - base, "truncated block: no sync marker");
@@ -351,17 +373,21 @@ class AvroReader : public SelfDescribedReader {
           dec.Value(*fields[f].type, &c, map_[f], row);
         }
         if (!c.ok) {
-          return FormatError(name_, b.data,
-                             "corrupt record " + std::to_string(i) + " of the block (" +
-                                 (codec_ == Codec::kNone
-                                      ? "at byte " + std::to_string(b.data + (c.p - reinterpret_cast<const uint8_t*>(data.data())))
-                                      : std::string("in compressed data")) + ")");
+          return FormatError(
+              name_, b.data,
+              "corrupt record " + std::to_string(i) + " of the block (" +
+                  (codec_ == Codec::kNone
+                       ? "at byte " +
+                             std::to_string(b.data +
+                                            (c.p - reinterpret_cast<const uint8_t*>(data.data())))
+                       : std::string("in compressed data")) +
+                  ")");
         }
       }
       if (c.p != c.end) {
-        return FormatError(name_, b.data, "block has " + std::to_string(c.end - c.p) +
-                                              " bytes after its " + std::to_string(b.count) +
-                                              " records");
+        return FormatError(name_, b.data,
+                           "block has " + std::to_string(c.end - c.p) + " bytes after its " +
+                               std::to_string(b.count) + " records");
       }
     }
     sink->rows = row;

@@ -17,9 +17,7 @@ const std::vector<std::string> kMigrations = {
     " secret TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL)",
 };
 
-std::string NowRfc3339() {
-  return FormatUtc(std::time(nullptr), "%Y-%m-%dT%H:%M:%SZ");
-}
+std::string NowRfc3339() { return FormatUtc(std::time(nullptr), "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string Mask(const std::string& key) {
   if (key.empty()) return "";
@@ -98,7 +96,8 @@ Status ValidateDatasource(const Datasource& ds) {
     }
   }
   if (ds.kind == "hdfs") {
-    if (ds.namenodes.empty()) return bad("--namenodes", "hdfs needs at least one namenode (host:port)");
+    if (ds.namenodes.empty())
+      return bad("--namenodes", "hdfs needs at least one namenode (host:port)");
     for (const auto& nn : ds.namenodes) {
       if (nn.empty() || nn.find(':') == std::string::npos) {
         return bad("--namenodes", "namenode " + Quote(nn) + " is not host:port")
@@ -112,7 +111,8 @@ Status ValidateDatasource(const Datasource& ds) {
       }
     }
   } else if (ds.kind == "ceph" || ds.kind == "s3") {
-    if (ds.kind == "ceph" && ds.endpoint.empty()) return bad("--endpoint", "ceph needs --endpoint URL");
+    if (ds.kind == "ceph" && ds.endpoint.empty())
+      return bad("--endpoint", "ceph needs --endpoint URL");
     if (!ds.endpoint.empty() && !StartsWith(ds.endpoint, "http://") &&
         !StartsWith(ds.endpoint, "https://")) {
       return bad("--endpoint", "not an http(s) URL: " + Quote(ds.endpoint))
@@ -174,11 +174,12 @@ Status Catalog::Register(Datasource ds, bool replace) {
 
 Result<std::vector<Datasource>> Catalog::List() {
   std::lock_guard<std::mutex> lock(mu_);
-  auto q = db_->Prepare(
-      "SELECT name, kind, config, secret, created_at FROM data_sources ORDER BY name");
+  auto q =
+      db_->Prepare("SELECT name, kind, config, secret, created_at FROM data_sources ORDER BY name");
   if (!q.ok()) return q.error();
   std::vector<Datasource> out;
-  while (q->Step()) out.push_back(FromRow(q->Text(0), q->Text(1), q->Text(2), q->Text(3), q->Text(4)));
+  while (q->Step())
+    out.push_back(FromRow(q->Text(0), q->Text(1), q->Text(2), q->Text(3), q->Text(4)));
   if (!q->status().ok()) return q->status().error();
   return out;
 }
@@ -234,9 +235,9 @@ Result<std::optional<Datasource>> Catalog::Resolve(const Uri& uri) {
   if (unbound.size() > 1) {
     std::vector<std::string> names;
     for (auto* ds : unbound) names.push_back(ds->name);
-    return Error(codes::kDataSourceUnreachable,
-                 "several " + uri.scheme + " datasources could serve " + uri.ToString() + ": " +
-                     Join(names, ", "))
+    return Error(codes::kDataSourceUnreachable, "several " + uri.scheme +
+                                                    " datasources could serve " + uri.ToString() +
+                                                    ": " + Join(names, ", "))
         .Value(uri.ToString())
         .Hint("register the datasource with --bucket (s3, ceph) or name it after the namenode");
   }

@@ -27,19 +27,19 @@ struct Datasource {
   // hdfs
   std::vector<std::string> namenodes;  //!< "ns1:8020": RPC addresses; host names match URIs
   bool kerberos = false;
-  std::string webhdfs_url;   //!< optional: comma-separated http://host:port per namenode
-                             //!< (default: each namenode's host, port 9870)
+  std::string webhdfs_url;  //!< optional: comma-separated http://host:port per namenode
+                            //!< (default: each namenode's host, port 9870)
   // ceph, s3
-  std::string endpoint;      //!< http(s)://host:port; s3 default https://s3.<region>.amazonaws.com
-  std::string access_key;    //!< secret-ish: never printed (only a masked form)
-  std::string secret_key;    //!< secret: never printed
+  std::string endpoint;    //!< http(s)://host:port; s3 default https://s3.<region>.amazonaws.com
+  std::string access_key;  //!< secret-ish: never printed (only a masked form)
+  std::string secret_key;  //!< secret: never printed
   std::string region = "us-east-1";
-  std::string bucket;        //!< optional: the one bucket this datasource serves
-  bool path_style = true;    //!< path-style addressing (Ceph default); false: virtual-host
+  std::string bucket;      //!< optional: the one bucket this datasource serves
+  bool path_style = true;  //!< path-style addressing (Ceph default); false: virtual-host
   // local
-  std::string authority;     //!< "hdfs://ns1": URIs under it are served from `path`
+  std::string authority;  //!< "hdfs://ns1": URIs under it are served from `path`
   std::string path;
-  std::string created_at;    //!< RFC 3339, set by Register
+  std::string created_at;  //!< RFC 3339, set by Register
 
   //! Every field except the secret key, the access key masked ("0555…d804").
   nlohmann::json RedactedJson() const;

@@ -55,19 +55,23 @@ std::string Decompress(Codec codec, std::string_view in, int64_t expected, std::
       if (!snappy::GetUncompressedLength(in.data(), in.size(), &n)) return "corrupt snappy block";
       if (static_cast<int64_t>(n) > kMaxDecompressed) return "decompressed size exceeds the limit";
       if (expected >= 0 && static_cast<int64_t>(n) != expected) {
-        return "snappy block size " + std::to_string(n) + " != expected " + std::to_string(expected);
+        return "snappy block size " + std::to_string(n) + " != expected " +
+               std::to_string(expected);
       }
       out->resize(n);
       if (!snappy::RawUncompress(in.data(), in.size(), out->data())) return "corrupt snappy block";
       return "";
     }
-    case Codec::kDeflate: return Inflate(in, -15, expected, out);
-    case Codec::kGzip: return Inflate(in, 15 + 32, expected, out);  // gzip or zlib header
+    case Codec::kDeflate:
+      return Inflate(in, -15, expected, out);
+    case Codec::kGzip:
+      return Inflate(in, 15 + 32, expected, out);  // gzip or zlib header
     case Codec::kZstd: {
       unsigned long long n = ZSTD_getFrameContentSize(in.data(), in.size());
       if (n == ZSTD_CONTENTSIZE_ERROR) return "corrupt zstd frame";
       if (n != ZSTD_CONTENTSIZE_UNKNOWN) {
-        if (static_cast<int64_t>(n) > kMaxDecompressed) return "decompressed size exceeds the limit";
+        if (static_cast<int64_t>(n) > kMaxDecompressed)
+          return "decompressed size exceeds the limit";
         out->resize(n);
         size_t got = ZSTD_decompress(out->data(), n, in.data(), in.size());
         if (ZSTD_isError(got)) return std::string("corrupt zstd frame: ") + ZSTD_getErrorName(got);

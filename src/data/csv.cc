@@ -91,9 +91,12 @@ class CsvReader : public FileReader {
       Kind k = Kind::kString;
       std::string logical;
       if (any[c]) {
-        if (is_long[c]) k = Kind::kLong;
-        else if (is_double[c]) k = Kind::kDouble;
-        else if (is_bool[c]) k = Kind::kBoolean;
+        if (is_long[c])
+          k = Kind::kLong;
+        else if (is_double[c])
+          k = Kind::kDouble;
+        else if (is_bool[c])
+          k = Kind::kBoolean;
         else if (is_ts[c]) {
           k = Kind::kLong;
           logical = "timestamp-micros";
@@ -103,8 +106,10 @@ class CsvReader : public FileReader {
       if (!logical.empty()) {
         auto base = std::make_shared<schema::Type>(t->NonNull());
         base->logical_type = logical;
-        if (t->kind == Kind::kUnion) t->branches[1] = base;
-        else t = base;
+        if (t->kind == Kind::kUnion)
+          t->branches[1] = base;
+        else
+          t = base;
       }
       root->fields[c].type = t;
     }
@@ -261,8 +266,10 @@ class CsvReader : public FileReader {
       }
       case ValueKind::kBool: {
         bool b;
-        if (ParseBool(v, &b)) sink->Bool(r, b);
-        else sink->TypeError(r, row, v, "a boolean");
+        if (ParseBool(v, &b))
+          sink->Bool(r, b);
+        else
+          sink->TypeError(r, row, v, "a boolean");
         return;
       }
       case ValueKind::kOther:
@@ -361,9 +368,12 @@ bool ParseBool(std::string_view v, bool* out) {
     }
     return true;
   };
-  if (v == "1" || is("true") || is("t")) *out = true;
-  else if (v == "0" || is("false") || is("f")) *out = false;
-  else return false;
+  if (v == "1" || is("true") || is("t"))
+    *out = true;
+  else if (v == "0" || is("false") || is("f"))
+    *out = false;
+  else
+    return false;
   return true;
 }
 

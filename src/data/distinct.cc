@@ -131,7 +131,8 @@ DistinctCounter::DistinctCounter(bool string_keys, int64_t budget_bytes, std::st
 }
 
 DistinctCounter::~DistinctCounter() {
-  if (own_spill_dir_) (void)RemoveAll(spill_dir_);
+  if (own_spill_dir_)
+    (void)RemoveAll(spill_dir_);
   else if (!spill_dir_.empty()) {
     for (int p = 0; p < kPartitions; p++) ::unlink(SpillPath(p).c_str());
   }
@@ -232,8 +233,10 @@ Result<int64_t> DistinctCounter::Count(int threads) {
   auto work = [&] {
     for (int p; (p = next.fetch_add(1)) < kPartitions;) {
       auto r = CountPartition(p);
-      if (r.ok()) counts[p] = *r;
-      else errors[p] = r.status();
+      if (r.ok())
+        counts[p] = *r;
+      else
+        errors[p] = r.status();
     }
   };
   std::vector<std::thread> pool;

@@ -50,7 +50,7 @@ class KeyCollector {
   DistinctCounter* owner_;
   std::vector<Part> parts_;
   int64_t keys_ = 0;
-  int64_t bytes_ = 0;  //!< memory of parts_, as accounted against the budget
+  int64_t bytes_ = 0;     //!< memory of parts_, as accounted against the budget
   int64_t reported_ = 0;  //!< part of bytes_ already added to the counter's total
   int64_t since_check_ = 0;
   Status spill_status_;

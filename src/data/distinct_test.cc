@@ -38,7 +38,8 @@ TEST(Distinct, SpillsOverBudgetAndStaysExact) {
     threads.emplace_back([&, t] {
       // Both threads add the same 50,000 keys plus 1,000 of their own.
       for (int i = 0; i < 50000; i++) cs[t]->AddString("user-" + std::to_string(i));
-      for (int i = 0; i < 1000; i++) cs[t]->AddString("own-" + std::to_string(t) + "-" + std::to_string(i));
+      for (int i = 0; i < 1000; i++)
+        cs[t]->AddString("own-" + std::to_string(t) + "-" + std::to_string(i));
     });
   }
   for (auto& t : threads) t.join();

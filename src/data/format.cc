@@ -10,10 +10,14 @@ namespace rsl::data {
 
 const char* FormatName(Format f) {
   switch (f) {
-    case Format::kAvro: return "avro";
-    case Format::kCsv: return "csv";
-    case Format::kJsonl: return "jsonl";
-    case Format::kParquet: return "parquet";
+    case Format::kAvro:
+      return "avro";
+    case Format::kCsv:
+      return "csv";
+    case Format::kJsonl:
+      return "jsonl";
+    case Format::kParquet:
+      return "parquet";
   }
   return "?";
 }
@@ -94,8 +98,10 @@ std::vector<size_t> SplitLines(std::string_view text, size_t begin, size_t targe
     size_t i = next;
     for (; i < text.size(); i++) {
       char c = text[i];
-      if (quotes && c == '"') in_quotes = !in_quotes;
-      else if (c == '\n' && !in_quotes) break;
+      if (quotes && c == '"')
+        in_quotes = !in_quotes;
+      else if (c == '\n' && !in_quotes)
+        break;
     }
     if (i + 1 >= text.size()) break;
     pos = i + 1;
@@ -116,10 +122,14 @@ Result<std::unique_ptr<FileReader>> OpenReader(Format format, std::shared_ptr<co
                                                const std::string& name,
                                                const ReadOptions& options) {
   switch (format) {
-    case Format::kAvro: return OpenAvro(std::move(blob), name);
-    case Format::kCsv: return OpenCsv(std::move(blob), name, options);
-    case Format::kJsonl: return OpenJsonl(std::move(blob), name, options);
-    case Format::kParquet: return OpenParquet(std::move(blob), name);
+    case Format::kAvro:
+      return OpenAvro(std::move(blob), name);
+    case Format::kCsv:
+      return OpenCsv(std::move(blob), name, options);
+    case Format::kJsonl:
+      return OpenJsonl(std::move(blob), name, options);
+    case Format::kParquet:
+      return OpenParquet(std::move(blob), name);
   }
   return Error(codes::kInternal, "unknown format");
 }

@@ -29,7 +29,8 @@ inline void FuzzOne(Format format, const uint8_t* data, size_t size) {
     Plan plan;
     BuildPlan(s, s.record().fields.empty() ? "" : s.record().fields[0].name, &plan);
     if (!(*reader)->Bind(&plan).ok()) continue;
-    DistinctCounter keys(plan.key_field >= 0 && plan.fields[plan.key_field].kind == ValueKind::kString);
+    DistinctCounter keys(plan.key_field >= 0 &&
+                         plan.fields[plan.key_field].kind == ValueKind::kString);
     KeyCollector* collector = keys.NewCollector();
     for (size_t c = 0; c < (*reader)->chunks(); c++) {
       ChunkSink sink(&plan, collector);

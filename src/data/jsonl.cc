@@ -46,7 +46,8 @@ class JsonlReader : public FileReader {
       lines++;
       simdjson::dom::element doc;
       auto err = parser.parse(line.data(), line.size()).get(doc);
-      if (err) return FormatError(name_, at, std::string("invalid JSON: ") + simdjson::error_message(err));
+      if (err)
+        return FormatError(name_, at, std::string("invalid JSON: ") + simdjson::error_message(err));
       simdjson::dom::object obj;
       if (doc.get_object().get(obj)) return FormatError(name_, at, "line is not a JSON object");
       for (auto [key, value] : obj) {
@@ -57,13 +58,27 @@ class JsonlReader : public FileReader {
         Kind kind = Kind::kNull;
         switch (value.type()) {
           case simdjson::dom::element_type::INT64:
-          case simdjson::dom::element_type::UINT64: kind = Kind::kLong; break;
-          case simdjson::dom::element_type::DOUBLE: kind = Kind::kDouble; break;
-          case simdjson::dom::element_type::STRING: kind = Kind::kString; break;
-          case simdjson::dom::element_type::BOOL: kind = Kind::kBoolean; break;
-          case simdjson::dom::element_type::ARRAY: kind = Kind::kArray; break;
-          case simdjson::dom::element_type::OBJECT: kind = Kind::kMap; break;
-          case simdjson::dom::element_type::NULL_VALUE: kind = Kind::kNull; break;
+          case simdjson::dom::element_type::UINT64:
+            kind = Kind::kLong;
+            break;
+          case simdjson::dom::element_type::DOUBLE:
+            kind = Kind::kDouble;
+            break;
+          case simdjson::dom::element_type::STRING:
+            kind = Kind::kString;
+            break;
+          case simdjson::dom::element_type::BOOL:
+            kind = Kind::kBoolean;
+            break;
+          case simdjson::dom::element_type::ARRAY:
+            kind = Kind::kArray;
+            break;
+          case simdjson::dom::element_type::OBJECT:
+            kind = Kind::kMap;
+            break;
+          case simdjson::dom::element_type::NULL_VALUE:
+            kind = Kind::kNull;
+            break;
         }
         if (kind == Kind::kNull) {
           s.nullable = true;
@@ -111,7 +126,8 @@ class JsonlReader : public FileReader {
       b.writer_to_reader.push_back(idx);
       if (idx < 0) b.ignored.push_back(f.name);
     }
-    for (size_t i = 0; i < plan->fields.size(); i++) index_[plan->fields[i].name] = static_cast<int>(i);
+    for (size_t i = 0; i < plan->fields.size(); i++)
+      index_[plan->fields[i].name] = static_cast<int>(i);
     starts_ = SplitLines(blob_->data(), 0, opt_.text_chunk_bytes, false);
     return b;
   }
@@ -141,7 +157,8 @@ class JsonlReader : public FileReader {
       auto err = parser.parse(line.data(), line.size(), false).get(doc);
       if (err) return Bad(line_at, err);
       simdjson::dom::object obj;
-      if (doc.get_object().get(obj)) return FormatError(name_, line_at, "line is not a JSON object");
+      if (doc.get_object().get(obj))
+        return FormatError(name_, line_at, "line is not a JSON object");
       for (auto [key, value] : obj) {
         auto it = index_.find(key);
         if (it == index_.end()) continue;  // not declared: ignored
@@ -162,7 +179,8 @@ class JsonlReader : public FileReader {
 
  private:
   Error Bad(size_t at, simdjson::error_code err) {
-    return FormatError(name_, at, std::string("invalid JSON line: ") + simdjson::error_message(err));
+    return FormatError(name_, at,
+                       std::string("invalid JSON line: ") + simdjson::error_message(err));
   }
 
   void Deliver(ChunkSink* sink, int r, int64_t row, simdjson::dom::element v) {
@@ -190,22 +208,32 @@ class JsonlReader : public FileReader {
         }
         return;
       case ValueKind::kDouble:
-        if (type == T::DOUBLE) sink->Double(r, row, v.get_double().value_unsafe());
-        else if (type == T::INT64) sink->Double(r, row, static_cast<double>(v.get_int64().value_unsafe()));
-        else if (type == T::UINT64) sink->Double(r, row, static_cast<double>(v.get_uint64().value_unsafe()));
-        else sink->TypeError(r, row, simdjson::to_string(v), "a number");
+        if (type == T::DOUBLE)
+          sink->Double(r, row, v.get_double().value_unsafe());
+        else if (type == T::INT64)
+          sink->Double(r, row, static_cast<double>(v.get_int64().value_unsafe()));
+        else if (type == T::UINT64)
+          sink->Double(r, row, static_cast<double>(v.get_uint64().value_unsafe()));
+        else
+          sink->TypeError(r, row, simdjson::to_string(v), "a number");
         return;
       case ValueKind::kString:
-        if (type == T::STRING) sink->String(r, row, v.get_string().value_unsafe());
-        else sink->TypeError(r, row, simdjson::to_string(v), "a string");
+        if (type == T::STRING)
+          sink->String(r, row, v.get_string().value_unsafe());
+        else
+          sink->TypeError(r, row, simdjson::to_string(v), "a string");
         return;
       case ValueKind::kBool:
-        if (type == T::BOOL) sink->Bool(r, v.get_bool().value_unsafe());
-        else sink->TypeError(r, row, simdjson::to_string(v), "a boolean");
+        if (type == T::BOOL)
+          sink->Bool(r, v.get_bool().value_unsafe());
+        else
+          sink->TypeError(r, row, simdjson::to_string(v), "a boolean");
         return;
       case ValueKind::kOther:
-        if (type == T::ARRAY) sink->Other(r, row, static_cast<int64_t>(v.get_array().value_unsafe().size()));
-        else sink->Other(r, row);
+        if (type == T::ARRAY)
+          sink->Other(r, row, static_cast<int64_t>(v.get_array().value_unsafe().size()));
+        else
+          sink->Other(r, row);
         return;
     }
   }

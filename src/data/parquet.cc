@@ -19,11 +19,27 @@ namespace {
 using schema::Kind;
 using thrift::Node;
 
-enum PType { kBoolean = 0, kInt32 = 1, kInt64 = 2, kInt96 = 3, kFloat = 4, kDouble = 5,
-             kByteArray = 6, kFixed = 7 };
-enum Encoding { kPlain = 0, kPlainDictionary = 2, kRle = 3, kBitPacked = 4, kDeltaBinaryPacked = 5,
-                kDeltaLengthByteArray = 6, kDeltaByteArray = 7, kRleDictionary = 8,
-                kByteStreamSplit = 9 };
+enum PType {
+  kBoolean = 0,
+  kInt32 = 1,
+  kInt64 = 2,
+  kInt96 = 3,
+  kFloat = 4,
+  kDouble = 5,
+  kByteArray = 6,
+  kFixed = 7
+};
+enum Encoding {
+  kPlain = 0,
+  kPlainDictionary = 2,
+  kRle = 3,
+  kBitPacked = 4,
+  kDeltaBinaryPacked = 5,
+  kDeltaLengthByteArray = 6,
+  kDeltaByteArray = 7,
+  kRleDictionary = 8,
+  kByteStreamSplit = 9
+};
 enum PageType { kDataPage = 0, kDictionaryPage = 2, kDataPageV2 = 3 };
 
 constexpr int64_t kJulianEpochDay = 2440588;  // INT96 timestamps: Julian day of 1970-01-01
@@ -52,8 +68,7 @@ struct RowGroup {
 // Bit-level reader for the RLE/bit-packed hybrid (Parquet "Encodings").
 class Hybrid {
  public:
-  Hybrid(const uint8_t* p, const uint8_t* end, int bit_width)
-      : p_(p), end_(end), bw_(bit_width) {}
+  Hybrid(const uint8_t* p, const uint8_t* end, int bit_width) : p_(p), end_(end), bw_(bit_width) {}
 
   // Decodes `n` values into out; false on malformed input.
   bool Decode(size_t n, uint32_t* out) {
@@ -144,8 +159,10 @@ bool DecodeDelta(const uint8_t** pp, const uint8_t* end, size_t n, std::vector<i
       uint64_t bitpos = 0;
       for (uint64_t k = 0; k < per_mini && out->size() < total; k++) {
         uint64_t d = 0;
-        for (int b = 0; b < bw; b++, bitpos++) d |= static_cast<uint64_t>((p[bitpos >> 3] >> (bitpos & 7)) & 1) << b;
-        value = static_cast<int64_t>(static_cast<uint64_t>(value) + static_cast<uint64_t>(min_delta) + d);
+        for (int b = 0; b < bw; b++, bitpos++)
+          d |= static_cast<uint64_t>((p[bitpos >> 3] >> (bitpos & 7)) & 1) << b;
+        value = static_cast<int64_t>(static_cast<uint64_t>(value) +
+                                     static_cast<uint64_t>(min_delta) + d);
         out->push_back(value);
       }
       p += bytes;
@@ -171,14 +188,16 @@ class ParquetReader : public SelfDescribedReader {
     }
     uint32_t len;
     std::memcpy(&len, d.data() + d.size() - 8, 4);
-    if (len > d.size() - 12) return FormatError(name_, d.size() - 8, "footer length exceeds the file");
+    if (len > d.size() - 12)
+      return FormatError(name_, d.size() - 8, "footer length exceeds the file");
     size_t footer_at = d.size() - 8 - len;
     Node meta;
     size_t used;
     std::string err = thrift::ReadStruct(d.substr(footer_at, len), &meta, &used);
     if (!err.empty()) return FormatError(name_, footer_at, "corrupt footer: " + err);
     const Node* schema = meta.Field(2);
-    if (!schema || schema->items.empty()) return FormatError(name_, footer_at, "footer has no schema");
+    if (!schema || schema->items.empty())
+      return FormatError(name_, footer_at, "footer has no schema");
     // Flat schemas: the root group, then leaf columns only.
     std::vector<schema::Field> fields;
     for (size_t i = 1; i < schema->items.size(); i++) {
@@ -186,13 +205,13 @@ class ParquetReader : public SelfDescribedReader {
       Column c;
       c.name = std::string(el.Str(4));
       if (el.Int(5, 0) > 0 || !el.Field(1)) {
-        return FormatError(name_, footer_at, "column " + Quote(c.name) +
-                                                 " is nested (flat Parquet schemas only)");
+        return FormatError(name_, footer_at,
+                           "column " + Quote(c.name) + " is nested (flat Parquet schemas only)");
       }
       int64_t rep = el.Int(3, 0);
       if (rep == 2) {
-        return FormatError(name_, footer_at, "column " + Quote(c.name) +
-                                                 " is repeated (flat Parquet schemas only)");
+        return FormatError(name_, footer_at,
+                           "column " + Quote(c.name) + " is repeated (flat Parquet schemas only)");
       }
       c.optional = rep == 1;
       c.type = static_cast<PType>(el.Int(1));
@@ -222,13 +241,22 @@ class ParquetReader : public SelfDescribedReader {
           ChunkMeta cm;
           cm.column = static_cast<int>(c);
           switch (md->Int(4)) {
-            case 0: cm.codec = Codec::kNone; break;
-            case 1: cm.codec = Codec::kSnappy; break;
-            case 2: cm.codec = Codec::kGzip; break;
-            case 6: cm.codec = Codec::kZstd; break;
+            case 0:
+              cm.codec = Codec::kNone;
+              break;
+            case 1:
+              cm.codec = Codec::kSnappy;
+              break;
+            case 2:
+              cm.codec = Codec::kGzip;
+              break;
+            case 6:
+              cm.codec = Codec::kZstd;
+              break;
             default:
-              return FormatError(name_, footer_at, "column " + Quote(columns_[c].name) +
-                                                       ": unsupported codec " + std::to_string(md->Int(4)));
+              return FormatError(name_, footer_at,
+                                 "column " + Quote(columns_[c].name) + ": unsupported codec " +
+                                     std::to_string(md->Int(4)));
           }
           cm.num_values = md->Int(5);
           int64_t dict = md->Int(11, 0), data = md->Int(9, 0);
@@ -236,8 +264,9 @@ class ParquetReader : public SelfDescribedReader {
           cm.size = md->Int(7);
           if (cm.start < 4 || cm.size < 0 || cm.start + cm.size > static_cast<int64_t>(footer_at) ||
               cm.num_values < 0) {
-            return FormatError(name_, footer_at, "column chunk " + Quote(columns_[c].name) +
-                                                     " lies outside the file");
+            return FormatError(
+                name_, footer_at,
+                "column chunk " + Quote(columns_[c].name) + " lies outside the file");
           }
           rg.chunks.push_back(cm);
         }
@@ -266,7 +295,9 @@ class ParquetReader : public SelfDescribedReader {
     int64_t converted = el.Int(6, -1);
     const Node* logical = el.Field(10);
     switch (c->type) {
-      case kBoolean: t->kind = Kind::kBoolean; break;
+      case kBoolean:
+        t->kind = Kind::kBoolean;
+        break;
       case kInt32:
         t->kind = Kind::kInt;
         if (converted == 6 || (logical && logical->Field(6))) t->logical_type = "date";
@@ -282,13 +313,20 @@ class ParquetReader : public SelfDescribedReader {
           t->logical_type = "timestamp-micros";
         } else if (logical && logical->Field(8)) {
           const Node* unit = logical->Field(8)->Field(2);
-          if (unit && unit->Field(1)) t->logical_type = "timestamp-millis";
-          else if (unit && unit->Field(3)) t->logical_type = "timestamp-nanos";
-          else t->logical_type = "timestamp-micros";
+          if (unit && unit->Field(1))
+            t->logical_type = "timestamp-millis";
+          else if (unit && unit->Field(3))
+            t->logical_type = "timestamp-nanos";
+          else
+            t->logical_type = "timestamp-micros";
         }
         break;
-      case kFloat: t->kind = Kind::kFloat; break;
-      case kDouble: t->kind = Kind::kDouble; break;
+      case kFloat:
+        t->kind = Kind::kFloat;
+        break;
+      case kDouble:
+        t->kind = Kind::kDouble;
+        break;
       case kByteArray: {
         bool text = converted == 0 || converted == 4 || converted == 19 ||
                     (logical && (logical->Field(1) || logical->Field(4) || logical->Field(12)));
@@ -351,7 +389,8 @@ class ParquetReader : public SelfDescribedReader {
           int32_t day;
           std::memcpy(&nanos, p + 12 * i, 8);
           std::memcpy(&day, p + 12 * i + 8, 4);
-          v->ints.push_back((static_cast<int64_t>(day) - kJulianEpochDay) * 86400000000ll + nanos / 1000);
+          v->ints.push_back((static_cast<int64_t>(day) - kJulianEpochDay) * 86400000000ll +
+                            nanos / 1000);
         }
         return true;
       case kFloat:
@@ -393,17 +432,25 @@ class ParquetReader : public SelfDescribedReader {
   void Deliver(const Column& c, const Values& v, size_t i, int r, int64_t row, ChunkSink* sink) {
     ValueKind k = plan_->fields[r].kind;
     if (!v.strs.empty() || c.type == kByteArray || c.type == kFixed) {
-      if (k == ValueKind::kString) sink->String(r, row, v.strs[i]);
-      else sink->Other(r, row);
+      if (k == ValueKind::kString)
+        sink->String(r, row, v.strs[i]);
+      else
+        sink->Other(r, row);
     } else if (!v.dbls.empty() || c.type == kFloat || c.type == kDouble) {
-      if (k == ValueKind::kDouble) sink->Double(r, row, v.dbls[i]);
-      else sink->Other(r, row);
+      if (k == ValueKind::kDouble)
+        sink->Double(r, row, v.dbls[i]);
+      else
+        sink->Other(r, row);
     } else {
       int64_t x = v.ints[i];
-      if (k == ValueKind::kInt) sink->Int(r, row, x);
-      else if (k == ValueKind::kDouble) sink->Double(r, row, static_cast<double>(x));
-      else if (k == ValueKind::kBool) sink->Bool(r, x != 0);
-      else sink->Other(r, row);
+      if (k == ValueKind::kInt)
+        sink->Int(r, row, x);
+      else if (k == ValueKind::kDouble)
+        sink->Double(r, row, static_cast<double>(x));
+      else if (k == ValueKind::kBool)
+        sink->Bool(r, x != 0);
+      else
+        sink->Other(r, row);
     }
   }
 
@@ -421,7 +468,10 @@ class ParquetReader : public SelfDescribedReader {
     std::vector<uint8_t> dict_enum;  // per dictionary entry: in the declared enum
     int64_t row = 0;
     while (row < rows) {
-      if (pos >= end) return Corrupt(pos, c, "column chunk ends after " + std::to_string(row) + " of " + std::to_string(rows) + " rows");
+      if (pos >= end)
+        return Corrupt(pos, c,
+                       "column chunk ends after " + std::to_string(row) + " of " +
+                           std::to_string(rows) + " rows");
       Node ph;
       size_t hlen;
       std::string err = thrift::ReadStruct(
@@ -431,17 +481,21 @@ class ParquetReader : public SelfDescribedReader {
       int64_t type = ph.Int(1, -1);
       int64_t usize = ph.Int(2, -1), csize = ph.Int(3, -1);
       pos += hlen;
-      if (csize < 0 || usize < 0 || csize > end - pos) return Corrupt(page_at, c, "page size outside the column chunk");
+      if (csize < 0 || usize < 0 || csize > end - pos)
+        return Corrupt(page_at, c, "page size outside the column chunk");
       const uint8_t* body = base + pos;
       pos += csize;
       if (type == kDictionaryPage) {
         const Node* dh = ph.Field(7);
         int64_t n = dh ? dh->Int(1, -1) : -1;
         if (n < 0 || n > usize + 1) return Corrupt(page_at, c, "bad dictionary page header");
-        std::string e = Decompress(cm.codec, std::string_view(reinterpret_cast<const char*>(body), csize), usize, &dict_buf_);
+        std::string e =
+            Decompress(cm.codec, std::string_view(reinterpret_cast<const char*>(body), csize),
+                       usize, &dict_buf_);
         if (!e.empty()) return Corrupt(page_at, c, e);
         const uint8_t* d = reinterpret_cast<const uint8_t*>(dict_buf_.data());
-        if (!DecodePlain(c, d, d + dict_buf_.size(), n, &dict)) return Corrupt(page_at, c, "corrupt dictionary");
+        if (!DecodePlain(c, d, d + dict_buf_.size(), n, &dict))
+          return Corrupt(page_at, c, "corrupt dictionary");
         have_dict = true;
         dict_enum.clear();
         continue;
@@ -457,18 +511,22 @@ class ParquetReader : public SelfDescribedReader {
         if (!dh) return Corrupt(page_at, c, "data page without header");
         n = dh->Int(1, -1);
         encoding = dh->Int(2, -1);
-        std::string e = Decompress(cm.codec, std::string_view(reinterpret_cast<const char*>(body), csize), usize, &page_buf);
+        std::string e =
+            Decompress(cm.codec, std::string_view(reinterpret_cast<const char*>(body), csize),
+                       usize, &page_buf);
         if (!e.empty()) return Corrupt(page_at, c, e);
         p = reinterpret_cast<const uint8_t*>(page_buf.data());
         pend = p + page_buf.size();
-        if (n < 0 || n > rows - row) return Corrupt(page_at, c, "page has more values than the row group rows");
+        if (n < 0 || n > rows - row)
+          return Corrupt(page_at, c, "page has more values than the row group rows");
         levels.assign(n, 1);
         if (c.optional) {
           if (pend - p < 4) return Corrupt(page_at, c, "truncated definition levels");
           uint32_t len;
           std::memcpy(&len, p, 4);
           p += 4;
-          if (len > static_cast<size_t>(pend - p)) return Corrupt(page_at, c, "definition levels exceed the page");
+          if (len > static_cast<size_t>(pend - p))
+            return Corrupt(page_at, c, "definition levels exceed the page");
           Hybrid h(p, p + len, 1);
           if (!h.Decode(n, levels.data())) return Corrupt(page_at, c, "corrupt definition levels");
           p += len;
@@ -488,8 +546,10 @@ class ParquetReader : public SelfDescribedReader {
           Hybrid h(body + rlen, body + rlen + dlen, 1);
           if (!h.Decode(n, levels.data())) return Corrupt(page_at, c, "corrupt definition levels");
         }
-        std::string_view rest(reinterpret_cast<const char*>(body + rlen + dlen), csize - rlen - dlen);
-        std::string e = Decompress(compressed ? cm.codec : Codec::kNone, rest, usize - rlen - dlen, &page_buf);
+        std::string_view rest(reinterpret_cast<const char*>(body + rlen + dlen),
+                              csize - rlen - dlen);
+        std::string e =
+            Decompress(compressed ? cm.codec : Codec::kNone, rest, usize - rlen - dlen, &page_buf);
         if (!e.empty()) return Corrupt(page_at, c, e);
         p = reinterpret_cast<const uint8_t*>(page_buf.data());
         pend = p + page_buf.size();
@@ -508,14 +568,16 @@ class ParquetReader : public SelfDescribedReader {
         if (bw > 32) return Corrupt(page_at, c, "bad dictionary index width");
         idx.resize(nonnull);
         Hybrid h(p, pend, bw);
-        if (nonnull > 0 && !h.Decode(nonnull, idx.data())) return Corrupt(page_at, c, "corrupt dictionary indices");
+        if (nonnull > 0 && !h.Decode(nonnull, idx.data()))
+          return Corrupt(page_at, c, "corrupt dictionary indices");
         size_t dn = std::max({dict.ints.size(), dict.dbls.size(), dict.strs.size()});
         for (uint32_t k : idx) {
           if (k >= dn) return Corrupt(page_at, c, "dictionary index out of range");
         }
         src = &dict;
       } else if (encoding == kPlain) {
-        if (!DecodePlain(c, p, pend, nonnull, &vals)) return Corrupt(page_at, c, "truncated values");
+        if (!DecodePlain(c, p, pend, nonnull, &vals))
+          return Corrupt(page_at, c, "truncated values");
       } else if (encoding == kRle && c.type == kBoolean) {
         if (pend - p < 4) return Corrupt(page_at, c, "truncated boolean values");
         idx.resize(nonnull);
@@ -556,9 +618,11 @@ class ParquetReader : public SelfDescribedReader {
         }
         size_t total = 0;
         for (size_t i = 0; i < nonnull; i++) {
-          if (prefix[i] < 0 || delta[i] < 0 || delta[i] > pend - q) return Corrupt(page_at, c, "truncated values");
+          if (prefix[i] < 0 || delta[i] < 0 || delta[i] > pend - q)
+            return Corrupt(page_at, c, "truncated values");
           total += prefix[i] + delta[i];
-          if (total > static_cast<size_t>(kMaxDecompressed)) return Corrupt(page_at, c, "values too large");
+          if (total > static_cast<size_t>(kMaxDecompressed))
+            return Corrupt(page_at, c, "values too large");
         }
         owned.clear();
         owned.reserve(total);
@@ -567,7 +631,8 @@ class ParquetReader : public SelfDescribedReader {
         vals.strs.clear();
         std::string_view prev;
         for (size_t i = 0; i < nonnull; i++) {
-          if (static_cast<size_t>(prefix[i]) > prev.size()) return Corrupt(page_at, c, "prefix longer than the previous value");
+          if (static_cast<size_t>(prefix[i]) > prev.size())
+            return Corrupt(page_at, c, "prefix longer than the previous value");
           size_t at = owned.size();
           owned.append(prev.data(), prefix[i]);
           if (delta[i] > pend - q) return Corrupt(page_at, c, "truncated values");
@@ -578,7 +643,8 @@ class ParquetReader : public SelfDescribedReader {
         }
       } else if (encoding == kByteStreamSplit && (c.type == kFloat || c.type == kDouble)) {
         size_t w = c.type == kFloat ? 4 : 8;
-        if (static_cast<size_t>(pend - p) < nonnull * w) return Corrupt(page_at, c, "truncated values");
+        if (static_cast<size_t>(pend - p) < nonnull * w)
+          return Corrupt(page_at, c, "truncated values");
         vals.ints.clear();
         vals.strs.clear();
         vals.dbls.resize(nonnull);

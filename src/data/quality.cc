@@ -43,8 +43,10 @@ std::string FormatDurationMs(int64_t ms) {
   if (ms < 0) return "-" + FormatDurationMs(-ms);
   if (ms < 60000) {
     char buf[32];
-    if (ms % 1000 == 0) std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
-    else std::snprintf(buf, sizeof buf, "%.3gs", ms / 1000.0);
+    if (ms % 1000 == 0)
+      std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
+    else
+      std::snprintf(buf, sizeof buf, "%.3gs", ms / 1000.0);
     return buf;
   }
   int64_t s = ms / 1000;
@@ -80,10 +82,14 @@ std::string FormatNumber(double v) {
 
 std::string FormatBytes(int64_t b) {
   char buf[32];
-  if (b < 1024) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
-  else if (b < (1 << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else if (b < (1ll << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  else std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824.0);
+  if (b < 1024)
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  else if (b < (1 << 20))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else if (b < (1ll << 30))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824.0);
   return buf;
 }
 
@@ -104,8 +110,8 @@ struct FileWork {
 };
 
 struct Task {
-  int file = -1;    //!< index into files
-  int chunk = -1;   //!< -1: the file's checksum
+  int file = -1;   //!< index into files
+  int chunk = -1;  //!< -1: the file's checksum
 };
 
 // Runs `tasks` over `threads` workers; stops handing out work once `stop` is set.
@@ -143,7 +149,7 @@ class Validator {
     if (st.ok()) st = Completeness();
     if (st.ok()) st = Uniqueness();
     if (st.ok()) st = Freshness();
-    static const char* kChecks[] = {"existence", "schema", "constraints",
+    static const char* kChecks[] = {"existence",    "schema",     "constraints",
                                     "completeness", "uniqueness", "freshness"};
     for (const char* name : kChecks) {
       bool present = false;
@@ -153,8 +159,7 @@ class Validator {
     if (!st.ok()) {
       report_.status = st;
     }
-    report_.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return std::move(report_);
   }
 
@@ -178,11 +183,11 @@ class Validator {
     auto listed = storage_->List(input_->uri);
     if (!listed.ok()) return Fail("existence", listed.error().Path("uri"));
     if (listed->empty()) {
-      return Fail("existence", Error(codes::kDataSourceNotFound,
-                                     "no data files under " + input_->uri)
-                                   .Path("uri")
-                                   .Value(input_->uri)
-                                   .Hint("names starting with '_' or '.' are skipped"));
+      return Fail("existence",
+                  Error(codes::kDataSourceNotFound, "no data files under " + input_->uri)
+                      .Path("uri")
+                      .Value(input_->uri)
+                      .Hint("names starting with '_' or '.' are skipped"));
     }
     for (auto& info : *listed) {
       FileWork f;
@@ -226,16 +231,17 @@ class Validator {
     });
     for (auto& e : errs) {
       if (!e.ok()) {
-        std::string check = e.code() == codes::kDataSourceNotFound ||
-                                    e.code() == codes::kDataSourceUnreachable
-                                ? "existence"
-                                : "schema";
+        std::string check =
+            e.code() == codes::kDataSourceNotFound || e.code() == codes::kDataSourceUnreachable
+                ? "existence"
+                : "schema";
         if (check == "existence") report_.checks.clear();
         return Fail(check, e.error());
       }
     }
     if (report_.format.empty() && !files_.empty()) {
-      auto f = DetectFormat(input_->format, files_[0].info.uri, files_[0].blob->data().substr(0, 4));
+      auto f =
+          DetectFormat(input_->format, files_[0].info.uri, files_[0].blob->data().substr(0, 4));
       if (f.ok()) report_.format = FormatName(*f);
     }
     if (input_->schema) {
@@ -267,13 +273,15 @@ class Validator {
       if (!b.ok()) return Fail("schema", b.error());
       f.binding = std::move(*b);
       for (const auto& name : f.binding.ignored) {
-        if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) ignored.push_back(name);
+        if (std::find(ignored.begin(), ignored.end(), name) == ignored.end())
+          ignored.push_back(name);
       }
     }
     std::string msg = report_.format + ": writer schema resolves against the " +
                       std::string(input_->schema ? "declared" : "data's own") + " schema";
     if (!ignored.empty()) {
-      report_.notes.push_back("fields in the data but not declared (ignored): " + Join(ignored, ", "));
+      report_.notes.push_back("fields in the data but not declared (ignored): " +
+                              Join(ignored, ", "));
       msg += " (extra fields ignored: " + Join(ignored, ", ") + ")";
     }
     Pass("schema", msg);
@@ -289,8 +297,8 @@ class Validator {
       }
     }
     // Largest work first would balance better; chunks are already of similar size.
-    const bool string_key = plan_->key_field >= 0 &&
-                            plan_->fields[plan_->key_field].kind == ValueKind::kString;
+    const bool string_key =
+        plan_->key_field >= 0 && plan_->fields[plan_->key_field].kind == ValueKind::kString;
     distinct_ = std::make_unique<DistinctCounter>(string_key, opt_.distinct_budget, opt_.spill_dir);
     std::vector<KeyCollector*> collectors;
     for (int t = 0; t < threads_; t++) collectors.push_back(distinct_->NewCollector());
@@ -332,8 +340,10 @@ class Validator {
       }
       for (size_t d = 0; d < files_[tasks[i].file].binding.defaulted.size(); d++) {
         int f = files_[tasks[i].file].binding.defaulted[d];
-        if (files_[tasks[i].file].binding.default_is_null[d]) stats_[f].nulls += s.rows;
-        else stats_[f].values += s.rows;
+        if (files_[tasks[i].file].binding.default_is_null[d])
+          stats_[f].nulls += s.rows;
+        else
+          stats_[f].values += s.rows;
       }
       file_row += s.rows;
       report_.rows += s.rows;
@@ -342,20 +352,22 @@ class Validator {
     for (size_t f = 0; f < stats_.size(); f++) {
       const Violation& v = stats_[f].type_error;
       if (v.count == 0) continue;
-      return Fail("schema", Error(codes::kDataSchemaMismatch,
-                                  Quote(v.value) + " at " + v.detail.substr(v.detail.find('|') + 1) +
-                                      " is not " + v.detail.substr(0, v.detail.find('|')) +
-                                      " (declared " + plan_->fields[f].type->ToString() + ")")
-                                .Path(plan_->fields[f].name)
-                                .Value(v.value));
+      return Fail("schema",
+                  Error(codes::kDataSchemaMismatch,
+                        Quote(v.value) + " at " + v.detail.substr(v.detail.find('|') + 1) +
+                            " is not " + v.detail.substr(0, v.detail.find('|')) + " (declared " +
+                            plan_->fields[f].type->ToString() + ")")
+                      .Path(plan_->fields[f].name)
+                      .Value(v.value));
     }
     BuildDescriptor();
     FillFields();
     if (report_.rows == 0) {
-      return Fail("constraints", Error(codes::kDataSourceNotFound,
-                                       "no records in " + std::to_string(files_.size()) + " file(s)")
-                                     .Path("uri")
-                                     .Value(input_->uri));
+      return Fail("constraints",
+                  Error(codes::kDataSourceNotFound,
+                        "no records in " + std::to_string(files_.size()) + " file(s)")
+                      .Path("uri")
+                      .Value(input_->uri));
     }
     return Status::Ok();
   }
@@ -405,7 +417,8 @@ class Validator {
         r.max_len = s.max_len;
       }
       r.violations = s.constraint.count;
-      if (s.constraint.count > 0) r.first_violation = Quote(s.constraint.value) + " at " + s.constraint.detail;
+      if (s.constraint.count > 0)
+        r.first_violation = Quote(s.constraint.value) + " at " + s.constraint.detail;
       report_.fields.push_back(std::move(r));
     }
   }
@@ -437,8 +450,9 @@ class Validator {
       if (v.count == 0) continue;
       std::string what;
       if (!p.enum_set.empty()) {
-        std::vector<std::string> shown(p.enum_values.begin(),
-                                       p.enum_values.begin() + std::min<size_t>(p.enum_values.size(), 8));
+        std::vector<std::string> shown(
+            p.enum_values.begin(),
+            p.enum_values.begin() + std::min<size_t>(p.enum_values.size(), 8));
         what = "not in enum [" + Join(shown, ", ") + (p.enum_values.size() > 8 ? ", ...]" : "]");
       } else if (p.array_size > 0 && !p.has_min && !p.has_max) {
         what = "not of " + std::to_string(p.array_size) + " items";
@@ -473,17 +487,18 @@ class Validator {
       }
     }
     if (!input_->quality.completeness || worst < 0) {
-      Pass("completeness", worst < 0 ? "no fields" : "not required (lowest non-null: " +
-                                                         plan_->fields[worst].name + " " +
-                                                         FormatPercents(worst_rate, 100).first + "%)");
+      Pass("completeness", worst < 0
+                               ? "no fields"
+                               : "not required (lowest non-null: " + plan_->fields[worst].name +
+                                     " " + FormatPercents(worst_rate, 100).first + "%)");
       return Status::Ok();
     }
     double threshold = *input_->quality.completeness;
     // First failing field in declaration order, so the message is stable.
     for (size_t f = 0; f < stats_.size(); f++) {
       int64_t nulls = stats_[f].nulls;
-      double rate = 100.0 * static_cast<double>(report_.rows - nulls) /
-                    static_cast<double>(report_.rows);
+      double rate =
+          100.0 * static_cast<double>(report_.rows - nulls) / static_cast<double>(report_.rows);
       if (rate >= threshold) continue;
       return Fail("completeness",
                   Error(codes::kDataCompleteness,
@@ -494,8 +509,8 @@ class Validator {
                       .Value(FormatPercents(rate, threshold).first));
     }
     Pass("completeness", "lowest non-null " + plan_->fields[worst].name + " " +
-                             FormatPercents(worst_rate, threshold).first + "% >= " +
-                             FormatPercents(worst_rate, threshold).second + "%");
+                             FormatPercents(worst_rate, threshold).first +
+                             "% >= " + FormatPercents(worst_rate, threshold).second + "%");
     return Status::Ok();
   }
 
@@ -509,22 +524,23 @@ class Validator {
     report_.distinct_keys = *distinct;
     double rate = 100.0 * static_cast<double>(*distinct) / static_cast<double>(report_.rows);
     const std::string& key = plan_->fields[plan_->key_field].name;
-    std::string counts = std::to_string(*distinct) + " of " + std::to_string(report_.rows) + " distinct";
+    std::string counts =
+        std::to_string(*distinct) + " of " + std::to_string(report_.rows) + " distinct";
     if (!input_->quality.uniqueness) {
       Pass("uniqueness", key + ": " + counts + " (not required)");
       return Status::Ok();
     }
     double threshold = *input_->quality.uniqueness;
     if (rate < threshold) {
-      return Fail("uniqueness", Error(codes::kDataUniqueness,
-                                      "distinct " + FormatPercents(rate, threshold).first + "% < " +
-                                          FormatPercents(rate, threshold).second + "% (" +
-                                          counts + ")")
-                                    .Path(key)
-                                    .Value(FormatPercents(rate, threshold).first));
+      return Fail("uniqueness",
+                  Error(codes::kDataUniqueness,
+                        "distinct " + FormatPercents(rate, threshold).first + "% < " +
+                            FormatPercents(rate, threshold).second + "% (" + counts + ")")
+                      .Path(key)
+                      .Value(FormatPercents(rate, threshold).first));
     }
-    Pass("uniqueness", key + ": distinct " + FormatPercents(rate, threshold).first + "% >= " +
-                           FormatPercents(rate, threshold).second + "% (" + counts + ")");
+    Pass("uniqueness", key + ": distinct " + FormatPercents(rate, threshold).first +
+                           "% >= " + FormatPercents(rate, threshold).second + "% (" + counts + ")");
     return Status::Ok();
   }
 
@@ -550,12 +566,12 @@ class Validator {
     int64_t limit = *input_->quality.freshness_ms;
     if (age_ms > limit) {
       std::string field = what.substr(0, what.find(':'));
-      return Fail("freshness", Error(codes::kDataFreshness,
-                                     what.substr(what.find(':') + 2) + newest + " is " +
-                                         FormatDurationMs(age_ms) + " old > " +
-                                         FormatDurationMs(limit))
-                                   .Path(field)
-                                   .Value(newest));
+      return Fail("freshness",
+                  Error(codes::kDataFreshness, what.substr(what.find(':') + 2) + newest + " is " +
+                                                   FormatDurationMs(age_ms) + " old > " +
+                                                   FormatDurationMs(limit))
+                      .Path(field)
+                      .Value(newest));
     }
     Pass("freshness", what + newest + " is " + FormatDurationMs(std::max<int64_t>(age_ms, 0)) +
                           " old <= " + FormatDurationMs(limit));
@@ -594,7 +610,8 @@ nlohmann::json ValidationReport::ToJson() const {
   j["seconds"] = seconds;
   j["ok"] = status.ok();
   if (!status.ok()) {
-    j["error"] = {{"code", status.error().code}, {"field", status.error().path},
+    j["error"] = {{"code", status.error().code},
+                  {"field", status.error().path},
                   {"message", status.error().message}};
   }
   j["checks"] = nlohmann::json::array();
@@ -605,7 +622,8 @@ nlohmann::json ValidationReport::ToJson() const {
   }
   j["fields"] = nlohmann::json::array();
   for (const auto& f : fields) {
-    nlohmann::json fj = {{"name", f.name}, {"type", f.type}, {"nulls", f.nulls}, {"values", f.values}};
+    nlohmann::json fj = {
+        {"name", f.name}, {"type", f.type}, {"nulls", f.nulls}, {"values", f.values}};
     if (f.min) fj["min"] = *f.min;
     if (f.max) fj["max"] = *f.max;
     if (f.min_len) fj["minLength"] = *f.min_len;

@@ -4,9 +4,10 @@
 //
 // Messages and codes are the contract (SPEC.md), e.g.
 //   DATA_QUALITY_COMPLETENESS_BELOW_THRESHOLD amount: non-null 99.91% < 99.95% (9 of 10000 null)
-//   DATA_QUALITY_UNIQUENESS_BELOW_THRESHOLD tx_id: distinct 99.98% < 99.99% (9998 of 10000 distinct)
-//   DATA_QUALITY_FRESHNESS_EXCEEDED timestamp: newest record 2024-06-15T10:00:00Z is 3h0m old > 1h
-//   DATA_CONSTRAINT_VIOLATION action: 3 of 10000 values not in enum [click, cart, buy] (first "refund" at part-0.csv row 17)
+//   DATA_QUALITY_UNIQUENESS_BELOW_THRESHOLD tx_id: distinct 99.98% < 99.99% (9998 of 10000
+//   distinct) DATA_QUALITY_FRESHNESS_EXCEEDED timestamp: newest record 2024-06-15T10:00:00Z is 3h0m
+//   old > 1h DATA_CONSTRAINT_VIOLATION action: 3 of 10000 values not in enum [click, cart, buy]
+//   (first "refund" at part-0.csv row 17)
 #pragma once
 
 #include <cstdint>
@@ -28,11 +29,11 @@
 namespace rsl::data {
 
 struct ValidateOptions {
-  int threads = 0;                                 //!< 0: all cores
+  int threads = 0;                                   //!< 0: all cores
   int64_t distinct_budget = kDefaultDistinctBudget;  //!< bytes before exact-distinct spills
-  std::string spill_dir;                           //!< "" : a temporary directory
-  Env* env = nullptr;  //!< the clock (freshness); nullptr: Env::Default() (tests: a fake one)
-  bool checksum = true;                            //!< sha256 of every file (DataDescriptor)
+  std::string spill_dir;                             //!< "" : a temporary directory
+  Env* env = nullptr;    //!< the clock (freshness); nullptr: Env::Default() (tests: a fake one)
+  bool checksum = true;  //!< sha256 of every file (DataDescriptor)
   ReadOptions read;
 };
 
@@ -52,7 +53,7 @@ struct FieldReport {
   std::string type;
   int64_t nulls = 0;
   int64_t values = 0;
-  std::optional<double> min, max;          //!< numbers
+  std::optional<double> min, max;           //!< numbers
   std::optional<int64_t> min_len, max_len;  //!< strings
   int64_t violations = 0;                   //!< constraint violations
   std::string first_violation;              //!< "\"refund\" at part-0.csv row 17"
@@ -73,7 +74,7 @@ struct ValidationReport {
   int64_t bytes = 0;
   std::vector<FieldReport> fields;
   std::vector<CheckResult> checks;
-  std::vector<std::string> notes;      //!< e.g. writer fields the declared schema ignores
+  std::vector<std::string> notes;  //!< e.g. writer fields the declared schema ignores
   std::string unique_key;
   std::optional<int64_t> distinct_keys;
   std::optional<int64_t> newest_micros;  //!< newest record (or file mtime, see freshness_from)

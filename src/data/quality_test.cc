@@ -126,8 +126,9 @@ TEST(Quality, UnknownEnumSymbol) {
             }));
   auto r = Validate(Full(dir.path() + "/a.csv"), nullptr, Opts());
   EXPECT_EQ(r.status.code(), codes::kDataConstraintViolation);
-  EXPECT_EQ(r.status.error().message,
-            "1 of 10000 values not in enum [click, cart, buy] (first \"refund\" at a.csv row 10000)");
+  EXPECT_EQ(
+      r.status.error().message,
+      "1 of 10000 values not in enum [click, cart, buy] (first \"refund\" at a.csv row 10000)");
 }
 
 TEST(Quality, StaleData) {
@@ -166,7 +167,8 @@ TEST(Quality, MissingFieldIsSchemaMismatch) {
 TEST(Quality, ExtraFieldIsIgnoredAndNoted) {
   TempDir dir;
   std::string csv = "tx_id,amount,action,ts,extra\n";
-  for (int i = 0; i < 10; i++) csv += "t" + std::to_string(i) + ",1,buy," + std::to_string(kBase) + ",x\n";
+  for (int i = 0; i < 10; i++)
+    csv += "t" + std::to_string(i) + ",1,buy," + std::to_string(kBase) + ",x\n";
   dir.Write("a.csv", csv);
   auto in = Full(dir.path() + "/a.csv");
   in.quality.uniqueness.reset();

@@ -15,7 +15,7 @@
 namespace rsl::data {
 
 struct S3Config {
-  std::string endpoint;    //!< http(s)://host[:port]
+  std::string endpoint;  //!< http(s)://host[:port]
   std::string region = "us-east-1";
   std::string access_key;
   std::string secret_key;
@@ -56,8 +56,8 @@ Result<std::string> DatasourceUri(const Datasource& ds, const std::string& path)
 //! Authorization header value.
 struct SigV4Request {
   std::string method;
-  std::string canonical_uri;    //!< already URI-encoded path
-  std::string canonical_query;  //!< sorted, encoded "a=1&b=2"
+  std::string canonical_uri;                                 //!< already URI-encoded path
+  std::string canonical_query;                               //!< sorted, encoded "a=1&b=2"
   std::vector<std::pair<std::string, std::string>> headers;  //!< lower-case names
   std::string payload_sha256;
 };

@@ -20,9 +20,9 @@ TEST(SigV4, MatchesTheAwsDocumentationExample) {
                  {"range", "bytes=0-9"},
                  {"x-amz-content-sha256", req.payload_sha256},
                  {"x-amz-date", "20130524T000000Z"}};
-  std::string auth = SigV4Authorization(req, "AKIAIOSFODNN7EXAMPLE",
-                                        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "us-east-1",
-                                        "20130524T000000Z");
+  std::string auth =
+      SigV4Authorization(req, "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                         "us-east-1", "20130524T000000Z");
   EXPECT_EQ(auth,
             "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
             "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "

@@ -13,12 +13,18 @@ namespace {
 bool PrimitiveResolves(Kind w, Kind r) {
   if (w == r) return true;
   switch (w) {
-    case Kind::kInt: return r == Kind::kLong || r == Kind::kFloat || r == Kind::kDouble;
-    case Kind::kLong: return r == Kind::kFloat || r == Kind::kDouble;
-    case Kind::kFloat: return r == Kind::kDouble;
-    case Kind::kString: return r == Kind::kBytes;
-    case Kind::kBytes: return r == Kind::kString;
-    default: return false;
+    case Kind::kInt:
+      return r == Kind::kLong || r == Kind::kFloat || r == Kind::kDouble;
+    case Kind::kLong:
+      return r == Kind::kFloat || r == Kind::kDouble;
+    case Kind::kFloat:
+      return r == Kind::kDouble;
+    case Kind::kString:
+      return r == Kind::kBytes;
+    case Kind::kBytes:
+      return r == Kind::kString;
+    default:
+      return false;
   }
 }
 
@@ -96,12 +102,13 @@ Result<Binding> Resolve(const schema::Schema& writer, const Plan& plan, const st
     seen[idx] = true;
     const FieldPlan& rf = plan.fields[idx];
     if (check_types && !TypesResolve(*wf.type, *rf.type)) {
-      return Error(codes::kDataSchemaMismatch, "data has " + wf.type->ToString() +
-                                                   ", declared " + rf.type->ToString())
+      return Error(codes::kDataSchemaMismatch,
+                   "data has " + wf.type->ToString() + ", declared " + rf.type->ToString())
           .Path(rf.name)
           .Value(file)
-          .Hint("change the declared type or rewrite the data (Avro promotions: int -> long "
-                "-> float -> double, string <-> bytes)");
+          .Hint(
+              "change the declared type or rewrite the data (Avro promotions: int -> long "
+              "-> float -> double, string <-> bytes)");
     }
   }
   for (size_t i = 0; i < plan.fields.size(); i++) {

@@ -25,10 +25,10 @@ bool TypesResolve(const schema::Type& writer, const schema::Type& reader);
 
 //! How the writer's top-level fields map onto the plan's (reader's) fields.
 struct Binding {
-  std::vector<int> writer_to_reader;   //!< per writer field: reader field index, or -1
-  std::vector<int> defaulted;          //!< reader fields absent from the writer (with default)
-  std::vector<bool> default_is_null;   //!< per `defaulted` entry
-  std::vector<std::string> ignored;    //!< writer fields the reader does not declare
+  std::vector<int> writer_to_reader;  //!< per writer field: reader field index, or -1
+  std::vector<int> defaulted;         //!< reader fields absent from the writer (with default)
+  std::vector<bool> default_is_null;  //!< per `defaulted` entry
+  std::vector<std::string> ignored;   //!< writer fields the reader does not declare
 };
 
 //! Resolves field by field. `check_types` false matches names only (CSV headers, whose values

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -93,8 +93,8 @@ class S3Storage : public Storage {
       }
       if (r->status != 404) return HttpError(*r, uri);
     }
-    std::map<std::string, std::string> q = {{"list-type", "2"}, {"max-keys", "1"},
-                                            {"prefix", DirPrefix(key)}};
+    std::map<std::string, std::string> q = {
+        {"list-type", "2"}, {"max-keys", "1"}, {"prefix", DirPrefix(key)}};
     auto r = Send("GET", bucket, "", q, "", {});
     if (!r.ok()) return r.error();
     if (r->status != 200) return HttpError(*r, uri);
@@ -128,7 +128,8 @@ class S3Storage : public Storage {
         info.size = std::atoll(XmlFirst(item, "Size").c_str());
         info.etag = XmlFirst(item, "ETag");
         int64_t micros = 0;
-        if (ParseTimestampMicros(XmlFirst(item, "LastModified"), &micros)) info.mtime_ms = micros / 1000;
+        if (ParseTimestampMicros(XmlFirst(item, "LastModified"), &micros))
+          info.mtime_ms = micros / 1000;
         info.partitions = HivePartitions(info.relative);
         out->push_back(std::move(info));
       }
@@ -180,8 +181,8 @@ class S3Storage : public Storage {
     int part = 1;
     for (size_t off = 0; off < bytes.size(); off += c_.part_size, part++) {
       std::string chunk(bytes.substr(off, c_.part_size));
-      auto r = Send("PUT", bucket, key, {{"partNumber", std::to_string(part)}, {"uploadId", upload}},
-                    chunk, {});
+      auto r = Send("PUT", bucket, key,
+                    {{"partNumber", std::to_string(part)}, {"uploadId", upload}}, chunk, {});
       if (!r.ok() || r->status != 200) {
         (void)Send("DELETE", bucket, key, {{"uploadId", upload}}, "", {});
         return r.ok() ? Status(HttpError(*r, uri)) : r.status();
@@ -234,8 +235,9 @@ class S3Storage : public Storage {
   }
 
   Result<std::string> Ping(const std::string& bucket) {
-    auto r = bucket.empty() ? Send("GET", "", "", {}, "", {})
-                            : Send("GET", bucket, "", {{"list-type", "2"}, {"max-keys", "1"}}, "", {});
+    auto r = bucket.empty()
+                 ? Send("GET", "", "", {}, "", {})
+                 : Send("GET", bucket, "", {{"list-type", "2"}, {"max-keys", "1"}}, "", {});
     if (!r.ok()) return r.error();
     if (r->status != 200) return HttpError(*r, c_.endpoint);
     if (bucket.empty()) return std::to_string(XmlAll(r->body, "Bucket").size()) + " bucket(s)";
@@ -295,7 +297,8 @@ class S3Storage : public Storage {
       if (!canonical_query.empty()) canonical_query += "&";
       canonical_query += UriEncode(k, false) + "=" + UriEncode(v, false);
     }
-    std::string url = proto + "://" + host + path + (canonical_query.empty() ? "" : "?" + canonical_query);
+    std::string url =
+        proto + "://" + host + path + (canonical_query.empty() ? "" : "?" + canonical_query);
     for (int attempt = 0;; attempt++) {
       std::string date = FormatUtc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
       SigV4Request req;
@@ -303,7 +306,8 @@ class S3Storage : public Storage {
       req.canonical_uri = path;
       req.canonical_query = canonical_query;
       req.payload_sha256 = Sha256Hex(body);
-      req.headers = {{"host", host}, {"x-amz-content-sha256", req.payload_sha256}, {"x-amz-date", date}};
+      req.headers = {
+          {"host", host}, {"x-amz-content-sha256", req.payload_sha256}, {"x-amz-date", date}};
       std::string auth = SigV4Authorization(req, c_.access_key, c_.secret_key, c_.region, date);
       HttpRequest http;
       http.method = method;
@@ -341,7 +345,8 @@ std::string UriEncode(std::string_view s, bool keep_slash) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (keep_slash && c == '/')) {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');
@@ -362,11 +367,13 @@ std::string SigV4Authorization(const SigV4Request& req, const std::string& acces
     canonical_headers += k + ":" + std::string(Trim(v)) + "\n";
     signed_headers += (signed_headers.empty() ? "" : ";") + k;
   }
-  std::string canonical = req.method + "\n" + req.canonical_uri + "\n" + req.canonical_query + "\n" +
-                          canonical_headers + "\n" + signed_headers + "\n" + req.payload_sha256;
+  std::string canonical = req.method + "\n" + req.canonical_uri + "\n" + req.canonical_query +
+                          "\n" + canonical_headers + "\n" + signed_headers + "\n" +
+                          req.payload_sha256;
   std::string day = amz_date.substr(0, 8);
   std::string scope = day + "/" + region + "/s3/aws4_request";
-  std::string to_sign = "AWS4-HMAC-SHA256\n" + amz_date + "\n" + scope + "\n" + Sha256Hex(canonical);
+  std::string to_sign =
+      "AWS4-HMAC-SHA256\n" + amz_date + "\n" + scope + "\n" + Sha256Hex(canonical);
   std::string key = Hmac("AWS4" + secret_key, day);
   key = Hmac(key, region);
   key = Hmac(key, "s3");
@@ -397,9 +404,11 @@ Result<S3Config> S3ConfigFromEnv() {
   c.access_key = env("AWS_ACCESS_KEY_ID");
   c.secret_key = env("AWS_SECRET_ACCESS_KEY");
   if (c.access_key.empty() || c.secret_key.empty()) {
-    return Error(codes::kDataSourceUnreachable, "no s3 datasource is registered and no AWS credentials are set")
-        .Hint("seedctl datasource register s3 --name N --access-key K --secret-key S, or set "
-              "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+    return Error(codes::kDataSourceUnreachable,
+                 "no s3 datasource is registered and no AWS credentials are set")
+        .Hint(
+            "seedctl datasource register s3 --name N --access-key K --secret-key S, or set "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
   }
   return c;
 }

@@ -38,7 +38,8 @@ Result<std::vector<DatasetInfo>> ScanDatasets(const std::string& uri, Catalog* c
     d.files++;
     d.bytes += f.size;
     for (const auto& k : keys) {
-      if (std::find(d.partition_keys.begin(), d.partition_keys.end(), k) == d.partition_keys.end()) {
+      if (std::find(d.partition_keys.begin(), d.partition_keys.end(), k) ==
+          d.partition_keys.end()) {
         d.partition_keys.push_back(k);
       }
     }
@@ -57,8 +58,10 @@ Result<std::vector<DatasetInfo>> ScanDatasets(const std::string& uri, Catalog* c
       } else {
         d.format = FormatName(*format);
         auto reader = OpenReader(*format, *blob, file);
-        if (reader.ok()) d.schema_json = (*reader)->writer_schema().ToJson();
-        else d.error = reader.error().message;
+        if (reader.ok())
+          d.schema_json = (*reader)->writer_schema().ToJson();
+        else
+          d.error = reader.error().message;
       }
     }
     out.push_back(std::move(d));

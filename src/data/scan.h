@@ -11,8 +11,8 @@
 namespace rsl::data {
 
 struct DatasetInfo {
-  std::string uri;                          //!< the data set's root (above its partitions)
-  std::string format;                       //!< of its first file
+  std::string uri;     //!< the data set's root (above its partitions)
+  std::string format;  //!< of its first file
   int64_t files = 0;
   int64_t bytes = 0;
   std::vector<std::string> partition_keys;  //!< Hive-style keys, outermost first

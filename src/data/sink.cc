@@ -8,11 +8,16 @@ using schema::Kind;
 
 const char* ValueKindName(ValueKind kind) {
   switch (kind) {
-    case ValueKind::kBool: return "boolean";
-    case ValueKind::kInt: return "integer";
-    case ValueKind::kDouble: return "number";
-    case ValueKind::kString: return "string";
-    case ValueKind::kOther: return "value";
+    case ValueKind::kBool:
+      return "boolean";
+    case ValueKind::kInt:
+      return "integer";
+    case ValueKind::kDouble:
+      return "number";
+    case ValueKind::kString:
+      return "string";
+    case ValueKind::kOther:
+      return "value";
   }
   return "value";
 }
@@ -33,16 +38,21 @@ namespace {
 
 ValueKind KindOf(const schema::Type& t) {
   switch (t.kind) {
-    case Kind::kBoolean: return ValueKind::kBool;
+    case Kind::kBoolean:
+      return ValueKind::kBool;
     case Kind::kInt:
-    case Kind::kLong: return ValueKind::kInt;
+    case Kind::kLong:
+      return ValueKind::kInt;
     case Kind::kFloat:
-    case Kind::kDouble: return ValueKind::kDouble;
+    case Kind::kDouble:
+      return ValueKind::kDouble;
     case Kind::kString:
     case Kind::kBytes:
     case Kind::kEnum:
-    case Kind::kFixed: return ValueKind::kString;
-    default: return ValueKind::kOther;
+    case Kind::kFixed:
+      return ValueKind::kString;
+    default:
+      return ValueKind::kOther;
   }
 }
 

@@ -37,14 +37,14 @@ struct FieldPlan {
   std::string name;
   std::vector<std::string> aliases;
   std::optional<std::string> default_json;
-  schema::TypePtr type;     //!< the reader type as declared (may be a nullable union)
+  schema::TypePtr type;                //!< the reader type as declared (may be a nullable union)
   const schema::Type* base = nullptr;  //!< the non-null branch of `type`
   ValueKind kind = ValueKind::kOther;
   bool has_min = false, has_max = false;
   double min = 0, max = 0;
-  std::vector<std::string> enum_values;            //!< constraints.enum
-  std::unordered_set<std::string_view> enum_set;   //!< views into enum_values
-  int64_t array_size = 0;   //!< compact T[N]: every array must have N items (0: any)
+  std::vector<std::string> enum_values;           //!< constraints.enum
+  std::unordered_set<std::string_view> enum_set;  //!< views into enum_values
+  int64_t array_size = 0;  //!< compact T[N]: every array must have N items (0: any)
   bool is_key = false;
   //! timestamp-micros: 1, timestamp-millis: 1000, timestamp-nanos: -1000 (divide); 0: none.
   int64_t ts_scale = 0;
@@ -65,9 +65,9 @@ void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan
 
 //! The first value of a field that broke a rule (constraint or type), with how many did.
 struct Violation {
-  int64_t row = -1;     //!< chunk-local, then global (0-based) after merging
-  std::string value;    //!< the offending value as text
-  std::string detail;   //!< for type errors: what was expected
+  int64_t row = -1;    //!< chunk-local, then global (0-based) after merging
+  std::string value;   //!< the offending value as text
+  std::string detail;  //!< for type errors: what was expected
   int64_t count = 0;
 };
 
@@ -78,9 +78,9 @@ struct FieldStats {
   double max = -std::numeric_limits<double>::infinity();
   int64_t min_len = std::numeric_limits<int64_t>::max();  //!< strings: shortest
   int64_t max_len = 0;
-  int64_t max_ts = std::numeric_limits<int64_t>::min();   //!< newest timestamp, micros
-  Violation constraint;   //!< enum/min/max/array size
-  Violation type_error;   //!< value that does not fit the declared type (CSV, JSONL)
+  int64_t max_ts = std::numeric_limits<int64_t>::min();  //!< newest timestamp, micros
+  Violation constraint;                                  //!< enum/min/max/array size
+  Violation type_error;  //!< value that does not fit the declared type (CSV, JSONL)
 };
 
 class ChunkSink {

@@ -39,7 +39,8 @@ Result<Uri> ParseUri(const std::string& text) {
   std::string rest = text.substr(sep + 3);
   if (u.scheme == "file") {
     u.path = rest;
-    if (u.path.empty()) return Error(codes::kInvalidArgument, "file URI without a path").Value(text);
+    if (u.path.empty())
+      return Error(codes::kInvalidArgument, "file URI without a path").Value(text);
     return u;
   }
   if (u.scheme != "s3" && u.scheme != "ceph" && u.scheme != "hdfs") {
@@ -191,7 +192,8 @@ class FileStorage : public Storage {
     auto path = Map(uri);
     if (!path.ok()) return path.error();
     size_t slash = path->find_last_of('/');
-    if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(path->substr(0, slash)));
+    if (slash != std::string::npos && slash > 0)
+      RSL_RETURN_IF_ERROR(MakeDirs(path->substr(0, slash)));
     return WriteFileAtomic(*path, std::string(bytes));
   }
 
@@ -206,15 +208,16 @@ class FileStorage : public Storage {
     if (!dest.ok()) return dest.error();
     std::string staging = *dest + ".rsl-publish-" + std::to_string(::getpid());
     RSL_RETURN_IF_ERROR(RemoveAll(staging));
-    RSL_RETURN_IF_ERROR(CopyWithManifest(local_dir, [&](const std::string& rel,
-                                                         const std::string& bytes) {
-      std::string target = JoinUri(staging, rel);
-      RSL_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.find_last_of('/'))));
-      return WriteFileAtomic(target, bytes);
-    }));
+    RSL_RETURN_IF_ERROR(
+        CopyWithManifest(local_dir, [&](const std::string& rel, const std::string& bytes) {
+          std::string target = JoinUri(staging, rel);
+          RSL_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.find_last_of('/'))));
+          return WriteFileAtomic(target, bytes);
+        }));
     RSL_RETURN_IF_ERROR(RemoveAll(*dest));
     size_t slash = dest->find_last_of('/');
-    if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(dest->substr(0, slash)));
+    if (slash != std::string::npos && slash > 0)
+      RSL_RETURN_IF_ERROR(MakeDirs(dest->substr(0, slash)));
     if (::rename(staging.c_str(), dest->c_str()) != 0) {
       return OsError(codes::kIoError, "cannot publish", *dest, errno);
     }
@@ -342,15 +345,15 @@ Result<std::unique_ptr<Storage>> OpenStorage(const std::string& uri, Catalog* ca
     } else {
       return Error(codes::kDataSourceUnreachable, "no ceph datasource is registered for " + uri)
           .Value(uri)
-          .Hint("seedctl datasource register ceph --name N --endpoint URL --access-key K "
-                "--secret-key S");
+          .Hint(
+              "seedctl datasource register ceph --name N --endpoint URL --access-key K "
+              "--secret-key S");
     }
     return NewS3Storage(config, u->scheme);
   }
   // hdfs
   if (!ds) {
-    return Error(codes::kDataSourceUnreachable,
-                 "no datasource serves " + u->Root())
+    return Error(codes::kDataSourceUnreachable, "no datasource serves " + u->Root())
         .Value(uri)
         .Hint("seedctl datasource register hdfs --name N --namenodes \"" + u->authority +
               ":8020\", or register local --name N --authority " + u->Root() + " --path DIR");

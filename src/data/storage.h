@@ -40,10 +40,10 @@ std::string JoinUri(const std::string& dir, const std::string& name);
 
 struct ObjectInfo {
   std::string uri;
-  std::string relative;      //!< path below the listed root ("year=2024/part-0.avro")
+  std::string relative;  //!< path below the listed root ("year=2024/part-0.avro")
   int64_t size = 0;
-  int64_t mtime_ms = 0;      //!< modification time (object stores: Last-Modified)
-  std::string etag;          //!< object stores only
+  int64_t mtime_ms = 0;  //!< modification time (object stores: Last-Modified)
+  std::string etag;      //!< object stores only
   bool is_dir = false;
   //! Hive-style key=value folders between the listed root and the object.
   std::map<std::string, std::string> partitions;
@@ -67,8 +67,7 @@ class Storage {
   //! object lists that object. (Stat, then ListBelow for a directory/prefix.)
   Result<std::vector<ObjectInfo>> List(const std::string& uri);
   //! `length` bytes from `offset` (fewer at the end of the object).
-  virtual Result<std::string> ReadRange(const std::string& uri, int64_t offset,
-                                        int64_t length) = 0;
+  virtual Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) = 0;
   //! The whole object. The default reads it with one ReadRange.
   virtual Result<std::shared_ptr<const Blob>> ReadAll(const std::string& uri);
   //! Creates or replaces one object (parents created as needed).

@@ -10,7 +10,8 @@ constexpr int kMaxDepth = 24;
 
 class Decoder {
  public:
-  explicit Decoder(std::string_view d) : p_(d.data()), begin_(d.data()), end_(d.data() + d.size()) {}
+  explicit Decoder(std::string_view d)
+      : p_(d.data()), begin_(d.data()), end_(d.data() + d.size()) {}
 
   bool ok() const { return err_.empty(); }
   const std::string& err() const { return err_; }
@@ -39,12 +40,20 @@ class Decoder {
     n->type = t;
     if (depth > kMaxDepth) return Fail("nesting too deep");
     switch (t) {
-      case kTrue: n->i = 1; return;
-      case kFalse: n->i = 0; return;
-      case kByte: n->i = static_cast<int8_t>(Byte()); return;
+      case kTrue:
+        n->i = 1;
+        return;
+      case kFalse:
+        n->i = 0;
+        return;
+      case kByte:
+        n->i = static_cast<int8_t>(Byte());
+        return;
       case kI16:
       case kI32:
-      case kI64: n->i = Zigzag(); return;
+      case kI64:
+        n->i = Zigzag();
+        return;
       case kDouble:
         if (end_ - p_ < 8) return Fail("truncated double");
         std::memcpy(&n->d, p_, 8);
@@ -97,8 +106,8 @@ class Decoder {
           Type ft = static_cast<Type>(h & 0x0f);
           if (ft == kStop) return;
           int16_t delta = h >> 4;
-          int16_t id = delta != 0 ? static_cast<int16_t>(last + delta)
-                                  : static_cast<int16_t>(Zigzag());
+          int16_t id =
+              delta != 0 ? static_cast<int16_t>(last + delta) : static_cast<int16_t>(Zigzag());
           last = id;
           n->fields.emplace_back();
           n->fields.back().id = id;

@@ -11,18 +11,29 @@
 namespace rsl::data::thrift {
 
 enum Type : uint8_t {
-  kStop = 0, kTrue = 1, kFalse = 2, kByte = 3, kI16 = 4, kI32 = 5, kI64 = 6, kDouble = 7,
-  kBinary = 8, kList = 9, kSet = 10, kMap = 11, kStruct = 12,
+  kStop = 0,
+  kTrue = 1,
+  kFalse = 2,
+  kByte = 3,
+  kI16 = 4,
+  kI32 = 5,
+  kI64 = 6,
+  kDouble = 7,
+  kBinary = 8,
+  kList = 9,
+  kSet = 10,
+  kMap = 11,
+  kStruct = 12,
 };
 
 struct Node {
   Type type = kStop;
-  int64_t i = 0;                //!< ints, bools (0/1), byte
+  int64_t i = 0;  //!< ints, bools (0/1), byte
   double d = 0;
-  std::string_view bin;         //!< binary/string: a view into the decoded buffer
-  int16_t id = 0;               //!< as a struct field: its field id
-  std::vector<Node> fields;     //!< struct (each with its id)
-  std::vector<Node> items;      //!< list/set; map as key, value, key, value...
+  std::string_view bin;      //!< binary/string: a view into the decoded buffer
+  int16_t id = 0;            //!< as a struct field: its field id
+  std::vector<Node> fields;  //!< struct (each with its id)
+  std::vector<Node> items;   //!< list/set; map as key, value, key, value...
 
   //! The struct field with this id, or null.
   const Node* Field(int16_t id) const;

@@ -40,7 +40,8 @@ class WebHdfsStorage : public Storage {
       }
     } else {
       for (const auto& nn : ds.namenodes) {
-        bases_.push_back("http://" + nn.substr(0, nn.find(':')) + ":" + std::to_string(kDefaultWebHdfsPort));
+        bases_.push_back("http://" + nn.substr(0, nn.find(':')) + ":" +
+                         std::to_string(kDefaultWebHdfsPort));
       }
     }
   }
@@ -65,10 +66,12 @@ class WebHdfsStorage : public Storage {
   Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) override {
     auto path = PathOf(uri);
     if (!path.ok()) return path.error();
-    auto r = Call("GET", *path, "OPEN", "&offset=" + std::to_string(offset) +
-                                            (length >= 0 ? "&length=" + std::to_string(length) : ""));
+    auto r = Call("GET", *path, "OPEN",
+                  "&offset=" + std::to_string(offset) +
+                      (length >= 0 ? "&length=" + std::to_string(length) : ""));
     if (!r.ok()) return r.error();
-    if (r->status == 404) return Error(codes::kDataSourceNotFound, "no such file: " + uri).Value(uri);
+    if (r->status == 404)
+      return Error(codes::kDataSourceNotFound, "no such file: " + uri).Value(uri);
     if (r->status != 200) return HttpError(*r, uri);
     return std::move(r->body);
   }
@@ -102,16 +105,18 @@ class WebHdfsStorage : public Storage {
   }
 
  private:
-  Status Walk(const std::string& dir_uri, const std::string& rel, std::vector<ObjectInfo>* out, int depth) {
-    if (depth > 64) return Error(codes::kDataSourceUnreachable, "directory tree too deep at " + dir_uri);
+  Status Walk(const std::string& dir_uri, const std::string& rel, std::vector<ObjectInfo>* out,
+              int depth) {
+    if (depth > 64)
+      return Error(codes::kDataSourceUnreachable, "directory tree too deep at " + dir_uri);
     auto path = PathOf(dir_uri);
     if (!path.ok()) return path.status();
     auto r = Call("GET", *path, "LISTSTATUS", "");
     if (!r.ok()) return r.status();
     if (r->status != 200) return HttpError(*r, dir_uri);
     auto j = nlohmann::json::parse(r->body, nullptr, false);
-    if (!j.is_object() || !j.contains("FileStatuses") || !j["FileStatuses"].contains("FileStatus") ||
-        !j["FileStatuses"]["FileStatus"].is_array()) {
+    if (!j.is_object() || !j.contains("FileStatuses") ||
+        !j["FileStatuses"].contains("FileStatus") || !j["FileStatuses"]["FileStatus"].is_array()) {
       return BadJson(dir_uri);
     }
     for (const auto& st : j["FileStatuses"]["FileStatus"]) {
@@ -128,7 +133,8 @@ class WebHdfsStorage : public Storage {
     return Status::Ok();
   }
 
-  static ObjectInfo FromStatus(const nlohmann::json& st, const std::string& uri, const std::string& rel) {
+  static ObjectInfo FromStatus(const nlohmann::json& st, const std::string& uri,
+                               const std::string& rel) {
     ObjectInfo info;
     info.uri = uri;
     info.relative = rel;
@@ -146,7 +152,8 @@ class WebHdfsStorage : public Storage {
   }
 
   Error BadJson(const std::string& uri) const {
-    return Error(codes::kDataSourceUnreachable, "unexpected WebHDFS response for " + uri).Value(uri);
+    return Error(codes::kDataSourceUnreachable, "unexpected WebHDFS response for " + uri)
+        .Value(uri);
   }
 
   Error HttpError(const HttpResult& r, const std::string& uri) const {
@@ -159,13 +166,15 @@ class WebHdfsStorage : public Storage {
     if (r.status == 404) return Error(codes::kDataSourceNotFound, what + ": " + uri).Value(uri);
     Error e(codes::kDataSourceUnreachable, what + " for " + uri);
     e.Value(uri);
-    if (r.status == 401 || r.status == 403) e.Hint("check the datasource's Kerberos setting (--kerberos) and ticket");
+    if (r.status == 401 || r.status == 403)
+      e.Hint("check the datasource's Kerberos setting (--kerberos) and ticket");
     return e;
   }
 
   // Tries each namenode; a standby (403 StandbyException) or an unreachable one moves on.
   Result<HttpResult> Call(const std::string& method, const std::string& path, const std::string& op,
-                          const std::string& params, std::string* body = nullptr, bool follow = true) {
+                          const std::string& params, std::string* body = nullptr,
+                          bool follow = true) {
     std::vector<std::string> failures;
     for (const auto& base : bases_) {
       std::string url = base + "/webhdfs/v1" + UriEncode(path, true) + "?op=" + op + params;
@@ -181,7 +190,8 @@ class WebHdfsStorage : public Storage {
         .Hint("check --namenodes / --webhdfs-url with: seedctl datasource test --name N");
   }
 
-  HttpResult Raw(const std::string& method, const std::string& url, std::string* body, bool follow) {
+  HttpResult Raw(const std::string& method, const std::string& url, std::string* body,
+                 bool follow) {
     HttpRequest req;
     req.method = method;
     req.url = url;
@@ -214,8 +224,8 @@ Result<std::string> TestDatasource(const Datasource& ds) {
   if (ds.kind == "local") {
     auto st = NewFileStorage()->Stat(ds.path);
     if (!st.ok()) {
-      return Error(codes::kDataSourceUnreachable, "directory " + ds.path + " is not readable: " +
-                                                      st.error().message);
+      return Error(codes::kDataSourceUnreachable,
+                   "directory " + ds.path + " is not readable: " + st.error().message);
     }
     if (!st->is_dir) return Error(codes::kDataSourceUnreachable, ds.path + " is not a directory");
     return std::string("directory ") + ds.path;
@@ -223,7 +233,8 @@ Result<std::string> TestDatasource(const Datasource& ds) {
   if (ds.kind == "s3" || ds.kind == "ceph") return S3Ping(S3ConfigFrom(ds), ds.bucket);
   if (ds.kind == "hdfs") {
     auto storage = NewWebHdfsStorage(ds);
-    std::string ns = ds.namenodes.empty() ? "ns" : ds.namenodes[0].substr(0, ds.namenodes[0].find(':'));
+    std::string ns =
+        ds.namenodes.empty() ? "ns" : ds.namenodes[0].substr(0, ds.namenodes[0].find(':'));
     auto st = storage->Stat("hdfs://" + ns + "/");
     if (!st.ok()) return st.error();
     return std::string("WebHDFS root listed");
@@ -235,14 +246,16 @@ Result<std::string> DatasourceUri(const Datasource& ds, const std::string& path)
   std::string p = path.empty() || path[0] != '/' ? "/" + path : path;
   if (ds.kind == "local") return ds.authority + (p == "/" ? "" : p);
   if (ds.kind == "hdfs") {
-    std::string ns = ds.namenodes.empty() ? "ns" : ds.namenodes[0].substr(0, ds.namenodes[0].find(':'));
+    std::string ns =
+        ds.namenodes.empty() ? "ns" : ds.namenodes[0].substr(0, ds.namenodes[0].find(':'));
     return "hdfs://" + ns + p;
   }
   if (ds.kind == "s3" || ds.kind == "ceph") {
     if (!ds.bucket.empty()) return ds.kind + "://" + ds.bucket + (p == "/" ? "" : p);
     std::string rest = p.substr(1);
     if (rest.empty()) {
-      return Error(codes::kInvalidArgument, "--path must start with a bucket for datasource " + ds.name)
+      return Error(codes::kInvalidArgument,
+                   "--path must start with a bucket for datasource " + ds.name)
           .Hint("e.g. --path models/fraud");
     }
     return ds.kind + "://" + rest;

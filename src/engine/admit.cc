@@ -29,8 +29,9 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
                        "step " + Quote(step.name) + ": no node can ever satisfy it: " + why)
                      .Path(path)
                      .At(w->PosOf(path))
-                     .Hint("request less, or add a node that has it (`seedctl node list`; "
-                           "declare devices with --node-file)");
+                     .Hint(
+                         "request less, or add a node that has it (`seedctl node list`; "
+                         "declare devices with --node-file)");
       m.reason = spec::Name(spec::EventReason::kInsufficientResources);
     }
     for (size_t k = 0; k < step.env_from.size() && m.status.ok(); ++k) {
@@ -124,8 +125,8 @@ Status Engine::Impl::Recover() {
   if (!runs.ok()) return runs.status();
   for (const auto& run : *runs) {
     auto v = store_->GetVersion(run.workload_id);
-    Result<spec::Workload> w = v.ok() ? spec::FromCanonicalJson(v->spec_json)
-                                      : Result<spec::Workload>(v.error());
+    Result<spec::Workload> w =
+        v.ok() ? spec::FromCanonicalJson(v->spec_json) : Result<spec::Workload>(v.error());
     if (!w.ok()) {
       store::Batch b;
       store::Run failed = run;
@@ -200,8 +201,8 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
     for (const auto& a : m.live) {
       if (a.step == r->slots[i].record.name) att = &a;
     }
-    auto spec = att ? LaunchFromJson(att->launch_json) : Result<backend::LaunchSpec>(
-                                                              Error(codes::kInternal, "no attempt"));
+    auto spec = att ? LaunchFromJson(att->launch_json)
+                    : Result<backend::LaunchSpec>(Error(codes::kInternal, "no attempt"));
     if (!spec.ok()) {
       lost.push_back(static_cast<int>(i));
       continue;

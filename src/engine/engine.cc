@@ -214,8 +214,8 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
           max_free = std::max(max_free, n.cpu_millis - n.used_cpu_millis);
       }
       const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
-      bool explicit_request = step.effective.cpu_millis || step.effective.memory_bytes ||
-                              step.effective.gpu;
+      bool explicit_request =
+          step.effective.cpu_millis || step.effective.memory_bytes || step.effective.gpu;
       if (max_free < r->min_cpu_request) {
         // Full: steps without requests just queue; the others are told why, once.
         if (!explicit_request) break;
@@ -257,7 +257,9 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
         for (const auto& n : nodes_) {
           if (n.name != node) continue;
           std::vector<std::string> devs;
-          for (int g : gpus) devs.push_back("gpu" + std::to_string(g) + " " + sched::DescribeDevice(n.gpus[size_t(g)]));
+          for (int g : gpus)
+            devs.push_back("gpu" + std::to_string(g) + " " +
+                           sched::DescribeDevice(n.gpus[size_t(g)]));
           where += " (" + Join(devs, ", ") + ")";
         }
       }

@@ -33,7 +33,7 @@
 namespace rsl::engine {
 
 struct EngineOptions {
-  std::string state_dir;       //!< the controller's own (0700): steps never see it
+  std::string state_dir;  //!< the controller's own (0700): steps never see it
   //! Where run directories live (<runs_dir>/<run id>), apart from the state directory so
   //! that steps can reach their own directories in it and nothing of the state directory.
   //! "" = "<state_dir>-runs". Made 0711: passable, not listable.
@@ -50,7 +50,7 @@ struct EngineOptions {
 };
 
 struct SubmitOptions {
-  std::string rollback_of;     //!< set by `rollback --id`: the version being re-run
+  std::string rollback_of;  //!< set by `rollback --id`: the version being re-run
 };
 
 //! Layout of a run directory (docs/engine.md "Runs directory"). Flat, one entry per
@@ -137,8 +137,8 @@ class Engine {
 
   //! Counters for /metrics and benchmarks.
   struct Stats {
-    int64_t batches = 0;          //!< store transactions written by the loop
-    int64_t transitions = 0;      //!< step/run records written
+    int64_t batches = 0;      //!< store transactions written by the loop
+    int64_t transitions = 0;  //!< step/run records written
     int64_t launches = 0;
     int64_t running_runs = 0;
   };

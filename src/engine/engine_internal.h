@@ -30,31 +30,46 @@ namespace rsl::engine {
 //! Metrics files above this size are refused (a step's metrics are a small JSON object).
 inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
 
-struct ExitMsg { backend::AttemptExit exit; };
-struct EventMsg { backend::AttemptEvent event; };
+struct ExitMsg {
+  backend::AttemptExit exit;
+};
+struct EventMsg {
+  backend::AttemptEvent event;
+};
 struct AdmittedMsg {
   std::string run_id;
   Status status;
-  std::string reason;          // event reason on failure
-  std::string message;         // Admitted event message
+  std::string reason;   // event reason on failure
+  std::string message;  // Admitted event message
   std::string report_json;
   std::vector<std::string> descriptors;
   std::shared_ptr<spec::Workload> workload;
   store::WorkloadVersion version;
   int owner_fd = -1;  // the run's owner lock, handed to its RunState
 };
-struct CancelMsg { std::string run_id; std::string by; std::shared_ptr<std::promise<Status>> done; };
+struct CancelMsg {
+  std::string run_id;
+  std::string by;
+  std::shared_ptr<std::promise<Status>> done;
+};
 struct StopStepMsg {
   std::string run_id, step, reason, message;
   bool as_success;
   std::shared_ptr<std::promise<Status>> done;
 };
-struct EmitMsg { std::string run_id, step, reason, message; };
+struct EmitMsg {
+  std::string run_id, step, reason, message;
+};
 struct RecoverMsg {
   std::unique_ptr<RunState> ctx;
   std::vector<store::Attempt> live;
 };
-struct LaunchFailedMsg { std::string run_id; int step; std::string attempt_id; Error error; };
+struct LaunchFailedMsg {
+  std::string run_id;
+  int step;
+  std::string attempt_id;
+  Error error;
+};
 using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
                          RecoverMsg, LaunchFailedMsg>;
 
@@ -104,8 +119,8 @@ class Engine::Impl : public RunControl {
   // Work to do once the current batch is durable.
   struct Actions {
     std::vector<std::pair<RunState*, int>> launches;
-    std::vector<std::pair<std::string, bool>> stops;  // attempt id, timed out
-    std::vector<std::string> finished_runs;           // run ids to finish (commit/discard)
+    std::vector<std::pair<std::string, bool>> stops;       // attempt id, timed out
+    std::vector<std::string> finished_runs;                // run ids to finish (commit/discard)
     std::vector<std::pair<RunState*, int>> publish_steps;  // non-atomic: publish on success
     std::vector<std::tuple<RunState*, int, backend::LaunchSpec>> started;  // OnStepStarted
   };
@@ -171,35 +186,35 @@ class Engine::Impl : public RunControl {
   backend::Backend* backend_;
   Hooks hooks_;
   EngineOptions opts_;
-  Env* env_;                                       // opts_.env or Env::Default()
-  std::vector<sched::Node> nodes_;                 // loop thread (after Start): with usage
-  std::vector<sched::Node> inventory_;             // const after Start: admission reads it
-  int64_t default_cpu_millis_ = 1000;              // const after Start: DefaultCpuMillis
+  Env* env_;                                           // opts_.env or Env::Default()
+  std::vector<sched::Node> nodes_;                     // loop thread (after Start): with usage
+  std::vector<sched::Node> inventory_;                 // const after Start: admission reads it
+  int64_t default_cpu_millis_ = 1000;                  // const after Start: DefaultCpuMillis
   std::map<std::string, std::vector<int>> gpus_busy_;  // node -> device indices
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Msg> inbox_;                          // GUARDED_BY(mu_)
-  bool stopping_ = false;                          // GUARDED_BY(mu_)
+  std::deque<Msg> inbox_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;  // GUARDED_BY(mu_)
   std::thread loop_;
-  std::vector<std::thread> admissions_;            // GUARDED_BY(mu_)
+  std::vector<std::thread> admissions_;  // GUARDED_BY(mu_)
 
   // Loop-owned.
   std::map<std::string, std::unique_ptr<RunState>> runs_;
   std::map<std::string, std::pair<RunState*, int>> attempts_;  // live attempt -> (run, step)
   int64_t next_progress_poll_ = 0;
-  std::vector<std::string> ended_unadmitted_;      // rejected/cancelled in admission this turn
-  store::Batch* current_batch_ = nullptr;          // the turn being built (EmitEvent)
+  std::vector<std::string> ended_unadmitted_;  // rejected/cancelled in admission this turn
+  store::Batch* current_batch_ = nullptr;      // the turn being built (EmitEvent)
 
   // Notification.
   std::mutex ev_mu_;
   std::condition_variable ev_cv_;
-  int64_t durable_seq_ = 0;                        // GUARDED_BY(ev_mu_)
-  std::map<int, Subscriber> subscribers_;          // GUARDED_BY(ev_mu_)
-  int next_token_ = 1;                             // GUARDED_BY(ev_mu_)
-  std::set<std::string> finished_;                 // GUARDED_BY(ev_mu_): runs ended here
-  std::condition_variable finish_cv_;              // finished_ grew (Wait), with ev_mu_
-  Stats stats_;                                    // GUARDED_BY(ev_mu_)
+  int64_t durable_seq_ = 0;                // GUARDED_BY(ev_mu_)
+  std::map<int, Subscriber> subscribers_;  // GUARDED_BY(ev_mu_)
+  int next_token_ = 1;                     // GUARDED_BY(ev_mu_)
+  std::set<std::string> finished_;         // GUARDED_BY(ev_mu_): runs ended here
+  std::condition_variable finish_cv_;      // finished_ grew (Wait), with ev_mu_
+  Stats stats_;                            // GUARDED_BY(ev_mu_)
 
   // Live usage samples of running attempts (backend thread writes, API readers read).
   std::mutex usage_mu_;

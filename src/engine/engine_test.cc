@@ -58,7 +58,8 @@ struct Fixture {
     std::vector<std::string> out;
     auto events = store->ListEvents(run_id, 0);
     for (const auto& e : *events) {
-      if (step == "*" || e.step == step) out.push_back((e.step.empty() ? "run" : e.step) + ":" + e.reason);
+      if (step == "*" || e.step == step)
+        out.push_back((e.step.empty() ? "run" : e.step) + ":" + e.reason);
     }
     return out;
   }
@@ -193,9 +194,10 @@ TEST(EngineTest, NoNodeCouldEverFitIsRejectedNamingTheCapability) {
   d.capabilities = {"tensor_core", "fp16_support"};
   n.gpus = {d};
   Fixture f("reject", {n});
-  auto w = Parse(Header("needs-gpu") +
-                 "  pipeline:\n    - name: serve\n      command: [serve]\n"
-                 "      resources:\n        gpu: {count: 1, capability: [tensor_core, low_latency]}\n");
+  auto w =
+      Parse(Header("needs-gpu") +
+            "  pipeline:\n    - name: serve\n      command: [serve]\n"
+            "      resources:\n        gpu: {count: 1, capability: [tensor_core, low_latency]}\n");
   auto id = f.engine->Submit(w, "alice");
   ASSERT_TRUE(id.ok());
   auto run = f.engine->Wait(*id, 5000);
@@ -206,7 +208,8 @@ TEST(EngineTest, NoNodeCouldEverFitIsRejectedNamingTheCapability) {
             std::string::npos)
       << run->failure_message;
   EXPECT_EQ(f.backend.launch_count(), 0u);
-  EXPECT_TRUE(Has(f.Reasons(run->id), "run:InsufficientResources")) << Join(f.Reasons(run->id), " ");
+  EXPECT_TRUE(Has(f.Reasons(run->id), "run:InsufficientResources"))
+      << Join(f.Reasons(run->id), " ");
 }
 
 TEST(EngineTest, BusyNodeKeepsTheStepPendingUntilCapacityFrees) {
@@ -264,8 +267,8 @@ TEST(EngineTest, HookEventsOfTheLastStepAreDurableWithIt) {
   Fixture f("hookevent");
   f.hooks.steps.push_back(std::make_shared<RecordingHook>());
   f.Restart();
-  auto id = f.engine->Submit(Parse(Header("hookevent") + "  pipeline:\n    - {name: train, command: [t]}\n"),
-                             "alice");
+  auto id = f.engine->Submit(
+      Parse(Header("hookevent") + "  pipeline:\n    - {name: train, command: [t]}\n"), "alice");
   auto a = f.backend.WaitLaunch(1);
   f.backend.Succeed(a.attempt_id);
   auto run = f.engine->Wait(*id, 5000);
@@ -330,13 +333,14 @@ TEST(EngineTest, FailedAtomicRunDiscardsButKeepsKeepOnFailure) {
   EXPECT_EQ(run->failure_code, codes::kStepFailed);
   EXPECT_EQ(run->failure_message, "step b: exit code 2");
   EXPECT_EQ(run->commit_state, store::kCommitDiscarded);
-  EXPECT_FALSE(PathExists(out));                      // nothing published
-  EXPECT_FALSE(PathExists(b.env.at("RSL_OUTPUT")));   // staging removed
+  EXPECT_FALSE(PathExists(out));                              // nothing published
+  EXPECT_FALSE(PathExists(b.env.at("RSL_OUTPUT")));           // staging removed
   EXPECT_TRUE(PathExists(a.env.at("RSL_OUTPUT") + "/part"));  // kept, and said so
   auto events = *f.store->ListEvents(run->id, 0);
   bool named = false;
   for (const auto& e : events) {
-    if (e.reason == "OutputDiscarded") named = e.message.find("kept (keepOnFailure): a: ") != std::string::npos;
+    if (e.reason == "OutputDiscarded")
+      named = e.message.find("kept (keepOnFailure): a: ") != std::string::npos;
   }
   EXPECT_TRUE(named);
 }
@@ -364,8 +368,9 @@ TEST(EngineTest, NonAtomicPublishesEachStepWhenItSucceeds) {
 
 TEST(EngineTest, CancelStopsRunningSteps) {
   Fixture f("cancel");
-  auto w = Parse(Header("cancel") + "  pipeline:\n    - {name: a, command: [a]}\n"
-                                    "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto w = Parse(Header("cancel") +
+                 "  pipeline:\n    - {name: a, command: [a]}\n"
+                 "    - {name: b, command: [b], dependsOn: [a]}\n");
   auto id = f.engine->Submit(w, "alice");
   auto a = f.backend.WaitLaunch(1);
   ASSERT_TRUE(f.engine->Cancel(*id, "bob").ok());
@@ -382,8 +387,9 @@ TEST(EngineTest, CancelStopsRunningSteps) {
 
 TEST(EngineTest, StepAndRunTimeoutsOnTheClock) {
   Fixture f("timeouts");
-  auto w = Parse(Header("timeouts") + "  timeout: 10m\n  pipeline:\n"
-                                      "    - {name: slow, command: [slow], timeout: 1m}\n");
+  auto w = Parse(Header("timeouts") +
+                 "  timeout: 10m\n  pipeline:\n"
+                 "    - {name: slow, command: [slow], timeout: 1m}\n");
   auto id = f.engine->Submit(w, "alice");
   auto a = f.backend.WaitLaunch(1);
   f.clock.Advance(60'000);
@@ -394,8 +400,9 @@ TEST(EngineTest, StepAndRunTimeoutsOnTheClock) {
   EXPECT_EQ(run->failure_code, codes::kStepTimedOut);
   EXPECT_EQ((*f.store->ListSteps(run->id))[0].phase, spec::StepPhase::kTimedOut);
 
-  auto w2 = Parse(Header("run-timeout") + "  timeout: 2m\n  pipeline:\n"
-                                          "    - {name: slow, command: [slow]}\n");
+  auto w2 = Parse(Header("run-timeout") +
+                  "  timeout: 2m\n  pipeline:\n"
+                  "    - {name: slow, command: [slow]}\n");
   auto id2 = f.engine->Submit(w2, "alice");
   f.backend.WaitLaunch(2);
   f.clock.Advance(120'000);
@@ -426,8 +433,9 @@ TEST(EngineTest, SecretsReachTheStepButNeverTheRecords) {
   auto all_events = f.store->ListEvents("", 0);
   for (const auto& e : *all_events) EXPECT_EQ(e.message.find("s3cr3t"), std::string::npos);
 
-  auto missing = Parse(Header("missing") + "  pipeline:\n    - name: a\n      command: [a]\n"
-                                           "      envFrom: [{secretRef: cred}]\n");
+  auto missing = Parse(Header("missing") +
+                       "  pipeline:\n    - name: a\n      command: [a]\n"
+                       "      envFrom: [{secretRef: cred}]\n");
   auto id2 = f.engine->Submit(missing, "alice");
   auto run2 = f.engine->Wait(*id2, 5000);
   EXPECT_EQ(run2->phase, spec::RunPhase::kRejected);
@@ -437,8 +445,9 @@ TEST(EngineTest, SecretsReachTheStepButNeverTheRecords) {
 
 TEST(EngineTest, RecoverAdoptsRunningAttemptsAndFinishesTheRun) {
   Fixture f("recover");
-  auto w = Parse(Header("recover") + "  pipeline:\n    - {name: a, command: [a]}\n"
-                                     "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto w = Parse(Header("recover") +
+                 "  pipeline:\n    - {name: a, command: [a]}\n"
+                 "    - {name: b, command: [b], dependsOn: [a]}\n");
   auto id = f.engine->Submit(w, "alice");
   auto a = f.backend.WaitLaunch(1);
   f.engine->Stop();  // the "crash": steps keep running, nothing more is recorded
@@ -498,7 +507,7 @@ TEST(PlacementDefaultsTest, UnrequestedStepsRunCoresPlusFourAtOnce) {
   sched::Node two, sixteen;
   two.cpu_millis = 2000;
   sixteen.cpu_millis = 16000;
-  EXPECT_EQ(DefaultCpuMillis({two}), 333);          // 6 at once (ninja's default: 4)
+  EXPECT_EQ(DefaultCpuMillis({two}), 333);           // 6 at once (ninja's default: 4)
   EXPECT_EQ(DefaultCpuMillis({two, sixteen}), 800);  // the largest node: 20 at once
   EXPECT_EQ(DefaultCpuMillis({}), 1000);
 }
@@ -527,7 +536,11 @@ TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
   s.step = "train";
   s.attempt = 2;
   s.argv = {"sh", "-c", "echo \"$X\"\n\\ done"};
-  s.env = {{"PATH", "/usr/bin"}, {"TOKEN", "s3cr3t"}, {"ODD", "bad\xFF" "byte\x01"}};
+  s.env = {{"PATH", "/usr/bin"},
+           {"TOKEN", "s3cr3t"},
+           {"ODD",
+            "bad\xFF"
+            "byte\x01"}};
   s.secret_values = {"s3cr3t"};
   s.workdir = "/w/train.2";
   s.make_dirs = {"/s/train.2"};
@@ -553,7 +566,9 @@ TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
   EXPECT_EQ(back->argv, s.argv);
   EXPECT_EQ(back->env.at("PATH"), "/usr/bin");
   EXPECT_EQ(back->env.at("TOKEN"), "***");
-  EXPECT_EQ(back->env.at("ODD"), "bad\xEF\xBF\xBD" "byte\x01");
+  EXPECT_EQ(back->env.at("ODD"),
+            "bad\xEF\xBF\xBD"
+            "byte\x01");
   EXPECT_TRUE(back->secret_values.empty());
   EXPECT_EQ(back->workdir, s.workdir);
   EXPECT_EQ(back->make_dirs, s.make_dirs);

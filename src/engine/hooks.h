@@ -19,19 +19,19 @@ namespace rsl::engine {
 
 //! What a hook knows about the run it is called for.
 struct RunInfo {
-  std::string workload_id;   //!< wl-YYYYMMDD-<8 hex>
+  std::string workload_id;  //!< wl-YYYYMMDD-<8 hex>
   std::string run_id;
-  std::string state_dir;     //!< the controller's / `seedctl run`'s state directory
-  std::string run_dir;       //!< <state_dir>/runs/<run_id>
+  std::string state_dir;  //!< the controller's / `seedctl run`'s state directory
+  std::string run_dir;    //!< <state_dir>/runs/<run_id>
   const spec::Workload* workload = nullptr;
 };
 
 //! What an admission check reports besides pass/fail; stored with the run and shown by
 //! `describe` (report_json), and turned into lineage (descriptors_json).
 struct AdmissionReport {
-  std::string event_reason;      //!< on failure: DataValidationFailed, ImagePullBackOff, ...
-  std::string event_message;     //!< on success, optional: e.g. "input: 10000 rows, 3 checks"
-  std::string report_json;       //!< full report (JSON object), may be empty
+  std::string event_reason;   //!< on failure: DataValidationFailed, ImagePullBackOff, ...
+  std::string event_message;  //!< on success, optional: e.g. "input: 10000 rows, 3 checks"
+  std::string report_json;    //!< full report (JSON object), may be empty
   std::vector<std::string> input_descriptors_json;  //!< DataDescriptor JSON objects
 };
 
@@ -67,7 +67,7 @@ struct StepOutcome {
   int64_t allocated_cpu_millis = 0;
   int64_t allocated_memory_bytes = 0;
   int64_t allocated_gpus = 0;
-  std::string gpu_model;     //!< of the node it ran on, if known
+  std::string gpu_model;  //!< of the node it ran on, if known
 };
 
 class StepHook {
@@ -86,8 +86,7 @@ class StepHook {
   //! After an attempt ended, before the engine decides success. For a succeeded attempt a
   //! returned error fails the step (OUTPUT_SCHEMA_MISMATCH, MODEL_FINGERPRINT_MISMATCH); it is
   //! not retried. Called for failed attempts too (cost accounting), whose return is ignored.
-  virtual Status AfterStep(const RunInfo& run, const spec::Step& step,
-                           const StepOutcome& outcome) {
+  virtual Status AfterStep(const RunInfo& run, const spec::Step& step, const StepOutcome& outcome) {
     return Status::Ok();
   }
   //! The run reached a terminal phase (after commit or discard). `committed_uri` is where the

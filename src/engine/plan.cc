@@ -23,9 +23,12 @@ std::string Duration(int64_t ms) {
 
 const char* CodeFor(backend::ExitKind kind) {
   switch (kind) {
-    case backend::ExitKind::kOomKilled: return codes::kStepOomKilled;
-    case backend::ExitKind::kTimedOut: return codes::kStepTimedOut;
-    default: return codes::kStepFailed;
+    case backend::ExitKind::kOomKilled:
+      return codes::kStepOomKilled;
+    case backend::ExitKind::kTimedOut:
+      return codes::kStepTimedOut;
+    default:
+      return codes::kStepFailed;
   }
 }
 

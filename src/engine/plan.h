@@ -33,17 +33,17 @@ namespace rsl::engine {
 
 struct StepState {
   spec::StepPhase phase = spec::StepPhase::kPending;
-  int attempts = 0;               //!< attempts launched
-  int retries_used = 0;           //!< attempts that counted against retryPolicy
-  bool running = false;           //!< an attempt is live (launched, not yet exited)
-  bool stop_requested = false;    //!< Stop already asked for the live attempt
+  int attempts = 0;             //!< attempts launched
+  int retries_used = 0;         //!< attempts that counted against retryPolicy
+  bool running = false;         //!< an attempt is live (launched, not yet exited)
+  bool stop_requested = false;  //!< Stop already asked for the live attempt
   //! The step's (or the run's) timeout fired for the live attempt: it is being stopped. The
   //! phase is TIMED_OUT (and the TimedOut event recorded) from that moment; the exit, after
   //! the grace period at most, completes it (a retry, or the end).
   bool timeout_fired = false;
-  int64_t started_at = 0;         //!< of the live/last attempt
+  int64_t started_at = 0;  //!< of the live/last attempt
   int64_t finished_at = 0;
-  int64_t next_attempt_at = 0;    //!< RETRYING: not before
+  int64_t next_attempt_at = 0;  //!< RETRYING: not before
   std::string failure_code;
   std::string message;
   std::string metrics_json = "{}";
@@ -51,22 +51,22 @@ struct StepState {
 
 //! One change of a step's or the run's state, with its event.
 struct Transition {
-  int step = -1;            //!< -1: the run itself
+  int step = -1;             //!< -1: the run itself
   spec::EventReason reason;  //!< Started, Succeeded, Failed, Retrying, Skipped, ...
   std::string message;
-  bool warning = false;     //!< event type Warning (failures) rather than Normal
+  bool warning = false;  //!< event type Warning (failures) rather than Normal
 };
 
 //! What the plan wants stopped.
 struct StopRequest {
   int step;
-  bool timed_out;           //!< true: step or run timeout; false: cancel / failing run
+  bool timed_out;  //!< true: step or run timeout; false: cancel / failing run
 };
 
 //! The run's end.
 struct RunOutcome {
-  spec::RunPhase phase;     //!< SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
-  std::string failure_code; //!< "" on success
+  spec::RunPhase phase;      //!< SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
+  std::string failure_code;  //!< "" on success
   std::string message;
 };
 
@@ -103,8 +103,8 @@ class RunPlan {
   void OnLaunched(int i, int64_t now);
   //! The live attempt of step i ended. `hook_error` (AfterStep) fails a succeeded attempt
   //! without retry.
-  void OnExit(int i, const backend::AttemptExit& exit, const std::string& metrics_json,
-              int64_t now, const Status& hook_error = Status::Ok());
+  void OnExit(int i, const backend::AttemptExit& exit, const std::string& metrics_json, int64_t now,
+              const Status& hook_error = Status::Ok());
   //! The step could not be started at all (BeforeStep refused, env missing): FAILED, no retry.
   void FailWithoutRetry(int i, const Error& error, int64_t now);
   //! Cancellation: pending steps CANCELLED, running ones to be stopped.
@@ -144,18 +144,18 @@ class RunPlan {
   int64_t run_deadline_ = INT64_MAX;
   std::vector<StepState> steps_;
   std::vector<std::vector<int>> deps_, dependents_;
-  std::vector<int> open_deps_;           // dependencies not yet terminal
+  std::vector<int> open_deps_;  // dependencies not yet terminal
   std::map<std::string, int> index_;
-  std::deque<int> candidates_;           // all deps terminal: evaluate
+  std::deque<int> candidates_;  // all deps terminal: evaluate
   std::set<int> ready_;
-  std::set<std::pair<int64_t, int>> retry_due_;   // (time, step)
-  std::set<std::pair<int64_t, int>> deadlines_;   // running steps' timeouts
+  std::set<std::pair<int64_t, int>> retry_due_;  // (time, step)
+  std::set<std::pair<int64_t, int>> deadlines_;  // running steps' timeouts
   std::vector<StopRequest> stops_;
   std::vector<Transition> transitions_;
   std::set<int> dirty_;
   int terminal_ = 0;
   int running_ = 0;
-  bool failing_ = false;                  // an atomic run lost a step: start nothing new
+  bool failing_ = false;  // an atomic run lost a step: start nothing new
   bool cancelled_ = false;
   bool timed_out_ = false;
   std::string cancelled_by_;

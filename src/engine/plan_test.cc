@@ -67,9 +67,9 @@ TEST(PlanTest, FanOutFanInRunsInDependencyOrder) {
   p.Advance(8, kAlwaysTrue);
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kSucceeded);
-  EXPECT_EQ(Reasons(p), (std::vector<std::string>{
-                            "a:Started", "a:Succeeded", "b:Started", "c:Started", "b:Succeeded",
-                            "c:Succeeded", "d:Started", "d:Succeeded"}));
+  EXPECT_EQ(Reasons(p),
+            (std::vector<std::string>{"a:Started", "a:Succeeded", "b:Started", "c:Started",
+                                      "b:Succeeded", "c:Succeeded", "d:Started", "d:Succeeded"}));
 }
 
 TEST(PlanTest, RetriesWithBackoffFactorAndMaxBackoff) {
@@ -149,7 +149,8 @@ TEST(PlanTest, WhenErrorFailsTheStepWithoutRetry) {
   w.pipeline.steps[0].when = "output.x.metrics.y > 1";
   w.pipeline.steps[0].retry.max_retries = 3;
   RunPlan p(&w, 0);
-  p.Advance(0, [](int) { return Result<bool>(Error(codes::kExpressionInvalid, "unknown reference")); });
+  p.Advance(
+      0, [](int) { return Result<bool>(Error(codes::kExpressionInvalid, "unknown reference")); });
   EXPECT_EQ(p.state(0).phase, spec::StepPhase::kFailed);
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->failure_code, codes::kExpressionInvalid);

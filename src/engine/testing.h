@@ -22,8 +22,9 @@ namespace rsl::engine::testing {
 //! as EngineOptions::env.
 using FakeClock = FakeClockEnv;
 
-//! Records launches (after making the attempt's directories, as a real backend does); the test ends attempts with Finish(). Stop() ends the attempt as
-//! cancelled / timed out at once unless `hold_stops` is set.
+//! Records launches (after making the attempt's directories, as a real backend does); the test ends
+//! attempts with Finish(). Stop() ends the attempt as cancelled / timed out at once unless
+//! `hold_stops` is set.
 class FakeBackend : public backend::Backend {
  public:
   explicit FakeBackend(std::vector<sched::Node> nodes = {}) : nodes_(std::move(nodes)) {
@@ -44,7 +45,8 @@ class FakeBackend : public backend::Backend {
     for (const auto& d : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(d));
     for (const auto* f : {&spec.log_path, &spec.exit_file}) {
       size_t slash = f->rfind('/');
-      if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(f->substr(0, slash)));
+      if (slash != std::string::npos && slash > 0)
+        RSL_RETURN_IF_ERROR(MakeDirs(f->substr(0, slash)));
     }
     std::lock_guard<std::mutex> lock(mu_);
     launches_.push_back(spec);
@@ -101,7 +103,8 @@ class FakeBackend : public backend::Backend {
   //! Waits until `n` launches happened in total; returns the n-th (1-based).
   backend::LaunchSpec WaitLaunch(size_t n, int64_t timeout_ms = 5000) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return launches_.size() >= n; });
+    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                 [&] { return launches_.size() >= n; });
     return launches_.size() >= n ? launches_[n - 1] : backend::LaunchSpec{};
   }
   size_t launch_count() {
@@ -118,11 +121,13 @@ class FakeBackend : public backend::Backend {
   }
   bool WaitStops(size_t n, int64_t timeout_ms = 5000) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return stops_.size() >= n; });
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                        [&] { return stops_.size() >= n; });
   }
   bool WaitAdopted(size_t n, int64_t timeout_ms = 5000) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return adopted_.size() >= n; });
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                        [&] { return adopted_.size() >= n; });
   }
 
   bool hold_stops = false;

@@ -54,7 +54,8 @@ TEST(ShadowPods, FindingIds) {
   ShadowOptions opt;
   opt.now_unix = *ParseRfc3339("2024-03-15T11:00:00Z");
   ShadowSummary s = FindShadowPods(*objs, opt, &r);
-  EXPECT_EQ(r.Ids(), (std::vector<std::string>{"SHADOW001", "SHADOW002", "SHADOW003", "SHADOW004"}));
+  EXPECT_EQ(r.Ids(),
+            (std::vector<std::string>{"SHADOW001", "SHADOW002", "SHADOW003", "SHADOW004"}));
   EXPECT_EQ(r.findings()[0].object.name, "stuck");
   EXPECT_EQ(r.findings()[0].message,
             "Terminating for 1h00m (limit 10m00s), finalizers: seedance.io/cleanup");
@@ -68,8 +69,8 @@ TEST(ShadowPods, FindingIds) {
   Report r2("k8s shadow-pods", ShadowRules());
   opt.terminating_limit_s = 60;
   FindShadowPods(*objs, opt, &r2);
-  EXPECT_EQ(Sorted(r2.Ids()),
-            (std::vector<std::string>{"SHADOW001", "SHADOW001", "SHADOW002", "SHADOW003", "SHADOW004"}));
+  EXPECT_EQ(Sorted(r2.Ids()), (std::vector<std::string>{"SHADOW001", "SHADOW001", "SHADOW002",
+                                                        "SHADOW003", "SHADOW004"}));
 }
 
 constexpr char kTenancyBase[] = R"(
@@ -92,7 +93,8 @@ constexpr char kTenancyBase[] = R"(
 TEST(Tenancy, FindingIds) {
   auto cr = [](const std::string& target, const std::string& resources) {
     return "- apiVersion: seedance.io/v1\n  kind: SeedanceJob\n  metadata: {name: job, namespace: "
-           "tenant-a}\n  spec:\n    targetNamespace: " + target + "\n    resources: " + resources + "\n";
+           "tenant-a}\n  spec:\n    targetNamespace: " +
+           target + "\n    resources: " + resources + "\n";
   };
   const std::string egress_deny =
       "- kind: NetworkPolicy\n  apiVersion: networking.k8s.io/v1\n  metadata: {name: deny, "
@@ -163,7 +165,8 @@ spec:
                         vec(row("g", "a", "2.3") + "," + row("web-7d9f-abcde", "b", "0.70") + "," +
                             row("stray", "x", "1")) +
                         ",\"memory_usage\":" + vec(row("g", "a", "4200000000")) +
-                        ",\"memory_working_set\":" + vec(row("web-7d9f-abcde", "b", "2000000000")) + "}";
+                        ",\"memory_working_set\":" + vec(row("web-7d9f-abcde", "b", "2000000000")) +
+                        "}";
   auto objs = ParseObjects(manifests, "m.yaml");
   ASSERT_TRUE(objs.ok());
   Report r("k8s qos-check", QosCheckRules());
@@ -171,13 +174,15 @@ spec:
   ASSERT_TRUE(st.ok()) << st.ToString();
   // g: 2.3 > 1.10*2 (QOSV001), 4.2e9 > 0.95*4Gi=4.08e9 (QOSV002);
   // web: 0.70 < 1.5*0.5=0.75 (no QOSV003), 2e9 > 0.9*2Gi=1.93e9 (QOSV004); stray: QOSV005.
-  EXPECT_EQ(Sorted(r.Ids()), (std::vector<std::string>{"QOSV001", "QOSV002", "QOSV004", "QOSV005"}));
+  EXPECT_EQ(Sorted(r.Ids()),
+            (std::vector<std::string>{"QOSV001", "QOSV002", "QOSV004", "QOSV005"}));
 
   Report bad("k8s qos-check", QosCheckRules());
   Status st2 = CheckQos(*objs, "[1,2]", "metrics.json", &bad);
   ASSERT_FALSE(st2.ok());
   EXPECT_EQ(st2.code(), "INVALID_ARGUMENT");
-  Status st3 = CheckQos(*objs, R"({"cpu":{"data":{"result":[{"metric":{}}]}}})", "metrics.json", &bad);
+  Status st3 =
+      CheckQos(*objs, R"({"cpu":{"data":{"result":[{"metric":{}}]}}})", "metrics.json", &bad);
   EXPECT_FALSE(st3.ok());
 }
 
@@ -186,8 +191,8 @@ TEST(QosRules, PrometheusRuleFile) {
   auto objs = ParseObjects(rules, "rules.yaml");  // valid YAML
   ASSERT_TRUE(objs.ok()) << objs.error().ToString();
   for (const char* needle :
-       {"> on (namespace, pod, container)\n      (1.10 * sum by", "(0.95 * sum by", "(1.50 * sum by",
-        "(0.90 * sum by", "and on (namespace, pod)\n",
+       {"> on (namespace, pod, container)\n      (1.10 * sum by", "(0.95 * sum by",
+        "(1.50 * sum by", "(0.90 * sum by", "and on (namespace, pod)\n",
         "kube_pod_container_resource_requests{resource=\"cpu\"}",
         "kube_pod_container_resource_limits{resource=\"memory\"}",
         "container_memory_working_set_bytes", "qos_class=\"guaranteed\"", "for: 5m"}) {

@@ -23,8 +23,8 @@ constexpr char kPricingAnnotation[] = "rsl.cost/pricing";
 constexpr char kDeviceAnnotation[] = "rsl.cost/device-model";
 //! The label keys cost reports group by (SPEC.md metadata.labels).
 const std::vector<std::string>& GroupKeys() {
-  static const std::vector<std::string> k = {"team", "project", "model", "stage", "namespace",
-                                             "workload", "run"};
+  static const std::vector<std::string> k = {"team",      "project",  "model", "stage",
+                                             "namespace", "workload", "run"};
   return k;
 }
 
@@ -88,12 +88,12 @@ CostRecord ReadCostRecord(const Stmt& row) {
   std::string labels_json;
   row.Into(&r.ended_at_ms, &r.run_id, &r.workload_id, &r.workload, &r.namespace_, &r.step,
            &r.attempt, &labels_json, &r.pricing, &r.exit_kind, &r.currency, &r.metrics_json,
-           &r.cost.device_model, &r.cost.gpus, &r.cost.hours, &r.cost.cpu_cores,
-           &r.cost.memory_gib, &r.cost.gpu_cost, &r.cost.cpu_cost, &r.cost.memory_cost,
-           &r.cost.total);
+           &r.cost.device_model, &r.cost.gpus, &r.cost.hours, &r.cost.cpu_cores, &r.cost.memory_gib,
+           &r.cost.gpu_cost, &r.cost.cpu_cost, &r.cost.memory_cost, &r.cost.total);
   json labels = json::parse(labels_json, nullptr, false);
   if (labels.is_object()) {
-    for (const auto& [k, v] : labels.items()) if (v.is_string()) r.labels[k] = v;
+    for (const auto& [k, v] : labels.items())
+      if (v.is_string()) r.labels[k] = v;
   }
   return r;
 }
@@ -133,15 +133,20 @@ Result<std::vector<CostGroup>> GroupCosts(const std::vector<CostRecord>& records
     return Error(codes::kInvalidArgument, "cannot group by " + Quote(by))
         .Path("--by")
         .Value(by)
-        .Hint(near.empty() ? "use one of " + Join(keys, ", ") : "did you mean " + Quote(near) + "?");
+        .Hint(near.empty() ? "use one of " + Join(keys, ", ")
+                           : "did you mean " + Quote(near) + "?");
   }
   std::map<std::string, CostGroup> groups;
   for (const auto& r : records) {
     std::string key;
-    if (by == "namespace") key = r.namespace_;
-    else if (by == "workload") key = r.workload;
-    else if (by == "run") key = r.run_id;
-    else if (r.labels.count(by)) key = r.labels.at(by);
+    if (by == "namespace")
+      key = r.namespace_;
+    else if (by == "workload")
+      key = r.workload;
+    else if (by == "run")
+      key = r.run_id;
+    else if (r.labels.count(by))
+      key = r.labels.at(by);
     if (key.empty()) key = "<none>";
     CostGroup& g = groups[key];
     g.key = key;
@@ -190,7 +195,8 @@ std::vector<MetricCostRow> CostPerMetric(const std::vector<CostRecord>& records,
   for (auto& [id, run] : runs) by_workload[run.workload].push_back(run);
   std::vector<MetricCostRow> out;
   for (auto& [w, rs] : by_workload) {
-    std::stable_sort(rs.begin(), rs.end(), [](const Run& a, const Run& b) { return a.first_ms < b.first_ms; });
+    std::stable_sort(rs.begin(), rs.end(),
+                     [](const Run& a, const Run& b) { return a.first_ms < b.first_ms; });
     const Run* prev = nullptr;
     for (const auto& run : rs) {
       if (!run.has_metric) continue;
@@ -223,7 +229,8 @@ static Result<Strategy> ReadStrategyImpl(const std::string& path) {
   try {
     root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
-    return Error(codes::kSpecParseError, e.msg).At(SourcePos{path, e.mark.line + 1, e.mark.column + 1});
+    return Error(codes::kSpecParseError, e.msg)
+        .At(SourcePos{path, e.mark.line + 1, e.mark.column + 1});
   }
   Strategy s;
   s.file = path;
@@ -241,7 +248,9 @@ static Result<Strategy> ReadStrategyImpl(const std::string& path) {
   }
   auto read = [&](const YAML::Node& res, const std::string& where, Strategy* out) -> Status {
     if (!res || !res.IsMap()) return Status::Ok();
-    auto pos = [&](const YAML::Node& n) { return SourcePos{path, n.Mark().line + 1, n.Mark().column + 1}; };
+    auto pos = [&](const YAML::Node& n) {
+      return SourcePos{path, n.Mark().line + 1, n.Mark().column + 1};
+    };
     if (res["cpu"]) {
       Result<long double> v = ParseQuantity(res["cpu"].Scalar());
       if (!v.ok()) return Error(v.error()).At(pos(res["cpu"])).Path(where + ".cpu");
@@ -314,7 +323,8 @@ Result<StrategyCost> PriceStrategy(const Strategy& s, double hours, const PriceT
     }
     gpu = static_cast<double>(s.gpus) * *p;
   }
-  c.hourly = gpu + s.cpu_cores * prices.CpuPrice(s.pricing) + s.memory_gib * prices.MemoryPrice(s.pricing);
+  c.hourly =
+      gpu + s.cpu_cores * prices.CpuPrice(s.pricing) + s.memory_gib * prices.MemoryPrice(s.pricing);
   c.total = c.hourly * hours;
   return c;
 }
@@ -334,11 +344,20 @@ Result<int64_t> ParseSince(const std::string& text) {
   if (!end || *end != '\0' || !(v >= 0)) return bad();
   double ms = 0;
   switch (unit) {
-    case 'd': ms = v * 24 * 3600 * 1000; break;
-    case 'h': ms = v * 3600 * 1000; break;
-    case 'm': ms = v * 60 * 1000; break;
-    case 's': ms = v * 1000; break;
-    default: return bad();
+    case 'd':
+      ms = v * 24 * 3600 * 1000;
+      break;
+    case 'h':
+      ms = v * 3600 * 1000;
+      break;
+    case 'm':
+      ms = v * 60 * 1000;
+      break;
+    case 's':
+      ms = v * 1000;
+      break;
+    default:
+      return bad();
   }
   return static_cast<int64_t>(ms);
 }

@@ -23,21 +23,21 @@ namespace rsl::govern {
 
 struct StepUsage {
   int64_t gpus = 0;
-  std::string device_model;   //!< as the node reports it; matched against the price table
+  std::string device_model;  //!< as the node reports it; matched against the price table
   std::string pricing = kOnDemand;
   int64_t wall_ms = 0;
   int64_t cpu_request_millis = 0;
-  int64_t cpu_used_ms = 0;          //!< user + system CPU time
+  int64_t cpu_used_ms = 0;  //!< user + system CPU time
   int64_t memory_request_bytes = 0;
   int64_t peak_memory_bytes = 0;
 };
 
 struct StepCost {
   double hours = 0;
-  double cpu_cores = 0;     //!< allocated: max(request, average use)
-  double memory_gib = 0;    //!< allocated: max(request, peak)
+  double cpu_cores = 0;   //!< allocated: max(request, average use)
+  double memory_gib = 0;  //!< allocated: max(request, peak)
   double gpus = 0;
-  std::string device_model; //!< the price table's model ("default" when unknown)
+  std::string device_model;  //!< the price table's model ("default" when unknown)
   double gpu_cost = 0, cpu_cost = 0, memory_cost = 0, total = 0;
 };
 
@@ -105,7 +105,7 @@ std::vector<MetricCostRow> CostPerMetric(const std::vector<CostRecord>& records,
 
 //! One strategy of `seedctl cost compare`: what a workload holds per hour.
 struct Strategy {
-  std::string name;     //!< metadata.name
+  std::string name;  //!< metadata.name
   std::string file;
   int64_t gpus = 0;
   std::string device_model;

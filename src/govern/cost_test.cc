@@ -58,11 +58,11 @@ TEST(Cost, AllocationIsMaxOfRequestAndUse) {
   StepUsage u;
   u.gpus = 2;
   u.device_model = "NVIDIA-A100-SXM4-80GB";
-  u.wall_ms = 2 * 3600 * 1000;               // 2 h
-  u.cpu_request_millis = 4000;               // 4 cores requested
-  u.cpu_used_ms = 6LL * 2 * 3600 * 1000;     // 6 cores on average: use wins
-  u.memory_request_bytes = 16LL << 30;       // 16 GiB requested
-  u.peak_memory_bytes = 8LL << 30;           // 8 GiB peak: request wins
+  u.wall_ms = 2 * 3600 * 1000;            // 2 h
+  u.cpu_request_millis = 4000;            // 4 cores requested
+  u.cpu_used_ms = 6LL * 2 * 3600 * 1000;  // 6 cores on average: use wins
+  u.memory_request_bytes = 16LL << 30;    // 16 GiB requested
+  u.peak_memory_bytes = 8LL << 30;        // 8 GiB peak: request wins
   Result<StepCost> c = ComputeStepCost(u, *t);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->device_model, "A100");

@@ -93,7 +93,8 @@ void AuditCrdAccesses(std::vector<ResourceAccess>* accesses, const std::vector<K
     if (plural.empty()) plural = Split(c.name(), '.')[0];
     auto& r = reg[plural + "." + group];
     if (spec.contains("versions") && spec["versions"].is_array()) {
-      for (const auto& v : spec["versions"]) r.versions[v.value("name", "")] = v.value("served", true);
+      for (const auto& v : spec["versions"])
+        r.versions[v.value("name", "")] = v.value("served", true);
     } else if (spec.contains("version")) {
       r.versions[spec.value("version", "")] = true;
     }
@@ -101,31 +102,34 @@ void AuditCrdAccesses(std::vector<ResourceAccess>* accesses, const std::vector<K
   for (auto& a : *accesses) {
     std::string gvr = a.resource + "." + a.group + "/" + a.version;
     ObjectRef ref{"CustomResource", "", gvr, log_file, a.first_line};
-    std::string seen = std::to_string(a.count) + " access(es)" +
-                       (a.first_seen.empty() ? "" : ", first " + a.first_seen + ", last " + a.last_seen);
+    std::string seen =
+        std::to_string(a.count) + " access(es)" +
+        (a.first_seen.empty() ? "" : ", first " + a.first_seen + ", last " + a.last_seen);
     auto it = reg.find(a.resource + "." + a.group);
     if (it == reg.end()) {
       a.status = "missing";
-      report->Add(Finding{"CRDA001", Severity::kError, ref,
-                          gvr + " is not registered (" + seen + ")",
-                          "register the CRD " + a.resource + "." + a.group +
-                              ", or stop the client that uses it"});
+      report->Add(Finding{
+          "CRDA001", Severity::kError, ref, gvr + " is not registered (" + seen + ")",
+          "register the CRD " + a.resource + "." + a.group + ", or stop the client that uses it"});
       continue;
     }
     for (const auto& [v, served] : it->second.versions) a.registered_versions.push_back(v);
     auto vit = it->second.versions.find(a.version);
     if (vit == it->second.versions.end()) {
       a.status = "version-mismatch";
-      report->Add(Finding{"CRDA002", Severity::kWarning, ref,
-                          gvr + ": registered only as " + Join(a.registered_versions, ", ") +
-                              " (" + seen + ")",
-                          "add version " + a.version + " to the CRD (with conversion), or update "
-                          "the client to " + a.registered_versions.back()});
+      report->Add(Finding{
+          "CRDA002", Severity::kWarning, ref,
+          gvr + ": registered only as " + Join(a.registered_versions, ", ") + " (" + seen + ")",
+          "add version " + a.version +
+              " to the CRD (with conversion), or update "
+              "the client to " +
+              a.registered_versions.back()});
     } else if (!vit->second) {
       a.status = "not-served";
-      report->Add(Finding{"CRDA003", Severity::kWarning, ref,
-                          gvr + ": version " + a.version + " is defined but not served (" + seen + ")",
-                          "set served: true, or move the client to a served version"});
+      report->Add(
+          Finding{"CRDA003", Severity::kWarning, ref,
+                  gvr + ": version " + a.version + " is defined but not served (" + seen + ")",
+                  "set served: true, or move the client to a served version"});
     } else {
       a.status = "registered";
     }

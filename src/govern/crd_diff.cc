@@ -38,8 +38,7 @@ struct Differ {
   }
 
   // Tightened when the new bound is more restrictive (or newly present).
-  void Bound(const json& o, const json& n, const std::string& path, const char* key,
-             bool is_min) {
+  void Bound(const json& o, const json& n, const std::string& path, const char* key, bool is_min) {
     if (!n.contains(key) || !n[key].is_number()) return;
     double nv = n[key].get<double>();
     if (!o.contains(key) || !o[key].is_number()) {
@@ -66,7 +65,8 @@ struct Differ {
     bool on = o.value("nullable", false), nn = n.value("nullable", false);
     if (!on && nn) {
       Add("CRD003", Severity::kWarning, path,
-          "nullable added (int32 -> *int32 in Go): old controllers that dereference it panic on null",
+          "nullable added (int32 -> *int32 in Go): old controllers that dereference it panic on "
+          "null",
           "guard the field with a nil check in every controller version");
     } else if (on && !nn) {
       Add("CRD004", Severity::kError, path, "nullable removed: stored nulls no longer validate",
@@ -107,7 +107,8 @@ struct Differ {
     }
     if (o.value("format", "") != n.value("format", "") && ot.rfind("integer", 0) != 0) {
       Add("CRD011", Severity::kWarning, path,
-          "format changed from " + Quote(o.value("format", "")) + " to " + Quote(n.value("format", "")),
+          "format changed from " + Quote(o.value("format", "")) + " to " +
+              Quote(n.value("format", "")),
           "keep the format, or validate stored objects");
     }
     // Required lists.
@@ -145,7 +146,8 @@ struct Differ {
         Compare(sub, np[name], Child(path, name));
       }
     }
-    if (o.contains("items") && o["items"].is_object() && n.contains("items") && n["items"].is_object()) {
+    if (o.contains("items") && o["items"].is_object() && n.contains("items") &&
+        n["items"].is_object()) {
       Compare(o["items"], n["items"], path + "[]");
     }
     if (o.contains("additionalProperties") && o["additionalProperties"].is_object() &&
@@ -253,8 +255,9 @@ void DiffCrds(const std::vector<K8sObject>& old_objs, const std::vector<K8sObjec
         report->Add(Finding{"CRD013", Severity::kError, ref,
                             "stored version " + v + " is no longer listed: objects stored as " + v +
                                 " become unreadable",
-                            "keep " + v + " (served: false) until storage is migrated and "
-                            "status.storedVersions no longer lists it"});
+                            "keep " + v +
+                                " (served: false) until storage is migrated and "
+                                "status.storedVersions no longer lists it"});
       }
     }
     for (const auto& [name, v] : ov) {

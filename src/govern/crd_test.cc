@@ -13,19 +13,22 @@ namespace {
 std::string Crd(const std::string& versions_json, const std::string& scope = "Namespaced") {
   return R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
   "metadata":{"name":"seedancejobs.seedance.io"},
-  "spec":{"group":"seedance.io","scope":")" + scope + R"(","names":{"plural":"seedancejobs","kind":"SeedanceJob"},
-  "versions":)" + versions_json + "}}";
+  "spec":{"group":"seedance.io","scope":")" +
+         scope + R"(","names":{"plural":"seedancejobs","kind":"SeedanceJob"},
+  "versions":)" +
+         versions_json + "}}";
 }
 
 std::string Version(const std::string& name, const std::string& spec_schema, bool storage = true,
                     bool served = true) {
-  return R"({"name":")" + name + R"(","served":)" + (served ? "true" : "false") +
-         R"(,"storage":)" + (storage ? "true" : "false") +
+  return R"({"name":")" + name + R"(","served":)" + (served ? "true" : "false") + R"(,"storage":)" +
+         (storage ? "true" : "false") +
          R"(,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":)" + spec_schema +
          "}}}}";
 }
 
-std::vector<std::string> Diff(const std::string& a, const std::string& b, std::string* table = nullptr) {
+std::vector<std::string> Diff(const std::string& a, const std::string& b,
+                              std::string* table = nullptr) {
   auto oa = ParseObjects(a, "old.json");
   auto ob = ParseObjects(b, "new.json");
   EXPECT_TRUE(oa.ok() && ob.ok());
@@ -75,13 +78,15 @@ TEST(CrdDiff, Rules) {
       {edit(R"("default":"Always")", R"("default":"IfNotPresent")"), {"CRD010"}},
       {edit(R"("format":"uri")", R"("format":"hostname")"), {"CRD011"}},
       {edit(R"("items":{"type":"string"})", R"("items":{"type":"integer"})"), {"CRD002"}},
-      {edit(R"("phase":{"type":"string"})", R"("phase":{"type":"string","enum":["Running","Done"]})"),
+      {edit(R"("phase":{"type":"string"})",
+            R"("phase":{"type":"string","enum":["Running","Done"]})"),
        {"CRD015"}},
   };
   int i = 0;
   for (const auto& c : cases) {
     std::string table;
-    auto ids = Diff(Crd("[" + Version("v1", base) + "]"), Crd("[" + Version("v1", c.new_spec) + "]"), &table);
+    auto ids = Diff(Crd("[" + Version("v1", base) + "]"),
+                    Crd("[" + Version("v1", c.new_spec) + "]"), &table);
     std::vector<std::string> want = c.want;
     std::sort(want.begin(), want.end());
     EXPECT_EQ(ids, want) << "case " << i << "\n" << table;

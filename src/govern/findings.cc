@@ -52,9 +52,12 @@ std::string ToLowerId(const std::string& s) {
 
 const char* SeverityName(Severity s) {
   switch (s) {
-    case Severity::kNote: return "note";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
+    case Severity::kNote:
+      return "note";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kError:
+      return "error";
   }
   return "warning";
 }
@@ -121,9 +124,8 @@ std::string Report::RenderSarif() const {
   }
   json results = json::array();
   for (const auto& f : findings_) {
-    json res = {{"ruleId", f.id},
-                {"level", SeverityName(f.severity)},
-                {"message", {{"text", f.message}}}};
+    json res = {
+        {"ruleId", f.id}, {"level", SeverityName(f.severity)}, {"message", {{"text", f.message}}}};
     for (size_t i = 0; i < rules_.size(); ++i) {
       if (rules_[i].id == f.id) res["ruleIndex"] = static_cast<int>(i);
     }
@@ -134,10 +136,10 @@ std::string Report::RenderSarif() const {
       loc["physicalLocation"] = phys;
     }
     if (!f.object.name.empty() || !f.object.kind.empty()) {
-      loc["logicalLocations"] = json::array(
-          {{{"name", f.object.name},
-            {"fullyQualifiedName", f.object.ToString()},
-            {"kind", f.object.kind.empty() ? "object" : ToLowerId(f.object.kind)}}});
+      loc["logicalLocations"] =
+          json::array({{{"name", f.object.name},
+                        {"fullyQualifiedName", f.object.ToString()},
+                        {"kind", f.object.kind.empty() ? "object" : ToLowerId(f.object.kind)}}});
     }
     if (!loc.empty()) res["locations"] = json::array({loc});
     if (!f.fix.empty()) res["properties"] = {{"fix", f.fix}};
@@ -157,8 +159,10 @@ std::string Report::RenderSarif() const {
 int Report::ExitCode(bool strict) const {
   bool any_error = false, any_other = false;
   for (const auto& f : findings_) {
-    if (f.severity == Severity::kError) any_error = true;
-    else any_other = true;
+    if (f.severity == Severity::kError)
+      any_error = true;
+    else
+      any_other = true;
   }
   if (any_error) return kExitErrors;
   if (any_other && strict) return kExitWarnings;

@@ -26,17 +26,17 @@ struct ObjectRef {
 };
 
 struct Finding {
-  std::string id;       //!< stable rule id, e.g. QOS003, LINT001, CRD010
+  std::string id;  //!< stable rule id, e.g. QOS003, LINT001, CRD010
   Severity severity = Severity::kWarning;
   ObjectRef object;
   std::string message;
-  std::string fix;      //!< one-line remedy ("" when none)
+  std::string fix;  //!< one-line remedy ("" when none)
 };
 
 //! A rule's metadata, shown in SARIF's tool.driver.rules and in docs/govern.md.
 struct RuleInfo {
   std::string id;
-  std::string name;         //!< PascalCase short name
+  std::string name;  //!< PascalCase short name
   Severity default_severity;
   std::string description;  //!< one sentence
 };

@@ -24,7 +24,8 @@ TEST(Findings, ExitCodes) {
   note.Add({"LINT001", Severity::kNote, {}, "m", ""});
   EXPECT_EQ(note.ExitCode(true), 2);
   Report err = warn;
-  err.Add({"LINT005", Severity::kError, {"HorizontalPodAutoscaler", "ns", "h", "f.yaml", 9}, "m", ""});
+  err.Add(
+      {"LINT005", Severity::kError, {"HorizontalPodAutoscaler", "ns", "h", "f.yaml", 9}, "m", ""});
   EXPECT_EQ(err.ExitCode(false), 3);
   EXPECT_EQ(err.ExitCode(true), 3);
 }

@@ -23,13 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A field of the wrong JSON type surfaces as nlohmann::json::exception, which seedctl turns
   // into an INVALID_ARGUMENT error (govern_cmd.cc Safely); anything else is a bug.
   try {
-  AnalyzeQos(*objs, QosOptions{}, &r);
-  Lint(*objs, &r);
-  DiffCrds(*objs, *objs, &r);
-  FindShadowPods(*objs, ShadowOptions{}, &r);
-  AuditCrdAccesses(&accesses, *objs, "fuzz.log", &r);
-  AuditTenancy(*objs, &r);
-  (void)r.RenderSarif();
+    AnalyzeQos(*objs, QosOptions{}, &r);
+    Lint(*objs, &r);
+    DiffCrds(*objs, *objs, &r);
+    FindShadowPods(*objs, ShadowOptions{}, &r);
+    AuditCrdAccesses(&accesses, *objs, "fuzz.log", &r);
+    AuditTenancy(*objs, &r);
+    (void)r.RenderSarif();
   } catch (const nlohmann::json::exception&) {
   }
   return 0;

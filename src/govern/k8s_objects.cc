@@ -27,13 +27,13 @@ json ScalarToJson(const YAML::Node& n) {
   char* end = nullptr;
   errno = 0;
   long long i = std::strtoll(s.c_str(), &end, 10);
-  if (end && *end == '\0' && errno == 0 && (std::isdigit(static_cast<unsigned char>(s[0])) ||
-                                            s[0] == '-' || s[0] == '+')) {
+  if (end && *end == '\0' && errno == 0 &&
+      (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+')) {
     return static_cast<int64_t>(i);
   }
   double d = std::strtod(s.c_str(), &end);
-  bool numeric_start = std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' ||
-                       s[0] == '+' || s[0] == '.';
+  bool numeric_start =
+      std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.';
   if (end && *end == '\0' && numeric_start && std::isfinite(d)) return d;
   return s;
 }
@@ -78,11 +78,13 @@ void Append(const json& doc, const std::string& file, int line, std::vector<K8sO
 
 std::string K8sObject::kind() const {
   return obj.is_object() && obj.contains("kind") && obj["kind"].is_string()
-             ? obj["kind"].get<std::string>() : "";
+             ? obj["kind"].get<std::string>()
+             : "";
 }
 std::string K8sObject::api_version() const {
   return obj.is_object() && obj.contains("apiVersion") && obj["apiVersion"].is_string()
-             ? obj["apiVersion"].get<std::string>() : "";
+             ? obj["apiVersion"].get<std::string>()
+             : "";
 }
 std::string K8sObject::name() const {
   const json* md = obj.contains("metadata") ? &obj["metadata"] : nullptr;
@@ -98,9 +100,7 @@ std::string K8sObject::namespace_() const {
     return "";
   return (*md)["namespace"];
 }
-ObjectRef K8sObject::Ref() const {
-  return ObjectRef{kind(), namespace_(), name(), file, line};
-}
+ObjectRef K8sObject::Ref() const { return ObjectRef{kind(), namespace_(), name(), file, line}; }
 
 Result<std::vector<K8sObject>> ParseObjects(const std::string& text, const std::string& file) {
   std::vector<K8sObject> out;
@@ -206,14 +206,28 @@ Result<long double> ParseQuantity(const std::string& raw) {
     if (!end || *end != '\0' || e > 30 || e < -30) return bad();
     mult = std::pow(10.0L, static_cast<long double>(e));
   } else if (!suffix.empty()) {
-    static const std::pair<const char*, long double> kSuffixes[] = {
-        {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L},
-        {"Ti", 1099511627776.0L}, {"Pi", 1125899906842624.0L},
-        {"Ei", 1152921504606846976.0L}, {"n", 1e-9L}, {"u", 1e-6L}, {"m", 1e-3L},
-        {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L}, {"T", 1e12L}, {"P", 1e15L}, {"E", 1e18L}};
+    static const std::pair<const char*, long double> kSuffixes[] = {{"Ki", 1024.0L},
+                                                                    {"Mi", 1048576.0L},
+                                                                    {"Gi", 1073741824.0L},
+                                                                    {"Ti", 1099511627776.0L},
+                                                                    {"Pi", 1125899906842624.0L},
+                                                                    {"Ei", 1152921504606846976.0L},
+                                                                    {"n", 1e-9L},
+                                                                    {"u", 1e-6L},
+                                                                    {"m", 1e-3L},
+                                                                    {"k", 1e3L},
+                                                                    {"M", 1e6L},
+                                                                    {"G", 1e9L},
+                                                                    {"T", 1e12L},
+                                                                    {"P", 1e15L},
+                                                                    {"E", 1e18L}};
     bool found = false;
     for (const auto& [s, m] : kSuffixes) {
-      if (suffix == s) { mult = m; found = true; break; }
+      if (suffix == s) {
+        mult = m;
+        found = true;
+        break;
+      }
     }
     if (!found) return bad();
   }
@@ -241,7 +255,8 @@ const json* PodSpecOf(const json& obj) {
   if (kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet" ||
       kind == "ReplicaSet" || kind == "ReplicationController" || kind == "Job" ||
       kind == "PodTemplate") {
-    return kind == "PodTemplate" ? at(obj, {"template", "spec"}) : at(obj, {"spec", "template", "spec"});
+    return kind == "PodTemplate" ? at(obj, {"template", "spec"})
+                                 : at(obj, {"spec", "template", "spec"});
   }
   if (kind == "CronJob") return at(obj, {"spec", "jobTemplate", "spec", "template", "spec"});
   return nullptr;
@@ -251,7 +266,10 @@ std::string FormatMemory(long double bytes) {
   static const char* kUnits[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
   int u = 0;
   long double v = bytes;
-  while (std::fabs(v) >= 1024 && u < 5) { v /= 1024; ++u; }
+  while (std::fabs(v) >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
   char buf[64];
   if (std::fabs(v - std::round(v)) < 1e-9L) {
     std::snprintf(buf, sizeof buf, "%.0Lf%s", v, kUnits[u]);

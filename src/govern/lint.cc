@@ -17,7 +17,9 @@ bool IsServiceKind(const std::string& kind) {
          kind == "ReplicaSet" || kind == "ReplicationController" || kind == "Pod";
 }
 
-bool HasKey(const json& j, const char* k) { return j.is_object() && j.contains(k) && !j[k].is_null(); }
+bool HasKey(const json& j, const char* k) {
+  return j.is_object() && j.contains(k) && !j[k].is_null();
+}
 
 bool RequestsGpu(const json& pod_spec) {
   for (const char* list : {"containers", "initContainers"}) {
@@ -39,8 +41,10 @@ bool AllContainersHaveLimits(const json& pod_spec) {
   if (!HasKey(pod_spec, "containers") || !pod_spec["containers"].is_array()) return false;
   for (const auto& c : pod_spec["containers"]) {
     const json* lim = HasKey(c, "resources") && HasKey(c["resources"], "limits")
-                          ? &c["resources"]["limits"] : nullptr;
-    if (!lim || !lim->is_object() || !lim->contains("cpu") || !lim->contains("memory")) return false;
+                          ? &c["resources"]["limits"]
+                          : nullptr;
+    if (!lim || !lim->is_object() || !lim->contains("cpu") || !lim->contains("memory"))
+      return false;
   }
   return true;
 }
@@ -125,7 +129,8 @@ void Lint(const std::vector<K8sObject>& objects, Report* report) {
       if (it == by_key.end()) {
         std::vector<std::string> names;
         for (const auto& other : objects) {
-          if (other.kind() == tkind && other.namespace_() == o.namespace_()) names.push_back(other.name());
+          if (other.kind() == tkind && other.namespace_() == o.namespace_())
+            names.push_back(other.name());
         }
         std::string near = ClosestMatch(tname, names);
         add("LINT005", Severity::kError,
@@ -191,7 +196,10 @@ void Lint(const std::vector<K8sObject>& objects, Report* report) {
       bool mem_req = HasKey(req, "memory") || HasKey(lim, "memory");
       if (!cpu_req || !mem_req) {
         add("LINT001", Severity::kWarning,
-            cname + " has no " + std::string(!cpu_req && !mem_req ? "cpu and memory" : !cpu_req ? "cpu" : "memory") +
+            cname + " has no " +
+                std::string(!cpu_req && !mem_req ? "cpu and memory"
+                            : !cpu_req           ? "cpu"
+                                                 : "memory") +
                 " request",
             "set resources.requests (" + path + ")");
       }

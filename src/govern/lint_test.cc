@@ -24,8 +24,8 @@ constexpr char kGoodContainer[] = R"(
 std::string Deployment(const std::string& name, const std::string& containers,
                        const std::string& extra_spec = "") {
   return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
-         ", namespace: ml}\nspec:\n" + extra_spec + "  template:\n    spec:\n      containers:" +
-         containers;
+         ", namespace: ml}\nspec:\n" + extra_spec +
+         "  template:\n    spec:\n      containers:" + containers;
 }
 
 TEST(Lint, FindingIds) {
@@ -85,7 +85,8 @@ spec:
 )"),
        {"LINT009"}},
       {"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
-       "      containers:\n      - name: train\n        resources: {limits: {cpu: 1, memory: 1Gi}}\n",
+       "      containers:\n      - name: train\n        resources: {limits: {cpu: 1, memory: "
+       "1Gi}}\n",
        {}},
       {good + "\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: "
               "h, namespace: ml}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, "
@@ -108,10 +109,11 @@ spec:
 }
 
 TEST(Lint, HpaTypoHint) {
-  auto objs = ParseObjects(Deployment("web", kGoodContainer) +
-                               "\n---\nkind: HorizontalPodAutoscaler\nmetadata: {name: h, namespace: "
-                               "ml}\nspec: {scaleTargetRef: {kind: Deployment, name: webb}, maxReplicas: 2}\n",
-                           "t.yaml");
+  auto objs = ParseObjects(
+      Deployment("web", kGoodContainer) +
+          "\n---\nkind: HorizontalPodAutoscaler\nmetadata: {name: h, namespace: "
+          "ml}\nspec: {scaleTargetRef: {kind: Deployment, name: webb}, maxReplicas: 2}\n",
+      "t.yaml");
   ASSERT_TRUE(objs.ok());
   Report r("k8s lint", LintRules());
   Lint(*objs, &r);

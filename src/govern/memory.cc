@@ -90,8 +90,7 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
     return Bad("--precision", in.precision, "unknown precision", "use fp16, bf16 or fp32");
   }
   if (in.stage && (*in.stage < 0 || *in.stage > 3)) {
-    return Bad("--zero", std::to_string(*in.stage), "ZeRO stage must be 0, 1, 2 or 3",
-               "--zero 2");
+    return Bad("--zero", std::to_string(*in.stage), "ZeRO stage must be 0, 1, 2 or 3", "--zero 2");
   }
   if (in.stage && in.offload != Offload::kNone && *in.stage < 2) {
     return Bad("--offload", in.offload == Offload::kOptimizer ? "optimizer" : "optimizer+params",
@@ -101,11 +100,13 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
     return Bad("--offload", "optimizer+params", "parameter offload needs ZeRO stage 3",
                "use --zero 3 or --offload optimizer");
   }
-  int act_given = (in.layers > 0) + (in.hidden > 0) + (in.heads > 0) + (in.seq > 0) +
-                  (in.micro_batch > 0);
+  int act_given =
+      (in.layers > 0) + (in.hidden > 0) + (in.heads > 0) + (in.seq > 0) + (in.micro_batch > 0);
   if (act_given != 0 && act_given != 5) {
-    return Bad("--layers", "", "activation memory needs all of --layers --hidden --heads --seq "
-               "--micro-batch", "give all five, or none");
+    return Bad("--layers", "",
+               "activation memory needs all of --layers --hidden --heads --seq "
+               "--micro-batch",
+               "give all five, or none");
   }
 
   const double psi = in.params;
@@ -126,8 +127,9 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
       act_formula = "activations = L*2*s*b*h (full recomputation, Korthikanti et al. 2022)";
     } else {
       act = l * s * bb * h * (34 + 5 * a * s / h);
-      act_formula = "activations = L*s*b*h*(34 + 5*a*s/h) (no recomputation, Korthikanti et "
-                    "al. 2022)";
+      act_formula =
+          "activations = L*s*b*h*(34 + 5*a*s/h) (no recomputation, Korthikanti et "
+          "al. 2022)";
     }
   }
 
@@ -147,8 +149,9 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
     }
   }
   if (in.offload != Offload::kNone && in.precision == "fp32") {
-    plan.notes.push_back("DeepSpeed's offload estimators assume mixed precision (16-bit "
-                         "params on the GPU)");
+    plan.notes.push_back(
+        "DeepSpeed's offload estimators assume mixed precision (16-bit "
+        "params on the GPU)");
   }
 
   for (int stage : stages) {
@@ -168,8 +171,9 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
       e.stage = 2;
       e.model_state_gpu_bytes = 2 * psi;
       e.cpu_bytes = psi * std::max(4 * n, 16.0) * f;
-      e.formula = "gpu = 2Ψ; cpu = Ψ*max(4*total_gpus, 16)*1.5 (DeepSpeed "
-                  "estimate_zero2_model_states_mem_needs, offload optimizer)";
+      e.formula =
+          "gpu = 2Ψ; cpu = Ψ*max(4*total_gpus, 16)*1.5 (DeepSpeed "
+          "estimate_zero2_model_states_mem_needs, offload optimizer)";
     } else {  // stage 3 with offload
       e.stage = 3;
       double largest = 4 * in.largest_layer_params;

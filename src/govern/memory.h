@@ -29,10 +29,10 @@ inline constexpr double kDeepSpeedBufferFactor = 1.5;
 enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
 
 struct MemoryPlanInput {
-  double params = 0;            //!< Ψ, total parameters
-  int64_t gpus = 1;             //!< N, data-parallel GPUs in total
+  double params = 0;  //!< Ψ, total parameters
+  int64_t gpus = 1;   //!< N, data-parallel GPUs in total
   int64_t gpus_per_node = 8;
-  std::optional<int> stage;     //!< only this stage; all applicable when unset
+  std::optional<int> stage;  //!< only this stage; all applicable when unset
   Offload offload = Offload::kNone;
   std::string precision = "fp16";   //!< fp16 | bf16 | fp32
   double largest_layer_params = 0;  //!< ZeRO-3 offload estimates need it (0 = unknown)
@@ -44,11 +44,11 @@ struct MemoryPlanInput {
 
 struct StageEstimate {
   int stage = 0;
-  double gpu_bytes = 0;            //!< model states (+ activations when given) per GPU
-  double cpu_bytes = 0;            //!< per node
+  double gpu_bytes = 0;  //!< model states (+ activations when given) per GPU
+  double cpu_bytes = 0;  //!< per node
   double model_state_gpu_bytes = 0;
-  double activation_bytes = 0;     //!< per GPU (0 when not requested)
-  std::string formula;             //!< the formula with the numbers substituted
+  double activation_bytes = 0;  //!< per GPU (0 when not requested)
+  std::string formula;          //!< the formula with the numbers substituted
 };
 
 struct MemoryPlan {

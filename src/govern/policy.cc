@@ -51,7 +51,8 @@ Result<double> ParseSeconds(const std::string& text) {
 
 class SnapshotContext : public expr::Context {
  public:
-  SnapshotContext(const std::map<std::string, double>& snap, const std::map<std::string, double>& latest)
+  SnapshotContext(const std::map<std::string, double>& snap,
+                  const std::map<std::string, double>& latest)
       : snap_(snap), latest_(latest) {}
   std::optional<expr::Value> Lookup(const expr::Reference& ref) const override {
     const std::map<std::string, double>* m = nullptr;
@@ -114,15 +115,16 @@ Result<PolicyAction> ParseAction(const std::string& raw, const Policy& p, bool k
   std::string near = ClosestMatch(text, {"stop", "stop_as_success", "scale_down_to_1_node"});
   return Error(codes::kSpecInvalid, "unknown action " + Quote(text))
       .Value(text)
-      .Hint(near.empty() ? "use stop, stop_as_success, scale_down_to_<N>_node(s) or notify_<webhook>"
-                         : "did you mean " + Quote(near) + "?");
+      .Hint(near.empty()
+                ? "use stop, stop_as_success, scale_down_to_<N>_node(s) or notify_<webhook>"
+                : "did you mean " + Quote(near) + "?");
 }
 
 }  // namespace
 
 const std::vector<std::string>& PolicyMetricNames() {
-  static const std::vector<std::string> k = {"loss_plateau_duration", "gpu_util_avg", "loss",
-                                             "best_loss", "gpu_util", "step_elapsed"};
+  static const std::vector<std::string> k = {
+      "loss_plateau_duration", "gpu_util_avg", "loss", "best_loss", "gpu_util", "step_elapsed"};
   return k;
 }
 
@@ -130,14 +132,16 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
   PolicyParse out;
   Policy& p = out.policy;
   p.source = file;
-  std::string stem = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
+  std::string stem =
+      file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
   if (stem.find('.') != std::string::npos) stem = stem.substr(0, stem.find('.'));
   p.name = stem;
   YAML::Node root;
   try {
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
-    out.errors.push_back(Error(codes::kSpecParseError, e.msg).At(SourcePos{file, e.mark.line + 1, e.mark.column + 1}));
+    out.errors.push_back(Error(codes::kSpecParseError, e.msg)
+                             .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1}));
     return out;
   }
   if (!root.IsMap()) {
@@ -146,7 +150,8 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
                              .Hint("see docs/govern.md"));
     return out;
   }
-  static const std::vector<std::string> kTop = {"apiVersion", "kind", "metadata", "rules", "notify", "metrics"};
+  static const std::vector<std::string> kTop = {"apiVersion", "kind",   "metadata",
+                                                "rules",      "notify", "metrics"};
   for (const auto& kv : root) {
     std::string k = kv.first.as<std::string>();
     if (std::find(kTop.begin(), kTop.end(), k) == kTop.end()) {
@@ -154,14 +159,17 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
       out.errors.push_back(Error(codes::kSpecInvalid, "unknown field " + Quote(k))
                                .At(PosOf(file, kv.first))
                                .Path(k)
-                               .Hint(near.empty() ? "known: " + Join(kTop, ", ") : "did you mean " + Quote(near) + "?"));
+                               .Hint(near.empty() ? "known: " + Join(kTop, ", ")
+                                                  : "did you mean " + Quote(near) + "?"));
     }
   }
-  if (root["metadata"] && root["metadata"]["name"]) p.name = root["metadata"]["name"].as<std::string>();
+  if (root["metadata"] && root["metadata"]["name"])
+    p.name = root["metadata"]["name"].as<std::string>();
   if (root["notify"]) {
     if (!root["notify"].IsMap()) {
       out.errors.push_back(Error(codes::kSpecInvalid, "notify must map names to webhooks")
-                               .At(PosOf(file, root["notify"])).Path("notify"));
+                               .At(PosOf(file, root["notify"]))
+                               .Path("notify"));
     } else {
       for (const auto& kv : root["notify"]) {
         std::string name = kv.first.as<std::string>();
@@ -170,7 +178,8 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
           w.url = kv.second.as<std::string>();
         } else if (kv.second.IsMap() && kv.second["url"]) {
           w.url = kv.second["url"].as<std::string>();
-          if (kv.second["retries"]) w.retries = kv.second["retries"].as<int>(kDefaultWebhookRetries);
+          if (kv.second["retries"])
+            w.retries = kv.second["retries"].as<int>(kDefaultWebhookRetries);
         }
         if (!StartsWith(w.url, "http://") && !StartsWith(w.url, "https://")) {
           out.errors.push_back(Error(codes::kSpecInvalid, "webhook url must be http:// or https://")
@@ -190,7 +199,8 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
         p.loss_tolerance = m["lossTolerance"].as<double>();
       } catch (const YAML::Exception&) {
         out.errors.push_back(Error(codes::kSpecInvalid, "lossTolerance must be a number")
-                                 .At(PosOf(file, m["lossTolerance"])).Path("metrics.lossTolerance"));
+                                 .At(PosOf(file, m["lossTolerance"]))
+                                 .Path("metrics.lossTolerance"));
       }
     }
     if (m["gpuUtilWindow"]) {
@@ -221,7 +231,8 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
     PolicyRule rule;
     rule.pos = PosOf(file, r);
     if (!r.IsMap()) {
-      out.errors.push_back(Error(codes::kSpecInvalid, "a rule is a mapping").At(rule.pos).Path(path));
+      out.errors.push_back(
+          Error(codes::kSpecInvalid, "a rule is a mapping").At(rule.pos).Path(path));
       continue;
     }
     for (const char* req : {"name", "condition", "action"}) {
@@ -236,7 +247,9 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
     rule.name = r["name"].as<std::string>();
     if (!names.insert(rule.name).second) {
       out.errors.push_back(Error(codes::kSpecInvalid, "duplicate rule name " + Quote(rule.name))
-                               .At(PosOf(file, r["name"])).Path(path + ".name").Value(rule.name));
+                               .At(PosOf(file, r["name"]))
+                               .Path(path + ".name")
+                               .Value(rule.name));
     }
     rule.condition = r["condition"].as<std::string>();
     SourcePos cpos = PosOf(file, r["condition"]);
@@ -248,8 +261,8 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
     } else {
       for (const auto& ref : e->references()) {
         bool ok = (ref.parts.size() == 1 &&
-                   std::find(PolicyMetricNames().begin(), PolicyMetricNames().end(), ref.parts[0]) !=
-                       PolicyMetricNames().end()) ||
+                   std::find(PolicyMetricNames().begin(), PolicyMetricNames().end(),
+                             ref.parts[0]) != PolicyMetricNames().end()) ||
                   (ref.parts.size() == 2 && ref.parts[0] == "metrics");
         if (!ok) {
           std::string near = ClosestMatch(ref.ToString(), PolicyMetricNames());
@@ -258,8 +271,9 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
                   .At(ColumnIn(yaml, cpos, ref.column))
                   .Path(path + ".condition")
                   .Value(ref.ToString())
-                  .Hint(near.empty() ? "use " + Join(PolicyMetricNames(), ", ") + " or metrics.<key>"
-                                     : "did you mean " + Quote(near) + "?"));
+                  .Hint(near.empty()
+                            ? "use " + Join(PolicyMetricNames(), ", ") + " or metrics.<key>"
+                            : "did you mean " + Quote(near) + "?"));
         }
       }
       rule.expr = *e;
@@ -274,7 +288,9 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
       }
     }
     if (texts.empty()) {
-      out.errors.push_back(Error(codes::kSpecInvalid, "no action").At(PosOf(file, r["action"])).Path(path + ".action"));
+      out.errors.push_back(Error(codes::kSpecInvalid, "no action")
+                               .At(PosOf(file, r["action"]))
+                               .Path(path + ".action"));
     }
     for (const auto& t : texts) {
       Result<PolicyAction> a = ParseAction(t, p, keep);
@@ -365,7 +381,8 @@ Status StorePolicy(const std::string& state_dir, const Policy& policy, const std
       " applied_at_ms=excluded.applied_at_ms");
   if (!st.ok()) return st.error();
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
   st->Bind(1, policy.name).Bind(2, policy.source).Bind(3, yaml).Bind(4, now);
   return st->Run();
 }

@@ -43,10 +43,10 @@ inline constexpr int kDefaultWebhookRetries = 3;
 struct PolicyAction {
   enum class Kind { kStop, kScaleDown, kNotify };
   Kind kind = Kind::kStop;
-  bool as_success = false;   //!< kStop: keep outputs, end SUCCEEDED
-  int64_t replicas = 1;      //!< kScaleDown
-  std::string webhook;       //!< kNotify: name in `notify`
-  std::string text;          //!< as written
+  bool as_success = false;  //!< kStop: keep outputs, end SUCCEEDED
+  int64_t replicas = 1;     //!< kScaleDown
+  std::string webhook;      //!< kNotify: name in `notify`
+  std::string text;         //!< as written
 };
 
 struct PolicyRule {

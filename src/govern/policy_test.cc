@@ -51,10 +51,13 @@ TEST(PolicyParse, ErrorsWithPlaceAndHint) {
        "p.yaml:4:11: SPEC_INVALID rules[0].action: action \"notify_finanse_team\" names no "
        "webhook in `notify` (did you mean notify_finance_team?)"},
       {"rules:\n- name: a\n  condition: \"loss > 1\"\n  action: stp\n",
-       "p.yaml:4:11: SPEC_INVALID rules[0].action: unknown action \"stp\" (did you mean \"stop\"?)"},
+       "p.yaml:4:11: SPEC_INVALID rules[0].action: unknown action \"stp\" (did you mean "
+       "\"stop\"?)"},
       {"rules: []\n", "p.yaml:1:8: SPEC_INVALID rules: a policy needs at least one rule"},
-      {"rule:\n- name: a\n", "p.yaml:1:1: SPEC_INVALID rule: unknown field \"rule\" (did you mean \"rules\"?)"},
-      {"rules:\n- name: a\n  action: stop\n", "p.yaml:2:3: SPEC_INVALID rules[0].condition: missing condition"},
+      {"rule:\n- name: a\n",
+       "p.yaml:1:1: SPEC_INVALID rule: unknown field \"rule\" (did you mean \"rules\"?)"},
+      {"rules:\n- name: a\n  action: stop\n",
+       "p.yaml:2:3: SPEC_INVALID rules[0].condition: missing condition"},
       {"rules:\n- {name: {a: 1}, condition: \"loss > 1\", action: stop}\n",
        "p.yaml:2:10: SPEC_INVALID: unexpected value: bad conversion"},
       {"rules:\n- {name: a, condition: \"loss > 1\", action: notify_x}\nnotify: {x: ftp://h}\n",
@@ -70,7 +73,7 @@ TEST(PolicyParse, ErrorsWithPlaceAndHint) {
 TEST(MetricsWindow, PlateauAndAverage) {
   MetricsWindow w(0.01, 10);
   w.Feed(R"({"loss": 1.0, "gpu_util": 0.5, "ts": 100})", 0);
-  w.Feed(R"({"loss": 0.9, "gpu_util": 50, "ts": 101})", 0);   // percent -> 0.5
+  w.Feed(R"({"loss": 0.9, "gpu_util": 50, "ts": 101})", 0);     // percent -> 0.5
   w.Feed(R"({"loss": 0.895, "gpu_util": 0.2, "ts": 105})", 0);  // within tolerance
   w.Feed("not json", 0);
   w.Feed(R"({"loss": 0.899, "gpu_util": 0.2, "ts": 112})", 0);

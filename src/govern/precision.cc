@@ -47,24 +47,27 @@ YAML::Node FindBlock(const YAML::Node& n) {
 
 std::vector<RuleInfo> PrecisionRules() {
   return {
-      {"PREC001", "UnknownDtype", Severity::kError, "A dtype is not one of fp32 tf32 bf16 fp16 fp8."},
+      {"PREC001", "UnknownDtype", Severity::kError,
+       "A dtype is not one of fp32 tf32 bf16 fp16 fp8."},
       {"PREC002", "MalformedPolicy", Severity::kError,
        "precision_policy is missing, has no default, or an override lacks module/dtype."},
       {"PREC003", "EmbeddingInFp16", Severity::kWarning,
        "The embedding layer runs in fp16 (overflow risk); keep it in bf16."},
       {"PREC004", "LmHeadInFp16", Severity::kWarning,
        "The output (lm_head) layer runs in fp16 (overflow risk); keep it in bf16."},
-      {"PREC005", "DuplicateOverride", Severity::kWarning, "A module is overridden twice; the last wins."},
+      {"PREC005", "DuplicateOverride", Severity::kWarning,
+       "A module is overridden twice; the last wins."},
   };
 }
 
 static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const std::string& file,
-                                     Report* report) {
+                                                Report* report) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
-    return Error(codes::kSpecParseError, e.msg).At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
+    return Error(codes::kSpecParseError, e.msg)
+        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
   }
   PrecisionPlan plan;
   auto obj = [&](const YAML::Node& n, const std::string& path) {
@@ -72,7 +75,8 @@ static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const s
   };
   YAML::Node block = FindBlock(root);
   if (!block || !block.IsMap()) {
-    report->Add(Finding{"PREC002", Severity::kError, ObjectRef{"precision_policy", "", "precision_policy", file, 1},
+    report->Add(Finding{"PREC002", Severity::kError,
+                        ObjectRef{"precision_policy", "", "precision_policy", file, 1},
                         "no precision_policy mapping in the file",
                         "add precision_policy: {default: bf16, overrides: [...]}"});
     return plan;
@@ -99,16 +103,18 @@ static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const s
     for (const auto& o : block["overrides"]) {
       std::string path = "precision_policy.overrides[" + std::to_string(i++) + "]";
       if (!o.IsMap() || !o["module"] || !o["dtype"]) {
-        report->Add(Finding{"PREC002", Severity::kError, obj(o, path), "an override needs module and dtype",
+        report->Add(Finding{"PREC002", Severity::kError, obj(o, path),
+                            "an override needs module and dtype",
                             "write {module: \"lm_head\", dtype: bf16}"});
         continue;
       }
       std::string module = o["module"].as<std::string>();
       std::string dtype = check_dtype(o["dtype"], path + ".dtype");
       if (!seen.insert(module).second) {
-        report->Add(Finding{"PREC005", Severity::kWarning, obj(o, path),
-                            "module " + Quote(module) + " is overridden more than once (the last wins)",
-                            "keep one override per module"});
+        report->Add(
+            Finding{"PREC005", Severity::kWarning, obj(o, path),
+                    "module " + Quote(module) + " is overridden more than once (the last wins)",
+                    "keep one override per module"});
       }
       plan.overrides.push_back({module, dtype});
       if (IsEmbedding(module)) plan.embedding_dtype = dtype;
@@ -122,7 +128,8 @@ static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const s
   }
   if (plan.lm_head_dtype == "fp16") {
     report->Add(Finding{"PREC004", Severity::kWarning, obj(block, "precision_policy"),
-                        "lm_head runs in fp16", "add {module: \"lm_head\", dtype: bf16} to overrides"});
+                        "lm_head runs in fp16",
+                        "add {module: \"lm_head\", dtype: bf16} to overrides"});
   }
   return plan;
 }

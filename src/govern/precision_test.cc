@@ -19,12 +19,15 @@ TEST(Precision, FindingIds) {
        "  - {module: lm_head, dtype: bf16}\n",
        {}},
       {"precision_policy: {default: fp16}\n", {"PREC003", "PREC004"}},
-      {"precision_policy:\n  default: fp16\n  overrides:\n  - {module: lm_head, dtype: bf16}\n", {"PREC003"}},
-      {"precision_policy: {default: bf16, overrides: [{module: lm_head, dtype: fp16}]}\n", {"PREC004"}},
+      {"precision_policy:\n  default: fp16\n  overrides:\n  - {module: lm_head, dtype: bf16}\n",
+       {"PREC003"}},
+      {"precision_policy: {default: bf16, overrides: [{module: lm_head, dtype: fp16}]}\n",
+       {"PREC004"}},
       {"precision_policy: {default: bf61}\n", {"PREC001"}},
       {"precision_policy: {overrides: []}\n", {"PREC002"}},
       {"trainer: {lr: 1}\n", {"PREC002"}},
-      {"model:\n  precision_policy:\n    default: bf16\n    overrides:\n    - {module: embed_tokens, dtype: fp16}\n"
+      {"model:\n  precision_policy:\n    default: bf16\n    overrides:\n    - {module: "
+       "embed_tokens, dtype: fp16}\n"
        "    - {module: embed_tokens, dtype: bf16}\n    - {dtype: bf16}\n",
        {"PREC005", "PREC002"}},
   };

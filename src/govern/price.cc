@@ -28,7 +28,8 @@ std::string Upper(const std::string& s) {
 }  // namespace
 
 const std::string& DefaultPriceYaml() {
-  static const std::string kYaml = R"(# RSL price table: prices per device-hour, CPU core-hour and memory GiB-hour.
+  static const std::string kYaml =
+      R"(# RSL price table: prices per device-hour, CPU core-hour and memory GiB-hour.
 # Edit in place; `seedctl cost report` and the cost hook read it on every use.
 # Pricing kinds: on-demand, spot, reserved. Unknown device models cost `default`.
 currency: USD
@@ -72,8 +73,8 @@ Result<double> PriceTable::DevicePrice(const std::string& model, const std::stri
   if (k == it->second.end()) {
     std::vector<std::string> kinds;
     for (const auto& [name, p] : it->second) kinds.push_back(name);
-    return Error(codes::kInvalidArgument,
-                 "device " + m + " has no " + Quote(kind) + " price (it has " + Join(kinds, ", ") + ")")
+    return Error(codes::kInvalidArgument, "device " + m + " has no " + Quote(kind) +
+                                              " price (it has " + Join(kinds, ", ") + ")")
         .At(SourcePos{source, 0, 0})
         .Path("devices." + m + "." + kind)
         .Value(kind)
@@ -133,11 +134,16 @@ static Result<PriceTable> ParsePriceTableImpl(const std::string& yaml, const std
     try {
       v = n.as<double>();
     } catch (const YAML::Exception&) {
-      return Error(codes::kInvalidArgument, "price must be a number").At(pos).Path(path).Value(
-          n.IsScalar() ? n.Scalar() : "");
+      return Error(codes::kInvalidArgument, "price must be a number")
+          .At(pos)
+          .Path(path)
+          .Value(n.IsScalar() ? n.Scalar() : "");
     }
     if (!(v >= 0) || !std::isfinite(v)) {
-      return Error(codes::kInvalidArgument, "price must be >= 0").At(pos).Path(path).Value(n.Scalar());
+      return Error(codes::kInvalidArgument, "price must be >= 0")
+          .At(pos)
+          .Path(path)
+          .Value(n.Scalar());
     }
     return v;
   };
@@ -157,7 +163,8 @@ static Result<PriceTable> ParsePriceTableImpl(const std::string& yaml, const std
             .At(SourcePos{file, kv.first.Mark().line + 1, kv.first.Mark().column + 1})
             .Path(path + "." + k)
             .Value(k)
-            .Hint(near.empty() ? "use on-demand, spot or reserved" : "did you mean " + Quote(near) + "?");
+            .Hint(near.empty() ? "use on-demand, spot or reserved"
+                               : "did you mean " + Quote(near) + "?");
       }
       Result<double> p = price(kv.second, path + "." + k);
       if (!p.ok()) return p.error();
@@ -166,7 +173,8 @@ static Result<PriceTable> ParsePriceTableImpl(const std::string& yaml, const std
     return Status::Ok();
   };
   if (root["currency"]) t.currency = root["currency"].as<std::string>();
-  if (root["cpu_core_hour"]) RSL_RETURN_IF_ERROR(kinds(root["cpu_core_hour"], "cpu_core_hour", &t.cpu_core_hour));
+  if (root["cpu_core_hour"])
+    RSL_RETURN_IF_ERROR(kinds(root["cpu_core_hour"], "cpu_core_hour", &t.cpu_core_hour));
   if (root["memory_gib_hour"]) {
     RSL_RETURN_IF_ERROR(kinds(root["memory_gib_hour"], "memory_gib_hour", &t.memory_gib_hour));
   }

@@ -23,7 +23,8 @@ bool IsQosResource(const std::string& name) { return name == "cpu" || name == "m
 // limits as the API server does.
 Status ReadContainer(const json& c, const std::string& path, ContainerQos* out) {
   out->name = c.value("name", "");
-  const json* res = c.contains("resources") && c["resources"].is_object() ? &c["resources"] : nullptr;
+  const json* res =
+      c.contains("resources") && c["resources"].is_object() ? &c["resources"] : nullptr;
   for (const char* which : {"requests", "limits"}) {
     if (!res || !res->contains(which) || !(*res)[which].is_object()) continue;
     auto& dst = std::string(which) == "requests" ? out->requests : out->limits;
@@ -181,8 +182,8 @@ void ExplainAnnotations(const K8sObject& o, const json& annotations,
         continue;
       }
       long double quota = req * (p / 100.0) * kCfsPeriodUs;
-      std::string cpu_max =
-          Fmt("%.0f", static_cast<double>(std::llround(quota))) + " " + std::to_string(kCfsPeriodUs);
+      std::string cpu_max = Fmt("%.0f", static_cast<double>(std::llround(quota))) + " " +
+                            std::to_string(kCfsPeriodUs);
       r->annotation_cgroup["cpu.max"] = cpu_max;
       explained.push_back("cpu.max=\"" + cpu_max + "\" (" + val + " of the " + FormatCpu(req) +
                           " CPU request)");
@@ -245,20 +246,29 @@ json QosResult::ToJson() const {
     json req = json::object(), lim = json::object();
     for (const auto& [k, v] : c.requests) req[k] = static_cast<double>(v);
     for (const auto& [k, v] : c.limits) lim[k] = static_cast<double>(v);
-    cs.push_back({{"name", c.name}, {"init", c.init}, {"sidecar", c.sidecar},
-                  {"requests", req}, {"limits", lim}, {"oomScoreAdj", c.oom_score_adj},
-                  {"memoryMax", c.memory_max}, {"cpuMax", c.cpu_max}});
+    cs.push_back({{"name", c.name},
+                  {"init", c.init},
+                  {"sidecar", c.sidecar},
+                  {"requests", req},
+                  {"limits", lim},
+                  {"oomScoreAdj", c.oom_score_adj},
+                  {"memoryMax", c.memory_max},
+                  {"cpuMax", c.cpu_max}});
   }
-  json j = {{"kind", object.kind}, {"namespace", object.namespace_}, {"name", object.name},
-            {"qosClass", qos_class}, {"computedQosClass", computed_class},
-            {"source", from_status ? "status" : "computed"}, {"containers", cs},
+  json j = {{"kind", object.kind},
+            {"namespace", object.namespace_},
+            {"name", object.name},
+            {"qosClass", qos_class},
+            {"computedQosClass", computed_class},
+            {"source", from_status ? "status" : "computed"},
+            {"containers", cs},
             {"findings", findings}};
   if (!annotation_cgroup.empty()) j["annotationCgroup"] = annotation_cgroup;
   return j;
 }
 
-std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects,
-                                  const QosOptions& options, Report* report) {
+std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects, const QosOptions& options,
+                                  Report* report) {
   std::vector<QosResult> results;
   for (const auto& o : objects) {
     const json* spec = PodSpecOf(o.obj);
@@ -271,8 +281,7 @@ std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects,
     };
     Status st = ReadContainers(*spec, &r.containers);
     if (!st.ok()) {
-      add("QOS005", Severity::kError, st.error().path + ": " + st.error().message,
-          st.error().hint);
+      add("QOS005", Severity::kError, st.error().path + ": " + st.error().message, st.error().hint);
       results.push_back(std::move(r));
       continue;
     }
@@ -293,11 +302,13 @@ std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects,
       long double mem_req = c.requests.count("memory") ? c.requests["memory"] : 0;
       c.oom_score_adj = OomScoreAdj(r.qos_class, critical, mem_req, options.node_memory_bytes);
       c.memory_max = c.limits.count("memory") && c.limits["memory"] > 0
-                         ? Fmt("%.0f", static_cast<double>(c.limits["memory"])) : "max";
-      c.cpu_max = c.limits.count("cpu") && c.limits["cpu"] > 0
-                      ? Fmt("%.0f", static_cast<double>(std::llround(c.limits["cpu"] * kCfsPeriodUs))) +
-                            " " + std::to_string(kCfsPeriodUs)
-                      : "max " + std::to_string(kCfsPeriodUs);
+                         ? Fmt("%.0f", static_cast<double>(c.limits["memory"]))
+                         : "max";
+      c.cpu_max =
+          c.limits.count("cpu") && c.limits["cpu"] > 0
+              ? Fmt("%.0f", static_cast<double>(std::llround(c.limits["cpu"] * kCfsPeriodUs))) +
+                    " " + std::to_string(kCfsPeriodUs)
+              : "max " + std::to_string(kCfsPeriodUs);
       for (const char* res : {"memory", "cpu"}) {
         if (!c.requests.count(res) || !c.limits.count(res) || c.requests[res] <= 0) continue;
         double ratio = static_cast<double>(c.limits[res] / c.requests[res]);
@@ -310,8 +321,9 @@ std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects,
                 Fmt("%.1f", ratio) + "x the request " + req + " (threshold " +
                 Fmt("%.1f", options.ratio_threshold) + "x)" +
                 (mem ? "; dense packing and early OOM kill/eviction under memory pressure" : ""),
-            "raise the " + std::string(res) + " request towards the limit (requests == limits "
-            "gives Guaranteed)");
+            "raise the " + std::string(res) +
+                " request towards the limit (requests == limits "
+                "gives Guaranteed)");
       }
     }
     if (r.qos_class == "BestEffort") {

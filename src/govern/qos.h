@@ -37,7 +37,7 @@ struct QosOptions {
 struct ContainerQos {
   std::string name;
   bool init = false;
-  bool sidecar = false;  //!< init container with restartPolicy: Always
+  bool sidecar = false;                         //!< init container with restartPolicy: Always
   std::map<std::string, long double> requests;  //!< after defaulting from limits
   std::map<std::string, long double> limits;
   int oom_score_adj = 0;
@@ -47,8 +47,8 @@ struct ContainerQos {
 
 struct QosResult {
   ObjectRef object;
-  std::string qos_class;      //!< Guaranteed | Burstable | BestEffort
-  std::string computed_class; //!< from the spec, even when status.qosClass is present
+  std::string qos_class;       //!< Guaranteed | Burstable | BestEffort
+  std::string computed_class;  //!< from the spec, even when status.qosClass is present
   bool from_status = false;
   std::vector<ContainerQos> containers;
   //! The seed's annotations turned into cgroup v2 settings (empty when absent).
@@ -67,8 +67,8 @@ int OomScoreAdj(const std::string& qos_class, bool node_critical, long double me
                 long double node_memory_bytes);
 
 //! Analyses every Pod-bearing object; adds findings QOS001..QOS007 to `report`.
-std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects,
-                                  const QosOptions& options, Report* report);
+std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects, const QosOptions& options,
+                                  Report* report);
 
 std::vector<RuleInfo> QosRules();
 

@@ -33,7 +33,8 @@ TEST(QosClass, KubernetesCases) {
       {"guaranteed two",
        {{"containers", {Container("a", cpu100, cpu100), Container("b", cpu100, cpu100)}}},
        "Guaranteed"},
-      {"limits only (requests defaulted)", {{"containers", {Container("a", nullptr, cpu100)}}},
+      {"limits only (requests defaulted)",
+       {{"containers", {Container("a", nullptr, cpu100)}}},
        "Guaranteed"},
       {"best-effort + guaranteed",
        {{"containers", {Container("a", nullptr, nullptr), Container("b", cpu100, cpu100)}}},
@@ -47,15 +48,21 @@ TEST(QosClass, KubernetesCases) {
        {{"containers",
          {Container("a", {{"cpu", "0"}, {"memory", "1Gi"}}, {{"cpu", "0"}, {"memory", "1Gi"}})}}},
        "Burstable"},
-      {"memory only, equal", {{"containers", {Container("a", {{"memory", "1Gi"}}, {{"memory", "1Gi"}})}}},
+      {"memory only, equal",
+       {{"containers", {Container("a", {{"memory", "1Gi"}}, {{"memory", "1Gi"}})}}},
        "Burstable"},
       {"cpu limit only", {{"containers", {Container("a", nullptr, {{"cpu", "1"}})}}}, "Burstable"},
       {"extended resource only",
-       {{"containers", {Container("a", nullptr, {{"nvidia.com/gpu", 1}})}}}, "BestEffort"},
+       {{"containers", {Container("a", nullptr, {{"nvidia.com/gpu", 1}})}}},
+       "BestEffort"},
       {"guaranteed with gpu",
-       {{"containers", {Container("a", nullptr, {{"cpu", 2}, {"memory", "4Gi"}, {"nvidia.com/gpu", 1}})}}},
+       {{"containers",
+         {Container("a", nullptr, {{"cpu", 2}, {"memory", "4Gi"}, {"nvidia.com/gpu", 1}})}}},
        "Guaranteed"},
-      {"equal in different units", {{"containers", {Container("a", {{"cpu", "1"}, {"memory", "1024Mi"}}, {{"cpu", "1000m"}, {"memory", "1Gi"}})}}},
+      {"equal in different units",
+       {{"containers",
+         {Container("a", {{"cpu", "1"}, {"memory", "1024Mi"}},
+                    {{"cpu", "1000m"}, {"memory", "1Gi"}})}}},
        "Guaranteed"},
       {"init container burstable",
        {{"initContainers", {Container("init", {{"cpu", "10m"}}, nullptr)}},
@@ -103,9 +110,9 @@ TEST(Quantity, Parse) {
     const char* text;
     long double want;
   };
-  const Case cases[] = {{"100m", 0.1L}, {"2", 2}, {"1.5", 1.5L}, {"1Gi", 1073741824.0L},
-                        {"512Mi", 536870912.0L}, {"1e3", 1000}, {"1E", 1e18L}, {"2k", 2000},
-                        {"1M", 1e6L}, {"0", 0}};
+  const Case cases[] = {
+      {"100m", 0.1L}, {"2", 2},      {"1.5", 1.5L}, {"1Gi", 1073741824.0L}, {"512Mi", 536870912.0L},
+      {"1e3", 1000},  {"1E", 1e18L}, {"2k", 2000},  {"1M", 1e6L},           {"0", 0}};
   for (const auto& c : cases) {
     Result<long double> v = ParseQuantity(std::string(c.text));
     ASSERT_TRUE(v.ok()) << c.text;
@@ -136,13 +143,17 @@ spec:
       requests: {memory: "128Mi", cpu: "100m"}
       limits: {memory: "2Gi", cpu: "500m"}
 )",
-       {"QOS001", "QOS002"}, "Burstable"},
-      {"best effort", "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a}]}\n",
-       {"QOS003"}, "BestEffort"},
+       {"QOS001", "QOS002"},
+       "Burstable"},
+      {"best effort",
+       "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a}]}\n",
+       {"QOS003"},
+       "BestEffort"},
       {"guaranteed clean",
        "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, resources: {limits: "
        "{cpu: 2, memory: 4Gi}}}]}\n",
-       {}, "Guaranteed"},
+       {},
+       "Guaranteed"},
       {"seed annotations",
        R"(kind: Pod
 metadata:
@@ -155,7 +166,8 @@ spec:
   - name: a
     resources: {requests: {cpu: 500m, memory: 2Gi}, limits: {cpu: 1, memory: 4Gi}}
 )",
-       {"QOS004"}, "Burstable"},
+       {"QOS004"},
+       "Burstable"},
       {"annotation above limit and typo",
        R"(kind: Pod
 metadata:
@@ -168,15 +180,20 @@ spec:
   - name: a
     resources: {requests: {cpu: 500m, memory: 2Gi}, limits: {cpu: 1, memory: 4Gi}}
 )",
-       {"QOS006", "QOS006", "QOS006", "QOS004"}, "Burstable"},
-      {"bad quantity", "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, "
-                       "resources: {limits: {memory: lots}}}]}\n",
-       {"QOS005"}, ""},
+       {"QOS006", "QOS006", "QOS006", "QOS004"},
+       "Burstable"},
+      {"bad quantity",
+       "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, "
+       "resources: {limits: {memory: lots}}}]}\n",
+       {"QOS005"},
+       ""},
       {"status wins",
        "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a}]}\nstatus: {qosClass: "
        "Burstable}\n",
-       {"QOS007"}, "Burstable"},
-      {"deployment template", R"(apiVersion: apps/v1
+       {"QOS007"},
+       "Burstable"},
+      {"deployment template",
+       R"(apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d, namespace: prod}
 spec:
@@ -186,7 +203,8 @@ spec:
       - name: a
         resources: {requests: {memory: 100Mi}, limits: {memory: 1Gi}}
 )",
-       {"QOS001"}, "Burstable"},
+       {"QOS001"},
+       "Burstable"},
   };
   for (const auto& c : cases) {
     Result<std::vector<K8sObject>> objs = ParseObjects(c.yaml, "t.yaml");
@@ -247,7 +265,8 @@ metadata: {name: c, namespace: x}
   EXPECT_EQ((*objs)[0].line, 4);
   EXPECT_EQ((*objs)[2].namespace_(), "x");
   EXPECT_EQ((*objs)[2].line, 9);
-  auto json_objs = ParseObjects(R"({"kind":"PodList","items":[{"kind":"Pod","metadata":{"name":"z"}}]})", "d.json");
+  auto json_objs = ParseObjects(
+      R"({"kind":"PodList","items":[{"kind":"Pod","metadata":{"name":"z"}}]})", "d.json");
   ASSERT_TRUE(json_objs.ok());
   ASSERT_EQ(json_objs->size(), 1u);
   EXPECT_EQ((*json_objs)[0].name(), "z");

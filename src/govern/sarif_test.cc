@@ -34,7 +34,9 @@ class SchemaValidator {
     if (t == "object") return v.is_object();
     if (t == "array") return v.is_array();
     if (t == "string") return v.is_string();
-    if (t == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
+    if (t == "integer")
+      return v.is_number_integer() ||
+             (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
     if (t == "number") return v.is_number();
     if (t == "boolean") return v.is_boolean();
     if (t == "null") return v.is_null();
@@ -62,7 +64,9 @@ class SchemaValidator {
   }
 
   void Check(const json& s, const json& v, const std::string& at) {
-    auto fail = [&](const std::string& what) { errors_.push_back((at.empty() ? "/" : at) + ": " + what); };
+    auto fail = [&](const std::string& what) {
+      errors_.push_back((at.empty() ? "/" : at) + ": " + what);
+    };
     if (s.is_boolean()) {
       if (!s.get<bool>()) fail("schema false");
       return;
@@ -76,8 +80,10 @@ class SchemaValidator {
     }
     if (s.contains("type")) {
       bool ok = false;
-      if (s["type"].is_string()) ok = TypeMatches(s["type"], v);
-      else for (const auto& t : s["type"]) ok = ok || TypeMatches(t, v);
+      if (s["type"].is_string())
+        ok = TypeMatches(s["type"], v);
+      else
+        for (const auto& t : s["type"]) ok = ok || TypeMatches(t, v);
       if (!ok) {
         fail("type " + s["type"].dump() + " expected, got " + v.dump().substr(0, 40));
         return;
@@ -90,11 +96,14 @@ class SchemaValidator {
     }
     if (s.contains("const") && s["const"] != v) fail("not const " + s["const"].dump());
     if (v.is_number()) {
-      if (s.contains("minimum") && v.get<double>() < s["minimum"].get<double>()) fail("below minimum");
-      if (s.contains("maximum") && v.get<double>() > s["maximum"].get<double>()) fail("above maximum");
+      if (s.contains("minimum") && v.get<double>() < s["minimum"].get<double>())
+        fail("below minimum");
+      if (s.contains("maximum") && v.get<double>() > s["maximum"].get<double>())
+        fail("above maximum");
     }
     if (v.is_string() && s.contains("pattern") &&
-        !std::regex_search(v.get<std::string>(), std::regex(s["pattern"].get<std::string>(), std::regex::ECMAScript))) {
+        !std::regex_search(v.get<std::string>(),
+                           std::regex(s["pattern"].get<std::string>(), std::regex::ECMAScript))) {
       fail("does not match pattern " + s["pattern"].get<std::string>());
     }
     if (v.is_object()) {
@@ -109,8 +118,10 @@ class SchemaValidator {
           Check(props[k], val, at + "/" + k);
         } else if (s.contains("additionalProperties")) {
           const json& ap = s["additionalProperties"];
-          if (ap.is_boolean() && !ap.get<bool>()) fail("unexpected property " + k);
-          else if (ap.is_object()) Check(ap, val, at + "/" + k);
+          if (ap.is_boolean() && !ap.get<bool>())
+            fail("unexpected property " + k);
+          else if (ap.is_object())
+            Check(ap, val, at + "/" + k);
         }
       }
     }
@@ -119,13 +130,15 @@ class SchemaValidator {
       if (s.value("uniqueItems", false)) {
         for (size_t i = 0; i < v.size(); ++i)
           for (size_t j = i + 1; j < v.size(); ++j)
-            if (v[i] == v[j]) fail("items " + std::to_string(i) + " and " + std::to_string(j) + " are equal");
+            if (v[i] == v[j])
+              fail("items " + std::to_string(i) + " and " + std::to_string(j) + " are equal");
       }
       if (s.contains("items")) {
         for (size_t i = 0; i < v.size(); ++i) Check(s["items"], v[i], at + "/" + std::to_string(i));
       }
     }
-    if (s.contains("allOf")) for (const auto& sub : s["allOf"]) Check(sub, v, at);
+    if (s.contains("allOf"))
+      for (const auto& sub : s["allOf"]) Check(sub, v, at);
     if (s.contains("anyOf")) {
       bool any = false;
       for (const auto& sub : s["anyOf"]) any = any || Quiet(sub, v, at);
@@ -143,7 +156,8 @@ class SchemaValidator {
 };
 
 json LoadSchema() {
-  auto text = ReadFile(std::string(RSL_SOURCE_DIR) + "/tests/govern/testdata/sarif-schema-2.1.0.json");
+  auto text =
+      ReadFile(std::string(RSL_SOURCE_DIR) + "/tests/govern/testdata/sarif-schema-2.1.0.json");
   EXPECT_TRUE(text.ok());
   return json::parse(*text);
 }
@@ -175,7 +189,8 @@ spec: {scaleTargetRef: {kind: Deployment, name: missing}, maxReplicas: 2}
   Report lint("k8s lint", LintRules());
   Lint(*objs, &lint);
   Report audit("k8s crd-audit", CrdAuditRules());
-  auto acc = ExtractUnregisteredAccesses("W0315 10:22:34.112] unregistered resource \"foos.example.com/v1, Resource=foos\"\n");
+  auto acc = ExtractUnregisteredAccesses(
+      "W0315 10:22:34.112] unregistered resource \"foos.example.com/v1, Resource=foos\"\n");
   AuditCrdAccesses(&acc, {}, "apiserver.log", &audit);
   Report empty("k8s lint", LintRules());
   for (const Report* r : {&qos, &lint, &audit, &empty}) {
@@ -193,7 +208,8 @@ spec: {scaleTargetRef: {kind: Deployment, name: missing}, maxReplicas: 2}
     int idx = res["ruleIndex"];
     EXPECT_EQ(run["tool"]["driver"]["rules"][idx]["id"], res["ruleId"]);
   }
-  EXPECT_EQ(run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "m.yaml");
+  EXPECT_EQ(run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "m.yaml");
 }
 
 TEST(Sarif, ValidatorRejectsBrokenLogs) {
@@ -208,14 +224,28 @@ TEST(Sarif, ValidatorRejectsBrokenLogs) {
     const char* want;
   };
   const Case cases[] = {
-      {"no message", [](json& j) { j["runs"][0]["results"][0].erase("message"); }, "missing required message"},
+      {"no message", [](json& j) { j["runs"][0]["results"][0].erase("message"); },
+       "missing required message"},
       {"bad level", [](json& j) { j["runs"][0]["results"][0]["level"] = "fatal"; }, "not in enum"},
-      {"extra member", [](json& j) { j["runs"][0]["results"][0]["severity"] = "x"; }, "unexpected property severity"},
+      {"extra member", [](json& j) { j["runs"][0]["results"][0]["severity"] = "x"; },
+       "unexpected property severity"},
       {"version", [](json& j) { j["version"] = "2.0.0"; }, "not in enum"},
-      {"line 0", [](json& j) { j["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0; }, "below minimum"},
-      {"driver name", [](json& j) { j["runs"][0]["tool"]["driver"].erase("name"); }, "missing required name"},
-      {"message without text", [](json& j) { j["runs"][0]["results"][0]["message"] = json::object(); }, "matches none of anyOf"},
-      {"duplicate rules", [](json& j) { auto& r = j["runs"][0]["tool"]["driver"]["rules"]; r.push_back(r[0]); }, "are equal"},
+      {"line 0",
+       [](json& j) {
+         j["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0;
+       },
+       "below minimum"},
+      {"driver name", [](json& j) { j["runs"][0]["tool"]["driver"].erase("name"); },
+       "missing required name"},
+      {"message without text",
+       [](json& j) { j["runs"][0]["results"][0]["message"] = json::object(); },
+       "matches none of anyOf"},
+      {"duplicate rules",
+       [](json& j) {
+         auto& r = j["runs"][0]["tool"]["driver"]["rules"];
+         r.push_back(r[0]);
+       },
+       "are equal"},
   };
   for (const auto& c : cases) {
     json bad = good;

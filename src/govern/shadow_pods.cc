@@ -52,7 +52,8 @@ void Requests(const json& spec, ShadowPod* p) {
 Result<int64_t> ParseRfc3339(const std::string& text) {
   int y, mo, d, h, mi, s;
   char rest[64] = {0};
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%63s", &y, &mo, &d, &h, &mi, &s, rest) < 6) {
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%63s", &y, &mo, &d, &h, &mi, &s, rest) <
+      6) {
     return Error(codes::kInvalidArgument, "invalid time " + Quote(text))
         .Value(text)
         .Hint("use RFC 3339, e.g. 2024-03-15T10:22:34Z");
@@ -130,14 +131,16 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
         if (age > opt.terminating_limit_s) {
           std::vector<std::string> fins;
           if (md.contains("finalizers") && md["finalizers"].is_array()) {
-            for (const auto& f : md["finalizers"]) fins.push_back(f.is_string() ? f.get<std::string>() : f.dump());
+            for (const auto& f : md["finalizers"])
+              fins.push_back(f.is_string() ? f.get<std::string>() : f.dump());
           }
           add("SHADOW001", Severity::kError,
               "Terminating for " + Seconds(age) + " (limit " + Seconds(opt.terminating_limit_s) +
                   ")" + (fins.empty() ? "" : ", finalizers: " + Join(fins, ", ")),
               fins.empty() ? "check the node (kubelet down?) or force-delete the pod"
                            : "fix the controller owning the finalizer, or remove it: kubectl "
-                             "patch pod " + o.name() + " -p '{\"metadata\":{\"finalizers\":null}}'");
+                             "patch pod " +
+                                 o.name() + " -p '{\"metadata\":{\"finalizers\":null}}'");
         }
       }
     }
@@ -153,7 +156,8 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
         if (u != by_uid.end()) {
           owner = u->second;
         } else if (uid.empty()) {
-          auto n = by_name.find(o.namespace_() + "/" + ref.value("kind", "") + "/" + ref.value("name", ""));
+          auto n = by_name.find(o.namespace_() + "/" + ref.value("kind", "") + "/" +
+                                ref.value("name", ""));
           if (n != by_name.end()) owner = n->second;
         }
         if (owner && owner->namespace_() == o.namespace_()) continue;
@@ -170,14 +174,16 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
         if (owner && owner->namespace_() != o.namespace_()) {
           add("SHADOW003", Severity::kError,
               "owner " + desc + " exists only in namespace " + owner->namespace_() +
-                  ": owner references are namespace-local, the garbage collector treats it as absent",
+                  ": owner references are namespace-local, the garbage collector treats it as "
+                  "absent",
               "set the owner in the pod's namespace, or delete the pod");
         } else {
           add("SHADOW002", Severity::kWarning,
               "owner " + desc + (uid.empty() ? "" : " (uid " + uid + ")") +
                   " is not in the dump: its custom resource was deleted",
               "delete the orphan: kubectl delete pod -n " +
-                  (o.namespace_().empty() ? std::string("default") : o.namespace_()) + " " + o.name());
+                  (o.namespace_().empty() ? std::string("default") : o.namespace_()) + " " +
+                  o.name());
         }
       }
     }

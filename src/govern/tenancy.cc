@@ -28,14 +28,16 @@ void FindNamespaceRefs(const json& j, const std::string& path,
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) {
       std::string p = path + "." + k;
-      if (v.is_string() && (k == "targetNamespace" || (EndsWith(k, "Namespace") && k != "Namespace"))) {
+      if (v.is_string() &&
+          (k == "targetNamespace" || (EndsWith(k, "Namespace") && k != "Namespace"))) {
         out->push_back({p, v.get<std::string>()});
       } else {
         FindNamespaceRefs(v, p, out);
       }
     }
   } else if (j.is_array()) {
-    for (size_t i = 0; i < j.size(); ++i) FindNamespaceRefs(j[i], path + "[" + std::to_string(i) + "]", out);
+    for (size_t i = 0; i < j.size(); ++i)
+      FindNamespaceRefs(j[i], path + "[" + std::to_string(i) + "]", out);
   }
 }
 
@@ -56,12 +58,14 @@ std::map<std::string, long double> Requested(const json& spec) {
   };
   if (spec.contains("resources") && spec["resources"].is_object()) add_res(spec["resources"]);
   json pod = json::object();
-  if (spec.contains("template") && spec["template"].is_object()) pod = spec["template"].value("spec", json::object());
+  if (spec.contains("template") && spec["template"].is_object())
+    pod = spec["template"].value("spec", json::object());
   if (pod.contains("containers") && pod["containers"].is_array()) {
     for (const auto& c : pod["containers"]) add_res(c.value("resources", json::object()));
   }
   long double replicas = spec.contains("replicas") && spec["replicas"].is_number()
-                             ? spec["replicas"].get<double>() : 1;
+                             ? spec["replicas"].get<double>()
+                             : 1;
   for (auto& [k, v] : out) v *= replicas;
   return out;
 }
@@ -79,7 +83,8 @@ bool SelectorMatches(const json& sel, const std::map<std::string, std::string>& 
       std::string key = e.value("key", ""), op = e.value("operator", "");
       std::set<std::string> vals;
       if (e.contains("values") && e["values"].is_array()) {
-        for (const auto& v : e["values"]) if (v.is_string()) vals.insert(v.get<std::string>());
+        for (const auto& v : e["values"])
+          if (v.is_string()) vals.insert(v.get<std::string>());
       }
       auto it = labels.find(key);
       bool has = it != labels.end();
@@ -126,7 +131,8 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
       auto& l = ns_labels[o.name()];
       const json md = o.obj.value("metadata", json::object());
       if (md.contains("labels") && md["labels"].is_object()) {
-        for (const auto& [lk, lv] : md["labels"].items()) if (lv.is_string()) l[lk] = lv;
+        for (const auto& [lk, lv] : md["labels"].items())
+          if (lv.is_string()) l[lk] = lv;
       }
       l["kubernetes.io/metadata.name"] = o.name();
     } else if (k == "LimitRange") {
@@ -167,8 +173,8 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
             if (!max.ok() || !req.count(res) || req[res] <= *max) continue;
             report->Add(Finding{"TEN003", Severity::kError, ref,
                                 res + " request " + Fmt(res, req[res]) + " exceeds LimitRange " +
-                                    target + "/" + lr->name() + " max " + Fmt(res, *max) +
-                                    " (" + type + ")",
+                                    target + "/" + lr->name() + " max " + Fmt(res, *max) + " (" +
+                                    type + ")",
                                 "lower the request, or raise the LimitRange in " + target});
           }
         }
@@ -190,7 +196,8 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
           if (req[res] > left) {
             report->Add(Finding{"TEN004", Severity::kError, ref,
                                 res + " request " + Fmt(res, req[res]) + " exceeds what quota " +
-                                    target + "/" + rq->name() + " has left (" + Fmt(res, left) + ")",
+                                    target + "/" + rq->name() + " has left (" + Fmt(res, left) +
+                                    ")",
                                 "free quota in " + target + " or lower the request"});
           }
         }
@@ -199,9 +206,10 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
       // egress rules) isolate the selected pods; traffic is allowed if any rule admits the
       // target namespace.
       bool any_egress_policy = false, allowed = false;
-      const auto& target_labels = ns_labels.count(target)
-                                      ? ns_labels[target]
-                                      : std::map<std::string, std::string>{{"kubernetes.io/metadata.name", target}};
+      const auto& target_labels =
+          ns_labels.count(target)
+              ? ns_labels[target]
+              : std::map<std::string, std::string>{{"kubernetes.io/metadata.name", target}};
       for (const K8sObject* np : netpols[own]) {
         const json ps = np->obj.value("spec", json::object());
         bool egress = ps.contains("egress");
@@ -217,16 +225,18 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
             break;
           }
           for (const auto& peer : rule["to"]) {
-            if (peer.contains("namespaceSelector") && SelectorMatches(peer["namespaceSelector"], target_labels)) {
+            if (peer.contains("namespaceSelector") &&
+                SelectorMatches(peer["namespaceSelector"], target_labels)) {
               allowed = true;
             }
           }
         }
       }
       if (any_egress_policy && !allowed) {
-        report->Add(Finding{"TEN005", Severity::kError, ref,
-                            "egress NetworkPolicies in " + own + " allow no traffic to namespace " + target,
-                            "add an egress rule with a namespaceSelector matching " + target});
+        report->Add(
+            Finding{"TEN005", Severity::kError, ref,
+                    "egress NetworkPolicies in " + own + " allow no traffic to namespace " + target,
+                    "add an egress rule with a namespaceSelector matching " + target});
       } else if (!any_egress_policy) {
         report->Add(Finding{"TEN006", Severity::kWarning, ref,
                             "no egress NetworkPolicy in " + own + " governs traffic to " + target,

@@ -179,9 +179,9 @@ Result<ModelArtifact> ArtifactStore::Find(const std::string& name, const std::st
   std::string wanted = version.empty() ? name : name + ":" + version;
   return Error(codes::kNotFound, "no model artifact " + Quote(wanted))
       .Value(wanted)
-      .Hint(ClosestHint(wanted, known,
-                        known.empty() ? "no model has been recorded yet"
-                                      : "known: " + Join(known, ", ")));
+      .Hint(ClosestHint(
+          wanted, known,
+          known.empty() ? "no model has been recorded yet" : "known: " + Join(known, ", ")));
 }
 
 Result<ModelArtifact> ArtifactStore::FindByUri(const std::string& uri) {

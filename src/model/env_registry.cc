@@ -230,7 +230,8 @@ Result<Environment> EnvRegistry::Get(const std::string& image) {
   std::vector<std::string> known = all.ok() ? std::move(*all) : std::vector<std::string>();
   return Error(codes::kImageNotFound, "image " + Quote(image) + " is not registered")
       .Value(image)
-      .Hint(ClosestHint(image, known, "register it: seedctl env register " + image + " --python PATH"));
+      .Hint(ClosestHint(image, known,
+                        "register it: seedctl env register " + image + " --python PATH"));
 }
 
 Result<std::vector<Environment>> EnvRegistry::List() {

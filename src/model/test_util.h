@@ -1,5 +1,5 @@
-// Helpers for the model layer's tests: the shared temporary directory (base/test_util.h), and running
-// the system's Python (/usr/bin/python3 with python3-numpy, an independent writer of .npy
+// Helpers for the model layer's tests: the shared temporary directory (base/test_util.h), and
+// running the system's Python (/usr/bin/python3 with python3-numpy, an independent writer of .npy
 // files and a real environment to inspect).
 #pragma once
 

@@ -93,7 +93,8 @@ TEST_F(RuntimeTest, RunsAWorkloadToCompletionWithTheLocalBackend) {
   ASSERT_TRUE(id.ok()) << id.error().ToString();
   auto run = eng->Wait(*id, 60000);
   ASSERT_TRUE(run.ok()) << run.error().ToString();
-  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_code << " " << run->failure_message;
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded)
+      << run->failure_code << " " << run->failure_message;
   auto stored = (*rt)->store()->GetRun(run->id);
   ASSERT_TRUE(stored.ok()) << stored.error().ToString();
   EXPECT_EQ(stored->phase, spec::RunPhase::kSucceeded);

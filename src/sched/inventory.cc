@@ -49,9 +49,10 @@ bool ParseCpu(const std::string& text, int64_t* out) {
 
 bool ParseMem(const std::string& text, int64_t* out) {
   static const std::vector<std::pair<std::string, int64_t>> kUnits = {
-      {"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30}, {"Ti", 1LL << 40},
-      {"Pi", 1LL << 50}, {"k", 1000LL},     {"M", 1000000LL},  {"G", 1000000000LL},
-      {"T", 1000000000000LL}, {"P", 1000000000000000LL}};
+      {"Ki", 1LL << 10},        {"Mi", 1LL << 20},   {"Gi", 1LL << 30},
+      {"Ti", 1LL << 40},        {"Pi", 1LL << 50},   {"k", 1000LL},
+      {"M", 1000000LL},         {"G", 1000000000LL}, {"T", 1000000000000LL},
+      {"P", 1000000000000000LL}};
   try {
     for (const auto& [suffix, mult] : kUnits) {
       if (EndsWith(text, suffix)) {
@@ -86,14 +87,15 @@ class NodeFileParser {
     bool local = name == kLocalNodeName;
     if (local) n = probed;
     n.name = name;
-    static const std::vector<std::string> kKeys = {"name", "cpu", "memory", "gpus",
+    static const std::vector<std::string> kKeys = {"name",         "cpu",    "memory", "gpus",
                                                    "capabilities", "labels", "state"};
     for (auto it = y.begin(); it != y.end(); ++it) {
       std::string key = it->first.as<std::string>();
       if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
         std::string close = ClosestMatch(key, kKeys);
-        return Bad(it->first, path + "." + key, "unknown field " + Quote(key),
-                   close.empty() ? "fields: " + Join(kKeys, ", ") : "did you mean " + Quote(close) + "?");
+        return Bad(
+            it->first, path + "." + key, "unknown field " + Quote(key),
+            close.empty() ? "fields: " + Join(kKeys, ", ") : "did you mean " + Quote(close) + "?");
       }
     }
     if (y["cpu"]) {
@@ -173,8 +175,10 @@ std::vector<std::string> CatalogCapabilities(const std::string& model) {
   };
   // Built-in catalog: lower-case substring of the model name -> capabilities.
   static const std::vector<Entry> kCatalog = {
-      {"h200", {"tensor_core", "fp16_support", "bf16_support", "fp8_support", "nvlink", "high_memory"}},
-      {"h100", {"tensor_core", "fp16_support", "bf16_support", "fp8_support", "nvlink", "high_memory"}},
+      {"h200",
+       {"tensor_core", "fp16_support", "bf16_support", "fp8_support", "nvlink", "high_memory"}},
+      {"h100",
+       {"tensor_core", "fp16_support", "bf16_support", "fp8_support", "nvlink", "high_memory"}},
       {"a100", {"tensor_core", "fp16_support", "bf16_support", "nvlink", "high_memory"}},
       {"a10", {"tensor_core", "fp16_support", "bf16_support", "low_latency"}},
       {"l4", {"tensor_core", "fp16_support", "bf16_support", "fp8_support", "low_latency"}},
@@ -223,8 +227,8 @@ Node ProbeLocalNode(const std::string& nvidia_smi) {
   n.memory_bytes = ProbeMemoryBytes();
   n.labels["hostname"] = Hostname();
   if (!nvidia_smi.empty()) {
-    std::string cmd = nvidia_smi +
-                      " --query-gpu=name,memory.total --format=csv,noheader,nounits 2>/dev/null";
+    std::string cmd =
+        nvidia_smi + " --query-gpu=name,memory.total --format=csv,noheader,nounits 2>/dev/null";
     if (FILE* p = popen(cmd.c_str(), "r")) {
       std::string out;
       char buf[4096];

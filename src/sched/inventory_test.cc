@@ -50,8 +50,9 @@ TEST(InventoryTest, NodeFileDeclaresDevicesNotProbed) {
 TEST(InventoryTest, NodeFileErrorsHavePlaceAndHint) {
   auto bad = ParseNodeFile("nodes:\n  - name: x\n    gpuz: []\n", "n.yaml", Node{});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().ToString(),
-            "n.yaml:3:5: SPEC_INVALID nodes[0].gpuz: unknown field \"gpuz\" (did you mean \"gpus\"?)");
+  EXPECT_EQ(
+      bad.error().ToString(),
+      "n.yaml:3:5: SPEC_INVALID nodes[0].gpuz: unknown field \"gpuz\" (did you mean \"gpus\"?)");
   auto mem = ParseNodeFile("memory: lots\n", "n.yaml", Node{});
   ASSERT_FALSE(mem.ok());
   EXPECT_EQ(mem.error().code, codes::kSpecInvalid);

@@ -11,7 +11,7 @@
 namespace rsl::sched {
 
 struct Device {
-  std::string model;                      //!< e.g. "A10", "NVIDIA H200"
+  std::string model;  //!< e.g. "A10", "NVIDIA H200"
   int64_t memory_bytes = 0;
   std::vector<std::string> capabilities;  //!< from the capability catalog or node features
   bool probed = false;                    //!< false: "declared, not probed" (node file)

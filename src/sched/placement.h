@@ -28,9 +28,9 @@ struct Misfit {
 };
 
 struct Placement {
-  std::string node;                 //!< "" when nothing fits now
-  std::vector<int> gpu_indices;     //!< indices into the node's gpus
-  std::vector<Misfit> misfits;      //!< one per node that was refused
+  std::string node;              //!< "" when nothing fits now
+  std::vector<int> gpu_indices;  //!< indices into the node's gpus
+  std::vector<Misfit> misfits;   //!< one per node that was refused
 };
 
 //! Could any node satisfy `req` if it were idle? Returns "" if so, else a message naming

@@ -5,8 +5,7 @@
 namespace rsl::sched {
 namespace {
 
-Node MakeNode(const std::string& name, int64_t cpu, int64_t mem_gi,
-              std::vector<Device> gpus = {}) {
+Node MakeNode(const std::string& name, int64_t cpu, int64_t mem_gi, std::vector<Device> gpus = {}) {
   Node n;
   n.name = name;
   n.cpu_millis = cpu * 1000;
@@ -24,8 +23,10 @@ Device Gpu(const std::string& model, std::vector<std::string> caps) {
 }
 
 TEST(PlacementTest, PrefersLeastLoadedNotStrongest) {
-  Node strong = MakeNode("a100-node", 16, 64, {Gpu("A100", {"tensor_core"}), Gpu("A100", {"tensor_core"})});
-  Node weak = MakeNode("a10-node", 16, 64, {Gpu("A10", {"tensor_core"}), Gpu("A10", {"tensor_core"})});
+  Node strong =
+      MakeNode("a100-node", 16, 64, {Gpu("A100", {"tensor_core"}), Gpu("A100", {"tensor_core"})});
+  Node weak =
+      MakeNode("a10-node", 16, 64, {Gpu("A10", {"tensor_core"}), Gpu("A10", {"tensor_core"})});
   strong.used_gpus = 1;
   strong.used_cpu_millis = 4000;
   Request req{1000, 1LL << 30, 1, {"tensor_core"}, std::nullopt};

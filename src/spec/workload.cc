@@ -24,9 +24,7 @@ SourcePos Workload::PosOf(const std::string& path) const {
   return pos;
 }
 
-std::string StepPath(size_t index) {
-  return "spec.pipeline.steps[" + std::to_string(index) + "]";
-}
+std::string StepPath(size_t index) { return "spec.pipeline.steps[" + std::to_string(index) + "]"; }
 
 Resources MergeResources(const Resources& base, const Resources& over) {
   Resources out = base;

@@ -126,9 +126,9 @@ constexpr char kVersionCols[] =
 Result<Run> ReadRun(const Stmt& s) {
   Run r;
   std::string phase;
-  s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &phase, &r.failure_code,
-         &r.failure_message, &r.created_at, &r.started_at, &r.finished_at, &r.run_dir,
-         &r.admission_report_json, &r.commit_state, &r.committed_uri);
+  s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &phase, &r.failure_code, &r.failure_message,
+         &r.created_at, &r.started_at, &r.finished_at, &r.run_dir, &r.admission_report_json,
+         &r.commit_state, &r.committed_uri);
   auto parsed = spec::ParseRunPhase(phase);
   if (!parsed.ok()) return parsed.error().Path("store_runs[" + r.id + "].phase");
   r.phase = *parsed;
@@ -138,10 +138,10 @@ Result<Run> ReadRun(const Stmt& s) {
 Result<Step> ReadStep(const Stmt& s) {
   Step st;
   std::string phase;
-  s.Into(&st.run_id, &st.name, &st.index, &phase, &st.attempts, &st.retries_used,
-         &st.attempt_id, &st.node, &st.exit_code, &st.signal, &st.wall_ms, &st.cpu_ms,
-         &st.peak_memory_bytes, &st.started_at, &st.finished_at, &st.next_attempt_at,
-         &st.failure_code, &st.message, &st.metrics_json, &st.progress, &st.output_dir);
+  s.Into(&st.run_id, &st.name, &st.index, &phase, &st.attempts, &st.retries_used, &st.attempt_id,
+         &st.node, &st.exit_code, &st.signal, &st.wall_ms, &st.cpu_ms, &st.peak_memory_bytes,
+         &st.started_at, &st.finished_at, &st.next_attempt_at, &st.failure_code, &st.message,
+         &st.metrics_json, &st.progress, &st.output_dir);
   auto parsed = spec::ParseStepPhase(phase);
   if (!parsed.ok()) {
     return parsed.error().Path("store_steps[" + st.run_id + "/" + st.name + "].phase");
@@ -162,8 +162,8 @@ WorkloadVersion ReadVersion(const Stmt& s) {
 Result<Attempt> ReadAttempt(const Stmt& s) {
   Attempt a;
   std::string state;
-  s.Into(&a.id, &a.run_id, &a.step, &a.number, &a.launch_json, &state, &a.exit_kind,
-         &a.created_at, &a.finished_at);
+  s.Into(&a.id, &a.run_id, &a.step, &a.number, &a.launch_json, &state, &a.exit_kind, &a.created_at,
+         &a.finished_at);
   auto parsed = spec::ParseAttemptPhase(state);
   if (!parsed.ok()) return parsed.error().Path("store_attempts[" + a.id + "].state");
   a.state = *parsed;
@@ -288,9 +288,9 @@ class SqliteStore : public Store {
 
   Result<WorkloadVersion> GetVersion(const std::string& id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
-    auto v = reader_->First(
-        std::string("SELECT ") + kVersionCols + " FROM store_versions WHERE id=?1", ReadVersion,
-        id);
+    auto v =
+        reader_->First(std::string("SELECT ") + kVersionCols + " FROM store_versions WHERE id=?1",
+                       ReadVersion, id);
     if (!v.ok()) return v.error();
     if (!v->has_value()) {
       return Error(codes::kNotFound, "workload version " + Quote(id) + " not found")
@@ -412,9 +412,8 @@ class SqliteStore : public Store {
     if (!found.ok()) return found.error();
     if (found->has_value()) return std::move(**found);
     // Not found: suggest a close name in the same namespace.
-    auto all = reader_->Rows(
-        "SELECT name FROM store_configmaps WHERE namespace=?1 AND secret=?2", ReadText0, ns,
-        secret);
+    auto all = reader_->Rows("SELECT name FROM store_configmaps WHERE namespace=?1 AND secret=?2",
+                             ReadText0, ns, secret);
     std::vector<std::string> names = all.ok() ? std::move(*all) : std::vector<std::string>();
     const char* what = secret ? "secret" : "configmap";
     return Error(codes::kNotFound,
@@ -431,17 +430,16 @@ class SqliteStore : public Store {
         "SELECT namespace, name, data_json, updated_at FROM store_configmaps WHERE "
         "(?1='' OR namespace=?1) AND secret=?2 ORDER BY namespace, name",
         [&](const Stmt& row) {
-          return ConfigMap{row.Text(0), row.Text(1), secret, MapFromJson(row.Text(2)),
-                           row.Int(3)};
+          return ConfigMap{row.Text(0), row.Text(1), secret, MapFromJson(row.Text(2)), row.Int(3)};
         },
         ns, secret);
   }
 
   Status DeleteConfigMap(const std::string& ns, const std::string& name, bool secret) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    RSL_RETURN_IF_ERROR(writer_->Run(
-        "DELETE FROM store_configmaps WHERE namespace=?1 AND name=?2 AND secret=?3", ns, name,
-        secret));
+    RSL_RETURN_IF_ERROR(
+        writer_->Run("DELETE FROM store_configmaps WHERE namespace=?1 AND name=?2 AND secret=?3",
+                     ns, name, secret));
     if (writer_->Changes() == 0) {
       return Error(codes::kNotFound, std::string(secret ? "secret " : "configmap ") + Quote(name) +
                                          " not found in namespace " + Quote(ns))
@@ -464,8 +462,8 @@ class SqliteStore : public Store {
       RSL_RETURN_IF_ERROR(writer_->Run(std::string("INSERT INTO store_versions (") + kVersionCols +
                                            ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
                                        v.id, v.name, v.namespace_, v.spec_json, v.digest,
-                                       v.created_at, v.created_by, MapToJson(v.labels),
-                                       v.version, v.rollback_of));
+                                       v.created_at, v.created_by, MapToJson(v.labels), v.version,
+                                       v.rollback_of));
     }
     for (const Run& r : b->runs) {
       Stmt& q = *put_run_;
@@ -586,8 +584,8 @@ class SqliteStore : public Store {
     }
   };
   RowsWriter steps_, attempts_, events_, artifacts_, lineage_;  // GUARDED_BY(write_mu_)
-  std::optional<Stmt> put_run_;      // GUARDED_BY(write_mu_)
-  std::unique_ptr<Db> checkpointer_;  // used by checkpoint_thread_ only
+  std::optional<Stmt> put_run_;                                 // GUARDED_BY(write_mu_)
+  std::unique_ptr<Db> checkpointer_;                            // used by checkpoint_thread_ only
   std::mutex ckpt_mu_;
   std::condition_variable ckpt_cv_;
   bool ckpt_wanted_ = false;  // GUARDED_BY(ckpt_mu_)

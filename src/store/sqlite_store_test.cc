@@ -172,8 +172,7 @@ Step StepRow(const std::string& run_id, const std::string& name, int index, spec
   return s;
 }
 
-Event StartedEvent(const std::string& run_id, const std::string& step,
-                   const std::string& message) {
+Event StartedEvent(const std::string& run_id, const std::string& step, const std::string& message) {
   Event e;
   e.run_id = run_id;
   e.step = step;

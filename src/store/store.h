@@ -26,16 +26,16 @@ namespace rsl::store {
 
 //! One immutable submission of a workload.
 struct WorkloadVersion {
-  std::string id;               //!< wl-YYYYMMDD-<8 hex>
+  std::string id;  //!< wl-YYYYMMDD-<8 hex>
   std::string name;
   std::string namespace_;
-  std::string spec_json;        //!< canonical JSON (spec::CanonicalJson)
-  std::string digest;           //!< "sha256:<64 hex>" of spec_json
+  std::string spec_json;  //!< canonical JSON (spec::CanonicalJson)
+  std::string digest;     //!< "sha256:<64 hex>" of spec_json
   int64_t created_at = 0;
   std::string created_by;
   std::map<std::string, std::string> labels;
-  int64_t version = 0;          //!< 1, 2, ... per (namespace, name), assigned by the store
-  std::string rollback_of;      //!< the version id this one re-runs ("" if none)
+  int64_t version = 0;      //!< 1, 2, ... per (namespace, name), assigned by the store
+  std::string rollback_of;  //!< the version id this one re-runs ("" if none)
 };
 
 //! Phases are spec::RunPhase / StepPhase / AttemptPhase (spec/phase.h); the store keeps
@@ -49,31 +49,31 @@ inline constexpr char kCommitDiscarded[] = "discarded";
 
 //! One run of one version (exactly one run per version).
 struct Run {
-  std::string id;               //!< run-YYYYMMDD-<8 hex> (the version id's suffix)
+  std::string id;  //!< run-YYYYMMDD-<8 hex> (the version id's suffix)
   std::string workload_id;
-  std::string name;             //!< copied from the version, for listing
+  std::string name;  //!< copied from the version, for listing
   std::string namespace_;
   spec::RunPhase phase = spec::RunPhase::kPending;
-  std::string failure_code;     //!< stable code when phase is not SUCCEEDED
+  std::string failure_code;  //!< stable code when phase is not SUCCEEDED
   std::string failure_message;
   int64_t created_at = 0;
   int64_t started_at = 0;
   int64_t finished_at = 0;
-  std::string run_dir;          //!< <state-dir>/runs/<run id>
+  std::string run_dir;                //!< <state-dir>/runs/<run id>
   std::string admission_report_json;  //!< JSON object: {check name: report}
-  std::string commit_state;     //!< kCommit*
-  std::string committed_uri;    //!< where outputs were published
+  std::string commit_state;           //!< kCommit*
+  std::string committed_uri;          //!< where outputs were published
 };
 
 //! One step of a run (its latest attempt's facts).
 struct Step {
   std::string run_id;
   std::string name;
-  int index = 0;                //!< position in the pipeline
+  int index = 0;  //!< position in the pipeline
   spec::StepPhase phase = spec::StepPhase::kPending;
-  int attempts = 0;             //!< attempts launched so far
-  int retries_used = 0;         //!< attempts that counted against retryPolicy
-  std::string attempt_id;       //!< the live (or last) attempt
+  int attempts = 0;        //!< attempts launched so far
+  int retries_used = 0;    //!< attempts that counted against retryPolicy
+  std::string attempt_id;  //!< the live (or last) attempt
   std::string node;
   int exit_code = -1;
   int signal = 0;
@@ -86,8 +86,8 @@ struct Step {
   std::string failure_code;
   std::string message;
   std::string metrics_json = "{}";
-  std::string progress;         //!< "done/total" as the step last reported it
-  std::string output_dir;       //!< staging dir of the successful attempt, or published dir
+  std::string progress;    //!< "done/total" as the step last reported it
+  std::string output_dir;  //!< staging dir of the successful attempt, or published dir
 };
 
 //! True while the step's attempt is alive: RUNNING, or TIMED_OUT without a finish time yet
@@ -96,20 +96,20 @@ bool StepAttemptLive(const Step& step);
 
 //! One attempt: what was launched (for recovery) and how it ended.
 struct Attempt {
-  std::string id;               //!< <run_id>/<step>/<n> (must begin with "<run_id>/")
+  std::string id;  //!< <run_id>/<step>/<n> (must begin with "<run_id>/")
   std::string run_id;
   std::string step;
   int number = 1;
-  std::string launch_json;      //!< the backend::LaunchSpec (secrets masked out); written
-                                //!< again empty (an exit), the stored one is kept
+  std::string launch_json;  //!< the backend::LaunchSpec (secrets masked out); written
+                            //!< again empty (an exit), the stored one is kept
   spec::AttemptPhase state = spec::AttemptPhase::kLaunching;
-  std::string exit_kind;        //!< backend::ExitKindName, when exited
+  std::string exit_kind;  //!< backend::ExitKindName, when exited
   int64_t created_at = 0;
   int64_t finished_at = 0;
 };
 
 struct Event {
-  int64_t seq = 0;              //!< global, increasing; assigned by the store
+  int64_t seq = 0;  //!< global, increasing; assigned by the store
   std::string run_id;
   std::string step;             //!< "" for run-level events
   std::string type = "Normal";  //!< Normal | Warning
@@ -132,8 +132,8 @@ struct LineageEdge {
   std::string run_id;
   std::string from;
   std::string to;
-  std::string relation;         //!< input | output | produced-by | ...
-  std::string from_json;        //!< optional DataDescriptor/ModelArtifact JSON of `from`
+  std::string relation;   //!< input | output | produced-by | ...
+  std::string from_json;  //!< optional DataDescriptor/ModelArtifact JSON of `from`
 };
 
 //! A configmap or secret: string data per key, per namespace.
@@ -152,7 +152,7 @@ struct Batch {
   std::vector<Run> runs;
   std::vector<Step> steps;
   std::vector<Attempt> attempts;
-  std::vector<Event> events;               //!< appended; seq assigned
+  std::vector<Event> events;  //!< appended; seq assigned
   std::vector<Artifact> artifacts;
   std::vector<LineageEdge> lineage;
   bool empty() const {
@@ -162,10 +162,10 @@ struct Batch {
 };
 
 struct RunFilter {
-  std::string namespace_;       //!< "" = all
-  std::string name;             //!< "" = all
+  std::string namespace_;  //!< "" = all
+  std::string name;        //!< "" = all
   bool unfinished_only = false;
-  int limit = 0;                //!< 0 = no limit; newest first
+  int limit = 0;  //!< 0 = no limit; newest first
 };
 
 class Store {

@@ -37,8 +37,12 @@ std::string ThreeStepYaml(const std::string& name, const std::string& ns,
   return "apiVersion: aiengine.volc.com/v1\n"
          "kind: AIWorkload\n"
          "metadata:\n"
-         "  name: " + name + "\n"
-         "  namespace: " + ns + "\n"
+         "  name: " +
+         name +
+         "\n"
+         "  namespace: " +
+         ns +
+         "\n"
          "  labels: {team: risk}\n"
          "spec:\n"
          "  resources: {cpu: \"1\", memory: 256Mi}\n"
@@ -46,7 +50,8 @@ std::string ThreeStepYaml(const std::string& name, const std::string& ns,
          "    - name: ingest\n"
          "      command: [\"sh\", \"-c\", \"echo ingest-ran; echo rows > $RSL_OUTPUT/rows.txt\"]\n"
          "    - name: train\n"
-         "      command: [\"sh\", \"-c\", \"" + train_extra +
+         "      command: [\"sh\", \"-c\", \"" +
+         train_extra +
          "echo 1/2 > $RSL_PROGRESS_FILE; echo epoch-1; echo 2/2 > $RSL_PROGRESS_FILE; "
          "echo '{\\\"auc\\\": 0.95}' > $RSL_METRICS_FILE; echo model > $RSL_OUTPUT/model.bin\"]\n"
          "      dependsOn: [ingest]\n"
@@ -80,8 +85,10 @@ class ControllerTest : public ::testing::Test {
 };
 
 TEST_F(ControllerTest, SeedCommandsWorkAsWritten) {
-  WriteText(c_.work_dir() + "/fraud-detect-workload.yaml", ThreeStepYaml("fraud-detect-daily", "risk"));
-  CmdResult submit = c_.Seedctl(editor_, {"workload", "submit", "-f", "fraud-detect-workload.yaml"});
+  WriteText(c_.work_dir() + "/fraud-detect-workload.yaml",
+            ThreeStepYaml("fraud-detect-daily", "risk"));
+  CmdResult submit =
+      c_.Seedctl(editor_, {"workload", "submit", "-f", "fraud-detect-workload.yaml"});
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   std::string id = IdFromSubmit(submit.out);
   ASSERT_FALSE(id.empty()) << submit.out;
@@ -114,7 +121,8 @@ TEST_F(ControllerTest, SeedCommandsWorkAsWritten) {
 
   CmdResult describe = c_.Seedctl(editor_, {"workload", "describe", "--id", id});
   ASSERT_EQ(describe.exit_code, 0) << describe.err;
-  EXPECT_NE(describe.out.find("Name:         fraud-detect-daily\n"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("Name:         fraud-detect-daily\n"), std::string::npos)
+      << describe.out;
   EXPECT_NE(describe.out.find("Digest:       sha256:"), std::string::npos);
   EXPECT_NE(describe.out.find("Spec:\n"), std::string::npos);
   EXPECT_NE(describe.out.find("when: output.train.metrics.auc > 0.92"), std::string::npos)
@@ -164,7 +172,8 @@ TEST_F(ControllerTest, AuthenticationAndNamespaces) {
   CmdResult other = c_.Seedctl(editor_, {"workload", "status", "--id", ads_id});
   EXPECT_EQ(other.exit_code, 1);
   EXPECT_EQ(other.LastErrLine(), "NOT_FOUND");
-  CmdResult other_logs = c_.Seedctl(viewer_, {"workload", "logs", "--id", ads_id, "--step", "train"});
+  CmdResult other_logs =
+      c_.Seedctl(viewer_, {"workload", "logs", "--id", ads_id, "--step", "train"});
   EXPECT_EQ(other_logs.LastErrLine(), "NOT_FOUND");
   CmdResult other_cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", ads_id});
   EXPECT_EQ(other_cancel.LastErrLine(), "NOT_FOUND");
@@ -306,7 +315,8 @@ TEST_F(ControllerTest, FollowWatchAndCancel) {
   CmdResult follow = c_.Seedctl(viewer_, {"workload", "logs", "--id", id, "-f"});
   ASSERT_EQ(follow.exit_code, 0) << follow.err;
   EXPECT_EQ(follow.out, "==> a <==\ntick 1\ntick 2\ntick 3\n==> b <==\nb-done\n");
-  CmdResult watch = c_.Seedctl(viewer_, {"workload", "status", "--id", id, "--watch", "--interval-ms", "200"});
+  CmdResult watch =
+      c_.Seedctl(viewer_, {"workload", "status", "--id", id, "--watch", "--interval-ms", "200"});
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_TRUE(
       std::regex_search(watch.out, std::regex("[0-9-]+ [0-9:]+ SUCCEEDED step b \\(2/2\\)\n")))
@@ -343,7 +353,9 @@ TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {
   // Wait until the first step runs, then crash the controller.
   for (int i = 0; i < 100; ++i) {
     CmdResult s = c_.Seedctl(editor_, {"workload", "status", "--id", ids[0], "-o", "json"});
-    if (Json::parse(s.out, nullptr, false).value("status", Json::object()).value("phase", "") == "RUNNING") break;
+    if (Json::parse(s.out, nullptr, false).value("status", Json::object()).value("phase", "") ==
+        "RUNNING")
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   c_.Kill9();
@@ -386,11 +398,14 @@ TEST_F(ControllerTest, MetricsSigtermAndValidationErrors) {
             std::string::npos);
   EXPECT_NE(metrics.out.find("rsl_step_queue_seconds_count 3"), std::string::npos);
   CmdResult ds = RunCmd({"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + admin_,
-                        c_.server() + "/api/v1/datasources"}, {});
+                         c_.server() + "/api/v1/datasources"},
+                        {});
   EXPECT_EQ(Json::parse(ds.out, nullptr, false).value("kind", ""), "DatasourceList") << ds.out;
   CmdResult ds_editor = RunCmd({"/usr/bin/curl", "-s", "-H", "Authorization: Bearer " + editor_,
-                               c_.server() + "/api/v1/datasources"}, {});
-  EXPECT_EQ(Json::parse(ds_editor.out, nullptr, false).value("code", ""), "FORBIDDEN") << ds_editor.out;
+                                c_.server() + "/api/v1/datasources"},
+                               {});
+  EXPECT_EQ(Json::parse(ds_editor.out, nullptr, false).value("code", ""), "FORBIDDEN")
+      << ds_editor.out;
   EXPECT_EQ(c_.Terminate(), 0) << c_.Log();
   EXPECT_NE(c_.Log().find("shutting down"), std::string::npos);
 }

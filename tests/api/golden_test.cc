@@ -39,40 +39,62 @@ class GoldenTest : public ::testing::Test {
   }
 };
 
-Json Step(const std::string& name, int index, const std::string& phase, int64_t start,
-          int64_t end, int exit_code, const Json& progress) {
-  return {{"name", name},          {"index", index},     {"phase", phase},
-          {"attempts", exit_code == 1 ? 2 : 1},       {"node", "local"},
-          {"exitCode", exit_code}, {"signal", 0},        {"startedAtMs", start},
-          {"finishedAtMs", end},   {"wallMs", end > start ? end - start : 0},
-          {"cpuMs", 1500},         {"peakMemoryBytes", int64_t{45206069248}},
-          {"memoryLimitBytes", int64_t{68719476736}}, {"message", ""},
+Json Step(const std::string& name, int index, const std::string& phase, int64_t start, int64_t end,
+          int exit_code, const Json& progress) {
+  return {{"name", name},
+          {"index", index},
+          {"phase", phase},
+          {"attempts", exit_code == 1 ? 2 : 1},
+          {"node", "local"},
+          {"exitCode", exit_code},
+          {"signal", 0},
+          {"startedAtMs", start},
+          {"finishedAtMs", end},
+          {"wallMs", end > start ? end - start : 0},
+          {"cpuMs", 1500},
+          {"peakMemoryBytes", int64_t{45206069248}},
+          {"memoryLimitBytes", int64_t{68719476736}},
+          {"message", ""},
           {"progress", progress}};
 }
 
 Json Workload() {
-  Json steps = Json::array(
-      {Step("ingest", 0, "SUCCEEDED", kT0 + 1000, kT0 + 61000, 0, nullptr),
-       Step("preprocess", 1, "SUCCEEDED", kT0 + 61000, kT0 + 125500, 0, nullptr),
-       Step("train", 2, "RUNNING", kT0 + 125500, 0, -1,
-            {{"done", 127}, {"total", 200}, {"percent", 63.5}}),
-       Step("validate", 3, "PENDING", 0, 0, -1, nullptr)});
+  Json steps =
+      Json::array({Step("ingest", 0, "SUCCEEDED", kT0 + 1000, kT0 + 61000, 0, nullptr),
+                   Step("preprocess", 1, "SUCCEEDED", kT0 + 61000, kT0 + 125500, 0, nullptr),
+                   Step("train", 2, "RUNNING", kT0 + 125500, 0, -1,
+                        {{"done", 127}, {"total", 200}, {"percent", 63.5}}),
+                   Step("validate", 3, "PENDING", 0, 0, -1, nullptr)});
   return {{"apiVersion", "aiengine.volc.com/v1"},
           {"kind", "AIWorkload"},
           {"metadata",
-           {{"id", "wl-20260620-7a8b9c0d"}, {"name", "fraud-detect-daily"},
-            {"namespace", "risk"}, {"labels", {{"team", "risk"}, {"priority", "high"}}},
-            {"version", 2}, {"digest", "sha256:0123456789abcdef0123456789abcdef"},
-            {"createdBy", "eddie"}, {"createdAtMs", kT0}}},
+           {{"id", "wl-20260620-7a8b9c0d"},
+            {"name", "fraud-detect-daily"},
+            {"namespace", "risk"},
+            {"labels", {{"team", "risk"}, {"priority", "high"}}},
+            {"version", 2},
+            {"digest", "sha256:0123456789abcdef0123456789abcdef"},
+            {"createdBy", "eddie"},
+            {"createdAtMs", kT0}}},
           {"status",
-           {{"phase", "RUNNING"}, {"runId", "run-20260620-7a8b9c0d"}, {"failureCode", ""},
-            {"startedAtMs", kT0 + 1000}, {"finishedAtMs", 0}, {"steps", steps},
-            {"stepCount", 4}, {"stepsDone", 2},
+           {{"phase", "RUNNING"},
+            {"runId", "run-20260620-7a8b9c0d"},
+            {"failureCode", ""},
+            {"startedAtMs", kT0 + 1000},
+            {"finishedAtMs", 0},
+            {"steps", steps},
+            {"stepCount", 4},
+            {"stepsDone", 2},
             {"currentStep",
-             {{"name", "train"}, {"index", 3}, {"phase", "RUNNING"},
+             {{"name", "train"},
+              {"index", 3},
+              {"phase", "RUNNING"},
               {"progress", {{"done", 127}, {"total", 200}, {"percent", 63.5}}},
-              {"cpuMs", 178000}, {"wallMs", 200000}, {"peakMemoryBytes", int64_t{45206069248}},
-              {"memoryLimitBytes", int64_t{68719476736}}, {"cpuLimitMillis", 16000}}}}}};
+              {"cpuMs", 178000},
+              {"wallMs", 200000},
+              {"peakMemoryBytes", int64_t{45206069248}},
+              {"memoryLimitBytes", int64_t{68719476736}},
+              {"cpuLimitMillis", 16000}}}}}};
 }
 
 TEST_F(GoldenTest, Status) { ExpectGolden("status", FormatStatus(Workload(), false)); }
@@ -107,55 +129,84 @@ TEST_F(GoldenTest, List) {
 
 TEST_F(GoldenTest, Events) {
   Json events = {{"items",
-                  {{{"timeMs", kT0}, {"type", "Normal"}, {"reason", "Admitted"}, {"step", ""},
+                  {{{"timeMs", kT0},
+                    {"type", "Normal"},
+                    {"reason", "Admitted"},
+                    {"step", ""},
                     {"message", "3 admission checks passed"}},
-                   {{"timeMs", kT0 + 1000}, {"type", "Normal"}, {"reason", "Scheduled"},
-                    {"step", "ingest"}, {"message", "on node local"}},
-                   {{"timeMs", kT0 + 61000}, {"type", "Warning"}, {"reason", "Retrying"},
-                    {"step", "train"}, {"message", "exit 1; attempt 2 in 30s"}}}}};
+                   {{"timeMs", kT0 + 1000},
+                    {"type", "Normal"},
+                    {"reason", "Scheduled"},
+                    {"step", "ingest"},
+                    {"message", "on node local"}},
+                   {{"timeMs", kT0 + 61000},
+                    {"type", "Warning"},
+                    {"reason", "Retrying"},
+                    {"step", "train"},
+                    {"message", "exit 1; attempt 2 in 30s"}}}}};
   ExpectGolden("events", FormatEvents(events));
 }
 
 TEST_F(GoldenTest, Describe) {
   Json d = Workload();
   d["spec"] = {{"pipeline", {{"steps", {{{"name", "ingest"}, {"image", "volc/ingest:v1.0"}}}}}}};
-  d["events"] = Json::array({{{"timeMs", kT0}, {"type", "Normal"}, {"reason", "Admitted"},
-                              {"step", ""}, {"message", "ok"}}});
+  d["events"] = Json::array({{{"timeMs", kT0},
+                              {"type", "Normal"},
+                              {"reason", "Admitted"},
+                              {"step", ""},
+                              {"message", "ok"}}});
   ExpectGolden("describe", FormatDescribe(d));
 }
 
 TEST_F(GoldenTest, NodesAndCluster) {
-  Json nodes = {{"items",
-                 {{{"metadata", {{"name", "gpu-a10-1"}}},
-                   {"status",
-                    {{"state", "Ready"}, {"cpuMillis", 32000}, {"memoryBytes", int64_t{137438953472}},
-                     {"usedCpuMillis", 16000}, {"usedMemoryBytes", int64_t{68719476736}},
-                     {"usedGpus", 1},
-                     {"gpus", {{{"model", "A10"}, {"probed", false}}, {{"model", "A10"}, {"probed", false}}}},
-                     {"capabilities", {"fp16_support", "low_latency", "tensor_core"}}}}},
-                  {{"metadata", {{"name", "cpu-1"}}},
-                   {"status",
-                    {{"state", "Ready"}, {"cpuMillis", 2500}, {"memoryBytes", int64_t{8589934592}},
-                     {"gpus", Json::array()}, {"capabilities", Json::array()}}}}}}};
+  Json nodes = {
+      {"items",
+       {{{"metadata", {{"name", "gpu-a10-1"}}},
+         {"status",
+          {{"state", "Ready"},
+           {"cpuMillis", 32000},
+           {"memoryBytes", int64_t{137438953472}},
+           {"usedCpuMillis", 16000},
+           {"usedMemoryBytes", int64_t{68719476736}},
+           {"usedGpus", 1},
+           {"gpus", {{{"model", "A10"}, {"probed", false}}, {{"model", "A10"}, {"probed", false}}}},
+           {"capabilities", {"fp16_support", "low_latency", "tensor_core"}}}}},
+        {{"metadata", {{"name", "cpu-1"}}},
+         {"status",
+          {{"state", "Ready"},
+           {"cpuMillis", 2500},
+           {"memoryBytes", int64_t{8589934592}},
+           {"gpus", Json::array()},
+           {"capabilities", Json::array()}}}}}}};
   ExpectGolden("nodes", FormatNodes(nodes, false));
   ExpectGolden("nodes_wide", FormatNodes(nodes, true));
-  Json cluster = {{"controller", {{"state", "Running"}, {"version", "0.1.0"}, {"backend", "local"}}},
-                  {"dataSources", {{"total", 2}, {"registered", {"hdfs-prod", "ceph-models"}}}},
-                  {"gpuNodes", {{"total", 10}, {"ready", 10}, {"models", {{"A10", 8}, {"L4", 2}}}}},
-                  {"cpuNodes", {{"total", 10}, {"ready", 9}}},
-                  {"workloads", {{"RUNNING", 1}, {"SUCCEEDED", 12}}}};
+  Json cluster = {
+      {"controller", {{"state", "Running"}, {"version", "0.1.0"}, {"backend", "local"}}},
+      {"dataSources", {{"total", 2}, {"registered", {"hdfs-prod", "ceph-models"}}}},
+      {"gpuNodes", {{"total", 10}, {"ready", 10}, {"models", {{"A10", 8}, {"L4", 2}}}}},
+      {"cpuNodes", {{"total", 10}, {"ready", 9}}},
+      {"workloads", {{"RUNNING", 1}, {"SUCCEEDED", 12}}}};
   ExpectGolden("cluster_status", FormatClusterStatus(cluster));
 }
 
 TEST_F(GoldenTest, AuditAndHistory) {
   Json audit = {{"items",
-                 {{{"timeMs", kT0}, {"subject", "eddie"}, {"verb", "submit"},
-                   {"resource", "workloads"}, {"namespace", "risk"},
-                   {"objectId", "wl-20260620-7a8b9c0d"}, {"result", "OK"},
+                 {{{"timeMs", kT0},
+                   {"subject", "eddie"},
+                   {"verb", "submit"},
+                   {"resource", "workloads"},
+                   {"namespace", "risk"},
+                   {"objectId", "wl-20260620-7a8b9c0d"},
+                   {"result", "OK"},
                    {"message", "fraud-detect-daily"}},
-                  {{"timeMs", kT0 + 5000}, {"subject", "vera"}, {"verb", "submit"},
-                   {"resource", "workloads"}, {"namespace", "risk"}, {"objectId", ""},
-                   {"result", "FORBIDDEN"}, {"message", ""}}}}};
+                  {{"timeMs", kT0 + 5000},
+                   {"subject", "vera"},
+                   {"verb", "submit"},
+                   {"resource", "workloads"},
+                   {"namespace", "risk"},
+                   {"objectId", ""},
+                   {"result", "FORBIDDEN"},
+                   {"message", ""}}}}};
   ExpectGolden("audit", FormatAudit(audit));
   Json v2 = Workload();
   Json v1 = Workload();

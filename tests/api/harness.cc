@@ -65,8 +65,8 @@ std::string IdFromSubmit(const std::string& out) {
   return std::regex_search(out, m, kId) ? m[1].str() : "";
 }
 
-CmdResult RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              const std::string& cwd) {
+CmdResult RunCmd(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env, const std::string& cwd) {
   CmdResult r;
   char out_tmpl[] = "/tmp/rsl-apitest-out-XXXXXX";
   char err_tmpl[] = "/tmp/rsl-apitest-err-XXXXXX";
@@ -172,9 +172,8 @@ std::string Controller::Log() const { return ReadText(log_path_); }
 
 std::string Controller::CreateToken(const std::string& ns, const std::string& role,
                                     const std::string& subject) {
-  std::vector<std::string> argv = {SeedctlPath(), "token",     "create",   "--state-dir",
-                                   state_dir_,    "--namespace", ns,       "--role",
-                                   role};
+  std::vector<std::string> argv = {SeedctlPath(), "token", "create", "--state-dir", state_dir_,
+                                   "--namespace", ns,      "--role", role};
   if (!subject.empty()) {
     argv.push_back("--subject");
     argv.push_back(subject);
@@ -194,8 +193,7 @@ CmdResult Controller::Seedctl(const std::string& token, const std::vector<std::s
   return RunCmd(argv, env, work_dir_);
 }
 
-std::string Controller::WaitPhase(const std::string& token, const std::string& id,
-                                  int timeout_ms) {
+std::string Controller::WaitPhase(const std::string& token, const std::string& id, int timeout_ms) {
   std::string phase;
   for (int waited = 0; waited < timeout_ms; waited += 200) {
     CmdResult r = Seedctl(token, {"workload", "status", "--id", id, "-o", "json"});

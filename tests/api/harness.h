@@ -21,8 +21,8 @@ struct CmdResult {
 };
 
 //! Runs argv[0] (a path) with `env` added to the environment, in `cwd`, and waits.
-CmdResult RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              const std::string& cwd = "");
+CmdResult RunCmd(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env, const std::string& cwd = "");
 
 std::string SeedctlPath();
 std::string ControllerPath();

@@ -40,8 +40,8 @@ std::string WritePython(const TempDir& dir, const std::string& codec) {
 
 std::string WriteC(const TempDir& dir, const std::string& codec) {
   std::string out = dir.path() + "/c-" + codec + ".avro";
-  std::string cmd = RSL_BINARY_DIR "/bin/avro_c_writer " + out + " " + codec + " " +
-                    std::to_string(kRows);
+  std::string cmd =
+      RSL_BINARY_DIR "/bin/avro_c_writer " + out + " " + codec + " " + std::to_string(kRows);
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return out;
 }
@@ -75,8 +75,8 @@ void ExpectWriterRows(const std::string& file) {
   EXPECT_EQ(r.fields[1].min.value(), 0);   // user_id, long promoted to double
   EXPECT_EQ(r.fields[1].max.value(), 999);
   EXPECT_EQ(r.fields[2].max.value(), (kRows - 1) * 0.5);
-  EXPECT_EQ(r.fields[3].values, kRows);    // enum symbols
-  EXPECT_EQ(r.fields[6].values, kRows);    // reader-only field with a default
+  EXPECT_EQ(r.fields[3].values, kRows);  // enum symbols
+  EXPECT_EQ(r.fields[6].values, kRows);  // reader-only field with a default
   EXPECT_EQ(*r.newest_micros, kBase + kRows - 1);
   EXPECT_EQ(r.freshness_from, "field ts");
 }
@@ -100,7 +100,8 @@ TEST(AvroResolution, WrongTypeNamesBothTypes) {
   TempDir dir;
   std::string file = WritePython(dir, "null");
   auto r = Validate(Input(file, R"({"type":"record","name":"t","fields":[
-      {"name":"tx_id","type":"long"}]})"), nullptr, Opts());
+      {"name":"tx_id","type":"long"}]})"),
+                    nullptr, Opts());
   EXPECT_EQ(r.status.code(), codes::kDataSchemaMismatch);
   EXPECT_EQ(r.status.error().path, "tx_id");
   EXPECT_EQ(r.status.error().message, "data has string, declared long");
@@ -110,7 +111,8 @@ TEST(AvroResolution, NarrowingIsRejectedAndUnknownSymbolToo) {
   TempDir dir;
   std::string file = WritePython(dir, "null");
   auto r = Validate(Input(file, R"({"type":"record","name":"t","fields":[
-      {"name":"user_id","type":"int"}]})"), nullptr, Opts());
+      {"name":"user_id","type":"int"}]})"),
+                    nullptr, Opts());
   EXPECT_EQ(r.status.code(), codes::kDataSchemaMismatch);
   EXPECT_EQ(r.status.error().message, "data has long, declared int");
   auto e = Validate(Input(file, R"({"type":"record","name":"t","fields":[

@@ -34,20 +34,23 @@ constexpr char kReader[] = R"({"type":"record","name":"transaction","fields":[
 
 // Runs DuckDB; `sql` statements are passed as separate arguments.
 int Duck(const std::string& sql) {
-  std::string cmd = "node " RSL_SOURCE_DIR "/tests/data/write_parquet.mjs sql \"" + sql + "\" > /dev/null";
+  std::string cmd =
+      "node " RSL_SOURCE_DIR "/tests/data/write_parquet.mjs sql \"" + sql + "\" > /dev/null";
   return std::system(cmd.c_str());
 }
 
 std::string WriteDuck(const TempDir& dir, const std::string& codec, const std::string& version) {
   std::string out = dir.path() + "/" + codec + "-" + version + ".parquet";
   std::string sql =
-      "COPY (SELECT 'tx-' || (CASE WHEN i = 10 THEN 3 ELSE i END) AS tx_id, (i % 1000)::BIGINT AS user_id, "
-      "(CASE WHEN i % 1000 = 7 THEN NULL ELSE i * 0.5 END)::DOUBLE AS amount, (i % 50)::INTEGER AS qty, "
+      "COPY (SELECT 'tx-' || (CASE WHEN i = 10 THEN 3 ELSE i END) AS tx_id, (i % 1000)::BIGINT AS "
+      "user_id, "
+      "(CASE WHEN i % 1000 = 7 THEN NULL ELSE i * 0.5 END)::DOUBLE AS amount, (i % 50)::INTEGER AS "
+      "qty, "
       "(i * 0.25)::FLOAT AS f, 'm' || (i % 5) AS merchant, "
       "TIMESTAMP '2024-06-15 10:00:00' + to_microseconds(i) AS ts, i % 97 = 0 AS is_fraud "
-      "FROM range(" + std::to_string(kRows) + ") t(i)) TO '" + out +
-      "' (FORMAT parquet, COMPRESSION " + codec + ", ROW_GROUP_SIZE 2048, PARQUET_VERSION " +
-      version + ")";
+      "FROM range(" +
+      std::to_string(kRows) + ") t(i)) TO '" + out + "' (FORMAT parquet, COMPRESSION " + codec +
+      ", ROW_GROUP_SIZE 2048, PARQUET_VERSION " + version + ")";
   EXPECT_EQ(Duck(sql), 0) << sql;
   return out;
 }
@@ -94,7 +97,8 @@ TEST_P(DuckParquet, ReadsEveryValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CodecsAndPages, DuckParquet,
-                         ::testing::Combine(::testing::Values("uncompressed", "snappy", "gzip", "zstd"),
+                         ::testing::Combine(::testing::Values("uncompressed", "snappy", "gzip",
+                                                              "zstd"),
                                             ::testing::Values("v1", "v2")));
 
 TEST(ParquetChecks, ViolationsAndMismatch) {
@@ -108,7 +112,8 @@ TEST(ParquetChecks, ViolationsAndMismatch) {
   EXPECT_EQ(r.status.error().message,
             "900 of 5000 values outside [-inf, 40] (first \"41\" at snappy-v1.parquet row 42)");
   auto m = Validate(Input(file, R"({"type":"record","name":"t","fields":[
-      {"name":"merchant","type":"long"}]})"), nullptr, Opts());
+      {"name":"merchant","type":"long"}]})"),
+                    nullptr, Opts());
   EXPECT_EQ(m.status.code(), codes::kDataSchemaMismatch);
   EXPECT_EQ(m.status.error().message, "data has union[null,string], declared long");
 }

@@ -37,7 +37,8 @@ class FakeNamenodes : public ::testing::Test {
       if (op == "OPEN") {  // the namenode redirects reads to a datanode
         res.status = 307;
         res.set_header("Location", "http://127.0.0.1:" + std::to_string(active_port_) +
-                                       "/datanode/" + name + "?offset=" + req.get_param_value("offset"));
+                                       "/datanode/" + name +
+                                       "?offset=" + req.get_param_value("offset"));
         return;
       }
       auto body = ReadFile(kDir + op + "_" + name + ".json");
@@ -52,7 +53,8 @@ class FakeNamenodes : public ::testing::Test {
         res.status = 404;
         return;
       }
-      res.set_content(body->substr(std::stoul(req.get_param_value("offset"))), "application/octet-stream");
+      res.set_content(body->substr(std::stoul(req.get_param_value("offset"))),
+                      "application/octet-stream");
     });
     standby_port_ = standby_.bind_to_any_port("127.0.0.1");
     active_port_ = active_.bind_to_any_port("127.0.0.1");

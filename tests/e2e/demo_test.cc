@@ -31,8 +31,7 @@ TEST(Demo, RunsTheFraudWorkloadToSucceededThroughTheController) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("ID: wl-"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(": SUCCEEDED (submit to finished: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("sha256:"), std::string::npos) << "no fingerprint printed\n"
-                                                          << r.output;
+  EXPECT_NE(r.output.find("sha256:"), std::string::npos) << "no fingerprint printed\n" << r.output;
   // The outputs were committed under ceph://models/fraud-v2.1.7/<step>/.
   std::vector<std::string> files = ListFiles(dir.Sub("demo/ceph-models"));
   bool model = false, prob = false;

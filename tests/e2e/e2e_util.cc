@@ -4,11 +4,11 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,8 +67,8 @@ std::string CmdResult::LastLine() const {
   return last;
 }
 
-CmdResult RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-              const std::string& cwd) {
+CmdResult RunCmd(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env, const std::string& cwd) {
   CmdResult result;
   std::vector<std::string> env_strings;
   std::vector<char*> envp = MakeEnv(env, &env_strings);
@@ -111,7 +111,6 @@ CmdResult RunCmd(const std::vector<std::string>& argv, const std::map<std::strin
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
-
 
 Process::Process(const std::vector<std::string>& argv,
                  const std::map<std::string, std::string>& env, const std::string& log_path)

@@ -26,9 +26,9 @@ std::string SeedctlPath();
 std::string ControllerPath();
 
 struct CmdResult {
-  int exit_code = -1;       //!< the exit status, or 128 + signal
-  std::string output;       //!< stdout and stderr together
-  double seconds = 0;       //!< wall time
+  int exit_code = -1;  //!< the exit status, or 128 + signal
+  std::string output;  //!< stdout and stderr together
+  double seconds = 0;  //!< wall time
   //! The last non-empty line of the output (where seedctl puts an error's code).
   std::string LastLine() const;
 };
@@ -36,7 +36,7 @@ struct CmdResult {
 //! Runs argv (no shell) with the current environment plus `env`, in `cwd` if not empty, and
 //! waits for it. Output is captured up to a few MiB.
 CmdResult RunCmd(const std::vector<std::string>& argv,
-              const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
+                 const std::map<std::string, std::string>& env = {}, const std::string& cwd = "");
 
 //! A program running in the background, its stdout+stderr going to `log_path`. Killed
 //! (SIGKILL to its process group) on destruction if still running.
@@ -51,7 +51,7 @@ class Process {
   bool Running();
   //! Waits up to `timeout_s`; returns the exit status (128 + signal), or -1 on timeout.
   int Wait(double timeout_s);
-  void Signal(int sig);   //!< to the whole process group
+  void Signal(int sig);  //!< to the whole process group
   std::string Output() const;
 
  private:
@@ -70,7 +70,7 @@ class TempDir : public rsl::testing::TempDir {
   TempDir();
 };
 
-std::string ReadText(const std::string& path);   //!< "" if unreadable
+std::string ReadText(const std::string& path);  //!< "" if unreadable
 void WriteText(const std::string& path, const std::string& text);
 std::string Sha256OfFile(const std::string& path);
 //! Every regular file under `dir` (relative paths, sorted); empty if `dir` does not exist.

@@ -24,7 +24,8 @@ constexpr double kAucGate = 0.92;  // the workload's `when: output.train.metrics
 constexpr int64_t kDayMicros = 86400LL * 1000000;
 
 CmdResult Generate(const std::string& root, int rows, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {kPython, ExampleDir() + "/gen_transactions.py", "--out", root,
+  std::vector<std::string> argv = {kPython,  ExampleDir() + "/gen_transactions.py",
+                                   "--out",  root,
                                    "--rows", std::to_string(rows)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return RunCmd(argv);
@@ -37,8 +38,7 @@ json Look(const std::string& what, const std::string& path) {
 }
 
 // Runs one step as RSL would: RSL_INPUT, RSL_OUTPUT, RSL_INPUT_<DEP>, metrics, progress.
-CmdResult RunStep(const std::string& step, const std::string& data_root,
-                  const std::string& work) {
+CmdResult RunStep(const std::string& step, const std::string& data_root, const std::string& work) {
   std::map<std::string, std::string> env = {
       {"RSL_INPUT", data_root + "/" + kPartition},
       {"RSL_OUTPUT", work + "/" + step},
@@ -74,10 +74,11 @@ TEST(FraudExample, GeneratorWritesAvroThatPythonAvroReadsBack) {
   EXPECT_EQ(s["mismatches"], 0) << "python3-avro and the example's reader disagree";
   EXPECT_EQ(s["distinct_tx"], 20000) << "tx_id must be unique";
   EXPECT_EQ(s["codecs"], json::array({"deflate"}));
-  EXPECT_EQ(s["fields"].dump(),
-            R"([["tx_id","string"],["user_id","string"],["amount","double"],)"
-            R"(["merchant","string"],["timestamp",{"logicalType":"timestamp-micros","type":"long"}],)"
-            R"(["is_fraud","boolean"]])");
+  EXPECT_EQ(
+      s["fields"].dump(),
+      R"([["tx_id","string"],["user_id","string"],["amount","double"],)"
+      R"(["merchant","string"],["timestamp",{"logicalType":"timestamp-micros","type":"long"}],)"
+      R"(["is_fraud","boolean"]])");
   EXPECT_GT(s["fraud"].get<int>(), 0);
   EXPECT_LT(s["fraud"].get<int>(), 20000 / 50) << "fraud stays rare (planted rate ~0.4%)";
   EXPECT_GE(s["amount_min"].get<double>(), 0.01);
@@ -153,8 +154,7 @@ TEST(FraudExample, IngestFailsClearlyOnMissingOrCorruptInput) {
   TempDir dir;
   CmdResult missing = RunStep("ingest", dir.Sub("nowhere"), dir.Sub("work"));
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.output.find("not found or unreachable"), std::string::npos)
-      << missing.output;
+  EXPECT_NE(missing.output.find("not found or unreachable"), std::string::npos) << missing.output;
 
   ASSERT_EQ(Generate(dir.Sub("data"), 2000, {"--files", "1"}).exit_code, 0);
   std::string file = dir.Sub("data") + "/" + kPartition + "/part-00000.avro";
@@ -162,8 +162,7 @@ TEST(FraudExample, IngestFailsClearlyOnMissingOrCorruptInput) {
   WriteText(file, bytes.substr(0, bytes.size() / 2));  // truncated mid-block
   CmdResult corrupt = RunStep("ingest", dir.Sub("data"), dir.Sub("work"));
   EXPECT_EQ(corrupt.exit_code, 1);
-  EXPECT_NE(corrupt.output.find("part-00000.avro: offset "), std::string::npos)
-      << corrupt.output;
+  EXPECT_NE(corrupt.output.find("part-00000.avro: offset "), std::string::npos) << corrupt.output;
   EXPECT_NE(corrupt.output.find("truncated block"), std::string::npos) << corrupt.output;
   EXPECT_EQ(corrupt.output.find("Traceback"), std::string::npos) << corrupt.output;
 }

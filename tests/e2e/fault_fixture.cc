@@ -45,8 +45,9 @@ CmdResult FaultFixture::Seedctl(const std::vector<std::string>& args) {
 }
 
 bool FaultFixture::Generate(int rows, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {kPython, ExampleDir() + "/gen_transactions.py", "--out",
-                                   hdfs_root_, "--rows", std::to_string(rows)};
+  std::vector<std::string> argv = {kPython,  ExampleDir() + "/gen_transactions.py",
+                                   "--out",  hdfs_root_,
+                                   "--rows", std::to_string(rows)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   CmdResult r = RunCmd(argv);
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -113,7 +114,9 @@ double FaultFixture::AttemptWallSeconds(const std::string& step, int attempt) {
   auto runs = (*store)->ListRuns({});
   if (!runs.ok() || runs->empty()) return -1;
   std::string exit =
-      engine::AttemptPath(engine::RunDir(engine::DefaultRunsDir(state_), runs->front().id), step, attempt) + ".exit";
+      engine::AttemptPath(engine::RunDir(engine::DefaultRunsDir(state_), runs->front().id), step,
+                          attempt) +
+      ".exit";
   // The exit file, or its record in the supervisor's journal beside it.
   auto record = backend::ReadExitFile(exit, step);
   if (!record.ok()) {

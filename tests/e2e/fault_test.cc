@@ -48,11 +48,14 @@ TEST_F(FaultFixture, DataSourceCutDuringIngestFailsFastAndLeavesNothing) {
   std::string yaml = Variant({{"        command: [\"python\", \"ingest.py\"]\n",
                                "        command: [\"python\", \"ingest.py\"]\n"
                                "        env:\n"
-                               "          FRAUD_INGEST_HEARTBEAT: \"" + heartbeat + "\"\n"
-                               "          FRAUD_INGEST_FILE_DELAY_MS: \"300\"\n"}});
+                               "          FRAUD_INGEST_HEARTBEAT: \"" +
+                                   heartbeat +
+                                   "\"\n"
+                                   "          FRAUD_INGEST_FILE_DELAY_MS: \"300\"\n"}});
   Process run = StartRun(yaml);
   ASSERT_TRUE(WaitUntil([&] { return !ReadText(heartbeat).empty() || !run.Running(); }, 60))
-      << "ingest never read its first file:\n" << run.Output();
+      << "ingest never read its first file:\n"
+      << run.Output();
   ASSERT_TRUE(run.Running()) << run.Output();
   // The staging chunk ingest wrote for the first file (its RSL_OUTPUT is the chunk's parent's
   // parent): proof that the step was mid-way, with partial output in staging.
@@ -68,8 +71,10 @@ TEST_F(FaultFixture, DataSourceCutDuringIngestFailsFastAndLeavesNothing) {
   int rc = run.Wait(60);
   double seconds = SecondsSince(t_cut);
   std::string out = run.Output();
-  std::printf("[fault] data source cut during ingest: run failed %.3f s after the cut "
-              "(target < %.1f s)\n", seconds, kCutTargetS);
+  std::printf(
+      "[fault] data source cut during ingest: run failed %.3f s after the cut "
+      "(target < %.1f s)\n",
+      seconds, kCutTargetS);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_EQ(LastLine(out), "STEP_FAILED") << out;
   EXPECT_LT(seconds, kCutTargetS * kLoaded);
@@ -82,15 +87,16 @@ TEST_F(FaultFixture, DataSourceCutDuringIngestFailsFastAndLeavesNothing) {
 TEST_F(FaultFixture, SignatureMismatchIsRefusedBeforeAnyStepStarts) {
   ASSERT_TRUE(Generate(2000, {"--files", "1"}));
   std::string heartbeat = dir_.Sub("ingest.heartbeat");
-  std::string yaml = Variant({
-      {"        command: [\"python\", \"ingest.py\"]\n",
-       "        command: [\"python\", \"ingest.py\"]\n"
-       "        env:\n"
-       "          FRAUD_INGEST_HEARTBEAT: \"" + heartbeat + "\"\n"},
-      {"        when: \"output.train.metrics.auc > 0.92\"\n",
-       "        when: \"output.train.metrics.auc > 0.92\"\n"
-       "        outputs:\n"
-       "          - {name: \"fraud_prob\", shape: [-1, 1], dtype: \"int32\"}\n"}});
+  std::string yaml =
+      Variant({{"        command: [\"python\", \"ingest.py\"]\n",
+                "        command: [\"python\", \"ingest.py\"]\n"
+                "        env:\n"
+                "          FRAUD_INGEST_HEARTBEAT: \"" +
+                    heartbeat + "\"\n"},
+               {"        when: \"output.train.metrics.auc > 0.92\"\n",
+                "        when: \"output.train.metrics.auc > 0.92\"\n"
+                "        outputs:\n"
+                "          - {name: \"fraud_prob\", shape: [-1, 1], dtype: \"int32\"}\n"}});
   CmdResult r = RunToEnd(yaml);
   std::printf("[fault] signature mismatch: refused in %.3f s (target < %.1f s)\n", r.seconds,
               kSignatureTargetS);
@@ -139,10 +145,11 @@ TEST_F(FaultFixture, OomInTrainIsLocatedAndRetriedPerRetryPolicy) {
   double upper = (ooms[0].time_ms - train_started[0].time_ms) / 1000.0;
   double locate = upper - wall_s;
   double retry_gap = (train_started[1].time_ms - ooms[0].time_ms) / 1000.0;
-  std::printf("[fault] OOM in train: killed %.3f s into the attempt, OOMKilled event %.3f s "
-              "after the kill (target < %.1f s; %.3f s after the attempt started); retried "
-              "%.3f s later (backoff 1s)\n",
-              wall_s, locate, kOomLocateTargetS, upper, retry_gap);
+  std::printf(
+      "[fault] OOM in train: killed %.3f s into the attempt, OOMKilled event %.3f s "
+      "after the kill (target < %.1f s; %.3f s after the attempt started); retried "
+      "%.3f s later (backoff 1s)\n",
+      wall_s, locate, kOomLocateTargetS, upper, retry_gap);
   EXPECT_GE(wall_s, 0.0);
   EXPECT_LT(locate, kOomLocateTargetS * kLoaded);
   EXPECT_GE(retry_gap, 1.0);

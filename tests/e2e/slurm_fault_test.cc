@@ -36,7 +36,8 @@ constexpr double kControllerReadyS = 30.0;
 constexpr char kTrainJob[] = "rsl-fraud-detect-daily-train";
 
 std::string Sh(const std::string& cmd) {
-  CmdResult r = RunCmd({"/bin/sh", "-c", cmd}, {{"SLURM_CONF", RSL_SLURM_TEST_DIR "/etc/slurm.conf"}});
+  CmdResult r =
+      RunCmd({"/bin/sh", "-c", cmd}, {{"SLURM_CONF", RSL_SLURM_TEST_DIR "/etc/slurm.conf"}});
   std::string out = r.output;
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
@@ -58,16 +59,18 @@ class SlurmNodeLoss : public ::testing::Test {
     port_ = FreePort();
     std::map<std::string, std::string> cenv = env_;
     controller_ = std::make_unique<Process>(
-        std::vector<std::string>{ControllerPath(), "--listen",
-                                 "127.0.0.1:" + std::to_string(port_), "--state-dir", state_,
-                                 "--backend", "slurm"},
+        std::vector<std::string>{ControllerPath(), "--listen", "127.0.0.1:" + std::to_string(port_),
+                                 "--state-dir", state_, "--backend", "slurm"},
         cenv, dir_.Sub("controller.log"));
-    CmdResult token = Seedctl({"token", "create", "--state-dir", state_, "--namespace",
-                               "default", "--role", "admin"});
+    CmdResult token = Seedctl(
+        {"token", "create", "--state-dir", state_, "--namespace", "default", "--role", "admin"});
     env_["SEEDCTL_TOKEN"] = token.LastLine();
     env_["SEEDCTL_SERVER"] = "http://127.0.0.1:" + std::to_string(port_);
-    ASSERT_TRUE(WaitUntil([&] { return RunCmd({SeedctlPath(), "cluster", "status"}, env_).exit_code == 0; },
-                          kControllerReadyS))
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          return RunCmd({SeedctlPath(), "cluster", "status"}, env_).exit_code == 0;
+        },
+        kControllerReadyS))
         << ReadText(dir_.Sub("controller.log"));
     for (const char* image : {"volc/ingest:v1.0", "volc/preprocess-fraud:v1.1",
                               "volc/train-fraud-pytorch:v2.1", "volc/validate-fraud:v1.0"}) {
@@ -90,10 +93,12 @@ class SlurmNodeLoss : public ::testing::Test {
         RunCmd({"/bin/bash", SourceDir() + "/scripts/slurm-cluster.sh", "start-node", n}, env_);
       }
     }
-    WaitUntil([] {
-      std::string s = Sh("sinfo -h -N -o '%N %T'");
-      return s.find("n1 idle") != std::string::npos && s.find("n2 idle") != std::string::npos;
-    }, 60);
+    WaitUntil(
+        [] {
+          std::string s = Sh("sinfo -h -N -o '%N %T'");
+          return s.find("n1 idle") != std::string::npos && s.find("n2 idle") != std::string::npos;
+        },
+        60);
   }
 
   CmdResult Seedctl(const std::vector<std::string>& args) {
@@ -113,7 +118,7 @@ class SlurmNodeLoss : public ::testing::Test {
 
 TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
   CmdResult gen = RunCmd({kPython, ExampleDir() + "/gen_transactions.py", "--out", hdfs_, "--rows",
-                       "50000", "--files", "2"});
+                          "50000", "--files", "2"});
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
   // train must outlive Slurm's detection of the lost node (~26 s with SlurmdTimeout=10): a
   // job whose slurmstepd finishes first is reported COMPLETED by slurmstepd itself, and the
@@ -143,13 +148,16 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
   std::string id = submit.output.substr(at + 4, submit.output.find('\n', at) - at - 4);
 
   std::string node, phase;
-  ASSERT_TRUE(WaitUntil([&] {
-    node = Sh(std::string("squeue -h -t R -n ") + kTrainJob + " -o %N");
-    if (!node.empty()) return true;
-    CmdResult s = RunCmd({SeedctlPath(), "workload", "status", "--id", id, "-o", "json"}, env_);
-    if (s.exit_code == 0) phase = json::parse(s.output)["status"].value("phase", "");
-    return phase != "" && phase != "PENDING" && phase != "RUNNING";
-  }, 120)) << Seedctl({"workload", "events", "--id", id}).output;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        node = Sh(std::string("squeue -h -t R -n ") + kTrainJob + " -o %N");
+        if (!node.empty()) return true;
+        CmdResult s = RunCmd({SeedctlPath(), "workload", "status", "--id", id, "-o", "json"}, env_);
+        if (s.exit_code == 0) phase = json::parse(s.output)["status"].value("phase", "");
+        return phase != "" && phase != "PENDING" && phase != "RUNNING";
+      },
+      120))
+      << Seedctl({"workload", "events", "--id", id}).output;
   ASSERT_FALSE(node.empty()) << "the run ended " << phase << " before train ran\n"
                              << Seedctl({"workload", "events", "--id", id}).output;
   std::this_thread::sleep_for(std::chrono::seconds(2));  // well inside the first epochs
@@ -160,37 +168,43 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
 
   double down_s = -1, running_again_s = -1;
   std::string new_node;
-  ASSERT_TRUE(WaitUntil([&] {
-    if (down_s < 0 && Sh("sinfo -h -n " + node + " -o %T").rfind("down", 0) == 0) {
-      down_s = SecondsSince(killed_at);
-    }
-    std::string running = Sh(std::string("squeue -h -t R -n ") + kTrainJob + " -o %N");
-    if (!running.empty() && running != node) {
-      new_node = running;
-      running_again_s = SecondsSince(killed_at);
-      return true;
-    }
-    return false;
-  }, 90)) << Seedctl({"workload", "events", "--id", id}).output;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (down_s < 0 && Sh("sinfo -h -n " + node + " -o %T").rfind("down", 0) == 0) {
+          down_s = SecondsSince(killed_at);
+        }
+        std::string running = Sh(std::string("squeue -h -t R -n ") + kTrainJob + " -o %N");
+        if (!running.empty() && running != node) {
+          new_node = running;
+          running_again_s = SecondsSince(killed_at);
+          return true;
+        }
+        return false;
+      },
+      90))
+      << Seedctl({"workload", "events", "--id", id}).output;
 
-  ASSERT_TRUE(WaitUntil([&] {
-    CmdResult s = RunCmd({SeedctlPath(), "workload", "status", "--id", id, "-o", "json"}, env_);
-    if (s.exit_code != 0) return false;
-    std::string phase = json::parse(s.output)["status"].value("phase", "");
-    return phase != "RUNNING" && phase != "PENDING";
-  }, 180));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        CmdResult s = RunCmd({SeedctlPath(), "workload", "status", "--id", id, "-o", "json"}, env_);
+        if (s.exit_code != 0) return false;
+        std::string phase = json::parse(s.output)["status"].value("phase", "");
+        return phase != "RUNNING" && phase != "PENDING";
+      },
+      180));
   CmdResult status = Seedctl({"workload", "status", "--id", id, "-o", "json"});
   CmdResult events = Seedctl({"workload", "events", "--id", id});
-  std::printf("[fault] node loss during train (Slurm): slurmd of %s killed -> node down %.1f s "
-              "-> train running again on %s %.1f s after the kill (target < %.0f s); "
-              "down -> running again %.1f s (target: resubmitted < %.0f s after down)\n",
-              node.c_str(), down_s, new_node.c_str(), running_again_s, kKilledToRunningTargetS,
-              running_again_s - down_s, kDownToResubmittedTargetS);
-  EXPECT_EQ(json::parse(status.output)["status"].value("phase", ""), "SUCCEEDED")
-      << events.output;
+  std::printf(
+      "[fault] node loss during train (Slurm): slurmd of %s killed -> node down %.1f s "
+      "-> train running again on %s %.1f s after the kill (target < %.0f s); "
+      "down -> running again %.1f s (target: resubmitted < %.0f s after down)\n",
+      node.c_str(), down_s, new_node.c_str(), running_again_s, kKilledToRunningTargetS,
+      running_again_s - down_s, kDownToResubmittedTargetS);
+  EXPECT_EQ(json::parse(status.output)["status"].value("phase", ""), "SUCCEEDED") << events.output;
   EXPECT_NE(events.output.find("Rescheduled"), std::string::npos) << events.output;
   EXPECT_EQ(events.output.find("Retrying"), std::string::npos)
-      << "node loss must not spend a retry\n" << events.output;
+      << "node loss must not spend a retry\n"
+      << events.output;
   EXPECT_GT(down_s, 0);
   EXPECT_LT(running_again_s, kKilledToRunningTargetS);
   // The target is printed above; the bound allows a loaded CI machine.

@@ -4,11 +4,11 @@
 // driver (itself sometimes killed once more). Every run must end SUCCEEDED with exactly the
 // outputs published, nothing staged or half-moved left, every acknowledged submission
 // present, and every step's result recorded exactly once.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,13 +68,14 @@ int WaitExit(pid_t pid) {
 
 std::string Workload(const std::string& out, const std::string& ledger) {
   auto step = [&](const std::string& name, const std::string& deps, const std::string& body) {
-    return "    - name: " + name + "\n" + (deps.empty() ? "" : "      dependsOn: [" + deps + "]\n") +
-           "      command: [sh, -c, 'echo $RSL_STEP $RSL_ATTEMPT >> " + ledger +
-           "; sleep 0.05; " + body + "']\n";
+    return "    - name: " + name + "\n" +
+           (deps.empty() ? "" : "      dependsOn: [" + deps + "]\n") +
+           "      command: [sh, -c, 'echo $RSL_STEP $RSL_ATTEMPT >> " + ledger + "; sleep 0.05; " +
+           body + "']\n";
   };
   return "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: crash\nspec:\n"
-         "  data:\n    output:\n      uri: file://" + out + "\n  pipeline:\n" +
-         step("a", "", "echo a > $RSL_OUTPUT/a") +
+         "  data:\n    output:\n      uri: file://" +
+         out + "\n  pipeline:\n" + step("a", "", "echo a > $RSL_OUTPUT/a") +
          step("b", "a", "cat $RSL_INPUT_A/a > $RSL_OUTPUT/b; echo b >> $RSL_OUTPUT/b") +
          step("c", "a", "cat $RSL_INPUT_A/a > $RSL_OUTPUT/c; echo c >> $RSL_OUTPUT/c") +
          step("d", "b, c", "cat $RSL_INPUT_B/b $RSL_INPUT_C/c > $RSL_OUTPUT/d");

@@ -19,8 +19,9 @@ using namespace rsl;
 namespace {
 
 int Usage() {
-  fprintf(stderr, "usage: rsl-engine-driver run FILE STATE_DIR [--sync full|normal] "
-                  "[--node-file F] | recover STATE_DIR\n");
+  fprintf(stderr,
+          "usage: rsl-engine-driver run FILE STATE_DIR [--sync full|normal] "
+          "[--node-file F] | recover STATE_DIR\n");
   return 2;
 }
 

@@ -1,8 +1,8 @@
 // The engine with real processes (local backend, rsl-shim, cgroups where writable): what a
 // user of `seedctl run` sees, checked on the file system and in the store.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <csignal>
@@ -62,8 +62,10 @@ class ProcessTest : public ::testing::Test {
   }
 
   std::string Submit(const std::string& pipeline, const std::string& extra = "") {
-    std::string yaml = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n"
-                       "  name: proc\nspec:\n" + extra + "  pipeline:\n" + pipeline;
+    std::string yaml =
+        "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n"
+        "  name: proc\nspec:\n" +
+        extra + "  pipeline:\n" + pipeline;
     auto parsed = spec::ParseWorkload(yaml, "proc.yaml");
     EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].ToString());
     auto id = engine_->Submit(parsed.workload, "test");
@@ -116,13 +118,16 @@ TEST_F(ProcessTest, FanOutFanInCommitsExactlyTheOutputs) {
   std::string out = dir_ + "/out";
   auto run = Run(
       "    - {name: split, command: [sh, -c, 'echo 1 > $RSL_OUTPUT/a; echo 2 > $RSL_OUTPUT/b']}\n"
-      "    - {name: left, dependsOn: [split], command: [sh, -c, 'cat $RSL_INPUT_SPLIT/a > $RSL_OUTPUT/l']}\n"
-      "    - {name: right, dependsOn: [split], command: [sh, -c, 'cat $RSL_INPUT_SPLIT/b > $RSL_OUTPUT/r']}\n"
+      "    - {name: left, dependsOn: [split], command: [sh, -c, 'cat $RSL_INPUT_SPLIT/a > "
+      "$RSL_OUTPUT/l']}\n"
+      "    - {name: right, dependsOn: [split], command: [sh, -c, 'cat $RSL_INPUT_SPLIT/b > "
+      "$RSL_OUTPUT/r']}\n"
       "    - {name: join, dependsOn: [left, right], command: [sh, -c,"
       " 'cat $RSL_INPUT_LEFT/l $RSL_INPUT_RIGHT/r > $RSL_OUTPUT/sum']}\n",
       "  data:\n    output:\n      uri: file://" + out + "\n");
   EXPECT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
-  EXPECT_EQ(Listing(out), (std::vector<std::string>{"_RSL_COMMIT", "join", "left", "right", "split"}));
+  EXPECT_EQ(Listing(out),
+            (std::vector<std::string>{"_RSL_COMMIT", "join", "left", "right", "split"}));
   EXPECT_EQ(*ReadFile(out + "/join/sum"), "1\n2\n");
   EXPECT_EQ(Listing(out + "/split"), (std::vector<std::string>{"a", "b"}));
   EXPECT_FALSE(PathExists(run.run_dir + "/staging"));
@@ -136,7 +141,8 @@ TEST_F(ProcessTest, FanOutFanInCommitsExactlyTheOutputs) {
 TEST_F(ProcessTest, FailsThenSucceedsOnRetry) {
   std::string marker = dir_ + "/tried";
   auto run = Run("    - name: flaky\n      command: [sh, -c, 'if [ -e " + marker +
-                 " ]; then echo ok; else touch " + marker + "; exit 7; fi']\n"
+                 " ]; then echo ok; else touch " + marker +
+                 "; exit 7; fi']\n"
                  "      retryPolicy: {maxRetries: 2, backoff: 100ms}\n");
   EXPECT_EQ(run.phase, spec::RunPhase::kSucceeded);
   auto s = Steps(run)[0];
@@ -150,15 +156,21 @@ TEST_F(ProcessTest, ARetriedStepCommitsOnlyItsSucceededAttempt) {
   // Both ways of committing: the run's own outputs (the staging directory renamed whole) and
   // a data.output directory (step by step). The failed attempt left a partial file.
   std::string out = dir_ + "/out";
-  for (std::string extra : {std::string(), "  data:\n    output:\n      uri: file://" + out + "\n"}) {
+  for (std::string extra :
+       {std::string(), "  data:\n    output:\n      uri: file://" + out + "\n"}) {
     std::string marker = dir_ + "/tried" + std::to_string(extra.size());
-    auto run = Run(
-        "    - {name: once, command: [sh, -c, 'echo one > $RSL_OUTPUT/x']}\n"
-        "    - name: flaky\n      command: [sh, -c, 'if [ -e " + marker + " ]; then echo good >"
-        " $RSL_OUTPUT/good; else touch " + marker + " $RSL_OUTPUT/partial; exit 7; fi']\n"
-        "      retryPolicy: {maxRetries: 2, backoff: 10ms}\n"
-        "    - {name: never, dependsOn: [once], when: \"status.once == 'FAILED'\", command: [true]}\n",
-        extra);
+    auto run =
+        Run("    - {name: once, command: [sh, -c, 'echo one > $RSL_OUTPUT/x']}\n"
+            "    - name: flaky\n      command: [sh, -c, 'if [ -e " +
+                marker +
+                " ]; then echo good >"
+                " $RSL_OUTPUT/good; else touch " +
+                marker +
+                " $RSL_OUTPUT/partial; exit 7; fi']\n"
+                "      retryPolicy: {maxRetries: 2, backoff: 10ms}\n"
+                "    - {name: never, dependsOn: [once], when: \"status.once == 'FAILED'\", "
+                "command: [true]}\n",
+            extra);
     ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
     std::string root = extra.empty() ? run.run_dir + "/outputs" : out;
     EXPECT_EQ(run.committed_uri, root);
@@ -176,9 +188,10 @@ TEST_F(ProcessTest, ARetriedStepCommitsOnlyItsSucceededAttempt) {
 
 TEST_F(ProcessTest, MemoryLimitOomIsDetected) {
   std::string mechanism = backend::DetectLimitMechanism();
-  auto run = Run("    - name: hog\n      command: [/usr/bin/python3, -c,"
-                 " 'x = bytearray(512 * 1024 * 1024)']\n"
-                 "      resources: {memory: 64Mi, cpu: 500m}\n");
+  auto run =
+      Run("    - name: hog\n      command: [/usr/bin/python3, -c,"
+          " 'x = bytearray(512 * 1024 * 1024)']\n"
+          "      resources: {memory: 64Mi, cpu: 500m}\n");
   EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   auto events = *store_->ListEvents(run.id, 0);
   std::set<std::string> reasons;
@@ -198,8 +211,10 @@ TEST_F(ProcessTest, MemoryLimitOomIsDetected) {
 
 TEST_F(ProcessTest, StepTimeoutKillsTheWholeGroup) {
   std::string pids = dir_ + "/pids";
-  auto run = Run("    - name: stuck\n      timeout: 1s\n      command: [sh, -c,"
-                 " 'trap \"\" TERM; sleep 300 & echo $! > " + pids + "; sleep 300']\n");
+  auto run =
+      Run("    - name: stuck\n      timeout: 1s\n      command: [sh, -c,"
+          " 'trap \"\" TERM; sleep 300 & echo $! > " +
+          pids + "; sleep 300']\n");
   EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run.failure_code, codes::kStepTimedOut);
   EXPECT_EQ(Steps(run)[0].phase, spec::StepPhase::kTimedOut);
@@ -335,9 +350,10 @@ TEST_F(ProcessTest, MetricsFlowIntoWhen) {
 
 TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
   std::string out = dir_ + "/out";
-  auto run = Run("    - {name: good, command: [sh, -c, 'echo x > $RSL_OUTPUT/part']}\n"
-                 "    - {name: bad, dependsOn: [good], command: [sh, -c, 'echo y > $RSL_OUTPUT/p; exit 1']}\n",
-                 "  data:\n    output:\n      uri: " + out + "\n");
+  auto run = Run(
+      "    - {name: good, command: [sh, -c, 'echo x > $RSL_OUTPUT/part']}\n"
+      "    - {name: bad, dependsOn: [good], command: [sh, -c, 'echo y > $RSL_OUTPUT/p; exit 1']}\n",
+      "  data:\n    output:\n      uri: " + out + "\n");
   EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
   EXPECT_EQ(run.failure_code, codes::kStepFailed);
   EXPECT_FALSE(PathExists(out));
@@ -345,9 +361,10 @@ TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
 }
 
 TEST_F(ProcessTest, DependentStartsWithinMillisecondsOfItsDependency) {
-  auto run = Run("    - {name: a, command: ['true']}\n"
-                 "    - {name: b, dependsOn: [a], command: ['true']}\n"
-                 "    - {name: c, dependsOn: [b], command: ['true']}\n");
+  auto run =
+      Run("    - {name: a, command: ['true']}\n"
+          "    - {name: b, dependsOn: [a], command: ['true']}\n"
+          "    - {name: c, dependsOn: [b], command: ['true']}\n");
   ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded);
   auto steps = Steps(run);
   // Engine time between recording a step's end and launching its dependent.

@@ -52,9 +52,10 @@ class SeedctlRunTest : public ::testing::Test {
   }
   std::string Write(const std::string& pipeline, const std::string& extra = "") {
     std::string path = dir_ + "/wl.yaml";
-    EXPECT_TRUE(WriteFileAtomic(path, "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
-                                      "metadata:\n  name: cli\nspec:\n" + extra +
-                                      "  pipeline:\n" + pipeline)
+    EXPECT_TRUE(WriteFileAtomic(path,
+                                "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+                                "metadata:\n  name: cli\nspec:\n" +
+                                    extra + "  pipeline:\n" + pipeline)
                     .ok());
     return path;
   }
@@ -63,7 +64,8 @@ class SeedctlRunTest : public ::testing::Test {
 };
 
 TEST_F(SeedctlRunTest, SucceedsWithATable) {
-  auto r = Seedctl("run -f " + Write("    - {name: hello, command: [sh, -c, 'echo hi > $RSL_OUTPUT/x']}\n") +
+  auto r = Seedctl("run -f " +
+                   Write("    - {name: hello, command: [sh, -c, 'echo hi > $RSL_OUTPUT/x']}\n") +
                    Flags());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("STEP   PHASE      ATTEMPTS"), std::string::npos) << r.output;
@@ -81,8 +83,9 @@ TEST_F(SeedctlRunTest, FailureEndsWithTheCode) {
 }
 
 TEST_F(SeedctlRunTest, ImpossibleRequestIsRejected) {
-  auto r = Seedctl("run -f " +
-                   Write("    - {name: big, command: ['true'], resources: {cpu: 4096}}\n") + Flags());
+  auto r =
+      Seedctl("run -f " + Write("    - {name: big, command: ['true'], resources: {cpu: 4096}}\n") +
+              Flags());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(LastLine(r.output), "INSUFFICIENT_RESOURCES") << r.output;
   EXPECT_NE(r.output.find("local: cpu 4096 >"), std::string::npos) << r.output;
@@ -138,10 +141,11 @@ TEST_F(SeedctlRunTest, RecoverWithNothingToDo) {
 TEST_F(SeedctlRunTest, TerminalShowsABarAndCtrlCCancels) {
   std::string pidfile = dir_ + "/step.pid";
   std::string out = dir_ + "/published";
-  std::string wl = Write("    - {name: quick, command: ['true']}\n"
-                         "    - {name: slow, dependsOn: [quick], command: [sh, -c, 'echo $$ > " +
-                             pidfile + "; echo 40% > $RSL_PROGRESS_FILE; exec sleep 60']}\n",
-                         "  data:\n    output:\n      uri: file://" + out + "\n");
+  std::string wl = Write(
+      "    - {name: quick, command: ['true']}\n"
+      "    - {name: slow, dependsOn: [quick], command: [sh, -c, 'echo $$ > " +
+          pidfile + "; echo 40% > $RSL_PROGRESS_FILE; exec sleep 60']}\n",
+      "  data:\n    output:\n      uri: file://" + out + "\n");
   std::string seedctl = std::string(RSL_BINARY_DIR) + "/bin/seedctl";
   std::string state = dir_ + "/state";
   int master = -1;
@@ -152,8 +156,8 @@ TEST_F(SeedctlRunTest, TerminalShowsABarAndCtrlCCancels) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // The step writes its pid into the test's directory: it runs as our user.
-    execl(seedctl.c_str(), seedctl.c_str(), "run", "-f", wl.c_str(), "--state-dir",
-          state.c_str(), "--no-hooks", "--step-isolation", "none", static_cast<char*>(nullptr));
+    execl(seedctl.c_str(), seedctl.c_str(), "run", "-f", wl.c_str(), "--state-dir", state.c_str(),
+          "--no-hooks", "--step-isolation", "none", static_cast<char*>(nullptr));
     _exit(127);
   }
   std::string screen;
@@ -173,10 +177,13 @@ TEST_F(SeedctlRunTest, TerminalShowsABarAndCtrlCCancels) {
     return done();
   };
   // Started, and the bar drawn below the event lines; the next line erases it (CR, erase).
-  ASSERT_TRUE(read_until([&] {
-    return PathExists(pidfile) && screen.find("slow  Started") != std::string::npos &&
-           screen.find("running: slow") != std::string::npos;
-  }, 60)) << screen;
+  ASSERT_TRUE(read_until(
+      [&] {
+        return PathExists(pidfile) && screen.find("slow  Started") != std::string::npos &&
+               screen.find("running: slow") != std::string::npos;
+      },
+      60))
+      << screen;
   EXPECT_NE(screen.find("\n[#"), std::string::npos) << screen;
   EXPECT_NE(screen.find("] 1/2 steps  running: slow"), std::string::npos) << screen;
   EXPECT_NE(screen.find("\r\033[K"), std::string::npos) << screen;
@@ -186,8 +193,8 @@ TEST_F(SeedctlRunTest, TerminalShowsABarAndCtrlCCancels) {
   ASSERT_EQ(write(master, "\x03", 1), 1);  // Ctrl-C, typed
   int status = 0;
   bool reaped = false;  // waitpid succeeds once: remember it
-  ASSERT_TRUE(read_until([&] { return reaped || (reaped = waitpid(pid, &status, WNOHANG) == pid); },
-                         60))
+  ASSERT_TRUE(
+      read_until([&] { return reaped || (reaped = waitpid(pid, &status, WNOHANG) == pid); }, 60))
       << screen;
   read_until([] { return false; }, 1);  // whatever is left on the terminal
   close(master);

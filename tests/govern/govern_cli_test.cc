@@ -68,21 +68,28 @@ TEST(GovernCli, AuditsExitCodesAndFindingIds) {
     std::vector<std::string> ids;
   };
   const Case cases[] = {
-      {"k8s lint -f " + kData + "autoscaling.yaml -o json", 3,
+      {"k8s lint -f " + kData + "autoscaling.yaml -o json",
+       3,
        {"LINT002", "LINT004", "LINT005", "LINT006", "LINT007", "LINT008"}},
-      {"k8s crd-diff " + kData + "crd-v1.8.yaml " + kData + "crd-v2.3.yaml -o json", 3,
+      {"k8s crd-diff " + kData + "crd-v1.8.yaml " + kData + "crd-v2.3.yaml -o json",
+       3,
        {"CRD003", "CRD008", "CRD015"}},
       {"k8s crd-diff " + kData + "crd-v1.8.yaml " + kData + "crd-v1.8.yaml -o json", 0, {}},
-      {"k8s shadow-pods -f " + kData + "pods.json --now 2024-03-15T09:00:00Z -o json", 3,
+      {"k8s shadow-pods -f " + kData + "pods.json --now 2024-03-15T09:00:00Z -o json",
+       3,
        {"SHADOW001", "SHADOW002"}},
-      {"k8s shadow-pods -f " + kData + "pods.json --now 2024-03-15T08:05:00Z -o json", 0,
+      {"k8s shadow-pods -f " + kData + "pods.json --now 2024-03-15T08:05:00Z -o json",
+       0,
        {"SHADOW002"}},
-      {"k8s shadow-pods -f " + kData + "pods.json --now 2024-03-15T08:05:00Z -o json --strict", 2,
+      {"k8s shadow-pods -f " + kData + "pods.json --now 2024-03-15T08:05:00Z -o json --strict",
+       2,
        {"SHADOW002"}},
-      {"k8s crd-audit --log " + kData + "apiserver.log --crds " + kData + "crds.json -o json", 3,
+      {"k8s crd-audit --log " + kData + "apiserver.log --crds " + kData + "crds.json -o json",
+       3,
        {"CRDA001", "CRDA002"}},
       {"k8s tenancy -f " + kData + "tenancy-dump.json -o json", 3, {"TEN001", "TEN004", "TEN005"}},
-      {"k8s qos-check -f " + kData + "seed-pods.yaml --metrics " + kData + "metrics.json -o json", 3,
+      {"k8s qos-check -f " + kData + "seed-pods.yaml --metrics " + kData + "metrics.json -o json",
+       3,
        {"QOSV001", "QOSV002", "QOSV004"}},
       {"advise precision -f " + kData + "precision.yaml -o json --strict", 0, {}},
   };
@@ -105,7 +112,8 @@ TEST(GovernCli, QosJsonIsAListOfObjects) {
     EXPECT_EQ(o["namespace"], "media");
     classes.push_back(o["qosClass"]);
   }
-  EXPECT_EQ(classes, (std::vector<std::string>{"Guaranteed", "Burstable", "BestEffort", "Burstable"}));
+  EXPECT_EQ(classes,
+            (std::vector<std::string>{"Guaranteed", "Burstable", "BestEffort", "Burstable"}));
   EXPECT_EQ(j[1]["annotationCgroup"]["memory.high"], "3221225472");
   EXPECT_EQ(j[3]["containers"][0]["oomScoreAdj"], 985);
   EXPECT_EQ(Seedctl("k8s qos -f " + kData + "seed-pods.yaml -o json --strict").code, 2);
@@ -129,8 +137,10 @@ TEST(GovernCli, ErrorsEndWithTheirCode) {
   CliRun bad_yaml = Seedctl("k8s qos -f " + kData + "apiserver.log");
   EXPECT_EQ(bad_yaml.code, 0);  // a log is a YAML scalar: no objects, no findings
   std::string odd = "/tmp/rsl-govern-odd-" + std::to_string(getpid()) + ".yaml";
-  ASSERT_TRUE(WriteFileAtomic(odd, "kind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
-                                   "spec: {scaleTargetRef: web, maxReplicas: 2}\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(odd,
+                              "kind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
+                              "spec: {scaleTargetRef: web, maxReplicas: 2}\n")
+                  .ok());
   CliRun malformed = Seedctl("k8s lint -f " + odd);
   EXPECT_EQ(malformed.code, 1) << malformed.out << malformed.err;
   EXPECT_EQ(LastLine(malformed.err), "INVALID_ARGUMENT");
@@ -153,23 +163,27 @@ TEST(GovernCli, AdviseMemory) {
   json a = json::parse(all.out);
   ASSERT_EQ(a["stages"].size(), 4u);
   EXPECT_NEAR(a["stages"][1]["gpu_bytes"].get<double>() / 1e9, 31.4, 0.1);
-  CliRun emit = Seedctl("advise memory --params 7e9 --gpus 8 --zero 2 --emit deepspeed --recompute full");
+  CliRun emit =
+      Seedctl("advise memory --params 7e9 --gpus 8 --zero 2 --emit deepspeed --recompute full");
   EXPECT_EQ(emit.code, 0);
-  EXPECT_NE(emit.out.find("export SEEDANCE_ZERO_STAGE=2\nexport SEEDANCE_GRADIENT_CHECKPOINTING=true"),
-            std::string::npos)
+  EXPECT_NE(
+      emit.out.find("export SEEDANCE_ZERO_STAGE=2\nexport SEEDANCE_GRADIENT_CHECKPOINTING=true"),
+      std::string::npos)
       << emit.out;
 }
 
 TEST(GovernCli, CostCompareReproducesTheSeedTable) {
-  CliRun r = Seedctl("cost compare -f " + kData + "strategy-default.yaml -f " + kData +
-                  "strategy-zero2.yaml --hours 9.2 --hours 7.1 --prices " + kData + "seed-prices.yaml");
+  CliRun r =
+      Seedctl("cost compare -f " + kData + "strategy-default.yaml -f " + kData +
+              "strategy-zero2.yaml --hours 9.2 --hours 7.1 --prices " + kData + "seed-prices.yaml");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("12.80"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("117.76"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("8.45"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("60.00"), std::string::npos) << r.out;
   CliRun j = Seedctl("cost compare -f " + kData + "strategy-default.yaml -f " + kData +
-                  "strategy-zero2.yaml --hours 9.2 --hours 7.1 --prices " + kData + "seed-prices.yaml -o json");
+                     "strategy-zero2.yaml --hours 9.2 --hours 7.1 --prices " + kData +
+                     "seed-prices.yaml -o json");
   json out = json::parse(j.out);
   EXPECT_DOUBLE_EQ(out["strategies"][0]["total"].get<double>(), 117.76);
   EXPECT_DOUBLE_EQ(out["strategies"][1]["total"].get<double>(), 60.00);
@@ -221,7 +235,9 @@ TEST(GovernCli, CostReportAndPolicies) {
   ASSERT_EQ(l.size(), 1u);
   EXPECT_EQ(l[0]["rules"][0]["condition"], "loss_plateau_duration > 1800 && gpu_util_avg < 0.3");
   std::string bad = dir + "/bad.yaml";
-  ASSERT_TRUE(WriteFileAtomic(bad, "rules:\n- {name: a, condition: \"gpu_util_avgg < 1\", action: stop}\n").ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(bad, "rules:\n- {name: a, condition: \"gpu_util_avgg < 1\", action: stop}\n")
+          .ok());
   CliRun rejected = Seedctl("policy apply -f " + bad + " --state-dir " + dir);
   EXPECT_EQ(rejected.code, 1);
   EXPECT_EQ(LastLine(rejected.err), "EXPRESSION_INVALID");
@@ -239,7 +255,8 @@ TEST(GovernCli, SeedctlRunHonoursAnAppliedPolicyAndRecordsCost) {
   ASSERT_TRUE(WriteFileAtomic(dir + "/policy.yaml",
                               "rules:\n- name: plateau\n"
                               "  condition: \"loss_plateau_duration > 2 && gpu_util_avg < 0.3\"\n"
-                              "  action: stop_as_success\n").ok());
+                              "  action: stop_as_success\n")
+                  .ok());
   CliRun apply = Seedctl("policy apply -f " + dir + "/policy.yaml --state-dir " + dir + "/state");
   ASSERT_EQ(apply.code, 0) << apply.err;
   const std::string step =
@@ -256,9 +273,12 @@ TEST(GovernCli, SeedctlRunHonoursAnAppliedPolicyAndRecordsCost) {
                               "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n"
                               "  name: plateau\n  namespace: llm\n  labels: {team: llm}\nspec:\n"
                               "  resources: {cpu: 500m, memory: 256Mi}\n"
-                              "  data:\n    output:\n      uri: file://" + dir + "/published\n"
-                              "  pipeline:\n    - name: train\n      command: [python3, " + dir +
-                              "/train.py]\n").ok());
+                              "  data:\n    output:\n      uri: file://" +
+                                  dir +
+                                  "/published\n"
+                                  "  pipeline:\n    - name: train\n      command: [python3, " +
+                                  dir + "/train.py]\n")
+                  .ok());
   auto t0 = std::chrono::steady_clock::now();
   CliRun run = Seedctl("run -f " + dir + "/wl.yaml --state-dir " + dir + "/state");
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

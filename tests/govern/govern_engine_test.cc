@@ -52,7 +52,9 @@ TEST(GovernEngine, PolicyStopsAPlateauedStepAsSuccessAndCostIsRecorded) {
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: plateau\n"
       "  namespace: llm\n  labels: {team: llm, stage: sft}\nspec:\n"
       "  resources: {cpu: 500m, memory: 256Mi}\n"
-      "  data:\n    output:\n      uri: file://" + out + "\n"
+      "  data:\n    output:\n      uri: file://" +
+      out +
+      "\n"
       "  pipeline:\n    - name: train\n      command: [python3, -c, " +
       nlohmann::json(std::string(kStep)).dump() + "]\n";
   auto parsed = spec::ParseWorkload(yaml, "plateau.yaml");
@@ -84,7 +86,8 @@ TEST(GovernEngine, PolicyStopsAPlateauedStepAsSuccessAndCostIsRecorded) {
   auto events = (*store)->ListEvents(run->id, 0);
   ASSERT_TRUE(events.ok());
   bool stopped = false;
-  for (const auto& e : *events) stopped = stopped || (e.step == "train" && e.reason == "PolicyStopped");
+  for (const auto& e : *events)
+    stopped = stopped || (e.step == "train" && e.reason == "PolicyStopped");
   EXPECT_TRUE(stopped);
   auto model = ReadFile(out + "/train/model.txt");  // outputs kept
   ASSERT_TRUE(model.ok()) << model.error().ToString();

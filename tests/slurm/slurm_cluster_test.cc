@@ -116,7 +116,8 @@ class SlurmClusterTest : public ::testing::Test {
 
   LaunchSpec Spec(const std::string& step, std::vector<std::string> argv, int attempt = 1) {
     LaunchSpec s;
-    s.run_id = "run-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    s.run_id =
+        "run-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
     s.step = step;
     s.attempt = attempt;
     s.attempt_id = s.run_id + "/" + step + "/" + std::to_string(attempt);
@@ -162,10 +163,11 @@ TEST_F(SlurmClusterTest, ListNodesShowsTheCluster) {
 TEST_F(SlurmClusterTest, FraudStructureRunsToSucceeded) {
   auto ingest = Spec("ingest", {"sh", "-c", "echo rows=100 > \"$RSL_OUTPUT/rows\"; echo ingested"});
   auto pre = Spec("preprocess", {"true"});
-  auto train = Spec("train", {"python3", "-c",
-                              "import json, os\n"
-                              "print('gpus', os.environ.get('CUDA_VISIBLE_DEVICES', '-'))\n"
-                              "json.dump({'auc': 0.95}, open(os.environ['RSL_METRICS_FILE'], 'w'))\n"});
+  auto train =
+      Spec("train", {"python3", "-c",
+                     "import json, os\n"
+                     "print('gpus', os.environ.get('CUDA_VISIBLE_DEVICES', '-'))\n"
+                     "json.dump({'auc': 0.95}, open(os.environ['RSL_METRICS_FILE'], 'w'))\n"});
   train.gpus = 1;
   train.capabilities = {"tensor_core", "fp16_support"};
   train.env["SECRET_TOKEN"] = "hunter2";
@@ -252,7 +254,8 @@ TEST_F(SlurmClusterTest, ImpossibleRequestIsRefusedNotLeftPending) {
   auto st = backend_->Launch(s);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), "INSUFFICIENT_RESOURCES");
-  EXPECT_NE(st.error().message.find("no Slurm node has capability 'low_latency'"), std::string::npos);
+  EXPECT_NE(st.error().message.find("no Slurm node has capability 'low_latency'"),
+            std::string::npos);
   auto big = Spec("big", {"true"});
   big.cpu_millis = 16000;
   st = backend_->Launch(big);
@@ -300,7 +303,8 @@ TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {
 // without writing its exit record or being reported.
 TEST_F(SlurmClusterTest, KilledSlurmdLosesTheNodeAndTheStepRunsElsewhere) {
   // The orphan sleeps past node-down (~30 s) and the replacement's start, then writes.
-  auto first = Spec("train", {"sh", "-c", "echo started; sleep 40; echo orphan > \"$RSL_OUTPUT/result\""});
+  auto first =
+      Spec("train", {"sh", "-c", "echo started; sleep 40; echo orphan > \"$RSL_OUTPUT/result\""});
   ASSERT_TRUE(backend_->Launch(first).ok());
   auto started = rec_.WaitStarted(first.attempt_id, 30);
   ASSERT_TRUE(started.has_value());
@@ -338,7 +342,8 @@ TEST_F(SlurmClusterTest, KilledSlurmdLosesTheNodeAndTheStepRunsElsewhere) {
   auto lost_at = rec_.ExitAt(first.attempt_id);
 
   // What the engine does on kNodeLost: launch again (no retry spent) on another node.
-  auto second = Spec("train", {"sh", "-c", "sleep 3; echo replacement > \"$RSL_OUTPUT/result\""}, 2);
+  auto second =
+      Spec("train", {"sh", "-c", "sleep 3; echo replacement > \"$RSL_OUTPUT/result\""}, 2);
   ASSERT_TRUE(backend_->Launch(second).ok());
   auto resubmitted_at = Clock::now();
   auto started2 = rec_.WaitStarted(second.attempt_id, 30);
@@ -354,9 +359,10 @@ TEST_F(SlurmClusterTest, KilledSlurmdLosesTheNodeAndTheStepRunsElsewhere) {
   double detect_s = Seconds(down_at, lost_at);
   double resubmit_s = Seconds(down_at, resubmitted_at);
   double total_s = Seconds(killed_at, running_again_at);
-  std::printf("node-loss: slurmd killed -> Slurm marks %s down %.1f s; down -> kNodeLost %.2f s; "
-              "down -> resubmitted %.2f s; killed -> running again on %s %.1f s\n",
-              node.c_str(), down_s, detect_s, resubmit_s, started2->node.c_str(), total_s);
+  std::printf(
+      "node-loss: slurmd killed -> Slurm marks %s down %.1f s; down -> kNodeLost %.2f s; "
+      "down -> resubmitted %.2f s; killed -> running again on %s %.1f s\n",
+      node.c_str(), down_s, detect_s, resubmit_s, started2->node.c_str(), total_s);
   RecordProperty("node_down_s", std::to_string(down_s));
   RecordProperty("resubmit_after_down_s", std::to_string(resubmit_s));
   RecordProperty("killed_to_running_s", std::to_string(total_s));

@@ -265,7 +265,8 @@ spec:
   std::string node;
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (node.empty() && std::chrono::steady_clock::now() < until) {
-    std::string log = Slurp(engine::AttemptLogPath(engine::RunDir(engine::DefaultRunsDir(dir_), *run_id), "train", 1));
+    std::string log = Slurp(
+        engine::AttemptLogPath(engine::RunDir(engine::DefaultRunsDir(dir_), *run_id), "train", 1));
     if (log == "started\n") node = Sh("squeue -h -t R -o %N | head -1");
     if (!node.empty() && node.back() == '\n') node.pop_back();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -371,9 +372,10 @@ TEST_F(SlurmEngineTest, TwentyStepChainReadyToRunningVsLocal) {
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   double local_total = 0;
   double local_median = ChainStepLatency(Events(run->id), "Started", &local_total);
-  std::printf("20-step chain, ready -> running (median): slurm %.3f s, local %.3f s; "
-              "whole chain: slurm %.1f s, local %.1f s\n",
-              slurm_median, local_median, slurm_total, local_total);
+  std::printf(
+      "20-step chain, ready -> running (median): slurm %.3f s, local %.3f s; "
+      "whole chain: slurm %.1f s, local %.1f s\n",
+      slurm_median, local_median, slurm_total, local_total);
   RecordProperty("slurm_ready_to_running_s", std::to_string(slurm_median));
   RecordProperty("local_ready_to_running_s", std::to_string(local_median));
   EXPECT_GT(slurm_median, 0);

@@ -32,9 +32,9 @@ class SeedctlSlurmTest : public ::testing::Test {
     std::string file = dir_ + "/" + backend + ".yaml";
     std::ofstream(file) << yaml;
     std::string out_file = dir_ + "/" + backend + ".out";
-    std::string cmd = std::string(RSL_BINARY_DIR) + "/bin/seedctl run -f " + file +
-                      " --backend " + backend + " --no-hooks --state-dir " + dir_ + "/state-" +
-                      backend + " > " + out_file + " 2>&1; echo $?";
+    std::string cmd = std::string(RSL_BINARY_DIR) + "/bin/seedctl run -f " + file + " --backend " +
+                      backend + " --no-hooks --state-dir " + dir_ + "/state-" + backend + " > " +
+                      out_file + " 2>&1; echo $?";
     *rc = std::atoi(Sh(cmd).c_str());
     return Slurp(out_file);
   }
@@ -105,8 +105,9 @@ spec:
   ASSERT_TRUE(PathExists(staging + "/private.txt"));
 
   std::string attack = dir_ + "/attack.py";
-  ASSERT_TRUE(WriteFileAtomic(attack, Slurp(std::string(RSL_SOURCE_DIR) +
-                                            "/tests/security/attack.py")).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(attack, Slurp(std::string(RSL_SOURCE_DIR) + "/tests/security/attack.py"))
+          .ok());
   std::string yaml = R"yaml(apiVersion: aiengine.volc.com/v1
 kind: AIWorkload
 metadata: {name: attack, namespace: team-b}
@@ -130,13 +131,15 @@ spec:
   put("@VICTIM@", staging);
   out = Run(yaml, "slurm", &rc);
   ASSERT_EQ(rc, 0) << out;
-  std::string log = Slurp(std::string(Trim(Sh("ls " + runs + "/*/attempts/attack.1.log | head -1"))));
+  std::string log =
+      Slurp(std::string(Trim(Sh("ls " + runs + "/*/attempts/attack.1.log | head -1"))));
   for (const char* name :
        {"forge-token", "read-db", "grep-db", "grep-wal", "list-state", "list-runs",
         "list-victim-staging", "read-victim-output", "write-victim-staging", "list-victim-run",
         "read-victim-logs", "environ-of-others"}) {
     EXPECT_NE(log.find(std::string(name) + ": DENIED"), std::string::npos)
-        << name << " was not denied:\n" << log;
+        << name << " was not denied:\n"
+        << log;
   }
   EXPECT_NE(log.find("own-output: ALLOWED"), std::string::npos) << log;
   EXPECT_NE(log.find("own-workdir: ALLOWED"), std::string::npos) << log;

@@ -12,6 +12,7 @@
 #include "api/objects.h"
 #include "api/server.h"
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/strings.h"
 #include "data/catalog.h"
 #include "model/env_registry.h"
@@ -573,17 +574,24 @@ Result<Json> ControllerService::ClusterStatus() {
       {"workloads", phases}};
 }
 
-Status ControllerService::PutConfigMap(const std::string& ns, const std::string& name,
-                                       const std::map<std::string, std::string>& data) {
-  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/false));
+namespace {
+// A configmap or secret as the store keeps it, stamped now.
+store::ConfigMap NewConfigMap(const std::string& ns, const std::string& name,
+                              const std::map<std::string, std::string>& data, bool secret) {
   store::ConfigMap cm;
   cm.namespace_ = ns;
   cm.name = name;
+  cm.secret = secret;
   cm.data = data;
-  cm.updated_at = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  return store_->PutConfigMap(cm);
+  cm.updated_at = Env::Default()->NowMs();
+  return cm;
+}
+}  // namespace
+
+Status ControllerService::PutConfigMap(const std::string& ns, const std::string& name,
+                                       const std::map<std::string, std::string>& data) {
+  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/false));
+  return store_->PutConfigMap(NewConfigMap(ns, name, data, /*secret=*/false));
 }
 
 Status ControllerService::PutSecret(const std::string& ns, const std::string& name,
@@ -591,15 +599,7 @@ Status ControllerService::PutSecret(const std::string& ns, const std::string& na
                                     std::vector<std::string>* warnings) {
   RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/true));
   *warnings = UnmaskedSecretWarnings(data);
-  store::ConfigMap cm;
-  cm.namespace_ = ns;
-  cm.name = name;
-  cm.secret = true;
-  cm.data = data;
-  cm.updated_at = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  return store_->PutConfigMap(cm);
+  return store_->PutConfigMap(NewConfigMap(ns, name, data, /*secret=*/true));
 }
 
 Result<Json> ControllerService::ListConfigMaps(const std::string& ns) {

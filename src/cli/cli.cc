@@ -25,4 +25,15 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+void AddStateDir(CLI::App* cmd, std::string* state_dir) {
+  cmd->add_option("--state-dir", *state_dir,
+                  "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
+}
+
+void AddOutput(CLI::App* cmd, std::string* output, const std::vector<std::string>& formats) {
+  std::string list;
+  for (const auto& f : formats) list += (list.empty() ? "" : "|") + f;
+  cmd->add_option("-o,--output", *output, "output format: " + list)->check(CLI::IsMember(formats));
+}
+
 }  // namespace rsl::cli

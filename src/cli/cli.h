@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -37,6 +38,11 @@ struct Exit {
 //! after --help (0), a command that threw Exit, or a usage error (CLI11's message, then
 //! INVALID_ARGUMENT alone on the last line of stderr).
 std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
+
+//! --state-dir, for the commands that read or write the local state directory.
+void AddStateDir(CLI::App* cmd, std::string* state_dir);
+//! -o/--output, one of `formats` (the flags struct holds the default).
+void AddOutput(CLI::App* cmd, std::string* output, const std::vector<std::string>& formats);
 
 //! Binds `cmd` to `run(*flags)`. `flags` is what the command's options write into; it lives
 //! as long as the app.

@@ -24,6 +24,7 @@
 #include "schema/schema.h"
 #include "spec/parse.h"
 #include "spec/quantity.h"
+#include "spec/yaml_load.h"
 
 namespace rsl::cli {
 namespace {
@@ -155,13 +156,9 @@ Result<spec::DataInput> ParseInputBlock(const std::string& file, const YAML::Nod
 Result<spec::DataInput> LoadInput(const std::string& file) {
   auto text = ReadFile(file);
   if (!text.ok()) return Error(codes::kSpecParseError, text.error().message).Value(file);
-  YAML::Node root;
-  try {
-    root = YAML::Load(*text);
-  } catch (const YAML::ParserException& e) {
-    return Error(codes::kSpecParseError, e.msg)
-        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
-  }
+  auto loaded = spec::LoadYaml(*text, file);
+  if (!loaded.ok()) return loaded.error();
+  YAML::Node root = *loaded;
   if (root.IsMap() && root["kind"]) {
     auto parsed = spec::ParseWorkloadFile(file);
     if (!parsed.ok()) return parsed.errors.front();
@@ -175,11 +172,6 @@ Result<spec::DataInput> LoadInput(const std::string& file) {
   if (!root.IsMap())
     return Error(codes::kSpecInvalid, "expected a YAML mapping").At(SourcePos{file, 1, 1});
   return ParseInputBlock(file, root);
-}
-
-void AddStateDir(CLI::App* cmd, std::string* state_dir) {
-  cmd->add_option("--state-dir", *state_dir,
-                  "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
 }
 
 }  // namespace

@@ -40,11 +40,6 @@ std::string StateDir(const std::string& flag) {
   return std::string(home != nullptr ? home : ".") + "/.local/state/rsl";
 }
 
-void AddStateDir(CLI::App* cmd, std::string* state_dir) {
-  cmd->add_option("--state-dir", *state_dir,
-                  "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
-}
-
 std::string ToUpperAscii(const std::string& s) {
   std::string out = s;
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -380,8 +375,7 @@ void RegisterAdvise(CLI::App& app) {
   mem->add_option("--micro-batch", m->micro_batch, "micro-batch per GPU (activations)");
   mem->add_option("--recompute", m->recompute, "none (default) or full activation checkpointing")
       ->check(CLI::IsMember({"none", "full"}));
-  mem->add_option("-o,--output", m->output, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  AddOutput(mem, &m->output, {"table", "json"});
   mem->add_option("--emit", m->emit,
                   "deepspeed: print the DeepSpeed config and SEEDANCE_* env for --zero")
       ->check(CLI::IsMember({"deepspeed"}));
@@ -413,8 +407,7 @@ void RegisterCost(CLI::App& app) {
                      "cost per 0.01 improvement of this metric (e.g. auc)");
   report->add_flag("--lower-is-better", r->lower_is_better,
                    "the metric improves downwards (loss, wer)");
-  report->add_option("-o,--output", r->output, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  AddOutput(report, &r->output, {"table", "json"});
   BindSafely(report, r, &RunCostReport);
 
   auto c = std::make_shared<CostCompareFlags>();
@@ -430,8 +423,7 @@ void RegisterCost(CLI::App& app) {
   cmp->add_option("--prices", c->prices_file,
                   "price table YAML (default: <state-dir>/prices.yaml)");
   AddStateDir(cmp, &c->state_dir);
-  cmp->add_option("-o,--output", c->output, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  AddOutput(cmp, &c->output, {"table", "json"});
   BindSafely(cmp, c, &RunCostCompare);
 }
 
@@ -450,8 +442,7 @@ void RegisterPolicy(CLI::App& app) {
   auto l = std::make_shared<PolicyListFlags>();
   auto* list = pol->add_subcommand("list", "List the applied policies and their rules");
   AddStateDir(list, &l->state_dir);
-  list->add_option("-o,--output", l->output, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  AddOutput(list, &l->output, {"table", "json"});
   BindSafely(list, l, &RunPolicyList);
 }
 

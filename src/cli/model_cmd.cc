@@ -33,16 +33,6 @@ std::string DefaultStateDir() {
   return std::string(home && *home ? home : ".") + "/.local/state/rsl";
 }
 
-void AddStateDir(CLI::App* cmd, std::string* state_dir) {
-  cmd->add_option("--state-dir", *state_dir,
-                  "state directory (default $RSL_STATE_DIR or ~/.local/state/rsl)");
-}
-
-void AddOutput(CLI::App* cmd, std::string* output, const std::vector<std::string>& formats) {
-  cmd->add_option("-o,--output", *output, "output format: " + Join(formats, "|"))
-      ->check(CLI::IsMember(formats));
-}
-
 template <typename T>
 T OrFail(Result<T> r) {
   if (!r.ok()) FailWith(r.error());

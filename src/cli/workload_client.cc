@@ -22,10 +22,7 @@ void AddConnFlags(CLI::App* cmd, ConnFlags* flags, bool namespaced) {
 }
 
 void AddOutputFlag(CLI::App* cmd, ConnFlags* flags, const std::vector<std::string>& choices) {
-  std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : "|") + c;
-  cmd->add_option("-o,--output", flags->output, "output format: " + list)
-      ->check(CLI::IsMember(choices));
+  AddOutput(cmd, &flags->output, choices);
 }
 
 api::Client MakeClient(const ConnFlags& flags) {

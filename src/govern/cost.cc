@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "govern/k8s_objects.h"
 #include "spec/workload.h"
+#include "spec/yaml_load.h"
 
 namespace rsl::govern {
 
@@ -225,13 +226,9 @@ std::vector<MetricCostRow> CostPerMetric(const std::vector<CostRecord>& records,
 static Result<Strategy> ReadStrategyImpl(const std::string& path) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return text.error();
-  YAML::Node root;
-  try {
-    root = YAML::Load(*text);
-  } catch (const YAML::Exception& e) {
-    return Error(codes::kSpecParseError, e.msg)
-        .At(SourcePos{path, e.mark.line + 1, e.mark.column + 1});
-  }
+  auto loaded = spec::LoadYaml(*text, path);
+  if (!loaded.ok()) return loaded.error();
+  YAML::Node root = *loaded;
   Strategy s;
   s.file = path;
   if (!root.IsMap() || !root["metadata"] || !root["metadata"]["name"]) {

@@ -13,6 +13,7 @@
 #include "base/sqlite.h"
 #include "base/strings.h"
 #include "govern/cost.h"
+#include "spec/yaml_load.h"
 
 namespace rsl::govern {
 
@@ -136,14 +137,12 @@ static PolicyParse ParsePolicyImpl(const std::string& yaml, const std::string& f
       file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
   if (stem.find('.') != std::string::npos) stem = stem.substr(0, stem.find('.'));
   p.name = stem;
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    out.errors.push_back(Error(codes::kSpecParseError, e.msg)
-                             .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1}));
+  auto loaded = spec::LoadYaml(yaml, file);
+  if (!loaded.ok()) {
+    out.errors.push_back(loaded.error());
     return out;
   }
+  YAML::Node root = *loaded;
   if (!root.IsMap()) {
     out.errors.push_back(Error(codes::kSpecInvalid, "a policy is a mapping with `rules`")
                              .At(SourcePos{file, 1, 1})

@@ -7,6 +7,7 @@
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "spec/yaml_load.h"
 
 namespace rsl::govern {
 
@@ -62,13 +63,9 @@ std::vector<RuleInfo> PrecisionRules() {
 
 static Result<PrecisionPlan> CheckPrecisionImpl(const std::string& yaml, const std::string& file,
                                                 Report* report) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    return Error(codes::kSpecParseError, e.msg)
-        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
-  }
+  auto loaded = spec::LoadYaml(yaml, file);
+  if (!loaded.ok()) return loaded.error();
+  YAML::Node root = *loaded;
   PrecisionPlan plan;
   auto obj = [&](const YAML::Node& n, const std::string& path) {
     return ObjectRef{"precision_policy", "", path, file, n.IsDefined() ? n.Mark().line + 1 : 0};

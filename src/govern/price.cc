@@ -8,6 +8,7 @@
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "spec/yaml_load.h"
 
 namespace rsl::govern {
 
@@ -116,13 +117,9 @@ std::string PriceTable::MatchDevice(const std::string& name) const {
 static Result<PriceTable> ParsePriceTableImpl(const std::string& yaml, const std::string& file) {
   PriceTable t;
   t.source = file;
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    return Error(codes::kSpecParseError, e.msg)
-        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
-  }
+  auto loaded = spec::LoadYaml(yaml, file);
+  if (!loaded.ok()) return loaded.error();
+  YAML::Node root = *loaded;
   if (!root.IsMap()) {
     return Error(codes::kInvalidArgument, "the price table must be a mapping")
         .At(SourcePos{file, 1, 1})

@@ -10,6 +10,7 @@
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "spec/yaml_load.h"
 
 namespace rsl::sched {
 namespace {
@@ -242,14 +243,12 @@ Node ProbeLocalNode(const std::string& nvidia_smi) {
 
 Result<std::vector<Node>> ParseNodeFile(const std::string& yaml, const std::string& file,
                                         const Node& probed) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::ParserException& e) {
-    return Error(codes::kSpecParseError, e.msg)
-        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1})
-        .Hint("the node file is YAML: `nodes: [{name: local, gpus: [{model: A10}]}]`");
+  auto loaded = spec::LoadYaml(yaml, file);
+  if (!loaded.ok()) {
+    Error e = loaded.error();
+    return e.Hint("the node file is YAML: `nodes: [{name: local, gpus: [{model: A10}]}]`");
   }
+  YAML::Node root = *loaded;
   NodeFileParser parser(file);
   std::vector<Node> nodes;
   try {

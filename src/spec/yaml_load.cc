@@ -1,0 +1,16 @@
+#include "spec/yaml_load.h"
+
+#include "base/codes.h"
+
+namespace rsl::spec {
+
+Result<YAML::Node> LoadYaml(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Error(codes::kSpecParseError, e.msg)
+        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1});
+  }
+}
+
+}  // namespace rsl::spec

@@ -260,13 +260,31 @@ std::vector<std::string> ControllerService::SecretValues(const std::string& ns) 
   return SecretValuesOf(store_, ns);
 }
 
-Result<Json> ControllerService::Object(const std::string& id) {
-  auto v = store_->GetVersion(id);
+namespace {
+// A workload's version, its run and the run's steps: what describing it starts from.
+struct RunRecords {
+  store::WorkloadVersion version;
+  store::Run run;
+  std::vector<store::Step> steps;
+};
+
+Result<RunRecords> LoadRunRecords(store::Store* store, const std::string& id) {
+  auto v = store->GetVersion(id);
   if (!v.ok()) return v.error();
-  auto run = store_->GetRun(id);
+  auto run = store->GetRun(id);
   if (!run.ok()) return run.error();
-  auto steps = store_->ListSteps(run->id);
+  auto steps = store->ListSteps(run->id);
   if (!steps.ok()) return steps.error();
+  return RunRecords{std::move(*v), std::move(*run), std::move(*steps)};
+}
+}  // namespace
+
+Result<Json> ControllerService::Object(const std::string& id) {
+  auto records = LoadRunRecords(store_, id);
+  if (!records.ok()) return records.error();
+  store::WorkloadVersion* v = &records->version;
+  store::Run* run = &records->run;
+  std::vector<store::Step>* steps = &records->steps;
   // A running attempt's usage so far, from the engine's latest live sample (the stored row
   // gets the totals only when the attempt ends).
   for (auto& s : *steps) {
@@ -434,12 +452,11 @@ Result<Json> ControllerService::Lineage(const std::string& id, const std::string
         .Value(format)
         .Hint("use openlineage, or leave it out");
   }
-  auto v = store_->GetVersion(id);
-  if (!v.ok()) return v.error();
-  auto run = store_->GetRun(id);
-  if (!run.ok()) return run.error();
-  auto steps = store_->ListSteps(run->id);
-  if (!steps.ok()) return steps.error();
+  auto records = LoadRunRecords(store_, id);
+  if (!records.ok()) return records.error();
+  store::WorkloadVersion* v = &records->version;
+  store::Run* run = &records->run;
+  std::vector<store::Step>* steps = &records->steps;
   auto artifacts = store_->ListArtifacts(run->id);
   if (!artifacts.ok()) return artifacts.error();
   auto edges = store_->ListLineage(run->id);

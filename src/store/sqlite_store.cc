@@ -150,6 +150,14 @@ Result<Step> ReadStep(const Stmt& s) {
   return st;
 }
 
+// The row a lookup by id found, or the error `missing()` makes when there was none.
+template <class T, class Missing>
+Result<T> FoundOr(Result<std::optional<T>> row, Missing missing) {
+  if (!row.ok()) return row.error();
+  if (!row->has_value()) return missing();
+  return std::move(**row);
+}
+
 WorkloadVersion ReadVersion(const Stmt& s) {
   WorkloadVersion v;
   std::string labels_json;
@@ -291,13 +299,11 @@ class SqliteStore : public Store {
     auto v =
         reader_->First(std::string("SELECT ") + kVersionCols + " FROM store_versions WHERE id=?1",
                        ReadVersion, id);
-    if (!v.ok()) return v.error();
-    if (!v->has_value()) {
+    return FoundOr(std::move(v), [&] {
       return Error(codes::kNotFound, "workload version " + Quote(id) + " not found")
           .Value(id)
           .Hint("list versions with `seedctl workload list`");
-    }
-    return std::move(**v);
+    });
   }
 
   Result<std::vector<WorkloadVersion>> ListVersions(const std::string& ns,
@@ -314,13 +320,11 @@ class SqliteStore : public Store {
     auto run = reader_->First(
         std::string("SELECT ") + kRunCols + " FROM store_runs WHERE id=?1 OR workload_id=?1",
         ReadRun, id);
-    if (!run.ok()) return run.error();
-    if (!run->has_value()) {
+    return FoundOr(std::move(run), [&] {
       return Error(codes::kNotFound, "workload " + Quote(id) + " not found")
           .Value(id)
           .Hint("ids look like wl-20240615-7a8b9c0d; list them with `seedctl workload list`");
-    }
-    return std::move(**run);
+    });
   }
 
   Result<std::vector<Run>> ListRuns(const RunFilter& f) override {

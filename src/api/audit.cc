@@ -1,6 +1,6 @@
 #include "api/audit.h"
 
-#include <chrono>
+#include "base/env.h"
 
 namespace rsl::api {
 
@@ -28,11 +28,7 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& state_dir) {
 }
 
 Status AuditLog::Append(AuditEntry e) {
-  if (e.time_ms == 0) {
-    e.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  }
+  if (e.time_ms == 0) e.time_ms = Env::Default()->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   return db_->Run(
       "INSERT INTO api_audit(time_ms, subject, verb, resource, namespace, object_id, result,"

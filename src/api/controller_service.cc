@@ -505,9 +505,7 @@ Result<Json> ControllerService::Rollback(const std::string& id, const std::strin
       e.reason = spec::Name(spec::EventReason::kRolledBack);
       e.message = "re-runs " + id + " (version " + std::to_string(v->version) + ", " + v->digest +
                   ") by " + subject;
-      e.time = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+      e.time = Env::Default()->NowMs();
       batch.events.push_back(e);
       (void)store_->Apply(&batch);  // the version itself already says rollback_of
     }

@@ -2,13 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/sqlite.h"
 #include "base/strings.h"
@@ -379,10 +379,7 @@ Status StorePolicy(const std::string& state_dir, const Policy& policy, const std
       " ON CONFLICT(name) DO UPDATE SET source=excluded.source, yaml=excluded.yaml,"
       " applied_at_ms=excluded.applied_at_ms");
   if (!st.ok()) return st.error();
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  st->Bind(1, policy.name).Bind(2, policy.source).Bind(3, yaml).Bind(4, now);
+  st->Bind(1, policy.name).Bind(2, policy.source).Bind(3, yaml).Bind(4, Env::Default()->NowMs());
   return st->Run();
 }
 

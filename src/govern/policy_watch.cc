@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "govern/cost.h"
@@ -24,11 +25,7 @@ using nlohmann::json;
 
 constexpr std::streamoff kMaxStreamRead = 1 << 20;
 
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-int64_t WallMs() { return static_cast<int64_t>(WallSeconds() * 1000); }
+double WallSeconds() { return static_cast<double>(Env::Default()->NowMs()) / 1000; }
 
 std::string Metrics(const std::map<std::string, double>& m) {
   std::string out;
@@ -50,7 +47,7 @@ void RecordAction(const std::string& dir, const std::string& run_id, const std::
       "INSERT INTO govern_policy_actions(at_ms, run_id, step, attempt, rule, action, detail)"
       " VALUES(?,?,?,?,?,?,?)");
   if (!st.ok()) return;
-  st->Bind(1, WallMs())
+  st->Bind(1, Env::Default()->NowMs())
       .Bind(2, run_id)
       .Bind(3, step)
       .Bind(4, static_cast<int64_t>(attempt))

@@ -73,8 +73,6 @@ struct LaunchFailedMsg {
 using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
                          RecoverMsg, LaunchFailedMsg>;
 
-inline std::string StepPathOf(int i) { return "spec.pipeline.steps[" + std::to_string(i) + "]"; }
-
 //! TEST_ fault injection: when $RSL_TEST_CRASH_AT names this point, the process kills
 //! itself with SIGKILL there (crash tests reach "mid-commit" exactly). Points:
 //! after-launch-record, after-commit-decided, mid-publish, before-committed-record.

@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <cstdlib>
 #include <iostream>
 
 namespace rsl::cli {
@@ -23,6 +24,12 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
     return e.exit_code;
   }
   return std::nullopt;
+}
+
+std::string DefaultStateDir() {
+  if (const char* d = std::getenv("RSL_STATE_DIR"); d && *d) return d;
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/state/rsl";
 }
 
 void AddStateDir(CLI::App* cmd, std::string* state_dir) {

@@ -39,6 +39,9 @@ struct Exit {
 //! INVALID_ARGUMENT alone on the last line of stderr).
 std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
 
+//! The local state directory when --state-dir is not given: $RSL_STATE_DIR, else
+//! $HOME/.local/state/rsl (/tmp/.local/state/rsl without a HOME).
+std::string DefaultStateDir();
 //! --state-dir, for the commands that read or write the local state directory.
 void AddStateDir(CLI::App* cmd, std::string* state_dir);
 //! -o/--output, one of `formats` (the flags struct holds the default).

@@ -32,13 +32,6 @@ namespace {
 using data::Catalog;
 using data::Datasource;
 
-std::string DefaultStateDir() {
-  const char* env = std::getenv("RSL_STATE_DIR");
-  if (env != nullptr && *env) return env;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : ".") + "/.local/state/rsl";
-}
-
 std::unique_ptr<Catalog> OpenCatalog(const std::string& state_dir) {
   auto c = Catalog::Open(state_dir.empty() ? DefaultStateDir() : state_dir);
   if (!c.ok()) FailWith(c.error());

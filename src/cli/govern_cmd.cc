@@ -32,13 +32,7 @@ constexpr char kExitCodesHelp[] =
     "Exit codes: 0 clean (warnings and notes allowed), 1 the tool failed, 2 warnings or notes "
     "with --strict, 3 findings at error severity.";
 
-std::string StateDir(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("RSL_STATE_DIR");
-  if (env != nullptr && *env) return env;
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : ".") + "/.local/state/rsl";
-}
+std::string StateDir(const std::string& flag) { return flag.empty() ? DefaultStateDir() : flag; }
 
 std::string ToUpperAscii(const std::string& s) {
   std::string out = s;

@@ -27,12 +27,6 @@ using nlohmann::json;
 // Fingerprints and digests are shown shortened in tables ("sha256:7a8b9c0d1e2f").
 constexpr size_t kShortDigest = 19;
 
-std::string DefaultStateDir() {
-  if (const char* env = std::getenv("RSL_STATE_DIR"); env && *env) return env;
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : ".") + "/.local/state/rsl";
-}
-
 template <typename T>
 T OrFail(Result<T> r) {
   if (!r.ok()) FailWith(r.error());

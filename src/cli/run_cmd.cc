@@ -33,12 +33,6 @@ namespace {
 
 constexpr int kBarWidth = 24;
 
-std::string DefaultStateDir() {
-  if (const char* d = getenv("RSL_STATE_DIR"); d && *d) return d;
-  const char* home = getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.local/state/rsl";
-}
-
 std::string Who() {
   const char* u = getenv("USER");
   return u && *u ? u : "local";

@@ -23,6 +23,7 @@
 #include "data/scan.h"
 #include "schema/schema.h"
 #include "spec/parse.h"
+#include "spec/parse_data.h"
 #include "spec/quantity.h"
 #include "spec/yaml_load.h"
 
@@ -52,101 +53,27 @@ std::string AbsPath(const std::string& p) {
 
 // ---- data validate: the input block ------------------------------------------------------
 
-Error BlockError(const std::string& file, const YAML::Node& n, const std::string& path,
-                 const std::string& msg) {
-  Error e(codes::kSpecInvalid, msg);
-  e.Path(path);
-  if (n.IsDefined())
-    e.At(SourcePos{file, n.Mark().line + 1, n.Mark().column + 1});
-  else
-    e.At(SourcePos{file, 0, 0});
-  return e;
-}
-
-// A bare `input:` block (or `data: {input: ...}`): uri, format, schema, quality.
-Result<spec::DataInput> ParseInputBlock(const std::string& file, const YAML::Node& root) {
+// A bare `input:` block (or `data: {input: ...}`), read by the parser of spec.data.input.
+// `path` is set to the block's path ("input", "data.input") for the data checks' messages.
+Result<spec::DataInput> ParseInputBlock(const std::string& file, const std::string& text,
+                                        const YAML::Node& root, std::string* path) {
   YAML::Node in = root["input"];
-  std::string prefix = "input";
-  if (!in && root["data"] && root["data"]["input"]) {
+  *path = "input";
+  if (!in && root["data"].IsMap() && root["data"]["input"]) {
     in = root["data"]["input"];
-    prefix = "data.input";
+    *path = "data.input";
   }
-  if (!in || !in.IsMap()) {
-    return BlockError(file, root, "input", "expected an AIWorkload or an `input:` block")
+  if (!in) {
+    return Error(codes::kSpecInvalid, "expected an AIWorkload or an `input:` block")
+        .Path("input")
+        .At(SourcePos{file, root.Mark().line + 1, root.Mark().column + 1})
         .Hint("input: {uri: ..., schema: ..., quality: {...}}");
   }
-  spec::DataInput out;
-  static const std::vector<std::string> kKeys = {"uri", "format", "schema", "quality"};
-  static const std::vector<std::string> kQuality = {"completeness", "uniqueness", "uniqueKey",
-                                                    "freshness"};
-  for (auto it : in) {
-    std::string key = it.first.as<std::string>();
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-      std::string close = ClosestMatch(key, kKeys);
-      return BlockError(file, it.first, prefix + "." + key, "unknown field " + Quote(key))
-          .Hint(close.empty() ? "fields: uri, format, schema, quality"
-                              : "did you mean " + Quote(close) + "?");
-    }
-  }
-  if (!in["uri"] || !in["uri"].IsScalar())
-    return BlockError(file, in, prefix + ".uri", "uri is required");
-  out.uri = in["uri"].as<std::string>();
-  if (in["format"]) out.format = in["format"].as<std::string>();
-  if (in["schema"]) {
-    out.schema_text = in["schema"].as<std::string>();
-    auto s = schema::ParseSchema(out.schema_text);
-    if (!s.ok()) {
-      Error e = s.error();
-      e.path = prefix + ".schema" + (e.path.empty() ? "" : "." + e.path);
-      e.At(SourcePos{file,
-                     in["schema"].Mark().line + 1 + std::max(0, e.pos.line - 1) +
-                         (in["schema"].Tag() == "!" ? 1 : 0),
-                     e.pos.column});
-      return e;
-    }
-    out.schema = *s;
-  }
-  if (YAML::Node q = in["quality"]) {
-    for (auto it : q) {
-      std::string key = it.first.as<std::string>();
-      if (std::find(kQuality.begin(), kQuality.end(), key) == kQuality.end()) {
-        std::string close = ClosestMatch(key, kQuality);
-        return BlockError(file, it.first, prefix + ".quality." + key, "unknown field " + Quote(key))
-            .Hint(close.empty() ? "fields: completeness, uniqueness, uniqueKey, freshness"
-                                : "did you mean " + Quote(close) + "?");
-      }
-    }
-    for (const char* pct : {"completeness", "uniqueness"}) {
-      if (!q[pct]) continue;
-      double v;
-      try {
-        v = q[pct].as<double>();
-      } catch (const YAML::Exception&) {
-        return BlockError(file, q[pct], prefix + ".quality." + pct, "not a number")
-            .Hint("a percentage, e.g. 99.9");
-      }
-      if (v < 0 || v > 100) {
-        return BlockError(file, q[pct], prefix + ".quality." + pct, "must be a percentage 0..100")
-            .Value(q[pct].as<std::string>());
-      }
-      (std::string(pct) == "completeness" ? out.quality.completeness : out.quality.uniqueness) = v;
-    }
-    if (q["uniqueKey"]) out.quality.unique_key = q["uniqueKey"].as<std::string>();
-    if (q["freshness"]) {
-      auto ms = spec::ParseDurationMs(q["freshness"].as<std::string>());
-      if (!ms.ok()) {
-        Error e = ms.error();
-        e.Path(prefix + ".quality.freshness");
-        e.At(SourcePos{file, q["freshness"].Mark().line + 1, q["freshness"].Mark().column + 1});
-        return e;
-      }
-      out.quality.freshness_ms = *ms;
-    }
-  }
-  return out;
+  return spec::ParseDataInputBlock(text, file, in, *path);
 }
 
-Result<spec::DataInput> LoadInput(const std::string& file) {
+Result<spec::DataInput> LoadInput(const std::string& file, std::string* path) {
+  *path = "spec.data.input";
   auto text = ReadFile(file);
   if (!text.ok()) return Error(codes::kSpecParseError, text.error().message).Value(file);
   auto loaded = spec::LoadYaml(*text, file);
@@ -164,7 +91,7 @@ Result<spec::DataInput> LoadInput(const std::string& file) {
   }
   if (!root.IsMap())
     return Error(codes::kSpecInvalid, "expected a YAML mapping").At(SourcePos{file, 1, 1});
-  return ParseInputBlock(file, root);
+  return ParseInputBlock(file, *text, root, path);
 }
 
 }  // namespace
@@ -172,12 +99,14 @@ Result<spec::DataInput> LoadInput(const std::string& file) {
 // ---- data --------------------------------------------------------------------------------
 
 void RunDataValidate(const DataValidateFlags& f) {
-  auto input = LoadInput(f.file);
+  std::string input_path;
+  auto input = LoadInput(f.file, &input_path);
   if (!input.ok()) FailWith(input.error());
   if (!f.uri.empty()) input->uri = f.uri;
   auto catalog = OpenCatalog(f.state_dir);
   data::ValidateOptions opt;
   opt.threads = f.threads;
+  opt.input_path = input_path;
   data::ValidationReport r = data::Validate(*input, catalog.get(), opt);
   if (f.output == "json") {
     std::cout << r.ToJson().dump(2) << "\n";
@@ -208,14 +137,18 @@ void RunDataProfile(const DataProfileFlags& flags) {
   for (const auto& f : r.fields) {
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.2f", r.rows ? 100.0 * (r.rows - f.nulls) / r.rows : 100.0);
-    auto num = [](std::optional<double> v) {
-      if (!v) return std::string("-");
+    auto num = [](std::optional<double> v, std::optional<int64_t> exact) {
+      if (exact) return std::to_string(*exact);  // integers: every digit
       char b[32];
-      std::snprintf(b, sizeof b, "%.6g", *v);
+      std::snprintf(b, sizeof b, "%.15g", *v);
       return std::string(b);
     };
-    std::string mn = f.min ? num(f.min) : f.min_len ? "len " + std::to_string(*f.min_len) : "-";
-    std::string mx = f.max ? num(f.max) : f.max_len ? "len " + std::to_string(*f.max_len) : "-";
+    std::string mn = f.min       ? num(f.min, f.min_int)
+                     : f.min_len ? "len " + std::to_string(*f.min_len)
+                                 : "-";
+    std::string mx = f.max       ? num(f.max, f.max_int)
+                     : f.max_len ? "len " + std::to_string(*f.max_len)
+                                 : "-";
     t.AddRow({f.name, f.type, std::to_string(f.nulls), pct, mn, mx});
   }
   std::cout << t.Render();

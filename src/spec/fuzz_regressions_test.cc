@@ -10,6 +10,7 @@
 #include "schema/schema.h"
 #include "spec/canonical.h"
 #include "spec/parse.h"
+#include "spec/parse_data.h"
 
 namespace rsl::spec {
 namespace {
@@ -73,6 +74,21 @@ TEST(FuzzRegressionsTest, SchemaAndWhenInputs) {
     if (!e.ok()) {
       EXPECT_GE(e.error().pos.column, 1);
     }
+  }
+}
+
+// The bare `input:` blocks of `seedctl data validate` that once aborted it with an uncaught
+// yaml-cpp exception: each is now a SPEC_INVALID error at a position.
+TEST(FuzzRegressionsTest, DataInputBlocks) {
+  auto inputs = Inputs("data_input");
+  EXPECT_GE(inputs.size(), 8u);
+  for (const auto& text : inputs) {
+    YAML::Node root = YAML::Load(text);
+    auto in = ParseDataInputBlock(text, "bare.yaml", root["input"], "input");
+    ASSERT_FALSE(in.ok()) << text;
+    EXPECT_EQ(in.error().code, "SPEC_INVALID") << text << in.error().ToString();
+    EXPECT_GT(in.error().pos.line, 0) << in.error().ToString();
+    EXPECT_EQ(in.error().path.rfind("input", 0), 0u) << in.error().ToString();
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "base/codes.h"
 #include "base/strings.h"
 #include "schema/schema.h"
 #include "spec/names.h"
@@ -26,7 +27,9 @@ class DataParser : public FieldParser {
 
   void Data(const YAML::Node& n) {
     if (!r_.Map(n, "spec.data", kDataKeys)) return;
-    if (Reader::Has(n, "input")) Input(n["input"]);
+    if (Reader::Has(n, "input")) {
+      if (auto in = Input(n["input"], "spec.data.input")) w_->data.input = *in;
+    }
     if (Reader::Has(n, "output")) Output(n["output"]);
   }
 
@@ -84,9 +87,9 @@ class DataParser : public FieldParser {
     return file_scheme ? "file://" + absolute : absolute;
   }
 
-  void Input(const YAML::Node& n) {
-    const std::string path = "spec.data.input";
-    if (!r_.Map(n, path, kInputKeys)) return;
+  // The input block at `path`; nullopt when it is not a mapping (its errors are recorded).
+  std::optional<DataInput> Input(const YAML::Node& n, const std::string& path) {
+    if (!r_.Map(n, path, kInputKeys)) return std::nullopt;
     DataInput in;
     if (auto uri = Uri(n, path)) in.uri = *uri;
     if (Reader::Has(n, "format")) {
@@ -119,7 +122,7 @@ class DataParser : public FieldParser {
       }
     }
     if (Reader::Has(n, "quality")) QualityOf(n["quality"], path + ".quality", &in.quality);
-    w_->data.input = in;
+    return in;
   }
 
   void QualityOf(const YAML::Node& n, const std::string& path, Quality* q) {
@@ -190,5 +193,27 @@ class DataParser : public FieldParser {
 }  // namespace
 
 void ParseData(ParseContext* c, const YAML::Node& n) { DataParser(c).Data(n); }
+
+Result<DataInput> ParseDataInputBlock(const std::string& yaml, const std::string& file,
+                                      const YAML::Node& n, const std::string& path) {
+  Workload w;
+  w.source_file = file;
+  Errors errors;
+  ParseOptions options;  // relative URIs kept as written: they name paths from the caller's cwd
+  ParseContext c(yaml, &w, &errors, options);
+  std::optional<DataInput> in;
+  try {
+    in = DataParser(&c).Input(n, path);
+  } catch (const YAML::Exception& e) {
+    return Error(codes::kSpecParseError, e.msg)
+        .At(SourcePos{file, e.mark.line + 1, e.mark.column + 1})
+        .Path(path);
+  }
+  if (!errors.empty()) {
+    SortByPosition(&errors);
+    return errors.front();
+  }
+  return *in;
+}
 
 }  // namespace rsl::spec

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
+#include <utility>
 
 #include "base/codes.h"
 #include "base/commit_manifest.h"
@@ -140,14 +143,23 @@ class FileStorage : public Storage {
   Status ListBelow(const std::string& uri, std::vector<ObjectInfo>* out) override {
     auto path = Map(uri);
     if (!path.ok()) return path.error();
-    return Walk(*path, "", uri, out);
+    Listing listing;
+    listing.root = RealPath(*path);
+    struct stat st;
+    if (::stat(path->c_str(), &st) == 0) listing.visited.insert({st.st_dev, st.st_ino});
+    return Walk(*path, "", uri, &listing, out);
   }
 
   Result<std::string> ReadRange(const std::string& uri, int64_t offset, int64_t length) override {
     auto path = Map(uri);
     if (!path.ok()) return path.error();
-    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return NotFound(uri, *path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Error(codes::kIoError, "not a regular file: " + *path).Value(uri);
+    }
     std::string out(static_cast<size_t>(std::max<int64_t>(length, 0)), '\0');
     size_t got = 0;
     while (got < out.size()) {
@@ -169,10 +181,11 @@ class FileStorage : public Storage {
   Result<std::shared_ptr<const Blob>> ReadAll(const std::string& uri) override {
     auto path = Map(uri);
     if (!path.ok()) return path.error();
-    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+    int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return NotFound(uri, *path, errno);
     struct stat st;
-    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       return Error(codes::kIoError, "not a regular file: " + *path).Value(uri);
     }
@@ -249,8 +262,34 @@ class FileStorage : public Storage {
     return OsError(codes::kIoError, "cannot open", path, err);
   }
 
+  // One listing's state: the data set's real path, and the directories already listed (by
+  // device and inode), so a symlinked directory is listed once and a link loop ends.
+  struct Listing {
+    std::string root;
+    std::set<std::pair<dev_t, ino_t>> visited;
+  };
+
+  static std::string RealPath(const std::string& path) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real == nullptr) return path;
+    std::string out = real;
+    std::free(real);
+    return out;
+  }
+
+  static const char* FileKind(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    return "not a regular file";
+  }
+
+  // Lists regular files below `dir`. Symbolic links to files are read; links to directories
+  // are followed only inside the data set's root and only once per directory (loops end);
+  // anything else that is not a regular file (FIFO, socket, device) is refused, as reading
+  // it would block or never end.
   Status Walk(const std::string& dir, const std::string& rel, const std::string& uri_dir,
-              std::vector<ObjectInfo>* out) {
+              Listing* listing, std::vector<ObjectInfo>* out) {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return OsError(codes::kIoError, "cannot list", dir, errno);
     std::vector<std::string> names;
@@ -260,14 +299,36 @@ class FileStorage : public Storage {
       names.push_back(name);
     }
     ::closedir(d);
+    std::sort(names.begin(), names.end());  // which link to a directory lists it: stable
     for (const auto& name : names) {
       std::string path = dir + "/" + name;
       std::string r = rel.empty() ? name : rel + "/" + name;
       struct stat st;
-      if (::stat(path.c_str(), &st) != 0) continue;  // vanished while listing
+      if (::lstat(path.c_str(), &st) != 0) continue;  // vanished while listing
+      const bool link = S_ISLNK(st.st_mode);
+      if (link && ::stat(path.c_str(), &st) != 0) continue;  // dangling link: nothing to read
       if (S_ISDIR(st.st_mode)) {
-        RSL_RETURN_IF_ERROR(Walk(path, r, uri_dir, out));
+        if (link) {
+          std::string real = RealPath(path);
+          if (real != listing->root && !StartsWith(real, listing->root + "/")) {
+            return Error(codes::kDataFormatError,
+                         r + " is a symbolic link to " + real + ", outside the data set")
+                .Value(JoinUri(uri_dir, r))
+                .Hint(
+                    "links to directories are followed only inside the data set; point "
+                    "uri at " +
+                    real + " or copy the data in");
+          }
+        }
+        if (!listing->visited.insert({st.st_dev, st.st_ino}).second) continue;  // seen
+        RSL_RETURN_IF_ERROR(Walk(path, r, uri_dir, listing, out));
         continue;
+      }
+      if (!S_ISREG(st.st_mode)) {
+        return Error(codes::kDataFormatError,
+                     r + " is " + FileKind(st.st_mode) + ", not a data file")
+            .Value(JoinUri(uri_dir, r))
+            .Hint("move it out of the data set, or give it a name starting with '_' or '.'");
       }
       ObjectInfo info;
       info.uri = JoinUri(uri_dir, r);

@@ -2,13 +2,15 @@
 // delimiter; quoted fields may hold delimiters, doubled quotes and line breaks; records end
 // with LF or CRLF. An empty unquoted field is null; a quoted empty field is the empty string.
 // Values are parsed by the declared type of their column (so "abc" in a double column is a
-// DATA_SCHEMA_MISMATCH naming the row), which is also why CSV needs no writer types.
+// DATA_SCHEMA_MISMATCH naming the row), which is also why CSV needs no writer types. Arrays
+// and maps are cells holding JSON text ("[1.5, 2]"). An empty file has no records.
 #include <charconv>
 #include <cstring>
 
 #include "base/codes.h"
 #include "base/strings.h"
 #include "data/format.h"
+#include "data/json_value.h"
 
 namespace rsl::data {
 namespace {
@@ -30,7 +32,11 @@ class CsvReader : public FileReader {
     string_type->kind = Kind::kString;
     const char* p = text.data() + body_;
     const char* end = text.data() + text.size();
-    if (p == end) return FormatError(name_, 0, "empty file: no header row");
+    if (p == end) {  // no header and no records: an empty file, not a corrupt one
+      empty_ = true;
+      schema_.root = root;
+      return Status::Ok();
+    }
     std::string scratch;
     while (true) {
       std::string_view value;
@@ -119,6 +125,10 @@ class CsvReader : public FileReader {
 
   Result<Binding> Bind(const Plan* plan) override {
     plan_ = plan;
+    if (empty_) {
+      starts_ = {body_};  // no chunks
+      return Binding{};
+    }
     auto b = Resolve(schema_, *plan, name_, /*check_types=*/false);
     if (!b.ok()) return b;
     map_ = b->writer_to_reader;
@@ -242,8 +252,17 @@ class CsvReader : public FileReader {
       case ValueKind::kInt: {
         int64_t x;
         auto res = std::from_chars(v.data(), v.data() + v.size(), x);
-        if (res.ec == std::errc() && res.ptr == v.data() + v.size()) {
-          sink->Int(r, row, x);
+        bool whole = res.ptr == v.data() + v.size();
+        if (res.ec == std::errc() && whole) {
+          if (f.base->kind == Kind::kInt && !FitsInt32(x)) {
+            sink->TypeError(r, row, v, kOutsideInt);
+          } else {
+            sink->Int(r, row, x);
+          }
+          return;
+        }
+        if (res.ec == std::errc::result_out_of_range && whole) {
+          sink->TypeError(r, row, v, f.base->kind == Kind::kInt ? kOutsideInt : kOutsideLong);
           return;
         }
         int64_t micros;
@@ -272,9 +291,14 @@ class CsvReader : public FileReader {
           sink->TypeError(r, row, v, "a boolean");
         return;
       }
-      case ValueKind::kOther:
-        sink->Other(r, row);
+      case ValueKind::kOther: {  // arrays and maps as JSON text: [1.5, 2], {"k": 1}
+        int64_t items;
+        if (JsonTextFits(*f.base, v, &items))
+          sink->Other(r, row, items);
+        else
+          sink->TypeError(r, row, v, NestedExpectation(*f.base));
         return;
+      }
     }
   }
 
@@ -283,6 +307,7 @@ class CsvReader : public FileReader {
   ReadOptions opt_;
   schema::Schema schema_;
   size_t body_ = 0;
+  bool empty_ = false;  //!< a 0-byte file (or a BOM alone): no columns, no records
   const Plan* plan_ = nullptr;
   std::vector<int> map_;
   std::vector<size_t> starts_;
@@ -301,6 +326,12 @@ int Digits(std::string_view s, size_t pos, size_t n, bool* ok) {
   return v;
 }
 
+int DaysInMonth(int year, int month) {
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
 // Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
@@ -317,7 +348,7 @@ bool ParseTimestampMicros(std::string_view s, int64_t* micros) {
   bool ok = true;
   if (s.size() < 10 || s[4] != '-' || s[7] != '-') return false;
   int y = Digits(s, 0, 4, &ok), mo = Digits(s, 5, 2, &ok), d = Digits(s, 8, 2, &ok);
-  if (!ok || mo < 1 || mo > 12 || d < 1 || d > 31) return false;
+  if (!ok || mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo)) return false;
   int64_t secs = DaysFromCivil(y, mo, d) * 86400;
   int64_t frac = 0;
   size_t i = 10;

@@ -50,6 +50,9 @@ class FileReader {
   virtual size_t chunks() const = 0;
   //! Decodes one chunk. Thread-safe across different chunks.
   virtual Status ReadChunk(size_t chunk, ChunkSink* sink) = 0;
+  //! After every chunk was read (not after a failed read): checks that need the whole file,
+  //! e.g. that a declared JSONL field occurs in some record.
+  virtual Status Finish() { return Status::Ok(); }
 };
 
 //! The common part of the readers of files that carry their writer schema (Avro, Parquet):
@@ -93,6 +96,12 @@ Result<std::unique_ptr<FileReader>> OpenJsonl(std::shared_ptr<const Blob> blob,
                                               const std::string& name, const ReadOptions& options);
 Result<std::unique_ptr<FileReader>> OpenParquet(std::shared_ptr<const Blob> blob,
                                                 const std::string& name);
+
+//! What an integer out of its declared type's range is not ("2147483648 at a.csv row 2 is not
+//! within the int range [...]"), for ChunkSink::TypeError.
+inline constexpr char kOutsideInt[] = "within the int range [-2147483648, 2147483647]";
+inline constexpr char kOutsideLong[] =
+    "within the long range [-9223372036854775808, 9223372036854775807]";
 
 //! DATA_FORMAT_ERROR "<name>: byte <offset>: <what>".
 Error FormatError(const std::string& name, int64_t offset, const std::string& what);

@@ -1,7 +1,9 @@
 // JSON Lines: one JSON object per line, parsed with simdjson's On-Demand API over chunks of
 // whole lines. A key the declared schema does not name is ignored; a declared field missing
-// from a line is null. Values must fit the declared type (a JSON integer fits a double, a
-// string fits a timestamp field when it is an ISO 8601 timestamp).
+// from a line is null, but a declared field without a default must occur in some record of
+// the file (as a CSV column must be in the header). Values must fit the declared type (a JSON
+// integer fits a double, a string fits a timestamp field when it is an ISO 8601 timestamp,
+// arrays and maps item by item). A UTF-8 byte order mark is skipped.
 #include <simdjson.h>
 
 #include <map>
@@ -10,6 +12,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "data/format.h"
+#include "data/json_value.h"
 
 namespace rsl::data {
 namespace {
@@ -26,6 +29,7 @@ class JsonlReader : public FileReader {
 
   Status Infer() {
     std::string_view text = blob_->data();
+    if (StartsWith(text, "\xEF\xBB\xBF")) body_ = 3;  // BOM
     simdjson::dom::parser parser;
     struct Seen {
       Kind kind = Kind::kNull;
@@ -34,7 +38,7 @@ class JsonlReader : public FileReader {
     };
     std::vector<std::string> order;
     std::map<std::string, Seen> seen;
-    size_t pos = 0;
+    size_t pos = body_;
     int lines = 0;
     while (pos < text.size() && lines < kInferLines) {
       size_t nl = text.find('\n', pos);
@@ -128,8 +132,33 @@ class JsonlReader : public FileReader {
     }
     for (size_t i = 0; i < plan->fields.size(); i++)
       index_[plan->fields[i].name] = static_cast<int>(i);
-    starts_ = SplitLines(blob_->data(), 0, opt_.text_chunk_bytes, false);
+    starts_ = SplitLines(blob_->data(), body_, opt_.text_chunk_bytes, false);
+    present_.assign(chunks(), std::vector<char>(plan->fields.size(), 0));
+    chunk_rows_.assign(chunks(), 0);
     return b;
+  }
+
+  Status Finish() override {
+    int64_t rows = 0;
+    for (int64_t r : chunk_rows_) rows += r;
+    if (rows == 0) return Status::Ok();
+    for (size_t f = 0; f < plan_->fields.size(); f++) {
+      const FieldPlan& p = plan_->fields[f];
+      if (p.default_json) continue;
+      bool present = false;
+      for (const auto& chunk : present_) present = present || chunk[f];
+      if (present) continue;
+      std::vector<std::string> names;
+      for (const auto& wf : schema_.record().fields) names.push_back(wf.name);
+      std::string close = ClosestMatch(p.name, names);
+      return Error(codes::kDataSchemaMismatch,
+                   "declared field is missing from every record and has no default")
+          .Path(p.name)
+          .Value(name_)
+          .Hint(close.empty() ? "add a default to the declared field, or write the key"
+                              : "the data has " + Quote(close) + "; rename it or add a default");
+    }
+    return Status::Ok();
   }
 
   size_t chunks() const override { return starts_.size() - 1; }
@@ -165,6 +194,7 @@ class JsonlReader : public FileReader {
         int r = it->second;
         if (seen_row[r] == row) continue;  // duplicate key: first wins
         seen_row[r] = row;
+        present_[chunk][r] = 1;
         Deliver(sink, r, row, value);
       }
       for (size_t r = 0; r < nfields; r++) {
@@ -174,6 +204,7 @@ class JsonlReader : public FileReader {
       if (sink->failed()) break;
     }
     sink->rows = row;
+    chunk_rows_[chunk] = row;
     return Status::Ok();
   }
 
@@ -194,7 +225,15 @@ class JsonlReader : public FileReader {
     switch (f.kind) {
       case ValueKind::kInt:
         if (type == T::INT64) {
-          sink->Int(r, row, v.get_int64().value_unsafe());
+          int64_t x = v.get_int64().value_unsafe();
+          if (f.base->kind == Kind::kInt && !FitsInt32(x)) {
+            sink->TypeError(r, row, simdjson::to_string(v), kOutsideInt);
+          } else {
+            sink->Int(r, row, x);
+          }
+        } else if (type == T::UINT64) {
+          sink->TypeError(r, row, simdjson::to_string(v),
+                          f.base->kind == Kind::kInt ? kOutsideInt : kOutsideLong);
         } else if (type == T::STRING && f.ts_scale != 0) {
           std::string_view s = v.get_string().value_unsafe();
           int64_t micros;
@@ -230,10 +269,13 @@ class JsonlReader : public FileReader {
           sink->TypeError(r, row, simdjson::to_string(v), "a boolean");
         return;
       case ValueKind::kOther:
-        if (type == T::ARRAY)
+        if (!JsonFits(*f.base, v)) {
+          sink->TypeError(r, row, simdjson::to_string(v), NestedExpectation(*f.base));
+        } else if (type == T::ARRAY) {
           sink->Other(r, row, static_cast<int64_t>(v.get_array().value_unsafe().size()));
-        else
+        } else {
           sink->Other(r, row);
+        }
         return;
     }
   }
@@ -245,6 +287,9 @@ class JsonlReader : public FileReader {
   const Plan* plan_ = nullptr;
   std::unordered_map<std::string_view, int> index_;
   std::vector<size_t> starts_;
+  size_t body_ = 0;                         //!< past the byte order mark
+  std::vector<std::vector<char>> present_;  //!< per chunk, per declared field: key seen
+  std::vector<int64_t> chunk_rows_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 // DELTA_BINARY_PACKED (ints), BYTE_STREAM_SPLIT (floats); codecs none, snappy, gzip, zstd.
 // Nested columns (groups, repeated fields) are reported as unsupported.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/codes.h"
@@ -49,8 +50,23 @@ struct Column {
   PType type = kInt32;
   int32_t type_length = 0;
   bool optional = false;
-  int64_t ts_divisor = 0;  // INT64 timestamps: 0 none
+  int64_t ts_divisor = 0;    // INT64 timestamps: 0 none
+  bool is_unsigned = false;  // UINT_8..UINT_64 / INTEGER(isSigned=false)
+  int decimal_scale = -1;    // DECIMAL: the scale (value = unscaled / 10^scale); -1 none
 };
+
+// A DECIMAL stored as a big-endian two's complement integer (FIXED_LEN_BYTE_ARRAY,
+// BYTE_ARRAY), as a double. Precision beyond a double's 15-17 digits is rounded.
+double BigEndianDecimal(std::string_view bytes) {
+  if (bytes.empty()) return 0;
+  const bool negative = static_cast<uint8_t>(bytes[0]) & 0x80;
+  double v = 0;
+  for (char ch : bytes) {
+    uint8_t b = static_cast<uint8_t>(ch);
+    v = v * 256 + (negative ? static_cast<uint8_t>(~b) : b);
+  }
+  return negative ? -(v + 1) : v;
+}
 
 struct ChunkMeta {
   int column = 0;
@@ -294,12 +310,26 @@ class ParquetReader : public SelfDescribedReader {
     auto t = std::make_shared<schema::Type>();
     int64_t converted = el.Int(6, -1);
     const Node* logical = el.Field(10);
+    // ConvertedType UINT_8..UINT_64 (11..14), or LogicalType INTEGER (5) with isSigned false.
+    c->is_unsigned = (converted >= 11 && converted <= 14) ||
+                     (logical && logical->Field(10) && logical->Field(10)->Field(2) &&
+                      logical->Field(10)->Int(2, 1) == 0);
+    // ConvertedType DECIMAL (5) with SchemaElement.scale (7), or LogicalType DECIMAL (5).
+    if (converted == 5 || (logical && logical->Field(5))) {
+      c->decimal_scale = static_cast<int>(
+          logical && logical->Field(5) ? logical->Field(5)->Int(1, 0) : el.Int(7, 0));
+      if (c->decimal_scale < 0 || c->decimal_scale > 38) c->decimal_scale = 0;
+      t->kind = Kind::kDouble;  // the decimal's value, declared as double (or float)
+      t->logical_type = "decimal";
+      return Nullable(t, *c);
+    }
     switch (c->type) {
       case kBoolean:
         t->kind = Kind::kBoolean;
         break;
       case kInt32:
-        t->kind = Kind::kInt;
+        // UINT_32 does not fit an int
+        t->kind = c->is_unsigned && UnsignedBits(el) >= 32 ? Kind::kLong : Kind::kInt;
         if (converted == 6 || (logical && logical->Field(6))) t->logical_type = "date";
         break;
       case kInt64:
@@ -337,10 +367,24 @@ class ParquetReader : public SelfDescribedReader {
         t->kind = Kind::kFixed;
         t->name = c->name;
         t->size = c->type_length;
-        if (converted == 5) t->logical_type = "decimal";
         break;
     }
-    if (!c->optional) return t;
+    return Nullable(t, *c);
+  }
+
+  // The width of an unsigned integer column: UINT_8 (11), UINT_16 (12), else its
+  // LogicalType INTEGER bitWidth, else 32/64.
+  static int64_t UnsignedBits(const Node& el) {
+    int64_t converted = el.Int(6, -1);
+    if (converted == 11) return 8;
+    if (converted == 12) return 16;
+    const Node* logical = el.Field(10);
+    if (logical && logical->Field(10)) return logical->Field(10)->Int(1, 32);
+    return converted == 14 ? 64 : 32;
+  }
+
+  static schema::TypePtr Nullable(std::shared_ptr<schema::Type> t, const Column& c) {
+    if (!c.optional) return t;
     auto n = std::make_shared<schema::Type>();
     n->kind = Kind::kNull;
     auto u = std::make_shared<schema::Type>();
@@ -431,6 +475,16 @@ class ParquetReader : public SelfDescribedReader {
   // Delivers value `i` of `v` for row `row` to reader field r.
   void Deliver(const Column& c, const Values& v, size_t i, int r, int64_t row, ChunkSink* sink) {
     ValueKind k = plan_->fields[r].kind;
+    if (c.decimal_scale >= 0) {
+      double unscaled = !v.strs.empty() || c.type == kByteArray || c.type == kFixed
+                            ? BigEndianDecimal(v.strs[i])
+                            : static_cast<double>(v.ints[i]);
+      if (k == ValueKind::kDouble)
+        sink->Double(r, row, unscaled / std::pow(10.0, c.decimal_scale));
+      else
+        sink->Other(r, row);
+      return;
+    }
     if (!v.strs.empty() || c.type == kByteArray || c.type == kFixed) {
       if (k == ValueKind::kString)
         sink->String(r, row, v.strs[i]);
@@ -443,6 +497,12 @@ class ParquetReader : public SelfDescribedReader {
         sink->Other(r, row);
     } else {
       int64_t x = v.ints[i];
+      if (c.is_unsigned && c.type == kInt32) {
+        x = static_cast<uint32_t>(x);
+      } else if (c.is_unsigned && x < 0) {  // a UINT_64 above the long range
+        sink->TypeError(r, row, std::to_string(static_cast<uint64_t>(x)), kOutsideLong);
+        return;
+      }
       if (k == ValueKind::kInt)
         sink->Int(r, row, x);
       else if (k == ValueKind::kDouble)

@@ -74,6 +74,11 @@ std::string FormatTimestampMicros(int64_t micros) {
 
 namespace {
 
+//! Records up to this far in the future pass freshness as "0s old": the clocks of the writer
+//! and of this host may disagree by that much. Beyond it the data (or its declared unit) is
+//! wrong.
+constexpr int64_t kClockSkewMs = 5 * 60 * 1000;
+
 std::string FormatNumber(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.15g", v);
@@ -164,6 +169,11 @@ class Validator {
   }
 
  private:
+  //! `field` of the input block, with the block's path in front.
+  std::string InputPath(const std::string& field) const {
+    return opt_.input_path.empty() ? field : opt_.input_path + "." + field;
+  }
+
   Status Fail(const std::string& check, Error e) {
     report_.checks.push_back({check, "failed", e.code, e.ToString()});
     return e;
@@ -177,15 +187,15 @@ class Validator {
     if (!storage.ok()) {
       Error e = storage.error();
       if (e.code == codes::kInvalidArgument) e.code = codes::kDataSourceNotFound;
-      return Fail("existence", e.Path("uri"));
+      return Fail("existence", e.Path(InputPath("uri")));
     }
     storage_ = std::move(*storage);
     auto listed = storage_->List(input_->uri);
-    if (!listed.ok()) return Fail("existence", listed.error().Path("uri"));
+    if (!listed.ok()) return Fail("existence", listed.error().Path(InputPath("uri")));
     if (listed->empty()) {
       return Fail("existence",
                   Error(codes::kDataSourceNotFound, "no data files under " + input_->uri)
-                      .Path("uri")
+                      .Path(InputPath("uri"))
                       .Value(input_->uri)
                       .Hint("names starting with '_' or '.' are skipped"));
     }
@@ -214,6 +224,7 @@ class Validator {
         return;
       }
       f.blob = *blob;
+      if (f.blob->data().empty()) return;  // no records; see NoRecords()
       auto format = DetectFormat(input_->format, f.info.uri, f.blob->data().substr(0, 4));
       if (!format.ok()) {
         errs[i] = format.status();
@@ -244,10 +255,15 @@ class Validator {
           DetectFormat(input_->format, files_[0].info.uri, files_[0].blob->data().substr(0, 4));
       if (f.ok()) report_.format = FormatName(*f);
     }
+    const FileWork* first = nullptr;
+    for (const auto& f : files_) {
+      if (f.reader && first == nullptr) first = &f;
+    }
+    if (first == nullptr) return NoRecords();
     if (input_->schema) {
       reader_schema_ = *input_->schema;
     } else {
-      reader_schema_ = files_[0].reader->writer_schema();
+      reader_schema_ = first->reader->writer_schema();
     }
     std::string key = input_->quality.unique_key.value_or("");
     if (key.empty() && input_->quality.uniqueness) key = DefaultKey(reader_schema_);
@@ -262,15 +278,20 @@ class Validator {
                         key.empty() ? "uniqueness needs a key: no uniqueKey and no field named "
                                       "`id` or ending in `_id`"
                                     : "uniqueKey " + Quote(key) + " is not a declared field")
-                      .Path("quality.uniqueKey")
+                      .Path(InputPath("quality.uniqueKey"))
                       .Hint(close.empty() ? "set quality.uniqueKey to a declared field"
                                           : "did you mean " + Quote(close) + "?"));
     }
     report_.unique_key = plan_->key_field >= 0 ? plan_->fields[plan_->key_field].name : "";
     std::vector<std::string> ignored;
     for (auto& f : files_) {
+      if (!f.reader) continue;
       auto b = f.reader->Bind(plan_.get());
-      if (!b.ok()) return Fail("schema", b.error());
+      if (!b.ok()) {
+        Error e = b.error();
+        e.message += " (in " + f.info.relative + ")";
+        return Fail("schema", e);
+      }
       f.binding = std::move(*b);
       for (const auto& name : f.binding.ignored) {
         if (std::find(ignored.begin(), ignored.end(), name) == ignored.end())
@@ -292,6 +313,7 @@ class Validator {
     std::vector<Task> tasks;
     for (size_t i = 0; i < files_.size(); i++) {
       if (opt_.checksum) tasks.push_back({static_cast<int>(i), -1});
+      if (!files_[i].reader) continue;
       for (size_t c = 0; c < files_[i].reader->chunks(); c++) {
         tasks.push_back({static_cast<int>(i), static_cast<int>(c)});
       }
@@ -323,6 +345,15 @@ class Validator {
     for (auto& e : errs) {
       if (!e.ok()) return Fail("schema", e.error());
     }
+    for (auto& f : files_) {
+      if (!f.reader || stop) continue;  // stopped early: not every chunk was read
+      Status st = f.reader->Finish();
+      if (!st.ok()) {
+        Error e = st.error();
+        e.message += " (in " + f.info.relative + ")";
+        return Fail("schema", e);
+      }
+    }
     // Merge chunk statistics in file/chunk order so "first" means first in the data.
     stats_.assign(plan_->fields.size(), FieldStats{});
     int64_t file_row = 0;
@@ -334,7 +365,7 @@ class Validator {
         file_row = 0;
       }
       const ChunkSink& s = *sinks_[i];
-      const std::string& file = files_[tasks[i].file].info.uri;
+      const std::string& file = files_[tasks[i].file].info.relative;
       for (size_t f = 0; f < stats_.size(); f++) {
         MergeStats(s.stats[f], file, file_row, &stats_[f]);
       }
@@ -362,14 +393,21 @@ class Validator {
     }
     BuildDescriptor();
     FillFields();
-    if (report_.rows == 0) {
-      return Fail("constraints",
-                  Error(codes::kDataSourceNotFound,
-                        "no records in " + std::to_string(files_.size()) + " file(s)")
-                      .Path("uri")
-                      .Value(input_->uri));
-    }
+    if (report_.rows == 0) return NoRecords();
     return Status::Ok();
+  }
+
+  // An empty data set (no file holds a record) is one failure: existence, whichever check
+  // noticed it. Empty files beside files with records are fine.
+  Status NoRecords() {
+    Error e = Error(codes::kDataSourceNotFound, "no records in " + std::to_string(files_.size()) +
+                                                    " file" + (files_.size() == 1 ? "" : "s") +
+                                                    " under " + input_->uri)
+                  .Path(InputPath("uri"))
+                  .Value(input_->uri)
+                  .Hint("a data set needs at least one record");
+    report_.checks.clear();
+    return Fail("existence", e);
   }
 
   // Adds chunk stats `s` (rows local to the chunk) to `out`; violation rows become
@@ -380,6 +418,8 @@ class Validator {
     out->values += s.values;
     out->min = std::min(out->min, s.min);
     out->max = std::max(out->max, s.max);
+    out->imin = std::min(out->imin, s.imin);
+    out->imax = std::max(out->imax, s.imax);
     out->min_len = std::min(out->min_len, s.min_len);
     out->max_len = std::max(out->max_len, s.max_len);
     out->max_ts = std::max(out->max_ts, s.max_ts);
@@ -388,8 +428,7 @@ class Validator {
       if (o->count == 0) {
         o->row = file_row + v.row;
         o->value = v.value;
-        std::string where = file.substr(file.find_last_of('/') + 1) + " row " +
-                            std::to_string(file_row + v.row + 1);
+        std::string where = file + " row " + std::to_string(file_row + v.row + 1);
         o->detail = type ? v.detail + "|" + where : where;
       }
       o->count += v.count;
@@ -411,6 +450,10 @@ class Validator {
           s.min <= s.max) {
         r.min = s.min;
         r.max = s.max;
+        if (p.kind == ValueKind::kInt && s.imin <= s.imax) {
+          r.min_int = s.imin;
+          r.max_int = s.imax;
+        }
       }
       if (p.kind == ValueKind::kString && s.values > 0) {
         r.min_len = s.min_len;
@@ -457,8 +500,16 @@ class Validator {
       } else if (p.array_size > 0 && !p.has_min && !p.has_max) {
         what = "not of " + std::to_string(p.array_size) + " items";
       } else {
-        what = "outside [" + (p.has_min ? FormatNumber(p.min) : std::string("-inf")) + ", " +
-               (p.has_max ? FormatNumber(p.max) : std::string("inf")) + "]";
+        const bool ints = p.kind == ValueKind::kInt;  // bounds exact, not as doubles
+        what = "outside [" +
+               (!p.has_min ? std::string("-inf")
+                : ints     ? std::to_string(p.imin)
+                           : FormatNumber(p.min)) +
+               ", " +
+               (!p.has_max ? std::string("inf")
+                : ints     ? std::to_string(p.imax)
+                           : FormatNumber(p.max)) +
+               "]";
       }
       int64_t total = stats_[f].values;
       return Fail("constraints",
@@ -545,35 +596,64 @@ class Validator {
   }
 
   Status Freshness() {
-    std::string what;
-    if (plan_->ts_field >= 0 && stats_[plan_->ts_field].values > 0) {
-      report_.newest_micros = stats_[plan_->ts_field].max_ts;
-      report_.freshness_from = "field " + plan_->fields[plan_->ts_field].name;
-      what = plan_->fields[plan_->ts_field].name + ": newest record ";
+    const bool required = input_->quality.freshness_ms.has_value();
+    std::string field;  // the error's path
+    std::string what;   // "newest record" / "newest file modified"
+    if (plan_->ts_field >= 0) {
+      const FieldStats& ts = stats_[plan_->ts_field];
+      field = plan_->fields[plan_->ts_field].name;
+      report_.freshness_from = "field " + field;
+      if (ts.values == 0) {
+        // The file's mtime is no stand-in here: records that carry no time say nothing about
+        // how old they are.
+        if (!required) {
+          Pass("freshness", field + ": no non-null value (not required)");
+          return Status::Ok();
+        }
+        return Fail(
+            "freshness",
+            Error(codes::kDataFreshness, "no non-null value in " + std::to_string(report_.rows) +
+                                             " records: the age of the data is unknown")
+                .Path(field)
+                .Hint("fill the timestamp field; data without a timestamp field is "
+                      "judged by its newest file modification time"));
+      }
+      report_.newest_micros = ts.max_ts;
+      what = "newest record ";
     } else {
       int64_t newest = 0;
       for (const auto& f : files_) newest = std::max(newest, f.info.mtime_ms);
       report_.newest_micros = newest * 1000;
       report_.freshness_from = "file mtime";
-      what = "uri: newest file modified ";
+      field = InputPath("uri");
+      what = "newest file modified ";
     }
     int64_t age_ms = now_ms_ - *report_.newest_micros / 1000;
     std::string newest = FormatTimestampMicros(*report_.newest_micros);
-    if (!input_->quality.freshness_ms) {
-      Pass("freshness", what + newest + " (not required)");
+    std::string label = (plan_->ts_field >= 0 ? field : std::string("uri")) + ": " + what;
+    if (!required) {
+      Pass("freshness", label + newest + " (not required)");
       return Status::Ok();
     }
     int64_t limit = *input_->quality.freshness_ms;
-    if (age_ms > limit) {
-      std::string field = what.substr(0, what.find(':'));
+    if (age_ms < -kClockSkewMs) {
       return Fail("freshness",
-                  Error(codes::kDataFreshness, what.substr(what.find(':') + 2) + newest + " is " +
-                                                   FormatDurationMs(age_ms) + " old > " +
-                                                   FormatDurationMs(limit))
+                  Error(codes::kDataFreshness, what + newest + " is " + FormatDurationMs(-age_ms) +
+                                                   " in the future (clock skew allowance " +
+                                                   FormatDurationMs(kClockSkewMs) + ")")
+                      .Path(field)
+                      .Value(newest)
+                      .Hint("check the declared timestamp unit against the data, and the "
+                            "writer's clock"));
+    }
+    if (age_ms > limit) {
+      return Fail("freshness",
+                  Error(codes::kDataFreshness, what + newest + " is " + FormatDurationMs(age_ms) +
+                                                   " old > " + FormatDurationMs(limit))
                       .Path(field)
                       .Value(newest));
     }
-    Pass("freshness", what + newest + " is " + FormatDurationMs(std::max<int64_t>(age_ms, 0)) +
+    Pass("freshness", label + newest + " is " + FormatDurationMs(std::max<int64_t>(age_ms, 0)) +
                           " old <= " + FormatDurationMs(limit));
     return Status::Ok();
   }
@@ -624,8 +704,8 @@ nlohmann::json ValidationReport::ToJson() const {
   for (const auto& f : fields) {
     nlohmann::json fj = {
         {"name", f.name}, {"type", f.type}, {"nulls", f.nulls}, {"values", f.values}};
-    if (f.min) fj["min"] = *f.min;
-    if (f.max) fj["max"] = *f.max;
+    if (f.min) fj["min"] = f.min_int ? nlohmann::json(*f.min_int) : nlohmann::json(*f.min);
+    if (f.max) fj["max"] = f.max_int ? nlohmann::json(*f.max_int) : nlohmann::json(*f.max);
     if (f.min_len) fj["minLength"] = *f.min_len;
     if (f.max_len) fj["maxLength"] = *f.max_len;
     if (f.violations) {

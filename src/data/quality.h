@@ -34,6 +34,10 @@ struct ValidateOptions {
   std::string spill_dir;                             //!< "" : a temporary directory
   Env* env = nullptr;    //!< the clock (freshness); nullptr: Env::Default() (tests: a fake one)
   bool checksum = true;  //!< sha256 of every file (DataDescriptor)
+  //! Where the input block sits in its file: errors about its own fields carry the full
+  //! path (`spec.data.input.uri`, `spec.data.input.quality.uniqueKey`). Errors about a
+  //! field of the data carry the field's path in the data (`amount`, `nested.x`).
+  std::string input_path = "spec.data.input";
   ReadOptions read;
 };
 
@@ -54,6 +58,7 @@ struct FieldReport {
   int64_t nulls = 0;
   int64_t values = 0;
   std::optional<double> min, max;           //!< numbers
+  std::optional<int64_t> min_int, max_int;  //!< integer fields: min and max exactly
   std::optional<int64_t> min_len, max_len;  //!< strings
   int64_t violations = 0;                   //!< constraint violations
   std::string first_violation;              //!< "\"refund\" at part-0.csv row 17"

@@ -33,6 +33,70 @@ std::string ShortName(const std::string& full) {
   return dot == std::string::npos ? full : full.substr(dot + 1);
 }
 
+// A time unit the data contradicts: timestamp-nanos written, timestamp-micros declared would
+// read every value 1000 times too far in the future.
+bool TimeUnitsConflict(const Type& w, const Type& r) {
+  auto timed = [](const std::string& l) {
+    return StartsWith(l, "timestamp-") || StartsWith(l, "local-timestamp-") ||
+           StartsWith(l, "time-") || l == "date";
+  };
+  return timed(w.logical_type) && timed(r.logical_type) && w.logical_type != r.logical_type;
+}
+
+// Where writer type `w` stops resolving against reader type `r`, which TypesResolve said it
+// does not: appends nested field names to `path` ("nested.x", "tags[]") and says what differs.
+std::string Explain(const Type& w, const Type& r, std::string* path) {
+  if (w.kind == Kind::kUnion) {
+    for (const auto& b : w.branches) {
+      if (b->kind != Kind::kNull && !TypesResolve(*b, r)) return Explain(*b, r, path);
+    }
+  } else if (r.kind == Kind::kUnion) {
+    for (const auto& b : r.branches) {
+      if (b->kind == w.kind) return Explain(w, *b, path);
+    }
+  } else if (w.kind == r.kind) {
+    switch (r.kind) {
+      case Kind::kRecord:
+        for (const auto& rf : r.fields) {
+          const schema::Field* found = nullptr;
+          for (const auto& wf : w.fields) {
+            if (wf.name == rf.name) found = &wf;
+          }
+          if (found == nullptr && !rf.default_json) {
+            *path += "." + rf.name;
+            return "declared field is missing from the data and has no default";
+          }
+          if (found != nullptr && !TypesResolve(*found->type, *rf.type)) {
+            *path += "." + rf.name;
+            return Explain(*found->type, *rf.type, path);
+          }
+        }
+        break;
+      case Kind::kEnum:
+        for (const auto& s : w.symbols) {
+          bool declared = false;
+          for (const auto& rs : r.symbols) declared = declared || rs == s;
+          if (!declared) {
+            return "the data's enum " + w.name + " has symbol " + Quote(s) +
+                   ", which the declared enum " + r.name +
+                   " lacks (declared: " + Join(r.symbols, ", ") + ")";
+          }
+        }
+        break;
+      case Kind::kArray:
+      case Kind::kMap:
+        if (w.items && r.items) {
+          *path += r.kind == Kind::kArray ? "[]" : "{}";
+          return Explain(*w.items, *r.items, path);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return "data has " + w.ToString() + ", declared " + r.ToString();
+}
+
 }  // namespace
 
 bool TypesResolve(const Type& w, const Type& r) {
@@ -83,7 +147,7 @@ bool TypesResolve(const Type& w, const Type& r) {
     case Kind::kFixed:
       return w.kind == Kind::kFixed && w.size == r.size && ShortName(w.name) == ShortName(r.name);
     default:
-      return PrimitiveResolves(w.kind, r.kind);
+      return PrimitiveResolves(w.kind, r.kind) && !TimeUnitsConflict(w, r);
   }
 }
 
@@ -102,12 +166,14 @@ Result<Binding> Resolve(const schema::Schema& writer, const Plan& plan, const st
     seen[idx] = true;
     const FieldPlan& rf = plan.fields[idx];
     if (check_types && !TypesResolve(*wf.type, *rf.type)) {
-      return Error(codes::kDataSchemaMismatch,
-                   "data has " + wf.type->ToString() + ", declared " + rf.type->ToString())
-          .Path(rf.name)
+      std::string path = rf.name;
+      std::string why = Explain(*wf.type, *rf.type, &path);
+      return Error(codes::kDataSchemaMismatch, why)
+          .Path(path)
           .Value(file)
           .Hint(
-              "change the declared type or rewrite the data (Avro promotions: int -> long "
+              "change the declared type (a timestamp in the data's own unit) or rewrite the data "
+              "(Avro promotions: int -> long "
               "-> float -> double, string <-> bytes)");
     }
   }

@@ -1,6 +1,8 @@
 #include "data/sink.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace rsl::data {
 
@@ -63,6 +65,19 @@ int64_t TimestampScale(const std::string& logical) {
   return 0;
 }
 
+// An integer bound: exact when the constraint was an integer, else the double rounded
+// inwards (min 0.5 -> 1) and clamped to the int64 range.
+int64_t IntBound(std::optional<int64_t> exact, std::optional<double> bound, bool lower) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (exact) return *exact;
+  if (!bound) return lower ? kMin : kMax;
+  double b = lower ? std::ceil(*bound) : std::floor(*bound);
+  if (b >= 9223372036854775807.0) return kMax;  // 2^63 and above
+  if (b <= -9223372036854775808.0) return kMin;
+  return static_cast<int64_t>(b);
+}
+
 }  // namespace
 
 void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan* plan) {
@@ -80,6 +95,8 @@ void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan
     p.has_max = f.constraints.max.has_value();
     p.min = f.constraints.min.value_or(0);
     p.max = f.constraints.max.value_or(0);
+    p.imin = IntBound(f.constraints.min_int, f.constraints.min, true);
+    p.imax = IntBound(f.constraints.max_int, f.constraints.max, false);
     p.enum_values = f.constraints.enum_values;
     if (p.enum_values.empty() && p.base->kind == Kind::kEnum) p.enum_values = p.base->symbols;
     if (p.base->kind == Kind::kArray) p.array_size = p.base->size;

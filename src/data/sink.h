@@ -42,6 +42,9 @@ struct FieldPlan {
   ValueKind kind = ValueKind::kOther;
   bool has_min = false, has_max = false;
   double min = 0, max = 0;
+  //! The bounds for integer values, exact (INT64_MIN/MAX when unbounded).
+  int64_t imin = std::numeric_limits<int64_t>::min();
+  int64_t imax = std::numeric_limits<int64_t>::max();
   std::vector<std::string> enum_values;           //!< constraints.enum
   std::unordered_set<std::string_view> enum_set;  //!< views into enum_values
   int64_t array_size = 0;  //!< compact T[N]: every array must have N items (0: any)
@@ -76,6 +79,8 @@ struct FieldStats {
   int64_t values = 0;  //!< non-null values
   double min = std::numeric_limits<double>::infinity();
   double max = -std::numeric_limits<double>::infinity();
+  int64_t imin = std::numeric_limits<int64_t>::max();  //!< integers, exactly
+  int64_t imax = std::numeric_limits<int64_t>::min();
   int64_t min_len = std::numeric_limits<int64_t>::max();  //!< strings: shortest
   int64_t max_len = 0;
   int64_t max_ts = std::numeric_limits<int64_t>::min();  //!< newest timestamp, micros
@@ -104,7 +109,9 @@ class ChunkSink {
     double d = static_cast<double>(v);
     if (d < s.min) s.min = d;
     if (d > s.max) s.max = d;
-    if ((p.has_min && d < p.min) || (p.has_max && d > p.max)) Violate(&s.constraint, row, v);
+    if (v < s.imin) s.imin = v;
+    if (v > s.imax) s.imax = v;
+    if (v < p.imin || v > p.imax) Violate(&s.constraint, row, v);
     if (p.ts_scale != 0) {
       int64_t micros = p.ts_scale > 0 ? v * p.ts_scale : v / -p.ts_scale;
       if (micros > s.max_ts) s.max_ts = micros;

@@ -313,6 +313,10 @@ class AvroParser {
                       "use enum for strings", f.name);
         }
         (key == "min" ? c.min : c.max) = value.get<double>();
+        if (value.is_number_integer() &&
+            (value.is_number_unsigned() ? value.get<uint64_t>() <= INT64_MAX : true)) {
+          (key == "min" ? c.min_int : c.max_int) = value.get<int64_t>();
+        }
       } else {
         std::string close = ClosestMatch(key, {"enum", "min", "max"});
         return Fail(where, "unknown constraint " + Quote(key),

@@ -68,8 +68,14 @@ ordered_json ToJsonValue(const Type& t, std::set<std::string>* written) {
         if (!f.constraints.empty()) {
           ordered_json c;
           if (!f.constraints.enum_values.empty()) c["enum"] = f.constraints.enum_values;
-          if (f.constraints.min) c["min"] = *f.constraints.min;
-          if (f.constraints.max) c["max"] = *f.constraints.max;
+          if (f.constraints.min_int)
+            c["min"] = *f.constraints.min_int;
+          else if (f.constraints.min)
+            c["min"] = *f.constraints.min;
+          if (f.constraints.max_int)
+            c["max"] = *f.constraints.max_int;
+          else if (f.constraints.max)
+            c["max"] = *f.constraints.max;
           fj["constraints"] = c;
         }
         fields.push_back(std::move(fj));

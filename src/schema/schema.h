@@ -43,6 +43,9 @@ struct Constraints {
   std::vector<std::string> enum_values;  //!< allowed string values (empty: any)
   std::optional<double> min;
   std::optional<double> max;
+  //! min/max exactly, when written as integers (longs beyond 2^53 lose digits as doubles).
+  std::optional<int64_t> min_int;
+  std::optional<int64_t> max_int;
   bool empty() const { return enum_values.empty() && !min && !max; }
 };
 

@@ -104,7 +104,7 @@ TEST(AvroResolution, WrongTypeNamesBothTypes) {
                     nullptr, Opts());
   EXPECT_EQ(r.status.code(), codes::kDataSchemaMismatch);
   EXPECT_EQ(r.status.error().path, "tx_id");
-  EXPECT_EQ(r.status.error().message, "data has string, declared long");
+  EXPECT_EQ(r.status.error().message, "data has string, declared long (in py-null.avro)");
 }
 
 TEST(AvroResolution, NarrowingIsRejectedAndUnknownSymbolToo) {
@@ -114,7 +114,7 @@ TEST(AvroResolution, NarrowingIsRejectedAndUnknownSymbolToo) {
       {"name":"user_id","type":"int"}]})"),
                     nullptr, Opts());
   EXPECT_EQ(r.status.code(), codes::kDataSchemaMismatch);
-  EXPECT_EQ(r.status.error().message, "data has long, declared int");
+  EXPECT_EQ(r.status.error().message, "data has long, declared int (in py-null.avro)");
   auto e = Validate(Input(file, R"({"type":"record","name":"t","fields":[
       {"name":"merchant","type":{"type":"enum","name":"merchant","symbols":["m0","m1"]}}]})"),
                     nullptr, Opts());

@@ -115,7 +115,7 @@ TEST(ParquetChecks, ViolationsAndMismatch) {
       {"name":"merchant","type":"long"}]})"),
                     nullptr, Opts());
   EXPECT_EQ(m.status.code(), codes::kDataSchemaMismatch);
-  EXPECT_EQ(m.status.error().message, "data has union[null,string], declared long");
+  EXPECT_EQ(m.status.error().message, "data has string, declared long (in snappy-v1.parquet)");
 }
 
 TEST(ParquetCorrupt, TruncationsAndBitFlipsNeverCrash) {

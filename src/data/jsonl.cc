@@ -155,7 +155,7 @@ class JsonlReader : public FileReader {
                    "declared field is missing from every record and has no default")
           .Path(p.name)
           .Value(name_)
-          .Hint(close.empty() ? "add a default to the declared field, or write the key"
+          .Hint(close.empty() ? "data fields: " + Join(names, ", ")
                               : "the data has " + Quote(close) + "; rename it or add a default");
     }
     return Status::Ok();

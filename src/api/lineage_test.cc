@@ -65,5 +65,38 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   std::filesystem::remove_all(dir);
 }
 
+// A `local` datasource publishes ceph://models/... into a local directory: OpenLineage names
+// the dataset as the workload wrote it (namespace ceph://models), not the local path.
+TEST(LineageTest, OpenLineageNamesOutputsAsWritten) {
+  store::WorkloadVersion v;
+  v.id = "wl-20260101-0000000b";
+  v.name = "fraud";
+  v.namespace_ = "risk";
+  store::Run run;
+  run.id = "run-20260101-0000000b";
+  run.phase = spec::RunPhase::kSucceeded;
+  run.commit_state = store::kCommitCommitted;
+  run.committed_uri = "/data/ceph-models/fraud-v2.1.7";
+  std::vector<store::Step> steps(1);
+  steps[0].name = "train";
+  steps[0].phase = spec::StepPhase::kSucceeded;
+  std::vector<store::Artifact> artifacts(2);
+  artifacts[0].uri = "file:///data/ceph-models/fraud-v2.1.7/train";
+  artifacts[0].bytes = 10;
+  artifacts[1].uri = "/data/ceph-models/fraud-v2.1.70/other";  // not under the output
+  artifacts[1].bytes = 10;
+  std::vector<store::LineageEdge> edges;
+  spec::Workload w;
+  w.data.output = spec::DataOutput{};
+  w.data.output->uri = "ceph://models/fraud-v2.1.7/";
+  LineageInput in{&v, &run, &steps, &artifacts, &edges, &w};
+  auto ev = OpenLineageEvent(in, LineageJson(in));
+  ASSERT_EQ(ev["outputs"].size(), 2u) << ev.dump();
+  EXPECT_EQ(ev["outputs"][0]["namespace"], "ceph://models");
+  EXPECT_EQ(ev["outputs"][0]["name"], "/fraud-v2.1.7/train");
+  EXPECT_EQ(ev["outputs"][1]["namespace"], "file");
+  EXPECT_EQ(ev["outputs"][1]["name"], "/data/ceph-models/fraud-v2.1.70/other");
+}
+
 }  // namespace
 }  // namespace rsl::api

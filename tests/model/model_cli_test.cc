@@ -156,6 +156,13 @@ np.save(os.path.join(out, 'fraud_prob.npy'), np.array([[0.5]], dtype=np.float32)
       << list.output;
   auto describe = Seed({"model", "describe", "fraud-model:1.0.0", "--state-dir", sd});
   ASSERT_EQ(describe.exit_code, 0) << describe.output;
+  // The list shows the whole fingerprint (what buildFingerprint takes), as describe does.
+  size_t fp = describe.output.find("Fingerprint:  ");
+  ASSERT_NE(fp, std::string::npos) << describe.output;
+  std::string fingerprint =
+      describe.output.substr(fp + 14, describe.output.find('\n', fp) - fp - 14);
+  EXPECT_EQ(fingerprint.size(), 71u) << fingerprint;
+  EXPECT_NE(list.output.find(fingerprint), std::string::npos) << list.output;
   EXPECT_NE(describe.output.find("URI:          file://" + (dir / "published/train")),
             std::string::npos)
       << describe.output;

@@ -8,6 +8,24 @@
 namespace rsl::api {
 namespace {
 
+store::WorkloadVersion Version(const std::string& suffix) {
+  store::WorkloadVersion v;
+  v.id = "wl-20260101-0000000" + suffix;
+  v.name = "fraud";
+  v.namespace_ = "risk";
+  return v;
+}
+
+// A succeeded run of Version(suffix) whose outputs were committed at `uri`.
+store::Run CommittedRun(const std::string& suffix, const std::string& uri) {
+  store::Run run;
+  run.id = "run-20260101-0000000" + suffix;
+  run.phase = spec::RunPhase::kSucceeded;
+  run.commit_state = store::kCommitCommitted;
+  run.committed_uri = uri;
+  return run;
+}
+
 TEST(LineageTest, HumanBytesAsTheSeedPrints) {
   EXPECT_EQ(HumanBytes(512), "512B");
   EXPECT_EQ(HumanBytes(12'400'000'000), "12.4GB");
@@ -28,15 +46,8 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   auto dir = std::filesystem::temp_directory_path() / ("rsl-lineage-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "in");
   std::ofstream(dir / "in" / "a.csv") << std::string(1500, 'x');
-  store::WorkloadVersion v;
-  v.id = "wl-20260101-0000000a";
-  v.name = "fraud";
-  v.namespace_ = "risk";
-  store::Run run;
-  run.id = "run-20260101-0000000a";
-  run.phase = spec::RunPhase::kSucceeded;
-  run.commit_state = store::kCommitCommitted;
-  run.committed_uri = "ceph://models/fraud-v2.1.7";
+  store::WorkloadVersion v = Version("a");
+  store::Run run = CommittedRun("a", "ceph://models/fraud-v2.1.7");
   std::vector<store::Step> steps(3);
   steps[0].name = "ingest";
   steps[0].phase = spec::StepPhase::kSucceeded;
@@ -68,15 +79,8 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
 // A `local` datasource publishes ceph://models/... into a local directory: OpenLineage names
 // the dataset as the workload wrote it (namespace ceph://models), not the local path.
 TEST(LineageTest, OpenLineageNamesOutputsAsWritten) {
-  store::WorkloadVersion v;
-  v.id = "wl-20260101-0000000b";
-  v.name = "fraud";
-  v.namespace_ = "risk";
-  store::Run run;
-  run.id = "run-20260101-0000000b";
-  run.phase = spec::RunPhase::kSucceeded;
-  run.commit_state = store::kCommitCommitted;
-  run.committed_uri = "/data/ceph-models/fraud-v2.1.7";
+  store::WorkloadVersion v = Version("b");
+  store::Run run = CommittedRun("b", "/data/ceph-models/fraud-v2.1.7");
   std::vector<store::Step> steps(1);
   steps[0].name = "train";
   steps[0].phase = spec::StepPhase::kSucceeded;

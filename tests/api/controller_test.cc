@@ -245,36 +245,33 @@ TEST_F(ControllerTest, SecretsNeverAppearInAnyOutputOrLog) {
 // `list` counts a skipped step apart from the succeeded ones; a rejected workload's steps are
 // REJECTED, not CANCELLED; describe's spec reads like the YAML (spec.pipeline).
 TEST_F(ControllerTest, WatchExitsWithTheOutcomeAndStepsAreCountedAsTheyEnded) {
-  std::string skipping =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: gate, namespace: "
-      "risk}\nspec:\n  pipeline:\n    - name: a\n      command: [sh, -c, 'echo {\\\"auc\\\": "
-      "0.5} > $RSL_METRICS_FILE']\n    - name: b\n      command: ['true']\n      dependsOn: "
-      "[a]\n      when: 'output.a.metrics.auc > 0.92'\n";
-  std::string ok_id = SubmitFile(editor_, "gate.yaml", skipping);
-  CmdResult watched =
-      c_.Seedctl(editor_, {"workload", "status", "--id", ok_id, "--watch", "--interval-ms", "100"});
+  // Submits `name` with these pipeline lines and follows it with `status --watch`.
+  auto submit_and_watch = [&](const std::string& name, const std::string& pipeline) {
+    std::string yaml =
+        "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: " + name +
+        ", namespace: risk}\nspec:\n  pipeline:\n" + pipeline;
+    std::string id = SubmitFile(editor_, name + ".yaml", yaml);
+    return std::make_pair(id, c_.Seedctl(editor_, {"workload", "status", "--id", id, "--watch",
+                                                   "--interval-ms", "100"}));
+  };
+  auto [ok_id, watched] = submit_and_watch(
+      "gate",
+      "    - name: a\n      command: [sh, -c, 'echo {\\\"auc\\\": 0.5} > $RSL_METRICS_FILE']\n"
+      "    - name: b\n      command: ['true']\n      dependsOn: [a]\n"
+      "      when: 'output.a.metrics.auc > 0.92'\n");
   EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
   EXPECT_NE(watched.out.find("SKIPPED"), std::string::npos) << watched.out;
   CmdResult listed = c_.Seedctl(editor_, {"workload", "list"});
   EXPECT_NE(listed.out.find("SUCCEEDED  1/2 (1 skipped)"), std::string::npos) << listed.out;
 
-  std::string failing =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: fails, namespace: "
-      "risk}\nspec:\n  pipeline:\n    - {name: bad, command: [sh, -c, 'exit 3']}\n";
-  std::string failed_id = SubmitFile(editor_, "fails.yaml", failing);
-  CmdResult failed = c_.Seedctl(
-      editor_, {"workload", "status", "--id", failed_id, "--watch", "--interval-ms", "100"});
+  auto [failed_id, failed] =
+      submit_and_watch("fails", "    - {name: bad, command: [sh, -c, 'exit 3']}\n");
   EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
   EXPECT_EQ(failed.LastErrLine(), "STEP_FAILED") << failed.err;
   EXPECT_NE(failed.out.find("STATUS: FAILED"), std::string::npos) << failed.out;
 
-  std::string impossible =
-      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: big, namespace: "
-      "risk}\nspec:\n  pipeline:\n    - {name: huge, command: ['true'], resources: {cpu: "
-      "4096}}\n";
-  std::string rejected_id = SubmitFile(editor_, "big.yaml", impossible);
-  CmdResult rejected = c_.Seedctl(
-      editor_, {"workload", "status", "--id", rejected_id, "--watch", "--interval-ms", "100"});
+  auto [rejected_id, rejected] =
+      submit_and_watch("big", "    - {name: huge, command: ['true'], resources: {cpu: 4096}}\n");
   EXPECT_EQ(rejected.exit_code, 1) << rejected.out << rejected.err;
   EXPECT_EQ(rejected.LastErrLine(), "INSUFFICIENT_RESOURCES") << rejected.err;
   EXPECT_NE(rejected.out.find("huge  REJECTED"), std::string::npos) << rejected.out;

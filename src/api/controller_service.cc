@@ -363,14 +363,7 @@ Result<Json> ControllerService::ListWorkloads(const std::vector<std::string>& na
     if (!v.ok()) continue;
     Json s = WorkloadSummary(*v, run);
     auto steps = store_->ListSteps(run.id);
-    if (steps.ok()) {
-      int done = 0;
-      for (const auto& st : *steps) {
-        done += st.phase == spec::StepPhase::kSucceeded || st.phase == spec::StepPhase::kSkipped;
-      }
-      s["status"]["stepCount"] = steps->size();
-      s["status"]["stepsDone"] = done;
-    }
+    if (steps.ok()) AddStepCounts(*steps, &s["status"]);
     items.push_back(std::move(s));
   }
   return Json{{"apiVersion", kApiVersion}, {"kind", "AIWorkloadList"}, {"items", items}};
@@ -383,10 +376,16 @@ Result<Json> ControllerService::Describe(const std::string& id) {
   if (!v.ok()) return v.error();
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
-  Json spec = Json::parse(v->spec_json, nullptr, false);
-  // The canonical spec names secrets (envFrom secretRef) but never holds their values; a value
-  // pasted literally into the spec is masked below with every other occurrence.
-  (*obj)["spec"] = spec.is_discarded() ? Json(v->spec_json) : spec;
+  Json canonical = Json::parse(v->spec_json, nullptr, false);
+  // `spec` is the canonical document's spec (the object has its metadata already), so the
+  // pipeline is at spec.pipeline as in the YAML. It names secrets (envFrom secretRef) but never
+  // holds their values; a value pasted literally into it is masked below with every other
+  // occurrence.
+  if (canonical.is_object() && canonical.contains("spec")) {
+    (*obj)["spec"] = canonical["spec"];
+  } else {
+    (*obj)["spec"] = canonical.is_discarded() ? Json(v->spec_json) : canonical;
+  }
   Json admission = Json::parse(run->admission_report_json, nullptr, false);
   (*obj)["status"]["admission"] = admission.is_discarded() ? Json(nullptr) : admission;
   auto events = store_->ListEvents(run->id, 0);

@@ -33,6 +33,23 @@ std::pair<std::string, std::string> DatasetName(const std::string& uri) {
   return {ns, uri.substr(path)};
 }
 
+// An output's URI as the workload wrote it: a step's output published under the committed
+// location (a local directory a `local` datasource maps, e.g. /data/models/fraud-v2) is named
+// under data.output.uri instead (ceph://models/fraud-v2/train), so lineage consumers see the
+// dataset the user named, not where this machine keeps it.
+std::string AsWritten(const std::string& uri, const std::string& committed,
+                      const std::string& written) {
+  auto bare = [](const std::string& u) { return StartsWith(u, "file://") ? u.substr(7) : u; };
+  std::string path = bare(uri);
+  std::string root = bare(committed);
+  if (written.empty() || root.empty() || !StartsWith(path, root)) return uri;
+  std::string rest = path.substr(root.size());
+  if (!rest.empty() && rest[0] != '/') return uri;  // /data/x2 is not under /data/x
+  std::string base = written;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base + rest;
+}
+
 nlohmann::json Facet(nlohmann::json body, const std::string& schema) {
   body["_producer"] = kProducer;
   body["_schemaURL"] = schema;
@@ -206,9 +223,12 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
     }
     inputs.push_back(ds);
   }
+  std::string written =
+      in.workload && in.workload->data.output ? in.workload->data.output->uri : "";
   nlohmann::json outputs = nlohmann::json::array();
   for (const auto& o : lineage["outputs"]) {
-    auto [ns, name] = DatasetName(o["uri"].get<std::string>());
+    auto [ns, name] =
+        DatasetName(AsWritten(o["uri"].get<std::string>(), run.committed_uri, written));
     nlohmann::json ds = {{"namespace", ns}, {"name", name}};
     ds["outputFacets"]["outputStatistics"] =
         Facet({{"size", o["bytes"]}},
@@ -217,7 +237,8 @@ nlohmann::json OpenLineageEvent(const LineageInput& in, const nlohmann::json& li
   }
   if (outputs.empty() && !lineage["output"]["uri"].get<std::string>().empty() &&
       lineage["output"]["committed"].get<bool>()) {
-    auto [ns, name] = DatasetName(lineage["output"]["uri"].get<std::string>());
+    auto [ns, name] = DatasetName(
+        AsWritten(lineage["output"]["uri"].get<std::string>(), run.committed_uri, written));
     nlohmann::json ds = {{"namespace", ns}, {"name", name}};
     int64_t bytes = lineage["output"]["bytes"].get<int64_t>();
     if (bytes >= 0) {

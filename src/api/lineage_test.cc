@@ -8,6 +8,24 @@
 namespace rsl::api {
 namespace {
 
+store::WorkloadVersion Version(const std::string& suffix) {
+  store::WorkloadVersion v;
+  v.id = "wl-20260101-0000000" + suffix;
+  v.name = "fraud";
+  v.namespace_ = "risk";
+  return v;
+}
+
+// A succeeded run of Version(suffix) whose outputs were committed at `uri`.
+store::Run CommittedRun(const std::string& suffix, const std::string& uri) {
+  store::Run run;
+  run.id = "run-20260101-0000000" + suffix;
+  run.phase = spec::RunPhase::kSucceeded;
+  run.commit_state = store::kCommitCommitted;
+  run.committed_uri = uri;
+  return run;
+}
+
 TEST(LineageTest, HumanBytesAsTheSeedPrints) {
   EXPECT_EQ(HumanBytes(512), "512B");
   EXPECT_EQ(HumanBytes(12'400'000'000), "12.4GB");
@@ -28,15 +46,8 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   auto dir = std::filesystem::temp_directory_path() / ("rsl-lineage-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "in");
   std::ofstream(dir / "in" / "a.csv") << std::string(1500, 'x');
-  store::WorkloadVersion v;
-  v.id = "wl-20260101-0000000a";
-  v.name = "fraud";
-  v.namespace_ = "risk";
-  store::Run run;
-  run.id = "run-20260101-0000000a";
-  run.phase = spec::RunPhase::kSucceeded;
-  run.commit_state = store::kCommitCommitted;
-  run.committed_uri = "ceph://models/fraud-v2.1.7";
+  store::WorkloadVersion v = Version("a");
+  store::Run run = CommittedRun("a", "ceph://models/fraud-v2.1.7");
   std::vector<store::Step> steps(3);
   steps[0].name = "ingest";
   steps[0].phase = spec::StepPhase::kSucceeded;
@@ -63,6 +74,32 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   EXPECT_EQ(ev["outputs"][0]["name"], "/fraud-v2.1.7/train");
   EXPECT_EQ(ev["outputs"][0]["outputFacets"]["outputStatistics"]["size"], 245'000'000);
   std::filesystem::remove_all(dir);
+}
+
+// A `local` datasource publishes ceph://models/... into a local directory: OpenLineage names
+// the dataset as the workload wrote it (namespace ceph://models), not the local path.
+TEST(LineageTest, OpenLineageNamesOutputsAsWritten) {
+  store::WorkloadVersion v = Version("b");
+  store::Run run = CommittedRun("b", "/data/ceph-models/fraud-v2.1.7");
+  std::vector<store::Step> steps(1);
+  steps[0].name = "train";
+  steps[0].phase = spec::StepPhase::kSucceeded;
+  std::vector<store::Artifact> artifacts(2);
+  artifacts[0].uri = "file:///data/ceph-models/fraud-v2.1.7/train";
+  artifacts[0].bytes = 10;
+  artifacts[1].uri = "/data/ceph-models/fraud-v2.1.70/other";  // not under the output
+  artifacts[1].bytes = 10;
+  std::vector<store::LineageEdge> edges;
+  spec::Workload w;
+  w.data.output = spec::DataOutput{};
+  w.data.output->uri = "ceph://models/fraud-v2.1.7/";
+  LineageInput in{&v, &run, &steps, &artifacts, &edges, &w};
+  auto ev = OpenLineageEvent(in, LineageJson(in));
+  ASSERT_EQ(ev["outputs"].size(), 2u) << ev.dump();
+  EXPECT_EQ(ev["outputs"][0]["namespace"], "ceph://models");
+  EXPECT_EQ(ev["outputs"][0]["name"], "/fraud-v2.1.7/train");
+  EXPECT_EQ(ev["outputs"][1]["namespace"], "file");
+  EXPECT_EQ(ev["outputs"][1]["name"], "/data/ceph-models/fraud-v2.1.70/other");
 }
 
 }  // namespace

@@ -79,6 +79,26 @@ const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
 
 }  // namespace
 
+std::string StepPhaseName(const store::Run& run, const store::Step& step) {
+  if (run.phase == spec::RunPhase::kRejected && step.phase == spec::StepPhase::kCancelled &&
+      step.attempts == 0) {
+    return spec::Name(spec::RunPhase::kRejected);
+  }
+  return spec::Name(step.phase);
+}
+
+void AddStepCounts(const std::vector<store::Step>& steps, nlohmann::json* status) {
+  int succeeded = 0;
+  int skipped = 0;
+  for (const auto& s : steps) {
+    succeeded += s.phase == spec::StepPhase::kSucceeded;
+    skipped += s.phase == spec::StepPhase::kSkipped;
+  }
+  (*status)["stepCount"] = steps.size();
+  (*status)["stepsSucceeded"] = succeeded;
+  (*status)["stepsSkipped"] = skipped;
+}
+
 nlohmann::json WorkloadSummary(const store::WorkloadVersion& v, const store::Run& run) {
   return {{"apiVersion", kApiVersion},
           {"kind", "AIWorkload"},
@@ -102,12 +122,10 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
   st["commitState"] = run.commit_state;
   st["committedUri"] = run.committed_uri;
   nlohmann::json arr = nlohmann::json::array();
-  int succeeded = 0;
   for (const auto& s : steps) {
-    if (s.phase == spec::StepPhase::kSucceeded) ++succeeded;
     nlohmann::json j = {{"name", s.name},
                         {"index", s.index},
-                        {"phase", spec::Name(s.phase)},
+                        {"phase", StepPhaseName(run, s)},
                         {"attempts", s.attempts},
                         {"retriesUsed", s.retries_used},
                         {"node", s.node},
@@ -124,15 +142,17 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
                         {"message", s.message},
                         {"progress", ProgressJson(s.progress)}};
     if (s.next_attempt_at > 0) j["nextAttemptAtMs"] = s.next_attempt_at;
+    // What the step wrote to RSL_METRICS_FILE (the `output.<step>.metrics` of `when`).
+    nlohmann::json metrics = nlohmann::json::parse(s.metrics_json, nullptr, false);
+    if (metrics.is_object() && !metrics.empty()) j["metrics"] = std::move(metrics);
     arr.push_back(std::move(j));
   }
   st["steps"] = arr;
-  st["stepCount"] = steps.size();
-  st["stepsSucceeded"] = succeeded;
+  AddStepCounts(steps, &st);
   if (const store::Step* cur = CurrentStep(steps)) {
     st["currentStep"] = {{"name", cur->name},
-                         {"index", cur->index + 1},
-                         {"phase", spec::Name(cur->phase)},
+                         {"index", cur->index},
+                         {"phase", StepPhaseName(run, *cur)},
                          {"progress", ProgressJson(cur->progress)},
                          {"cpuMs", cur->cpu_ms},
                          {"wallMs", cur->wall_ms},

@@ -21,8 +21,18 @@ std::string Rfc3339(int64_t ms);
 //! "done/total" -> {done, total, percent}; null when it does not parse.
 nlohmann::json ProgressJson(const std::string& progress);
 
+//! A step's phase as the API and seedctl show it: the stored phase's name, except that a step
+//! of a REJECTED run never started is REJECTED (the store keeps it CANCELLED, which would
+//! read as "someone cancelled it").
+std::string StepPhaseName(const store::Run& run, const store::Step& step);
+
+//! Sets `status.stepCount`, `status.stepsSucceeded` and `status.stepsSkipped` (a skipped step
+//! is not counted as succeeded: `when` was false, it did not run).
+void AddStepCounts(const std::vector<store::Step>& steps, nlohmann::json* status);
+
 //! The Workload object: metadata from the version, status from the run and its steps.
 //! `workload` (the parsed snapshot, may be null) adds per-step resource limits.
+//! `status.steps[].index` and `status.currentStep.index` are 0-based pipeline positions.
 nlohmann::json WorkloadObject(const store::WorkloadVersion& version, const store::Run& run,
                               const std::vector<store::Step>& steps,
                               const spec::Workload* workload);

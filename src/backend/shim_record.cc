@@ -31,11 +31,32 @@ std::string Record(int exit_code, int sig, bool oom, const std::string& stop, in
          "\nended_us=" + std::to_string(ended_us) + "\nmessage=" + m + "\nend=1\n";
 }
 
+namespace {
+
+// In the units a spec writes them (the shim links no spec code): 100663296 -> "96Mi" (exact
+// binary units, else bytes), 2000 -> "2", 500 -> "500m".
+std::string MemoryText(int64_t bytes) {
+  const char* units[] = {"Ki", "Mi", "Gi", "Ti"};
+  std::string unit;
+  for (const char* u : units) {
+    if (bytes < 1024 || bytes % 1024 != 0) break;
+    bytes /= 1024;
+    unit = u;
+  }
+  return std::to_string(bytes) + unit;
+}
+
+std::string CpuText(int64_t millis) {
+  return millis % 1000 == 0 ? std::to_string(millis / 1000) : std::to_string(millis) + "m";
+}
+
+}  // namespace
+
 std::string LimitsText(const Attempt& a) {
   std::string limits = a.mechanism;
   if (a.memory > 0 || a.cpu_millis > 0) {
-    limits += " (memory " + (a.memory > 0 ? std::to_string(a.memory) : std::string("-")) +
-              ", cpu " + (a.cpu_millis > 0 ? std::to_string(a.cpu_millis) + "m" : "-") + ")";
+    limits += " (memory " + (a.memory > 0 ? MemoryText(a.memory) : std::string("-")) + ", cpu " +
+              (a.cpu_millis > 0 ? CpuText(a.cpu_millis) : "-") + ")";
   }
   return limits;
 }

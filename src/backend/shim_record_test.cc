@@ -22,8 +22,13 @@ TEST(ShimRecordTest, LimitsTextNamesTheLimitsAskedFor) {
   Attempt a;
   EXPECT_EQ(LimitsText(a), "none");
   a.mechanism = "cgroup v2";
-  a.memory = 1048576;
-  EXPECT_EQ(LimitsText(a), "cgroup v2 (memory 1048576, cpu -)");
+  a.memory = 1048576;  // in the units a spec writes: 1Mi, not raw bytes
+  EXPECT_EQ(LimitsText(a), "cgroup v2 (memory 1Mi, cpu -)");
+  a.memory = 100663296;
+  a.cpu_millis = 2000;
+  EXPECT_EQ(LimitsText(a), "cgroup v2 (memory 96Mi, cpu 2)");
+  a.memory = 1000;
+  EXPECT_EQ(LimitsText(a), "cgroup v2 (memory 1000, cpu 2)");
   a.memory = 0;
   a.cpu_millis = 500;
   EXPECT_EQ(LimitsText(a), "cgroup v2 (memory -, cpu 500m)");

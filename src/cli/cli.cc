@@ -17,9 +17,11 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    if (rc != 0) std::cerr << "INVALID_ARGUMENT\n";
-    return rc;
+    // CLI11 has an exit code per kind of mistake (105, 106, 109...); seedctl has one: a usage
+    // error is an error like any other (exit 1, INVALID_ARGUMENT on the last line).
+    if (app.exit(e) == 0) return 0;  // --help, --version
+    std::cerr << "INVALID_ARGUMENT\n";
+    return 1;
   } catch (const Exit& e) {
     return e.exit_code;
   }

@@ -35,8 +35,8 @@ struct Exit {
 
 //! Parses the command line, running the chosen command's callback (seedctl's commands).
 //! Returns std::nullopt when the program should go on, else the exit code to end it with:
-//! after --help (0), a command that threw Exit, or a usage error (CLI11's message, then
-//! INVALID_ARGUMENT alone on the last line of stderr).
+//! after --help (0), a command that threw Exit, or a usage error (exit 1: CLI11's message,
+//! then INVALID_ARGUMENT alone on the last line of stderr).
 std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
 
 //! The local state directory when --state-dir is not given: $RSL_STATE_DIR, else

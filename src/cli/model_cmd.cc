@@ -24,7 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-// Fingerprints and digests are shown shortened in tables ("sha256:7a8b9c0d1e2f").
+// Environment digests are shown shortened in tables ("sha256:7a8b9c0d1e2f"); a model's
+// fingerprint never is (users copy it into buildFingerprint).
 constexpr size_t kShortDigest = 19;
 
 template <typename T>
@@ -211,8 +212,8 @@ void RunSignatureCheck(const SignatureCheckFlags& f) {
 }
 
 void RunModelList(const ModelListFlags& f) {
-  auto store =
-      OrFail(model::ArtifactStore::Open(f.state_dir.empty() ? DefaultStateDir() : f.state_dir));
+  std::string state_dir = f.state_dir.empty() ? DefaultStateDir() : f.state_dir;
+  auto store = OrFail(model::ArtifactStore::Open(state_dir));
   auto artifacts = OrFail(store->List());
   if (f.output == "json") {
     json out = json::array();
@@ -221,7 +222,11 @@ void RunModelList(const ModelListFlags& f) {
     return;
   }
   if (artifacts.empty()) {
-    std::cout << "No model artifacts recorded yet.\n";
+    // Say which store was read: model commands read a state directory, never the controller
+    // (SEEDCTL_SERVER does not apply to them).
+    std::cout << "No model artifacts recorded in the state directory " << state_dir << ".\n"
+              << "(model commands read a local state directory, not the controller: pass "
+                 "--state-dir or set RSL_STATE_DIR to the controller's)\n";
     return;
   }
   bool wide = f.output == "wide";
@@ -234,7 +239,8 @@ void RunModelList(const ModelListFlags& f) {
       t.AddRow({ArtifactName(a), a.framework, a.state, a.step, a.run_id, a.fingerprint,
                 a.image + "@" + Short(a.environment_digest), a.uri, Timestamp(a.created_at_ms)});
     } else {
-      t.AddRow({ArtifactName(a), a.framework, a.state, Short(a.fingerprint), a.run_id, a.uri});
+      // In full: it is what a user copies into model.buildFingerprint.
+      t.AddRow({ArtifactName(a), a.framework, a.state, a.fingerprint, a.run_id, a.uri});
     }
   }
   std::cout << t.Render();

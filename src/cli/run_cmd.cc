@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "api/objects.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
@@ -38,12 +39,13 @@ std::string Who() {
   return u && *u ? u : "local";
 }
 
+// Local time, as every other seedctl command prints times (TZ decides).
 std::string Clock(int64_t ms) {
   time_t t = static_cast<time_t>(ms / 1000);
-  struct tm tm_utc;
-  gmtime_r(&t, &tm_utc);
+  struct tm tm_local;
+  localtime_r(&t, &tm_local);
   char buf[16];
-  strftime(buf, sizeof(buf), "%H:%M:%S", &tm_utc);
+  strftime(buf, sizeof(buf), "%H:%M:%S", &tm_local);
   return buf;
 }
 
@@ -105,41 +107,22 @@ std::string ExitText(const store::Step& s) {
   return "-";
 }
 
-void PrintResult(store::Store* store, const store::Run& run, const std::string& output) {
+// -o json is the controller's AIWorkload object (GET /api/v1/workloads/{id}): one shape, in
+// camelCase, whether a workload ran in process or on the controller.
+void PrintResult(store::Store* store, const store::Run& run, const spec::Workload& workload,
+                 const std::string& output) {
   auto steps = store->ListSteps(run.id);
   if (!steps.ok()) FailWith(steps.error());
   if (output == "json") {
-    nlohmann::json j = {{"id", run.workload_id},
-                        {"run_id", run.id},
-                        {"name", run.name},
-                        {"namespace", run.namespace_},
-                        {"phase", spec::Name(run.phase)},
-                        {"failure_code", run.failure_code},
-                        {"message", run.failure_message},
-                        {"committed_uri", run.committed_uri},
-                        {"duration_ms", run.finished_at - run.started_at}};
-    j["steps"] = nlohmann::json::array();
-    for (const auto& s : *steps) {
-      j["steps"].push_back({{"name", s.name},
-                            {"phase", spec::Name(s.phase)},
-                            {"attempts", s.attempts},
-                            {"retries_used", s.retries_used},
-                            {"wall_ms", s.wall_ms},
-                            {"cpu_ms", s.cpu_ms},
-                            {"peak_memory_bytes", s.peak_memory_bytes},
-                            {"exit_code", s.exit_code},
-                            {"signal", s.signal},
-                            {"node", s.node},
-                            {"message", s.message},
-                            {"metrics", nlohmann::json::parse(s.metrics_json, nullptr, false)}});
-    }
-    std::cout << j.dump(2) << "\n";
+    auto version = store->GetVersion(run.workload_id);
+    if (!version.ok()) FailWith(version.error());
+    std::cout << api::WorkloadObject(*version, run, *steps, &workload).dump(2) << "\n";
     return;
   }
   Table t({"STEP", "PHASE", "ATTEMPTS", "DURATION", "PEAK MEMORY", "EXIT", "NODE", "MESSAGE"});
   for (const auto& s : *steps) {
     int64_t dur = s.finished_at > 0 && s.started_at > 0 ? s.finished_at - s.started_at : 0;
-    t.AddRow({s.name, spec::Name(s.phase), std::to_string(s.attempts),
+    t.AddRow({s.name, api::StepPhaseName(run, s), std::to_string(s.attempts),
               s.attempts ? spec::FormatDuration(dur) : "-",
               s.peak_memory_bytes ? spec::FormatBytesHuman(s.peak_memory_bytes) : "-", ExitText(s),
               s.node.empty() ? "-" : s.node, s.message});
@@ -233,7 +216,7 @@ void RunFile(const RunFlags& o) {
   }
   // Printed before Stop(): the engine's loop frees the finished run's state meanwhile (tens
   // of milliseconds for 10,000 steps), and the store is safe to read from this thread.
-  PrintResult(rt->store(), *run, o.output);
+  PrintResult(rt->store(), *run, parsed.workload, o.output);
   rt->engine()->Stop();
   if (run->phase != spec::RunPhase::kSucceeded) {
     Error e(run->failure_code.empty() ? codes::kStepFailed : run->failure_code,

@@ -1,5 +1,5 @@
-// seedctl cluster status, node list, token create, secret create, configmap create, audit
-// and completion bash|zsh (docs/cli.md).
+// seedctl cluster status, node list, token create, secret create|list, configmap
+// create|list, audit and completion bash|zsh (docs/cli.md).
 #include "cli/workload_admin_cmd.h"
 
 #include <unistd.h>
@@ -158,6 +158,16 @@ void RunKeyValueCreate(const KeyValueCreateFlags& f) {
   }
 }
 
+void RunKeyValueList(const KeyValueListFlags& f) {
+  api::Client client = MakeClient(f.conn);
+  std::string ns = NamespaceOrDefault(client);
+  std::string resource = f.kind == "secret" ? "secrets" : "configmaps";
+  auto list =
+      OrFail(client, client.Get("/api/v1/namespaces/" + api::UrlEncode(ns) + "/" + resource));
+  if (!f.conn.output.empty()) return PrintStructured(list, f.conn.output);
+  std::cout << FormatKeyValueList(list, ns);
+}
+
 void RunAudit(const AuditLogFlags& f) {
   api::Client client = MakeClient(f.conn);
   auto entries = OrFail(
@@ -187,6 +197,15 @@ void KeyValueCreate(CLI::App& app, const std::string& kind) {
   cmd->add_option("--from-literal", o->literals, "KEY=VALUE (repeatable)")->required();
   AddConnFlags(cmd, &o->conn);
   Bind(cmd, o, &RunKeyValueCreate);
+
+  auto l = std::make_shared<KeyValueListFlags>();
+  l->kind = kind;
+  cmd = group->add_subcommand(
+      "list", kind == "secret" ? "Secrets of a namespace: names and keys, never values"
+                               : "ConfigMaps of a namespace: names and keys (-o json: values)");
+  AddConnFlags(cmd, &l->conn);
+  AddOutputFlag(cmd, &l->conn, {"json", "yaml"});
+  Bind(cmd, l, &RunKeyValueList);
 }
 
 }  // namespace

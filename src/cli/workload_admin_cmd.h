@@ -1,7 +1,7 @@
-// seedctl cluster status, node list, token create, secret create, configmap create, audit
-// and completion bash|zsh (docs/cli.md): the flags of each command and the function that
-// runs it. Functions print to stdout/stderr and end a failing command by throwing Exit
-// (cli.h).
+// seedctl cluster status, node list, token create, secret create|list, configmap
+// create|list, audit and completion bash|zsh (docs/cli.md): the flags of each command and the
+// function that runs it. Functions print to stdout/stderr and end a failing command by throwing
+// Exit (cli.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -39,6 +39,14 @@ struct KeyValueCreateFlags {
 };
 //! Creates or replaces the secret or configmap; never echoes a value.
 void RunKeyValueCreate(const KeyValueCreateFlags& flags);
+
+struct KeyValueListFlags {
+  std::string kind;  //!< secret | configmap: the command, not a flag
+  ConnFlags conn;
+};
+//! Lists the namespace's secrets (names and keys; no route returns a secret's values) or
+//! configmaps.
+void RunKeyValueList(const KeyValueListFlags& flags);
 
 struct AuditLogFlags {
   ConnFlags conn;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "api/client.h"
@@ -27,6 +28,20 @@ namespace {
 bool IsTerminal(const std::string& phase) {
   auto p = spec::ParseRunPhase(phase);
   return p.ok() && spec::IsTerminal(*p);
+}
+
+// How an ended run failed, as an error (nullopt when it succeeded): its failure code, or
+// WORKLOAD_CANCELLED / STEP_FAILED when it has none.
+std::optional<Error> RunOutcome(const Json& status) {
+  std::string phase = status.value("phase", "");
+  if (phase == spec::Name(spec::RunPhase::kSucceeded)) return std::nullopt;
+  std::string code = status.value("failureCode", "");
+  if (code.empty()) {
+    code = phase == spec::Name(spec::RunPhase::kCancelled) ? codes::kWorkloadCancelled
+                                                           : codes::kStepFailed;
+  }
+  std::string message = status.value("failureMessage", "");
+  return Error(code, "workload ended " + phase + (message.empty() ? "" : ": " + message));
 }
 
 std::string IdPath(const std::string& id, const std::string& what = "") {
@@ -96,6 +111,9 @@ void RunWorkloadStatus(const WorkloadStatusFlags& f) {
     w = OrFail(client, client.Get(IdPath(f.id)));
   }
   if (!structured) std::cout << "\n" << FormatStatus(w, f.conn.output == "wide");
+  std::cout.flush();
+  // Like `seedctl run`: a script can branch on how the workload ended.
+  if (auto end = RunOutcome(w["status"])) FailWith(*end);
 }
 
 void RunWorkloadLogs(const WorkloadLogsFlags& f) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "base/strings.h"
 #include "cli/table.h"
 
 namespace rsl::cli {
@@ -37,6 +38,23 @@ std::string ProgressText(const Json& p) {
   };
   return std::to_string(static_cast<int>(pct)) + "% (" + num(p.value("done", 0.0)) + "/" +
          num(p.value("total", 0.0)) + ")";
+}
+
+// `workload list`'s STEPS: succeeded/total, and the skipped ones apart ("3/4 (1 skipped)").
+std::string StepsText(const Json& st) {
+  std::string text =
+      std::to_string(Int(st, "stepsSucceeded")) + "/" + std::to_string(Int(st, "stepCount"));
+  if (int64_t skipped = Int(st, "stepsSkipped"); skipped > 0) {
+    text += " (" + std::to_string(skipped) + " skipped)";
+  }
+  return text;
+}
+
+// "train (3/4)": currentStep.index is 0-based, as steps[].index; people count from 1.
+std::string CurrentStepText(const Json& st) {
+  const Json& cur = st["currentStep"];
+  return Str(cur, "name") + " (" + std::to_string(Int(cur, "index") + 1) + "/" +
+         std::to_string(Int(st, "stepCount")) + ")";
 }
 
 int64_t StepDuration(const Json& s) {
@@ -150,8 +168,7 @@ std::string FormatStatus(const Json& w, bool wide) {
   int64_t count = Int(st, "stepCount");
   const Json cur = st.contains("currentStep") ? st["currentStep"] : Json(nullptr);
   if (cur.is_object()) {
-    out += "STEP: " + Str(cur, "name") + " (" + std::to_string(Int(cur, "index")) + "/" +
-           std::to_string(count) + ")\n";
+    out += "STEP: " + CurrentStepText(st) + "\n";
     if (cur["progress"].is_object()) out += "PROGRESS: " + ProgressText(cur["progress"]) + "\n";
     int64_t wall = Int(cur, "wallMs");
     int64_t cpu = Int(cur, "cpuMs");
@@ -199,8 +216,7 @@ std::string FormatStatusLine(const Json& w) {
   std::string line = Str(st, "phase");
   if (st.contains("currentStep") && st["currentStep"].is_object()) {
     const Json& cur = st["currentStep"];
-    line += " step " + Str(cur, "name") + " (" + std::to_string(Int(cur, "index")) + "/" +
-            std::to_string(Int(st, "stepCount")) + ")";
+    line += " step " + CurrentStepText(st);
     if (cur["progress"].is_object()) line += " " + ProgressText(cur["progress"]);
   }
   return line;
@@ -233,10 +249,8 @@ std::string FormatList(const Json& list, bool wide, bool show_namespace, int64_t
     const Json& st = w["status"];
     std::vector<std::string> row = {Str(m, "id"), Str(m, "name")};
     if (show_namespace) row.push_back(Str(m, "namespace"));
-    row.insert(row.end(),
-               {std::to_string(Int(m, "version")), Str(st, "phase"),
-                std::to_string(Int(st, "stepsDone")) + "/" + std::to_string(Int(st, "stepCount")),
-                Age(Int(m, "createdAtMs"), now_ms)});
+    row.insert(row.end(), {std::to_string(Int(m, "version")), Str(st, "phase"), StepsText(st),
+                           Age(Int(m, "createdAtMs"), now_ms)});
     if (wide) {
       std::string digest = Str(m, "digest");
       row.insert(row.end(), {digest.substr(0, 19), Str(m, "createdBy"), Str(m, "rollbackOf", "-")});
@@ -395,6 +409,22 @@ std::string FormatClusterStatus(const Json& s) {
   }
   out += "Workloads: " + (phases.empty() ? std::string("none") : phases) + "\n";
   return out;
+}
+
+std::string FormatKeyValueList(const Json& list, const std::string& ns) {
+  Table t({"NAME", "KEYS", "UPDATED"});
+  for (const auto& item : list.value("items", Json::array())) {
+    std::vector<std::string> keys;
+    if (item.contains("keys")) {  // a secret: its keys only
+      for (const auto& k : item["keys"]) keys.push_back(k.get<std::string>());
+    } else {
+      for (const auto& [k, v] : item.value("data", Json::object()).items()) keys.push_back(k);
+    }
+    t.AddRow({Str(item["metadata"], "name"), keys.empty() ? "-" : Join(keys, ","),
+              LocalTime(Int(item["metadata"], "updatedAtMs"))});
+  }
+  if (t.size() == 0) return "No " + Str(list, "kind") + " items in namespace " + ns + ".\n";
+  return t.Render();
 }
 
 std::string FormatAudit(const Json& entries) {

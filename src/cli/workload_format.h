@@ -35,7 +35,8 @@ std::string FormatStatusLine(const Json& workload);
 //! Per-step progress bars for --watch on a terminal.
 std::string FormatStatusBars(const Json& workload);
 
-//! `workload list`: ID NAME [NAMESPACE] VERSION STATUS STEPS AGE [+ DIGEST CREATED-BY].
+//! `workload list`: ID NAME [NAMESPACE] VERSION STATUS STEPS AGE [+ DIGEST CREATED-BY];
+//! STEPS is succeeded/total, skipped steps counted apart ("3/4 (1 skipped)").
 std::string FormatList(const Json& list, bool wide, bool show_namespace, int64_t now_ms);
 //! `workload history --name`: VERSION ID STATUS DIGEST CREATED BY ROLLBACK-OF.
 std::string FormatHistory(const Json& list);
@@ -47,6 +48,8 @@ std::string FormatDescribe(const Json& described);
 std::string FormatNodes(const Json& nodes, bool wide);
 //! `cluster status`: the seed's lines.
 std::string FormatClusterStatus(const Json& status);
+//! `secret list` / `configmap list` of namespace `ns`: NAME KEYS UPDATED.
+std::string FormatKeyValueList(const Json& list, const std::string& ns);
 //! `audit`: TIME SUBJECT VERB RESOURCE NAMESPACE OBJECT RESULT MESSAGE.
 std::string FormatAudit(const Json& entries);
 

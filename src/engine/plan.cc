@@ -309,6 +309,14 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
   if (fired && exit.kind != ExitKind::kTimedOut) {
     exit_message = "stopped: time limit exceeded (" + exit.message + ")";
   }
+  if (kind == ExitKind::kTimedOut && !run_limit && spec.timeout_ms) {
+    // Name the limit in the spec's units: "stopped: time limit of 10m exceeded (...)".
+    const std::string plain = "time limit exceeded";
+    if (size_t at = exit_message.find(plain); at != std::string::npos) {
+      exit_message.replace(at, plain.size(),
+                           "time limit of " + Duration(*spec.timeout_ms) + " exceeded");
+    }
+  }
   switch (kind) {
     case ExitKind::kSucceeded:
       if (hook_error.ok()) {

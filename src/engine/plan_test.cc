@@ -278,7 +278,7 @@ TEST(PlanTest, AnExitAfterTheTimeoutFiredCountsAsTimedOut) {
   p.Advance(500, kAlwaysTrue);
   p.OnExit(0, Exit(ExitKind::kSucceeded, 0), "{}", 501);
   EXPECT_EQ(p.state(0).phase, spec::StepPhase::kTimedOut);
-  EXPECT_EQ(p.state(0).message, "stopped: time limit exceeded (exit code 0)");
+  EXPECT_EQ(p.state(0).message, "stopped: time limit of 500ms exceeded (exit code 0)");
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
 }

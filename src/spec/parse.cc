@@ -213,8 +213,7 @@ ParseResult ParseWorkloadFile(const std::string& path, const ParseOptions& in_op
   if (!text.ok()) {
     ParseResult result;
     result.workload.source_file = path;
-    Error e = text.error();
-    e.code = codes::kSpecParseError;
+    Error e = text.error();  // IO_ERROR, as everywhere a file cannot be read
     e.pos.file = path;
     e.hint = "check the file name";
     result.errors.push_back(e);

@@ -231,6 +231,57 @@ TEST_F(ControllerTest, SecretsNeverAppearInAnyOutputOrLog) {
     EXPECT_EQ(ReadText(f).find(kSecret), std::string::npos) << f;
   }
   EXPECT_EQ(c_.Log().find(kSecret), std::string::npos);
+  // `secret list` names the secret and its keys, never a value.
+  CmdResult listed = c_.Seedctl(viewer_, {"secret", "list"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("db-creds  DB_PASSWORD  "), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find(kSecret), std::string::npos) << listed.out;
+  CmdResult none = c_.Seedctl(viewer_, {"configmap", "list"});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, "No ConfigMapList items in namespace risk.\n");
+}
+
+// `status --watch` ends as the workload does (exit 1 and the code unless it SUCCEEDED);
+// `list` counts a skipped step apart from the succeeded ones; a rejected workload's steps are
+// REJECTED, not CANCELLED; describe's spec reads like the YAML (spec.pipeline).
+TEST_F(ControllerTest, WatchExitsWithTheOutcomeAndStepsAreCountedAsTheyEnded) {
+  // Submits `name` with these pipeline lines and follows it with `status --watch`.
+  auto submit_and_watch = [&](const std::string& name, const std::string& pipeline) {
+    std::string yaml =
+        "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: " + name +
+        ", namespace: risk}\nspec:\n  pipeline:\n" + pipeline;
+    std::string id = SubmitFile(editor_, name + ".yaml", yaml);
+    return std::make_pair(id, c_.Seedctl(editor_, {"workload", "status", "--id", id, "--watch",
+                                                   "--interval-ms", "100"}));
+  };
+  auto [ok_id, watched] = submit_and_watch(
+      "gate",
+      "    - name: a\n      command: [sh, -c, 'echo {\\\"auc\\\": 0.5} > $RSL_METRICS_FILE']\n"
+      "    - name: b\n      command: ['true']\n      dependsOn: [a]\n"
+      "      when: 'output.a.metrics.auc > 0.92'\n");
+  EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
+  EXPECT_NE(watched.out.find("SKIPPED"), std::string::npos) << watched.out;
+  CmdResult listed = c_.Seedctl(editor_, {"workload", "list"});
+  EXPECT_NE(listed.out.find("SUCCEEDED  1/2 (1 skipped)"), std::string::npos) << listed.out;
+
+  auto [failed_id, failed] =
+      submit_and_watch("fails", "    - {name: bad, command: [sh, -c, 'exit 3']}\n");
+  EXPECT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  EXPECT_EQ(failed.LastErrLine(), "STEP_FAILED") << failed.err;
+  EXPECT_NE(failed.out.find("STATUS: FAILED"), std::string::npos) << failed.out;
+
+  auto [rejected_id, rejected] =
+      submit_and_watch("big", "    - {name: huge, command: ['true'], resources: {cpu: 4096}}\n");
+  EXPECT_EQ(rejected.exit_code, 1) << rejected.out << rejected.err;
+  EXPECT_EQ(rejected.LastErrLine(), "INSUFFICIENT_RESOURCES") << rejected.err;
+  EXPECT_NE(rejected.out.find("huge  REJECTED"), std::string::npos) << rejected.out;
+  EXPECT_EQ(rejected.out.find("CANCELLED"), std::string::npos) << rejected.out;
+  CmdResult described =
+      c_.Seedctl(editor_, {"workload", "describe", "--id", rejected_id, "-o", "json"});
+  Json d = Json::parse(described.out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << described.out;
+  EXPECT_EQ(d["spec"]["pipeline"]["steps"][0].value("name", ""), "huge") << d["spec"].dump();
+  EXPECT_EQ(d["status"]["steps"][0].value("phase", ""), "REJECTED");
 }
 
 // A step that prints nothing has no log file (the supervisor creates it at the first byte):

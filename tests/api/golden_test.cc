@@ -84,10 +84,10 @@ Json Workload() {
             {"finishedAtMs", 0},
             {"steps", steps},
             {"stepCount", 4},
-            {"stepsDone", 2},
+            {"stepsSucceeded", 2},
             {"currentStep",
              {{"name", "train"},
-              {"index", 3},
+              {"index", 2},
               {"phase", "RUNNING"},
               {"progress", {{"done", 127}, {"total", 200}, {"percent", 63.5}}},
               {"cpuMs", 178000},
@@ -120,7 +120,8 @@ TEST_F(GoldenTest, List) {
   b["metadata"]["version"] = 1;
   b["metadata"]["rollbackOf"] = "wl-20260619-ffffffff";
   b["status"]["phase"] = "SUCCEEDED";
-  b["status"]["stepsDone"] = 4;
+  b["status"]["stepsSucceeded"] = 3;  // and one skipped: not counted as succeeded
+  b["status"]["stepsSkipped"] = 1;
   Json list = {{"items", {a, b}}};
   ExpectGolden("list", FormatList(list, false, false, kT0 + 3 * 3600 * 1000));
   ExpectGolden("list_wide_all", FormatList(list, true, true, kT0 + 3 * 86400 * 1000));

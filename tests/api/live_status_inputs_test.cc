@@ -94,7 +94,7 @@ TEST_F(LiveStatusInputsTest, RelativeDataUrisAreResolvedAgainstTheFileOrRefused)
   CmdResult described = c_.Seedctl(editor_, {"workload", "describe", "--id", id, "-o", "json"});
   Json d = Json::parse(described.out, nullptr, false);
   ASSERT_TRUE(d.is_object()) << described.out;
-  EXPECT_EQ(d["spec"]["spec"]["data"]["output"].value("uri", ""), out_dir) << d["spec"].dump();
+  EXPECT_EQ(d["spec"]["data"]["output"].value("uri", ""), out_dir) << d["spec"].dump();
 
   auto [code, err] = Post("/api/v1/workloads", yaml, "application/yaml");
   EXPECT_EQ(code, "400") << err.dump();

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <thread>
@@ -89,18 +90,44 @@ TEST_F(SeedctlRunTest, ImpossibleRequestIsRejected) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(LastLine(r.output), "INSUFFICIENT_RESOURCES") << r.output;
   EXPECT_NE(r.output.find("local: cpu 4096 >"), std::string::npos) << r.output;
+  // The step never started because the workload was refused: REJECTED, not CANCELLED.
+  EXPECT_NE(r.output.find("big   REJECTED  0"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("CANCELLED"), std::string::npos) << r.output;
+}
+
+// Progress lines are in local time like every other seedctl time: with TZ 5:30 east of UTC
+// the clock printed is 5:30 ahead of UTC (within the seconds the run takes).
+TEST_F(SeedctlRunTest, ProgressTimesAreLocal) {
+  std::time_t before = std::time(nullptr);
+  auto r =
+      Seedctl("run -f " + Write("    - {name: a, command: ['true']}\n") + Flags(), "TZ=RSL-5:30 ");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t started = r.output.find("  Started  ");
+  ASSERT_NE(started, std::string::npos) << r.output;
+  size_t line = r.output.rfind('\n', started) + 1;
+  int h = 0, m = 0, sec = 0;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + line, "%d:%d:%d", &h, &m, &sec), 3) << r.output;
+  int printed = h * 3600 + m * 60 + sec;
+  int utc = static_cast<int>(before % 86400);
+  int ahead = ((printed - utc) % 86400 + 86400) % 86400;
+  EXPECT_GE(ahead, 5 * 3600 + 30 * 60) << r.output;
+  EXPECT_LE(ahead, 5 * 3600 + 30 * 60 + 120) << r.output;
 }
 
 TEST_F(SeedctlRunTest, JsonOutputAndBadFlags) {
   auto r = Seedctl("run -o json -f " + Write("    - {name: a, command: ['true']}\n") + Flags());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"phase\": \"SUCCEEDED\""), std::string::npos) << r.output;
+  // The controller's AIWorkload object, camelCase like the API.
+  EXPECT_NE(r.output.find("\"kind\": \"AIWorkload\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"stepsSucceeded\": 1"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("failure_code"), std::string::npos) << r.output;
   auto missing = Seedctl("run" + Flags());
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(LastLine(missing.output), "INVALID_ARGUMENT");
   auto nofile = Seedctl("run -f " + dir_ + "/nope.yaml" + Flags());
   EXPECT_EQ(nofile.exit_code, 1);
-  EXPECT_EQ(LastLine(nofile.output), "SPEC_PARSE_ERROR") << nofile.output;
+  EXPECT_EQ(LastLine(nofile.output), "IO_ERROR") << nofile.output;
 }
 
 // Relative data URIs mean the spec file's directory, resolved at submission and stored so:

@@ -102,7 +102,7 @@ np.save('wrongtype/fraud_prob.npy', np.array([[0], [1]], dtype=np.int32))
   EXPECT_NE(wrong.output.find("fraud_prob.dtype expected float32, got int32"), std::string::npos);
   auto no_file = Seed({"signature", "check", "-f", dir / "none.yaml", "--outputs", dir / "good"});
   EXPECT_EQ(no_file.exit_code, 1);
-  EXPECT_EQ(no_file.LastLine(), "SPEC_PARSE_ERROR");
+  EXPECT_EQ(no_file.LastLine(), "IO_ERROR");  // a file that cannot be read, as everywhere
 }
 
 // A training process runs as the hook resolved it; the artifact it leaves is recorded and
@@ -156,6 +156,13 @@ np.save(os.path.join(out, 'fraud_prob.npy'), np.array([[0.5]], dtype=np.float32)
       << list.output;
   auto describe = Seed({"model", "describe", "fraud-model:1.0.0", "--state-dir", sd});
   ASSERT_EQ(describe.exit_code, 0) << describe.output;
+  // The list shows the whole fingerprint (what buildFingerprint takes), as describe does.
+  size_t fp = describe.output.find("Fingerprint:  ");
+  ASSERT_NE(fp, std::string::npos) << describe.output;
+  std::string fingerprint =
+      describe.output.substr(fp + 14, describe.output.find('\n', fp) - fp - 14);
+  EXPECT_EQ(fingerprint.size(), 71u) << fingerprint;
+  EXPECT_NE(list.output.find(fingerprint), std::string::npos) << list.output;
   EXPECT_NE(describe.output.find("URI:          file://" + (dir / "published/train")),
             std::string::npos)
       << describe.output;

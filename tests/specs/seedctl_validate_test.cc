@@ -60,9 +60,28 @@ TEST(SeedctlValidateTest, JsonOutputAndVersion) {
   CmdResult v = Seedctl("version");
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_EQ(v.out, "seedctl 0.1.0\napiVersion aiengine.volc.com/v1\n");
+  // A file that cannot be read is IO_ERROR, as for every other command that reads one.
   CmdResult missing = Seedctl("validate -f /nonexistent/w.yaml");
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_EQ(missing.out.substr(missing.out.size() - 17), "SPEC_PARSE_ERROR\n");
+  EXPECT_EQ(missing.out.substr(missing.out.size() - 9), "IO_ERROR\n") << missing.out;
+  EXPECT_NE(missing.out.find("/nonexistent/w.yaml"), std::string::npos) << missing.out;
+}
+
+// Usage mistakes end like every other error: exit 1, INVALID_ARGUMENT on the last line
+// (not CLI11's own codes 105, 106, 109); --help is not a mistake.
+TEST(SeedctlValidateTest, UsageErrorsExitOne) {
+  for (const char* args :
+       {"validate", "validate -f x.yaml --no-such-flag", "validate -o xml -f x.yaml",
+        "workload status", "no-such-command", "workload submit"}) {
+    CmdResult r = Seedctl(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.substr(r.out.size() - 17), "INVALID_ARGUMENT\n") << args << "\n" << r.out;
+  }
+  CmdResult help = Seedctl("validate --help");
+  EXPECT_EQ(help.exit_code, 0) << help.out;
+  CmdResult missing = Seedctl("workload submit -f /nonexistent/w.yaml");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out.substr(missing.out.size() - 9), "IO_ERROR\n") << missing.out;
 }
 
 }  // namespace

@@ -1,9 +1,19 @@
 #include "model/dependencies.h"
 
+#include "base/strings.h"
 #include "model/pep.h"
 
 namespace rsl::model {
 namespace {
+
+// A dpkg pin is the exact Debian version string (epoch and revision included:
+// 1:1.24.2-1), or a release prefix (1.24.*) compared as a string prefix.
+bool DebianVersionMatches(const std::string& declared, const std::string& installed) {
+  if (EndsWith(declared, ".*")) {
+    return StartsWith(installed, declared.substr(0, declared.size() - 1));
+  }
+  return declared == installed;
+}
 
 const Package* Lookup(const spec::Dependency& dep, const Inspection& env) {
   if (const Package* p = env.FindPython(NormalizeName(dep.name))) return p;
@@ -21,8 +31,8 @@ std::vector<std::string> DependencyDifferences(const std::vector<spec::Dependenc
       out.push_back(dep.name + ": not installed");
       continue;
     }
-    bool ok =
-        p->kind == "python" ? VersionMatches(dep.version, p->version) : dep.version == p->version;
+    bool ok = p->kind == "python" ? VersionMatches(dep.version, p->version)
+                                  : DebianVersionMatches(dep.version, p->version);
     if (!ok) {
       out.push_back(dep.name + ": declared " + dep.version + ", environment has " + p->version);
     }

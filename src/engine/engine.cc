@@ -193,12 +193,26 @@ void Engine::Impl::AddEvent(store::Batch* b, const std::string& run_id, const st
   b->events.push_back(std::move(e));
 }
 
+void Engine::Impl::RecordTransitions(RunState* r, store::Batch* b) {
+  for (const auto& t : r->plan->TakeTransitions()) {
+    std::string step = t.step < 0 ? "" : r->workload.pipeline.steps[size_t(t.step)].name;
+    std::string msg = t.message;
+    if (t.reason == spec::EventReason::kStarted && t.step >= 0)
+      msg += " on " + r->slots[size_t(t.step)].launch.node;
+    AddEvent(b, r->run.id, step, t.reason, msg, t.warning);
+  }
+}
+
 void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
   if (!r->plan) return;
   RunPlan& plan = *r->plan;
   WhenFn when = [r](int i) { return r->EvalWhen(i); };
   int64_t now = NowMs();
   plan.Advance(now, when);
+  // What the plan decided so far (a dependency's Succeeded) goes into the batch before any
+  // Scheduled below, so the event log never shows a dependent placed before its dependency
+  // finished.
+  RecordTransitions(r, b);
   if (!r->finishing) {
     // Place ready steps while capacity lasts; a smaller request may still fit after a
     // bigger one did not, but nothing fits once no node has the smallest request free.
@@ -271,13 +285,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
   for (const auto& s : plan.TakeStops()) {
     a->stops.emplace_back(r->slots[size_t(s.step)].launch.attempt_id, s.timed_out);
   }
-  for (const auto& t : plan.TakeTransitions()) {
-    std::string step = t.step < 0 ? "" : r->workload.pipeline.steps[size_t(t.step)].name;
-    std::string msg = t.message;
-    if (t.reason == spec::EventReason::kStarted && t.step >= 0)
-      msg += " on " + r->slots[size_t(t.step)].launch.node;
-    AddEvent(b, r->run.id, step, t.reason, msg, t.warning);
-  }
+  RecordTransitions(r, b);
   for (int i : plan.TakeDirty()) {
     SyncRecord(r, i);
     b->steps.push_back(r->slots[size_t(i)].record);

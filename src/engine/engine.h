@@ -76,7 +76,8 @@ std::string AttemptPath(const std::string& run_dir, const std::string& step, int
 std::string AttemptLogPath(const std::string& run_dir, const std::string& step, int attempt);
 std::string AttemptWorkDir(const std::string& run_dir, const std::string& step, int attempt);
 std::string StagingDir(const std::string& run_dir, const std::string& step, int attempt);
-//! RSL_INPUT_<DEP>: upper-case, every character outside A-Z0-9 -> '_'.
+//! RSL_INPUT_<DEP>: upper-case, every character outside A-Z0-9 -> '_' (spec::StepInputVariable;
+//! validation refuses the step name that would collide with RSL_INPUT_URI).
 std::string DepEnvName(const std::string& step);
 
 class RunPlan;

@@ -131,6 +131,8 @@ class Engine::Impl : public RunControl {
   void HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunState*>* touched);
   //! Advances a run's plan and turns its decisions into records, events and actions.
   void Drive(RunState* r, store::Batch* b, Actions* a);
+  //! Moves the plan's pending transitions into the batch as events, in the plan's order.
+  void RecordTransitions(RunState* r, store::Batch* b);
   void PollProgress(store::Batch* b);
   //! Applies the batch, retrying every kStoreRetryMs while the store fails (a full disk may
   //! come back), then tells the subscribers. False only when the engine stops before the

@@ -75,6 +75,11 @@ bool Has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Index of `s` in `v` (v.size() when absent).
+size_t Find(const std::vector<std::string>& v, const std::string& s) {
+  return static_cast<size_t>(std::find(v.begin(), v.end(), s) - v.begin());
+}
+
 TEST(EngineTest, DiamondRunsCommitsAndRecordsEverything) {
   Fixture f("diamond");
   std::string out = f.dir + "/published";
@@ -121,6 +126,12 @@ TEST(EngineTest, DiamondRunsCommitsAndRecordsEverything) {
   EXPECT_TRUE(Has(reasons, "join:Succeeded"));
   EXPECT_TRUE(Has(reasons, "run:OutputCommitted"));
   EXPECT_EQ(reasons.back(), "run:Succeeded");
+  // The log never shows a dependent placed before its dependencies' success.
+  auto at = [&](const std::string& s) { return Find(reasons, s); };
+  EXPECT_LT(at("prep:Succeeded"), at("left:Scheduled"));
+  EXPECT_LT(at("prep:Succeeded"), at("right-side:Scheduled"));
+  EXPECT_LT(at("left:Succeeded"), at("join:Scheduled"));
+  EXPECT_LT(at("right-side:Succeeded"), at("join:Scheduled"));
   auto steps = f.store->ListSteps(run->id);
   ASSERT_EQ(steps->size(), 4u);
   for (const auto& s : *steps) {

@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
+#include "spec/names.h"
 
 namespace rsl::engine {
 namespace {
@@ -47,14 +48,7 @@ std::string StagingDir(const std::string& run_dir, const std::string& step, int 
   if (attempt <= 1) return run_dir + "/staging/" + step;
   return run_dir + "/staging/" + step + "." + std::to_string(attempt);
 }
-std::string DepEnvName(const std::string& step) {
-  std::string out = "RSL_INPUT_";
-  for (char c : step) {
-    char u = static_cast<char>(toupper(static_cast<unsigned char>(c)));
-    out += ((u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')) ? u : '_';
-  }
-  return out;
-}
+std::string DepEnvName(const std::string& step) { return spec::StepInputVariable(step); }
 
 // Written by hand: one per attempt on the engine's loop thread, where nlohmann's builder
 // (a heap node per value) was a fifth of the engine's cost. LaunchFromJson reads it back.

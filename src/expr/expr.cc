@@ -6,6 +6,7 @@
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "expr/ast.h"
 #include "expr/lexer.h"
 
 namespace rsl::expr {
@@ -22,6 +23,8 @@ std::string FormatNumber(double d) {
   return buf;
 }
 
+}  // namespace
+
 const char* TypeName(const Value& v) {
   switch (v.v.index()) {
     case 0:
@@ -36,8 +39,6 @@ const char* TypeName(const Value& v) {
       return "list";
   }
 }
-
-}  // namespace
 
 std::string Value::ToString() const {
   switch (v.index()) {
@@ -69,26 +70,18 @@ std::string Reference::ToString() const { return Join(parts, "."); }
 
 // ---- AST ------------------------------------------------------------------------------------
 
-enum class NodeKind { kLiteral, kRef, kNot, kBinary, kCall, kList };
-
-struct Node {
-  NodeKind kind = NodeKind::kLiteral;
-  int column = 0;
-  Value literal;         // kLiteral
-  size_t ref_index = 0;  // kRef: index into Expr::refs_
-  Tok op = Tok::kEnd;    // kBinary
-  std::string fn;        // kCall
-  std::vector<std::unique_ptr<Node>> kids;
-};
-
 namespace {
 
 const char* const kBuiltins[] = {"len", "sum", "min", "max"};
+
+}  // namespace
 
 bool IsComparison(Tok t) {
   return t == Tok::kEq || t == Tok::kNe || t == Tok::kLt || t == Tok::kLe || t == Tok::kGt ||
          t == Tok::kGe;
 }
+
+namespace {
 
 class Parser {
  public:

@@ -42,6 +42,27 @@ class Context {
   virtual std::optional<Value> Lookup(const Reference& ref) const = 0;
 };
 
+//! What a reference can hold, as far as is known before evaluation (Expr::Check).
+struct RefType {
+  enum class Kind { kAny, kNull, kBoolean, kNumber, kString, kList };
+  Kind kind = Kind::kAny;  //!< kAny: unknown until evaluated (a metric), never a type error
+  //! kString with a closed set: every value it can ever have ("SUCCEEDED", "FAILED", ...); a
+  //! comparison with a string literal outside it is an error. Empty: any string.
+  std::vector<std::string> values;
+  std::string noun = "value";  //!< what one of `values` is called in messages: "phase"
+  //! The part of `values` it can hold when the expression is evaluated (empty: all of them);
+  //! an == that can never hold, or a != that never differs, is an error explaining `why`.
+  std::vector<std::string> possible;
+  std::string why;  //!< "a step runs only after all its ancestors succeeded"
+};
+
+//! The types of references, for Expr::Check.
+class TypeContext {
+ public:
+  virtual ~TypeContext() = default;
+  virtual RefType TypeOf(const Reference& ref) const = 0;
+};
+
 struct Node;
 
 //! A parsed expression. Cheap to copy (shares its immutable AST).
@@ -56,6 +77,12 @@ class Expr {
   //! Evaluates to a boolean (a non-boolean result is an error). Errors: EXPRESSION_INVALID.
   Result<bool> EvalBool(const Context& ctx) const;
   Result<Value> Eval(const Context& ctx) const;
+  //! Type-checks without evaluating: the operand types of every operator and built-in
+  //! (those EvalBool would refuse), a boolean result, and comparisons of a closed-set
+  //! reference with a literal (RefType). Stricter than evaluation: a branch that
+  //! short-circuiting would skip is checked too. Errors: EXPRESSION_INVALID (the first one
+  //! in evaluation order) with pos.column and a hint.
+  Status Check(const TypeContext& types) const;
 
  private:
   std::string text_;

@@ -150,5 +150,84 @@ TEST(ExprTest, ValueToString) {
   EXPECT_EQ(Value{}.ToString(), "null");
 }
 
+// Types as validation gives them: status.<step> a phase that is always SUCCEEDED when read,
+// metrics unknown until the run.
+class PhaseTypes : public TypeContext {
+ public:
+  RefType TypeOf(const Reference& ref) const override {
+    if (ref.parts[0] != "status") return RefType{};
+    RefType t;
+    t.kind = RefType::Kind::kString;
+    t.values = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "SKIPPED"};
+    t.noun = "phase";
+    t.possible = {"SUCCEEDED"};
+    t.why = "a step runs only after all its ancestors succeeded";
+    return t;
+  }
+};
+
+TEST(ExprTest, CheckFindsBeforeEvaluationWhatEvaluationWouldRefuse) {
+  struct Case {
+    std::string text;
+    std::string error;  // "" = passes
+  };
+  const std::vector<Case> cases = {
+      {"status.a == 'SUCCEEDED'", ""},
+      {"status.a != 'FAILED' && output.a.metrics.x > 1", ""},
+      {"output.a.metrics.auc", ""},  // a metric may be a boolean
+      {"min(output.a.metrics.l) < max(1, 2, output.a.metrics.x) || len([]) == 0", ""},
+      {"status.a == null", ""},
+      {"status.a > 1",
+       "EXPRESSION_INVALID: cannot order string status.a and number 1 at column 10 (< <= > >= "
+       "compare two numbers or two strings)"},
+      {"len(5) == 1",
+       "EXPRESSION_INVALID: len() needs a list or a string, got number 5 at column 1 (len(list) or "
+       "len(string))"},
+      {"min(1, 'a') == 1",
+       "EXPRESSION_INVALID: min() needs numbers, got string 'a' at column 1 (min(list) or min(a, "
+       "b, ...) of numbers)"},
+      {"sum([1, true]) > 0",
+       "EXPRESSION_INVALID: sum() needs numbers, got boolean true at column 1 (sum(list) or sum(a, "
+       "b, ...) of numbers)"},
+      {"max([]) > 0",
+       "EXPRESSION_INVALID: max() of an empty list at column 1 (check len(x) > 0 first)"},
+      {"5",
+       "EXPRESSION_INVALID: condition is number 5, not a boolean at column 1 (compare it, e.g. "
+       "'output.train.metrics.auc > 0.9')"},
+      {"len(status.a)",
+       "EXPRESSION_INVALID: condition is number len(...), not a boolean at column 1 (compare it, "
+       "e.g. 'output.train.metrics.auc > 0.9')"},
+      {"status.a == 1",
+       "EXPRESSION_INVALID: cannot compare string status.a with number 1 at column 10 (compare "
+       "values of the same type)"},
+      {"!status.a",
+       "EXPRESSION_INVALID: ! needs a boolean, got string status.a at column 2 (compare the value, "
+       "e.g. 'x > 0.5')"},
+      {"true || 1 > 'x'",
+       "EXPRESSION_INVALID: cannot order number 1 and string 'x' at column 11 (< <= > >= compare "
+       "two numbers or two strings)"},
+      {"status.a == 'SUCEEDED'",
+       "EXPRESSION_INVALID: unknown phase 'SUCEEDED' for status.a at column 13 (did you mean "
+       "'SUCCEEDED'?)"},
+      {"'BOGUS' != status.a",
+       "EXPRESSION_INVALID: unknown phase 'BOGUS' for status.a at column 1 (phases: PENDING, "
+       "RUNNING, SUCCEEDED, FAILED, SKIPPED)"},
+      {"status.a == 'FAILED'",
+       "EXPRESSION_INVALID: status.a == 'FAILED' can never be true: a step runs only after all its "
+       "ancestors succeeded at column 10 (status.a is always 'SUCCEEDED' when this condition is "
+       "evaluated; drop the comparison)"},
+      {"'SUCCEEDED' != status.a",
+       "EXPRESSION_INVALID: status.a != 'SUCCEEDED' can never be true: a step runs only after all "
+       "its ancestors succeeded at column 13 (status.a is always 'SUCCEEDED' when this condition "
+       "is evaluated; drop the comparison)"},
+  };
+  for (const auto& c : cases) {
+    auto e = Expr::Parse(c.text);
+    ASSERT_TRUE(e.ok()) << c.text << ": " << e.error().ToString();
+    Status s = e->Check(PhaseTypes());
+    EXPECT_EQ(s.ok() ? "" : s.ToString(), c.error) << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace rsl::expr

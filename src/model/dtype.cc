@@ -8,7 +8,7 @@
 namespace rsl::model {
 namespace {
 
-constexpr std::array<std::pair<DType, const char*>, 14> kNames = {{
+constexpr std::array<std::pair<DType, const char*>, 16> kNames = {{
     {DType::kBool, "bool"},
     {DType::kInt8, "int8"},
     {DType::kInt16, "int16"},
@@ -22,6 +22,8 @@ constexpr std::array<std::pair<DType, const char*>, 14> kNames = {{
     {DType::kBfloat16, "bfloat16"},
     {DType::kFloat32, "float32"},
     {DType::kFloat64, "float64"},
+    {DType::kFloat8E4M3, "float8_e4m3fn"},
+    {DType::kFloat8E5M2, "float8_e5m2"},
     {DType::kString, "string"},
 }};
 
@@ -62,6 +64,8 @@ size_t DTypeSize(DType dtype) {
     case DType::kBool:
     case DType::kInt8:
     case DType::kUint8:
+    case DType::kFloat8E4M3:
+    case DType::kFloat8E5M2:
       return 1;
     case DType::kInt16:
     case DType::kUint16:
@@ -84,7 +88,7 @@ size_t DTypeSize(DType dtype) {
 
 bool IsFloat(DType dtype) {
   return dtype == DType::kFloat16 || dtype == DType::kBfloat16 || dtype == DType::kFloat32 ||
-         dtype == DType::kFloat64;
+         dtype == DType::kFloat64 || dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2;
 }
 
 bool IsNumeric(DType dtype) { return dtype != DType::kString; }
@@ -111,6 +115,24 @@ double Bfloat16ToDouble(uint16_t bits) {
   return f;
 }
 
+double Float8E4M3ToDouble(uint8_t bits) {
+  int sign = (bits >> 7) & 1;
+  int exponent = (bits >> 3) & 0xf;
+  int mantissa = bits & 0x7;
+  double value;
+  if (exponent == 0xf && mantissa == 0x7) {
+    value = NAN;  // the format's only non-finite value: no infinities
+  } else if (exponent == 0) {
+    value = std::ldexp(static_cast<double>(mantissa), -9);  // subnormal: m/8 * 2^(1-7)
+  } else {
+    value = std::ldexp(static_cast<double>(mantissa | 0x8), exponent - 10);
+  }
+  return sign ? -value : value;
+}
+
+// E5M2 is the top byte of an IEEE half.
+double Float8E5M2ToDouble(uint8_t bits) { return HalfToDouble(static_cast<uint16_t>(bits << 8)); }
+
 double ElementToDouble(DType dtype, const unsigned char* p, bool big_endian) {
   size_t n = DTypeSize(dtype);
   uint64_t raw = LoadUnsigned(p, n, big_endian);
@@ -131,6 +153,10 @@ double ElementToDouble(DType dtype, const unsigned char* p, bool big_endian) {
       return HalfToDouble(static_cast<uint16_t>(raw));
     case DType::kBfloat16:
       return Bfloat16ToDouble(static_cast<uint16_t>(raw));
+    case DType::kFloat8E4M3:
+      return Float8E4M3ToDouble(static_cast<uint8_t>(raw));
+    case DType::kFloat8E5M2:
+      return Float8E5M2ToDouble(static_cast<uint8_t>(raw));
     case DType::kFloat32: {
       uint32_t bits = static_cast<uint32_t>(raw);
       float f;

@@ -24,7 +24,9 @@ enum class DType {
   kBfloat16,
   kFloat32,
   kFloat64,
-  kString,  //!< fixed-width text or bytes (.npy <U / |S); elements are not numbers
+  kFloat8E4M3,  //!< float8_e4m3fn: 4 exponent bits, 3 mantissa bits, no infinities (max 448)
+  kFloat8E5M2,  //!< float8_e5m2: IEEE-like with infinities (max 57344)
+  kString,      //!< fixed-width text or bytes (.npy <U / |S); elements are not numbers
 };
 
 //! SPEC.md's name: "float32", "bfloat16", "string", ...
@@ -36,9 +38,11 @@ size_t DTypeSize(DType dtype);
 bool IsFloat(DType dtype);
 bool IsNumeric(DType dtype);  //!< everything but kString
 
-//! IEEE 754 half and bfloat16 bit patterns to double (exact).
+//! IEEE 754 half, bfloat16 and the two FP8 formats' bit patterns to double (exact).
 double HalfToDouble(uint16_t bits);
 double Bfloat16ToDouble(uint16_t bits);
+double Float8E4M3ToDouble(uint8_t bits);
+double Float8E5M2ToDouble(uint8_t bits);
 
 //! Reads one element of a numeric dtype from `p` (little-endian unless `big_endian`) as a
 //! double. 64-bit integers beyond 2^53 lose precision, which range checks tolerate.

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/file.h"
+#include "model/dependencies.h"
 #include "model/env_inspect.h"
 #include "model/env_registry.h"
 #include "model/test_util.h"
@@ -98,6 +99,19 @@ TEST(EnvInspectTest, RootWithDpkgStatusAndPythonDirs) {
   EXPECT_EQ(ins->FindDpkg("removed-pkg"), nullptr);
   EXPECT_EQ(ins->CountKind("dpkg"), 2u);
   EXPECT_EQ(ins->CountKind("python"), 2u);
+  // Pins as docs/model.md writes them: a release prefix, a Debian version with its epoch and
+  // revision, and a Debian prefix.
+  std::vector<spec::Dependency> pins = {{"numpy", "1.24.*"},
+                                        {"python3-numpy", "1:1.24.2-1"},
+                                        {"libc6", "2.36.*"},
+                                        {"torch", "2.1.*"}};
+  EXPECT_EQ(DependencyDifferences(pins, *ins), std::vector<std::string>{});
+  pins = {{"numpy", "1.25.*"}, {"python3-numpy", "1.24.2-1"}, {"libc6", "2.3.*"}};  // 2.3 != 2.36
+  EXPECT_EQ(
+      DependencyDifferences(pins, *ins),
+      (std::vector<std::string>{"numpy: declared 1.25.*, environment has 1.24.2",
+                                "python3-numpy: declared 1.24.2-1, environment has 1:1.24.2-1",
+                                "libc6: declared 2.3.*, environment has 2.36-9"}));
   auto missing = InspectRoot(dir / "nope");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, "IO_ERROR");

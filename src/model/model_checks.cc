@@ -49,6 +49,14 @@ void PrependPath(std::map<std::string, std::string>* env, const std::string& var
   (*env)[var] = rest.empty() ? joined : joined + ":" + rest;
 }
 
+// A step without a command runs its image's entrypoint: one of the two must exist.
+Status CheckRunnable(const spec::Step& step, const Environment& env) {
+  if (!step.command.empty() || !env.entrypoint.empty()) return Status::Ok();
+  return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command and image " +
+                                        Quote(step.image) + " has no entrypoint")
+      .Hint("add command: [...] to the step, or register the image with --entrypoint");
+}
+
 std::string SignatureJson(const spec::ModelSpec& model) {
   auto tensors = [](const std::vector<spec::TensorSpec>& list) {
     json out = json::array();
@@ -109,6 +117,19 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
       return e;
     }
     envs.emplace(step.image, std::move(env).value());
+  }
+  // ... and every step without a command has an entrypoint to run.
+  for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+    const auto& step = w.pipeline.steps[i];
+    if (step.image.empty()) continue;
+    Status runnable = CheckRunnable(step, envs.at(step.image));
+    if (!runnable.ok()) {
+      Error e = runnable.error();
+      e.Path(StepPath(i) + ".command").At(w.PosOf(StepPath(i)));
+      report->event_reason = "CreateContainerConfigError";
+      report->event_message = e.message;
+      return e;
+    }
   }
 
   // 2. Declared outputs agree with the signature.
@@ -209,11 +230,7 @@ Status ResolveImage(const spec::Step& step, ModelStores* stores, std::vector<std
   auto env = (*reg)->Get(step.image);
   if (!env.ok()) return env.status();
   if (argv->empty()) {
-    if (env->entrypoint.empty()) {
-      return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command and image " +
-                                            Quote(step.image) + " has no entrypoint")
-          .Hint("add command: [...] to the step, or register the image with --entrypoint");
-    }
+    RSL_RETURN_IF_ERROR(CheckRunnable(step, *env));
     *argv = env->entrypoint;
     argv->insert(argv->end(), step.args.begin(), step.args.end());
   }

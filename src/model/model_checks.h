@@ -43,7 +43,8 @@ struct EnvironmentAdmission {
 
 //! Admission, in this order, stopping at the first failure:
 //!  1. every step with an `image` names a registered environment
-//!     (IMAGE_NOT_FOUND, event ImagePullBackOff);
+//!     (IMAGE_NOT_FOUND, event ImagePullBackOff), and a step without `command` one with an
+//!     entrypoint (SPEC_INVALID, event CreateContainerConfigError);
 //!  2. no step's declared `outputs` contradict model.signature (OUTPUT_SCHEMA_MISMATCH,
 //!     event OutputSchemaMismatch, every contradiction in one message);
 //!  3. model.dependencies hold in the environment of every model step (ModelSteps), as the

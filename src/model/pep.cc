@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "base/strings.h"
+#include "spec/names.h"
 
 namespace rsl::model {
 namespace {
@@ -62,20 +63,7 @@ bool PublicEqual(const Pep440Version& a, const Pep440Version& b) {
 
 }  // namespace
 
-std::string NormalizeName(std::string_view name) {
-  std::string out;
-  bool in_sep = false;
-  for (char c : Trim(name)) {
-    if (c == '-' || c == '_' || c == '.') {
-      in_sep = true;
-      continue;
-    }
-    if (in_sep && !out.empty()) out.push_back('-');
-    in_sep = false;
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
+std::string NormalizeName(std::string_view name) { return spec::NormalizePackageName(name); }
 
 std::optional<Pep440Version> ParsePep440(std::string_view text) {
   std::smatch m;

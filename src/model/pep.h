@@ -12,7 +12,8 @@
 
 namespace rsl::model {
 
-//! PEP 503: runs of '-', '_', '.' become one '-', and the name is lower-cased.
+//! PEP 503: runs of '-', '_', '.' become one '-', and the name is lower-cased
+//! (spec::NormalizePackageName, which validation uses to find conflicting pins).
 std::string NormalizeName(std::string_view name);
 
 //! A parsed PEP 440 version.

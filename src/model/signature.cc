@@ -98,8 +98,8 @@ std::string FormatNumber(double v, DType dtype) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
-  // Narrow floats print as floats: every float16/bfloat16 value is exactly a float.
-  bool narrow = dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBfloat16;
+  // Narrow floats print as floats: every float16/bfloat16/FP8 value is exactly a float.
+  bool narrow = dtype == DType::kFloat32 || (IsFloat(dtype) && DTypeSize(dtype) < 4);
   auto res = narrow ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
                     : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, res.ptr);
@@ -257,6 +257,16 @@ OutputCheck CheckOutputDir(const spec::ModelSpec& model, const std::string& dir)
         for (auto& e : CheckTensor(*sig, tensor, rel, SigPath(sig_idx))) {
           result.errors.push_back(std::move(e));
         }
+      }
+      // Tensors RSL cannot read matter only when the signature names them.
+      for (const auto& tensor : file->unread) {
+        size_t sig_idx = 0;
+        const auto* sig = FindOutput(model, tensor.name, &sig_idx);
+        if (!sig) continue;
+        result.checked.push_back(rel + ":" + tensor.name);
+        result.errors.push_back(Mismatch(sig->name + ".dtype expected " + sig->dtype + ", got " +
+                                             tensor.stored_type + " (a dtype RSL does not read)",
+                                         SigPath(sig_idx), SourcePos{rel, 0, 0}));
       }
     }
   }

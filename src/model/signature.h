@@ -39,7 +39,9 @@ struct OutputCheck {
 };
 
 //! After a step: every `<output name>.npy` and every tensor named after a signature output
-//! inside a `.safetensors` file, anywhere under `dir` (relative names in messages). A file
+//! inside a `.safetensors` file, anywhere under `dir` (relative names in messages). Other
+//! tensors are not checked, whatever their dtype; a signature tensor of a dtype RSL does not
+//! read (safetensors.h `unread`) is a dtype mismatch. A file
 //! that cannot be read as its format is an error too (OUTPUT_SCHEMA_MISMATCH carrying the
 //! reader's message). Files are visited in sorted order.
 OutputCheck CheckOutputDir(const spec::ModelSpec& model, const std::string& dir);

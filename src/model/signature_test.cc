@@ -137,6 +137,48 @@ TEST(SignatureTest, TensorsInsideSafetensorsFiles) {
                 "fraud_prob.range expected values in [0, 1], got 2 at index [2, 0]"}));
 }
 
+// An FP8 checkpoint written by Python's json and struct as safetensors' save_file lays it out:
+// the weights are in F8_E4M3, F8_E5M2 and F8_E8M0 (a format RSL does not read), none of them
+// in the signature, so only fraud_prob is checked. A signature output in FP8 is read and
+// range-checked (0x7e is E4M3's largest value, 448).
+TEST(SignatureTest, Fp8CheckpointsAreReadAndOnlySignatureTensorsChecked) {
+  TempDir dir;
+  std::string out = dir / "fp8";
+  ASSERT_TRUE(MakeDirs(out).ok());
+  ASSERT_EQ(RunPython(R"(
+import json, struct
+def save(path, tensors):
+    header, data = {}, b''
+    for name, dtype, shape, raw in tensors:
+        header[name] = {'dtype': dtype, 'shape': shape, 'data_offsets': [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b' ' * (-len(h) % 8)
+    open(path, 'wb').write(struct.pack('<Q', len(h)) + h + data)
+save('model.safetensors', [
+    ('w', 'F8_E4M3', [2, 2], bytes([0x38, 0xb8, 0x7e, 0x7f])),
+    ('v', 'F8_E5M2', [2], bytes([0x3c, 0x7c])),
+    ('scale', 'F8_E8M0', [2], bytes([0x7f, 0x80])),
+    ('fraud_prob', 'F32', [2, 1], struct.pack('<2f', 0.25, 0.75))])
+save('quant.safetensors', [('embedding', 'F8_E4M3', [1, 4], bytes([0x38, 0x30, 0x7e, 0x01])),
+                           ('fraud_prob', 'F8_E8M0', [1, 1], bytes([0x7f]))])
+)",
+                      out),
+            0);
+  auto model = FraudModel();
+  model.outputs[1] = {"embedding", "float8_e4m3fn", {-1, 4}, std::make_pair(0.0, 100.0)};
+  auto r = CheckOutputDir(model, out);
+  EXPECT_EQ(r.checked,
+            (std::vector<std::string>{"model.safetensors:fraud_prob", "quant.safetensors:embedding",
+                                      "quant.safetensors:fraud_prob"}));
+  EXPECT_EQ(Messages(r.errors),
+            (std::vector<std::string>{
+                "quant.safetensors: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[1]: "
+                "embedding.range expected values in [0, 100], got 448 at index [0, 2]",
+                "quant.safetensors: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[0]: "
+                "fraud_prob.dtype expected float32, got F8_E8M0 (a dtype RSL does not read)"}));
+}
+
 TEST(SignatureTest, MissingDirectoryIsAnError) {
   TempDir dir;
   auto r = CheckOutputDir(FraudModel(), dir / "absent");

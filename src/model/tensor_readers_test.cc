@@ -237,6 +237,37 @@ std::string WithHeader(const std::string& json, const std::string& data) {
   return out + json + data;
 }
 
+// FP8 elements against values the formats define (OCP 8-bit floating point: E4M3 has no
+// infinities and one NaN pattern per sign; E5M2 is IEEE-like); a dtype RSL does not read is
+// listed, not refused.
+TEST(SafetensorsTest, ReadsFp8AndListsUnreadDtypes) {
+  std::string bytes = WithHeader(
+      "{\"e4\": {\"dtype\": \"F8_E4M3\", \"shape\": [7], \"data_offsets\": [0, 7]}, "
+      "\"e5\": {\"dtype\": \"F8_E5M2\", \"shape\": [5], \"data_offsets\": [7, 12]}, "
+      "\"x\": {\"dtype\": \"F4\", \"shape\": [4], \"data_offsets\": [12, 14]}}",
+      std::string("\x38\xb8\x7e\x01\x08\x7f\xff"
+                  "\x3c\x7b\x7c\xfc\x01"
+                  "\x12\x34",
+                  14));
+  auto f = ParseSafetensors(bytes, "q.safetensors");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f->tensors.size(), 2u);
+  const Tensor& e4 = f->tensors[0];
+  EXPECT_EQ(e4.dtype, DType::kFloat8E4M3);
+  std::vector<double> want4 = {1.0, -1.0, 448.0, 0.001953125, 0.015625};
+  for (size_t k = 0; k < want4.size(); ++k) EXPECT_EQ(e4.ValueAt(int64_t(k)), want4[k]) << k;
+  EXPECT_TRUE(std::isnan(e4.ValueAt(5)));
+  EXPECT_TRUE(std::isnan(e4.ValueAt(6)));
+  const Tensor& e5 = f->tensors[1];
+  EXPECT_EQ(e5.dtype, DType::kFloat8E5M2);
+  std::vector<double> want5 = {1.0, 57344.0, INFINITY, -INFINITY, 0.0000152587890625};
+  for (size_t k = 0; k < want5.size(); ++k) EXPECT_EQ(e5.ValueAt(int64_t(k)), want5[k]) << k;
+  ASSERT_EQ(f->unread.size(), 1u);
+  EXPECT_EQ(f->unread[0].name, "x");
+  EXPECT_EQ(f->unread[0].stored_type, "F4");
+  EXPECT_EQ(f->unread[0].shape, (std::vector<int64_t>{4}));
+}
+
 TEST(SafetensorsTest, CorruptHeadersYieldClearErrors) {
   struct Case {
     std::string bytes;
@@ -255,10 +286,9 @@ TEST(SafetensorsTest, CorruptHeadersYieldClearErrors) {
       {WithHeader("{\"a\": {\"dtype\": \"F32\", \"shape\": [3], \"data_offsets\": [0, 8]}}",
                   std::string(8, '\0')),
        p + "tensor \"a\": shape [3] of F32 does not match data_offsets [0, 8]"},
-      {WithHeader("{\"a\": {\"dtype\": \"F8_E4M3\", \"shape\": [1], \"data_offsets\": [0, 1]}}",
+      {WithHeader("{\"a\": {\"dtype\": \"F8_E8M0\", \"shape\": [1], \"data_offsets\": [0, 2]}}",
                   std::string(1, '\0')),
-       p + "tensor \"a\": dtype \"F8_E4M3\" is not supported (BOOL, U8..U64, I8..I64, F16, BF16, "
-           "F32, F64)"},
+       p + "tensor \"a\": data_offsets [0, 2] outside the data region of 1 bytes"},
       {WithHeader("{\"a\": {\"dtype\": \"U8\", \"shape\": [4], \"data_offsets\": [0, 4]}, "
                   "\"b\": {\"dtype\": \"U8\", \"shape\": [2], \"data_offsets\": [2, 4]}}",
                   std::string(4, '\0')),

@@ -147,6 +147,26 @@ TEST_F(ModelHooksTest, UnregisteredImageIsImagePullBackOff) {
   EXPECT_EQ(report.event_reason, "ImagePullBackOff");
 }
 
+// A step without command runs its image's entrypoint: one without is refused at admission,
+// before any step runs, not when the step is reached.
+TEST_F(ModelHooksTest, AStepWithoutCommandNeedsAnEntrypointAtAdmission) {
+  auto w = Fraud({});
+  w.pipeline.steps[1].command.clear();
+  w.positions["spec.pipeline.steps[1]"] = SourcePos{"wl.yaml", 28, 7};
+  engine::AdmissionReport report;
+  Status s = Admit(w, &report);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().ToString(),
+            "wl.yaml:28:7: SPEC_INVALID spec.pipeline.steps[1].command: step \"train\" has no "
+            "command and image \"volc/train:v1\" has no entrypoint (add command: [...] to the "
+            "step, or register the image with --entrypoint)");
+  EXPECT_EQ(report.event_reason, "CreateContainerConfigError");
+  auto reg = EnvRegistry::Open(state_);
+  ASSERT_TRUE(
+      (*reg)->Register({"volc/train:v1", venv_ + "/bin/python", "", "python train.py"}).ok());
+  EXPECT_TRUE(Admit(w, &report).ok());
+}
+
 TEST_F(ModelHooksTest, EveryDependencyDifferenceIsListed) {
   auto w = Fraud({"torch==2.1.2+cu118", "xformers==0.0.22", "Scikit_Learn==1.3.0",
                   "numpy==" + numpy_version_});

@@ -31,7 +31,7 @@ spec:
     input: {uri: "file:///d", schema: "id:int64,v:float32[4]", quality: {uniqueness: 99}}
   pipeline:
     - {name: a, command: [run]}
-    - {name: b, dependsOn: [a], when: "status.a == 'SUCCEEDED'", retryPolicy: {backoff: 90s}}
+    - {name: b, command: [check], dependsOn: [a], when: "status.a == 'SUCCEEDED'", retryPolicy: {backoff: 90s}}
   timeout: 90m
 )";
 
@@ -52,6 +52,7 @@ spec:
         command: ["run"]
         keepOnFailure: false
       - name: b
+        command: [check]
         dependsOn: [a]
         when: "status.a == 'SUCCEEDED'"
         retryPolicy: {maxRetries: 0, backoff: 1m30s, backoffFactor: 1}
@@ -79,10 +80,10 @@ TEST(CanonicalTest, DifferentMeaningDifferentDigest) {
   const std::string base = kShort;
   const std::string digest = SpecDigest(Parse(base));
   const std::pair<const char*, const char*> changes[] = {
-      {"cpu: 2.5", "cpu: 2.6"},         {"memory: 1Gi", "memory: 1G"},
-      {"timeout: 90m", "timeout: 91m"}, {"command: [run]", "command: [run, x]"},
-      {"'SUCCEEDED'", "'FAILED'"},      {"uniqueness: 99", "uniqueness: 98"},
-      {"float32[4]", "float32[5]"},     {"name: w,", "name: w2,"},
+      {"cpu: 2.5", "cpu: 2.6"},          {"memory: 1Gi", "memory: 1G"},
+      {"timeout: 90m", "timeout: 91m"},  {"command: [run]", "command: [run, x]"},
+      {"== 'SUCCEEDED'", "!= 'FAILED'"}, {"uniqueness: 99", "uniqueness: 98"},
+      {"float32[4]", "float32[5]"},      {"name: w,", "name: w2,"},
   };
   for (const auto& [from, to] : changes) {
     std::string text = base;

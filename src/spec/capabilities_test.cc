@@ -51,7 +51,7 @@ TEST(CapabilitiesTest, ExtendedByFile) {
   const std::string spec =
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: x}\n"
       "spec:\n  resources: {gpu: {count: 1, capability: [fast_interconnect]}}\n"
-      "  pipeline: [{name: a}]\n";
+      "  pipeline: [{name: a, command: [x]}]\n";
   EXPECT_FALSE(ParseWorkload(spec, "s.yaml").ok());
   ParseOptions with_catalog;
   with_catalog.catalog = &c.value();

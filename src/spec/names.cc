@@ -244,10 +244,39 @@ std::string DidYouMean(const std::string& word, const std::vector<std::string>& 
   return close;
 }
 
+std::string StepInputVariable(const std::string& step) {
+  std::string out = "RSL_INPUT_";
+  for (char c : step) {
+    char u = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += ((u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9')) ? u : '_';
+  }
+  return out;
+}
+
+bool IsReservedStepName(const std::string& step) {
+  return StepInputVariable(step) == "RSL_INPUT_URI";
+}
+
+std::string NormalizePackageName(std::string_view name) {
+  std::string out;
+  bool in_sep = false;
+  for (char c : Trim(name)) {
+    if (c == '-' || c == '_' || c == '.') {
+      in_sep = true;
+      continue;
+    }
+    if (in_sep && !out.empty()) out.push_back('-');
+    in_sep = false;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
 const std::vector<std::string>& Dtypes() {
   static const std::vector<std::string> dtypes = {
-      "bool",   "int8",   "int16",   "int32",    "int64",   "uint8",   "uint16",
-      "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "string"};
+      "bool",    "int8",          "int16",       "int32",   "int64",    "uint8",
+      "uint16",  "uint32",        "uint64",      "float16", "bfloat16", "float32",
+      "float64", "float8_e4m3fn", "float8_e5m2", "string"};
   return dtypes;
 }
 

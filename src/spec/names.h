@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rsl::spec {
@@ -52,8 +53,20 @@ std::string CheckSemver(const std::string& version);
 //! words of 4+ characters (so a transposition like "trian" -> "train" is caught). "" if none.
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
 
+//! RSL_INPUT_<DEP>, the variable that hands a dependency's output to a step: the step name
+//! upper-cased with every character other than A-Z and 0-9 turned into '_'.
+std::string StepInputVariable(const std::string& step);
+//! The variable the engine sets itself that StepInputVariable could also produce:
+//! RSL_INPUT_URI (data.input's URI). A step whose name maps onto it is refused (names are
+//! DNS-1123 labels, so only `uri` does).
+bool IsReservedStepName(const std::string& step);
+
+//! PEP 503: runs of '-', '_', '.' become one '-', and the name is lower-cased
+//! ("Scikit_Learn" and "scikit-learn" are one project).
+std::string NormalizePackageName(std::string_view name);
+
 //! SPEC.md's tensor dtypes: bool, int8..int64, uint8..uint64, float16, bfloat16, float32,
-//! float64, string.
+//! float64, string; and the FP8 formats float8_e4m3fn and float8_e5m2 (RSL extension).
 const std::vector<std::string>& Dtypes();
 bool IsDtype(const std::string& dtype);
 

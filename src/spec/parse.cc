@@ -168,7 +168,7 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& ex) {
     auto seed = SeedAtomicMistake(yaml, file);
-    result.errors.push_back(seed ? *seed : SyntaxError(ex, file));
+    result.errors.push_back(seed ? *seed : SyntaxError(ex, file, yaml));
     return result;
   }
   if (!root || root.IsNull()) {
@@ -195,7 +195,7 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
   try {
     builder.Top(root);
   } catch (const YAML::Exception& ex) {  // should not happen: every access is checked
-    result.errors.push_back(SyntaxError(ex, file));
+    result.errors.push_back(SyntaxError(ex, file, yaml));
   }
   Validate(yaml, &result);
   SortByPosition(&result.errors);

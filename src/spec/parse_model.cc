@@ -1,7 +1,9 @@
 #include "spec/parse_model.h"
 
 #include <cctype>
+#include <map>
 #include <optional>
+#include <regex>
 #include <utility>
 
 #include "base/strings.h"
@@ -64,10 +66,21 @@ class ModelParser : public FieldParser {
       const YAML::Node deps = n["dependencies"];
       const std::string p = path + ".dependencies";
       if (auto list = r_.StringList(deps, p)) {
+        std::map<std::string, size_t> first;  // normalised name -> index of its first pin
         for (size_t i = 0; i < list->size(); ++i) {
-          if (auto dep = DependencyOf((*list)[i], deps[i], Index(p, i))) {
-            m.dependencies.push_back(*dep);
+          auto dep = DependencyOf((*list)[i], deps[i], Index(p, i));
+          if (!dep) continue;
+          auto [it, fresh] = first.emplace(NormalizePackageName(dep->name), i);
+          if (!fresh) {
+            const std::string& earlier = (*list)[it->second];
+            bool same = Trim(earlier.substr(earlier.find("==") + 2)) == dep->version;
+            r_.Fail(deps[i], Index(p, i),
+                    "dependency " + Quote((*list)[i]) + (same ? " repeats " : " conflicts with ") +
+                        Quote(earlier) + " (" + Index(p, it->second) + ")",
+                    "keep one pin per package (names compare case-insensitively, - _ . alike)");
+            continue;
           }
+          m.dependencies.push_back(*dep);
         }
       }
     }
@@ -106,11 +119,15 @@ class ModelParser : public FieldParser {
       }
       return true;
     };
+    // PEP 440 spellings (1!2.0rc1.post2+cu118), a release prefix (1.24.*), and Debian
+    // versions for dpkg pins (1:1.24.2-1, 2.0~rc1-3).
     auto version_ok = [](const std::string& s) {
+      static const std::regex prefix(R"(^([0-9]+!)?[0-9]+(\.[0-9]+)*\.\*$)");
+      if (s.find('*') != std::string::npos) return std::regex_match(s, prefix);
       if (s.empty() || !std::isalnum(static_cast<unsigned char>(s.front()))) return false;
       for (char c : s) {
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
-              c == '+' || c == '!')) {
+              c == '+' || c == '!' || c == ':' || c == '~')) {
           return false;
         }
       }

@@ -1,6 +1,8 @@
 #include "spec/parse_pipeline.h"
 
 #include <cctype>
+#include <map>
+#include <string>
 
 #include "base/strings.h"
 #include "spec/names.h"
@@ -12,6 +14,11 @@ namespace rsl::spec {
 namespace {
 
 constexpr int64_t kMaxRetries = 100;
+// Linux's MAX_ARG_STRLEN (32 pages): execve fails with E2BIG on a longer NAME=value.
+constexpr size_t kMaxEnvEntryBytes = 128 * 1024;
+// A quarter of the usual 2 MiB argument and environment limit (ARG_MAX with an 8 MiB stack):
+// the engine's own variables, envFrom and the command line need the rest.
+constexpr size_t kMaxEnvBytes = 512 * 1024;
 const std::vector<std::string> kPipelineKeys = {"atomic", "steps", "timeout"};
 const std::vector<std::string> kStepKeys = {
     "name",      "image",       "command", "args",          "env",     "dependsOn", "when",
@@ -75,6 +82,11 @@ class PipelineParser : public FieldParser {
       if (!why.empty()) {
         r_.Fail(n["name"], path + ".name", "step name " + Quote(*v) + " " + why,
                 "use a DNS-1123 label such as " + Quote(Suggest(*v)));
+      } else if (IsReservedStepName(*v)) {
+        r_.Fail(n["name"], path + ".name",
+                "step name " + Quote(*v) + " is reserved: its dependents would get its output as " +
+                    StepInputVariable(*v) + ", which holds data.input's URI",
+                "choose another name, e.g. " + Quote(*v + "-step"));
       }
     }
     if (keys.Has("image")) {
@@ -89,6 +101,14 @@ class PipelineParser : public FieldParser {
     }
     if (keys.Has("command")) {
       if (auto v = r_.StringList(n["command"], path + ".command")) step->command = *v;
+    }
+    // Without a command a step runs its image's entrypoint; without either nothing can run.
+    bool has_command =
+        keys.Has("command") && !(n["command"].IsSequence() && n["command"].size() == 0);
+    if (!has_command && !keys.Has("image")) {
+      r_.Fail(keys.Has("command") ? n["command"] : n, path + ".command",
+              "the step has no command and no image: nothing to run",
+              "add command: [python, train.py], or an image registered with an entrypoint");
     }
     if (keys.Has("args")) {
       if (auto v = r_.StringList(n["args"], path + ".args")) step->args = *v;
@@ -110,7 +130,7 @@ class PipelineParser : public FieldParser {
                     "choose a name without the RSL_ prefix");
           }
         }
-        step->env = *env;
+        if (EnvValuesFit(n["env"], path + ".env", *env)) step->env = *env;
       }
     }
     if (keys.Has("dependsOn")) {
@@ -131,6 +151,41 @@ class PipelineParser : public FieldParser {
     }
     if (keys.Has("timeout")) step->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
     if (keys.Has("outputs")) ParseTensors(c_, n["outputs"], path + ".outputs", &step->outputs);
+  }
+
+  // What a process environment can hold: no NUL (it would end the value early), each
+  // NAME=value within the kernel's limit for one string, and all of them within a share of
+  // the limit for the whole argument and environment block.
+  bool EnvValuesFit(const YAML::Node& n, const std::string& path,
+                    const std::map<std::string, std::string>& env) {
+    bool ok = true;
+    size_t total = 0;
+    for (const auto& [key, value] : env) {
+      const std::string p = path + "." + key;
+      size_t bytes = key.size() + 1 + value.size() + 1;  // NAME=value and its terminator
+      total += bytes;
+      if (value.find('\0') != std::string::npos) {
+        r_.Fail(n[key], p, "the value of " + key + " contains a NUL byte",
+                "an environment value cannot hold NUL; remove the \\0");
+        ok = false;
+      } else if (bytes > kMaxEnvEntryBytes) {
+        r_.Fail(n[key], p,
+                "the value of " + key + " is " + std::to_string(value.size()) +
+                    " bytes; one variable (NAME=value) may have at most " +
+                    std::to_string(kMaxEnvEntryBytes - 2 - key.size()) +
+                    " (Linux refuses a longer one)",
+                "put a large value in a file (e.g. under data.input) and pass its path");
+        ok = false;
+      }
+    }
+    if (ok && total > kMaxEnvBytes) {
+      r_.Fail(n, path,
+              "the variables take " + std::to_string(total) + " bytes, more than the limit of " +
+                  std::to_string(kMaxEnvBytes),
+              "put a large value in a file (e.g. under data.input) and pass its path");
+      ok = false;
+    }
+    return ok;
   }
 
   void Retry(const YAML::Node& n, const std::string& path, RetryPolicy* retry) {

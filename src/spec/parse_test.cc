@@ -155,10 +155,12 @@ spec:
       outputs: [{name: prob, shape: [-1, 1], dtype: float32}]
   pipeline:
     - name: prep
+      image: volc/prep:v1
       args: ["--fast"]
       env: {MODE: daily, LEVEL: "3"}
       outputs: [{name: prob, shape: [-1, 1], dtype: float32, constraints: {range: [0, 1]}}]
     - name: serve
+      command: [serve]
       dependsOn: [prep]
       serving: true
       resources: {gpu: "2", cpu: 500m}
@@ -265,6 +267,82 @@ TEST(ParseTest, HostileInputsGiveErrorsNotCrashes) {
   EXPECT_FALSE(ParseWorkload(deep, "deep.yaml").ok());
   EXPECT_FALSE(ParseWorkload(std::string("\0\xff\xfe", 3), "bin.yaml").ok());
   EXPECT_EQ(ParseWorkload("", "e.yaml").errors.at(0).code, "SPEC_PARSE_ERROR");
+}
+
+std::string StepsWorkload(const std::string& model, const std::string& steps) {
+  return "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: w}\nspec:\n" +
+         model + "  pipeline:\n" + steps;
+}
+
+// The pin forms docs/model.md promises: a PEP 440 release prefix and Debian versions (epoch,
+// revision, tilde) for dpkg packages.
+TEST(ParseTest, DependencyPinFormsTheDocsPromise) {
+  ParseResult r = ParseWorkload(
+      StepsWorkload("  model:\n    framework: custom\n    version: 1.0.0\n    dependencies: "
+                    "[\"numpy==1.24.*\", \"python3-numpy==1:1.24.2-1\", \"libfoo==2.0~rc1-3\", "
+                    "\"torch==1!2.1.2+cu118\"]\n",
+                    "    - {name: a, command: [x]}\n"),
+      "pins.yaml");
+  ASSERT_TRUE(r.ok()) << Describe(r);
+  ASSERT_EQ(r.workload.model->dependencies.size(), 4u);
+  EXPECT_EQ(r.workload.model->dependencies[0].version, "1.24.*");
+  EXPECT_EQ(r.workload.model->dependencies[1].name, "python3-numpy");
+  EXPECT_EQ(r.workload.model->dependencies[1].version, "1:1.24.2-1");
+  ParseResult conflict = ParseWorkload(
+      StepsWorkload("  model:\n    framework: custom\n    version: 1.0.0\n    dependencies: "
+                    "[\"numpy==1.24.2\", \"Scikit_Learn==1.3.0\", \"NumPy==1.24.3\", "
+                    "\"scikit-learn==1.3.0\"]\n",
+                    "    - {name: a, command: [x]}\n"),
+      "pins.yaml");
+  ASSERT_EQ(conflict.errors.size(), 2u) << Describe(conflict);
+  EXPECT_EQ(conflict.errors[0].ToString(),
+            "pins.yaml:8:60: SPEC_INVALID spec.model.dependencies[2]: dependency "
+            "\"NumPy==1.24.3\" conflicts with \"numpy==1.24.2\" (spec.model.dependencies[0]) "
+            "(keep one pin per package (names compare case-insensitively, - _ . alike))");
+  EXPECT_EQ(conflict.errors[1].message,
+            "dependency \"scikit-learn==1.3.0\" repeats \"Scikit_Learn==1.3.0\" "
+            "(spec.model.dependencies[1])");
+}
+
+// What a process environment cannot carry is refused before the run, at the variable.
+TEST(ParseTest, EnvValuesThatCannotReachAProcessAreRefused) {
+  std::string big(200 * 1024, 'x');
+  ParseResult r = ParseWorkload(
+      StepsWorkload("", "    - name: a\n      command: [x]\n      env: {OK: fine, BIG: " + big +
+                            ", NUL: \"a\\0b\"}\n"),
+      "env.yaml");
+  ASSERT_EQ(r.errors.size(), 2u) << Describe(r);
+  EXPECT_EQ(r.errors[0].path, "spec.pipeline.steps[0].env.BIG");
+  EXPECT_EQ(r.errors[0].message,
+            "the value of BIG is 204800 bytes; one variable (NAME=value) may have at most "
+            "131067 (Linux refuses a longer one)");
+  EXPECT_EQ(r.errors[1].path, "spec.pipeline.steps[0].env.NUL");
+  EXPECT_EQ(r.errors[1].message, "the value of NUL contains a NUL byte");
+  // Each fits, together they do not.
+  std::string env;
+  for (int i = 0; i < 5; ++i)
+    env += "V" + std::to_string(i) + ": " + std::string(120000, 'y') + ", ";
+  ParseResult total = ParseWorkload(
+      StepsWorkload("", "    - name: a\n      command: [x]\n      env: {" + env + "}\n"),
+      "env.yaml");
+  ASSERT_EQ(total.errors.size(), 1u) << Describe(total);
+  EXPECT_EQ(total.errors[0].path, "spec.pipeline.steps[0].env");
+  EXPECT_EQ(total.errors[0].message,
+            "the variables take 600020 bytes, more than the limit of 524288");
+}
+
+// yaml-cpp's "illegal block entry" and friends: the error names the tab and points at it.
+TEST(ParseTest, TabIndentationIsNamed) {
+  for (const std::string& text : {StepsWorkload("", "    - name: a\n\t  command: [x]\n"),
+                                  StepsWorkload("", "\t- name: a\n      command: [x]\n")}) {
+    ParseResult r = ParseWorkload(text, "tab.yaml");
+    ASSERT_FALSE(r.errors.empty());
+    EXPECT_EQ(r.errors[0].message,
+              "YAML syntax error: a tab in the indentation (YAML indents with spaces only)")
+        << r.errors[0].ToString();
+    EXPECT_EQ(r.errors[0].hint, "replace the tab with spaces");
+    EXPECT_EQ(r.errors[0].pos.column, 1);
+  }
 }
 
 }  // namespace

@@ -75,7 +75,27 @@ int SecondDocumentLine(const std::string& text) {
   return 0;
 }
 
-Error SyntaxError(const YAML::Exception& ex, const std::string& file) {
+std::optional<Error> TabIndentError(const std::string& text, int line, const std::string& file) {
+  std::vector<std::string> lines = Split(text, '\n');
+  for (int l : {line, line - 1}) {
+    if (l < 1 || l > static_cast<int>(lines.size())) continue;
+    const std::string& s = lines[size_t(l - 1)];
+    size_t indent = s.find_first_not_of(" \t");
+    size_t tab = s.find('\t');
+    if (tab == std::string::npos || (indent != std::string::npos && tab > indent)) continue;
+    Error e(codes::kSpecParseError,
+            "YAML syntax error: a tab in the indentation (YAML indents with spaces only)");
+    e.pos = SourcePos{file, l, static_cast<int>(tab) + 1};
+    e.hint = "replace the tab with spaces";
+    return e;
+  }
+  return std::nullopt;
+}
+
+Error SyntaxError(const YAML::Exception& ex, const std::string& file, const std::string& text) {
+  if (ex.mark.line >= 0) {
+    if (auto tab = TabIndentError(text, ex.mark.line + 1, file)) return *tab;
+  }
   Error e(codes::kSpecParseError, "YAML syntax error: " + ex.msg);
   e.pos.file = file;
   if (ex.mark.line >= 0) {

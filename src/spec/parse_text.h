@@ -21,7 +21,12 @@ std::optional<Error> SeedAtomicMistake(const std::string& text, const std::strin
 size_t FirstInvalidUtf8(const std::string& s);
 //! The 1-based line of a `---` that starts a second document (one after content), or 0.
 int SecondDocumentLine(const std::string& text);
-//! A yaml-cpp exception as a SPEC_PARSE_ERROR at its mark, with a hint.
-Error SyntaxError(const YAML::Exception& ex, const std::string& file);
+//! A yaml-cpp exception as a SPEC_PARSE_ERROR at its mark, with a hint; a tab in the
+//! indentation there is named as the cause (TabIndentError).
+Error SyntaxError(const YAML::Exception& ex, const std::string& file, const std::string& text);
+//! yaml-cpp reports a tab in indentation as "illegal tab" or "illegal block entry" or worse.
+//! If the 1-based `line` of `text` (or the line before it) is indented with a tab, the error
+//! to report instead: SPEC_PARSE_ERROR at the tab, saying so.
+std::optional<Error> TabIndentError(const std::string& text, int line, const std::string& file);
 
 }  // namespace rsl::spec

@@ -7,11 +7,35 @@
 #include "base/strings.h"
 #include "expr/expr.h"
 #include "spec/names.h"
+#include "spec/phase.h"
 #include "spec/source_map.h"
 
 namespace rsl::spec {
 
 namespace {
+
+// Reference types for a step's `when`, checked before anything runs: status.<step> is a step
+// phase (a closed set), and since a step is evaluated only after all its dependencies
+// succeeded, every ancestor it may read is SUCCEEDED by then. Metrics are whatever JSON the
+// step wrote: unknown until the run.
+class WhenTypes : public expr::TypeContext {
+ public:
+  WhenTypes() {
+    status_.kind = expr::RefType::Kind::kString;
+    for (int p = 0; p <= static_cast<int>(StepPhase::kCancelled); ++p) {
+      status_.values.push_back(Name(static_cast<StepPhase>(p)));
+    }
+    status_.noun = "phase";
+    status_.possible = {Name(StepPhase::kSucceeded)};
+    status_.why = "a step runs only after all its ancestors succeeded";
+  }
+  expr::RefType TypeOf(const expr::Reference& ref) const override {
+    return ref.parts[0] == "status" ? status_ : expr::RefType{};
+  }
+
+ private:
+  expr::RefType status_;
+};
 
 class Validator {
  public:
@@ -163,7 +187,16 @@ class Validator {
         err.pos = MapInnerPos(text_, w_.PosOf(path), 1, e.error().pos.column);
         continue;
       }
+      size_t before = r_->errors.size();
       for (const auto& ref : e->references()) CheckReference(i, ref, path);
+      if (r_->errors.size() != before) continue;  // types of unknown references are unknown
+      Status typed = e->Check(when_types_);
+      if (!typed.ok()) {
+        Error& err =
+            Fail(path, typed.error().message, typed.error().hint, codes::kExpressionInvalid);
+        err.value = steps[i].when;
+        err.pos = MapInnerPos(text_, w_.PosOf(path), 1, typed.error().pos.column);
+      }
     }
   }
 
@@ -285,6 +318,7 @@ class Validator {
   std::vector<std::string> names_;
   std::vector<std::vector<size_t>> deps_;
   std::unordered_set<size_t> broken_;  // steps with an unknown dependency
+  const WhenTypes when_types_;
   bool has_cycle_ = false;
   std::vector<uint32_t> visited_;  // IsAncestor: generation that last visited each step
   uint32_t generation_ = 0;

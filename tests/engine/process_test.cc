@@ -168,7 +168,7 @@ TEST_F(ProcessTest, ARetriedStepCommitsOnlyItsSucceededAttempt) {
                 marker +
                 " $RSL_OUTPUT/partial; exit 7; fi']\n"
                 "      retryPolicy: {maxRetries: 2, backoff: 10ms}\n"
-                "    - {name: never, dependsOn: [once], when: \"status.once == 'FAILED'\", "
+                "    - {name: never, dependsOn: [once], when: \"len([]) > 0\", "
                 "command: [true]}\n",
             extra);
     ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;

@@ -141,6 +141,18 @@ CASES = [
   ("when-not-string", "when as a list", R('when: "output.ingest.metrics.rows > 1000"', 'when: [a, b]')),
   ("multi-document", "two documents in one file", BASE + "---\n" + BASE),
   ("empty-file", "nothing at all", "# only a comment\n"),
+  ("dependency-conflict", "numpy pinned twice, spelled two ways", R('"torch==2.1.2+cu118"', '"torch==2.1.2+cu118", "numpy==1.24.2", "NumPy==1.24.3"')),
+  ("dependency-star-inside", "a '*' that is not a trailing release prefix", R('"torch==2.1.2+cu118"', '"torch==2.*.2"')),
+  ("step-no-command-no-image", "a step with neither command nor image", R('      - name: validate\n        image: volc/validate:v1.0\n', '      - name: validate\n')),
+  ("step-empty-command-no-image", "command: [] and no image", R('      - name: validate\n        image: volc/validate:v1.0\n', '      - name: validate\n        command: []\n')),
+  ("step-name-uri", "a step named uri (its output variable would be RSL_INPUT_URI)", R('      - name: validate\n', '      - name: uri\n')),
+  ("step-env-nul", "a NUL in an env value", R('env: {MODE: daily}', 'env: {MODE: "dai\\0ly"}')),
+  ("when-phase-typo", "SUCEEDED", R("when: \"status.train == 'SUCCEEDED'\"", "when: \"status.train == 'SUCEEDED'\"")),
+  ("when-never-true", "an ancestor is never FAILED when a step is reached", R("when: \"status.train == 'SUCCEEDED'\"", "when: \"status.train == 'FAILED'\"")),
+  ("when-order-phase", "a phase compared with a number", R("when: \"status.train == 'SUCCEEDED'\"", "when: \"status.train > 1\"")),
+  ("when-len-number", "len() of a number", R('when: "output.ingest.metrics.rows > 1000"', 'when: "len(5) == 1"')),
+  ("when-min-string", "min() of a string", R('when: "output.ingest.metrics.rows > 1000"', "when: \"min(1, 'a') == 1\"")),
+  ("when-bare-number", "a number as the condition", R('when: "output.ingest.metrics.rows > 1000"', 'when: "5"')),
 ]
 
 def main():

@@ -1,0 +1,32 @@
+// The parsed form of an expression (expr.h), shared by the evaluator (expr.cc) and the static
+// checker (check.cc). Internal to the expr layer.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "expr/expr.h"
+#include "expr/lexer.h"
+
+namespace rsl::expr {
+
+enum class NodeKind { kLiteral, kRef, kNot, kBinary, kCall, kList };
+
+struct Node {
+  NodeKind kind = NodeKind::kLiteral;
+  int column = 0;        //!< 1-based; an operator's own column for kBinary
+  Value literal;         //!< kLiteral
+  size_t ref_index = 0;  //!< kRef: index into Expr::references()
+  Tok op = Tok::kEnd;    //!< kBinary
+  std::string fn;        //!< kCall: len, sum, min or max
+  std::vector<std::unique_ptr<Node>> kids;
+};
+
+//! "null", "boolean", "number", "string" or "list": how a value's type reads in messages.
+const char* TypeName(const Value& v);
+
+//! == != < <= > >=
+bool IsComparison(Tok t);
+
+}  // namespace rsl::expr

@@ -40,6 +40,20 @@ std::vector<std::string> Diff(const std::string& a, const std::string& b,
   return ids;
 }
 
+// `base` with the first `from` replaced by `to`.
+std::string Edited(std::string base, const std::string& from, const std::string& to) {
+  size_t p = base.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  if (p != std::string::npos) base.replace(p, from.size(), to);
+  return base;
+}
+
+// A CRD diff case: the new spec schema and the findings wanted.
+struct Case {
+  std::string new_spec;
+  std::vector<std::string> want;
+};
+
 TEST(CrdDiff, Rules) {
   const std::string base =
       R"({"type":"object","required":["replicas"],"properties":{
@@ -51,15 +65,7 @@ TEST(CrdDiff, Rules) {
          "tags":{"type":"array","items":{"type":"string"}},
          "phase":{"type":"string"}}})";
   auto edit = [&](const std::string& from, const std::string& to) {
-    std::string s = base;
-    size_t p = s.find(from);
-    EXPECT_NE(p, std::string::npos) << from;
-    s.replace(p, from.size(), to);
-    return s;
-  };
-  struct Case {
-    std::string new_spec;
-    std::vector<std::string> want;
+    return Edited(base, from, to);
   };
   const Case cases[] = {
       {base, {}},
@@ -136,15 +142,7 @@ TEST(CrdDiff, TighteningAndWidening) {
          "extra":{"type":"object","x-kubernetes-preserve-unknown-fields":true},
          "raw":{"x-kubernetes-preserve-unknown-fields":true}}})";
   auto edit = [&](const std::string& from, const std::string& to) {
-    std::string s = base;
-    size_t p = s.find(from);
-    EXPECT_NE(p, std::string::npos) << from;
-    s.replace(p, from.size(), to);
-    return s;
-  };
-  struct Case {
-    std::string new_spec;
-    std::vector<std::string> want;
+    return Edited(base, from, to);
   };
   const Case cases[] = {
       {edit(R"("name":{"type":"string"})", R"("name":{"type":"string","pattern":"^[a-z]+$"})"),

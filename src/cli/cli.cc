@@ -39,10 +39,17 @@ void AddStateDir(CLI::App* cmd, std::string* state_dir) {
                   "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");
 }
 
-void AddOutput(CLI::App* cmd, std::string* output, const std::vector<std::string>& formats) {
+std::string OutputHelp(const std::vector<std::string>& formats, const std::string& default_format) {
   std::string list;
-  for (const auto& f : formats) list += (list.empty() ? "" : "|") + f;
-  cmd->add_option("-o,--output", *output, "output format: " + list)->check(CLI::IsMember(formats));
+  for (const auto& f : formats) {
+    list += (list.empty() ? "" : "|") + f + (f == default_format ? " (default)" : "");
+  }
+  return "output format: " + list;
+}
+
+void AddOutput(CLI::App* cmd, std::string* output, const std::vector<std::string>& formats) {
+  cmd->add_option("-o,--output", *output, OutputHelp(formats, *output))
+      ->check(CLI::IsMember(formats));
 }
 
 }  // namespace rsl::cli

@@ -44,8 +44,12 @@ std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
 std::string DefaultStateDir();
 //! --state-dir, for the commands that read or write the local state directory.
 void AddStateDir(CLI::App* cmd, std::string* state_dir);
-//! -o/--output, one of `formats` (the flags struct holds the default).
+//! -o/--output, one of `formats`. The flags struct holds the default: the format equal to
+//! `*output` when this is called is marked "(default)" in the help.
 void AddOutput(CLI::App* cmd, std::string* output, const std::vector<std::string>& formats);
+//! The help text: "output format: table (default)|json" (no mark when `default_format` is
+//! not one of `formats`, e.g. "" for a command whose default is plain text).
+std::string OutputHelp(const std::vector<std::string>& formats, const std::string& default_format);
 
 //! Binds `cmd` to `run(*flags)`. `flags` is what the command's options write into; it lives
 //! as long as the app.

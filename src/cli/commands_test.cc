@@ -91,5 +91,19 @@ TEST(CommandsTest, RegisterOnlyBindsTheFunction) {
   EXPECT_EQ(r.out.rfind("seedctl ", 0), 0u) << r.out;
 }
 
+TEST(CommandsTest, OutputHelpMarksTheDefault) {
+  EXPECT_EQ(OutputHelp({"table", "json"}, "table"), "output format: table (default)|json");
+  EXPECT_EQ(OutputHelp({"json", "wide"}, ""), "output format: json|wide");
+  // Every govern command's -o help names its default.
+  CLI::App app{"seedctl", "seedctl"};
+  RegisterGovernCommands(app);
+  for (const char* path : {"advise memory", "cost report", "cost compare", "policy list"}) {
+    std::string first(path, std::string(path).find(' '));
+    std::string second(std::string(path).substr(first.size() + 1));
+    CLI::Option* o = app.get_subcommand(first)->get_subcommand(second)->get_option("--output");
+    EXPECT_NE(o->get_description().find("table (default)"), std::string::npos) << path;
+  }
+}
+
 }  // namespace
 }  // namespace rsl::cli

@@ -87,6 +87,10 @@ std::vector<K8sObject> LoadAll(const std::vector<std::string>& files) {
     if (!objs.ok()) FailWith(objs.error());
     for (auto& o : *objs) all.push_back(std::move(o));
   }
+  if (all.empty() && !files.empty()) {
+    std::cerr << "warning: no Kubernetes object loaded from " << Join(files, ", ")
+              << " (files: *.yaml, *.yml, *.json; directories are searched recursively)\n";
+  }
   return all;
 }
 
@@ -140,10 +144,12 @@ void RunAdviseMemory(const AdviseMemoryFlags& f) {
     std::cout << MemoryPlanJson(*plan);
     return;
   }
-  Table t({"STAGE", "GPU (PER GPU)", "GPU GiB", "CPU (PER NODE)", "CPU GiB", "FORMULA"});
+  Table t(
+      {"STAGE", "GPU (PER GPU)", "GPU GiB", "CPU (PER NODE)", "CPU GiB", "PAPER GPU", "FORMULA"});
   for (const auto& s : plan->stages) {
     t.AddRow({std::to_string(s.stage), FormatGB(s.gpu_bytes), FormatGiB(s.gpu_bytes),
-              FormatGB(s.cpu_bytes), FormatGiB(s.cpu_bytes), s.formula});
+              FormatGB(s.cpu_bytes), FormatGiB(s.cpu_bytes),
+              s.paper_gpu_bytes > 0 ? FormatGB(s.paper_gpu_bytes) : "-", s.formula});
   }
   std::cout << t.Render();
   for (const auto& n : plan->notes) std::cout << "note: " << n << "\n";
@@ -286,6 +292,7 @@ void RunCostCompare(const CostCompareFlags& f) {
                      {"gpus", r.strategy.gpus},
                      {"device_model", r.strategy.device_model},
                      {"pricing", r.strategy.pricing},
+                     {"gpu_pricing", r.gpu_pricing.empty() ? json(nullptr) : json(r.gpu_pricing)},
                      {"hourly", RoundCents(r.hourly)},
                      {"hours", r.hours},
                      {"total", RoundCents(r.total)}});
@@ -301,6 +308,14 @@ void RunCostCompare(const CostCompareFlags& f) {
               FormatMoney(r.hourly), Fixed(r.hours, 1), FormatMoney(r.total)});
   }
   std::cout << t.Render();
+  for (const auto& r : rows) {
+    if (!r.gpu_pricing.empty() && r.gpu_pricing != r.strategy.pricing) {
+      std::cout << "note: " << r.strategy.name << ": the price table has no " << r.strategy.pricing
+                << " price for " << r.strategy.device_model << " GPUs: priced " << r.gpu_pricing
+                << " (add devices." << r.strategy.device_model << "." << r.strategy.pricing
+                << " to the price table)\n";
+    }
+  }
 }
 
 // ---- policy ------------------------------------------------------------------------------
@@ -349,8 +364,8 @@ void RegisterAdvise(CLI::App& app) {
   auto m = std::make_shared<AdviseMemoryFlags>();
   auto* mem = adv->add_subcommand(
       "memory",
-      "Model-state memory per GPU and CPU memory per node for ZeRO stages 0-3 (ZeRO paper "
-      "formulas without offload, DeepSpeed's estimators with offload), plus activations "
+      "Model-state memory per GPU and CPU memory per node for ZeRO stages 0-3 (DeepSpeed's "
+      "estimators; the ZeRO paper's formula as the PAPER GPU column), plus activations "
       "(Korthikanti et al. 2022) when --layers --hidden --heads --seq --micro-batch are given.");
   mem->add_option("--params", m->params, "total parameters, e.g. 7.5e9")->required();
   mem->add_option("--gpus", m->gpus, "data-parallel GPUs in total")->required();
@@ -359,8 +374,7 @@ void RegisterAdvise(CLI::App& app) {
   mem->add_option("--offload", m->offload, "none (default), optimizer, optimizer+params")
       ->check(CLI::IsMember({"none", "optimizer", "optimizer+params"}));
   mem->add_option("--precision", m->precision, "fp16 (default), bf16 or fp32");
-  mem->add_option("--largest-layer", m->largest_layer,
-                  "parameters of the largest layer (ZeRO-3 offload)");
+  mem->add_option("--largest-layer", m->largest_layer, "parameters of the largest layer (ZeRO-3)");
   mem->add_flag("--zero-init", m->zero_init, "model built under deepspeed.zero.Init");
   mem->add_option("--layers", m->layers, "transformer layers (activations)");
   mem->add_option("--hidden", m->hidden, "hidden size (activations)");

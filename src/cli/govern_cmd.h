@@ -140,7 +140,8 @@ void BindSafely(CLI::App* cmd, std::shared_ptr<Flags> flags, void (*run)(const F
 
 //! Adds -f (required unless `files_required` is false), -o, --strict and the exit-code footer.
 void AddAuditFlags(CLI::App* cmd, AuditFlags* flags, bool files_required = true);
-//! Every object of every file; fails on a missing path or a file that does not load.
+//! Every object of every file (directories recursively); fails on a missing path or a file
+//! that does not load; warns on stderr when nothing was loaded.
 std::vector<govern::K8sObject> LoadAll(const std::vector<std::string>& files);
 //! Prints the report in the chosen format and throws Exit with its exit code unless 0.
 void Finish(govern::Report& report, const AuditFlags& flags);

@@ -1,5 +1,6 @@
 // seedctl k8s qos|lint|qos-rules|qos-check|crd-diff|shadow-pods|crd-audit|tenancy: Kubernetes
 // audits from manifests, dumps and logs, no cluster needed (docs/govern.md).
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -82,7 +83,19 @@ void RunK8sQosCheck(const K8sQosCheckFlags& f) {
 
 void RunK8sCrdDiff(const K8sCrdDiffFlags& f) {
   Report report("k8s crd-diff", CrdDiffRules());
-  DiffCrds(LoadAll({f.old_path}), LoadAll({f.new_path}), &report);
+  std::vector<K8sObject> olds = LoadAll({f.old_path}), news = LoadAll({f.new_path});
+  for (const auto& [path, objs] : {std::pair{f.old_path, &olds}, std::pair{f.new_path, &news}}) {
+    bool any = std::any_of(objs->begin(), objs->end(), [](const K8sObject& o) {
+      return o.kind() == "CustomResourceDefinition";
+    });
+    if (!any) {
+      FailWith(Error(codes::kInvalidArgument, "no CustomResourceDefinition in the file")
+                   .At(SourcePos{path, 0, 0})
+                   .Value(std::to_string(objs->size()) + " other object(s)")
+                   .Hint("pass the CRD manifests (kind: CustomResourceDefinition) as OLD and NEW"));
+    }
+  }
+  DiffCrds(olds, news, &report);
   Finish(report, f);
 }
 
@@ -114,9 +127,15 @@ void RunK8sShadowPods(const K8sShadowPodsFlags& f) {
 void RunK8sCrdAudit(const K8sCrdAuditFlags& f) {
   auto text = ReadFile(f.log);
   if (!text.ok()) FailWith(text.error());
-  auto accesses = ExtractUnregisteredAccesses(*text);
+  LogScan scan = ScanApiserverLog(*text);
+  std::vector<ResourceAccess>& accesses = scan.accesses;
   Report report("k8s crd-audit", CrdAuditRules());
+  ReportLogScan(scan, f.log, &report);
   AuditCrdAccesses(&accesses, LoadAll({f.crds}), f.log, &report);
+  // Stderr, so -o json / sarif stay parseable.
+  std::cerr << f.log << ": " << scan.lines << " line(s): " << scan.audit_events
+            << " audit event(s), " << scan.klog_lines << " klog line(s) recognised; "
+            << scan.access_lines << " report an unserved custom resource\n";
   if (f.output == "table" && !accesses.empty()) {
     Table t({"GROUP", "VERSION", "RESOURCE", "COUNT", "FIRST SEEN", "LAST SEEN", "STATUS",
              "REGISTERED"});

@@ -73,6 +73,57 @@ TEST(ShadowPods, FindingIds) {
                                                         "SHADOW003", "SHADOW004"}));
 }
 
+// `kubectl get po -A -o json`: pods only. Controller-owned pods are not shadow pods because
+// their owners are not in the input, and nothing destructive is advised.
+TEST(ShadowPods, PodsOnlyDumpJudgesNoOwner) {
+  auto pod = [](const std::string& name, const std::string& ns, const std::string& kind,
+                const std::string& owner, const std::string& uid) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","namespace":")" +
+           ns + R"(","ownerReferences":[{"apiVersion":"apps/v1","kind":")" + kind +
+           R"(","name":")" + owner + R"(","uid":")" + uid +
+           R"(","controller":true}]},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}})";
+  };
+  const std::string pods = pod("web-7d4b9-abcde", "shop", "ReplicaSet", "web-7d4b9", "rs-1") + "," +
+                           pod("web-7d4b9-fghij", "shop", "ReplicaSet", "web-7d4b9", "rs-1") + "," +
+                           pod("db-0", "shop", "StatefulSet", "db", "ss-1") + "," +
+                           pod("kube-apiserver-n1", "kube-system", "Node", "n1", "node-1");
+  ShadowOptions opt;
+  opt.now_unix = *ParseRfc3339("2024-03-15T11:00:00Z");
+  auto objs = ParseObjects(R"({"apiVersion":"v1","kind":"List","items":[)" + pods + "]}", "p.json");
+  ASSERT_TRUE(objs.ok());
+  Report r("k8s shadow-pods", ShadowRules());
+  ShadowSummary s = FindShadowPods(*objs, opt, &r);
+  EXPECT_EQ(Sorted(r.Ids()), (std::vector<std::string>{"SHADOW005", "SHADOW005", "SHADOW005"}));
+  EXPECT_TRUE(s.pods.empty());
+  for (const auto& f : r.findings()) {
+    EXPECT_EQ(f.severity, Severity::kNote);
+    EXPECT_EQ(f.fix.find("delete"), std::string::npos) << f.fix;
+  }
+  EXPECT_EQ(r.ExitCode(false), kExitClean);
+
+  // With the owners' kinds in the input: the cluster-scoped Node owns its static pod from any
+  // namespace; a ReplicaSet missing among other ReplicaSets is flagged, without calling it a
+  // custom resource or advising a delete.
+  const std::string owners =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","uid":"node-1"}},
+         {"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"api-55f","namespace":"shop","uid":"rs-9"}},
+         {"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"shop","uid":"ss-1"}})";
+  auto with = ParseObjects(
+      R"({"apiVersion":"v1","kind":"List","items":[)" + pods + "," + owners + "]}", "p.json");
+  ASSERT_TRUE(with.ok());
+  Report r2("k8s shadow-pods", ShadowRules());
+  FindShadowPods(*with, opt, &r2);
+  ASSERT_EQ(r2.Ids(), (std::vector<std::string>{"SHADOW002", "SHADOW002"}));
+  EXPECT_EQ(r2.findings()[0].message,
+            "owner ReplicaSet/web-7d4b9 (uid rs-1) is not in the input, which has other "
+            "ReplicaSet objects: it may have been deleted without its pods");
+  EXPECT_EQ(r2.findings()[0].message.find("custom resource"), std::string::npos);
+  EXPECT_EQ(r2.findings()[0].fix.find("kubectl delete"), std::string::npos) << r2.findings()[0].fix;
+  EXPECT_NE(r2.findings()[0].fix.find("kubectl get replicaset -n shop web-7d4b9"),
+            std::string::npos)
+      << r2.findings()[0].fix;
+}
+
 constexpr char kTenancyBase[] = R"(
 - {kind: Namespace, apiVersion: v1, metadata: {name: tenant-a, labels: {team: a}}}
 - {kind: Namespace, apiVersion: v1, metadata: {name: shared, labels: {team: platform}}}

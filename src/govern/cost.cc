@@ -66,9 +66,10 @@ Result<StepCost> ComputeStepCost(const StepUsage& u, const PriceTable& prices) {
   c.device_model = prices.MatchDevice(u.device_model);
   if (c.device_model.empty()) c.device_model = kDefaultDevice;
   if (u.gpus > 0) {
-    Result<double> p = prices.DevicePrice(c.device_model, u.pricing);
+    auto p = prices.DeviceRateFor(c.device_model, u.pricing);
     if (!p.ok()) return p.error();
-    c.gpu_cost = c.gpus * c.hours * *p;
+    c.gpu_pricing = p->kind;
+    c.gpu_cost = c.gpus * c.hours * p->price;
   }
   c.cpu_cost = c.cpu_cores * c.hours * prices.CpuPrice(u.pricing);
   c.memory_cost = c.memory_gib * c.hours * prices.MemoryPrice(u.pricing);
@@ -312,13 +313,14 @@ Result<StrategyCost> PriceStrategy(const Strategy& s, double hours, const PriceT
   c.hours = hours;
   double gpu = 0;
   if (s.gpus > 0) {
-    Result<double> p = prices.DevicePrice(s.device_model, s.pricing);
+    auto p = prices.DeviceRateFor(s.device_model, s.pricing);
     if (!p.ok()) {
       Error e = p.error();
       e.message = s.file + ": " + e.message;
       return e;
     }
-    gpu = static_cast<double>(s.gpus) * *p;
+    c.gpu_pricing = p->kind;
+    gpu = static_cast<double>(s.gpus) * p->price;
   }
   c.hourly =
       gpu + s.cpu_cores * prices.CpuPrice(s.pricing) + s.memory_gib * prices.MemoryPrice(s.pricing);

@@ -38,6 +38,7 @@ struct StepCost {
   double memory_gib = 0;  //!< allocated: max(request, peak)
   double gpus = 0;
   std::string device_model;  //!< the price table's model ("default" when unknown)
+  std::string gpu_pricing;   //!< the kind the GPUs were priced at (on-demand on fallback)
   double gpu_cost = 0, cpu_cost = 0, memory_cost = 0, total = 0;
 };
 
@@ -120,6 +121,9 @@ Result<Strategy> ReadStrategy(const std::string& path);
 
 struct StrategyCost {
   Strategy strategy;
+  //! The kind the GPUs were priced at: strategy.pricing, or on-demand when the table has no
+  //! such price for the device (a fallback, as for CPU and memory).
+  std::string gpu_pricing;
   double hourly = 0, hours = 0, total = 0;
 };
 Result<StrategyCost> PriceStrategy(const Strategy& s, double hours, const PriceTable& prices);

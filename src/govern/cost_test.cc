@@ -29,9 +29,13 @@ TEST(PriceTable, DefaultsParseAndAreWrittenToTheStateDir) {
   EXPECT_DOUBLE_EQ(*t->DevicePrice("mystery-gpu", "on-demand"), 0.95);  // OpenCost default
   EXPECT_DOUBLE_EQ(t->CpuPrice("spot"), 0.006655);
   EXPECT_DOUBLE_EQ(t->CpuPrice("reserved"), 0.031611);  // falls back to on-demand
-  Result<double> none = t->DevicePrice("A10G", "spot");
-  ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.error().path, "devices.A10G.spot");
+  // No spot price for a GPU: on-demand, as for CPU and memory, and the rate says so.
+  Result<PriceTable::DeviceRate> spot = t->DeviceRateFor("A10G", "spot");
+  ASSERT_TRUE(spot.ok()) << spot.error().ToString();
+  EXPECT_DOUBLE_EQ(spot->price, 0.62);
+  EXPECT_EQ(spot->kind, "on-demand");
+  EXPECT_TRUE(spot->fallback());
+  EXPECT_FALSE(t->DeviceRateFor("A10G", "on-demand")->fallback());
   RemoveAll(dir);
 }
 
@@ -74,8 +78,34 @@ TEST(Cost, AllocationIsMaxOfRequestAndUse) {
   EXPECT_DOUBLE_EQ(c->total, 16 + 0.36 + 0.128);
   u.pricing = "spot";
   EXPECT_DOUBLE_EQ(ComputeStepCost(u, *t)->gpu_cost, 2 * 2 * 1.2);
-  u.pricing = "reserved";
-  EXPECT_FALSE(ComputeStepCost(u, *t).ok());
+  EXPECT_EQ(ComputeStepCost(u, *t)->gpu_pricing, "spot");
+  u.pricing = "reserved";  // not in the table: on-demand, recorded rather than dropped
+  EXPECT_DOUBLE_EQ(ComputeStepCost(u, *t)->gpu_cost, 2 * 2 * 4.0);
+  EXPECT_EQ(ComputeStepCost(u, *t)->gpu_pricing, "on-demand");
+  // Neither the kind nor on-demand: an error naming the path.
+  auto spot_only = ParsePriceTable("devices: {A100: {spot: 1.2}}\n", "p.yaml");
+  ASSERT_TRUE(spot_only.ok());
+  Result<StepCost> none = ComputeStepCost(u, *spot_only);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().path, "devices.A100.reserved");
+}
+
+// The default price table has no spot GPU prices: a spot strategy is priced on-demand for
+// its GPUs (spot for CPU and memory) instead of failing the whole table.
+TEST(Cost, SpotStrategyWithTheDefaultPrices) {
+  auto prices = ParsePriceTable(DefaultPriceYaml(), "prices.yaml");
+  ASSERT_TRUE(prices.ok()) << prices.error().ToString();
+  Strategy s;
+  s.name = "spot-run";
+  s.gpus = 8;
+  s.device_model = "A100";
+  s.pricing = "spot";
+  s.cpu_cores = 10;
+  s.memory_gib = 100;
+  Result<StrategyCost> c = PriceStrategy(s, 2, *prices);
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->gpu_pricing, "on-demand");
+  EXPECT_DOUBLE_EQ(c->hourly, 8 * 4.0966 + 10 * 0.006655 + 100 * 0.000892);
 }
 
 TEST(Cost, SeedStrategyTable) {

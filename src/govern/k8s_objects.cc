@@ -145,9 +145,16 @@ Result<std::vector<K8sObject>> LoadObjects(const std::string& path) {
   std::vector<std::string> files;
   if (IsDirectory(path)) {
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-      std::string p = e.path().string();
-      if (e.is_regular_file() &&
+    namespace fs = std::filesystem;
+    for (auto it = fs::recursive_directory_iterator(path, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::string leaf = it->path().filename().string();
+      if (!leaf.empty() && leaf[0] == '.') {  // .git, .github, editor files
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      std::string p = it->path().string();
+      if (it->is_regular_file() &&
           (EndsWith(p, ".yaml") || EndsWith(p, ".yml") || EndsWith(p, ".json"))) {
         files.push_back(p);
       }
@@ -260,6 +267,14 @@ const json* PodSpecOf(const json& obj) {
   }
   if (kind == "CronJob") return at(obj, {"spec", "jobTemplate", "spec", "template", "spec"});
   return nullptr;
+}
+
+std::string PodSpecPathOf(const json& obj) {
+  std::string kind = obj.is_object() ? obj.value("kind", "") : "";
+  if (kind == "Pod") return "spec";
+  if (kind == "PodTemplate") return "template.spec";
+  if (kind == "CronJob") return "spec.jobTemplate.spec.template.spec";
+  return "spec.template.spec";
 }
 
 std::string FormatMemory(long double bytes) {

@@ -1,8 +1,8 @@
 // Kubernetes objects as the audits read them: from multi-document YAML manifests, JSON files
 // (`kubectl get -o json` dumps, single objects) and `List` objects, from a file or every
-// *.yaml / *.yml / *.json file of a directory. Objects are kept as JSON (yaml-cpp scalars are
-// typed the way YAML 1.2 core schema types them; quoted scalars stay strings) with the file
-// and line they came from, so findings can point at them.
+// *.yaml / *.yml / *.json file under a directory (recursively, hidden entries skipped). Objects are
+// kept as JSON (yaml-cpp scalars are typed the way YAML 1.2 core schema types them; quoted scalars
+// stay strings) with the file and line they came from, so findings can point at them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,9 +26,9 @@ struct K8sObject {
   ObjectRef Ref() const;
 };
 
-//! Loads every object under `path` (file or directory). `List` kinds (v1 List, PodList, ...)
-//! are expanded into their items. Empty documents are skipped.
-//! Errors: IO_ERROR (unreadable path), SPEC_PARSE_ERROR with file:line:col (bad YAML/JSON).
+//! Loads every object under `path` (file, or directory searched recursively). `List` kinds (v1
+//! List, PodList, ...) are expanded into their items. Empty documents are skipped. Errors: IO_ERROR
+//! (unreadable path), SPEC_PARSE_ERROR with file:line:col (bad YAML/JSON).
 Result<std::vector<K8sObject>> LoadObjects(const std::string& path);
 //! Same, from text (`file` names the source in positions).
 Result<std::vector<K8sObject>> ParseObjects(const std::string& text, const std::string& file);
@@ -44,6 +44,9 @@ bool QuantityEqual(long double a, long double b);
 //! ReplicaSet, ReplicationController, Job -> spec.template.spec; CronJob ->
 //! spec.jobTemplate.spec.template.spec. nullptr for other kinds.
 const nlohmann::json* PodSpecOf(const nlohmann::json& obj);
+//! The field path of that Pod spec, for fixes: "spec", "spec.template.spec",
+//! "spec.jobTemplate.spec.template.spec" (CronJob), "template.spec" (PodTemplate).
+std::string PodSpecPathOf(const nlohmann::json& obj);
 
 //! Human-readable quantity for messages: 2Gi, 512Mi, 1.5 (cores), 500m.
 std::string FormatMemory(long double bytes);

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "base/strings.h"
 
@@ -11,10 +12,12 @@ using nlohmann::json;
 
 namespace {
 
-// Kinds whose pods are long-running services (probes matter); Jobs run to completion.
-bool IsServiceKind(const std::string& kind) {
+// Long-running services (probes matter): Jobs, CronJobs and Pods with restartPolicy Never or
+// OnFailure run to completion.
+bool IsService(const std::string& kind, const nlohmann::json& pod_spec) {
+  if (kind == "Pod") return pod_spec.value("restartPolicy", "Always") == "Always";
   return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet" ||
-         kind == "ReplicaSet" || kind == "ReplicationController" || kind == "Pod";
+         kind == "ReplicaSet" || kind == "ReplicationController";
 }
 
 bool HasKey(const json& j, const char* k) {
@@ -92,8 +95,9 @@ std::vector<RuleInfo> LintRules() {
        "A long-running container has no readinessProbe."},
       {"LINT004", "MissingLivenessProbe", Severity::kNote,
        "A long-running container has no livenessProbe."},
-      {"LINT005", "HpaTargetNotFound", Severity::kError,
-       "An HPA's scaleTargetRef names no object in the manifests."},
+      {"LINT005", "HpaTargetNotInInput", Severity::kNote,
+       "An HPA's scaleTargetRef names no object among the inputs (a warning when a similar "
+       "name exists)."},
       {"LINT006", "HpaFixedReplicas", Severity::kWarning,
        "An HPA-managed Deployment/StatefulSet sets spec.replicas: every apply resets the scale."},
       {"LINT007", "MinReplicasWithoutLimits", Severity::kWarning,
@@ -133,10 +137,12 @@ void Lint(const std::vector<K8sObject>& objects, Report* report) {
             names.push_back(other.name());
         }
         std::string near = ClosestMatch(tname, names);
-        add("LINT005", Severity::kError,
-            "scaleTargetRef " + tkind + "/" + tname + " does not resolve in namespace " +
-                (o.namespace_().empty() ? "default" : o.namespace_()),
-            near.empty() ? "point scaleTargetRef at an existing Deployment/StatefulSet"
+        // The target usually lives in another file: only a near miss suggests a typo.
+        add("LINT005", near.empty() ? Severity::kNote : Severity::kWarning,
+            "scaleTargetRef " + tkind + "/" + tname + " is not among the inputs (namespace " +
+                (o.namespace_().empty() ? "default" : o.namespace_()) +
+                "): its rules were not checked",
+            near.empty() ? "pass the target's manifest too (-f) to check it"
                          : "did you mean " + Quote(near) + "?");
       }
       if (spec.contains("minReplicas") && spec.contains("maxReplicas") &&
@@ -169,11 +175,26 @@ void Lint(const std::vector<K8sObject>& objects, Report* report) {
     }
     const json* pod = PodSpecOf(o.obj);
     if (!pod) continue;
-    if (!HasKey(*pod, "containers") || !(*pod)["containers"].is_array()) continue;
-    size_t i = 0;
-    for (const auto& c : (*pod)["containers"]) {
-      std::string cname = "container " + Quote(c.value("name", "#" + std::to_string(i)));
-      std::string path = "spec.containers[" + std::to_string(i++) + "]";
+    // Regular containers, and sidecars: init containers with restartPolicy Always, which run
+    // for the pod's whole life (probes are not demanded of them).
+    std::vector<std::tuple<const json*, std::string, bool>> containers;  // c, path, sidecar
+    const std::string base = PodSpecPathOf(o.obj);
+    for (const char* list : {"containers", "initContainers"}) {
+      if (!HasKey(*pod, list) || !(*pod)[list].is_array()) continue;
+      size_t i = 0;
+      for (const auto& c : (*pod)[list]) {
+        bool sidecar = std::string(list) == "initContainers";
+        std::string path = base + "." + list + "[" + std::to_string(i++) + "]";
+        if (sidecar && (!c.is_object() || c.value("restartPolicy", "") != "Always")) continue;
+        containers.emplace_back(&c, path, sidecar);
+      }
+    }
+    const bool service = IsService(o.kind(), *pod);
+    size_t index = 0;
+    for (const auto& [cp, path, sidecar] : containers) {
+      const json& c = *cp;
+      std::string cname = std::string(sidecar ? "sidecar " : "container ") +
+                          Quote(c.value("name", "#" + std::to_string(index++)));
       const json res = c.value("resources", json::object());
       bool bad_quantity = false;
       for (const char* which : {"requests", "limits"}) {
@@ -207,14 +228,14 @@ void Lint(const std::vector<K8sObject>& objects, Report* report) {
         add("LINT002", Severity::kWarning, cname + " has no memory limit",
             "set resources.limits.memory (" + path + ")");
       }
-      if (IsServiceKind(o.kind())) {
+      if (service && !sidecar) {
         if (!HasKey(c, "readinessProbe")) {
           add("LINT003", Severity::kWarning, cname + " has no readinessProbe",
-              "add a readinessProbe so traffic waits for the model to load");
+              "add a readinessProbe (" + path + ") so traffic waits until it is ready");
         }
         if (!HasKey(c, "livenessProbe")) {
           add("LINT004", Severity::kNote, cname + " has no livenessProbe",
-              "add a livenessProbe to restart a hung server");
+              "add a livenessProbe (" + path + ") to restart it when it hangs");
         }
       }
     }

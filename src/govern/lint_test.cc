@@ -69,6 +69,7 @@ spec:
       {Deployment("web", bare), {"LINT001", "LINT002", "LINT003", "LINT004"}},
       {good + hpa("web"), {}},
       {good + hpa("wbe"), {"LINT005"}},
+      {good + hpa("payments-api"), {"LINT005"}},
       {Deployment("web", kGoodContainer, "  replicas: 3\n") + hpa("web"), {"LINT006"}},
       {Deployment("web", R"(
       - name: app
@@ -119,9 +120,79 @@ TEST(Lint, HpaTypoHint) {
   Lint(*objs, &r);
   ASSERT_EQ(r.Ids(), std::vector<std::string>{"LINT005"});
   EXPECT_EQ(r.findings()[0].fix, "did you mean \"web\"?");
+  EXPECT_EQ(r.findings()[0].severity, Severity::kWarning);  // a near miss: likely a typo
   EXPECT_EQ(r.findings()[0].message,
-            "scaleTargetRef Deployment/webb does not resolve in namespace ml");
+            "scaleTargetRef Deployment/webb is not among the inputs (namespace ml): its rules "
+            "were not checked");
   EXPECT_EQ(r.findings()[0].object.line, 15);
+}
+
+// The usual layout: the HPA in its own file, the Deployment elsewhere. A note, exit 0.
+TEST(Lint, HpaTargetInAnotherFileIsANote) {
+  auto objs = ParseObjects(
+      "kind: HorizontalPodAutoscaler\nmetadata: {name: h, namespace: ml}\n"
+      "spec: {scaleTargetRef: {kind: Deployment, name: api}, maxReplicas: 2}\n",
+      "hpa.yaml");
+  ASSERT_TRUE(objs.ok());
+  Report r("k8s lint", LintRules());
+  Lint(*objs, &r);
+  ASSERT_EQ(r.Ids(), std::vector<std::string>{"LINT005"});
+  EXPECT_EQ(r.findings()[0].severity, Severity::kNote);
+  EXPECT_EQ(r.ExitCode(false), kExitClean);
+}
+
+TEST(Lint, SidecarsRunToCompletionPodsAndFixPaths) {
+  // A sidecar (init container with restartPolicy Always) is linted for requests/limits;
+  // a plain init container is not; probes are not demanded of sidecars.
+  auto objs = ParseObjects(Deployment("web", kGoodContainer) + R"(
+      initContainers:
+      - name: setup
+        image: x
+      - name: proxy
+        image: x
+        restartPolicy: Always
+)",
+                           "t.yaml");
+  ASSERT_TRUE(objs.ok()) << objs.error().ToString();
+  Report r("k8s lint", LintRules());
+  Lint(*objs, &r);
+  ASSERT_EQ(r.Ids(), (std::vector<std::string>{"LINT001", "LINT002"})) << r.RenderTable();
+  EXPECT_EQ(r.findings()[0].message, "sidecar \"proxy\" has no cpu and memory request");
+  EXPECT_EQ(r.findings()[0].fix, "set resources.requests (spec.template.spec.initContainers[1])");
+
+  // restartPolicy Never: runs to completion, no probes demanded.
+  auto pod = ParseObjects(R"(kind: Pod
+metadata: {name: once}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: task
+    resources: {limits: {cpu: 1, memory: 1Gi}}
+)",
+                          "p.yaml");
+  ASSERT_TRUE(pod.ok());
+  Report rp("k8s lint", LintRules());
+  Lint(*pod, &rp);
+  EXPECT_TRUE(rp.Ids().empty()) << rp.RenderTable();
+
+  // The fix path of a CronJob's container.
+  auto cron = ParseObjects(R"(kind: CronJob
+metadata: {name: nightly}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: task
+)",
+                           "c.yaml");
+  ASSERT_TRUE(cron.ok());
+  Report rc("k8s lint", LintRules());
+  Lint(*cron, &rc);
+  ASSERT_EQ(rc.Ids(), (std::vector<std::string>{"LINT001", "LINT002"})) << rc.RenderTable();
+  EXPECT_EQ(rc.findings()[1].fix,
+            "set resources.limits.memory (spec.jobTemplate.spec.template.spec.containers[0])");
 }
 
 }  // namespace

@@ -148,16 +148,37 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
                                : "parameter offload: stage 3 only (DeepSpeed)");
     }
   }
-  if (in.offload != Offload::kNone && in.precision == "fp32") {
-    plan.notes.push_back(
-        "DeepSpeed's offload estimators assume mixed precision (16-bit "
-        "params on the GPU)");
+  if (in.precision == "fp32") {
+    plan.notes.push_back(in.offload != Offload::kNone
+                             ? "DeepSpeed's offload estimators assume mixed precision (16-bit "
+                               "params on the GPU)"
+                             : "fp32: DeepSpeed's estimators assume mixed precision, so the GPU "
+                               "column is the ZeRO paper's formula with fp32 bytes");
   }
 
   for (int stage : stages) {
     StageEstimate e;
     if (in.offload == Offload::kNone) {
-      e = PaperStage(stage, psi, n, b);
+      const StageEstimate paper = PaperStage(stage, psi, n, b);
+      const bool mixed = in.precision != "fp32";
+      if (stage == 0 || !mixed) {
+        // DeepSpeed has no stage-0 estimator, and its estimators assume mixed precision.
+        e = paper;
+      } else if (stage <= 2) {
+        e.stage = stage;
+        e.model_state_gpu_bytes = 4 * psi + std::floor(16 * psi / n);
+        e.formula =
+            "gpu = 4Ψ + 16Ψ/N (DeepSpeed estimate_zero2_model_states_mem_needs, stages 1 and 2)";
+      } else {
+        e.stage = 3;
+        e.model_state_gpu_bytes = 4 * in.largest_layer_params + std::floor(18 * psi / n);
+        e.formula =
+            "gpu = 4*largest_layer + 18Ψ/N (DeepSpeed estimate_zero3_model_states_mem_needs)";
+        if (in.largest_layer_params <= 0) {
+          e.formula += " [--largest-layer not given: counted as 0]";
+        }
+      }
+      e.paper_gpu_bytes = std::floor(paper.model_state_gpu_bytes);
       // DeepSpeed (no offload): each process loads the fp32 model on the CPU first, unless
       // zero.Init partitions it at construction (stage 3).
       if (stage == 3 && in.zero_init) {
@@ -211,12 +232,14 @@ Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
 std::string MemoryPlanJson(const MemoryPlan& plan) {
   json stages = json::array();
   for (const auto& s : plan.stages) {
-    stages.push_back({{"stage", s.stage},
-                      {"gpu_bytes", s.gpu_bytes},
-                      {"cpu_bytes", s.cpu_bytes},
-                      {"model_state_gpu_bytes", s.model_state_gpu_bytes},
-                      {"activation_bytes", s.activation_bytes},
-                      {"formula", s.formula}});
+    stages.push_back(
+        {{"stage", s.stage},
+         {"gpu_bytes", s.gpu_bytes},
+         {"cpu_bytes", s.cpu_bytes},
+         {"model_state_gpu_bytes", s.model_state_gpu_bytes},
+         {"paper_gpu_bytes", s.paper_gpu_bytes > 0 ? json(s.paper_gpu_bytes) : json(nullptr)},
+         {"activation_bytes", s.activation_bytes},
+         {"formula", s.formula}});
   }
   return json({{"stages", stages}, {"notes", plan.notes}}).dump(2) + "\n";
 }

@@ -1,14 +1,16 @@
 // The training-memory advisor (`seedctl advise memory`, seed 003 ch.1): model-state memory per
 // GPU and CPU memory per node for ZeRO stages 0-3, with the formula used.
 //
-//  - No offload: the ZeRO paper (Rajbhandari et al. 2020, §3 and Table 1): with P bytes per
-//    parameter, G per gradient and K per parameter of optimizer state (mixed-precision Adam:
-//    P = G = 2, K = 12; fp32 Adam: P = G = 4, K = 8), per GPU
+//  - Every row follows DeepSpeed's estimators, since the same output emits a DeepSpeed config:
+//    estimate_zero2_model_states_mem_needs (deepspeed/runtime/zero/stage_1_and_2.py, stages 1
+//    and 2; no offload: 4Ψ + 16Ψ/N) and estimate_zero3_model_states_mem_needs (stage3.py; no
+//    offload: 4*largest_layer + 18Ψ/N), additional_buffer_factor 1.5 for CPU memory. Offload
+//    applies to stages 2 and 3 (params offload: 3 only). DeepSpeed has no stage-0 estimator
+//    and assumes mixed precision: stage 0 and fp32 rows use the paper's formula.
+//  - The ZeRO paper (Rajbhandari et al. 2020, §3 and Table 1) is kept as a labelled column
+//    (no offload): with P bytes per parameter, G per gradient and K per parameter of optimizer
+//    state (mixed-precision Adam: P = G = 2, K = 12; fp32 Adam: P = G = 4, K = 8), per GPU
 //      stage 0: (P+G+K)Ψ   stage 1: (P+G)Ψ + KΨ/N   stage 2: PΨ + (G+K)Ψ/N   stage 3: (P+G+K)Ψ/N
-//    and CPU per node as DeepSpeed's estimators without offload (4Ψ per process x 1.5).
-//  - Offload: DeepSpeed's estimate_zero2_model_states_mem_needs and
-//    estimate_zero3_model_states_mem_needs (deepspeed/runtime/zero/stage_1_and_2.py, stage3.py),
-//    additional_buffer_factor 1.5. Offload applies to stages 2 and 3 (params offload: 3 only).
 //  - Activations (optional): Korthikanti et al. 2022, per layer s*b*h*(34 + 5*a*s/h) bytes
 //    without recomputation, 2*s*b*h with full activation checkpointing (no tensor/sequence
 //    parallelism, 16-bit activations).
@@ -35,7 +37,7 @@ struct MemoryPlanInput {
   std::optional<int> stage;  //!< only this stage; all applicable when unset
   Offload offload = Offload::kNone;
   std::string precision = "fp16";   //!< fp16 | bf16 | fp32
-  double largest_layer_params = 0;  //!< ZeRO-3 offload estimates need it (0 = unknown)
+  double largest_layer_params = 0;  //!< ZeRO-3 estimates need it (0 = unknown)
   bool zero_init = false;           //!< deepspeed.zero.Init: no full model copy per process
   // Activations (all set, or none).
   int64_t layers = 0, hidden = 0, heads = 0, seq = 0, micro_batch = 0;
@@ -47,6 +49,7 @@ struct StageEstimate {
   double gpu_bytes = 0;  //!< model states (+ activations when given) per GPU
   double cpu_bytes = 0;  //!< per node
   double model_state_gpu_bytes = 0;
+  double paper_gpu_bytes = 0;   //!< the ZeRO paper's model states per GPU (0 with offload)
   double activation_bytes = 0;  //!< per GPU (0 when not requested)
   std::string formula;          //!< the formula with the numbers substituted
 };
@@ -61,7 +64,8 @@ struct MemoryPlan {
 //! that does not support it, partial activation flags).
 Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in);
 
-//! `{"stages":[{"stage","gpu_bytes","cpu_bytes","formula",...}], "notes": [...]}`.
+//! `{"stages":[{"stage","gpu_bytes","cpu_bytes","model_state_gpu_bytes","paper_gpu_bytes"
+//! (null with offload),"activation_bytes","formula"}], "notes": [...]}`.
 std::string MemoryPlanJson(const MemoryPlan& plan);
 
 //! The DeepSpeed config (JSON) and the seed's SEEDANCE_* environment for one stage.

@@ -59,6 +59,13 @@ devices:
 }
 
 Result<double> PriceTable::DevicePrice(const std::string& model, const std::string& kind) const {
+  Result<DeviceRate> r = DeviceRateFor(model, kind);
+  if (!r.ok()) return r.error();
+  return r->price;
+}
+
+Result<PriceTable::DeviceRate> PriceTable::DeviceRateFor(const std::string& model,
+                                                         const std::string& kind) const {
   std::string m = MatchDevice(model);
   if (m.empty()) m = kDefaultDevice;
   auto it = devices.find(m);
@@ -71,17 +78,27 @@ Result<double> PriceTable::DevicePrice(const std::string& model, const std::stri
         .Hint("add devices." + Upper(model) + " or devices.default to the price table");
   }
   auto k = it->second.find(kind);
+  if (k == it->second.end()) k = it->second.find(kOnDemand);
   if (k == it->second.end()) {
     std::vector<std::string> kinds;
     for (const auto& [name, p] : it->second) kinds.push_back(name);
-    return Error(codes::kInvalidArgument, "device " + m + " has no " + Quote(kind) +
-                                              " price (it has " + Join(kinds, ", ") + ")")
+    return Error(codes::kInvalidArgument,
+                 "device " + m + " has no " + Quote(kind) +
+                     " price and no on-demand price to fall back to (it has " + Join(kinds, ", ") +
+                     ")")
         .At(SourcePos{source, 0, 0})
         .Path("devices." + m + "." + kind)
         .Value(kind)
-        .Hint("add devices." + m + "." + kind + " to the price table, or use another pricing kind");
+        .Hint("add devices." + m + "." + kind +
+              " (or on-demand) to the price table, or use "
+              "another pricing kind");
   }
-  return k->second;
+  DeviceRate rate;
+  rate.price = k->second;
+  rate.model = m;
+  rate.kind = k->first;
+  rate.requested = kind;
+  return rate;
 }
 
 double PriceTable::CpuPrice(const std::string& kind) const {

@@ -27,8 +27,19 @@ struct PriceTable {
   std::map<std::string, double> memory_gib_hour;
   std::string source;  //!< file it came from ("" for the built-in defaults)
 
-  //! Price per device-hour. Unknown model -> "default"; a kind the model does not list ->
-  //! error. Errors: INVALID_ARGUMENT naming the model/kind and what the table has.
+  //! A device price and what it was taken from.
+  struct DeviceRate {
+    double price = 0;   //!< per device-hour
+    std::string model;  //!< the table's model ("default" for an unknown one)
+    std::string kind;   //!< the kind priced: the one asked for, or on-demand (fallback)
+    bool fallback() const { return kind != requested; }
+    std::string requested;
+  };
+  //! Price per device-hour. Unknown model -> "default"; a kind the model does not list falls
+  //! back to on-demand, as CPU and memory prices do (DeviceRate says so). Errors:
+  //! INVALID_ARGUMENT when the model has neither the kind nor on-demand (naming what it has).
+  Result<DeviceRate> DeviceRateFor(const std::string& model, const std::string& kind) const;
+  //! DeviceRateFor(...).price.
   Result<double> DevicePrice(const std::string& model, const std::string& kind) const;
   //! CPU and memory prices for a kind (falls back to on-demand when the kind is absent).
   double CpuPrice(const std::string& kind) const;

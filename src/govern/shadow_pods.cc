@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include "base/codes.h"
 #include "base/strings.h"
@@ -90,12 +91,15 @@ std::vector<RuleInfo> ShadowRules() {
       {"SHADOW001", "StuckTerminating", Severity::kError,
        "Terminating (deletionTimestamp set) for longer than the limit, finalizers left."},
       {"SHADOW002", "OwnerMissing", Severity::kWarning,
-       "An ownerReference points at an owner absent from the dump (deleted CR)."},
+       "An ownerReference points at an owner absent from the input, which has other objects "
+       "of that kind."},
       {"SHADOW003", "OwnerInOtherNamespace", Severity::kError,
        "An ownerReference resolves only to an object in another namespace (invalid: owner "
        "references are namespace-local)."},
       {"SHADOW004", "NoControllerOwner", Severity::kNote,
        "ownerReferences present but none has controller: true."},
+      {"SHADOW005", "OwnerKindNotInInput", Severity::kNote,
+       "Owners of a kind absent from the input were not checked."},
   };
 }
 
@@ -104,7 +108,10 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
   // Owners by uid and by namespace/kind/name.
   std::map<std::string, const K8sObject*> by_uid;
   std::map<std::string, const K8sObject*> by_name;
+  std::set<std::string> kinds_present;               // kinds with at least one object in the input
+  std::map<std::string, int64_t> owners_not_judged;  // owner kind -> references skipped
   for (const auto& o : objects) {
+    kinds_present.insert(o.kind());
     const json md = o.obj.value("metadata", json::object());
     std::string uid = md.value("uid", "");
     if (!uid.empty()) by_uid[uid] = &o;
@@ -160,7 +167,15 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
                                 ref.value("name", ""));
           if (n != by_name.end()) owner = n->second;
         }
-        if (owner && owner->namespace_() == o.namespace_()) continue;
+        // Cluster-scoped owners (Node for static pods, ...) are valid from any namespace.
+        if (owner && (owner->namespace_() == o.namespace_() || owner->namespace_().empty()))
+          continue;
+        std::string okind = ref.value("kind", "");
+        if (!owner && !kinds_present.count(okind)) {
+          // No object of the owner's kind was given: absence proves nothing.
+          owners_not_judged[okind]++;
+          continue;
+        }
         if (!owner) {
           // An owner with that kind/name in another namespace is the cross-namespace case.
           for (const auto& cand : objects) {
@@ -178,12 +193,15 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
                   "absent",
               "set the owner in the pod's namespace, or delete the pod");
         } else {
+          std::string ns = o.namespace_().empty() ? std::string("default") : o.namespace_();
           add("SHADOW002", Severity::kWarning,
               "owner " + desc + (uid.empty() ? "" : " (uid " + uid + ")") +
-                  " is not in the dump: its custom resource was deleted",
-              "delete the orphan: kubectl delete pod -n " +
-                  (o.namespace_().empty() ? std::string("default") : o.namespace_()) + " " +
-                  o.name());
+                  " is not in the input, which has other " + okind +
+                  " objects: it may have been deleted without its pods",
+              "confirm with kubectl get " + ToLower(okind) + " -n " + ns + " " +
+                  ref.value("name", "") +
+                  "; if it is gone, find out why the garbage collector kept the pod before "
+                  "removing it");
         }
       }
     }
@@ -199,6 +217,13 @@ ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const Shadow
       sum.gpus += p.gpus;
       sum.pods.push_back(std::move(p));
     }
+  }
+  for (const auto& [kind, count] : owners_not_judged) {
+    report->Add(Finding{"SHADOW005", Severity::kNote, ObjectRef{kind, "", "*", "", 0},
+                        std::to_string(count) + " ownerReference(s) to " + kind +
+                            " not checked: the input has no " + kind + " object",
+                        "add the owners to the input (e.g. kubectl get pods," + ToLower(kind) +
+                            " -A -o json) to check them"});
   }
   return sum;
 }

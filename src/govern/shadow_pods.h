@@ -2,7 +2,10 @@
 // failed to clean up, which keep holding requested compute: pods Terminating longer than a
 // limit (deletionTimestamp set, finalizers left), and pods whose ownerReferences point at
 // owners absent from the dump or living in another namespace (owner references are
-// namespace-local, so such a reference is dangling for the garbage collector).
+// namespace-local, so such a reference is dangling for the garbage collector). An owner is
+// judged absent only when the input holds other objects of its kind: a pods-only dump proves
+// nothing about ReplicaSets or custom resources, so those references are counted in one note
+// per kind instead. Advice never deletes on absence of evidence.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +46,7 @@ std::vector<RuleInfo> ShadowRules();
 //! Errors: INVALID_ARGUMENT.
 Result<int64_t> ParseRfc3339(const std::string& text);
 
-//! Adds SHADOW001..SHADOW004 findings for the Pods in `objects`; returns the pods flagged
+//! Adds SHADOW001..SHADOW005 findings for the Pods in `objects`; returns the pods flagged
 //! and the resources they hold.
 ShadowSummary FindShadowPods(const std::vector<K8sObject>& objects, const ShadowOptions& opt,
                              Report* report);

@@ -65,6 +65,16 @@ class SlurmEngineTest : public ::testing::Test {
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 
+  //! The controller goes away (its steps keep running in Slurm) and a new one recovers.
+  void RestartController() {
+    engine_->Stop(false);
+    engine_.reset();
+    backend_.reset();
+    store_.reset();
+    StartEngine("slurm");
+    ASSERT_TRUE(engine_->Recover().ok());
+  }
+
   std::string Submit(const std::string& yaml) {
     auto parsed = spec::ParseWorkload(yaml, "test.yaml");
     EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].ToString());

@@ -151,13 +151,7 @@ spec:
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(Sh("squeue -h -t R -o %j"), "rsl-adopt-on-slurm-a\n");
-  engine_->Stop(false);  // the controller goes away; the job keeps running in Slurm
-  engine_.reset();
-  backend_.reset();
-  store_.reset();
-
-  StartEngine("slurm");
-  ASSERT_TRUE(engine_->Recover().ok());
+  RestartController();  // the job keeps running in Slurm meanwhile
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;

@@ -242,13 +242,7 @@ spec:
   std::string log =
       engine::AttemptLogPath(engine::RunDir(engine::DefaultRunsDir(dir_), *run_id), "a", 1);
   ASSERT_TRUE(WaitFor([&] { return Slurp(log) == "before ***\n"; }, 30)) << Slurp(log);
-  engine_->Stop(false);  // the controller goes away; the job keeps running in Slurm
-  engine_.reset();
-  backend_.reset();
-  store_.reset();
-
-  StartEngine("slurm");
-  ASSERT_TRUE(engine_->Recover().ok());
+  RestartController();  // the job keeps running in Slurm meanwhile
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;

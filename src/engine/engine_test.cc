@@ -295,6 +295,10 @@ TEST(EngineTest, StepCancelledInTheQueueNeverRan) {
   EXPECT_EQ(s.phase, spec::StepPhase::kCancelled);
   EXPECT_EQ(s.node, "");
   EXPECT_EQ(s.started_at, 0);
+  EXPECT_EQ(s.wall_ms, 0);
+  auto attempts = *f.store->ListAttempts(run->id);
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_GT(attempts[0].created_at, 0) << "the attempt keeps its launch time";
 }
 
 // The inventory follows the backend: a workload whose only node is drained waits (it is

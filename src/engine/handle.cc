@@ -200,7 +200,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   rec.node = !exit.node.empty() ? exit.node : (never_ran ? "" : launch.node);
   rec.exit_code = exit.exit_code;
   rec.signal = exit.signal;
-  rec.wall_ms = exit.usage.wall_ms;
+  rec.wall_ms = never_ran ? 0 : exit.usage.wall_ms;  // no duration for what never ran
   rec.cpu_ms = exit.usage.cpu_ms;
   rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
   if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
@@ -215,11 +215,8 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   // launch_json left empty: the store keeps the one written at launch.
   att.state = spec::AttemptPhase::kExited;
   att.exit_kind = backend::ExitKindName(exit.kind);
-  att.created_at = r->plan->state(i).started_at;
-  if (never_ran) {
-    rec.started_at = 0;  // no duration for what never ran
-    rec.wall_ms = 0;
-  }
+  const StepState& st = r->plan->state(i);
+  att.created_at = st.launched_at ? st.launched_at : st.started_at;
   att.finished_at = NowMs();
   b->attempts.push_back(std::move(att));
   touched->insert(r);

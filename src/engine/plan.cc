@@ -276,6 +276,7 @@ void RunPlan::OnLaunched(int i, int64_t now, bool queued) {
   st.queued = queued;
   st.stop_requested = false;
   st.timeout_fired = false;
+  st.launched_at = now;
   st.started_at = 0;
   st.finished_at = 0;
   st.next_attempt_at = 0;

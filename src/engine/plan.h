@@ -44,7 +44,8 @@ struct StepState {
   //! phase is TIMED_OUT (and the TimedOut event recorded) from that moment; the exit, after
   //! the grace period at most, completes it (a retry, or the end).
   bool timeout_fired = false;
-  int64_t started_at = 0;  //!< of the live/last attempt
+  int64_t started_at = 0;   //!< of the live/last attempt (0 while it waits in a queue)
+  int64_t launched_at = 0;  //!< when the live/last attempt was launched (0: not known)
   int64_t finished_at = 0;
   int64_t next_attempt_at = 0;  //!< RETRYING: not before
   std::string failure_code;

@@ -86,7 +86,8 @@ spec:
 
 // slurmctld dies while a step runs and comes back: nothing is decided meanwhile (22.05's
 // squeue --json answers exit 0 with an "errors" array), the step runs once and its result
-// is kept. A controller started during the outage says Slurm is unreachable.
+// is kept. A step submitted meanwhile waits for Slurm; a controller started during the
+// outage says Slurm is unreachable.
 TEST_F(SlurmFaultsTest, SlurmctldOutageKeepsTheRunningStep) {
   StartEngine("slurm");
   std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
@@ -101,6 +102,15 @@ spec:
   ASSERT_TRUE(WaitFor([] { return Running("rsl-outage-a"); }, 30));
   Sh("bash " + ClusterScript() + " stop-ctld");
   auto down_at = std::chrono::steady_clock::now();
+  // Submitted while slurmctld is down: it waits for Slurm (no retry spent), then runs.
+  std::string late = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: outage-late}
+spec:
+  resources: {cpu: "1"}
+  pipeline:
+    - {name: a, command: ["true"]}
+)yaml");
   backend::BackendOptions bo;
   bo.state_dir = dir_ + "/other";
   bo.slurm_conf = EnvVar("SLURM_CONF");
@@ -119,6 +129,11 @@ spec:
   EXPECT_EQ(steps["a"].attempts, 1) << steps["a"].message;
   EXPECT_EQ(Slurp(engine::AttemptLogPath(run->run_dir, "a", 1)), "run\n");
   EXPECT_EQ(Slurp(run->run_dir + "/outputs/a/r"), "done\n");
+  run = engine_->Wait(late, 60'000);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
+  EXPECT_EQ(Steps(run->id)["a"].attempts, 1);
+  EXPECT_EQ(Steps(run->id)["a"].retries_used, 0);
 }
 
 // Five 2-CPU steps on a cluster that runs four at once: the fifth waits in Slurm's queue

@@ -153,8 +153,10 @@ do_start_node() {
 # the jobs it knew live on.
 do_stop_ctld() {
   local pid; pid=$(cat "$BASE/run/slurmctld.pid" 2>/dev/null) || return 0
-  kill -KILL "$pid" 2>/dev/null || true
-  _wait_pids 10 "$pid" || true
+  # SIGTERM: slurmctld saves its state first (a SIGKILL loses jobs submitted since its last
+  # periodic save, and the restarted one then kills them as unknown).
+  kill -TERM "$pid" 2>/dev/null || true
+  _wait_pids 10 "$pid" || kill -KILL "$pid" 2>/dev/null || true
   rm -f "$BASE/run/slurmctld.pid"
 }
 

@@ -3,7 +3,8 @@
 # Three slurmd (n1 n2 n3) with different Features and GRES counts (fake GPU char devices),
 # one slurmctld, a private munged; everything lives under $RSL_SLURM_DIR.
 #
-# Usage (as root):  slurm-cluster.sh install | start | stop | status | env
+# Usage (as root):  slurm-cluster.sh install | start | stop | status | env | start-node N |
+#                   stop-ctld | start-ctld   (a slurmctld outage; the restart keeps its state)
 #   eval "$(slurm-cluster.sh env)"   -> exports SLURM_CONF for sbatch/squeue/...
 #
 #   n1: 2 CPUs, 4000 MiB, gpu:4, Features=tensor_core,fp16_support
@@ -148,6 +149,24 @@ do_start_node() {
   slurmd -N "$1" </dev/null >/dev/null 2>&1
 }
 
+# stop-ctld / start-ctld: a slurmctld outage (tests); the restart keeps its saved state, so
+# the jobs it knew live on.
+do_stop_ctld() {
+  local pid; pid=$(cat "$BASE/run/slurmctld.pid" 2>/dev/null) || return 0
+  # SIGTERM: slurmctld saves its state first (a SIGKILL loses jobs submitted since its last
+  # periodic save, and the restarted one then kills them as unknown).
+  kill -TERM "$pid" 2>/dev/null || true
+  _wait_pids 10 "$pid" || kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$BASE/run/slurmctld.pid"
+}
+
+do_start_ctld() {
+  running && return 0
+  slurmctld </dev/null >/dev/null 2>&1
+  for _ in $(seq 1 100); do scontrol ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+  log "slurmctld did not answer after 10 s"; return 1
+}
+
 _wait_pids() {  # wait up to $1 seconds for the given pids to exit
   local t=$(( $1 * 10 )); shift
   while [ $t -gt 0 ]; do
@@ -195,8 +214,10 @@ case "${1:-}" in
   install) do_install ;;
   start)   do_start ;;
   start-node) do_start_node "${2:?node name}" ;;
+  stop-ctld)  do_stop_ctld ;;
+  start-ctld) do_start_ctld ;;
   stop)    do_stop ;;
   status)  scontrol ping; sinfo -N -o '%N %T %c %m %f %G %E'; squeue -t all ;;
   env)     echo "export SLURM_CONF=$SLURM_CONF" ;;
-  *) echo "usage: $0 install|start|stop|status|env|start-node NODE" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|status|env|start-node NODE|stop-ctld|start-ctld" >&2; exit 2 ;;
 esac

@@ -313,6 +313,8 @@ Result<Json> ControllerService::Submit(const std::string& yaml, const std::strin
   // it would land wherever the controller runs, so it is refused.
   spec::ParseOptions options;
   options.relative_uris = spec::ParseOptions::RelativeUris::kRefuse;
+  // The cluster's own features (Slurm's) are capabilities too; admission checks them.
+  options.extra_capabilities = backend_->DeclaredCapabilities();
   if (!base_dir.empty()) {
     if (base_dir[0] != '/') {
       return Error(codes::kInvalidArgument, "the base directory of relative data URIs " +

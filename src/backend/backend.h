@@ -101,6 +101,17 @@ class Backend {
   //! Node inventory (with current use where the backend knows it).
   virtual Result<std::vector<sched::Node>> ListNodes() = 0;
 
+  //! True for a backend that hands attempts to a scheduler with a queue of its own (Slurm):
+  //! a launched attempt waits there until the backend reports it running (an AttemptEvent
+  //! with reason kRunning and its node), and the scheduler, not the engine, decides where
+  //! and when it runs.
+  virtual bool QueuesAttempts() const { return false; }
+
+  //! Capabilities the backend's nodes declare beyond the built-in catalog's (Slurm Features
+  //! such as `cpu_only`), as last seen, without asking anyone: spec validation accepts them
+  //! (admission then checks them against the inventory). Default: none.
+  virtual std::vector<std::string> DeclaredCapabilities() { return {}; }
+
   //! Starts an attempt; returns once it is launched (or queued, on a scheduler). The exit
   //! is reported later through the exit callback. Errors: the attempt could not be started.
   virtual Status Launch(const LaunchSpec& spec) = 0;
@@ -119,6 +130,9 @@ class Backend {
   std::function<void(const AttemptEvent&)> on_event;
   //! Optional: live samples of running attempts, from a backend thread, before the exit.
   std::function<void(const AttemptUsage&)> on_usage;
+  //! Optional: the node inventory anew, from a backend thread, whenever the backend read it
+  //! (a scheduler's nodes change state and use while the engine runs).
+  std::function<void(const std::vector<sched::Node>&)> on_nodes;
 };
 
 }  // namespace rsl::backend

@@ -14,7 +14,10 @@ struct BackendOptions {
   std::string state_dir;
   std::string node_file;        //!< local: devices declared, not probed
   std::string slurm_conf;       //!< slurm: SLURM_CONF to use ("" = environment/default)
-  std::string slurm_partition;  //!< slurm: partition ("" = default)
+  std::string slurm_partition;  //!< slurm: partition ("" = default); must exist
+  //! slurm: how long live attempts wait for an unreachable slurmctld before they fail, a
+  //! duration ("90s", "5m"); "" = 5m.
+  std::string slurm_patience;
   //! Who steps run as (identity.h): auto | users | user:NAME | namespace | none.
   std::string isolation = "auto";
   //! Where the engine keeps run directories: isolated steps must be able to pass down to it

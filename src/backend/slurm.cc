@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "backend/slurm_backend.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "spec/quantity.h"
 
 namespace rsl::backend {
 namespace {
@@ -21,32 +23,8 @@ namespace {
 constexpr int64_t kCommandTimeoutMs = 30000;
 // Launch checks feasibility against a node list at most this old (sinfo is cheap, but a
 // 20-step DAG should not run it 20 times in a row).
-constexpr int64_t kNodeCacheMs = 2000;
+constexpr int64_t kNodeCacheMs = 10000;
 constexpr int64_t kMiB = 1024 * 1024;
-
-// Writes a file only its owner can read (the environment may hold secret values).
-Status WritePrivateFile(const std::string& path, const std::string& contents, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return OsError(codes::kIoError, "cannot create", tmp, errno);
-  ::fchmod(fd, mode);
-  size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return OsError(codes::kIoError, "cannot write", tmp, e);
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return OsError(codes::kIoError, "cannot rename onto", path, errno);
-  }
-  return Status::Ok();
-}
 
 std::string Mi(int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + "Mi"; }
 
@@ -64,6 +42,64 @@ bool IsUnsatisfiable(const std::string& err) {
     if (err.find(p) != std::string::npos) return true;
   }
   return false;
+}
+
+// sbatch's failures that mean "Slurm did not answer" (try again later), not "no".
+bool IsUnreachable(const std::string& err) {
+  static const char* kPhrases[] = {
+      "Unable to contact slurm controller", "Socket timed out",   "temporarily unable",
+      "Zero Bytes were transmitted",        "Connection refused", "killed after"};
+  for (const char* p : kPhrases) {
+    if (err.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Every client the backend runs, looked up now rather than at the first launch.
+Status CheckSlurmClients() {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> dirs = Split(path ? path : "/usr/bin:/bin", ':');
+  for (const char* cmd : {"sbatch", "squeue", "sinfo", "scancel", "sacct"}) {
+    bool found = std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) {
+      return !d.empty() && ::access((d + "/" + cmd).c_str(), X_OK) == 0;
+    });
+    if (!found) {
+      return Error(codes::kInvalidArgument, std::string("Slurm client '") + cmd + "' not found")
+          .Value(cmd)
+          .Hint("install Slurm's client commands (slurm-client) and put them on PATH");
+    }
+  }
+  return Status::Ok();
+}
+
+// slurmctld answers (22.05's sinfo --json exits 0 with an "errors" array when it does not)
+// and the partition, if one is named, exists and has nodes.
+Status CheckSlurmAnswers(CommandRunner* runner, const std::string& partition) {
+  auto ping = runner->Run({"sinfo", "--json"});
+  if (!ping.ok()) return ping.error();
+  if (ping->exit_code != 0) {
+    return Error(codes::kInternal, "cannot reach Slurm: " + std::string(Trim(ping->err)))
+        .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
+  }
+  auto all = slurm::ParseSinfoJson(ping->out, "", nullptr);
+  if (!all.ok()) {
+    Error e = all.error();
+    e.message = "cannot reach Slurm: " + e.message;
+    return e;
+  }
+  if (partition.empty()) return Status::Ok();
+  std::set<std::string> known;
+  for (const auto& n : *all) {
+    for (const auto& p : Split(n.labels.at("slurm.partitions"), ',')) {
+      if (!p.empty()) known.insert(p);
+    }
+  }
+  if (known.count(partition)) return Status::Ok();
+  std::vector<std::string> names(known.begin(), known.end());
+  return Error(codes::kInvalidArgument, "Slurm partition " + Quote(partition) + " not found")
+      .Value(partition)
+      .Hint(ClosestHint(partition, names,
+                        "partitions with nodes: " + (names.empty() ? "none" : Join(names, ", "))));
 }
 
 }  // namespace
@@ -95,33 +131,82 @@ SlurmBackend::~SlurmBackend() {
 
 Result<std::vector<sched::Node>> SlurmBackend::QueryNodes(std::vector<slurm::NodeState>* states) {
   auto out = runner_->Run({"sinfo", "--json"});
-  if (!out.ok()) return out.error();
-  if (out->exit_code != 0) {
-    return Error(codes::kInternal, "sinfo failed: " + std::string(Trim(out->err)))
-        .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
+  Result<std::vector<sched::Node>> nodes = Error(codes::kInternal, "");
+  if (!out.ok()) {
+    nodes = out.error();
+  } else if (out->exit_code != 0) {
+    nodes =
+        Error(codes::kInternal, "Slurm unreachable: sinfo failed: " + std::string(Trim(out->err)))
+            .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
+  } else {
+    nodes = slurm::ParseSinfoJson(out->out, options_.backend.slurm_partition, states);
   }
-  auto nodes = slurm::ParseSinfoJson(out->out, options_.backend.slurm_partition, states);
-  if (nodes.ok()) {
+  if (!nodes.ok()) {
+    MarkReachable(false, nodes.error().message);
+    return nodes;
+  }
+  bool report = false;
+  {
     std::lock_guard<std::mutex> lock(mu_);
     node_cache_ = *nodes;
     node_cache_ms_ = env_->MonotonicMs();
+    // The engine hears of it every node_refresh_ms, not on every poll.
+    report =
+        nodes_reported_ms_ == 0 || node_cache_ms_ - nodes_reported_ms_ >= options_.node_refresh_ms;
+    if (report) nodes_reported_ms_ = node_cache_ms_;
   }
+  MarkReachable(true, "");
+  if (report && on_nodes) on_nodes(*nodes);
   return nodes;
 }
 
 Result<std::vector<sched::Node>> SlurmBackend::ListNodes() { return QueryNodes(nullptr); }
 
-Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
-  std::vector<sched::Node> nodes;
+std::vector<std::string> SlurmBackend::DeclaredCapabilities() {
+  std::set<std::string> caps;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& n : node_cache_) caps.insert(n.capabilities.begin(), n.capabilities.end());
+  return {caps.begin(), caps.end()};
+}
+
+void SlurmBackend::RefreshNodes(bool force) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (env_->MonotonicMs() - node_cache_ms_ <= kNodeCacheMs) nodes = node_cache_;
+    if (!force && env_->MonotonicMs() - node_cache_ms_ < options_.node_refresh_ms) return;
   }
-  if (nodes.empty()) {
+  (void)QueryNodes(nullptr);
+}
+
+void SlurmBackend::MarkReachable(bool reachable, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (reachable) {
+    unreachable_since_ms_ = 0;
+    unreachable_why_.clear();
+  } else if (unreachable_since_ms_ == 0) {
+    unreachable_since_ms_ = std::max<int64_t>(1, env_->MonotonicMs());
+    constexpr std::string_view kSaid = "Slurm unreachable: ";  // said by the messages using it
+    unreachable_why_ = why.rfind(kSaid, 0) == 0 ? why.substr(kSaid.size()) : why;
+  }
+}
+
+Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
+  std::vector<sched::Node> nodes;
+  bool known = false, down = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    down = unreachable_since_ms_ > 0;
+    known = node_cache_ms_ > 0 && (down || env_->MonotonicMs() - node_cache_ms_ <= kNodeCacheMs);
+    if (known) nodes = node_cache_;
+  }
+  if (!known && !down) {
     auto fresh = QueryNodes(nullptr);
-    if (!fresh.ok()) return Status::Ok();  // let sbatch decide; it reports its own error
-    nodes = *fresh;
+    if (fresh.ok()) {
+      nodes = *fresh;
+      known = true;
+    }
   }
+  // Nothing known (Slurm does not answer): sbatch decides, now or once Slurm is back.
+  if (!known) return Status::Ok();
   auto fail = [&](const std::string& message, const std::string& value) {
     return Error(codes::kInsufficientResources, "step '" + spec.step + "': " + message)
         .Value(value)
@@ -201,8 +286,9 @@ Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::Atte
   // every file is replaced by rename, so an orphan's bash keeps reading its own old script.
   RSL_RETURN_IF_ERROR(MakeDirs(files.dir));
   ::chmod(files.dir.c_str(), 0700);
-  RSL_RETURN_IF_ERROR(WritePrivateFile(files.env, slurm::EnvFileContents(spec), 0600));
-  RSL_RETURN_IF_ERROR(WritePrivateFile(files.script, slurm::BatchScript(spec, files, who), 0700));
+  RSL_RETURN_IF_ERROR(slurm::WritePrivateFile(files.env, slurm::EnvFileContents(spec), 0600));
+  RSL_RETURN_IF_ERROR(
+      slurm::WritePrivateFile(files.script, slurm::BatchScript(spec, files, who), 0700));
   for (const std::string& file : {spec.log_path, spec.exit_file}) {
     if (file.empty()) continue;
     RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(file)));
@@ -218,6 +304,40 @@ Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::Atte
   return Status::Ok();
 }
 
+Result<int64_t> SlurmBackend::Submit(const Attempt& a, bool* unreachable) {
+  *unreachable = false;
+  const std::string& step = a.spec.step;
+  auto out = runner_->Run(a.sbatch_args);
+  if (!out.ok()) return out.error();
+  if (out->exit_code != 0) {
+    std::string err(Trim(out->err));
+    if (IsUnsatisfiable(err)) {
+      return Error(codes::kInsufficientResources, "step '" + step + "': Slurm refused it: " + err)
+          .Value(Join(std::vector<std::string>(a.sbatch_args.begin() + 1, a.sbatch_args.end() - 1),
+                      " "))
+          .Hint("no node of the Slurm cluster matches; see seedctl node list");
+    }
+    *unreachable = IsUnreachable(err);
+    return Error(codes::kInternal, "sbatch failed for step '" + step + "': " + err)
+        .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
+  }
+  return slurm::ParseSbatchOutput(out->out);
+}
+
+Status SlurmBackend::Accept(Attempt* a, int64_t job_id, std::vector<AttemptEvent>* events) {
+  // The job id file tells the batch script it is still the live job (see BatchScript) and
+  // lets Adopt find the job after a controller restart.
+  Status s = slurm::WritePrivateFile(a->files.job_id, std::to_string(job_id) + "\n", 0600);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    a->job_id = job_id;
+  }
+  events->push_back(
+      {a->spec.attempt_id, spec::EventReason::kSubmitted,
+       "Slurm job " + std::to_string(job_id) + " (" + slurm::JobName(a->spec) + ") submitted", ""});
+  return s;
+}
+
 Status SlurmBackend::Launch(const LaunchSpec& spec) {
   if (spec.argv.empty()) {
     return Error(codes::kInvalidArgument, "step '" + spec.step + "' has no command")
@@ -229,67 +349,116 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   slurm::AttemptFiles files = slurm::AttemptPaths(files_dir_, spec.attempt_id);
   auto who = StepIdentityFor(options_.isolation, identities_.get(), spec.namespace_);
   if (!who.ok()) return who.error();
-  RSL_RETURN_IF_ERROR(WriteAttemptFiles(spec, files, *who));
-  bool mask = !spec.secret_values.empty() && !spec.log_path.empty();
-  std::string output = mask ? files.raw_log : (spec.log_path.empty() ? "/dev/null" : spec.log_path);
-  auto args = slurm::SbatchArgs(spec, options_.backend.slurm_partition, output);
-  args.push_back(files.script);
-  auto out = runner_->Run(args);
-  if (!out.ok()) return out.status();
-  if (out->exit_code != 0) {
-    std::string err(Trim(out->err));
-    if (IsUnsatisfiable(err)) {
-      return Error(codes::kInsufficientResources,
-                   "step '" + spec.step + "': Slurm refused it: " + err)
-          .Value(Join(std::vector<std::string>(args.begin() + 1, args.end() - 1), " "))
-          .Hint("no node of the Slurm cluster matches; see seedctl node list");
-    }
-    return Error(codes::kInternal, "sbatch failed for step '" + spec.step + "': " + err)
-        .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
-  }
-  auto id = slurm::ParseSbatchOutput(out->out);
-  if (!id.ok()) return id.status();
-  // The job id file tells the batch script it is still the live job (see BatchScript) and
-  // lets Adopt find the job after a controller restart.
-  RSL_RETURN_IF_ERROR(WritePrivateFile(files.job_id, std::to_string(*id) + "\n", 0600));
   auto a = std::make_unique<Attempt>();
   a->spec = spec;
   a->files = files;
-  a->job_id = *id;
+  Status written = WriteAttemptFiles(spec, files, *who);
+  if (!written.ok()) {
+    RemoveSecretFiles(*a);
+    return written;
+  }
+  bool mask = !spec.secret_values.empty() && !spec.log_path.empty();
+  std::string output = mask ? files.raw_log : (spec.log_path.empty() ? "/dev/null" : spec.log_path);
+  a->sbatch_args = slurm::SbatchArgs(spec, options_.backend.slurm_partition, output);
+  a->sbatch_args.push_back(files.script);
   if (mask) a->masker = std::make_unique<slurm::LogMasker>(spec.secret_values);
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unreachable_since_ms_ > 0) why = unreachable_why_;
+  }
+  std::vector<AttemptEvent> events;
+  if (why.empty()) {
+    bool unreachable = false;
+    auto id = Submit(*a, &unreachable);
+    if (id.ok()) {
+      RSL_RETURN_IF_ERROR(Accept(a.get(), *id, &events));
+    } else if (unreachable) {
+      why = id.error().message;
+      MarkReachable(false, why);
+    } else {
+      RemoveSecretFiles(*a);
+      return id.error();
+    }
+  }
+  if (!why.empty()) {
+    // Slurm does not answer: the monitor submits it once it does (a dead slurmctld costs
+    // the engine's loop one sbatch time-out, not one per step).
+    a->awaiting_submit = true;
+    events.push_back({spec.attempt_id, spec::EventReason::kPending,
+                      "waiting for Slurm to answer before submitting (" + why + ")", ""});
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     attempts_[spec.attempt_id] = std::move(a);
   }
   cv_.notify_all();
-  if (on_event) {
-    on_event({spec.attempt_id, spec::EventReason::kSubmitted,
-              "Slurm job " + std::to_string(*id) + " (" + slurm::JobName(spec) + ") submitted",
-              ""});
+  for (const auto& e : events) {
+    if (on_event) on_event(e);
   }
   return Status::Ok();
 }
 
 void SlurmBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) {
+  (void)grace_ms;  // scancel sends SIGTERM, SIGKILL after Slurm's own KillWait
   int64_t job_id = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = attempts_.find(attempt_id);
     if (it == attempts_.end()) return;
-    it->second->stop_requested = true;
-    it->second->stop_for_timeout = it->second->stop_for_timeout || timed_out;
-    job_id = it->second->job_id;
+    Attempt* a = it->second.get();
+    a->stop_requested = true;
+    a->stop_for_timeout = a->stop_for_timeout || timed_out;
+    if (a->job_id == 0 && !a->submitting && !a->immediate_exit) {
+      // Never reached Slurm: it ends here (the monitor reports it).
+      a->awaiting_submit = false;
+      AttemptExit e;
+      e.attempt_id = attempt_id;
+      e.kind = timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
+      e.message = "stopped before Slurm had the job";
+      a->immediate_exit = e;
+    } else if (a->job_id > 0 && !a->cancel_sent && unreachable_since_ms_ == 0) {
+      a->cancel_sent = true;
+      job_id = a->job_id;
+    }
   }
-  // scancel sends SIGTERM to every process of the job and SIGKILL after Slurm's KillWait
-  // (the cluster's grace period; grace_ms cannot be set per job).
-  if (job_id > 0) (void)runner_->Run({"scancel", std::to_string(job_id)});
+  // While Slurm does not answer the monitor sends the scancel once it does: Stop runs on
+  // the engine's loop and must not wait for a dead slurmctld.
+  if (job_id > 0) {
+    auto out = runner_->Run({"scancel", std::to_string(job_id)});
+    if (!out.ok() || out->exit_code != 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = attempts_.find(attempt_id);
+      if (it != attempts_.end()) it->second->cancel_sent = false;  // the monitor tries again
+    }
+  }
   cv_.notify_all();
 }
 
-void SlurmBackend::Adopt(const LaunchSpec& spec) {
+// The stored LaunchSpec has "***" for secret values; the attempt's environment file (0600,
+// RSL's own, removed when the attempt ends) still has them while the job lives.
+static std::vector<std::string> SecretsFromEnvFile(const LaunchSpec& spec,
+                                                   const std::string& path) {
+  std::vector<std::string> out;
+  auto text = ReadFile(path);
+  if (!text.ok()) return out;
+  for (const auto& kv : Split(*text, '\0')) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    auto it = spec.env.find(kv.substr(0, eq));
+    if (it != spec.env.end() && it->second == "***" && eq + 1 < kv.size()) {
+      out.push_back(kv.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
+void SlurmBackend::Adopt(const LaunchSpec& adopted) {
   auto a = std::make_unique<Attempt>();
-  a->spec = spec;
+  LaunchSpec spec = adopted;
   a->files = slurm::AttemptPaths(files_dir_, spec.attempt_id);
+  if (spec.secret_values.empty()) spec.secret_values = SecretsFromEnvFile(spec, a->files.env);
+  a->spec = spec;
   auto text = ReadFile(a->files.job_id);
   int64_t id = 0;
   if (text.ok()) id = std::atoll(std::string(Trim(*text)).c_str());
@@ -301,7 +470,7 @@ void SlurmBackend::Adopt(const LaunchSpec& spec) {
   if (!spec.secret_values.empty() && !spec.log_path.empty()) {
     // Copy the raw log again from its start: exact, whatever the earlier process managed.
     a->masker = std::make_unique<slurm::LogMasker>(spec.secret_values);
-    (void)WritePrivateFile(spec.log_path, "", 0644);
+    (void)slurm::WritePrivateFile(spec.log_path, "", 0644);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -314,241 +483,6 @@ int64_t SlurmBackend::JobIdOf(const std::string& attempt_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = attempts_.find(attempt_id);
   return it == attempts_.end() ? 0 : it->second->job_id;
-}
-
-// Reads the exit record the batch script wrote; nullopt if there is none.
-static std::optional<AttemptExit> ReadExitRecord(const LaunchSpec& spec) {
-  if (spec.exit_file.empty()) return std::nullopt;
-  auto text = ReadFile(spec.exit_file);
-  if (!text.ok()) return std::nullopt;
-  // key=value lines, as the local backend's rsl-shim writes them.
-  std::map<std::string, std::string> kv;
-  for (const auto& line : Split(*text, '\n')) {
-    size_t eq = line.find('=');
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  if (!kv.count("exit_code")) return std::nullopt;
-  AttemptExit e;
-  e.attempt_id = spec.attempt_id;
-  e.exit_code = std::atoi(kv["exit_code"].c_str());
-  e.signal = std::atoi(kv["signal"].c_str());
-  e.usage.wall_ms = std::atoll(kv["wall_ms"].c_str());
-  e.kind = (e.exit_code == 0 && e.signal == 0) ? ExitKind::kSucceeded : ExitKind::kFailed;
-  e.message = "from the exit record " + spec.exit_file;
-  return e;
-}
-
-std::optional<AttemptExit> SlurmBackend::FromSacctOrExitFile(Attempt* a) {
-  if (a->job_id > 0) {
-    auto out = runner_->Run({"sacct", "-c", "-P", "-n", "-j", std::to_string(a->job_id), "-o",
-                             "JobID,JobName,State,ExitCode,NodeList,Start,End"});
-    if (out.ok() && out->exit_code == 0) {
-      auto jobs = slurm::ParseSacct(out->out);
-      if (jobs.ok()) {
-        for (const auto& job : *jobs) {
-          if (job.job_id != a->job_id) continue;
-          auto o = slurm::Classify(job, a->stop_requested, a->stop_for_timeout);
-          if (o.phase != slurm::Phase::kFinished) continue;
-          AttemptExit e;
-          e.attempt_id = a->spec.attempt_id;
-          e.kind = o.kind;
-          e.exit_code = job.exit_code;
-          e.signal = job.signal;
-          e.node = job.nodes;
-          e.message = o.message;
-          if (job.end_time > job.start_time && job.start_time > 0) {
-            e.usage.wall_ms = (job.end_time - job.start_time) * 1000;
-          }
-          return e;
-        }
-      }
-    }
-  }
-  if (auto e = ReadExitRecord(a->spec)) return e;
-  AttemptExit lost;
-  lost.attempt_id = a->spec.attempt_id;
-  lost.kind = ExitKind::kNodeLost;
-  lost.node = a->node;
-  lost.message = a->job_id > 0 ? "Slurm no longer knows job " + std::to_string(a->job_id) +
-                                     " and it left no exit record"
-                               : "no Slurm job was recorded for this attempt";
-  return lost;
-}
-
-std::optional<AttemptExit> SlurmBackend::Decide(
-    Attempt* a, const slurm::Job* job, const std::map<std::string, slurm::NodeState>& nodes,
-    std::vector<AttemptEvent>* events, int64_t now_ms) {
-  if (a->immediate_exit) return a->immediate_exit;
-  if (job == nullptr) {
-    if (a->missing_since_ms == 0) a->missing_since_ms = now_ms;
-    if (now_ms - a->missing_since_ms < options_.vanished_grace_ms) return std::nullopt;
-    return FromSacctOrExitFile(a);
-  }
-  a->missing_since_ms = 0;
-  auto o = slurm::Classify(*job, a->stop_requested, a->stop_for_timeout);
-  std::string id = "Slurm job " + std::to_string(job->job_id);
-  if (o.phase == slurm::Phase::kPending) {
-    if (job->reason != a->pending_reason) {
-      a->pending_reason = job->reason;
-      if (!job->reason.empty() && job->reason != "None") {
-        events->push_back({a->spec.attempt_id,
-                           job->reason == "Resources" ? spec::EventReason::kInsufficientResources
-                                                      : spec::EventReason::kPending,
-                           id + " pending: " + job->reason, ""});
-      }
-    }
-    return std::nullopt;
-  }
-  if (o.phase == slurm::Phase::kRunning) {
-    if (!a->running_reported) {
-      a->running_reported = true;
-      a->node = job->nodes;
-      events->push_back({a->spec.attempt_id, spec::EventReason::kRunning,
-                         id + " running on " + job->nodes, job->nodes});
-    }
-    // The batch script writes the exit record as soon as the step ends; Slurm shows the job
-    // RUNNING/COMPLETING for another second or two. A clean exit is final, so report it now
-    // (failures wait for Slurm's verdict: it may be OUT_OF_MEMORY or TIMEOUT).
-    if (auto rec = ReadExitRecord(a->spec); rec && rec->kind == ExitKind::kSucceeded) {
-      rec->node = job->nodes;
-      rec->message.clear();
-      return rec;
-    }
-    // Do not wait for Slurm's requeue (we submit with --no-requeue anyway): once Slurm
-    // declares the node down, the attempt is lost and the engine may reschedule it.
-    auto it = nodes.find(job->nodes);
-    if (it != nodes.end() && it->second.down() && !a->stop_requested) {
-      AttemptExit e;
-      e.attempt_id = a->spec.attempt_id;
-      e.kind = ExitKind::kNodeLost;
-      e.node = job->nodes;
-      e.message = "node " + job->nodes + " is down" +
-                  (it->second.reason.empty() ? "" : " (" + it->second.reason + ")") + "; " + id +
-                  " given up (its processes may live on there as orphans)";
-      return e;
-    }
-    return std::nullopt;
-  }
-  if (!a->running_reported && !job->nodes.empty() && job->start_time > 0) {
-    // It ran and ended between two polls: say so, so every attempt has its Running event.
-    a->running_reported = true;
-    events->push_back({a->spec.attempt_id, spec::EventReason::kRunning,
-                       id + " ran on " + job->nodes, job->nodes});
-  }
-  AttemptExit e;
-  e.attempt_id = a->spec.attempt_id;
-  e.kind = o.kind;
-  e.exit_code = job->exit_code;
-  e.signal = job->signal;
-  e.node = job->nodes.empty() ? a->node : job->nodes;
-  e.message = o.message;
-  if (job->end_time > job->start_time && job->start_time > 0) {
-    e.usage.wall_ms = (job->end_time - job->start_time) * 1000;
-  }
-  if (o.kind == ExitKind::kSucceeded || o.kind == ExitKind::kFailed) {
-    // The batch script measured the step itself, in milliseconds.
-    if (auto rec = ReadExitRecord(a->spec); rec && rec->usage.wall_ms > 0) {
-      e.usage.wall_ms = rec->usage.wall_ms;
-    }
-  }
-  return e;
-}
-
-void SlurmBackend::CopyMaskedLog(Attempt* a, bool final) {
-  if (!a->masker) return;
-  int fd = ::open(a->files.raw_log.c_str(), O_RDONLY | O_CLOEXEC);
-  std::string chunk;
-  if (fd >= 0) {
-    char buf[1 << 16];
-    while (true) {
-      ssize_t n = ::pread(fd, buf, sizeof buf, a->raw_log_offset);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      chunk.append(buf, static_cast<size_t>(n));
-      a->raw_log_offset += n;
-    }
-    ::close(fd);
-  }
-  std::string masked = a->masker->Feed(chunk);
-  if (final) masked += a->masker->Finish();
-  if (masked.empty()) return;
-  int out = ::open(a->spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out < 0) return;
-  size_t off = 0;
-  while (off < masked.size()) {
-    ssize_t n = ::write(out, masked.data() + off, masked.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  ::close(out);
-}
-
-void SlurmBackend::PollOnce() {
-  std::lock_guard<std::mutex> poll_lock(poll_mu_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (attempts_.empty()) return;
-  }
-  auto q = runner_->Run({"squeue", "--json"});
-  if (!q.ok() || q->exit_code != 0) return;  // slurmctld unreachable: decide nothing this round
-  auto jobs = slurm::ParseSqueueJson(q->out);
-  if (!jobs.ok()) return;
-  std::map<int64_t, slurm::Job> by_id;
-  for (auto& j : *jobs) by_id[j.job_id] = std::move(j);
-  std::vector<slurm::NodeState> states;
-  std::map<std::string, slurm::NodeState> node_states;
-  if (QueryNodes(&states).ok()) {
-    for (auto& s : states) node_states[s.name] = std::move(s);
-  }
-
-  std::vector<AttemptEvent> events;
-  std::vector<AttemptExit> exits;
-  std::vector<int64_t> to_cancel;
-  int64_t now = env_->MonotonicMs();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = attempts_.begin(); it != attempts_.end();) {
-      Attempt* a = it->second.get();
-      auto job = by_id.find(a->job_id);
-      auto exit = Decide(a, job == by_id.end() ? nullptr : &job->second, node_states, &events, now);
-      CopyMaskedLog(a, exit.has_value());
-      if (!exit) {
-        ++it;
-        continue;
-      }
-      if (exit->kind == ExitKind::kNodeLost && a->job_id > 0) {
-        to_cancel.push_back(a->job_id);
-        // The orphan's batch script checks this file before writing the exit record.
-        (void)WritePrivateFile(a->files.job_id, "lost\n", 0600);
-      }
-      exits.push_back(std::move(*exit));
-      it = attempts_.erase(it);
-    }
-  }
-  for (int64_t id : to_cancel) (void)runner_->Run({"scancel", std::to_string(id)});
-  for (const auto& e : events) {
-    if (on_event) on_event(e);
-  }
-  for (const auto& e : exits) {
-    if (on_exit) on_exit(e);
-  }
-}
-
-void SlurmBackend::MonitorLoop() {
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_interval_ms),
-                   [this] { return stopping_; });
-      if (stopping_) return;
-      if (attempts_.empty()) {
-        cv_.wait(lock, [this] { return stopping_ || !attempts_.empty(); });
-        if (stopping_) return;
-      }
-    }
-    PollOnce();
-  }
 }
 
 Result<std::unique_ptr<Backend>> NewSlurmBackend(const BackendOptions& options) {
@@ -577,14 +511,19 @@ Result<std::unique_ptr<Backend>> NewSlurmBackend(const BackendOptions& options) 
     RSL_RETURN_IF_ERROR(CheckRunsDirReachable(options.runs_dir, *isolation));
   }
   o.isolation = *isolation;
-  auto runner = NewProcessRunner(env, kCommandTimeoutMs);
-  // Fail early and clearly when there is no Slurm to talk to.
-  auto ping = runner->Run({"sinfo", "--json"});
-  if (!ping.ok()) return ping.error();
-  if (ping->exit_code != 0) {
-    return Error(codes::kInternal, "cannot reach Slurm: " + std::string(Trim(ping->err)))
-        .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
+  if (!options.slurm_patience.empty()) {
+    auto ms = spec::ParseDurationMs(options.slurm_patience);
+    if (!ms.ok() || *ms <= 0) {
+      return Error(codes::kInvalidArgument, "bad Slurm patience " + Quote(options.slurm_patience))
+          .Value(options.slurm_patience)
+          .Hint("a duration such as 90s or 5m (--slurm-patience)");
+    }
+    o.patience_ms = *ms;
   }
+  RSL_RETURN_IF_ERROR(CheckSlurmClients());
+  auto runner = NewProcessRunner(env, kCommandTimeoutMs);
+  // Fail early and clearly when there is no Slurm to talk to, or not the partition asked for.
+  RSL_RETURN_IF_ERROR(CheckSlurmAnswers(runner.get(), options.slurm_partition));
   return std::unique_ptr<Backend>(std::make_unique<SlurmBackend>(std::move(o), std::move(runner)));
 }
 

@@ -8,6 +8,17 @@
 // declares down is reported kNodeLost at once (and scancel'ed) without waiting for Slurm's
 // own requeue; the job's processes may live on there as orphans, and the batch script of such
 // an orphan no longer writes the exit record (its job id file no longer names it).
+// The attempt's environment file and Slurm's unmasked output (both may hold secret values)
+// are removed when its end is reported.
+//
+// Slurm unreachable (a client command fails, or its JSON reply carries `errors`, as 22.05's
+// do with exit 0 while slurmctld is down): nothing is decided from it. Launch then keeps the
+// attempt to submit later (it never blocks the engine on a dead slurmctld twice), Stop leaves
+// its scancel to the monitor, and only after `patience_ms` without an answer do the live
+// attempts end kFailed ("Slurm unreachable for ...").
+//
+// Nodes: the monitor reads `sinfo --json` every node_refresh_ms, also while idle, and hands
+// each fresh inventory to on_nodes.
 //
 // Threading: every public method may be called from any thread; callbacks run on the monitor
 // thread (or the caller of PollOnce) with no backend lock held.
@@ -37,6 +48,8 @@ struct SlurmBackendOptions {
   int64_t poll_interval_ms = 200;    //!< squeue/sinfo while attempts are live
   bool start_monitor = true;         //!< false: the test calls PollOnce itself
   int64_t vanished_grace_ms = 5000;  //!< a job missing from squeue this long: ask sacct
+  int64_t patience_ms = 300000;      //!< Slurm unreachable this long: live attempts fail
+  int64_t node_refresh_ms = 2000;    //!< sinfo at most this often (on_nodes)
   //! Who steps run as: none, users or user (namespace needs the local backend).
   Isolation isolation;
   //! The clock of the node cache and of vanished jobs; nullptr: Env::Default().
@@ -49,12 +62,18 @@ class SlurmBackend : public Backend {
   ~SlurmBackend() override;
 
   std::string name() const override { return "slurm"; }
+  bool QueuesAttempts() const override { return true; }
+  //! The Features of the nodes last read (sinfo), sorted, without duplicates.
+  std::vector<std::string> DeclaredCapabilities() override;
   Result<std::vector<sched::Node>> ListNodes() override;
   Status Launch(const LaunchSpec& spec) override;
   void Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) override;
+  //! Also restores the secret values its log masker needs (from the attempt's environment
+  //! file, while the job lives).
   void Adopt(const LaunchSpec& spec) override;
 
-  //! One round of the monitor: squeue, sinfo, report what changed. Public for tests.
+  //! One round of the monitor: squeue, submissions and scancels that waited for Slurm, sinfo,
+  //! report what changed (idle: only sinfo, at most every node_refresh_ms). Public for tests.
   void PollOnce();
   //! The Slurm job id of a live attempt, 0 if none. For tests and `describe`.
   int64_t JobIdOf(const std::string& attempt_id);
@@ -66,6 +85,12 @@ class SlurmBackend : public Backend {
     int64_t job_id = 0;
     bool stop_requested = false;
     bool stop_for_timeout = false;
+    bool cancel_sent = false;      // scancel ran (Stop, or the monitor after an outage)
+    bool awaiting_submit = false;  // sbatch could not reach Slurm: the monitor submits it
+    bool submitting = false;       // the monitor runs its sbatch now
+    bool fresh = false;            // submitted by this poll: not in its squeue reply yet
+    bool outage_reported = false;  // its "Slurm unreachable" event was sent
+    std::vector<std::string> sbatch_args;
     bool running_reported = false;
     std::string node;
     std::string pending_reason;
@@ -76,6 +101,24 @@ class SlurmBackend : public Backend {
   };
 
   Status CheckFeasible(const LaunchSpec& spec);
+  //! Runs sbatch for `a` (no lock held): the job id, or why not; `unreachable` is set when
+  //! Slurm did not answer (try again later) rather than refused.
+  Result<int64_t> Submit(const Attempt& a, bool* unreachable);
+  //! After sbatch returned a job id: records it (job id file) and says so (event).
+  Status Accept(Attempt* a, int64_t job_id, std::vector<AttemptEvent>* events);
+  //! Submits the attempts that wait for Slurm to answer (awaiting_submit).
+  void SubmitWaiting(std::vector<AttemptEvent>* events);
+  //! The scancels Stop could not send while Slurm did not answer.
+  void SendPendingCancels();
+  //! Slurm did not answer: nothing is decided, except attempts stopped before they reached
+  //! Slurm and, after patience_ms, every live attempt (kFailed).
+  void WhileUnreachable(const std::string& why, std::vector<AttemptEvent>* events,
+                        std::vector<AttemptExit>* exits);
+  void MarkReachable(bool reachable, const std::string& why);
+  //! Removes the files of an ended attempt that may hold secret values.
+  void RemoveSecretFiles(const Attempt& a);
+  void RefreshNodes(bool force);
+  void Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits);
   Status WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files,
                            const std::optional<StepIdentity>& who);
   Result<std::vector<sched::Node>> QueryNodes(std::vector<slurm::NodeState>* states);
@@ -97,7 +140,10 @@ class SlurmBackend : public Backend {
   std::map<std::string, std::unique_ptr<Attempt>> attempts_;  // GUARDED_BY(mu_)
   std::vector<sched::Node> node_cache_;                       // GUARDED_BY(mu_)
   int64_t node_cache_ms_ = 0;                                 // GUARDED_BY(mu_)
+  int64_t nodes_reported_ms_ = 0;                             // GUARDED_BY(mu_): on_nodes
   bool stopping_ = false;                                     // GUARDED_BY(mu_)
+  int64_t unreachable_since_ms_ = 0;                          // GUARDED_BY(mu_): 0 = answers
+  std::string unreachable_why_;                               // GUARDED_BY(mu_)
   std::thread monitor_;
 };
 

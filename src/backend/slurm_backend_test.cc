@@ -79,6 +79,8 @@ class SlurmBackendTest : public ::testing::Test {
     o.backend.state_dir = dir_;
     o.start_monitor = false;
     o.vanished_grace_ms = 0;
+    o.patience_ms = 60000;
+    o.env = &clock_;
     backend_ = std::make_unique<SlurmBackend>(o, std::move(runner));
     backend_->on_exit = [this](const AttemptExit& e) { exits_.push_back(e); };
     backend_->on_event = [this](const AttemptEvent& e) { events_.push_back(e); };
@@ -101,6 +103,7 @@ class SlurmBackendTest : public ::testing::Test {
   }
 
   std::string dir_;
+  FakeClockEnv clock_;
   FakeRunner* fake_ = nullptr;
   std::unique_ptr<SlurmBackend> backend_;
   std::vector<AttemptExit> exits_;
@@ -134,6 +137,9 @@ TEST_F(SlurmBackendTest, LaunchRunSucceed) {
   EXPECT_EQ(exits_[0].node, "n1");
   EXPECT_EQ(*ReadFile(spec.log_path), "token *** ok\n");
   EXPECT_EQ(backend_->JobIdOf(spec.attempt_id), 0);
+  // The secret values in clear (environment, unmasked output) are gone with the attempt.
+  EXPECT_FALSE(PathExists(dir_ + "/slurm/run-1_train_1/env"));
+  EXPECT_FALSE(PathExists(dir_ + "/slurm/run-1_train_1/output.raw"));
   backend_->PollOnce();
   EXPECT_EQ(exits_.size(), 1u) << "an exit is reported exactly once";
 }
@@ -247,12 +253,127 @@ TEST_F(SlurmBackendTest, SbatchRefusalIsInsufficientResources) {
             std::string::npos);
 }
 
-TEST_F(SlurmBackendTest, SbatchBrokenIsInternalWithHint) {
-  fake_->Answer("sbatch", "", 1, "sbatch: error: Unable to contact slurm controller\n");
+TEST_F(SlurmBackendTest, SbatchOtherFailureIsInternalWithHint) {
+  fake_->Answer("sbatch", "", 1, "sbatch: error: Invalid account or account/partition\n");
   auto st = backend_->Launch(Spec());
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), "INTERNAL");
   EXPECT_EQ(st.error().hint, "is slurmctld running and SLURM_CONF right? (scontrol ping)");
+  EXPECT_FALSE(PathExists(dir_ + "/slurm/run-1_train_1/env"));  // no secrets left behind
+}
+
+// slurmctld down at submit time: the attempt waits (its reason shown) and is submitted once
+// Slurm answers; launches meanwhile do not run sbatch again (each one cost the engine's loop
+// a client time-out), and nothing spends a retry.
+TEST_F(SlurmBackendTest, SbatchWithoutSlurmctldWaitsAndSubmitsLater) {
+  fake_->Answer("sbatch", "", 1,
+                "sbatch: error: Batch job submission failed: Unable to contact "
+                "slurm controller (connect failure)\n");
+  fake_->Answer("sbatch", "21\n");
+  ASSERT_TRUE(backend_->Launch(Spec("a")).ok());
+  ASSERT_TRUE(backend_->Launch(Spec("b")).ok());
+  EXPECT_EQ(fake_->Calls("sbatch").size(), 1u);
+  ASSERT_EQ(events_.size(), 2u);
+  EXPECT_EQ(events_[0].reason, spec::EventReason::kPending);
+  EXPECT_NE(events_[0].message.find("waiting for Slurm to answer before submitting"),
+            std::string::npos);
+  fake_->Answer("squeue", R"({"errors": [{"error": "Unable to contact slurm controller"}],)"
+                          R"( "jobs": []})");
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty());
+  EXPECT_EQ(fake_->Calls("sbatch").size(), 1u);
+  backend_->Stop("run-1/b/1", 1000, false);  // cancelled before Slurm ever had it
+  fake_->Replace("squeue", SqueueWith(21, "PENDING", "", 0, "Resources"));
+  backend_->PollOnce();
+  EXPECT_EQ(fake_->Calls("sbatch").size(), 2u);
+  EXPECT_EQ(backend_->JobIdOf("run-1/a/1"), 21);
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].attempt_id, "run-1/b/1");
+  EXPECT_EQ(exits_[0].kind, ExitKind::kCancelled);
+  EXPECT_TRUE(fake_->Calls("scancel").empty());
+  backend_->PollOnce();
+  EXPECT_EQ(events_.back().message, "Slurm job 21 pending: Resources");
+}
+
+// Slurm 22.05's squeue --json while slurmctld is down: exit 0, "errors", no jobs. That is no
+// news (the job is not gone); scancels wait for Slurm; after `patience_ms` the attempt fails.
+TEST_F(SlurmBackendTest, OutageDecidesNothingUntilPatienceRunsOut) {
+  fake_->Answer("sbatch", "4\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  std::string down = R"({"errors": [{"error": "Unable to contact slurm controller"}], "jobs": []})";
+  fake_->Answer("squeue", down);
+  fake_->Replace("sinfo", R"({"errors": [{"error": "Unable to contact slurm controller"}], )"
+                          R"("nodes": []})");
+  backend_->PollOnce();
+  clock_.Advance(30000);
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty());
+  EXPECT_TRUE(fake_->Calls("sacct").empty()) << "an outage is not a vanished job";
+  EXPECT_EQ(events_.back().reason, spec::EventReason::kPending);
+  EXPECT_NE(events_.back().message.find("Slurm unreachable"), std::string::npos);
+  auto nodes = backend_->ListNodes();
+  ASSERT_FALSE(nodes.ok());  // `node list`: "Slurm unreachable", not "no nodes"
+  EXPECT_NE(nodes.error().message.find("Slurm unreachable"), std::string::npos);
+  clock_.Advance(30000);
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kFailed);
+  EXPECT_NE(exits_[0].message.find("Slurm unreachable for 60s"), std::string::npos);
+  EXPECT_EQ(*ReadFile(dir_ + "/slurm/run-1_train_1/job_id"), "lost\n");
+}
+
+// The scancel Stop could not send while Slurm was away goes out once it answers.
+TEST_F(SlurmBackendTest, CancelDuringOutageIsSentWhenSlurmAnswers) {
+  fake_->Answer("sbatch", "4\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Answer("squeue", R"({"errors": [{"error": "Unable to contact"}], "jobs": []})");
+  fake_->Answer("squeue", SqueueWith(4, "RUNNING", "n1"));
+  backend_->PollOnce();
+  backend_->Stop("run-1/train/1", 1000, false);
+  EXPECT_TRUE(fake_->Calls("scancel").empty()) << "Stop must not wait for a dead slurmctld";
+  backend_->PollOnce();
+  auto sc = fake_->Calls("scancel");
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_EQ(sc[0][1], "4");
+}
+
+// A step killed by a signal is named as the local backend names it, not "exited with 137".
+TEST_F(SlurmBackendTest, SignalFromTheExitRecordIsNamed) {
+  fake_->Answer("sbatch", "2\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  ASSERT_TRUE(WriteFileAtomic(spec.exit_file, "exit_code=-1\nsignal=9\nwall_ms=5\n").ok());
+  fake_->Answer("squeue", SqueueWith(2, "FAILED", "n1", 137 << 8, "NonZeroExitCode"));
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kFailed);
+  EXPECT_EQ(exits_[0].signal, 9);
+  EXPECT_EQ(exits_[0].message, "Slurm job 2 failed on n1: killed by SIGKILL");
+}
+
+// After a controller restart the stored LaunchSpec has "***" for secrets: the masker gets the
+// values from the attempt's environment file, so the log keeps coming, masked.
+TEST_F(SlurmBackendTest, AdoptRestoresSecretsForTheMasker) {
+  fake_->Answer("sbatch", "4\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  auto stored = spec;
+  stored.secret_values.clear();
+  stored.env["TOKEN"] = "***";
+  auto runner = std::make_unique<FakeRunner>();
+  FakeRunner* fake2 = runner.get();
+  fake2->Answer("sinfo", Recorded("sinfo_idle.json"));
+  fake2->Answer("squeue", SqueueWith(4, "RUNNING", "n1"));
+  SlurmBackendOptions o;
+  o.backend.state_dir = dir_;
+  o.start_monitor = false;
+  SlurmBackend again(o, std::move(runner));
+  again.Adopt(stored);
+  ASSERT_TRUE(
+      WriteFileAtomic(dir_ + "/slurm/run-1_train_1/output.raw", "before hunter2\nafter hunter2\n")
+          .ok());
+  again.PollOnce();
+  EXPECT_EQ(*ReadFile(spec.log_path), "before ***\nafter ***\n");
 }
 
 TEST_F(SlurmBackendTest, VanishedJobIsAskedOfSacct) {
@@ -318,6 +439,14 @@ TEST_F(SlurmBackendTest, AdoptWithoutJobUsesTheExitRecordOrNodeLost) {
   EXPECT_EQ(by["run-1/train/1"].exit_code, 7);
   EXPECT_EQ(by["run-1/other/1"].kind, ExitKind::kNodeLost);
   EXPECT_EQ(by["run-1/other/1"].message, "no Slurm job was recorded for this attempt");
+}
+
+// Slurm Features extend the capability catalog for spec validation (cpu_only is not in it).
+TEST_F(SlurmBackendTest, FeaturesAreDeclaredCapabilities) {
+  EXPECT_TRUE(backend_->DeclaredCapabilities().empty());  // nothing read yet
+  ASSERT_TRUE(backend_->ListNodes().ok());
+  EXPECT_EQ(backend_->DeclaredCapabilities(),
+            (std::vector<std::string>{"cpu_only", "fp16_support", "tensor_core"}));
 }
 
 TEST_F(SlurmBackendTest, EmptyCommandIsRefused) {

@@ -1,7 +1,13 @@
 #include "backend/slurm_job.h"
 
-#include <algorithm>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+
+#include "base/codes.h"
 #include "base/strings.h"
 #include "spec/names.h"
 
@@ -36,6 +42,29 @@ std::string CommentValue(std::string_view s) {
 
 }  // namespace
 
+Status WritePrivateFile(const std::string& path, const std::string& contents, mode_t mode) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return OsError(codes::kIoError, "cannot create", tmp, errno);
+  ::fchmod(fd, mode);
+  size_t off = 0;
+  while (off < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return OsError(codes::kIoError, "cannot write", tmp, e);
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return OsError(codes::kIoError, "cannot rename onto", path, errno);
+  }
+  return Status::Ok();
+}
+
 AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id) {
   AttemptFiles f;
   f.dir = base + "/" + Sanitize(attempt_id, 240);
@@ -57,7 +86,10 @@ int64_t TimeLimitMinutes(int64_t timeout_ms) {
 std::string JobComment(const LaunchSpec& spec) {
   std::string c = "rsl attempt=" + CommentValue(spec.attempt_id);
   if (!spec.namespace_.empty()) c += " namespace=" + CommentValue(spec.namespace_);
-  for (const auto& [k, v] : spec.labels) c += " " + CommentValue(k) + "=" + CommentValue(v);
+  for (const auto& [k, v] : spec.labels) {
+    if (k == "namespace" && !spec.namespace_.empty()) continue;  // said once, above
+    c += " " + CommentValue(k) + "=" + CommentValue(v);
+  }
   return c;
 }
 
@@ -139,7 +171,10 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
            " --regid=" + std::to_string(who->gid) +
            " --clear-groups --inh-caps=-all --bounding-set=-all -- ";
   }
-  s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + "\n";
+  // The step's stderr goes where Slurm sends it (fd 3); the script's own stderr is dropped
+  // so bash's "line N: PID Killed ..." report of a signalled step never reaches the log.
+  s += "exec 3>&2 2>/dev/null\n";
+  s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&-\n";
   s += "rsl_rc=$?\n";
   s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
   s += "rsl_sig=0; rsl_code=$rsl_rc\n";

@@ -3,6 +3,8 @@
 // masking of secrets in the step's log. Pure functions; docs/backends/slurm.md has the table.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "backend/identity.h"
+#include "base/status.h"
 
 namespace rsl::backend::slurm {
 
@@ -24,6 +27,10 @@ struct AttemptFiles {
   std::string job_id;
   std::string raw_log;
 };
+//! Writes `contents` to `path` (via path.tmp and rename) readable by its owner alone when
+//! `mode` says so (the environment file may hold secret values).
+Status WritePrivateFile(const std::string& path, const std::string& contents, mode_t mode);
+
 //! <base>/<attempt id with '/' and other unsafe characters turned into '_'>.
 AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id);
 

@@ -82,6 +82,21 @@ TEST(SlurmJob, JobNameIsSanitised) {
   EXPECT_EQ(JobName(s), "rsl-a_b-x_y");
 }
 
+TEST(SlurmJob, CommentSaysTheNamespaceOnce) {
+  auto spec = Spec();
+  spec.labels["namespace"] = "risk";  // the engine's own labels carry it too
+  EXPECT_EQ(JobComment(spec), "rsl attempt=run-1/train/2 namespace=risk team=risk_team");
+}
+
+TEST(SlurmJob, ScriptKeepsBashReportsOutOfTheLog) {
+  auto spec = Spec();
+  spec.argv = {"sleep", "60"};
+  auto script = BatchScript(spec, AttemptPaths("/st/slurm", spec.attempt_id));
+  // The step's stderr goes to the log (fd 3); bash's "Killed" report goes nowhere.
+  EXPECT_NE(script.find("exec 3>&2 2>/dev/null\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("'sleep' '60' 2>&3 3>&-\n"), std::string::npos) << script;
+}
+
 TEST(SlurmJob, AttemptPathsAreFlat) {
   auto f = AttemptPaths("/st/slurm", "run-1/train/2");
   EXPECT_EQ(f.dir, "/st/slurm/run-1_train_2");

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string.h>
+
 #include <algorithm>
 #include <charconv>
 #include <ctime>
@@ -76,7 +78,30 @@ spec::NodeState NodeStateOf(const NodeState& st) {
   return kReady.count(st.state) ? spec::NodeState::kReady : spec::NodeState::kNotReady;
 }
 
+// Slurm 22.05's --json commands exit 0 while slurmctld is down, with an "errors" array and
+// empty lists: such a reply carries no information and must not be read as "no jobs".
+Status ReplyErrors(const std::string& command, const nlohmann::json& doc) {
+  auto errors = doc.find("errors");
+  if (errors == doc.end() || !errors->is_array() || errors->empty()) return Status::Ok();
+  std::vector<std::string> what;
+  for (const auto& e : *errors) {
+    std::string text = e.is_object() ? Str(e, "description") : "";
+    if (text.empty() && e.is_object()) text = Str(e, "error");
+    if (text.empty()) text = e.dump();
+    what.push_back(text);
+  }
+  return Error(codes::kInternal,
+               "Slurm unreachable: " + command + " --json reported " + Join(what, "; "))
+      .Value(command)
+      .Hint("is slurmctld running and SLURM_CONF right? (scontrol ping)");
+}
+
 }  // namespace
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
 
 bool NodeState::down() const {
   return state == "down" || state == "fail" ||
@@ -86,6 +111,7 @@ bool NodeState::down() const {
 Result<std::vector<Job>> ParseSqueueJson(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) return BadOutput("squeue --json", text, "not JSON");
+  RSL_RETURN_IF_ERROR(ReplyErrors("squeue", doc));
   auto jobs = doc.find("jobs");
   if (jobs == doc.end() || !jobs->is_array()) {
     return BadOutput("squeue --json", text, "no \"jobs\" array");
@@ -180,6 +206,7 @@ Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view text, const std
                                                 std::vector<NodeState>* states) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) return BadOutput("sinfo --json", text, "not JSON");
+  RSL_RETURN_IF_ERROR(ReplyErrors("sinfo", doc));
   auto nodes = doc.find("nodes");
   if (nodes == doc.end() || !nodes->is_array()) {
     return BadOutput("sinfo --json", text, "no \"nodes\" array");
@@ -217,9 +244,11 @@ Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view text, const std
     node.capabilities = SplitNonEmpty(features, ',');
     std::string model;
     int64_t gpus = GpuCount(Str(n, "gres"), &model);
+    int64_t gpu_memory = GpuMemoryBytes(model, node.capabilities);
     for (int64_t i = 0; i < gpus; ++i) {
       sched::Device dev;
       dev.model = model.empty() ? "gpu" : model;
+      dev.memory_bytes = gpu_memory;
       dev.capabilities = node.capabilities;  // Slurm Features describe the node's GPUs too
       dev.probed = false;                    // declared in Slurm's gres.conf, not probed
       node.gpus.push_back(std::move(dev));
@@ -236,6 +265,23 @@ Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view text, const std
     if (states != nullptr) states->push_back(std::move(st));
   }
   return out;
+}
+
+int64_t GpuMemoryBytes(const std::string& gres_type, const std::vector<std::string>& features) {
+  // "<anything>_<N>g" (case-insensitive): N GiB.
+  auto from = [](std::string word) -> int64_t {
+    word = ToLower(word);
+    size_t us = word.rfind('_');
+    if (us == std::string::npos || word.size() < us + 3 || word.back() != 'g') return 0;
+    int64_t gib = ParseInt(std::string_view(word).substr(us + 1, word.size() - us - 2), 0);
+    return gib > 0 ? gib << 30 : 0;
+  };
+  for (const auto& f : features) {
+    if (ToLower(f).rfind("gpumem_", 0) == 0) {
+      if (int64_t b = from(f)) return b;
+    }
+  }
+  return from(gres_type);
 }
 
 Result<int64_t> ParseSbatchOutput(std::string_view out) {
@@ -262,7 +308,7 @@ Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout) {
     return finished(ExitKind::kFailed, id + " exited with " + std::to_string(job.exit_code));
   }
   if (s == "FAILED") {
-    std::string why = job.signal != 0 ? "killed by signal " + std::to_string(job.signal)
+    std::string why = job.signal != 0 ? "killed by " + SignalName(job.signal)
                                       : "exited with " + std::to_string(job.exit_code);
     if (!job.reason.empty() && job.reason != "None" && job.reason != "NonZeroExitCode") {
       why += " (" + job.reason + ")";
@@ -285,8 +331,10 @@ Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout) {
     if (stop_requested && stop_for_timeout) {
       return finished(ExitKind::kTimedOut, id + " cancelled by RSL: time limit");
     }
-    return finished(ExitKind::kCancelled,
-                    stop_requested ? id + " cancelled by RSL" : id + " cancelled outside RSL");
+    if (stop_requested) return finished(ExitKind::kCancelled, id + " cancelled by RSL");
+    // Nobody here asked for it (an admin's scancel, a reservation ending): the attempt
+    // failed, and the step's retryPolicy decides what happens next.
+    return finished(ExitKind::kFailed, id + " cancelled outside RSL" + where);
   }
   if (s == "RUNNING" || s == "COMPLETING" || s == "SUSPENDED" || s == "STOPPED" ||
       s == "SIGNALING" || s == "STAGE_OUT") {

@@ -50,12 +50,20 @@ Result<std::vector<Job>> ParseSacct(std::string_view text);
 Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view json, const std::string& partition,
                                                 std::vector<NodeState>* states);
 
+//! The memory of each GPU of a node, as the cluster declares it: a node feature
+//! "gpumem_<N>g" or a GRES type ending in "_<N>g" ("gpu:a100_80g:4"), N GiB; 0 if neither
+//! says (then a step that asks for gpu.memory cannot be placed there).
+int64_t GpuMemoryBytes(const std::string& gres_type, const std::vector<std::string>& features);
+
 //! `sbatch --parsable` prints "<id>" or "<id>;<cluster>".
 Result<int64_t> ParseSbatchOutput(std::string_view out);
 
 //! The number of GPUs in a GRES string such as "gpu:4", "gpu:a100:2(S:0-1),shard:8" or
 //! "gpu:2(IDX:0-1)"; `model` gets the type if one is named ("a100").
 int64_t GpuCount(std::string_view gres, std::string* model = nullptr);
+
+//! "SIGKILL" for 9; "signal N" for a number without a name.
+std::string SignalName(int sig);
 
 //! Where a job is in its life, as far as RSL cares.
 enum class Phase { kPending, kRunning, kFinished };
@@ -69,9 +77,11 @@ struct Outcome {
 //! Maps a job's state onto a phase and, when finished, an ExitKind:
 //! COMPLETED -> kSucceeded (kFailed if the script still exited non-zero), FAILED -> kFailed,
 //! TIMEOUT/DEADLINE -> kTimedOut, OUT_OF_MEMORY -> kOomKilled, NODE_FAIL/BOOT_FAIL/PREEMPTED
-//! -> kNodeLost (not the step's fault), CANCELLED -> kCancelled, or kTimedOut when RSL
-//! cancelled it for a time limit (`stop_for_timeout`). Unknown states are kRunning if the job
-//! has a node, kPending otherwise, so a new Slurm state never ends an attempt by mistake.
+//! -> kNodeLost (not the step's fault), CANCELLED -> kCancelled when RSL asked for it
+//! (`stop_requested`; kTimedOut when it was for a time limit, `stop_for_timeout`) and
+//! kFailed when it did not (an admin's scancel fails the attempt; retryPolicy applies). Unknown
+//! states are kRunning if the job has a node, kPending otherwise, so a new Slurm state never ends
+//! an attempt by mistake.
 Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout);
 
 }  // namespace rsl::backend::slurm

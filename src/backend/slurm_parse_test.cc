@@ -89,6 +89,39 @@ TEST(SlurmParse, GarbageIsAnErrorNotACrash) {
   EXPECT_FALSE(ParseSbatchOutput("sbatch: error: x").ok());
 }
 
+// Slurm 22.05 while slurmctld is down: exit 0, an "errors" array and empty lists. Such a
+// reply says nothing about jobs or nodes; read as truth it ended live attempts.
+TEST(SlurmParse, ReplyWithErrorsIsNoInformation) {
+  std::string down = R"j({"meta": {}, "errors": [{"error": "Unable to contact slurm )j"
+                     R"j(controller (connect failure)", "errno": 1007}], "jobs": [], )j"
+                     R"j("nodes": []})j";
+  auto jobs = ParseSqueueJson(down);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.error().message,
+            "Slurm unreachable: squeue --json reported Unable to contact slurm controller "
+            "(connect failure)");
+  auto nodes = ParseSinfoJson(down, "", nullptr);
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_NE(nodes.error().message.find("Slurm unreachable: sinfo"), std::string::npos);
+  EXPECT_EQ(nodes.error().hint, "is slurmctld running and SLURM_CONF right? (scontrol ping)");
+}
+
+// gpu.memory can be asked for on Slurm: the cluster says it by node feature or GRES type.
+TEST(SlurmParse, GpuMemoryFromFeaturesOrGresType) {
+  EXPECT_EQ(GpuMemoryBytes("", {"tensor_core", "gpumem_80g"}), 80LL << 30);
+  EXPECT_EQ(GpuMemoryBytes("a100_40g", {"tensor_core"}), 40LL << 30);
+  EXPECT_EQ(GpuMemoryBytes("A10_24G", {}), 24LL << 30);
+  EXPECT_EQ(GpuMemoryBytes("a100", {"fp16_support"}), 0);
+  EXPECT_EQ(GpuMemoryBytes("", {"gpumem_xg"}), 0);
+  std::string sinfo = R"({"errors": [], "nodes": [{"name": "g1", "state": "idle", "cpus": 8,
+      "real_memory": 64000, "features": "tensor_core,gpumem_24g", "gres": "gpu:2",
+      "partitions": ["debug"]}]})";
+  auto nodes = ParseSinfoJson(sinfo, "", nullptr);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ((*nodes)[0].gpus.size(), 2u);
+  EXPECT_EQ((*nodes)[0].gpus[0].memory_bytes, 24LL << 30);
+}
+
 TEST(SlurmParse, GpuCountFormats) {
   std::string model;
   EXPECT_EQ(GpuCount("gpu:4"), 4);
@@ -125,7 +158,10 @@ TEST(SlurmParse, SqueueStatesMapOntoExitKinds) {
   EXPECT_EQ(by_id[5].signal, 15);
   EXPECT_EQ(Classify(by_id[5], true, false).kind, ExitKind::kCancelled);
   EXPECT_EQ(Classify(by_id[5], true, true).kind, ExitKind::kTimedOut);
-  EXPECT_EQ(Classify(by_id[5], false, false).message, "Slurm job 5 cancelled outside RSL");
+  // A cancel nobody here asked for fails the attempt (retried by retryPolicy), never kCancelled.
+  EXPECT_EQ(Classify(by_id[5], false, false).kind, ExitKind::kFailed);
+  EXPECT_EQ(Classify(by_id[5], false, false).message,
+            "Slurm job 5 cancelled outside RSL on " + by_id[5].nodes);
 
   EXPECT_EQ(by_id[6].state, "NODE_FAIL");
   EXPECT_EQ(by_id[6].reason, "NodeDown");
@@ -136,7 +172,7 @@ TEST(SlurmParse, SqueueStatesMapOntoExitKinds) {
   EXPECT_EQ(by_id[11].end_time - by_id[11].start_time, 77);
 
   EXPECT_EQ(Classify(by_id[8], false, false).message,
-            "Slurm job 8 failed: killed by signal 1 (BadConstraints)");
+            "Slurm job 8 failed: killed by SIGHUP (BadConstraints)");
 }
 
 TEST(SlurmParse, PendingAndUnknownStatesNeverEndAnAttempt) {

@@ -22,16 +22,18 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
   RunInfo info{v.id, run.id, opts_.state_dir, run.run_dir, w.get()};
   for (size_t i = 0; i < w->pipeline.steps.size() && m.status.ok(); ++i) {
     const spec::Step& step = w->pipeline.steps[i];
-    std::string why = sched::WhyNeverFits(inventory_, RequestFor(step));
+    std::string why = sched::WhyNeverFits(Inventory(), RequestFor(step));
     if (!why.empty()) {
       std::string path = spec::StepPath(i) + ".resources";
       m.status = Error(codes::kInsufficientResources,
                        "step " + Quote(step.name) + ": no node can ever satisfy it: " + why)
                      .Path(path)
                      .At(w->PosOf(path))
-                     .Hint(
-                         "request less, or add a node that has it (`seedctl node list`; "
-                         "declare devices with --node-file)");
+                     .Hint(!backend_queues_
+                               ? "request less, or add a node that has it (`seedctl node list`; "
+                                 "declare devices with --node-file)"
+                               : "request less, or add a node that has it to the " +
+                                     backend_->name() + " cluster (`seedctl node list`)");
       m.reason = spec::Name(spec::EventReason::kInsufficientResources);
     }
     for (size_t k = 0; k < step.env_from.size() && m.status.ok(); ++k) {
@@ -212,7 +214,7 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
     attempts_[spec->attempt_id] = {r, static_cast<int>(i)};
     sched::Request req = RequestFor(r->workload.pipeline.steps[i]);
     for (auto& n : nodes_) {
-      if (n.name != spec->node) continue;
+      if (n.name != spec->node || backend_queues_) continue;  // a queueing backend counts
       n.used_cpu_millis += req.cpu_millis;
       n.used_memory_bytes += req.memory_bytes;
       n.used_gpus += req.gpus;

@@ -49,11 +49,19 @@ Status Engine::Impl::Start() {
   }
   auto nodes = backend_->ListNodes();
   if (!nodes.ok()) return nodes.status();
+  backend_queues_ = backend_->QueuesAttempts();
   nodes_ = std::move(*nodes);
-  inventory_ = nodes_;
+  if (backend_queues_) {
+    for (auto& n : nodes_) n.used_cpu_millis = n.used_memory_bytes = n.used_gpus = 0;
+  }
+  {
+    std::lock_guard<std::mutex> lock(inventory_mu_);
+    inventory_ = nodes_;
+  }
   default_cpu_millis_ = DefaultCpuMillis(nodes_);
   backend_->on_exit = [this](const backend::AttemptExit& e) { Post(ExitMsg{e}); };
   backend_->on_event = [this](const backend::AttemptEvent& e) { Post(EventMsg{e}); };
+  backend_->on_nodes = [this](const std::vector<sched::Node>& n) { Post(NodesMsg{n}); };
   backend_->on_usage = [this](const backend::AttemptUsage& u) {
     std::lock_guard<std::mutex> lock(usage_mu_);  // no turn of the loop: not a transition
     live_usage_[u.attempt_id] = u;
@@ -95,6 +103,7 @@ void Engine::Impl::Stop(bool stop_steps) {
   backend_->on_exit = nullptr;
   backend_->on_event = nullptr;
   backend_->on_usage = nullptr;
+  backend_->on_nodes = nullptr;
 }
 
 void Engine::Impl::Post(Msg m) {
@@ -197,7 +206,8 @@ void Engine::Impl::RecordTransitions(RunState* r, store::Batch* b) {
   for (const auto& t : r->plan->TakeTransitions()) {
     std::string step = t.step < 0 ? "" : r->workload.pipeline.steps[size_t(t.step)].name;
     std::string msg = t.message;
-    if (t.reason == spec::EventReason::kStarted && t.step >= 0)
+    if (t.reason == spec::EventReason::kStarted && t.step >= 0 &&
+        !r->slots[size_t(t.step)].launch.node.empty())
       msg += " on " + r->slots[size_t(t.step)].launch.node;
     AddEvent(b, r->run.id, step, t.reason, msg, t.warning);
   }
@@ -255,7 +265,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       }
       r->slots[size_t(i)].launch = std::move(*spec);
       backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
-      plan.OnLaunched(i, now);
+      plan.OnLaunched(i, now, backend_queues_);
       attempts_[launch.attempt_id] = {r, i};
       store::Attempt att;
       att.id = launch.attempt_id;
@@ -266,7 +276,9 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       att.launch_json = r->slots[size_t(i)].launch_json;
       att.created_at = now;
       b->attempts.push_back(std::move(att));
-      std::string where = "assigned to node " + node;
+      std::string where = backend_queues_
+                              ? "handed to " + backend_->name() + ", which chooses the node"
+                              : "assigned to node " + node;
       if (!gpus.empty()) {
         for (const auto& n : nodes_) {
           if (n.name != node) continue;

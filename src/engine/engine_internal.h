@@ -70,8 +70,11 @@ struct LaunchFailedMsg {
   std::string attempt_id;
   Error error;
 };
+struct NodesMsg {
+  std::vector<sched::Node> nodes;  // the backend's inventory anew (on_nodes)
+};
 using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
-                         RecoverMsg, LaunchFailedMsg>;
+                         RecoverMsg, LaunchFailedMsg, NodesMsg>;
 
 //! TEST_ fault injection: when $RSL_TEST_CRASH_AT names this point, the process kills
 //! itself with SIGKILL there (crash tests reach "mid-commit" exactly). Points:
@@ -129,6 +132,11 @@ class Engine::Impl : public RunControl {
   void HandleExit(const backend::AttemptExit& e, store::Batch* b, std::set<RunState*>* touched);
   void HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunState*>* touched);
   void HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunState*>* touched);
+  //! A backend event; on a queueing backend, kRunning starts the queued attempt (its node,
+  //! its timeout) and kPending tells why it still waits.
+  void HandleEvent(const backend::AttemptEvent& e, store::Batch* b, std::set<RunState*>* touched);
+  //! The backend's inventory anew: node states and, for admission, what exists.
+  void HandleNodes(NodesMsg& m, std::set<RunState*>* touched);
   //! Advances a run's plan and turns its decisions into records, events and actions.
   void Drive(RunState* r, store::Batch* b, Actions* a);
   //! Moves the plan's pending transitions into the batch as events, in the plan's order.
@@ -181,15 +189,23 @@ class Engine::Impl : public RunControl {
   void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
              int owner_fd);
   int64_t NowMs() { return env_->NowMs(); }
+  std::vector<sched::Node> Inventory() {
+    std::lock_guard<std::mutex> lock(inventory_mu_);
+    return inventory_;
+  }
 
   store::Store* store_;
   backend::Backend* backend_;
   Hooks hooks_;
   EngineOptions opts_;
-  Env* env_;                                           // opts_.env or Env::Default()
-  std::vector<sched::Node> nodes_;                     // loop thread (after Start): with usage
-  std::vector<sched::Node> inventory_;                 // const after Start: admission reads it
-  int64_t default_cpu_millis_ = 1000;                  // const after Start: DefaultCpuMillis
+  Env* env_;                        // opts_.env or Env::Default()
+  std::vector<sched::Node> nodes_;  // loop thread (after Start): with usage
+  //! The backend queues attempts (QueuesAttempts): it, not the engine, knows what is in use;
+  //! nodes_ then carries no usage and placement only checks that a node could take it.
+  bool backend_queues_ = false;  // const after Start
+  std::mutex inventory_mu_;
+  std::vector<sched::Node> inventory_;  // GUARDED_BY(inventory_mu_): admission reads it
+  int64_t default_cpu_millis_ = 1000;   // const after Start: DefaultCpuMillis
   std::map<std::string, std::vector<int>> gpus_busy_;  // node -> device indices
 
   std::mutex mu_;

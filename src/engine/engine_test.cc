@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <thread>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -78,6 +80,14 @@ bool Has(const std::vector<std::string>& v, const std::string& s) {
 // Index of `s` in `v` (v.size() when absent).
 size_t Find(const std::vector<std::string>& v, const std::string& s) {
   return static_cast<size_t>(std::find(v.begin(), v.end(), s) - v.begin());
+}
+
+// Polls `done` (the engine's loop works on its own thread) for up to 5 s of real time.
+bool WaitUntil(const std::function<bool()>& done) {
+  for (int i = 0; i < 500 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
 }
 
 TEST(EngineTest, DiamondRunsCommitsAndRecordsEverything) {
@@ -240,6 +250,94 @@ TEST(EngineTest, BusyNodeKeepsTheStepPendingUntilCapacityFrees) {
   auto second = f.backend.WaitLaunch(2);
   EXPECT_EQ(second.step, waiting);
   f.backend.Succeed(second.attempt_id);
+  EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, spec::RunPhase::kSucceeded);
+}
+
+// A backend with a queue (Slurm): the launched step waits PENDING there (no node, no start,
+// the scheduler's reason as its message); it runs where the backend says, and its timeout
+// counts from then.
+TEST(EngineTest, QueuedStepIsPendingUntilTheBackendRunsIt) {
+  Fixture f("queued");
+  f.backend.queues = true;
+  f.Restart();
+  auto w = Parse(Header("queued") + "  pipeline:\n    - {name: q, command: [q], timeout: 1m}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok());
+  std::string run_id = store::RunIdFor(*id);
+  auto a = f.backend.WaitLaunch(1);
+  EXPECT_EQ(a.node, "");
+  f.backend.StillQueued(a.attempt_id, "Slurm job 3 pending: Resources");
+  auto step = [&] { return (*f.store->ListSteps(run_id))[0]; };
+  ASSERT_TRUE(WaitUntil([&] { return step().message == "Slurm job 3 pending: Resources"; }));
+  EXPECT_EQ(step().phase, spec::StepPhase::kPending);
+  EXPECT_EQ(step().attempt_id, a.attempt_id);
+  EXPECT_EQ(step().node, "");
+  EXPECT_EQ(step().started_at, 0);
+  f.clock.Advance(120'000);  // two minutes in the queue: no timeout
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(f.backend.stops().empty());
+  f.backend.Run(a.attempt_id, "n2");
+  ASSERT_TRUE(WaitUntil([&] { return step().phase == spec::StepPhase::kRunning; }));
+  EXPECT_EQ(step().node, "n2");
+  EXPECT_GT(step().started_at, 0);
+  EXPECT_TRUE(Has(f.Reasons(run_id), "q:Started"));
+  f.clock.Advance(60'000);
+  ASSERT_TRUE(f.backend.WaitStops(1));
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->failure_code, codes::kStepTimedOut);
+  EXPECT_EQ(step().node, "n2");
+}
+
+// Cancelled while queued: CANCELLED, and it shows no node and no duration (it never ran).
+TEST(EngineTest, StepCancelledInTheQueueNeverRan) {
+  Fixture f("queued-cancel");
+  f.backend.queues = true;
+  f.Restart();
+  auto w = Parse(Header("queued-cancel") + "  pipeline:\n    - {name: q, command: [q]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok());
+  f.backend.WaitLaunch(1);
+  ASSERT_TRUE(f.engine->Cancel(*id, "alice").ok());
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled);
+  auto s = (*f.store->ListSteps(run->id))[0];
+  EXPECT_EQ(s.phase, spec::StepPhase::kCancelled);
+  EXPECT_EQ(s.node, "");
+  EXPECT_EQ(s.started_at, 0);
+  EXPECT_EQ(s.wall_ms, 0);
+  auto attempts = *f.store->ListAttempts(run->id);
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_GT(attempts[0].created_at, 0) << "the attempt keeps its launch time";
+}
+
+// The inventory follows the backend: a workload whose only node is drained waits (it is
+// not refused) and runs once the node is back; nothing counts the scheduler's use twice.
+TEST(EngineTest, DrainedNodeWaitsAndRunsAfterResume) {
+  sched::Node n;
+  n.name = "n1";
+  n.cpu_millis = 2000;
+  n.memory_bytes = 4LL << 30;
+  n.state = spec::NodeState::kDrained;
+  n.used_cpu_millis = 2000;  // the scheduler's own use: not the engine's business
+  Fixture f("drained", {n});
+  f.backend.queues = true;
+  f.Restart();
+  auto w = Parse(Header("drained") +
+                 "  pipeline:\n    - {name: a, command: [a], resources: {cpu: 2}}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok());
+  std::string run_id = store::RunIdFor(*id);
+  ASSERT_TRUE(WaitUntil([&] { return Has(f.Reasons(run_id), "a:InsufficientResources"); }));
+  EXPECT_EQ(f.backend.launch_count(), 0u);
+  EXPECT_EQ(f.store->GetRun(run_id)->phase, spec::RunPhase::kRunning);
+  n.state = spec::NodeState::kReady;
+  f.backend.SetNodes({n});
+  auto a = f.backend.WaitLaunch(1);
+  ASSERT_FALSE(a.attempt_id.empty());
+  f.backend.Run(a.attempt_id, "n1");
+  f.backend.Succeed(a.attempt_id);
   EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, spec::RunPhase::kSucceeded);
 }
 

@@ -30,11 +30,9 @@ void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState
   if (auto* exit = std::get_if<ExitMsg>(&m)) {
     HandleExit(exit->exit, b, touched);
   } else if (auto* ev = std::get_if<EventMsg>(&m)) {
-    auto it = attempts_.find(ev->event.attempt_id);
-    if (it == attempts_.end()) return;
-    RunState* r = it->second.first;
-    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(it->second.second)].name,
-             ev->event.reason, ev->event.message, false);
+    HandleEvent(ev->event, b, touched);
+  } else if (auto* nodes = std::get_if<NodesMsg>(&m)) {
+    HandleNodes(*nodes, touched);
   } else if (auto* adm = std::get_if<AdmittedMsg>(&m)) {
     HandleAdmitted(*adm, b, touched);
   } else if (auto* cancel = std::get_if<CancelMsg>(&m)) {
@@ -98,6 +96,53 @@ void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState
   }
 }
 
+void Engine::Impl::HandleEvent(const backend::AttemptEvent& e, store::Batch* b,
+                               std::set<RunState*>* touched) {
+  auto it = attempts_.find(e.attempt_id);
+  if (it == attempts_.end()) return;
+  auto [r, i] = it->second;
+  AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, e.reason, e.message, false);
+  if (!backend_queues_) return;
+  if (e.reason == spec::EventReason::kRunning) {
+    // Where the backend's scheduler runs it, not a guess of ours.
+    if (!e.node.empty()) r->slots[size_t(i)].launch.node = e.node;
+    r->plan->OnRunning(i, NowMs());
+    r->slots[size_t(i)].record.node = r->slots[size_t(i)].launch.node;
+    b->steps.push_back(r->slots[size_t(i)].record);
+    touched->insert(r);
+  } else if (e.reason == spec::EventReason::kPending ||
+             e.reason == spec::EventReason::kInsufficientResources) {
+    r->plan->OnQueued(i, e.message);
+    touched->insert(r);
+  }
+}
+
+void Engine::Impl::HandleNodes(NodesMsg& m, std::set<RunState*>* touched) {
+  if (m.nodes.empty()) return;  // nothing known is no news
+  if (backend_queues_) {
+    for (auto& n : m.nodes) n.used_cpu_millis = n.used_memory_bytes = n.used_gpus = 0;
+  } else {
+    // Keep what the engine holds on the nodes it knows.
+    for (auto& n : m.nodes) {
+      for (const auto& old : nodes_) {
+        if (old.name != n.name) continue;
+        n.used_cpu_millis = old.used_cpu_millis;
+        n.used_memory_bytes = old.used_memory_bytes;
+        n.used_gpus = old.used_gpus;
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(inventory_mu_);
+    inventory_ = m.nodes;
+  }
+  nodes_ = std::move(m.nodes);
+  // Steps that waited for a node in a state to take work may fit now.
+  for (auto& [id, r] : runs_) {
+    if (r->plan && !r->plan->ready().empty()) touched->insert(r.get());
+  }
+}
+
 void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
                               std::set<RunState*>* touched) {
   auto it = attempts_.find(e.attempt_id);
@@ -110,6 +155,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   }
   Release(r, i);
   const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  bool never_ran = r->plan->state(i).queued;  // cancelled or failed in the backend's queue
   backend::AttemptExit exit = e;
   Status hook_error;
   if (auto& ov = r->slots[size_t(i)].stop_override) {
@@ -151,10 +197,10 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok() && !s.ok()) hook_error = s;
   }
   store::Step& rec = r->slots[size_t(i)].record;
-  rec.node = exit.node.empty() ? launch.node : exit.node;
+  rec.node = !exit.node.empty() ? exit.node : (never_ran ? "" : launch.node);
   rec.exit_code = exit.exit_code;
   rec.signal = exit.signal;
-  rec.wall_ms = exit.usage.wall_ms;
+  rec.wall_ms = never_ran ? 0 : exit.usage.wall_ms;  // no duration for what never ran
   rec.cpu_ms = exit.usage.cpu_ms;
   rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
   if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
@@ -169,7 +215,8 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   // launch_json left empty: the store keeps the one written at launch.
   att.state = spec::AttemptPhase::kExited;
   att.exit_kind = backend::ExitKindName(exit.kind);
-  att.created_at = r->plan->state(i).started_at;
+  const StepState& st = r->plan->state(i);
+  att.created_at = st.launched_at ? st.launched_at : st.started_at;
   att.finished_at = NowMs();
   b->attempts.push_back(std::move(att));
   touched->insert(r);
@@ -189,7 +236,7 @@ void Engine::Impl::SyncRecord(RunState* r, int i) {
   rec.metrics_json = s.metrics_json;
   if (!r->slots[size_t(i)].launch.attempt_id.empty()) {
     rec.attempt_id = r->slots[size_t(i)].launch.attempt_id;
-    if (s.running) rec.node = r->slots[size_t(i)].launch.node;
+    if (s.running) rec.node = s.queued ? "" : r->slots[size_t(i)].launch.node;
   }
 }
 

@@ -101,7 +101,12 @@ void RunPlan::Restore(int i, const StepState& s) {
   st.phase = StepPhase::kPending;
   st.stop_requested = false;
   st.timeout_fired = false;
-  if (phase == StepPhase::kRunning) {
+  if (phase == StepPhase::kPending && s.running) {
+    st.phase = phase;
+    st.running = true;
+    st.queued = true;
+    ++running_;
+  } else if (phase == StepPhase::kRunning) {
     st.phase = phase;
     st.running = true;
     ++running_;
@@ -263,21 +268,53 @@ void RunPlan::FireTimeout(int i, const std::string& message) {
   SetPhase(i, StepPhase::kTimedOut, EventReason::kTimedOut, message, true);
 }
 
-void RunPlan::OnLaunched(int i, int64_t now) {
+void RunPlan::OnLaunched(int i, int64_t now, bool queued) {
   StepState& st = steps_[size_t(i)];
   ready_.erase(i);
   ++st.attempts;
   st.running = true;
+  st.queued = queued;
   st.stop_requested = false;
   st.timeout_fired = false;
-  st.started_at = now;
+  st.launched_at = now;
+  st.started_at = 0;
   st.finished_at = 0;
   st.next_attempt_at = 0;
   ++running_;
+  if (queued) {
+    SetPhase(i, StepPhase::kPending, std::nullopt,
+             "attempt " + std::to_string(st.attempts) + " waits in the scheduler's queue", false);
+    return;
+  }
+  st.started_at = now;
   const auto& timeout = step_spec(i).timeout_ms;
   if (timeout) deadlines_.insert({now + *timeout, i});
   SetPhase(i, StepPhase::kRunning, EventReason::kStarted, "attempt " + std::to_string(st.attempts),
            false);
+}
+
+bool RunPlan::OnRunning(int i, int64_t now) {
+  StepState& st = steps_[size_t(i)];
+  if (!st.running || !st.queued) return false;
+  st.queued = false;
+  st.started_at = now;
+  const auto& timeout = step_spec(i).timeout_ms;
+  if (timeout) deadlines_.insert({now + *timeout, i});
+  // A run timeout or a stop that came while it was queued keeps its phase and message.
+  if (st.phase == StepPhase::kPending) {
+    SetPhase(i, StepPhase::kRunning, EventReason::kStarted,
+             "attempt " + std::to_string(st.attempts), false);
+  } else {
+    dirty_.insert(i);
+  }
+  return true;
+}
+
+void RunPlan::OnQueued(int i, const std::string& why) {
+  StepState& st = steps_[size_t(i)];
+  if (!st.running || !st.queued || st.phase != StepPhase::kPending || why.empty()) return;
+  st.message = why;
+  dirty_.insert(i);
 }
 
 void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string& metrics_json,
@@ -285,6 +322,7 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
   StepState& st = steps_[size_t(i)];
   if (!st.running) return;  // a stale report: the attempt was already accounted for
   st.running = false;
+  st.queued = false;
   --running_;
   for (auto it = deadlines_.begin(); it != deadlines_.end(); ++it) {
     if (it->second == i) {

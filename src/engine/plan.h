@@ -33,15 +33,19 @@ namespace rsl::engine {
 
 struct StepState {
   spec::StepPhase phase = spec::StepPhase::kPending;
-  int attempts = 0;             //!< attempts launched
-  int retries_used = 0;         //!< attempts that counted against retryPolicy
-  bool running = false;         //!< an attempt is live (launched, not yet exited)
+  int attempts = 0;      //!< attempts launched
+  int retries_used = 0;  //!< attempts that counted against retryPolicy
+  bool running = false;  //!< an attempt is live (launched, not yet exited)
+  //! The live attempt waits in the backend's queue (QueuesAttempts): phase PENDING, no
+  //! timeout running, until OnRunning.
+  bool queued = false;
   bool stop_requested = false;  //!< Stop already asked for the live attempt
   //! The step's (or the run's) timeout fired for the live attempt: it is being stopped. The
   //! phase is TIMED_OUT (and the TimedOut event recorded) from that moment; the exit, after
   //! the grace period at most, completes it (a retry, or the end).
   bool timeout_fired = false;
-  int64_t started_at = 0;  //!< of the live/last attempt
+  int64_t started_at = 0;   //!< of the live/last attempt (0 while it waits in a queue)
+  int64_t launched_at = 0;  //!< when the live/last attempt was launched (0: not known)
   int64_t finished_at = 0;
   int64_t next_attempt_at = 0;  //!< RETRYING: not before
   std::string failure_code;
@@ -87,9 +91,10 @@ class RunPlan {
   const std::vector<int>& deps(int i) const { return deps_[size_t(i)]; }
 
   //! Recovery: puts a step back in a recorded state (before the first Advance).
-  //! A RUNNING step, or a TIMED_OUT one with `running` set (its timeout had fired and its
-  //! attempt was being stopped: the stop is asked for again), is expected to be adopted (its
-  //! exit arrives later through OnExit).
+  //! A RUNNING step, a PENDING one with `running` set (queued in the backend), or a
+  //! TIMED_OUT one with `running` set (its timeout had fired and its attempt was being
+  //! stopped: the stop is asked for again), is expected to be adopted (its exit arrives
+  //! later through OnExit).
   void Restore(int i, const StepState& s);
 
   //! Moves the plan forward at `now`: evaluates candidates (skips, `when`), releases retries
@@ -99,8 +104,14 @@ class RunPlan {
   //! Steps that may start now (dependencies succeeded, `when` true, no backoff pending),
   //! in pipeline order. They stay ready until OnLaunched or the run ends.
   const std::set<int>& ready() const { return ready_; }
-  //! The engine launched an attempt of a ready step.
-  void OnLaunched(int i, int64_t now);
+  //! The engine launched an attempt of a ready step. `queued`: the backend queues it (the
+  //! step stays PENDING and its timeout does not run until OnRunning).
+  void OnLaunched(int i, int64_t now, bool queued = false);
+  //! The backend runs the queued attempt of step i now: RUNNING (Started), its timeout
+  //! counts from `now`. False (nothing changes) when the step is not queued.
+  bool OnRunning(int i, int64_t now);
+  //! Why the queued attempt of step i still waits (the backend's words), for its message.
+  void OnQueued(int i, const std::string& why);
   //! The live attempt of step i ended. `hook_error` (AfterStep) fails a succeeded attempt
   //! without retry.
   void OnExit(int i, const backend::AttemptExit& exit, const std::string& metrics_json, int64_t now,

@@ -231,6 +231,70 @@ TEST(PlanTest, StepTimeoutStopsThenCountsAsFailure) {
   EXPECT_EQ(p.outcome()->failure_code, codes::kStepTimedOut);
 }
 
+// On a backend with a queue (Slurm) the step waits there PENDING, and its timeout counts
+// from the moment it runs: waiting in the queue is no time spent.
+TEST(PlanTest, QueuedAttemptTimesOutFromRunningNotFromLaunch) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("queued")};
+  w.pipeline.steps[0].timeout_ms = 500;
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0, /*queued=*/true);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kPending);
+  EXPECT_TRUE(p.state(0).running);
+  EXPECT_EQ(p.state(0).started_at, 0);
+  EXPECT_EQ(p.NextWakeup(), INT64_MAX);
+  EXPECT_TRUE(Reasons(p).empty());
+  p.OnQueued(0, "Slurm job 7 pending: Resources");
+  EXPECT_EQ(p.state(0).message, "Slurm job 7 pending: Resources");
+  p.Advance(5000, kAlwaysTrue);
+  EXPECT_TRUE(p.TakeStops().empty());  // 5 s in the queue: no timeout
+  EXPECT_TRUE(p.OnRunning(0, 5000));
+  EXPECT_FALSE(p.OnRunning(0, 5100));  // once
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kRunning);
+  EXPECT_EQ(p.state(0).started_at, 5000);
+  EXPECT_EQ(Reasons(p), (std::vector<std::string>{"queued:Started"}));
+  EXPECT_EQ(p.NextWakeup(), 5500);
+  p.Advance(5499, kAlwaysTrue);
+  EXPECT_TRUE(p.TakeStops().empty());
+  p.Advance(5500, kAlwaysTrue);
+  ASSERT_EQ(p.TakeStops().size(), 1u);
+}
+
+// A queued attempt cancelled before it ran: CANCELLED, and it never started.
+TEST(PlanTest, QueuedAttemptCancelledNeverStarted) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("queued")};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0, /*queued=*/true);
+  p.Cancel(100, "alice");
+  ASSERT_EQ(p.TakeStops().size(), 1u);
+  p.OnExit(0, Exit(ExitKind::kCancelled, -1, "cancelled by RSL"), "{}", 200);
+  EXPECT_EQ(p.state(0).phase, spec::StepPhase::kCancelled);
+  EXPECT_EQ(p.state(0).started_at, 0);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kCancelled);
+}
+
+// An attempt queued when the controller stopped is adopted again, still queued.
+TEST(PlanTest, RestoredQueuedAttemptStaysQueued) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("queued")};
+  w.pipeline.steps[0].timeout_ms = 500;
+  RunPlan p(&w, 0);
+  StepState s;
+  s.phase = spec::StepPhase::kPending;
+  s.attempts = 1;
+  s.running = true;
+  p.Restore(0, s);
+  p.Advance(10000, kAlwaysTrue);
+  EXPECT_TRUE(p.ready().empty());
+  EXPECT_TRUE(p.TakeStops().empty());
+  EXPECT_TRUE(p.OnRunning(0, 10000));
+  EXPECT_EQ(p.NextWakeup(), 10500);
+}
+
 // The timeout is on record when it fires, not when the stopped attempt finally ends: phase
 // TIMED_OUT and the TimedOut event at once, while the attempt still runs its grace period.
 TEST(PlanTest, StepTimeoutIsRecordedWhenItFires) {

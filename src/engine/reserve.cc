@@ -33,6 +33,13 @@ bool Engine::Impl::Reserve(RunState* r, int i, std::string* node, std::vector<in
     *why = Join(parts, "; ");
     return false;
   }
+  if (backend_queues_) {
+    // The backend's scheduler places it (and queues it while the nodes are busy): the
+    // engine only knew that a node in a state to take work could run it.
+    node->clear();
+    gpus->clear();
+    return true;
+  }
   for (auto& n : nodes_) {
     if (n.name != p.node) continue;
     n.used_cpu_millis += req.cpu_millis;
@@ -48,6 +55,7 @@ bool Engine::Impl::Reserve(RunState* r, int i, std::string* node, std::vector<in
 }
 
 void Engine::Impl::Release(RunState* r, int i) {
+  if (backend_queues_) return;  // nothing was held (Reserve)
   const backend::LaunchSpec& l = r->slots[size_t(i)].launch;
   sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
   for (auto& n : nodes_) {

@@ -37,7 +37,29 @@ class FakeBackend : public backend::Backend {
     }
   }
   std::string name() const override { return "fake"; }
-  Result<std::vector<sched::Node>> ListNodes() override { return nodes_; }
+  Result<std::vector<sched::Node>> ListNodes() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return nodes_;
+  }
+  //! As a scheduler with a queue (Slurm) when `queues` is set (before the engine starts).
+  bool QueuesAttempts() const override { return queues; }
+
+  //! A queued attempt runs now on `node` (the Running event a scheduler's backend sends).
+  void Run(const std::string& attempt_id, const std::string& node) {
+    if (on_event) on_event({attempt_id, spec::EventReason::kRunning, "running on " + node, node});
+  }
+  //! Why a queued attempt still waits (a Pending event).
+  void StillQueued(const std::string& attempt_id, const std::string& why) {
+    if (on_event) on_event({attempt_id, spec::EventReason::kPending, why, ""});
+  }
+  //! The inventory changes (a node drained, resumed...): reported as on_nodes.
+  void SetNodes(std::vector<sched::Node> nodes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      nodes_ = nodes;
+    }
+    if (on_nodes) on_nodes(nodes);
+  }
 
   //! Makes the attempt's directories as a real backend does, then records the launch.
   Status Launch(const backend::LaunchSpec& spec) override {
@@ -80,7 +102,7 @@ class FakeBackend : public backend::Backend {
       std::lock_guard<std::mutex> lock(mu_);
       if (!live_.erase(e.attempt_id)) return;
     }
-    if (e.node.empty()) e.node = "local";
+    if (e.node.empty() && !queues) e.node = "local";
     if (on_exit) on_exit(e);
   }
   void Succeed(const std::string& attempt_id) {
@@ -131,6 +153,7 @@ class FakeBackend : public backend::Backend {
   }
 
   bool hold_stops = false;
+  bool queues = false;
 
  private:
   std::vector<sched::Node> nodes_;

@@ -29,11 +29,11 @@ bool DeviceFits(const Device& d, const Request& req, std::string* why) {
   return true;
 }
 
-// Checks `n` against `req`; with `now` the node's current use counts. Fills `gpus` with
-// the chosen free device indices.
+// Checks `n` against `req`; with `now` the node's current use and state count (a node not
+// Ready, e.g. drained, may be again). Fills `gpus` with the chosen free device indices.
 bool Fits(const Node& n, const Request& req, bool now, const std::vector<int>& busy,
           std::vector<int>* gpus, std::string* why) {
-  if (n.state != spec::NodeState::kReady) {
+  if (now && n.state != spec::NodeState::kReady) {
     *why = std::string("node is ") + spec::Name(n.state);
     return false;
   }

@@ -33,8 +33,9 @@ struct Placement {
   std::vector<Misfit> misfits;   //!< one per node that was refused
 };
 
-//! Could any node satisfy `req` if it were idle? Returns "" if so, else a message naming
-//! what is missing (for INSUFFICIENT_RESOURCES).
+//! Could any node satisfy `req` if it were idle and Ready? Returns "" if so, else a message
+//! naming what is missing (for INSUFFICIENT_RESOURCES). A node's state is transient (drained,
+//! down, not responding: it may come back) and never makes a request impossible.
 std::string WhyNeverFits(const std::vector<Node>& nodes, const Request& req);
 
 //! Chooses the least-loaded node that fits now. `gpus_in_use[i]` are the busy device indices

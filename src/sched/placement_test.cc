@@ -47,6 +47,19 @@ TEST(PlacementTest, BusyNodeHasNoPlacementButCouldFitLater) {
   EXPECT_EQ(WhyNeverFits({n}, req), "");
 }
 
+// A drained (or down) node takes nothing now, but may again: admission must not refuse a
+// request only it can run.
+TEST(PlacementTest, DrainedNodeWaitsButIsNeverImpossible) {
+  Node n = MakeNode("n1", 2, 4);
+  n.state = spec::NodeState::kDrained;
+  Request req{1000, 0, 0, {}, std::nullopt};
+  Placement p = Place({n}, req);
+  EXPECT_EQ(p.node, "");
+  ASSERT_EQ(p.misfits.size(), 1u);
+  EXPECT_EQ(p.misfits[0].reason, "node is Drained");
+  EXPECT_EQ(WhyNeverFits({n}, req), "");
+}
+
 TEST(PlacementTest, NeverFitsNamesTheMissingCapability) {
   Node n = MakeNode("local", 8, 32, {Gpu("A100", {"tensor_core", "fp16_support"})});
   Request req{1000, 0, 1, {"tensor_core", "low_latency"}, std::nullopt};

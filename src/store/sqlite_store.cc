@@ -605,7 +605,10 @@ class SqliteStore : public Store {
 
 bool StepAttemptLive(const Step& s) {
   return s.phase == spec::StepPhase::kRunning ||
-         (s.phase == spec::StepPhase::kTimedOut && s.started_at > 0 && s.finished_at == 0);
+         (s.phase == spec::StepPhase::kPending && s.attempts > 0 && !s.attempt_id.empty() &&
+          s.finished_at == 0) ||
+         (s.phase == spec::StepPhase::kTimedOut && s.attempts > 0 && !s.attempt_id.empty() &&
+          s.finished_at == 0);
 }
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,

@@ -90,8 +90,10 @@ struct Step {
   std::string output_dir;  //!< staging dir of the successful attempt, or published dir
 };
 
-//! True while the step's attempt is alive: RUNNING, or TIMED_OUT without a finish time yet
-//! (its timeout fired and the attempt is being stopped: SIGKILL after the grace period).
+//! True while the step's attempt is alive: RUNNING, PENDING with a launched attempt and no
+//! finish time (it waits in a scheduler's queue, e.g. Slurm's), or TIMED_OUT without a
+//! finish time yet (its timeout fired and the attempt is being stopped: SIGKILL after the
+//! grace period).
 bool StepAttemptLive(const Step& step);
 
 //! One attempt: what was launched (for recovery) and how it ended.

@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
                  "SLURM_CONF for --backend slurm");
   app.add_option("--slurm-partition", f.runtime.backend_options.slurm_partition,
                  "partition for --backend slurm");
+  app.add_option("--slurm-patience", f.runtime.backend_options.slurm_patience,
+                 "how long live steps wait for an unreachable slurmctld before they fail "
+                 "(default 5m)");
   app.add_option(
       "--step-isolation", f.runtime.backend_options.isolation,
       "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");

@@ -57,10 +57,15 @@ inline int SlurmdPid(const std::string& node) {
   return (p > 0 && ::kill(p, 0) == 0) ? p : 0;
 }
 
-//! A slurmd killed by an earlier test comes back (ReturnToService=2); waits for all idle.
+//! A slurmd killed by an earlier test comes back (ReturnToService=2), so do a slurmctld
+//! stopped and a node drained by one; waits for all idle.
 inline void EnsureAllNodesIdle() {
+  Sh("bash " + ClusterScript() + " start-ctld");
   for (std::string n : {"n1", "n2", "n3"}) {
     if (SlurmdPid(n) == 0) Sh("bash " + ClusterScript() + " start-node " + n);
+    if (Sh("sinfo -h -n " + n + " -o %T").find("drain") != std::string::npos) {
+      Sh("scontrol update nodename=" + n + " state=resume");
+    }
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {

@@ -9,24 +9,14 @@
 #include <map>
 #include <thread>
 
-#include "backend/factory.h"
 #include "base/file.h"
 #include "base/strings.h"
-#include "cluster_util.h"
-#include "engine/engine.h"
-#include "spec/parse.h"
-#include "store/store.h"
+#include "engine_fixture.h"
 
 namespace rsl {
 namespace {
 
 using namespace rsl::slurm_test;  // NOLINT
-using SysClock = std::chrono::system_clock;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(SysClock::now().time_since_epoch())
-      .count();
-}
 
 // The fraud example's structure (seed 000 §4.2) with true/python steps.
 constexpr char kFraudYaml[] = R"yaml(apiVersion: aiengine.volc.com/v1
@@ -55,74 +45,6 @@ spec:
         dependsOn: [train]
         when: "output.train.metrics.auc > 0.92"
 )yaml";
-
-class SlurmEngineTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    UseFixtureCluster();
-    ASSERT_TRUE(PathExists(EnvVar("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
-    EnsureAllNodesIdle();
-    dir_ = ::testing::TempDir() + "slurm_engine_test/" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    ASSERT_TRUE(MakeDirs(dir_).ok());
-  }
-  void TearDown() override {
-    if (engine_) engine_->Stop(true);
-    engine_.reset();
-    backend_.reset();
-    store_.reset();
-    Sh("squeue -h -o %A | xargs -r scancel");
-  }
-
-  void StartEngine(const std::string& backend_name) {
-    backend::BackendOptions bo;
-    bo.state_dir = dir_;
-    bo.slurm_conf = EnvVar("SLURM_CONF");
-    auto b = backend::MakeBackend(backend_name, bo);
-    ASSERT_TRUE(b.ok()) << b.status().ToString();
-    backend_ = std::move(*b);
-    store::StoreOptions so;
-    so.sync_full = false;
-    auto s = store::OpenSqliteStore(dir_, so);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
-    engine::EngineOptions eo;
-    eo.state_dir = dir_;
-    eo.stop_grace_ms = 2000;
-    engine_ = std::make_unique<engine::Engine>(store_.get(), backend_.get(), engine::Hooks{}, eo);
-    auto st = engine_->Start();
-    ASSERT_TRUE(st.ok()) << st.ToString();
-  }
-
-  std::string Submit(const std::string& yaml) {
-    auto parsed = spec::ParseWorkload(yaml, "test.yaml");
-    EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].ToString());
-    if (!parsed.ok()) return "";
-    auto id = engine_->Submit(parsed.workload, "test");
-    EXPECT_TRUE(id.ok()) << id.status().ToString();
-    return id.ok() ? *id : "";
-  }
-
-  std::map<std::string, store::Step> Steps(const std::string& run_id) {
-    std::map<std::string, store::Step> out;
-    auto steps = store_->ListSteps(run_id);
-    if (steps.ok()) {
-      for (auto& s : *steps) out[s.name] = s;
-    }
-    return out;
-  }
-
-  std::vector<store::Event> Events(const std::string& run_id) {
-    auto ev = store_->ListEvents(run_id, 0);
-    return ev.ok() ? *ev : std::vector<store::Event>{};
-  }
-
-  std::string dir_;
-  std::unique_ptr<backend::Backend> backend_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<engine::Engine> engine_;
-};
 
 TEST_F(SlurmEngineTest, FraudStructureRunsToSucceeded) {
   StartEngine("slurm");
@@ -229,13 +151,7 @@ spec:
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(Sh("squeue -h -t R -o %j"), "rsl-adopt-on-slurm-a\n");
-  engine_->Stop(false);  // the controller goes away; the job keeps running in Slurm
-  engine_.reset();
-  backend_.reset();
-  store_.reset();
-
-  StartEngine("slurm");
-  ASSERT_TRUE(engine_->Recover().ok());
+  RestartController();  // the job keeps running in Slurm meanwhile
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;

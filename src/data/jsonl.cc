@@ -148,15 +148,7 @@ class JsonlReader : public FileReader {
       bool present = false;
       for (const auto& chunk : present_) present = present || chunk[f];
       if (present) continue;
-      std::vector<std::string> names;
-      for (const auto& wf : schema_.record().fields) names.push_back(wf.name);
-      std::string close = ClosestMatch(p.name, names);
-      return Error(codes::kDataSchemaMismatch,
-                   "declared field is missing from every record and has no default")
-          .Path(p.name)
-          .Value(name_)
-          .Hint(close.empty() ? "data fields: " + Join(names, ", ")
-                              : "the data has " + Quote(close) + "; rename it or add a default");
+      return MissingFieldError(p.name, schema_.record().fields, "missing from every record", name_);
     }
     return Status::Ok();
   }

@@ -151,6 +151,18 @@ bool TypesResolve(const Type& w, const Type& r) {
   }
 }
 
+Error MissingFieldError(const std::string& name, const std::vector<schema::Field>& data_fields,
+                        const std::string& why, const std::string& file) {
+  std::vector<std::string> names;
+  for (const auto& f : data_fields) names.push_back(f.name);
+  std::string close = ClosestMatch(name, names);
+  return Error(codes::kDataSchemaMismatch, "declared field is " + why + " and has no default")
+      .Path(name)
+      .Value(file)
+      .Hint(close.empty() ? "data fields: " + Join(names, ", ")
+                          : "the data has " + Quote(close) + "; rename it or add a default");
+}
+
 Result<Binding> Resolve(const schema::Schema& writer, const Plan& plan, const std::string& file,
                         bool check_types) {
   Binding b;
@@ -181,15 +193,7 @@ Result<Binding> Resolve(const schema::Schema& writer, const Plan& plan, const st
     if (seen[i]) continue;
     const FieldPlan& rf = plan.fields[i];
     if (!rf.default_json) {
-      std::vector<std::string> names;
-      for (const auto& wf : wr.fields) names.push_back(wf.name);
-      std::string close = ClosestMatch(rf.name, names);
-      return Error(codes::kDataSchemaMismatch,
-                   "declared field is missing from the data and has no default")
-          .Path(rf.name)
-          .Value(file)
-          .Hint(close.empty() ? "data fields: " + Join(names, ", ")
-                              : "the data has " + Quote(close) + "; rename it or add a default");
+      return MissingFieldError(rf.name, wr.fields, "missing from the data", file);
     }
     b.defaulted.push_back(static_cast<int>(i));
     b.default_is_null.push_back(*rf.default_json == "null");

@@ -31,6 +31,12 @@ struct Binding {
   std::vector<std::string> ignored;   //!< writer fields the reader does not declare
 };
 
+//! The DATA_SCHEMA_MISMATCH for a declared field `name` without a default that the data
+//! (whose top-level fields are `data_fields`) lacks: `why` says where it is missing, `file`
+//! names the data, the hint names the closest data field or lists them all.
+Error MissingFieldError(const std::string& name, const std::vector<schema::Field>& data_fields,
+                        const std::string& why, const std::string& file);
+
 //! Resolves field by field. `check_types` false matches names only (CSV headers, whose values
 //! are checked one by one as they are parsed). `file` names the data in messages.
 Result<Binding> Resolve(const schema::Schema& writer, const Plan& plan, const std::string& file,

@@ -93,6 +93,16 @@ bool IsFloat(DType dtype) {
 
 bool IsNumeric(DType dtype) { return dtype != DType::kString; }
 
+bool IsInteger(DType dtype) { return dtype >= DType::kInt8 && dtype <= DType::kUint64; }
+
+std::optional<int64_t> ElementToInt64(DType dtype, const unsigned char* p, bool big_endian) {
+  size_t n = DTypeSize(dtype);
+  uint64_t raw = LoadUnsigned(p, n, big_endian);
+  if (dtype >= DType::kInt8 && dtype <= DType::kInt64) return SignExtend(raw, n);
+  if (raw > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(raw);
+}
+
 double HalfToDouble(uint16_t bits) {
   int sign = (bits >> 15) & 1;
   int exponent = (bits >> 10) & 0x1f;

@@ -49,4 +49,10 @@ double Float8E5M2ToDouble(uint8_t bits);
 //! REQUIRES: IsNumeric(dtype) and p points at DTypeSize(dtype) readable bytes.
 double ElementToDouble(DType dtype, const unsigned char* p, bool big_endian);
 
+bool IsInteger(DType dtype);  //!< the signed and unsigned integer dtypes (not kBool)
+
+//! Reads one element of an integer dtype exactly. nullopt only for a uint64 value above
+//! INT64_MAX (above every int64 bound). REQUIRES: IsInteger(dtype), as ElementToDouble.
+std::optional<int64_t> ElementToInt64(DType dtype, const unsigned char* p, bool big_endian);
+
 }  // namespace rsl::model

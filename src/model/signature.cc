@@ -133,30 +133,49 @@ Errors CheckTensor(const spec::TensorSpec& expected, const Tensor& actual, const
   const bool check_finite = IsFloat(actual.dtype);
   const auto& range = expected.range;
   int64_t count = actual.ElementCount();
+  // Integer tensors against integer ends are compared exactly: a double cannot tell
+  // 9007199254740993 from 9007199254740992.
+  const auto& int_range = expected.int_range;
+  const bool exact = int_range && IsInteger(actual.dtype);
   int64_t best_flat = -1;
-  double best_value = 0;
+  std::string best_value;
   std::vector<int64_t> best_index;
   for (int64_t pos_idx = 0; pos_idx < count; ++pos_idx) {
-    double v = actual.ValueAt(pos_idx);
-    bool bad = (check_finite && !std::isfinite(v)) ||
-               (range && (std::isnan(v) || v < range->first || v > range->second));
+    bool bad;
+    std::string shown;
+    if (exact) {
+      std::optional<int64_t> v = actual.IntValueAt(pos_idx);  // nullopt: above INT64_MAX
+      bad = !v || *v < int_range->first || *v > int_range->second;
+      if (bad) shown = v ? std::to_string(*v) : "a value above " + std::to_string(INT64_MAX);
+    } else {
+      double v = actual.ValueAt(pos_idx);
+      bad = (check_finite && !std::isfinite(v)) ||
+            (range && (std::isnan(v) || v < range->first || v > range->second));
+      if (bad) shown = FormatNumber(v, actual.dtype);
+    }
     if (!bad) continue;
     std::vector<int64_t> index = actual.LogicalIndex(pos_idx);
     int64_t flat = FlatC(actual.shape, index);
     if (best_flat < 0 || flat < best_flat) {
       best_flat = flat;
-      best_value = v;
+      best_value = std::move(shown);
       best_index = std::move(index);
     }
     if (!actual.fortran_order) break;
   }
   if (best_flat >= 0) {
-    std::string got =
-        FormatNumber(best_value, actual.dtype) + " at index " + ShapeToString(best_index);
+    std::string got = best_value + " at index " + ShapeToString(best_index);
     if (range) {
+      std::string ends = RangeToString(*range);
+      if (exact) {  // appended piece by piece, as in RangeToString
+        ends = "[";
+        ends += std::to_string(int_range->first);
+        ends += ", ";
+        ends += std::to_string(int_range->second);
+        ends += "]";
+      }
       errors.push_back(
-          Mismatch(n + ".range expected values in " + RangeToString(*range) + ", got " + got,
-                   sig_path, pos));
+          Mismatch(n + ".range expected values in " + ends + ", got " + got, sig_path, pos));
     } else {
       errors.push_back(Mismatch(n + ".values expected finite numbers, got " + got, sig_path, pos));
     }

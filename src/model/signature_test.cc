@@ -137,6 +137,44 @@ TEST(SignatureTest, TensorsInsideSafetensorsFiles) {
                 "fraud_prob.range expected values in [0, 1], got 2 at index [2, 0]"}));
 }
 
+// int64 and uint64 outputs against integer range ends are compared exactly: 2^53 + 1 is
+// above a range that ends at 2^53 although both are the same double (numpy writes the files).
+TEST(SignatureTest, IntegerRangesAreExact) {
+  TempDir dir;
+  spec::ModelSpec m;
+  spec::TensorSpec ids{
+      "ids", "int64", {-1}, std::make_pair(-9007199254740992.0, 9007199254740992.0)};
+  ids.int_range = std::make_pair(int64_t{-9007199254740992}, int64_t{9007199254740992});
+  m.outputs.push_back(ids);
+  spec::TensorSpec counts{"counts", "uint64", {-1}, std::make_pair(0.0, 9223372036854775807.0)};
+  counts.int_range = std::make_pair(int64_t{0}, INT64_MAX);
+  m.outputs.push_back(counts);
+  std::string out = dir / "int";
+  ASSERT_TRUE(MakeDirs(out).ok());
+  ASSERT_EQ(RunPython(R"(import numpy as np
+np.save('ids.npy', np.array([1, 9007199254740992, 9007199254740993], dtype=np.int64))
+np.save('counts.npy', np.array([0, 2**63 - 1, 2**63], dtype=np.uint64))
+)",
+                      out),
+            0);
+  auto r = CheckOutputDir(m, out);
+  EXPECT_EQ(Messages(r.errors),
+            (std::vector<std::string>{
+                "counts.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[1]: "
+                "counts.range expected values in [0, 9223372036854775807], got a value above "
+                "9223372036854775807 at index [2]",
+                "ids.npy: OUTPUT_SCHEMA_MISMATCH spec.model.signature.outputs[0]: "
+                "ids.range expected values in [-9007199254740992, 9007199254740992], got "
+                "9007199254740993 at index [2]"}));
+  // Within the exact ends: nothing to report.
+  ASSERT_EQ(RunPython("import numpy as np\n"
+                      "np.save('ids.npy', np.array([9007199254740992], dtype=np.int64))\n"
+                      "np.save('counts.npy', np.array([2**63 - 1], dtype=np.uint64))\n",
+                      out),
+            0);
+  EXPECT_TRUE(CheckOutputDir(m, out).errors.empty());
+}
+
 // An FP8 checkpoint written by Python's json and struct as safetensors' save_file lays it out:
 // the weights are in F8_E4M3, F8_E5M2 and F8_E8M0 (a format RSL does not read), none of them
 // in the signature, so only fraud_prob is checked. A signature output in FP8 is read and

@@ -36,6 +36,12 @@ double Tensor::ValueAt(int64_t storage_pos) const {
   return ElementToDouble(dtype, p, big_endian);
 }
 
+std::optional<int64_t> Tensor::IntValueAt(int64_t storage_pos) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data()) +
+                  static_cast<size_t>(storage_pos) * item_size;
+  return ElementToInt64(dtype, p, big_endian);
+}
+
 std::string ShapeToString(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

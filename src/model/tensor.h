@@ -30,6 +30,8 @@ struct Tensor {
   std::vector<int64_t> LogicalIndex(int64_t storage_pos) const;
   //! The element at storage position `storage_pos` as a double. REQUIRES: IsNumeric(dtype).
   double ValueAt(int64_t storage_pos) const;
+  //! The element at `storage_pos` exactly, for integer dtypes (see ElementToInt64).
+  std::optional<int64_t> IntValueAt(int64_t storage_pos) const;
 };
 
 //! "[1, 128]" (also for index lists).

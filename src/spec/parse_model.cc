@@ -1,6 +1,7 @@
 #include "spec/parse_model.h"
 
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <regex>
@@ -12,6 +13,19 @@
 namespace rsl::spec {
 
 namespace {
+
+// A scalar written as a plain integer ("-3", "9007199254740993") that fits int64, exactly;
+// nullopt for anything else (1.5, 1e3, .inf, text), which the double path handles.
+std::optional<int64_t> ExactInt(const YAML::Node& node) {
+  if (!node.IsScalar()) return std::nullopt;
+  const std::string& text = node.Scalar();
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const char* end = text.data() + text.size();
+  int64_t v = 0;
+  auto res = std::from_chars(begin, end, v);
+  if (res.ec != std::errc() || res.ptr != end || begin == end) return std::nullopt;
+  return v;
+}
 
 constexpr int64_t kMaxDimension = int64_t{1} << 40;
 const std::vector<std::string> kModelKeys = {"framework", "version", "buildFingerprint",
@@ -211,12 +225,15 @@ class ModelParser : public FieldParser {
           } else {
             auto lo = r_.Number(range[0], Index(cp + ".range", 0));
             auto hi = r_.Number(range[1], Index(cp + ".range", 1));
-            if (lo && hi && *lo > *hi) {
+            auto ilo = ExactInt(range[0]), ihi = ExactInt(range[1]);
+            bool inverted = ilo && ihi ? *ilo > *ihi : lo && hi && *lo > *hi;
+            if (inverted) {
               r_.Fail(range, cp + ".range", "range low end is greater than its high end",
                       "write [low, high]");
               ok = false;
             } else if (lo && hi) {
               t.range = std::make_pair(*lo, *hi);
+              if (ilo && ihi) t.int_range = std::make_pair(*ilo, *ihi);
             } else {
               ok = false;
             }

@@ -82,6 +82,34 @@ TEST(ParseTest, MinimalExampleFields) {
             w.PosOf("spec.pipeline.steps[2]").line);
 }
 
+// Integer range ends are kept exactly beside the doubles; a fraction or an exponent is not an
+// exact integer; the exact ends decide an inverted range that doubles cannot tell apart.
+TEST(ParseTest, IntegerRangeEndsAreExact) {
+  auto parse = [](const std::string& range) {
+    return ParseWorkload(
+        "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: w}\nspec:\n"
+        "  model:\n    framework: onnx\n    version: 1.0.0\n    signature:\n"
+        "      outputs: [{name: ids, shape: [-1], dtype: int64, constraints: {range: " +
+            range +
+            "}}]\n"
+            "  pipeline:\n    steps:\n      - {name: a, command: [x]}\n",
+        "r.yaml");
+  };
+  ParseResult r = parse("[-3, 9007199254740993]");
+  ASSERT_TRUE(r.ok()) << Describe(r);
+  const TensorSpec& t = r.workload.model->outputs[0];
+  ASSERT_TRUE(t.int_range);
+  EXPECT_EQ(t.int_range->first, -3);
+  EXPECT_EQ(t.int_range->second, int64_t{9007199254740993});
+  r = parse("[0, 1.5]");
+  ASSERT_TRUE(r.ok()) << Describe(r);
+  EXPECT_FALSE(r.workload.model->outputs[0].int_range);
+  r = parse("[9007199254740993, 9007199254740992]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(Describe(r).find("range low end is greater than its high end"), std::string::npos)
+      << Describe(r);
+}
+
 TEST(ParseTest, FraudExampleFields) {
   ParseResult r = ParseOk(kRepo + "/examples/fraud-detect-workload.yaml");
   const Workload& w = r.workload;

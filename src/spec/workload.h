@@ -73,6 +73,9 @@ struct TensorSpec {
   std::string dtype;                               //!< one of SPEC.md's dtypes
   std::vector<int64_t> shape;                      //!< -1 = any size (first dimension only)
   std::optional<std::pair<double, double>> range;  //!< constraints.range [lo, hi]
+  //! constraints.range's ends when both are written as integers that fit int64: integer
+  //! tensors are compared with these exactly (a double holds integers only up to 2^53).
+  std::optional<std::pair<int64_t, int64_t>> int_range = std::nullopt;
 };
 
 //! "torch==2.1.2+cu118" -> {name: torch, version: 2.1.2+cu118}.

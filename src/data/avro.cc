@@ -9,6 +9,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "data/codec.h"
+#include "data/decimal.h"
 #include "data/format.h"
 
 #include <zlib.h>
@@ -134,14 +135,14 @@ class Decoder {
       case Kind::kBytes:
       case Kind::kString: {
         std::string_view s = c->Bytes();
-        if (r >= 0 && c->ok) DeliverString(r, row, s);
+        if (r >= 0 && c->ok) DeliverBytes(t, r, row, s);
         return;
       }
       case Kind::kFixed: {
         const uint8_t* b;
         if (!c->Take(static_cast<size_t>(t.size), &b)) return;
         if (r >= 0)
-          DeliverString(r, row, std::string_view(reinterpret_cast<const char*>(b), t.size));
+          DeliverBytes(t, r, row, std::string_view(reinterpret_cast<const char*>(b), t.size));
         return;
       }
       case Kind::kEnum: {
@@ -224,6 +225,14 @@ class Decoder {
     else
       sink_->Other(r, row);
   }
+  // Bytes or fixed of writer type `t`: a decimal read as a number is its value with its scale.
+  void DeliverBytes(const Type& t, int r, int64_t row, std::string_view s) {
+    if (t.IsDecimal() && plan_->fields[r].kind == ValueKind::kDouble) {
+      sink_->Double(r, row, ScaleDecimal(BigEndianDecimal(s), t.scale));
+    } else {
+      DeliverString(r, row, s);
+    }
+  }
   void DeliverString(int r, int64_t row, std::string_view s) {
     if (plan_->fields[r].kind == ValueKind::kString)
       sink_->String(r, row, s);
@@ -274,7 +283,7 @@ class AvroReader : public SelfDescribedReader {
       return FormatError(name_, c.p - base, "truncated header: no sync marker");
     std::memcpy(sync_, sync, 16);
     if (schema_json.empty()) return FormatError(name_, 4, "header has no avro.schema");
-    auto parsed = schema::ParseAvroSchema(schema_json);
+    auto parsed = schema::ParseAvroSchema(schema_json, schema::InvalidLogical::kIgnore);
     if (!parsed.ok()) {
       return FormatError(name_, 4,
                          "writer schema in the header is invalid: " + parsed.error().message);

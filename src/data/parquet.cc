@@ -11,6 +11,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "data/codec.h"
+#include "data/decimal.h"
 #include "data/format.h"
 #include "data/thrift.h"
 
@@ -54,19 +55,6 @@ struct Column {
   bool is_unsigned = false;  // UINT_8..UINT_64 / INTEGER(isSigned=false)
   int decimal_scale = -1;    // DECIMAL: the scale (value = unscaled / 10^scale); -1 none
 };
-
-// A DECIMAL stored as a big-endian two's complement integer (FIXED_LEN_BYTE_ARRAY,
-// BYTE_ARRAY), as a double. Precision beyond a double's 15-17 digits is rounded.
-double BigEndianDecimal(std::string_view bytes) {
-  if (bytes.empty()) return 0;
-  const bool negative = static_cast<uint8_t>(bytes[0]) & 0x80;
-  double v = 0;
-  for (char ch : bytes) {
-    uint8_t b = static_cast<uint8_t>(ch);
-    v = v * 256 + (negative ? static_cast<uint8_t>(~b) : b);
-  }
-  return negative ? -(v + 1) : v;
-}
 
 struct ChunkMeta {
   int column = 0;
@@ -318,9 +306,14 @@ class ParquetReader : public SelfDescribedReader {
     if (converted == 5 || (logical && logical->Field(5))) {
       c->decimal_scale = static_cast<int>(
           logical && logical->Field(5) ? logical->Field(5)->Int(1, 0) : el.Int(7, 0));
+      int64_t precision =
+          logical && logical->Field(5) ? logical->Field(5)->Int(2, 0) : el.Int(8, 0);
       if (c->decimal_scale < 0 || c->decimal_scale > 38) c->decimal_scale = 0;
-      t->kind = Kind::kDouble;  // the decimal's value, declared as double (or float)
+      // The decimal's value, declared as double (or float), or as a decimal of the same scale.
+      t->kind = Kind::kDouble;
       t->logical_type = "decimal";
+      t->scale = c->decimal_scale;
+      t->precision = static_cast<int>(std::clamp<int64_t>(precision, c->decimal_scale, 1000));
       return Nullable(t, *c);
     }
     switch (c->type) {
@@ -480,7 +473,7 @@ class ParquetReader : public SelfDescribedReader {
                             ? BigEndianDecimal(v.strs[i])
                             : static_cast<double>(v.ints[i]);
       if (k == ValueKind::kDouble)
-        sink->Double(r, row, unscaled / std::pow(10.0, c.decimal_scale));
+        sink->Double(r, row, ScaleDecimal(unscaled, c.decimal_scale));
       else
         sink->Other(r, row);
       return;

@@ -43,6 +43,12 @@ bool TimeUnitsConflict(const Type& w, const Type& r) {
   return timed(w.logical_type) && timed(r.logical_type) && w.logical_type != r.logical_type;
 }
 
+// A declared decimal reads a decimal of the same scale and no more digits (Avro resolves
+// decimals whose scale and precision match; a narrower precision cannot lose a digit).
+bool DecimalsResolve(const Type& w, const Type& r) {
+  return w.IsDecimal() && w.scale == r.scale && w.precision <= r.precision;
+}
+
 // Where writer type `w` stops resolving against reader type `r`, which TypesResolve said it
 // does not: appends nested field names to `path` ("nested.x", "tags[]") and says what differs.
 std::string Explain(const Type& w, const Type& r, std::string* path) {
@@ -94,6 +100,10 @@ std::string Explain(const Type& w, const Type& r, std::string* path) {
         break;
     }
   }
+  if (w.kind != Kind::kUnion && r.IsDecimal() && w.IsDecimal()) {
+    return "data has " + w.ToString() + ", declared " + r.ToString() +
+           ": a declared decimal reads decimals of the same scale and at most its precision";
+  }
   return "data has " + w.ToString() + ", declared " + r.ToString();
 }
 
@@ -115,6 +125,8 @@ bool TypesResolve(const Type& w, const Type& r) {
     }
     return false;
   }
+  if (r.IsDecimal()) return DecimalsResolve(w, r);
+  if (w.IsDecimal() && (r.kind == Kind::kFloat || r.kind == Kind::kDouble)) return true;
   switch (r.kind) {
     case Kind::kRecord: {
       if (w.kind != Kind::kRecord) return false;

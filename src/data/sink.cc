@@ -1,7 +1,7 @@
 #include "data/sink.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 namespace rsl::data {
@@ -39,6 +39,7 @@ int Plan::FieldIndex(std::string_view name) const {
 namespace {
 
 ValueKind KindOf(const schema::Type& t) {
+  if (t.IsDecimal()) return ValueKind::kDouble;  // read as its value, with its scale
   switch (t.kind) {
     case Kind::kBoolean:
       return ValueKind::kBool;
@@ -139,9 +140,10 @@ void ChunkSink::Violate(Violation* v, int64_t row, int64_t value) {
 void ChunkSink::Violate(Violation* v, int64_t row, double value) {
   if (v->count++ == 0) {
     v->row = row;
+    // The shortest text that reads back as the same double: 10.01, not 10.009999999999999787.
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", value);
-    v->value = buf;
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    v->value = ec == std::errc() ? std::string(buf, end) : std::to_string(value);
   }
 }
 

@@ -2,6 +2,8 @@
 // primitives, records, enums, arrays, maps, unions and fixed; adds RSL's field attribute
 // `constraints` {enum, min, max}. A field-level "logicalType" (as the seed writes it, next to
 // "type": "long") applies to the field's primitive type.
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -21,6 +23,9 @@ using nlohmann::json;
 // Nesting beyond this is refused: real schemas are a few levels deep, and the limit keeps
 // recursion bounded for hostile input.
 constexpr int kMaxTypeDepth = 64;
+// Decimal digits a contract may declare: far beyond any writer's (Parquet's fixed decimals stop
+// at 38), small enough that no size arithmetic overflows.
+constexpr int64_t kMaxDecimalPrecision = 1000;
 
 struct Prim {
   const char* name;
@@ -48,7 +53,7 @@ std::string Shown(const json& j) {
 
 class AvroParser {
  public:
-  explicit AvroParser(const std::string& text) : text_(text) {}
+  AvroParser(const std::string& text, InvalidLogical invalid) : text_(text), invalid_(invalid) {}
 
   Result<TypePtr> Type(const json& j, const std::string& where, int depth) {
     if (depth > kMaxTypeDepth) {
@@ -141,7 +146,63 @@ class AvroParser {
     }
     auto t = std::make_shared<schema::Type>(*base);
     t->logical_type = lt->get<std::string>();
+    if (t->IsDecimal()) {
+      Status ok = Decimal(j, where, t.get());
+      if (!ok.ok()) {
+        if (invalid_ == InvalidLogical::kIgnore) return base;
+        return ok.error();
+      }
+    }
     return TypePtr(t);
+  }
+
+  // The decimal's precision and scale (Avro 1.11 "Decimal"): on bytes or fixed, precision a
+  // positive integer that a fixed's size can hold, scale (default 0) between 0 and precision.
+  Status Decimal(const json& j, const std::string& where, schema::Type* t) {
+    const std::string hint =
+        "e.g. {\"type\": \"bytes\", \"logicalType\": \"decimal\", \"precision\": 10, "
+        "\"scale\": 2}";
+    if (t->kind != Kind::kBytes && t->kind != Kind::kFixed) {
+      return Fail(
+          where,
+          "logicalType decimal applies to bytes or fixed, not " + std::string(KindName(t->kind)),
+          hint, "logicalType");
+    }
+    auto p = j.find("precision");
+    if (p == j.end() || !p->is_number_integer() || p->get<int64_t>() < 1 ||
+        p->get<int64_t>() > kMaxDecimalPrecision) {
+      return Fail(where,
+                  "decimal needs an integer \"precision\" between 1 and " +
+                      std::to_string(kMaxDecimalPrecision) + ", got " +
+                      (p == j.end() ? std::string("none") : Shown(*p)),
+                  hint, "precision");
+    }
+    t->precision = static_cast<int>(p->get<int64_t>());
+    if (auto s = j.find("scale"); s != j.end()) {
+      if (!s->is_number_integer() || s->get<int64_t>() < 0 || s->get<int64_t>() > t->precision) {
+        return Fail(where,
+                    "decimal scale must be an integer between 0 and its precision (" +
+                        std::to_string(t->precision) + "), got " + Shown(*s),
+                    hint, "scale");
+      }
+      t->scale = static_cast<int>(s->get<int64_t>());
+    }
+    if (t->kind == Kind::kFixed) {
+      // n bytes of two's complement hold floor(log10(2^(8n-1) - 1)) decimal digits.
+      int64_t digits = t->size <= 0
+                           ? 0
+                           : static_cast<int64_t>(std::floor(
+                                 static_cast<double>(8 * std::min<int64_t>(t->size, 1024) - 1) *
+                                 std::log10(2.0)));
+      if (t->precision > digits) {
+        return Fail(where,
+                    "decimal precision " + std::to_string(t->precision) + " does not fit fixed " +
+                        Quote(t->name) + " of " + std::to_string(t->size) + " bytes (at most " +
+                        std::to_string(digits) + " digits)",
+                    "raise the fixed's size or lower the precision", "precision");
+      }
+    }
+    return Status::Ok();
   }
 
   Result<TypePtr> Union(const json& j, const std::string& where, int depth) {
@@ -239,7 +300,8 @@ class AvroParser {
                   "{\"name\": \"x\", \"type\": \"long\"}", "");
     }
     static const std::vector<std::string> kKeys = {
-        "name", "type", "doc", "default", "aliases", "order", "constraints", "logicalType"};
+        "name",  "type",        "doc",         "default",   "aliases",
+        "order", "constraints", "logicalType", "precision", "scale"};
     Field f;
     auto n = j.find("name");
     if (n == j.end() || !n->is_string() || !IsAvroName(n->get<std::string>())) {
@@ -286,7 +348,7 @@ class AvroParser {
     Constraints c;
     const schema::Type& base = f.type->NonNull();
     bool numeric = base.kind == Kind::kInt || base.kind == Kind::kLong ||
-                   base.kind == Kind::kFloat || base.kind == Kind::kDouble;
+                   base.kind == Kind::kFloat || base.kind == Kind::kDouble || base.IsDecimal();
     for (const auto& [key, value] : j.items()) {
       if (key == "enum") {
         if (!value.is_array() || value.empty()) {
@@ -398,6 +460,7 @@ class AvroParser {
   }
 
   const std::string& text_;
+  InvalidLogical invalid_;
   std::map<std::string, TypePtr> names_;
   std::set<std::string> defining_;
   std::string namespace_;
@@ -405,7 +468,7 @@ class AvroParser {
 
 }  // namespace
 
-Result<Schema> ParseAvroSchema(const std::string& text) {
+Result<Schema> ParseAvroSchema(const std::string& text, InvalidLogical invalid) {
   json j;
   try {
     j = json::parse(text);
@@ -427,7 +490,7 @@ Result<Schema> ParseAvroSchema(const std::string& text) {
     return Error(codes::kSpecInvalid, "schema is not valid JSON: " + std::string(ex.what()))
         .Hint("check the numbers and strings in the schema");
   }
-  AvroParser parser(text);
+  AvroParser parser(text, invalid);
   Result<TypePtr> t = Error(codes::kInternal, "unreachable");
   try {
     t = parser.Type(j, "", 0);

@@ -37,12 +37,51 @@ Error Invalid(const std::string& message, const std::string& hint, int column) {
   return e;
 }
 
+// An integer of at most 4 digits, or -1.
+int SmallInt(std::string_view digits) {
+  digits = Trim(digits);
+  if (digits.empty() || digits.size() > 4) return -1;
+  int v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// decimal(P) or decimal(P,S): Avro bytes with logicalType decimal.
+Result<TypePtr> ParseCompactDecimal(const std::string& text, const std::string& base,
+                                    int64_t size) {
+  const std::string hint =
+      "write decimal(P,S) with 1 <= P <= 1000 and 0 <= S <= P, e.g. decimal(10,2)";
+  std::string_view rest = Trim(std::string_view(base).substr(7));
+  if (size != 0)
+    return Invalid("type " + Quote(text) + ": arrays of decimals are not supported", hint, 0);
+  if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') {
+    return Invalid("type " + Quote(text) + ": a decimal needs its precision", hint, 0);
+  }
+  rest = rest.substr(1, rest.size() - 2);
+  size_t comma = rest.find(',');
+  int precision = SmallInt(rest.substr(0, comma));
+  int scale = comma == std::string_view::npos ? 0 : SmallInt(rest.substr(comma + 1));
+  if (precision < 1 || precision > 1000 || scale < 0 || scale > precision) {
+    return Invalid("type " + Quote(text) + ": bad decimal precision or scale", hint, 0);
+  }
+  auto t = std::make_shared<Type>();
+  t->kind = Kind::kBytes;
+  t->logical_type = "decimal";
+  t->precision = precision;
+  t->scale = scale;
+  return TypePtr(t);
+}
+
 }  // namespace
 
 const std::vector<std::string>& CompactTypeNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
     for (const auto& p : kPrims) v.push_back(p.name);
+    v.push_back("decimal(P,S)");
     return v;
   }();
   return names;
@@ -81,6 +120,7 @@ Result<TypePtr> ParseCompactType(const std::string& raw) {
                      "write T[N] with N >= 1", 0);
     }
   }
+  if (StartsWith(base, "decimal")) return ParseCompactDecimal(text, base, size);
   const CompactPrim* prim = nullptr;
   for (const auto& p : kPrims) {
     if (base == p.name) prim = &p;
@@ -111,8 +151,13 @@ Result<Schema> ParseCompactSchema(const std::string& text) {
   std::set<std::string> seen;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
+    // The next ',' outside parentheses: decimal(10,2) is one type.
+    size_t comma = start;
+    for (int depth = 0; comma < text.size(); ++comma) {
+      if (text[comma] == '(') depth++;
+      if (text[comma] == ')' && depth > 0) depth--;
+      if (text[comma] == ',' && depth == 0) break;
+    }
     std::string item = text.substr(start, comma - start);
     int column = static_cast<int>(start) + 1;
     // Point at the first non-blank character of the item.

@@ -113,6 +113,10 @@ ordered_json ToJsonValue(const Type& t, std::set<std::string>* written) {
       break;
   }
   if (!t.logical_type.empty()) j["logicalType"] = t.logical_type;
+  if (t.IsDecimal()) {
+    j["precision"] = t.precision;
+    j["scale"] = t.scale;
+  }
   return j;
 }
 
@@ -124,6 +128,13 @@ std::string Type::ToJson() const {
 }
 
 std::string Type::ToString() const {
+  if (IsDecimal()) {
+    std::string s = "decimal(" + std::to_string(precision);
+    s += ",";
+    s += std::to_string(scale);
+    s += ")";
+    return s;
+  }
   switch (kind) {
     case Kind::kRecord:
     case Kind::kEnum:

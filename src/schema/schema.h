@@ -59,6 +59,13 @@ struct Type {
   std::shared_ptr<const Type> items;  //!< kArray (element), kMap (value)
   std::vector<std::shared_ptr<const Type>> branches;  //!< kUnion
   int64_t size = 0;  //!< kFixed: bytes; kArray from the compact form T[N]: N (0 = any)
+  //! logicalType decimal: the number of digits and how many of them follow the point
+  //! (value = unscaled integer / 10^scale). 0/0 when not a decimal.
+  int precision = 0;
+  int scale = 0;
+
+  //! True for logicalType decimal (on bytes or fixed in Avro; on a Parquet column as double).
+  bool IsDecimal() const { return logical_type == "decimal"; }
 
   //! Renders as Avro JSON (canonical-ish: names, types, logicalType, symbols...).
   std::string ToJson() const;
@@ -92,7 +99,12 @@ struct Schema {
 //! Errors carry code SPEC_INVALID, a message naming the field and, where known, the column
 //! (pos.line/column relative to the start of `text`, 1-based).
 Result<Schema> ParseSchema(const std::string& text);
-Result<Schema> ParseAvroSchema(const std::string& json);
+//! How an invalid logical type (a decimal whose scale exceeds its precision, or that does not
+//! fit its fixed size) is treated: an error in a contract; ignored, as the Avro specification
+//! asks of readers, in a writer schema read from a data file.
+enum class InvalidLogical { kError, kIgnore };
+Result<Schema> ParseAvroSchema(const std::string& json,
+                               InvalidLogical invalid = InvalidLogical::kError);
 Result<Schema> ParseCompactSchema(const std::string& text);
 
 //! The output schema of `schemaRef: input` + features (each feature: name and a compact type

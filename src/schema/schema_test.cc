@@ -134,6 +134,78 @@ TEST(SchemaTest, AvroErrors) {
   EXPECT_EQ(located.error().hint, "did you mean 'long'?");
 }
 
+TEST(SchemaTest, Decimals) {
+  auto s = ParseSchema(R"({"type": "record", "name": "r", "fields": [
+      {"name": "b", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2},
+       "constraints": {"min": 0, "max": 100.5}},
+      {"name": "f", "type": {"type": "fixed", "name": "F", "size": 8, "logicalType": "decimal",
+                             "precision": 18}},
+      {"name": "l", "type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 5}]})");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const auto& f = s->record().fields;
+  EXPECT_EQ(f[0].type->ToString(), "decimal(10,2)");
+  EXPECT_EQ(f[0].type->precision, 10);
+  EXPECT_EQ(f[0].type->scale, 2);
+  EXPECT_EQ(*f[0].constraints.max, 100.5);
+  EXPECT_EQ(f[1].type->ToString(), "decimal(18,0)");  // scale defaults to 0
+  EXPECT_EQ(f[1].type->kind, Kind::kFixed);
+  EXPECT_EQ(f[2].type->ToString(), "decimal(5,5)");  // field-level logicalType
+  // The JSON form carries precision and scale, and parses back to the same types.
+  auto again = ParseSchema(s->ToJson());
+  ASSERT_TRUE(again.ok()) << again.error().ToString() << "\n" << s->ToJson();
+  EXPECT_EQ(again->record().fields[0].type->ToString(), "decimal(10,2)");
+  EXPECT_EQ(again->record().fields[1].type->ToString(), "decimal(18,0)");
+
+  auto compact = ParseSchema("id:int64, amount:decimal(10,2), whole:decimal(7)");
+  ASSERT_TRUE(compact.ok()) << compact.error().ToString();
+  ASSERT_EQ(compact->record().fields.size(), 3u);
+  EXPECT_EQ(compact->record().fields[1].type->ToString(), "decimal(10,2)");
+  EXPECT_EQ(compact->record().fields[1].type->kind, Kind::kBytes);
+  EXPECT_EQ(compact->record().fields[2].type->ToString(), "decimal(7,0)");
+  for (const char* bad : {"a:decimal", "a:decimal(0,0)", "a:decimal(3,4)", "a:decimal(x)",
+                          "a:decimal(10,2)[4]", "a:decimal(10,2", "a:decimal(2000)"}) {
+    auto r = ParseSchema(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, "SPEC_INVALID") << bad;
+    EXPECT_NE(r.error().hint.find("decimal(P,S)"), std::string::npos) << bad;
+  }
+
+  struct Case {
+    const char* type;
+    const char* part;
+  };
+  const Case cases[] = {
+      {R"({"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 5})",
+       "scale must be an integer between 0 and its precision (4), got 5"},
+      {R"({"type": "bytes", "logicalType": "decimal"})", "needs an integer \"precision\""},
+      {R"({"type": "bytes", "logicalType": "decimal", "precision": "10"})",
+       "needs an integer \"precision\" between 1 and 1000, got \"10\""},
+      {R"({"type": "long", "logicalType": "decimal", "precision": 10})",
+       "applies to bytes or fixed, not long"},
+      {R"({"type": "fixed", "name": "F", "size": 4, "logicalType": "decimal", "precision": 10})",
+       "decimal precision 10 does not fit fixed \"F\" of 4 bytes (at most 9 digits)"},
+  };
+  for (const auto& c : cases) {
+    std::string json =
+        std::string(R"({"type": "record", "name": "r", "fields": [{"name": "a", "type": )") +
+        c.type + "}]}";
+    auto r = ParseSchema(json);
+    ASSERT_FALSE(r.ok()) << json;
+    EXPECT_EQ(r.error().code, "SPEC_INVALID");
+    EXPECT_NE(r.error().message.find(c.part), std::string::npos) << r.error().ToString();
+    // A writer schema in a data file: the invalid logical type is ignored (Avro 1.11).
+    auto lenient = ParseAvroSchema(json, InvalidLogical::kIgnore);
+    ASSERT_TRUE(lenient.ok()) << json;
+    EXPECT_FALSE(lenient->record().fields[0].type->IsDecimal()) << json;
+  }
+  // A fixed of 4 bytes holds 9 digits exactly.
+  EXPECT_TRUE(
+      ParseSchema(
+          R"({"type": "record", "name": "r", "fields": [{"name": "a", "type": )"
+          R"({"type": "fixed", "name": "F", "size": 4, "logicalType": "decimal", "precision": 9}}]})")
+          .ok());
+}
+
 TEST(SchemaTest, ExtendSchemaAddsFeatures) {
   auto in = ParseSchema("user_id:string,price:float64");
   ASSERT_TRUE(in.ok());

@@ -228,6 +228,69 @@ TEST(Contract, ParquetDecimalsAndUnsignedAreReadAsTheirValues) {
   EXPECT_NE(p.status.ToString().find("18446744073709551615"), std::string::npos);
 }
 
+TEST(Contract, AvroDecimalsAreDeclaredAndReadWithTheirScale) {
+  TempDir dir;
+  Py(dir, "import decimal\nD = decimal.Decimal\n" +
+              AvroPy("dec.avro",
+                     R"({"type": "record", "name": "r", "fields": [
+        {"name": "b", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {"name": "f", "type": {"type": "fixed", "name": "F", "size": 8, "logicalType": "decimal",
+                               "precision": 12, "scale": 3}},
+        {"name": "n", "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 10,
+                                        "scale": 2}]}]})",
+                     "[{'b': D('10.01'), 'f': D('-1.500'), 'n': None}, "
+                     "{'b': D('-99999999.99'), 'f': D('123456789.123'), 'n': D('0.05')}]"));
+  const std::string file = dir.path() + "/dec.avro";
+  auto r = Check(file, "b:decimal(10,2),f:decimal(12,3),n:decimal(10,2)");
+  ASSERT_TRUE(r.status.ok()) << r.ToText();
+  EXPECT_DOUBLE_EQ(*r.fields[0].min, -99999999.99);
+  EXPECT_DOUBLE_EQ(*r.fields[0].max, 10.01);
+  EXPECT_DOUBLE_EQ(*r.fields[1].min, -1.5);
+  EXPECT_DOUBLE_EQ(*r.fields[1].max, 123456789.123);
+  EXPECT_DOUBLE_EQ(*r.fields[2].max, 0.05);
+  EXPECT_EQ(r.fields[2].nulls, 1);
+  // A wider precision reads them too, and so does a double.
+  EXPECT_TRUE(Check(file, "b:decimal(20,2),f:float64").status.ok());
+  // Another scale is a mismatch that says why.
+  auto scale = Check(file, "b:decimal(10,3)");
+  EXPECT_EQ(scale.status.code(), codes::kDataSchemaMismatch) << scale.ToText();
+  EXPECT_EQ(scale.status.error().path, "b");
+  EXPECT_EQ(scale.status.error().message,
+            "data has decimal(10,2), declared decimal(10,3): a declared decimal reads decimals of "
+            "the same scale and at most its precision (in dec.avro)");
+  EXPECT_EQ(Check(file, "f:decimal(11,3)").status.code(), codes::kDataSchemaMismatch);
+  // Constraints apply to the value, with its scale.
+  auto c = Check(file, R"({"type": "record", "name": "r", "fields": [
+      {"name": "b", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2},
+       "constraints": {"min": -100, "max": 10.01}}]})");
+  EXPECT_EQ(c.status.code(), codes::kDataConstraintViolation) << c.ToText();
+  EXPECT_NE(c.status.error().message.find("-99999999.99"), std::string::npos)
+      << c.status.error().ToString();
+  // Plain bytes are not a decimal.
+  Py(dir, AvroPy("raw.avro",
+                 R"({"type": "record", "name": "r", "fields": [{"name": "b", "type": "bytes"}]})",
+                 "[{'b': b'ab'}]"));
+  auto raw = Check(dir.path() + "/raw.avro", "b:decimal(10,2)");
+  EXPECT_EQ(raw.status.code(), codes::kDataSchemaMismatch) << raw.ToText();
+  EXPECT_EQ(raw.status.error().message, "data has bytes, declared decimal(10,2) (in raw.avro)");
+}
+
+TEST(Contract, ParquetDecimalsMayBeDeclaredAsDecimals) {
+  TempDir dir;
+  const std::string file = dir.path() + "/d.parquet";
+  Duck("COPY (SELECT 10.01::DECIMAL(10,2) AS d64, -12345.6789::DECIMAL(38,4) AS d128) TO '" + file +
+       "' (FORMAT parquet)");
+  auto r = Check(file, "d64:decimal(10,2),d128:decimal(38,4)");
+  ASSERT_TRUE(r.status.ok()) << r.ToText();
+  EXPECT_DOUBLE_EQ(*r.fields[0].max, 10.01);
+  EXPECT_DOUBLE_EQ(*r.fields[1].max, -12345.6789);
+  auto narrow = Check(file, "d64:decimal(9,2)");
+  EXPECT_EQ(narrow.status.code(), codes::kDataSchemaMismatch) << narrow.ToText();
+  EXPECT_EQ(narrow.status.error().message.rfind("data has decimal(10,2), declared decimal(9,2)", 0),
+            0u)
+      << narrow.status.error().message;
+}
+
 // ---- listings -----------------------------------------------------------------------------
 
 TEST(Contract, DirectorySymlinksAndFifos) {

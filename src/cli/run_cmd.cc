@@ -180,16 +180,27 @@ void RunFile(const RunFlags& o) {
   // from another directory commits to the same place.
   spec::ParseOptions parse_options;
   parse_options.relative_uris = spec::ParseOptions::RelativeUris::kResolve;
-  spec::ParseResult parsed = spec::ParseWorkloadFile(o.file, parse_options);
-  for (const auto& w : parsed.warnings) std::cerr << "warning: " << w.ToString() << "\n";
-  if (!parsed.ok()) FailWith(parsed.errors);
   std::string state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts
-  auto rt = Open(o, state_dir);
+  // A cluster's own features (Slurm's) are capabilities too, as the controller's admission has
+  // them: read the cluster before validating. The local backend declares none, so a local run
+  // validates before it opens anything.
+  std::unique_ptr<runtime::Runtime> rt;
+  if (o.backend != "local") {
+    rt = Open(o, state_dir);
+    parse_options.extra_capabilities = rt->backend()->DeclaredCapabilities();
+  }
+  spec::ParseResult parsed = spec::ParseWorkloadFile(o.file, parse_options);
+  for (const auto& w : parsed.warnings) std::cerr << "warning: " << w.ToString() << "\n";
+  if (!parsed.ok()) {
+    if (rt) rt->engine()->Stop();
+    FailWith(parsed.errors);
+  }
+  if (!rt) rt = Open(o, state_dir);
   bool tty = o.output != "json" && isatty(STDOUT_FILENO);
   Progress progress(tty, parsed.workload.pipeline.steps.size());
   int token = -1;

@@ -82,6 +82,25 @@ TEST_F(SeedctlSlurmTest, ImpossibleCapabilityEndsWithInsufficientResources) {
   EXPECT_EQ(lines.back(), "INSUFFICIENT_RESOURCES") << out;
 }
 
+// A site's Slurm Features are capabilities for `seedctl run --backend slurm` as they are for
+// the controller: cpu_only (not in the built-in catalog) validates, and placement, not the
+// spec check, says that no node has a GPU with it.
+TEST_F(SeedctlSlurmTest, SiteFeaturesAreCapabilities) {
+  std::string yaml = kYaml;
+  yaml.replace(yaml.find("[tensor_core, fp16_support]"), 27, "[cpu_only]");
+  int rc = -1;
+  std::string out = Run(yaml, "slurm", &rc);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_EQ(out.find("unknown capability"), std::string::npos) << out;
+  auto lines = Split(std::string(Trim(out)), '\n');
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back(), "INSUFFICIENT_RESOURCES") << out;
+  // On the local backend it is still an unknown capability, found before anything runs.
+  std::string local = Run(yaml, "local", &rc);
+  EXPECT_EQ(rc, 1) << local;
+  EXPECT_NE(local.find("unknown capability \"cpu_only\""), std::string::npos) << local;
+}
+
 // Step isolation on Slurm (docs/security.md): a step of namespace team-b, run as a Slurm job,
 // tries what tests/security/attack.py tries against the state directory and a run of
 // team-a that failed and kept its staging. Every attempt is refused; its own output works.

@@ -189,6 +189,8 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
     }
   }
   report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
+  // A workload that names no image and pins nothing has nothing to report here.
+  if (envs.empty() && pins == 0) return Status::Ok();
   report->event_message =
       std::to_string(envs.size()) + " image(s) registered" +
       (pins > 0 ? "; " + std::to_string(pins) + " pinned dependencies hold in " +

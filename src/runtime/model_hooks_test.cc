@@ -167,6 +167,20 @@ TEST_F(ModelHooksTest, AStepWithoutCommandNeedsAnEntrypointAtAdmission) {
   EXPECT_TRUE(Admit(w, &report).ok());
 }
 
+// A workload with no image and no model (examples/hello.yaml) admits without a model note, so
+// its Admitted event does not say "model: 0 image(s) registered".
+TEST_F(ModelHooksTest, NothingToCheckSaysNothing) {
+  spec::Workload w;
+  w.name = "hello";
+  spec::Step s;
+  s.name = "hello";
+  s.command = {"echo", "hi"};
+  w.pipeline.steps = {s};
+  engine::AdmissionReport report;
+  ASSERT_TRUE(Admit(w, &report).ok());
+  EXPECT_EQ(report.event_message, "");
+}
+
 TEST_F(ModelHooksTest, EveryDependencyDifferenceIsListed) {
   auto w = Fraud({"torch==2.1.2+cu118", "xformers==0.0.22", "Scikit_Learn==1.3.0",
                   "numpy==" + numpy_version_});

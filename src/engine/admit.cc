@@ -2,6 +2,8 @@
 // references, then the admission hooks in order) and recovery of unfinished runs.
 #include <unistd.h>
 
+#include <charconv>
+
 #include <nlohmann/json.hpp>
 
 #include "base/codes.h"
@@ -20,9 +22,10 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
   m.workload = w;
   m.version = v;
   RunInfo info{v.id, run.id, opts_.state_dir, run.run_dir, w.get()};
+  auto inventory = Inventory();
   for (size_t i = 0; i < w->pipeline.steps.size() && m.status.ok(); ++i) {
     const spec::Step& step = w->pipeline.steps[i];
-    std::string why = sched::WhyNeverFits(Inventory(), RequestFor(step));
+    std::string why = sched::WhyNeverFits(*inventory, RequestFor(step));
     if (!why.empty()) {
       std::string path = spec::StepPath(i) + ".resources";
       m.status = Error(codes::kInsufficientResources,
@@ -212,12 +215,18 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
     r->slots[i].launch = *spec;
     r->slots[i].launch_json = att->launch_json;
     attempts_[spec->attempt_id] = {r, static_cast<int>(i)};
-    sched::Request req = RequestFor(r->workload.pipeline.steps[i]);
-    for (auto& n : nodes_) {
-      if (n.name != spec->node || backend_queues_) continue;  // a queueing backend counts
-      n.used_cpu_millis += req.cpu_millis;
-      n.used_memory_bytes += req.memory_bytes;
-      n.used_gpus += req.gpus;
+    if (!backend_queues_) {  // a queueing backend counts
+      // The devices it was given (CUDA_VISIBLE_DEVICES) stay held, so no new step gets them.
+      std::vector<int> gpus;
+      if (auto cuda = spec->env.find("CUDA_VISIBLE_DEVICES"); cuda != spec->env.end()) {
+        for (const auto& id : Split(cuda->second, ',')) {
+          int g = -1;
+          auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), g);
+          if (ec == std::errc() && end == id.data() + id.size() && g >= 0) gpus.push_back(g);
+        }
+      }
+      r->slots[i].gpus = gpus;
+      ledger_.Hold(spec->node, RequestFor(r->workload.pipeline.steps[i]), gpus);
     }
     backend_->Adopt(*spec);
     ++adopted;

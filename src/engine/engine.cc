@@ -50,15 +50,12 @@ Status Engine::Impl::Start() {
   auto nodes = backend_->ListNodes();
   if (!nodes.ok()) return nodes.status();
   backend_queues_ = backend_->QueuesAttempts();
-  nodes_ = std::move(*nodes);
   if (backend_queues_) {
-    for (auto& n : nodes_) n.used_cpu_millis = n.used_memory_bytes = n.used_gpus = 0;
+    for (auto& n : *nodes) n.used_cpu_millis = n.used_memory_bytes = n.used_gpus = 0;
   }
-  {
-    std::lock_guard<std::mutex> lock(inventory_mu_);
-    inventory_ = nodes_;
-  }
-  default_cpu_millis_ = DefaultCpuMillis(nodes_);
+  ledger_.SetNodes(std::move(*nodes), /*keep_usage=*/false);
+  PublishInventory();
+  default_cpu_millis_ = DefaultCpuMillis(ledger_.nodes());
   backend_->on_exit = [this](const backend::AttemptExit& e) { Post(ExitMsg{e}); };
   backend_->on_event = [this](const backend::AttemptEvent& e) { Post(EventMsg{e}); };
   backend_->on_nodes = [this](const std::vector<sched::Node>& n) { Post(NodesMsg{n}); };
@@ -232,11 +229,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       auto next = plan.ready().upper_bound(key);
       if (next == plan.ready().end()) break;
       int i = key = *next;
-      int64_t max_free = 0;
-      for (const auto& n : nodes_) {
-        if (n.state == spec::NodeState::kReady)
-          max_free = std::max(max_free, n.cpu_millis - n.used_cpu_millis);
-      }
+      int64_t max_free = ledger_.MaxFreeCpu();
       const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
       bool explicit_request =
           step.effective.cpu_millis || step.effective.memory_bytes || step.effective.gpu;
@@ -247,8 +240,9 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       }
       std::string node, why;
       std::vector<int> gpus;
-      if (!Reserve(r, i, &node, &gpus, &why)) {
-        if (explicit_request && !r->slots[size_t(i)].insufficient_reported) {
+      bool report = explicit_request && !r->slots[size_t(i)].insufficient_reported;
+      if (!Reserve(r, i, &node, &gpus, report ? &why : nullptr)) {
+        if (report) {
           r->slots[size_t(i)].insufficient_reported = true;
           AddEvent(b, r->run.id, step.name, spec::EventReason::kInsufficientResources,
                    "waiting for capacity: " + why, true);
@@ -280,12 +274,11 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
                               ? "handed to " + backend_->name() + ", which chooses the node"
                               : "assigned to node " + node;
       if (!gpus.empty()) {
-        for (const auto& n : nodes_) {
-          if (n.name != node) continue;
+        if (const sched::Node* n = ledger_.Find(node)) {
           std::vector<std::string> devs;
           for (int g : gpus)
             devs.push_back("gpu" + std::to_string(g) + " " +
-                           sched::DescribeDevice(n.gpus[size_t(g)]));
+                           sched::DescribeDevice(n->gpus[size_t(g)]));
           where += " (" + Join(devs, ", ") + ")";
         }
       }

@@ -22,6 +22,7 @@
 #include "engine/plan.h"
 #include "engine/run_state.h"
 #include "expr/expr.h"
+#include "sched/ledger.h"
 #include "sched/node.h"
 #include "sched/placement.h"
 
@@ -174,6 +175,8 @@ class Engine::Impl : public RunControl {
   std::string OutputRoot(RunState* r, bool* fallback);
 
   // Placement bookkeeping (loop thread).
+  //! Places step i (holds its node and devices); on false, `why` (when not null) says why
+  //! nothing fits now.
   bool Reserve(RunState* r, int i, std::string* node, std::vector<int>* gpus, std::string* why);
   void Release(RunState* r, int i);
   sched::Request RequestFor(const spec::Step& s) const;
@@ -189,24 +192,30 @@ class Engine::Impl : public RunControl {
   void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
              int owner_fd);
   int64_t NowMs() { return env_->NowMs(); }
-  std::vector<sched::Node> Inventory() {
+  //! The nodes as last listed, for admission on other threads (shared, never copied).
+  std::shared_ptr<const std::vector<sched::Node>> Inventory() {
     std::lock_guard<std::mutex> lock(inventory_mu_);
     return inventory_;
+  }
+  void PublishInventory() {
+    auto inv = std::make_shared<const std::vector<sched::Node>>(ledger_.nodes());
+    std::lock_guard<std::mutex> lock(inventory_mu_);
+    inventory_ = std::move(inv);
   }
 
   store::Store* store_;
   backend::Backend* backend_;
   Hooks hooks_;
   EngineOptions opts_;
-  Env* env_;                        // opts_.env or Env::Default()
-  std::vector<sched::Node> nodes_;  // loop thread (after Start): with usage
+  Env* env_;              // opts_.env or Env::Default()
+  sched::Ledger ledger_;  // loop thread (after Start): the nodes with what steps hold
   //! The backend queues attempts (QueuesAttempts): it, not the engine, knows what is in use;
-  //! nodes_ then carries no usage and placement only checks that a node could take it.
+  //! the ledger then holds nothing and placement only checks that a node could take it.
   bool backend_queues_ = false;  // const after Start
   std::mutex inventory_mu_;
-  std::vector<sched::Node> inventory_;  // GUARDED_BY(inventory_mu_): admission reads it
-  int64_t default_cpu_millis_ = 1000;   // const after Start: DefaultCpuMillis
-  std::map<std::string, std::vector<int>> gpus_busy_;  // node -> device indices
+  std::shared_ptr<const std::vector<sched::Node>> inventory_ =  // GUARDED_BY(inventory_mu_)
+      std::make_shared<const std::vector<sched::Node>>();
+  int64_t default_cpu_millis_ = 1000;  // const after Start: DefaultCpuMillis
 
   std::mutex mu_;
   std::condition_variable cv_;

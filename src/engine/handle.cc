@@ -121,22 +121,10 @@ void Engine::Impl::HandleNodes(NodesMsg& m, std::set<RunState*>* touched) {
   if (m.nodes.empty()) return;  // nothing known is no news
   if (backend_queues_) {
     for (auto& n : m.nodes) n.used_cpu_millis = n.used_memory_bytes = n.used_gpus = 0;
-  } else {
-    // Keep what the engine holds on the nodes it knows.
-    for (auto& n : m.nodes) {
-      for (const auto& old : nodes_) {
-        if (old.name != n.name) continue;
-        n.used_cpu_millis = old.used_cpu_millis;
-        n.used_memory_bytes = old.used_memory_bytes;
-        n.used_gpus = old.used_gpus;
-      }
-    }
   }
-  {
-    std::lock_guard<std::mutex> lock(inventory_mu_);
-    inventory_ = m.nodes;
-  }
-  nodes_ = std::move(m.nodes);
+  // Keep what the engine holds on the nodes it knows.
+  ledger_.SetNodes(std::move(m.nodes), /*keep_usage=*/!backend_queues_);
+  PublishInventory();
   // Steps that waited for a node in a state to take work may fit now.
   for (auto& [id, r] : runs_) {
     if (r->plan && !r->plan->ready().empty()) touched->insert(r.get());
@@ -189,8 +177,8 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   outcome.allocated_cpu_millis = launch.cpu_millis;
   outcome.allocated_memory_bytes = launch.memory_bytes;
   outcome.allocated_gpus = launch.gpus;
-  for (const auto& n : nodes_) {
-    if (n.name == launch.node && !n.gpus.empty()) outcome.gpu_model = n.gpus[0].model;
+  if (const sched::Node* n = ledger_.Find(launch.node); n != nullptr && !n->gpus.empty()) {
+    outcome.gpu_model = n->gpus[0].model;
   }
   for (const auto& h : hooks_.steps) {
     Status s = h->AfterStep(r->info, step, outcome);

@@ -197,10 +197,8 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
     bool declared = false;
     for (int g : gpus) {
       ids.push_back(std::to_string(g));
-      for (const auto& n : nodes_) {
-        if (n.name == node && size_t(g) < n.gpus.size() && !n.gpus[size_t(g)].probed)
-          declared = true;
-      }
+      const sched::Node* n = ledger_.Find(node);
+      if (n != nullptr && size_t(g) < n->gpus.size() && !n->gpus[size_t(g)].probed) declared = true;
     }
     s.env["CUDA_VISIBLE_DEVICES"] = Join(ids, ",");
     if (declared) s.env["RSL_GPUS_DECLARED_NOT_PROBED"] = "1";

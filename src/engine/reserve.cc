@@ -1,10 +1,11 @@
 // Placement bookkeeping on the loop thread: what a step asks for, reserving a node (and GPU
-// devices) for it through sched::Place, and giving them back when its attempt ends.
+// devices) for it through the ledger (sched/ledger.h), and giving them back when its attempt
+// ends.
 #include <algorithm>
 
 #include "base/strings.h"
 #include "engine/engine_internal.h"
-#include "sched/placement.h"
+#include "sched/ledger.h"
 
 namespace rsl::engine {
 
@@ -24,13 +25,9 @@ sched::Request Engine::Impl::RequestFor(const spec::Step& s) const {
 bool Engine::Impl::Reserve(RunState* r, int i, std::string* node, std::vector<int>* gpus,
                            std::string* why) {
   sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
-  std::vector<std::vector<int>> busy;
-  for (const auto& n : nodes_) busy.push_back(gpus_busy_[n.name]);
-  sched::Placement p = sched::Place(nodes_, req, busy);
+  sched::Placement p = ledger_.Choose(req);
   if (p.node.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& m : p.misfits) parts.push_back(m.node + ": " + m.reason);
-    *why = Join(parts, "; ");
+    if (why) *why = ledger_.WhyNotNow(req);
     return false;
   }
   if (backend_queues_) {
@@ -40,14 +37,7 @@ bool Engine::Impl::Reserve(RunState* r, int i, std::string* node, std::vector<in
     gpus->clear();
     return true;
   }
-  for (auto& n : nodes_) {
-    if (n.name != p.node) continue;
-    n.used_cpu_millis += req.cpu_millis;
-    n.used_memory_bytes += req.memory_bytes;
-    n.used_gpus += req.gpus;
-  }
-  auto& held = gpus_busy_[p.node];
-  held.insert(held.end(), p.gpu_indices.begin(), p.gpu_indices.end());
+  ledger_.Hold(p.node, req, p.gpu_indices);
   *node = p.node;
   *gpus = p.gpu_indices;
   r->slots[size_t(i)].gpus = p.gpu_indices;
@@ -58,17 +48,7 @@ void Engine::Impl::Release(RunState* r, int i) {
   if (backend_queues_) return;  // nothing was held (Reserve)
   const backend::LaunchSpec& l = r->slots[size_t(i)].launch;
   sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
-  for (auto& n : nodes_) {
-    if (n.name != l.node) continue;
-    n.used_cpu_millis -= req.cpu_millis;
-    n.used_memory_bytes -= req.memory_bytes;
-    n.used_gpus -= req.gpus;
-  }
-  auto& held = gpus_busy_[l.node];
-  for (int g : r->slots[size_t(i)].gpus) {
-    auto it = std::find(held.begin(), held.end(), g);
-    if (it != held.end()) held.erase(it);
-  }
+  ledger_.Release(l.node, req, r->slots[size_t(i)].gpus);
   r->slots[size_t(i)].gpus.clear();
 }
 

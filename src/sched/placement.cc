@@ -1,6 +1,8 @@
 #include "sched/placement.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/strings.h"
 
@@ -29,8 +31,10 @@ bool DeviceFits(const Device& d, const Request& req, std::string* why) {
   return true;
 }
 
-// Checks `n` against `req`; with `now` the node's current use and state count (a node not
-// Ready, e.g. drained, may be again). Fills `gpus` with the chosen free device indices.
+}  // namespace
+
+// A node not Ready (e.g. drained) may be again, so state only counts `now`. Reasons about use
+// now name the request, not what is free, so that nodes refused alike read alike.
 bool Fits(const Node& n, const Request& req, bool now, const std::vector<int>& busy,
           std::vector<int>* gpus, std::string* why) {
   if (now && n.state != spec::NodeState::kReady) {
@@ -40,12 +44,12 @@ bool Fits(const Node& n, const Request& req, bool now, const std::vector<int>& b
   int64_t free_cpu = n.cpu_millis - (now ? n.used_cpu_millis : 0);
   int64_t free_mem = n.memory_bytes - (now ? n.used_memory_bytes : 0);
   if (req.cpu_millis > free_cpu) {
-    *why = now ? "cpu " + Cpu(req.cpu_millis) + " > " + Cpu(free_cpu) + " free"
+    *why = now ? "cpu " + Cpu(req.cpu_millis) + " > free"
                : "cpu " + Cpu(req.cpu_millis) + " > " + Cpu(n.cpu_millis);
     return false;
   }
   if (req.memory_bytes > free_mem) {
-    *why = now ? "memory " + Mem(req.memory_bytes) + " > " + Mem(free_mem) + " free"
+    *why = now ? "memory " + Mem(req.memory_bytes) + " > free"
                : "memory " + Mem(req.memory_bytes) + " > " + Mem(n.memory_bytes);
     return false;
   }
@@ -73,14 +77,55 @@ bool Fits(const Node& n, const Request& req, bool now, const std::vector<int>& b
     return false;
   }
   if (now && static_cast<int64_t>(chosen.size()) < req.gpus) {
-    *why = "gpu " + std::to_string(req.gpus) + " > " + std::to_string(chosen.size()) + " free";
+    *why = "gpu " + std::to_string(req.gpus) + " > free";
     return false;
   }
   if (gpus) *gpus = chosen;
   return true;
 }
 
-}  // namespace
+std::string SummarizeMisfits(const std::vector<Misfit>& misfits) {
+  struct Group {
+    size_t first = 0;  // order of first appearance breaks ties
+    std::vector<const std::string*> names;
+    size_t count = 0;
+  };
+  std::unordered_map<std::string_view, Group> groups;
+  for (size_t i = 0; i < misfits.size(); ++i) {
+    auto [it, fresh] = groups.try_emplace(misfits[i].reason);
+    if (fresh) it->second.first = i;
+    if (it->second.names.size() < 3) it->second.names.push_back(&misfits[i].node);
+    it->second.count++;
+  }
+  std::vector<std::pair<std::string_view, const Group*>> order;
+  for (const auto& [reason, g] : groups) order.emplace_back(reason, &g);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    if (a.second->count != b.second->count) return a.second->count > b.second->count;
+    return a.second->first < b.second->first;
+  });
+  constexpr size_t kMaxReasons = 6;
+  std::string out;
+  size_t rest = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Group& g = *order[k].second;
+    if (k >= kMaxReasons) {
+      rest += g.count;
+      continue;
+    }
+    if (!out.empty()) out += "; ";
+    std::string names;
+    for (const std::string* n : g.names) names += (names.empty() ? "" : ", ") + *n;
+    if (g.count > 3) {
+      out += std::to_string(g.count) + " nodes (" + names + ", ...)";
+    } else {
+      out += names;
+    }
+    out += ": ";
+    out += order[k].first;
+  }
+  if (rest > 0) out += "; and " + std::to_string(rest) + " more node(s)";
+  return out;
+}
 
 double Load(const Node& n) {
   double load = 0;
@@ -94,13 +139,13 @@ double Load(const Node& n) {
 
 std::string WhyNeverFits(const std::vector<Node>& nodes, const Request& req) {
   if (nodes.empty()) return "no nodes";
-  std::vector<std::string> reasons;
+  std::vector<Misfit> misfits;
   for (const Node& n : nodes) {
     std::string why;
     if (Fits(n, req, /*now=*/false, {}, nullptr, &why)) return "";
-    reasons.push_back(n.name + ": " + why);
+    misfits.push_back({n.name, why});
   }
-  return Join(reasons, "; ");
+  return SummarizeMisfits(misfits);
 }
 
 Placement Place(const std::vector<Node>& nodes, const Request& req,

@@ -33,9 +33,21 @@ struct Placement {
   std::vector<Misfit> misfits;   //!< one per node that was refused
 };
 
+//! Does `n` fit `req`? With `now`, against its current use and state (only Ready nodes take
+//! work; `busy` are its held device indices) and `gpus` gets the free devices to use;
+//! otherwise as if it were idle and Ready. On false, `why` says what is missing.
+bool Fits(const Node& n, const Request& req, bool now, const std::vector<int>& busy,
+          std::vector<int>* gpus, std::string* why);
+
+//! Joins (node, reason) pairs into one message, grouped by reason, the most common first:
+//! "n1: reason", "n1, n2: reason", or "9750 nodes (n1, n2, n3, ...): reason"; at most six
+//! reasons, then "and N more node(s)".
+std::string SummarizeMisfits(const std::vector<Misfit>& misfits);
+
 //! Could any node satisfy `req` if it were idle and Ready? Returns "" if so, else a message
-//! naming what is missing (for INSUFFICIENT_RESOURCES). A node's state is transient (drained,
-//! down, not responding: it may come back) and never makes a request impossible.
+//! naming what is missing (for INSUFFICIENT_RESOURCES), summarized (SummarizeMisfits). A node's
+//! state is transient (drained, down, not responding: it may come back) and never makes a request
+//! impossible.
 std::string WhyNeverFits(const std::vector<Node>& nodes, const Request& req);
 
 //! Chooses the least-loaded node that fits now. `gpus_in_use[i]` are the busy device indices

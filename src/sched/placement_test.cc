@@ -43,7 +43,7 @@ TEST(PlacementTest, BusyNodeHasNoPlacementButCouldFitLater) {
   Placement p = Place({n}, req);
   EXPECT_EQ(p.node, "");
   ASSERT_EQ(p.misfits.size(), 1u);
-  EXPECT_EQ(p.misfits[0].reason, "cpu 1 > 0 free");
+  EXPECT_EQ(p.misfits[0].reason, "cpu 1 > free");
   EXPECT_EQ(WhyNeverFits({n}, req), "");
 }
 

@@ -4,12 +4,12 @@
 # a second opinion on GETs when installed). Last line: `workloads/min <x>`.
 #
 #   bench/api_load.sh [BUILD_DIR]      (default build; needs rsl-controller, seedctl, api_load)
-# Env: SUBMISSIONS (default 300), CONCURRENCY (4), GET_SECONDS (5).
+# Env: SUBMISSIONS (default 5000), CONCURRENCY (4), GET_SECONDS (5).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 bin=$build/bin
-SUBMISSIONS=${SUBMISSIONS:-300}
+SUBMISSIONS=${SUBMISSIONS:-5000}
 CONCURRENCY=${CONCURRENCY:-4}
 GET_SECONDS=${GET_SECONDS:-5}
 for b in rsl-controller seedctl api_load; do
@@ -25,7 +25,9 @@ token=$("$bin/seedctl" token create --state-dir "$work/state" --namespace '*' --
 "$bin/rsl-controller" --listen 127.0.0.1:0 --state-dir "$work/state" > "$work/controller.log" 2>&1 &
 ctl_pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$work/controller.log" && break; sleep 0.1; done
-server=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/controller.log" | head -1)
+# `awk NR==1` reads its whole input: `head -1` would close the pipe early, and with pipefail
+# the writer's SIGPIPE would end the script before its last line.
+server=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/controller.log" | awk 'NR == 1')
 [ -n "$server" ] || { cat "$work/controller.log" >&2; exit 1; }
 
 cat > "$work/three-true.yaml" <<'YAML'
@@ -45,7 +47,7 @@ echo "rsl-controller at $server, $(nproc) cores; $SUBMISSIONS submissions, $CONC
   | tee "$work/out.txt" | grep -v '^workloads/min'
 if command -v wrk >/dev/null 2>&1; then
   id=$("$bin/seedctl" workload list -A -o json --server "$server" --token "$token" \
-       | grep -o 'wl-[0-9]\{8\}-[0-9a-f]\{8\}' | head -1)
+       | grep -o 'wl-[0-9]\{8\}-[0-9a-f]\{8\}' | awk 'NR == 1')
   echo "wrk (second opinion on GET /api/v1/workloads/$id):"
   wrk -t2 -c"$CONCURRENCY" -d"${GET_SECONDS}s" --latency -H "Authorization: Bearer $token" \
     "$server/api/v1/workloads/$id" | grep -E 'Requests/sec|50%|99%' | sed 's/^/  /'

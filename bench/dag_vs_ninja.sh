@@ -8,16 +8,17 @@
 # Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
 # STEPS=N changes the size (default 10000); SETTLE=s the quiet wait before timing (default
 # 31, see below; as root the clean caches are dropped after it, DROP_CACHES=0 to not);
-# BUILD=dir picks the build (default build-bench, configured RelWithDebInfo here);
+# BUILD=dir picks the build (default build, `make build`'s RelWithDebInfo tree, configured
+# here as make does when missing);
 # RUNNER=driver runs the DAGs with tests/engine's rsl-engine-driver (the same engine, local
 # backend and store, without the CLI) when building all of seedctl is too slow.
 # Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${STEPS:-10000}
-BUILD=${BUILD:-build-bench}
+BUILD=${BUILD:-build}
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRSL_BENCH=OFF >/dev/null
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 RUNNER=${RUNNER:-seedctl}
 if [ "$RUNNER" = driver ]; then

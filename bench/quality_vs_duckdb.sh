@@ -7,13 +7,13 @@
 # merchant from 1,000 values, timestamp, is_fraud), ROWS rows (default 10,000,000), written by
 # DuckDB (CSV, Parquet snappy) and by libavro (Avro, snappy blocks of 64 KiB).
 # Prints seconds, rows/s, `cat > /dev/null` speed, and per format `ratio rsl/<peer> <fmt> <x>`.
-# usage: ROWS=1000000 bench/quality_vs_duckdb.sh     (THREADS=2, DATA=bench/data, BUILD=build-bench)
+# usage: ROWS=1000000 bench/quality_vs_duckdb.sh     (THREADS=2, DATA=bench/data, BUILD=build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${ROWS:-10000000}
 THREADS=${THREADS:-2}
 DATA=${DATA:-bench/data}
-BUILD=${BUILD:-build-bench}
+BUILD=${BUILD:-build}
 mkdir -p "$DATA"
 
 # DuckDB from npm (ships libduckdb.so, no install script), shared with the tests if present.
@@ -21,9 +21,10 @@ if [ ! -d bench/node_modules/@duckdb/node-api ]; then
   if [ -d tests/node_modules/@duckdb/node-api ]; then ln -sfn ../tests/node_modules bench/node_modules
   else npm install --no-save --no-audit --no-fund --prefix bench @duckdb/node-api >/dev/null; fi
 fi
-# RSL's validator and the libavro writer/decoder, release build.
+# RSL's validator and the libavro writer/decoder, from `make build`'s tree (configured here as
+# make does when missing).
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRSL_BENCH=OFF >/dev/null
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$BUILD" --target rsl_quality_bench avro_c_writer -j "$(nproc)" >/dev/null
 

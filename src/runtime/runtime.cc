@@ -1,6 +1,8 @@
 #include "runtime/runtime.h"
 
 #include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
@@ -130,6 +132,19 @@ StopSignals::~StopSignals() {
   ::close(write_end);
   ::close(g_stop_pipe[0]);
   g_stop_pipe[0] = -1;
+}
+
+int StopSignals::WaitFor(int timeout_ms) {
+  pollfd p{g_stop_pipe[0], POLLIN, 0};
+  int n = ::poll(&p, 1, timeout_ms);
+  if (n <= 0) return 0;  // timeout, or EINTR: the caller comes back
+  return Wait();
+}
+
+void ReturnFreeMemory() {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
 }
 
 int StopSignals::Wait() {

@@ -99,9 +99,17 @@ class StopSignals {
 
   //! Blocks until SIGTERM or SIGINT arrives; returns it.
   int Wait();
+  //! Waits at most `timeout_ms` for one; returns it, or 0 when none came.
+  int WaitFor(int timeout_ms);
 
  private:
   StopSignals() = default;
 };
+
+//! Hands the allocator's free pages back to the system (glibc: malloc_trim). A long-running
+//! process that allocates in bursts on many threads (the controller) otherwise keeps its
+//! high-water mark: measured, 3,000 finished workloads left 168 MB resident of which 74 MB
+//! after a trim. Cheap (a walk of the free lists); a no-op elsewhere.
+void ReturnFreeMemory();
 
 }  // namespace rsl::runtime

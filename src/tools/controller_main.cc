@@ -98,7 +98,10 @@ int main(int argc, char** argv) {
             << (*rt)->backend()->name() << ")" << std::endl;
   (void)(*rt)->PublishAddress("http://" + host + ":" + std::to_string(server.port()));
 
-  int sig = (*stop)->Wait();
+  // Until a stop signal: every 10 s, give freed memory back (RSS stays near the live heap
+  // however many workloads have finished; docs/operations.md).
+  int sig = 0;
+  while ((sig = (*stop)->WaitFor(10000)) == 0) rsl::runtime::ReturnFreeMemory();
   std::cout << "rsl-controller: " << strsignal(sig) << ", shutting down" << std::endl;
   server.Stop();
   engine->Stop(/*stop_steps=*/false);

@@ -71,11 +71,27 @@ void RunWorkloadList(const WorkloadListFlags& f) {
   api::Client client = MakeClient(f.conn);
   std::string path = f.all_namespaces ? "/api/v1/workloads?allNamespaces=true"
                                       : NamespacedPath(client, "workloads");
+  // Pages as Kubernetes lists do: ?limit=N, then ?continue= the token the last page gave.
+  auto query = [&path](const std::string& kv) {
+    path += path.find('?') == std::string::npos ? "?" : "&";
+    path += kv;
+  };
+  if (f.limit > 0) query("limit=" + std::to_string(f.limit));
+  if (!f.continue_from.empty()) query("continue=" + f.continue_from);
   auto list = OrFail(client, client.Get(path));
   if (f.conn.output == "json" || f.conn.output == "yaml") {
     return PrintStructured(list, f.conn.output);
   }
   std::cout << FormatList(list, f.conn.output == "wide", f.all_namespaces, Env::Default()->NowMs());
+  const Json* more = nullptr;
+  if (auto m = list.find("metadata"); m != list.end() && m->is_object()) {
+    if (auto c = m->find("continue");
+        c != m->end() && c->is_string() && !c->get<std::string>().empty())
+      more = &*c;
+  }
+  if (more != nullptr) {
+    std::cerr << "more workloads follow: add --continue " << more->get<std::string>() << "\n";
+  }
 }
 
 void RunWorkloadStatus(const WorkloadStatusFlags& f) {
@@ -217,6 +233,10 @@ void RegisterWorkloadCommands(CLI::App& app) {
   auto list = std::make_shared<WorkloadListFlags>();
   cmd = wl->add_subcommand("list", "List workload versions, newest first");
   cmd->add_flag("-A,--all-namespaces", list->all_namespaces, "every namespace the token can read");
+  cmd->add_option("--limit", list->limit, "at most this many (a page); the rest via --continue")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--continue", list->continue_from,
+                  "the token the previous page printed (\"more workloads follow: ...\")");
   AddConnFlags(cmd, &list->conn);
   AddOutputFlag(cmd, &list->conn, {"json", "yaml", "wide"});
   Bind(cmd, list, &RunWorkloadList);

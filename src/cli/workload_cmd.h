@@ -26,6 +26,8 @@ void RunWorkloadSubmit(const WorkloadSubmitFlags& flags);
 struct WorkloadListFlags {
   ConnFlags conn;
   bool all_namespaces = false;
+  int64_t limit = 0;          //!< at most this many items (0: all), as the API's ?limit=
+  std::string continue_from;  //!< the previous page's metadata.continue
 };
 void RunWorkloadList(const WorkloadListFlags& flags);
 

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "api/http_test_util.h"
+#include "base/strings.h"
 #include "harness.h"
 
 namespace rsl::apitest {
@@ -190,6 +192,38 @@ TEST_F(ControllerTest, AuthenticationAndNamespaces) {
   EXPECT_NE(all.out.find(ads_id), std::string::npos) << all.out;
   CmdResult mine = c_.Seedctl(editor_, {"workload", "list", "-A"});
   EXPECT_EQ(mine.out.find(ads_id), std::string::npos) << mine.out;
+}
+
+// `workload list --limit N` prints a page and says how to get the next (--continue), as
+// Kubernetes' list chunking; the pages together are the whole list, each item once.
+TEST_F(ControllerTest, ListPagesWithLimitAndContinue) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.insert(SubmitFile(editor_, "p" + std::to_string(i) + ".yaml",
+                          ThreeStepYaml("page-" + std::to_string(i), "risk")));
+  }
+  auto rows = [](const std::string& out) {
+    std::set<std::string> seen;
+    for (const auto& line : Split(out, '\n')) {
+      if (line.rfind("wl-", 0) == 0) seen.insert(line.substr(0, line.find(' ')));
+    }
+    return seen;
+  };
+  CmdResult first = c_.Seedctl(editor_, {"workload", "list", "--limit", "2"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(rows(first.out).size(), 2u) << first.out;
+  const std::string hint = "more workloads follow: add --continue ";
+  size_t at = first.err.find(hint);
+  ASSERT_NE(at, std::string::npos) << first.err;
+  std::string token(Trim(first.err.substr(at + hint.size())));
+  CmdResult second = c_.Seedctl(editor_, {"workload", "list", "--limit", "2", "--continue", token});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find(hint), std::string::npos) << second.err;
+  std::set<std::string> all = rows(first.out);
+  for (const auto& id : rows(second.out)) EXPECT_TRUE(all.insert(id).second) << id << " twice";
+  EXPECT_EQ(all, ids);
+  CmdResult bad = c_.Seedctl(editor_, {"workload", "list", "--limit", "0"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;  // a usage error
 }
 
 TEST_F(ControllerTest, SecretsNeverAppearInAnyOutputOrLog) {

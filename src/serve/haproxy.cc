@@ -45,30 +45,31 @@ bool IsSuccess(const std::string& answer) {
 }  // namespace
 
 std::string ProxyConfigText(const ProxyConfig& c) {
-  std::string out;
-  out += "global\n";
-  out += "  stats socket " + c.socket_path + " mode 600 level admin\n";
-  out += "  maxconn 4096\n";
-  out += "defaults\n";
-  out += "  mode http\n";
-  out += "  timeout connect 2s\n";
-  out += "  timeout client 60s\n";
-  out += "  timeout server 60s\n";
-  out += "  timeout http-keep-alive 2s\n";
-  // A request that never reached a replica (refused: it is stopping or was killed) goes to
-  // another one instead of failing.
-  out += "  retries 3\n";
-  out += "  option redispatch 1\n";
-  out += "  retry-on conn-failure empty-response response-timeout\n";
-  // No idle server connection: a drained server has nothing open, and `del server` works.
-  out += "  http-reuse never\n";
-  out += "  option http-server-close\n";
-  out += std::string("frontend ") + kFrontendName + "\n";
-  out += "  bind " + c.bind_host + ":" + std::to_string(c.port) + "\n";
-  out += std::string("  default_backend ") + kBackendName + "\n";
-  out += std::string("backend ") + kBackendName + "\n";
-  out += "  balance leastconn\n";
-  return out;
+  const std::vector<std::string> lines = {
+      "global",
+      "  stats socket " + c.socket_path + " mode 600 level admin",
+      "  maxconn 4096",
+      "defaults",
+      "  mode http",
+      "  timeout connect 2s",
+      "  timeout client 60s",
+      "  timeout server 60s",
+      "  timeout http-keep-alive 2s",
+      // A request that never reached a replica (refused: it is stopping or was killed) goes
+      // to another one instead of failing.
+      "  retries 3",
+      "  option redispatch 1",
+      "  retry-on conn-failure empty-response response-timeout",
+      // No idle server connection: a drained server has nothing open, `del server` works.
+      "  http-reuse never",
+      "  option http-server-close",
+      std::string("frontend ") + kFrontendName,
+      "  bind " + c.bind_host + ":" + std::to_string(c.port),
+      std::string("  default_backend ") + kBackendName,
+      std::string("backend ") + kBackendName,
+      "  balance leastconn",
+  };
+  return Join(lines, "\n") + "\n";
 }
 
 Result<std::vector<StatRow>> ParseShowStat(const std::string& csv) {

@@ -87,7 +87,12 @@ void ReplicaSet::OnReplicaExit(const backend::AttemptExit& exit) {
 
 void ReplicaSet::OnReplicaUsage(const backend::AttemptUsage& usage) {
   std::lock_guard<std::mutex> lock(mu_);
-  usage_[usage.attempt_id] = usage.usage;
+  Rate& rate = usage_[usage.attempt_id];
+  int64_t dwall = usage.usage.wall_ms - rate.last.wall_ms;
+  if (dwall > 0) {
+    rate.cores = double(usage.usage.cpu_ms - rate.last.cpu_ms) / double(dwall);
+  }
+  rate.last = usage.usage;
 }
 
 backend::ServingStatus ReplicaSet::Status() {
@@ -129,6 +134,15 @@ void ReplicaSet::Emit(spec::EventReason reason, const std::string& message, bool
   if (cb_.event) cb_.event(e);
 }
 
+void ReplicaSet::Fail(const std::string& message, int64_t grace_ms) {
+  backend::AttemptExit e;
+  e.attempt_id = spec_.attempt_id;
+  e.kind = backend::ExitKind::kFailed;
+  e.node = spec_.node;
+  e.message = message;
+  Shutdown(e, grace_ms);
+}
+
 bool ReplicaSet::StartProxy() {
   int port = 0;
   if (serving_.port) {
@@ -136,14 +150,7 @@ bool ReplicaSet::StartProxy() {
   } else {
     auto p = FreePort(opts_.replica_host);
     if (!p.ok()) {
-      Shutdown(backend::AttemptExit{spec_.attempt_id,
-                                    backend::ExitKind::kFailed,
-                                    -1,
-                                    0,
-                                    spec_.node,
-                                    p.error().ToString(),
-                                    {}},
-               0);
+      Fail(p.error().ToString());
       return false;
     }
     port = *p;
@@ -151,14 +158,7 @@ bool ReplicaSet::StartProxy() {
   // A short private directory: a unix socket path holds at most 107 bytes.
   char tmpl[] = "/tmp/rsl-serve-XXXXXX";
   if (!mkdtemp(tmpl)) {
-    Shutdown(backend::AttemptExit{spec_.attempt_id,
-                                  backend::ExitKind::kFailed,
-                                  -1,
-                                  0,
-                                  spec_.node,
-                                  "cannot make HAProxy's socket directory",
-                                  {}},
-             0);
+    Fail("cannot make HAProxy's socket directory");
     return false;
   }
   socket_dir_ = tmpl;
@@ -168,14 +168,7 @@ bool ReplicaSet::StartProxy() {
   config.socket_path = socket_dir_ + "/admin.sock";
   auto proxy = HaproxyProcess::Start(opts_.haproxy, spec_.exit_file + ".proxy", config);
   if (!proxy.ok()) {
-    Shutdown(backend::AttemptExit{spec_.attempt_id,
-                                  backend::ExitKind::kFailed,
-                                  -1,
-                                  0,
-                                  spec_.node,
-                                  proxy.error().ToString(),
-                                  {}},
-             0);
+    Fail(proxy.error().ToString());
     return false;
   }
   proxy_ = std::move(*proxy);
@@ -213,7 +206,6 @@ void ReplicaSet::Launch(Replica* r, int64_t now) {
   r->state = State::kStarting;
   r->failures = 0;
   r->in_proxy = false;
-  r->cpu_ms = r->wall_ms = r->prev_cpu_ms = r->prev_wall_ms = 0;
   r->utilization = 0;
   r->next_probe_ms = now;
   if (cb_.own) cb_.own(s.attempt_id);
@@ -237,6 +229,10 @@ void ReplicaSet::RemoveServer(Replica* r) {
 
 void ReplicaSet::HandleExit(const backend::AttemptExit& e, int64_t now) {
   if (cb_.disown) cb_.disown(e.attempt_id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    usage_.erase(e.attempt_id);
+  }
   for (size_t k = 0; k < replicas_.size(); ++k) {
     Replica* r = replicas_[k].get();
     if (r->attempt_id != e.attempt_id) continue;
@@ -331,7 +327,7 @@ void ReplicaSet::ProgressDrains(int64_t now) {
 }
 
 void ReplicaSet::Evaluate(int64_t now) {
-  std::map<std::string, backend::Usage> usage;
+  std::map<std::string, Rate> usage;
   {
     std::lock_guard<std::mutex> lock(mu_);
     usage = usage_;
@@ -342,16 +338,8 @@ void ReplicaSet::Evaluate(int64_t now) {
   for (auto& r : replicas_) {
     if (r->retiring) continue;
     ++active;
-    if (auto it = usage.find(r->attempt_id); it != usage.end()) {
-      r->cpu_ms = it->second.cpu_ms;
-      r->wall_ms = it->second.wall_ms;
-    }
-    int64_t dwall = r->wall_ms - r->prev_wall_ms;
-    if (dwall > 0) {
-      r->utilization = double(r->cpu_ms - r->prev_cpu_ms) / double(dwall) / request;
-      r->prev_cpu_ms = r->cpu_ms;
-      r->prev_wall_ms = r->wall_ms;
-    }
+    auto it = usage.find(r->attempt_id);
+    r->utilization = it == usage.end() ? 0 : it->second.cores / request;
     samples.push_back({r->state == State::kReady, r->utilization});
   }
   ScaleDecision d = autoscaler_.Evaluate(now, desired_, samples);
@@ -466,12 +454,7 @@ void ReplicaSet::Run() {
           " replica(s) ready after " + std::to_string(serving_.ready_timeout_ms / 1000) +
           "s (readyTimeout); " + LastLogLines();
       Emit(spec::EventReason::kServingNotReady, msg, true);
-      backend::AttemptExit e;
-      e.attempt_id = spec_.attempt_id;
-      e.kind = backend::ExitKind::kFailed;
-      e.node = spec_.node;
-      e.message = std::string(codes::kServingNotReady) + ": " + msg;
-      Shutdown(e, opts_.stop_grace_ms);
+      Fail(std::string(codes::kServingNotReady) + ": " + msg, opts_.stop_grace_ms);
       return;
     }
     if (now >= next_evaluate_ms_) {

@@ -79,8 +79,6 @@ class ReplicaSet {
     int64_t next_probe_ms = 0;
     int64_t restart_at_ms = 0;
     int64_t drain_deadline_ms = 0;
-    int64_t cpu_ms = 0, wall_ms = 0;            //!< latest usage sample
-    int64_t prev_cpu_ms = 0, prev_wall_ms = 0;  //!< at the last evaluation
     double utilization = 0;
   };
   static const char* StateName(State s);
@@ -96,6 +94,8 @@ class ReplicaSet {
   void Drain(Replica* r, int64_t now);
   void ProgressDrains(int64_t now);
   void RemoveServer(Replica* r);
+  //! Shutdown reporting a failure of the serving attempt with `message`.
+  void Fail(const std::string& message, int64_t grace_ms = 0);
   //! Drains and stops everything, then reports `exit` (when set).
   void Shutdown(std::optional<backend::AttemptExit> exit, int64_t grace_ms);
   std::string LastLogLines() const;
@@ -129,7 +129,13 @@ class ReplicaSet {
   bool stop_timed_out_ = false;                  // GUARDED_BY(mu_)
   bool stop_report_ = true;                      // GUARDED_BY(mu_)
   int64_t stop_grace_ms_ = 0;                    // GUARDED_BY(mu_)
-  std::map<std::string, backend::Usage> usage_;  // GUARDED_BY(mu_): replica id -> sample
+  //! A replica's CPU rate between its last two usage samples (about a second apart: the
+  //! autoscaler sees a load step within a sample, not averaged over its whole period).
+  struct Rate {
+    backend::Usage last;
+    double cores = 0;
+  };
+  std::map<std::string, Rate> usage_;  // GUARDED_BY(mu_): replica id -> its rate
   backend::ServingStatus status_;                // GUARDED_BY(mu_): as of the last tick
 };
 

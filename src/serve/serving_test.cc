@@ -126,6 +126,20 @@ class ServingTest : public ::testing::Test {
     return std::nullopt;
   }
 
+  // Opens the runtime, submits server.py with `autoscaling` and waits for ServingReady; sets
+  // `id` and `endpoint` (a fatal failure leaves them empty).
+  void StartReady(const std::string& autoscaling, std::string* id, std::string* endpoint) {
+    Open();
+    auto submitted = Submit(Yaml("server.py", "", autoscaling));
+    ASSERT_TRUE(submitted.ok()) << submitted.error().ToString();
+    ASSERT_TRUE(WaitEvent(*submitted, "ServingReady", 60'000)) << "never ready";
+    auto sv = Serving(*submitted);
+    ASSERT_TRUE(sv);
+    ASSERT_FALSE(sv->endpoint.empty());
+    *id = *submitted;
+    *endpoint = sv->endpoint;
+  }
+
   std::optional<backend::ServingStatus> Serving(const std::string& id) {
     auto run_id = rt_->engine()->ResolveRunId(id);
     if (!run_id.ok()) return std::nullopt;
@@ -196,68 +210,57 @@ class Load {
 };
 
 TEST_F(ServingTest, ScalesUpUnderLoadAndDownAfterTheDelayWithoutAFailedRequest) {
-  Open();
-  auto id = Submit(Yaml("server.py", "",
-                        "{targetUtilization: 50, minReplicas: 1, maxReplicas: 2, "
-                        "scaleDownDelay: 4s}"));
-  ASSERT_TRUE(id.ok()) << id.error().ToString();
-  auto ready = WaitEvent(*id, "ServingReady", 60'000);
-  ASSERT_TRUE(ready) << "never ready";
-  auto sv = Serving(*id);
-  ASSERT_TRUE(sv);
-  ASSERT_FALSE(sv->endpoint.empty());
-  EXPECT_TRUE(Get(sv->endpoint + "/healthz"));
+  std::string id, endpoint;
+  ASSERT_NO_FATAL_FAILURE(
+      StartReady("{targetUtilization: 50, minReplicas: 1, maxReplicas: 2, scaleDownDelay: 4s}", &id,
+                 &endpoint));
+  EXPECT_TRUE(Get(endpoint + "/healthz"));
   {
-    Load load(sv->endpoint + "/burn", 3);
-    auto up = WaitEvent(*id, "ScaledUp", 60'000);
+    Load load(endpoint + "/burn", 3);
+    auto up = WaitEvent(id, "ScaledUp", 60'000);
     ASSERT_TRUE(up) << "no ScaledUp under load";
     EXPECT_NE(up->message.find("target 50%, 1 ready: 1 -> 2"), std::string::npos) << up->message;
     int64_t deadline = NowMs() + 60'000;
-    while (NowMs() < deadline && Serving(*id)->ready_replicas < 2) usleep(100'000);
-    EXPECT_EQ(Serving(*id)->ready_replicas, 2);
+    while (NowMs() < deadline && Serving(id)->ready_replicas < 2) usleep(100'000);
+    EXPECT_EQ(Serving(id)->ready_replicas, 2);
     usleep(1'000'000);  // both take requests
     load.Stop();
     EXPECT_EQ(load.failed(), 0) << "of " << load.total();
   }
   {
-    Load light(sv->endpoint + "/healthz", 1, 20);  // keeps going through the scale-down
-    auto down = WaitEvent(*id, "ScaledDown", 60'000);
+    Load light(endpoint + "/healthz", 1, 20);  // keeps going through the scale-down
+    auto down = WaitEvent(id, "ScaledDown", 60'000);
     ASSERT_TRUE(down) << "no ScaledDown after the load";
     EXPECT_NE(down->message.find("2 -> 1"), std::string::npos) << down->message;
     int64_t deadline = NowMs() + 60'000;
-    while (NowMs() < deadline && Serving(*id)->replicas > 1) usleep(100'000);
+    while (NowMs() < deadline && Serving(id)->replicas > 1) usleep(100'000);
     usleep(500'000);
     light.Stop();
-    EXPECT_EQ(Serving(*id)->replicas, 1);
+    EXPECT_EQ(Serving(id)->replicas, 1);
     EXPECT_EQ(light.failed(), 0) << "of " << light.total();
     EXPECT_GT(light.total(), 0);
   }
-  auto run = rt_->store()->GetRun(*id);
+  auto run = rt_->store()->GetRun(id);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kRunning);
 }
 
 TEST_F(ServingTest, AKilledReplicaIsReplacedWhileTheEndpointAnswers) {
-  Open();
-  auto id = Submit(Yaml("server.py", "",
-                        "{targetUtilization: 90, minReplicas: 2, "
-                        "maxReplicas: 2}"));
-  ASSERT_TRUE(id.ok()) << id.error().ToString();
-  ASSERT_TRUE(WaitEvent(*id, "ServingReady", 60'000)) << "never ready";
-  auto sv = Serving(*id);
-  ASSERT_TRUE(sv);
-  std::set<int> pids = Pids(sv->endpoint, 20);
+  std::string id, endpoint;
+  ASSERT_NO_FATAL_FAILURE(
+      StartReady("{targetUtilization: 90, minReplicas: 2, maxReplicas: 2}", &id, &endpoint));
+  std::set<int> pids = Pids(endpoint, 20);
   ASSERT_FALSE(pids.empty());
-  Load load(sv->endpoint + "/healthz", 2);
+  Load load(endpoint + "/healthz", 2);
   usleep(300'000);
   int victim = *pids.begin();
   ASSERT_EQ(kill(victim, SIGKILL), 0);
-  auto restarted = WaitEvent(*id, "ReplicaRestarted", 30'000);
+  auto restarted = WaitEvent(id, "ReplicaRestarted", 30'000);
   ASSERT_TRUE(restarted);
   EXPECT_NE(restarted->message.find("killed by signal 9"), std::string::npos) << restarted->message;
   int64_t deadline = NowMs() + 60'000;
   while (NowMs() < deadline) {
-    auto now = Serving(*id);
+    auto now = Serving(id);
     if (now && now->ready_replicas == 2) {
       bool restarted_one = false;
       for (const auto& r : now->replica_list) restarted_one = restarted_one || r.restarts == 1;
@@ -265,41 +268,35 @@ TEST_F(ServingTest, AKilledReplicaIsReplacedWhileTheEndpointAnswers) {
     }
     usleep(100'000);
   }
-  EXPECT_EQ(Serving(*id)->ready_replicas, 2);
+  EXPECT_EQ(Serving(id)->ready_replicas, 2);
   load.Stop();
   EXPECT_GT(load.total(), 0);
   EXPECT_EQ(load.failed(), 0) << "of " << load.total();
-  std::set<int> after = Pids(sv->endpoint, 20);
+  std::set<int> after = Pids(endpoint, 20);
   EXPECT_EQ(after.count(victim), 0u);
 }
 
 TEST_F(ServingTest, CancelLeavesNoProcessAndNoFrontend) {
-  Open();
-  auto id = Submit(Yaml("server.py", "",
-                        "{targetUtilization: 90, minReplicas: 2, "
-                        "maxReplicas: 2}"));
-  ASSERT_TRUE(id.ok()) << id.error().ToString();
-  auto ready = WaitEvent(*id, "ServingReady", 60'000);
-  ASSERT_TRUE(ready) << "never ready";
-  auto sv = Serving(*id);
-  ASSERT_TRUE(sv);
-  std::set<int> pids = Pids(sv->endpoint, 20);
+  std::string id, endpoint;
+  ASSERT_NO_FATAL_FAILURE(
+      StartReady("{targetUtilization: 90, minReplicas: 2, maxReplicas: 2}", &id, &endpoint));
+  std::set<int> pids = Pids(endpoint, 20);
   ASSERT_FALSE(pids.empty());
-  auto running = WaitEvent(*id, "Running", 1'000);
+  auto running = WaitEvent(id, "Running", 1'000);
   ASSERT_TRUE(running);
   size_t at = running->message.find("HAProxy pid ");
   ASSERT_NE(at, std::string::npos) << running->message;
   int proxy_pid = atoi(running->message.c_str() + at + 12);
-  int port = atoi(sv->endpoint.substr(sv->endpoint.rfind(':') + 1).c_str());
+  int port = atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
 
-  ASSERT_TRUE(rt_->engine()->Cancel(*id, "test").ok());
-  auto run = rt_->engine()->Wait(*id, 60'000);
+  ASSERT_TRUE(rt_->engine()->Cancel(id, "test").ok());
+  auto run = rt_->engine()->Wait(id, 60'000);
   ASSERT_TRUE(run.ok()) << run.error().ToString();
   EXPECT_EQ(run->phase, spec::RunPhase::kCancelled);
   for (int pid : pids) EXPECT_NE(kill(pid, 0), 0) << "replica " << pid << " still runs";
   EXPECT_NE(kill(proxy_pid, 0), 0) << "HAProxy still runs";
   EXPECT_TRUE(PortFree(port)) << "the frontend still listens";
-  EXPECT_FALSE(Serving(*id));
+  EXPECT_FALSE(Serving(id));
 }
 
 TEST_F(ServingTest, NeverReadyReplicasFailTheRunWithTheirLastLogLines) {

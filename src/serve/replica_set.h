@@ -124,11 +124,11 @@ class ReplicaSet {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<backend::AttemptExit> exits_;       // GUARDED_BY(mu_)
-  bool stop_ = false;                            // GUARDED_BY(mu_)
-  bool stop_timed_out_ = false;                  // GUARDED_BY(mu_)
-  bool stop_report_ = true;                      // GUARDED_BY(mu_)
-  int64_t stop_grace_ms_ = 0;                    // GUARDED_BY(mu_)
+  std::deque<backend::AttemptExit> exits_;  // GUARDED_BY(mu_)
+  bool stop_ = false;                       // GUARDED_BY(mu_)
+  bool stop_timed_out_ = false;             // GUARDED_BY(mu_)
+  bool stop_report_ = true;                 // GUARDED_BY(mu_)
+  int64_t stop_grace_ms_ = 0;               // GUARDED_BY(mu_)
   //! A replica's CPU rate between its last two usage samples (about a second apart: the
   //! autoscaler sees a load step within a sample, not averaged over its whole period).
   struct Rate {
@@ -136,7 +136,7 @@ class ReplicaSet {
     double cores = 0;
   };
   std::map<std::string, Rate> usage_;  // GUARDED_BY(mu_): replica id -> its rate
-  backend::ServingStatus status_;                // GUARDED_BY(mu_): as of the last tick
+  backend::ServingStatus status_;      // GUARDED_BY(mu_): as of the last tick
 };
 
 }  // namespace rsl::serve

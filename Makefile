@@ -7,12 +7,13 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := -G Ninja
 
-.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo clean
+.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo demo-serving clean
 
 help:
 	@echo "make deps    install Debian packages (scripts/install-deps.sh)"
 	@echo "make build   release build: build/bin/seedctl, build/bin/rsl-controller"
 	@echo "make demo    the end-to-end demo (scripts/demo.sh)"
+	@echo "make demo-serving  a served model scaling up and down (scripts/demo_serving.sh)"
 	@echo "make test    ASan+UBSan build, every test through CTest"
 	@echo "make bench   benchmarks (bench/README.md)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each"
@@ -65,6 +66,9 @@ tidy: $(BUILD)/build.ninja
 
 demo:
 	bash scripts/demo.sh
+
+demo-serving:
+	bash scripts/demo_serving.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

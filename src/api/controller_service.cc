@@ -296,7 +296,15 @@ Result<Json> ControllerService::Object(const std::string& id) {
     }
   }
   auto w = Snapshot(*v);
-  return WorkloadObject(*v, *run, *steps, w.get());
+  Json obj = WorkloadObject(*v, *run, *steps, w.get());
+  for (const auto& s : *steps) {
+    if (!store::StepAttemptLive(s) || s.attempt_id.empty()) continue;
+    if (auto serving = backend_->Serving(s.attempt_id)) {
+      obj["status"]["serving"] = ServingJson(s.name, *serving);
+      break;
+    }
+  }
+  return obj;
 }
 
 Result<Json> ControllerService::Submit(const std::string& yaml, const std::string& source_name,
@@ -723,6 +731,32 @@ void ControllerService::CollectMetrics(Metrics* metrics) {
   metrics->Clear("rsl_steps");
   for (const auto& [p, n] : run_phases) metrics->Set("rsl_workloads", {{"phase", p}}, n);
   for (const auto& [p, n] : step_phases) metrics->Set("rsl_steps", {{"phase", p}}, n);
+  CollectServingMetrics(*runs, metrics);
+}
+
+void ControllerService::CollectServingMetrics(const std::vector<store::Run>& runs,
+                                              Metrics* metrics) {
+  for (const char* name :
+       {"rsl_serving_replicas", "rsl_serving_ready_replicas", "rsl_serving_utilization_ratio",
+        "rsl_serving_requests_total", "rsl_serving_request_errors_total"}) {
+    metrics->Clear(name);
+  }
+  for (const auto& r : runs) {
+    if (r.phase != spec::RunPhase::kRunning) continue;
+    auto steps = store_->ListSteps(r.id);
+    if (!steps.ok()) continue;
+    for (const auto& s : *steps) {
+      if (!store::StepAttemptLive(s) || s.attempt_id.empty()) continue;
+      auto sv = backend_->Serving(s.attempt_id);
+      if (!sv) continue;
+      Labels labels = {{"namespace", r.namespace_}, {"workload", r.name}, {"step", s.name}};
+      metrics->Set("rsl_serving_replicas", labels, sv->replicas);
+      metrics->Set("rsl_serving_ready_replicas", labels, sv->ready_replicas);
+      metrics->Set("rsl_serving_utilization_ratio", labels, sv->utilization);
+      metrics->Set("rsl_serving_requests_total", labels, double(sv->requests_total));
+      metrics->Set("rsl_serving_request_errors_total", labels, double(sv->request_errors_total));
+    }
+  }
 }
 
 }  // namespace rsl::api

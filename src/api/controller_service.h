@@ -56,6 +56,8 @@ class ControllerService : public Service {
   //! Every secret value of a namespace (for masking).
   std::vector<std::string> SecretValues(const std::string& ns);
   Result<Json> Object(const std::string& id);
+  //! rsl_serving_* of the running serving steps, from the backend's replica sets.
+  void CollectServingMetrics(const std::vector<store::Run>& runs, Metrics* metrics);
 
   store::Store* store_;
   engine::Engine* engine_;

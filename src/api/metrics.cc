@@ -159,6 +159,14 @@ void DescribeControllerMetrics(Metrics* m) {
   m->Describe("rsl_api_open_streams", "gauge", "Connections streaming an answer (log follow).");
   m->Describe("rsl_workloads", "gauge", "Workload versions by phase.");
   m->Describe("rsl_steps", "gauge", "Steps (of every run) by phase.");
+  m->Describe("rsl_serving_replicas", "gauge", "Running replicas of a serving step.");
+  m->Describe("rsl_serving_ready_replicas", "gauge", "Ready replicas of a serving step.");
+  m->Describe("rsl_serving_utilization_ratio", "gauge",
+              "Average utilization of a serving step's ready replicas (1 = their request).");
+  m->Describe("rsl_serving_requests_total", "counter",
+              "Requests a serving step's endpoint took (HAProxy's frontend sessions).");
+  m->Describe("rsl_serving_request_errors_total", "counter",
+              "5xx answers of a serving step's endpoint (HAProxy's counter).");
   m->Describe("rsl_admission_duration_seconds", "histogram",
               "Admission (parse, validation, admission checks) latency by result.", latency);
   m->Describe("rsl_step_duration_seconds", "histogram", "Step attempt run time by outcome.", steps);

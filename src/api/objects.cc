@@ -163,6 +163,28 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
   return obj;
 }
 
+nlohmann::json ServingJson(const std::string& step, const backend::ServingStatus& s) {
+  nlohmann::json replicas = nlohmann::json::array();
+  for (const auto& r : s.replica_list) {
+    replicas.push_back({{"index", r.index},
+                        {"node", r.node},
+                        {"port", r.port},
+                        {"state", r.state},
+                        {"restarts", r.restarts},
+                        {"utilization", r.utilization}});
+  }
+  return {{"step", step},
+          {"endpoint", s.endpoint},
+          {"replicas", s.replicas},
+          {"readyReplicas", s.ready_replicas},
+          {"desiredReplicas", s.desired_replicas},
+          {"utilization", s.utilization},
+          {"lastScaleTime", s.last_scale_time_ms ? Rfc3339(s.last_scale_time_ms) : ""},
+          {"requestsTotal", s.requests_total},
+          {"requestErrorsTotal", s.request_errors_total},
+          {"replicaList", replicas}};
+}
+
 nlohmann::json EventJson(const store::Event& e) {
   return {{"seq", e.seq},     {"runId", e.run_id},      {"step", e.step},
           {"type", e.type},   {"reason", e.reason},     {"message", e.message},

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "spec/workload.h"
 #include "store/store.h"
 
@@ -41,6 +42,9 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& version, const store
 nlohmann::json WorkloadSummary(const store::WorkloadVersion& version, const store::Run& run);
 
 nlohmann::json EventJson(const store::Event& event);
+
+//! `status.serving` of a running serving step `step`.
+nlohmann::json ServingJson(const std::string& step, const backend::ServingStatus& status);
 
 //! Replaces every occurrence of every secret value with ***, except values too short to mask
 //! (spec::MaskedInLogs).

@@ -15,8 +15,18 @@
 
 #include "base/status.h"
 #include "sched/node.h"
+#include "spec/workload.h"
 
 namespace rsl::backend {
+
+//! What a serving step's attempt needs beyond a batch step's (spec.md "Serving steps"): the
+//! attempt is then a set of replicas behind one endpoint, run until it is stopped.
+struct ServingLaunch {
+  spec::Autoscaling autoscaling;  //!< min/max replicas, target, scale-down delay
+  spec::ReadinessProbe readiness;
+  std::optional<int64_t> port;  //!< the endpoint's port; unset: allocated
+  int64_t ready_timeout_ms = 300'000;
+};
 
 //! Everything needed to start one attempt of one step.
 struct LaunchSpec {
@@ -48,6 +58,8 @@ struct LaunchSpec {
   std::optional<int64_t> timeout_ms;  //!< the backend may enforce it too (Slurm --time)
   std::string node;                   //!< placement chosen by the engine; "" = the backend decides
   std::map<std::string, std::string> labels;  //!< namespace/team/... for accounting
+  //! Set for a serving step: a backend that serves (serve::ServingBackend) runs replicas.
+  std::optional<ServingLaunch> serving;
 };
 
 //! How an attempt ended.
@@ -84,6 +96,30 @@ struct AttemptEvent {
   spec::EventReason reason = spec::EventReason::kStarted;
   std::string message;
   std::string node;
+  bool warning = false;  //!< recorded as a Warning event
+};
+
+//! One replica of a serving attempt, as `seedctl workload status` shows it.
+struct ServingReplica {
+  int index = 0;
+  std::string node;
+  int port = 0;
+  std::string state;  //!< Starting | Ready | NotReady | Draining | Restarting
+  int restarts = 0;
+  double utilization = 0;  //!< fraction of its request (1.0 = 100 %)
+};
+
+//! A serving attempt's state now (kept in memory by the backend that serves it).
+struct ServingStatus {
+  std::string endpoint;  //!< http://host:port
+  int replicas = 0;      //!< running (any state)
+  int ready_replicas = 0;
+  int desired_replicas = 0;
+  double utilization = 0;  //!< average over ready replicas, fraction of the request
+  int64_t last_scale_time_ms = 0;
+  int64_t requests_total = 0;        //!< HAProxy's frontend counter
+  int64_t request_errors_total = 0;  //!< 5xx answered by the frontend
+  std::vector<ServingReplica> replica_list;
 };
 
 //! A live sample of a running attempt's resource use so far (backends that can: the local
@@ -124,6 +160,18 @@ class Backend {
   //! If so the backend watches it again and reports its exit as usual. If it ended while we
   //! were away, the backend reports its recorded exit (from spec.exit_file) if any, or kNodeLost.
   virtual void Adopt(const LaunchSpec& spec) = 0;
+
+  //! Whether this backend can run serving step `step` now (a proxy to front it, its port
+  //! free). Default: it cannot (SPEC_INVALID naming the backend).
+  virtual Status CheckServing(const spec::Step& step) {
+    return Error("SPEC_INVALID",
+                 "the " + name() + " backend cannot run serving step '" + step.name + "'")
+        .Hint("run it through rsl-controller or seedctl run, which front replicas with HAProxy");
+  }
+  //! A serving attempt's status, or nothing (unknown attempt, batch attempt, not serving).
+  virtual std::optional<ServingStatus> Serving(const std::string& /*attempt_id*/) {
+    return std::nullopt;
+  }
 
   //! Callbacks, called from backend threads. Set before the first Launch.
   std::function<void(const AttemptExit&)> on_exit;

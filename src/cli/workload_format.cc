@@ -208,7 +208,30 @@ std::string FormatStatus(const Json& w, bool wide) {
     }
     out += "\n" + t.Render();
   }
+  if (st.contains("serving") && st["serving"].is_object()) out += "\n" + ServingText(st["serving"]);
   return out;
+}
+
+std::string ServingText(const Json& sv) {
+  auto pct = [](const Json& j) {
+    double u = j.contains("utilization") && j["utilization"].is_number()
+                   ? j["utilization"].get<double>()
+                   : 0.0;
+    return std::to_string(int(u * 100 + 0.5)) + "%";
+  };
+  std::string out = "ENDPOINT: " + Str(sv, "endpoint") + "\n";
+  out += "REPLICAS: " + std::to_string(Int(sv, "readyReplicas")) + "/" +
+         std::to_string(Int(sv, "desiredReplicas")) + " ready\n";
+  out += "UTILIZATION: " + pct(sv) + " of request\n";
+  Table t({"REPLICA", "NODE", "PORT", "STATE", "RESTARTS", "UTILIZATION"});
+  if (sv.contains("replicaList") && sv["replicaList"].is_array()) {
+    for (const auto& r : sv["replicaList"]) {
+      t.AddRow({std::to_string(Int(r, "index")), Str(r, "node", "-"),
+                std::to_string(Int(r, "port")), Str(r, "state"), std::to_string(Int(r, "restarts")),
+                pct(r)});
+    }
+  }
+  return out + "\n" + t.Render();
 }
 
 std::string FormatStatusLine(const Json& w) {

@@ -32,6 +32,9 @@ std::string FormatSubmitted(const Json& workload, const std::string& headline);
 std::string FormatStatus(const Json& workload, bool wide);
 //! One line for --watch when piped: "08:05:01 RUNNING step train (2/4) 63%".
 std::string FormatStatusLine(const Json& workload);
+//! A serving step's `status.serving`: ENDPOINT, REPLICAS ready/desired, UTILIZATION and a row
+//! per replica (node, port, state, restarts, utilization).
+std::string ServingText(const Json& serving);
 //! Per-step progress bars for --watch on a terminal.
 std::string FormatStatusBars(const Json& workload);
 

@@ -14,6 +14,40 @@
 
 namespace rsl::engine {
 
+Status Engine::Impl::CheckServing(const spec::Workload& w, size_t i) {
+  const spec::Step& step = w.pipeline.steps[i];
+  int64_t max_replicas = step.effective.autoscaling ? step.effective.autoscaling->max_replicas : 1;
+  // Every replica requests the step's resources; maxReplicas of them must fit the nodes as
+  // they are (empty), or scaling up would wait forever.
+  sched::Request req = RequestFor(step);
+  int64_t fit = 0;
+  for (const auto& n : Inventory()) {
+    if (n.state != spec::NodeState::kReady) continue;
+    int64_t k = req.cpu_millis > 0 ? n.cpu_millis / req.cpu_millis : max_replicas;
+    if (req.memory_bytes > 0) k = std::min(k, n.memory_bytes / req.memory_bytes);
+    if (req.gpus > 0) k = std::min(k, int64_t(n.gpus.size()) / req.gpus);
+    fit += std::max<int64_t>(k, 0);
+  }
+  if (!backend_queues_ && fit < max_replicas) {
+    std::string path = step.resources.autoscaling ? spec::StepPath(i) + ".resources.autoscaling"
+                                                  : "spec.resources.autoscaling";
+    return Error(codes::kInsufficientResources,
+                 "step " + Quote(step.name) + ": maxReplicas " + std::to_string(max_replicas) +
+                     " cannot fit the nodes: they hold " + std::to_string(fit) +
+                     " replica(s) of its request")
+        .Path(path + ".maxReplicas")
+        .At(w.PosOf(path + ".maxReplicas"))
+        .Value(std::to_string(max_replicas))
+        .Hint("lower maxReplicas to " + std::to_string(std::max<int64_t>(fit, 1)) +
+              ", request less per replica, or add nodes (`seedctl node list`)");
+  }
+  Status s = backend_->CheckServing(step);
+  if (s.ok()) return s;
+  Error e = s.error();
+  if (e.path.empty()) e.Path(spec::StepPath(i) + (step.port ? ".port" : ""));
+  return e.At(w.PosOf(e.path));
+}
+
 void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
                          store::Run run, int owner_fd) {
   AdmittedMsg m;
@@ -38,6 +72,10 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
                                : "request less, or add a node that has it to the " +
                                      backend_->name() + " cluster (`seedctl node list`)");
       m.reason = spec::Name(spec::EventReason::kInsufficientResources);
+    }
+    if (step.serving && m.status.ok()) {
+      m.status = CheckServing(*w, i);
+      if (!m.status.ok()) m.reason = spec::Name(spec::EventReason::kAdmissionFailed);
     }
     for (size_t k = 0; k < step.env_from.size() && m.status.ok(); ++k) {
       bool secret = step.env_from[k].kind == spec::EnvFrom::Kind::kSecret;

@@ -180,6 +180,9 @@ class Engine::Impl : public RunControl {
   bool Reserve(RunState* r, int i, std::string* node, std::vector<int>* gpus, std::string* why);
   void Release(RunState* r, int i);
   sched::Request RequestFor(const spec::Step& s) const;
+  //! A serving step's admission: maxReplicas fit the nodes, the backend can serve it (proxy,
+  //! port). Errors: INSUFFICIENT_RESOURCES, and the backend's (SERVING_*).
+  Status CheckServing(const spec::Workload& w, size_t i);
 
   //! `reason` as a string: a hook's or a policy's own reason (the event log is open to them).
   void AddEvent(store::Batch* b, const std::string& run_id, const std::string& step,

@@ -101,7 +101,8 @@ void Engine::Impl::HandleEvent(const backend::AttemptEvent& e, store::Batch* b,
   auto it = attempts_.find(e.attempt_id);
   if (it == attempts_.end()) return;
   auto [r, i] = it->second;
-  AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, e.reason, e.message, false);
+  AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, e.reason, e.message,
+           e.warning);
   if (!backend_queues_) return;
   if (e.reason == spec::EventReason::kRunning) {
     // Where the backend's scheduler runs it, not a guess of ours.

@@ -85,6 +85,7 @@ std::string LaunchToJson(const backend::LaunchSpec& s) {
   w.Str("node", s.node);
   map("labels", s.labels, /*mask=*/false);
   if (s.timeout_ms) w.Int("timeout_ms", *s.timeout_ms);
+  if (s.serving) w.Int("serving", 1);  // recovery only needs to know it served
   w.End();
   return out;
 }
@@ -113,6 +114,7 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
     s.node = j.value("node", "");
     s.labels = j.value("labels", std::map<std::string, std::string>{});
     if (j.contains("timeout_ms")) s.timeout_ms = j["timeout_ms"].get<int64_t>();
+    if (j.contains("serving")) s.serving = backend::ServingLaunch{};
   } catch (const json::exception& e) {
     return Error(codes::kInternal, std::string("garbled launch record: ") + e.what());
   }
@@ -151,6 +153,14 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
     s.capabilities = step.effective.gpu->capabilities;
   }
   s.timeout_ms = step.timeout_ms;
+  if (step.serving) {
+    backend::ServingLaunch sv;
+    if (step.effective.autoscaling) sv.autoscaling = *step.effective.autoscaling;
+    sv.readiness = step.readiness;
+    sv.port = step.port;
+    sv.ready_timeout_ms = step.ready_timeout_ms;
+    s.serving = sv;
+  }
   s.labels = r->workload.labels;
   s.labels["namespace"] = r->workload.namespace_;
   s.labels["workload"] = r->workload.name;

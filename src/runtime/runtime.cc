@@ -14,6 +14,7 @@
 #include "base/codes.h"
 #include "base/file.h"
 #include "runtime/default_hooks.h"
+#include "serve/serving_backend.h"
 
 namespace rsl::runtime {
 namespace {
@@ -89,7 +90,10 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   bo.runs_dir = o.runs_dir;
   auto backend = backend::MakeBackend(o.backend, bo);
   if (!backend.ok()) return backend.error();
-  rt->backend_ = std::move(*backend);
+  // Serving steps run as replica sets behind HAProxy on top of whichever backend runs steps.
+  serve::ServeOptions serve_options = o.serve;
+  rt->backend_ =
+      std::make_unique<serve::ServingBackend>(std::move(*backend), std::move(serve_options));
 
   engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir) : engine::Hooks{};
   if (o.extend_hooks) o.extend_hooks(&hooks, rt->store_.get());

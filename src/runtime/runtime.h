@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "engine/hooks.h"
+#include "serve/replica_set.h"
 #include "store/store.h"
 
 namespace rsl::runtime {
@@ -41,6 +42,8 @@ struct RuntimeOptions {
   //! Called with the hooks and the opened store before the engine is built, to add or wrap
   //! hooks (the controller's metrics). May be empty.
   std::function<void(engine::Hooks*, store::Store*)> extend_hooks;
+  //! Serving steps: the HAProxy executable, timings (serve/replica_set.h).
+  serve::ServeOptions serve;
 };
 
 //! Makes `options->state_dir` and `options->runs_dir` absolute and lexically normal, without

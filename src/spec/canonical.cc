@@ -273,6 +273,20 @@ void WriteStep(Writer& w, const Step& s) {
   o.Key("keepOnFailure").Bool(s.keep_on_failure);
   o.Key("name").Str(s.name);
   if (!s.outputs.empty()) WriteTensors(o.Key("outputs"), s.outputs);
+  if (s.serving) {
+    if (s.port) o.Key("port").Int(*s.port);
+    Object p(o.Key("readinessProbe"));
+    p.Key("failureThreshold").Int(s.readiness.failure_threshold);
+    {
+      Object g(p.Key("httpGet"));
+      g.Key("path").Str(s.readiness.path);
+      if (s.readiness.port) g.Key("port").Int(*s.readiness.port);
+      g.End();
+    }
+    p.Key("periodSeconds").Int(s.readiness.period_ms / 1000);
+    p.End();
+    o.Key("readyTimeout").Str(FormatDuration(s.ready_timeout_ms));
+  }
   if (!Empty(s.resources)) WriteResources(o.Key("resources"), s.resources);
   {
     Object r(o.Key("retryPolicy"));

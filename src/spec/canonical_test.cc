@@ -197,6 +197,15 @@ json StepJson(const Step& s) {
   }
   if (s.timeout_ms) j["timeout"] = FormatDuration(*s.timeout_ms);
   if (!s.outputs.empty()) j["outputs"] = TensorsJson(s.outputs);
+  if (s.serving) {
+    if (s.port) j["port"] = *s.port;
+    json get = {{"path", s.readiness.path}};
+    if (s.readiness.port) get["port"] = *s.readiness.port;
+    j["readinessProbe"] = {{"httpGet", get},
+                           {"periodSeconds", s.readiness.period_ms / 1000},
+                           {"failureThreshold", s.readiness.failure_threshold}};
+    j["readyTimeout"] = FormatDuration(s.ready_timeout_ms);
+  }
   return j;
 }
 
@@ -475,6 +484,12 @@ class RandomWorkloads {
     if (Chance(40)) s.timeout_ms = Duration();
     s.outputs = Tensors(2);
     s.serving = Chance(30);
+    if (Chance(50)) s.port = Int();
+    if (Chance(50)) s.readiness.port = Int();
+    s.readiness.path = Str();
+    s.readiness.period_ms = 1000 * Below(100);
+    s.readiness.failure_threshold = Int();
+    s.ready_timeout_ms = Duration();
     return s;
   }
   Workload Make(const std::vector<schema::Schema>& schemas) {

@@ -21,8 +21,14 @@ constexpr size_t kMaxEnvEntryBytes = 128 * 1024;
 constexpr size_t kMaxEnvBytes = 512 * 1024;
 const std::vector<std::string> kPipelineKeys = {"atomic", "steps", "timeout"};
 const std::vector<std::string> kStepKeys = {
-    "name",      "image",       "command", "args",          "env",     "dependsOn", "when",
-    "resources", "retryPolicy", "envFrom", "keepOnFailure", "timeout", "outputs",   "serving"};
+    "name",    "image",     "command",     "args",           "env",           "dependsOn",
+    "when",    "resources", "retryPolicy", "envFrom",        "keepOnFailure", "timeout",
+    "outputs", "serving",   "port",        "readinessProbe", "readyTimeout"};
+const std::vector<std::string> kProbeKeys = {"httpGet", "periodSeconds", "failureThreshold"};
+const std::vector<std::string> kHttpGetKeys = {"path", "port"};
+constexpr int64_t kMaxPort = 65535;
+constexpr int64_t kMaxProbePeriodSeconds = 3600;
+constexpr int64_t kMaxFailureThreshold = 1000;
 const std::vector<std::string> kRetryKeys = {"maxRetries", "backoff", "backoffFactor",
                                              "maxBackoff"};
 const std::vector<std::string> kEnvFromKeys = {"configMapRef", "secretRef"};
@@ -150,6 +156,12 @@ class PipelineParser : public FieldParser {
       if (auto v = r_.Bool(n["serving"], path + ".serving")) step->serving = *v;
     }
     if (keys.Has("timeout")) step->timeout_ms = Duration(n["timeout"], path + ".timeout", true);
+    if (keys.Has("port")) step->port = r_.Int(n["port"], path + ".port", 1, kMaxPort);
+    if (keys.Has("readinessProbe")) Probe(n["readinessProbe"], path + ".readinessProbe", step);
+    if (keys.Has("readyTimeout")) {
+      if (auto v = Duration(n["readyTimeout"], path + ".readyTimeout", true))
+        step->ready_timeout_ms = *v;
+    }
     if (keys.Has("outputs")) ParseTensors(c_, n["outputs"], path + ".outputs", &step->outputs);
   }
 
@@ -186,6 +198,37 @@ class PipelineParser : public FieldParser {
       ok = false;
     }
     return ok;
+  }
+
+  void Probe(const YAML::Node& n, const std::string& path, Step* step) {
+    if (!r_.Map(n, path, kProbeKeys)) return;
+    ReadinessProbe& p = step->readiness;
+    if (Reader::Has(n, "httpGet")) {
+      const YAML::Node g = n["httpGet"];
+      const std::string gp = path + ".httpGet";
+      if (r_.Map(g, gp, kHttpGetKeys)) {
+        if (Reader::Has(g, "path")) {
+          if (auto v = r_.String(g["path"], gp + ".path")) {
+            if (StartsWith(*v, "/")) {
+              p.path = *v;
+            } else {
+              r_.Fail(g["path"], gp + ".path", "probe path " + Quote(*v) + " does not start with /",
+                      "e.g. path: /healthz");
+            }
+          }
+        }
+        if (Reader::Has(g, "port")) p.port = r_.Int(g["port"], gp + ".port", 1, kMaxPort);
+      }
+    }
+    if (Reader::Has(n, "periodSeconds")) {
+      if (auto v = r_.Int(n["periodSeconds"], path + ".periodSeconds", 1, kMaxProbePeriodSeconds))
+        p.period_ms = *v * 1000;
+    }
+    if (Reader::Has(n, "failureThreshold")) {
+      if (auto v =
+              r_.Int(n["failureThreshold"], path + ".failureThreshold", 1, kMaxFailureThreshold))
+        p.failure_threshold = *v;
+    }
   }
 
   void Retry(const YAML::Node& n, const std::string& path, RetryPolicy* retry) {

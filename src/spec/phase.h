@@ -64,6 +64,12 @@ enum class EventReason {
   kOutputCommitFailed,
   kOutputDiscarded,
   kRolledBack,
+  // Serving steps (the replica supervisor, src/serve/).
+  kServingReady,
+  kServingNotReady,
+  kScaledUp,
+  kScaledDown,
+  kReplicaRestarted,
 };
 
 //! Whether a node takes new work.

@@ -30,6 +30,7 @@ TEST(PhaseTest, EveryValueRoundTrips) {
   ExpectRoundTrip(StepPhase::kCancelled, ParseStepPhase);
   ExpectRoundTrip(AttemptPhase::kExited, ParseAttemptPhase);
   ExpectRoundTrip(EventReason::kRolledBack, ParseEventReason);
+  ExpectRoundTrip(EventReason::kReplicaRestarted, ParseEventReason);
   ExpectRoundTrip(NodeState::kDown, ParseNodeState);
 }
 

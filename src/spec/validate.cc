@@ -241,9 +241,13 @@ class Validator {
     for (size_t i = 0; i < steps.size(); ++i) {
       Step& s = steps[i];
       s.effective = MergeResources(w_.resources, s.resources);
-      if (!s.effective.autoscaling) continue;
+      if (!s.effective.autoscaling) {
+        ServingOnly(i);
+        continue;
+      }
       if (!s.serving && steps.size() == 1) s.serving = true;
       if (s.serving) continue;
+      ServingOnly(i);
       std::string path = s.resources.autoscaling ? StepPath(i) + ".resources.autoscaling"
                                                  : "spec.resources.autoscaling";
       Error e(codes::kSpecInvalid, "autoscaling is ignored for batch step " + Quote(s.name));
@@ -251,6 +255,22 @@ class Validator {
       e.pos = w_.PosOf(path);
       e.hint = "set serving: true on long-running service steps";
       r_->warnings.push_back(std::move(e));
+    }
+  }
+
+  // port, readinessProbe and readyTimeout mean something for serving steps only.
+  void ServingOnly(size_t i) {
+    const Step& s = w_.pipeline.steps[i];
+    if (s.serving) return;
+    for (const char* key : {"port", "readinessProbe", "readyTimeout"}) {
+      std::string path = StepPath(i) + "." + key;
+      if (!w_.positions.count(path)) continue;
+      Error e(codes::kSpecInvalid, std::string(key) + " is only for serving steps, and step " +
+                                       Quote(s.name) + " is a batch step");
+      e.path = path;
+      e.pos = w_.PosOf(path);
+      e.hint = "set serving: true on the step, or remove " + std::string(key);
+      r_->errors.push_back(std::move(e));
     }
   }
 

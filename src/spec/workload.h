@@ -29,7 +29,19 @@ struct Autoscaling {
   int64_t target_utilization = 0;  //!< percent
   int64_t min_replicas = 1;
   int64_t max_replicas = 1;
-  int64_t scale_down_delay_ms = 0;
+  //! Scale down only when every recommendation of this window was lower (Kubernetes HPA's
+  //! stabilization window, whose default this is).
+  int64_t scale_down_delay_ms = 300'000;
+};
+
+//! When a serving step's replica takes traffic (Kubernetes' readinessProbe.httpGet): a GET of
+//! `path` on the replica's port answers 2xx. `failure_threshold` failures in a row take a
+//! ready replica out of rotation.
+struct ReadinessProbe {
+  std::string path = "/healthz";
+  std::optional<int64_t> port;  //!< unset: the replica's RSL_PORT
+  int64_t period_ms = 1'000;
+  int64_t failure_threshold = 3;
 };
 
 //! Requests. Unset fields inherit from spec.resources (steps override field by field).
@@ -125,6 +137,10 @@ struct Step {
   //! A long-running service (RSL extension `serving: true`; also implied for the only step of
   //! a pipeline that requests autoscaling). Autoscaling applies only to serving steps.
   bool serving = false;
+  // Serving steps only (validation refuses them elsewhere):
+  ReadinessProbe readiness;
+  std::optional<int64_t> port;         //!< the endpoint's port; unset: RSL allocates one
+  int64_t ready_timeout_ms = 300'000;  //!< minReplicas must be ready within this (readyTimeout)
 };
 
 struct Pipeline {

@@ -100,6 +100,37 @@ Json Workload() {
 TEST_F(GoldenTest, Status) { ExpectGolden("status", FormatStatus(Workload(), false)); }
 TEST_F(GoldenTest, StatusWide) { ExpectGolden("status_wide", FormatStatus(Workload(), true)); }
 
+TEST_F(GoldenTest, StatusOfAServingStep) {
+  Json w = Workload();
+  w["status"]["serving"] = {{"step", "serve"},
+                            {"endpoint", "http://127.0.0.1:41234"},
+                            {"replicas", 3},
+                            {"readyReplicas", 2},
+                            {"desiredReplicas", 3},
+                            {"utilization", 0.64},
+                            {"lastScaleTime", "2026-06-20T08:03:00Z"},
+                            {"replicaList",
+                             {{{"index", 0},
+                               {"node", "local"},
+                               {"port", 40111},
+                               {"state", "Ready"},
+                               {"restarts", 0},
+                               {"utilization", 0.61}},
+                              {{"index", 1},
+                               {"node", "local"},
+                               {"port", 40127},
+                               {"state", "Ready"},
+                               {"restarts", 1},
+                               {"utilization", 0.67}},
+                              {{"index", 2},
+                               {"node", "local"},
+                               {"port", 40133},
+                               {"state", "Starting"},
+                               {"restarts", 0},
+                               {"utilization", 0.0}}}}};
+  ExpectGolden("status_serving", FormatStatus(w, false));
+}
+
 TEST_F(GoldenTest, StatusLineAndBars) {
   EXPECT_EQ(FormatStatusLine(Workload()), "RUNNING step train (3/4) 63% (127/200)");
   ExpectGolden("status_bars", FormatStatusBars(Workload()));

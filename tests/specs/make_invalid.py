@@ -153,6 +153,9 @@ CASES = [
   ("when-len-number", "len() of a number", R('when: "output.ingest.metrics.rows > 1000"', 'when: "len(5) == 1"')),
   ("when-min-string", "min() of a string", R('when: "output.ingest.metrics.rows > 1000"', "when: \"min(1, 'a') == 1\"")),
   ("when-bare-number", "a number as the condition", R('when: "output.ingest.metrics.rows > 1000"', 'when: "5"')),
+  ("port-on-batch-step", "an endpoint port on a batch step", R('        timeout: 10m\n', '        timeout: 10m\n        port: 8080\n')),
+  ("serving-port-range", "a serving port above 65535", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        port: 70000\n')),
+  ("probe-path-relative", "a readiness probe path without /", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        readinessProbe: {httpGet: {path: healthz}}\n')),
 ]
 
 def main():

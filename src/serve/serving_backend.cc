@@ -1,0 +1,150 @@
+#include "serve/serving_backend.h"
+
+#include <unistd.h>
+
+#include "base/codes.h"
+#include "base/strings.h"
+
+namespace rsl::serve {
+
+ServingBackend::ServingBackend(std::unique_ptr<backend::Backend> inner, ServeOptions options)
+    : inner_(std::move(inner)), opts_(std::move(options)) {
+  inner_->on_exit = [this](const backend::AttemptExit& e) {
+    if (auto set = OwnerOf(e.attempt_id)) return set->OnReplicaExit(e);
+    if (on_exit) on_exit(e);
+  };
+  inner_->on_event = [this](const backend::AttemptEvent& e) {
+    if (OwnerOf(e.attempt_id)) return;  // a replica's own (LimitsApplied ...): not the step's
+    if (on_event) on_event(e);
+  };
+  inner_->on_usage = [this](const backend::AttemptUsage& u) {
+    if (auto set = OwnerOf(u.attempt_id)) return set->OnReplicaUsage(u);
+    if (on_usage) on_usage(u);
+  };
+  inner_->on_nodes = [this](const std::vector<sched::Node>& n) {
+    if (on_nodes) on_nodes(n);
+  };
+}
+
+ServingBackend::~ServingBackend() {
+  std::map<std::string, std::shared_ptr<ReplicaSet>> sets;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sets = sets_;
+  }
+  for (auto& [id, set] : sets) set->RequestStop(opts_.stop_grace_ms, false, /*report=*/false);
+  for (auto& [id, set] : sets) set->Join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sets_.clear();
+  }
+  ReapFinished();
+  inner_->on_exit = nullptr;
+  inner_->on_event = nullptr;
+  inner_->on_usage = nullptr;
+  inner_->on_nodes = nullptr;
+}
+
+std::shared_ptr<ReplicaSet> ServingBackend::SetOf(const std::string& attempt_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sets_.find(attempt_id);
+  return it == sets_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<ReplicaSet> ServingBackend::OwnerOf(const std::string& replica_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owner_.find(replica_id);
+  if (it == owner_.end()) return nullptr;
+  auto set = sets_.find(it->second);
+  return set == sets_.end() ? nullptr : set->second;
+}
+
+void ServingBackend::ReapFinished() {
+  std::vector<std::shared_ptr<ReplicaSet>> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done.swap(finished_);
+  }
+  for (auto& set : done) set->Join();
+}
+
+Status ServingBackend::Launch(const backend::LaunchSpec& spec) {
+  ReapFinished();
+  if (!spec.serving) return inner_->Launch(spec);
+  const std::string id = spec.attempt_id;
+  ReplicaSet::Callbacks cb;
+  cb.event = [this](const backend::AttemptEvent& e) {
+    if (on_event) on_event(e);
+  };
+  cb.exit = [this, id](const backend::AttemptExit& e) {
+    // On the set's own thread, its last act: forgotten before the engine hears of the exit,
+    // joined later (ReapFinished) by another thread.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sets_.find(id);
+      if (it != sets_.end()) {
+        finished_.push_back(it->second);
+        sets_.erase(it);
+      }
+    }
+    if (on_exit) on_exit(e);
+  };
+  cb.own = [this, id](const std::string& replica) {
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_[replica] = id;
+  };
+  cb.disown = [this](const std::string& replica) {
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_.erase(replica);
+  };
+  auto set = std::make_shared<ReplicaSet>(inner_.get(), opts_, spec, std::move(cb));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sets_.count(id)) {
+      return Error(codes::kConflict, "serving attempt " + Quote(id) + " is running already");
+    }
+    sets_[id] = set;
+  }
+  set->Start();
+  return Status::Ok();
+}
+
+void ServingBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) {
+  if (auto set = SetOf(attempt_id)) return set->RequestStop(grace_ms, timed_out);
+  inner_->Stop(attempt_id, grace_ms, timed_out);
+}
+
+void ServingBackend::Adopt(const backend::LaunchSpec& spec) {
+  if (!spec.serving) return inner_->Adopt(spec);
+  backend::AttemptExit e;
+  e.attempt_id = spec.attempt_id;
+  e.kind = backend::ExitKind::kNodeLost;
+  e.node = spec.node;
+  e.message = "the serving step's replica set ended with the process that ran it";
+  if (on_exit) on_exit(e);
+}
+
+Status ServingBackend::CheckServing(const spec::Step& step) {
+  if (access(opts_.haproxy.c_str(), X_OK) != 0) {
+    return Error(codes::kServingProxyMissing, "serving step " + Quote(step.name) +
+                                                  " needs HAProxy, and " + opts_.haproxy +
+                                                  " is not installed")
+        .Value(opts_.haproxy)
+        .Hint("install Debian's haproxy (scripts/install-deps.sh)");
+  }
+  if (step.port && !PortFree(int(*step.port))) {
+    return Error(codes::kServingPortInUse, "port " + std::to_string(*step.port) +
+                                               " of serving step " + Quote(step.name) +
+                                               " is in use")
+        .Value(std::to_string(*step.port))
+        .Hint("choose another port, or leave port: unset and RSL allocates one");
+  }
+  return Status::Ok();
+}
+
+std::optional<backend::ServingStatus> ServingBackend::Serving(const std::string& attempt_id) {
+  if (auto set = SetOf(attempt_id)) return set->Status();
+  return std::nullopt;
+}
+
+}  // namespace rsl::serve

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Controller, launchBrowser } from './harness.mjs';
 import { measureLargeRun } from './large_dag.mjs';
 
-const BOUND_S = Number(process.env.RSL_UI_LARGE_BOUND_S || 20);
+const BOUND_S = Number(process.env.RSL_UI_LARGE_BOUND_S || 30);
 let c;
 let browser;
 let editor;

@@ -9,6 +9,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr char kKeepAlive[] = ": keep-alive\n\n";
+// The earliest time of the next read: `interval` after the last one began, or `factor` times
+// its length after it ended.
+Clock::time_point NextRead(Clock::time_point start, std::chrono::milliseconds interval,
+                           int factor) {
+  auto now = Clock::now();
+  return std::max(start + interval, now + (now - start) * factor);
+}
 
 int64_t SeqOf(const Json& event) { return event.value("seq", int64_t{0}); }
 
@@ -101,9 +108,10 @@ StreamSource::State WorkloadWatch::Next(size_t max_bytes, std::string* out) {
     int64_t change = service_->ChangeSeq();
     if (!started_ || change < 0 || change != seen_change_ || (!terminal_ && now >= next_refresh_)) {
       seen_change_ = change;
-      next_refresh_ = now + options_.refresh;
       if (!Reread(out)) return State::kDone;  // gone: nothing more will come
       started_ = true;
+      next_poll_ = NextRead(now, options_.poll, options_.slow_read_factor);
+      next_refresh_ = NextRead(now, options_.refresh, options_.slow_read_factor);
     }
   }
   if (log_ && !log_done_) {
@@ -168,6 +176,7 @@ StreamSource::State WorkloadListWatch::Next(size_t, std::string* out) {
       }
       if (!started_) *out += SseEvent("ready", {{"count", items_.size()}});
       started_ = true;
+      next_poll_ = NextRead(now, options_.poll, options_.slow_read_factor);
     }
   }
   if (!out->empty()) {

@@ -2,7 +2,9 @@
 // for the console and `seedctl ... --watch`: the controller pushes what changed instead of
 // clients polling the REST API. Both streams are StreamSources (http_server.h): they run on
 // the server's stream thread, read the Service only after a change (Service::ChangeSeq) or
-// every refresh interval, and never block for long.
+// every refresh interval, and never block for long: after a read that took t, the next waits
+// at least 4t, so a watcher of a 10,000-step run keeps the shared thread busy a fifth of the
+// time at most.
 //
 // One workload (GET /api/v1/workloads/{id}/watch[?logStep=S][&tailBytes=N]):
 //   workload  the whole Workload object, once at the start
@@ -41,6 +43,9 @@ struct WatchOptions {
   //! are sampled, not evented).
   std::chrono::milliseconds refresh{2000};
   std::chrono::milliseconds keep_alive{15000};
+  //! After a read that took t, the next waits at least factor * t: a watcher of a huge run
+  //! keeps the shared stream thread busy a fifth of the time at most, however often it changes.
+  int slow_read_factor = 4;
   //! Events sent at the start of a workload stream: the latest ones (a 10,000-step run has
   //! tens of thousands; the REST API has them all).
   size_t initial_events = 500;

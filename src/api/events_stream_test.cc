@@ -52,6 +52,7 @@ WatchOptions Immediate() {
   o.poll = std::chrono::milliseconds(0);
   o.refresh = std::chrono::hours(1);  // only changes cause reads
   o.keep_alive = std::chrono::hours(1);
+  o.slow_read_factor = 0;
   return o;
 }
 
@@ -145,6 +146,18 @@ TEST(WorkloadWatchTest, SendsAKeepAliveAfterSilence) {
   WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
   Pull(w);
   EXPECT_EQ(Pull(w), ": keep-alive\n\n");
+}
+
+TEST(WorkloadWatchTest, WaitsLongerAfterASlowRead) {
+  ChangingService svc;
+  WatchOptions o = Immediate();
+  o.slow_read_factor = 1000000;  // any read is "slow": the next is far away
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  Pull(w);
+  int reads = svc.reads;
+  svc.Change();
+  EXPECT_EQ(Pull(w), "");
+  EXPECT_EQ(svc.reads, reads);
 }
 
 TEST(WorkloadListWatchTest, SaysReadyThenSendsNewAndChangedLines) {

@@ -28,10 +28,14 @@ class ControllerService : public Service {
                       const std::string& base_dir, const std::string& ns,
                       const std::string& subject, Errors* errors) override;
   Result<Json> GetWorkload(const std::string& id) override;
+  Result<std::string> NamespaceOf(const std::string& id) override;
   Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
                              const std::string& name) override;
   Result<Json> Describe(const std::string& id) override;
   Result<Json> Events(const std::string& id) override;
+  Result<Json> EventsSince(const std::string& id, int64_t after_seq) override;
+  //! The store's last event sequence number: every phase change records an event.
+  int64_t ChangeSeq() override;
   Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
       const std::string& id, const std::vector<std::string>& steps) override;
   Result<Json> Lineage(const std::string& id, const std::string& format) override;

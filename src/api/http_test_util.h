@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -81,14 +83,16 @@ class RawConn {
   std::string got_;
 };
 
-//! One request on a fresh connection ("Connection: close"); the whole answer, or "" on
-//! timeout.
+//! One request on a fresh connection ("Connection: close"), with `extra_headers` (whole
+//! "Name: value\r\n" lines); the whole answer, or "" on timeout.
 inline std::string RawRequest(int port, const std::string& method, const std::string& target,
                               const std::string& token = "", const std::string& body = "",
-                              std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+                              std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                              const std::string& extra_headers = "") {
   RawConn c(port);
   std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   if (!token.empty()) req += "Authorization: Bearer " + token + "\r\n";
+  req += extra_headers;
   if (method == "POST") req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   req += "\r\n" + body;
   if (!c.Send(req)) return "";
@@ -100,6 +104,27 @@ inline std::string RawRequest(int port, const std::string& method, const std::st
 inline std::string BodyOf(const std::string& answer) {
   size_t end = answer.find("\r\n\r\n");
   return end == std::string::npos ? "" : answer.substr(end + 4);
+}
+
+//! The value of header `name` (any case) in a raw answer, "" when absent.
+inline std::string HeaderOf(const std::string& answer, const std::string& name) {
+  size_t end = answer.find("\r\n\r\n");
+  std::string head = answer.substr(0, end);
+  for (size_t at = head.find("\r\n"); at != std::string::npos; at = head.find("\r\n", at + 2)) {
+    size_t colon = head.find(':', at + 2);
+    size_t eol = head.find("\r\n", at + 2);
+    if (colon == std::string::npos || (eol != std::string::npos && colon > eol)) continue;
+    std::string key = head.substr(at + 2, colon - at - 2);
+    if (key.size() != name.size() ||
+        !std::equal(key.begin(), key.end(), name.begin(),
+                    [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+      continue;
+    }
+    size_t v = colon + 1;
+    while (v < head.size() && head[v] == ' ') ++v;
+    return head.substr(v, (eol == std::string::npos ? head.size() : eol) - v);
+  }
+  return "";
 }
 
 //! The status code of a raw answer, 0 when there is none.

@@ -31,8 +31,16 @@ Result<Reply> GetWorkload(const Services& s, RequestContext& c);
 Result<Reply> DescribeWorkload(const Services& s, RequestContext& c);
 Result<Reply> WorkloadEvents(const Services& s, RequestContext& c);
 Result<Reply> WorkloadLineage(const Services& s, RequestContext& c);
-//! GET /api/v1/workloads/{id}/logs[?step=S][&follow=true]: sets a stream on c.res.
+//! GET /api/v1/workloads[?phase=P][&label=K=V][&limit=L][&continue=N]: the items in phase P
+//! with label K=V, items [N, N+L) of them, metadata.total and, when more follow,
+//! metadata.continue (the next N).
+//! GET /api/v1/workloads/{id}/logs[?step=S][&follow=true][&tailBytes=N]: sets a stream on
+//! c.res; tailBytes starts each step's log at its last N bytes (at a line start).
 Result<Reply> WorkloadLogs(const Services& s, RequestContext& c);
+//! GET /api/v1/workloads/{id}/watch[?logStep=S][&tailBytes=N] and GET /api/v1/watch/workloads
+//! (namespaces as ListWorkloads): server-sent events (events_stream.h).
+Result<Reply> WatchWorkload(const Services& s, RequestContext& c);
+Result<Reply> WatchWorkloads(const Services& s, RequestContext& c);
 //! POST /api/v1/workloads/{id}/cancel and .../rollback (201 with the new version). Every
 //! attempt is audited, a denied one too: answered 404, it is recorded under the object's
 //! namespace when the object exists, else under none.
@@ -51,6 +59,13 @@ Result<Reply> ListNodes(const Services& s, RequestContext& c);
 Result<Reply> ClusterStatus(const Services& s, RequestContext& c);
 Result<Reply> ListDatasources(const Services& s, RequestContext& c);
 Result<Reply> ListEnvironments(const Services& s, RequestContext& c);
+
+// --- the web console (routes_ui.cc) ---------------------------------------------------------
+//! GET /ui: a redirect to /ui/. GET /ui/ and /ui/{file}: the console's files (ui_assets.h),
+//! public (they hold no data), with the console's Content-Security-Policy, nosniff, an ETag
+//! (If-None-Match answers 304) and Cache-Control: no-cache.
+Result<Reply> UiRedirect(const Services& s, RequestContext& c);
+Result<Reply> UiFile(const Services& s, RequestContext& c);
 
 // --- configuration (routes_config.cc) -------------------------------------------------------
 //! GET /api/v1/whoami: the caller's subject, role and namespaces.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <regex>
 
+#include "api/events_stream.h"
 #include "api/routes.h"
 #include "base/codes.h"
 #include "base/strings.h"
@@ -14,6 +15,8 @@ namespace rsl::api::routes {
 namespace {
 
 constexpr size_t kMaxAuditIdChars = 128;  // an id from a path is recorded, but not a huge one
+// A followed log starts this far from its end unless told: a screenful or two of lines.
+constexpr int64_t kDefaultWatchTailBytes = 64 << 10;
 
 const std::regex kIdPattern("wl-[0-9]{8}-[0-9a-f]{8}");
 
@@ -41,14 +44,21 @@ std::string NamespaceOf(const Json& workload) {
   return workload["metadata"].value("namespace", std::string());
 }
 
-// The workload of the path's {id}, when the caller may see it (404 otherwise).
-Result<Json> VisibleWorkload(const Services& s, const RequestContext& c) {
+// The namespace of the path's {id}, when the caller may see it (404 otherwise).
+Result<std::string> VisibleNamespace(const Services& s, const RequestContext& c) {
   std::string id = c.PathParam("id");
   if (!std::regex_match(id, kIdPattern)) return NotFoundId(id);
-  auto w = s.service->GetWorkload(id);
-  if (!w.ok()) return w.error();
-  if (!c.who.CanRead(NamespaceOf(*w))) return NotFoundId(id);
-  return w;
+  auto ns = s.service->NamespaceOf(id);
+  if (!ns.ok()) return ns.error();
+  if (!c.who.CanRead(*ns)) return NotFoundId(id);
+  return ns;
+}
+
+// The workload of the path's {id}, when the caller may see it (404 otherwise).
+Result<Json> VisibleWorkload(const Services& s, const RequestContext& c) {
+  auto ns = VisibleNamespace(s, c);
+  if (!ns.ok()) return ns.error();
+  return s.service->GetWorkload(c.PathParam("id"));
 }
 
 // `ns` "" = from the YAML, else the caller's default.
@@ -84,21 +94,86 @@ Result<Reply> Submit(const Services& s, RequestContext& c, std::string ns) {
   return JsonReply(*w, 201);
 }
 
+// A non-negative integer query parameter; `fallback` when absent.
+Result<int64_t> IntQuery(const RequestContext& c, const std::string& key, int64_t fallback) {
+  std::string v = c.Query(key);
+  if (v.empty()) return fallback;
+  if (v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
+    return Error(codes::kInvalidArgument,
+                 "query parameter " + key + "=" + Quote(v) + " is not a non-negative integer")
+        .Path(key)
+        .Value(v)
+        .Hint("e.g. " + key + "=100");
+  }
+  return static_cast<int64_t>(std::stoll(v));
+}
+
+// The namespaces a list request names: ?allNamespaces=true (the caller's, or every one for an
+// admin or a "*" token), else ?namespace or the caller's default.
+std::vector<std::string> ListNamespaces(const RequestContext& c) {
+  if (c.Query("allNamespaces") == "true") {
+    const std::vector<std::string>& nss = c.who.namespaces;
+    bool all = c.who.IsClusterAdmin() || std::find(nss.begin(), nss.end(), "*") != nss.end();
+    return all ? std::vector<std::string>{} : nss;
+  }
+  std::string ns = c.Query("namespace");
+  return {ns.empty() ? c.who.DefaultNamespace() : ns};
+}
+
+// ?phase=P and ?label=K=V keep the matching items; ?limit=L&continue=N: items [N, N+L) and,
+// when more follow, metadata.continue = N+L (as Kubernetes' list chunking, with an offset for
+// a token).
 Result<Reply> List(const Services& s, RequestContext& c,
                    const std::vector<std::string>& namespaces) {
   for (const auto& ns : namespaces) {
     if (!c.who.CanRead(ns)) return Forbidden(c.who, "list workloads", ns);
   }
+  auto limit = IntQuery(c, "limit", 0);
+  if (!limit.ok()) return limit.error();
+  auto from = IntQuery(c, "continue", 0);
+  if (!from.ok()) return from.error();
   auto l = s.service->ListWorkloads(namespaces, c.Query("name"));
   if (!l.ok()) return l.error();
+  std::string phase = c.Query("phase");
+  std::string label = c.Query("label");
+  if (!phase.empty() || !label.empty()) {
+    size_t eq = label.find('=');
+    if (!label.empty() && eq == std::string::npos) {
+      return Error(codes::kInvalidArgument, "label filter " + Quote(label) + " is not KEY=VALUE")
+          .Path("label")
+          .Value(label)
+          .Hint("e.g. label=team=risk");
+    }
+    Json kept = Json::array();
+    for (auto& item : (*l)["items"]) {
+      if (!phase.empty() && item["status"].value("phase", std::string()) != phase) continue;
+      if (!label.empty()) {
+        const Json labels = item["metadata"].value("labels", Json::object());
+        auto it = labels.find(label.substr(0, eq));
+        if (it == labels.end() || !it->is_string() || *it != label.substr(eq + 1)) continue;
+      }
+      kept.push_back(std::move(item));
+    }
+    (*l)["items"] = std::move(kept);
+  }
+  if (*limit > 0 || *from > 0) {
+    Json& items = (*l)["items"];
+    int64_t total = static_cast<int64_t>(items.size());
+    int64_t begin = std::min(*from, total);
+    int64_t end = *limit > 0 ? std::min(total, begin + *limit) : total;
+    Json page(items.begin() + begin, items.begin() + end);
+    items = std::move(page);
+    (*l)["metadata"]["total"] = total;
+    if (end < total) (*l)["metadata"]["continue"] = std::to_string(end);
+  }
   return JsonReply(*l);
 }
 
 // A read of the visible workload {id} answered by `read`.
 template <typename Read>
 Result<Reply> ReadVisible(const Services& s, RequestContext& c, Read read) {
-  auto w = VisibleWorkload(s, c);
-  if (!w.ok()) return w.error();
+  auto ns = VisibleNamespace(s, c);
+  if (!ns.ok()) return ns.error();
   Result<Json> j = read(c.PathParam("id"));
   if (!j.ok()) return j.error();
   return JsonReply(*j);
@@ -203,13 +278,7 @@ Result<Reply> SubmitWorkloadInNamespace(const Services& s, RequestContext& c) {
 }
 
 Result<Reply> ListWorkloads(const Services& s, RequestContext& c) {
-  if (c.Query("allNamespaces") == "true") {
-    const std::vector<std::string>& nss = c.who.namespaces;
-    bool all = c.who.IsClusterAdmin() || std::find(nss.begin(), nss.end(), "*") != nss.end();
-    return List(s, c, all ? std::vector<std::string>{} : nss);
-  }
-  std::string ns = c.Query("namespace");
-  return List(s, c, {ns.empty() ? c.who.DefaultNamespace() : ns});
+  return List(s, c, ListNamespaces(c));
 }
 
 Result<Reply> ListWorkloadsInNamespace(const Services& s, RequestContext& c) {
@@ -235,27 +304,80 @@ Result<Reply> WorkloadLineage(const Services& s, RequestContext& c) {
       s, c, [&](const std::string& id) { return s.service->Lineage(id, c.Query("format")); });
 }
 
-Result<Reply> WorkloadLogs(const Services& s, RequestContext& c) {
-  auto w = VisibleWorkload(s, c);
-  if (!w.ok()) return w.error();
-  std::string id = c.PathParam("id");
-  std::string step = c.Query("step");
+namespace {
+
+// The steps of workload object `w`, and NOT_FOUND (with the closest name) when `step` is
+// given and is not one of them.
+Result<std::vector<std::string>> StepsOf(const Json& w, const std::string& step) {
   std::vector<std::string> steps;
-  for (const auto& st : (*w)["status"].value("steps", Json::array())) {
+  for (const auto& st : w["status"].value("steps", Json::array())) {
     steps.push_back(st.value("name", std::string()));
   }
   if (!step.empty() && std::find(steps.begin(), steps.end(), step) == steps.end()) {
+    std::string id = w["metadata"].value("id", std::string());
     std::string close = ClosestMatch(step, steps);
     return Error(codes::kNotFound, "workload " + id + " has no step " + Quote(step))
         .Value(step)
         .Hint(close.empty() ? "steps: " + Join(steps, ", ") : "did you mean '" + close + "'?");
   }
+  return steps;
+}
+
+}  // namespace
+
+Result<Reply> WorkloadLogs(const Services& s, RequestContext& c) {
+  auto w = VisibleWorkload(s, c);
+  if (!w.ok()) return w.error();
+  std::string id = c.PathParam("id");
+  std::string step = c.Query("step");
+  auto steps = StepsOf(*w, step);
+  if (!steps.ok()) return steps.error();
+  auto tail = IntQuery(c, "tailBytes", 0);
+  if (!tail.ok()) return tail.error();
   bool follow = c.Query("follow") == "true";
-  bool headers = step.empty() && steps.size() > 1;
-  auto logs = s.service->OpenLogs(id, step.empty() ? steps : std::vector<std::string>{step});
+  bool headers = step.empty() && steps->size() > 1;
+  auto logs = s.service->OpenLogs(id, step.empty() ? *steps : std::vector<std::string>{step});
   if (!logs.ok()) return logs.error();
+  if (*tail > 0) {
+    for (auto& log : *logs) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
+  }
   c.res.SetStream("text/plain; charset=utf-8",
                   std::make_shared<LogStream>(std::move(*logs), headers, follow));
+  return Reply{};
+}
+
+Result<Reply> WatchWorkload(const Services& s, RequestContext& c) {
+  auto ns = VisibleNamespace(s, c);
+  if (!ns.ok()) return ns.error();
+  std::string id = c.PathParam("id");
+  std::string step = c.Query("logStep");
+  std::unique_ptr<StepLog> log;
+  if (!step.empty()) {
+    auto w = s.service->GetWorkload(id);
+    if (!w.ok()) return w.error();
+    auto steps = StepsOf(*w, step);
+    if (!steps.ok()) return steps.error();
+    auto tail = IntQuery(c, "tailBytes", kDefaultWatchTailBytes);
+    if (!tail.ok()) return tail.error();
+    auto logs = s.service->OpenLogs(id, {step});
+    if (!logs.ok()) return logs.error();
+    log = std::move(logs->front());
+    if (*tail > 0) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
+  }
+  c.res.SetHeader("Cache-Control", "no-store");
+  c.res.SetStream("text/event-stream; charset=utf-8",
+                  std::make_shared<WorkloadWatch>(s.service, id, std::move(log)));
+  return Reply{};
+}
+
+Result<Reply> WatchWorkloads(const Services& s, RequestContext& c) {
+  std::vector<std::string> namespaces = ListNamespaces(c);
+  for (const auto& ns : namespaces) {
+    if (!c.who.CanRead(ns)) return Forbidden(c.who, "watch workloads", ns);
+  }
+  c.res.SetHeader("Cache-Control", "no-store");
+  c.res.SetStream("text/event-stream; charset=utf-8",
+                  std::make_shared<WorkloadListWatch>(s.service, namespaces, c.Query("name")));
   return Reply{};
 }
 

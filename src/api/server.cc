@@ -60,6 +60,10 @@ void ApiServer::RegisterRoutes() {
   r.Get("/metrics", Access::Admin("read metrics"), MetricsText);
   r.Get("/api/v1/whoami", Access::Token(), WhoAmI);
 
+  r.Get("/ui", Access::Public(), UiRedirect);
+  r.Get("/ui/", Access::Public(), UiFile);
+  r.Get("/ui/{file}", Access::Public(), UiFile);
+
   r.Post("/api/v1/workloads", Access::Token(), SubmitWorkload);
   r.Post("/api/v1/namespaces/{ns}/workloads", Access::Token(), SubmitWorkloadInNamespace);
   r.Get("/api/v1/workloads", Access::Token(), ListWorkloads);
@@ -71,6 +75,8 @@ void ApiServer::RegisterRoutes() {
   r.Post("/api/v1/workloads/{id}/cancel", Access::Token(), CancelWorkload);
   r.Post("/api/v1/workloads/{id}/rollback", Access::Token(), RollbackWorkload);
   r.Get("/api/v1/workloads/{id}/logs", Access::Token(), WorkloadLogs);
+  r.Get("/api/v1/workloads/{id}/watch", Access::Token(), WatchWorkload);
+  r.Get("/api/v1/watch/workloads", Access::Token(), WatchWorkloads);
 
   r.Get("/api/v1/nodes", Access::Admin("list nodes"), ListNodes);
   r.Get("/api/v1/cluster/status", Access::Admin("read cluster status"), ClusterStatus);

@@ -11,6 +11,7 @@
 #include "api/client.h"
 #include "api/fake_service_test_util.h"
 #include "api/http_test_util.h"
+#include "api/ui_assets.h"
 #include "base/codes.h"
 
 namespace rsl::api {
@@ -285,6 +286,90 @@ TEST(ParseListenTest, Forms) {
   EXPECT_EQ(host, "127.0.0.1");
   EXPECT_FALSE(ParseListen("localhost", &host, &port).ok());
   EXPECT_FALSE(ParseListen("h:99999", &host, &port).ok());
+}
+
+// --- the web console's files and the event streams ---------------------------------------
+using testing::BodyOf;
+using testing::HeaderOf;
+using testing::RawConn;
+using testing::RawRequest;
+using testing::StatusOf;
+
+TEST_F(ServerTest, UiServesTheConsoleWithAStrictPolicy) {
+  std::string index = RawRequest(server_->port(), "GET", "/ui/");
+  ASSERT_EQ(StatusOf(index), 200) << index;
+  EXPECT_EQ(HeaderOf(index, "Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(HeaderOf(index, "Content-Security-Policy"), kUiContentSecurityPolicy);
+  EXPECT_EQ(HeaderOf(index, "X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(HeaderOf(index, "Cache-Control"), "no-cache");
+  EXPECT_NE(BodyOf(index).find("<title>RSL console</title>"), std::string::npos);
+  EXPECT_EQ(std::string(kUiContentSecurityPolicy).find("unsafe"), std::string::npos);
+
+  std::string js = RawRequest(server_->port(), "GET", "/ui/app.js");
+  ASSERT_EQ(StatusOf(js), 200);
+  EXPECT_EQ(HeaderOf(js, "Content-Type"), "text/javascript; charset=utf-8");
+  std::string etag = HeaderOf(js, "ETag");
+  ASSERT_FALSE(etag.empty());
+  std::string again = RawRequest(server_->port(), "GET", "/ui/app.js", "", "",
+                                 std::chrono::seconds(10), "If-None-Match: " + etag + "\r\n");
+  EXPECT_EQ(StatusOf(again), 304) << again;
+  EXPECT_EQ(BodyOf(again), "");
+
+  std::string bare = RawRequest(server_->port(), "GET", "/ui");
+  EXPECT_EQ(StatusOf(bare), 301);
+  EXPECT_EQ(HeaderOf(bare, "Location"), "/ui/");
+  std::string missing = RawRequest(server_->port(), "GET", "/ui/nope.js");
+  EXPECT_EQ(StatusOf(missing), 404);
+  EXPECT_NE(BodyOf(missing).find("no console file \\\"nope.js\\\""), std::string::npos) << missing;
+  EXPECT_EQ(StatusOf(RawRequest(server_->port(), "GET", "/ui/..%2Fserver.cc")), 404);
+}
+
+TEST_F(ServerTest, UiStreamsNeedATokenAndTheNamespace) {
+  EXPECT_EQ(StatusOf(RawRequest(server_->port(), "GET", "/api/v1/watch/workloads")), 401);
+  EXPECT_EQ(
+      StatusOf(RawRequest(server_->port(), "GET", "/api/v1/workloads/wl-20260101-0000000a/watch")),
+      401);
+  // Another namespace's workload does not exist for this caller; another namespace's list is
+  // refused.
+  EXPECT_EQ(StatusOf(RawRequest(server_->port(), "GET",
+                                "/api/v1/workloads/wl-20260101-0000000b/watch", viewer_)),
+            404);
+  EXPECT_EQ(StatusOf(RawRequest(server_->port(), "GET", "/api/v1/watch/workloads?namespace=ads",
+                                viewer_)),
+            403);
+  EXPECT_EQ(
+      StatusOf(RawRequest(server_->port(), "GET",
+                          "/api/v1/workloads/wl-20260101-0000000a/watch?logStep=trian", viewer_)),
+      404);
+}
+
+TEST_F(ServerTest, UiAWorkloadStreamIsServerSentEvents) {
+  RawConn c(server_->port());
+  c.Send(
+      "GET /api/v1/workloads/wl-20260101-0000000a/watch?logStep=train HTTP/1.1\r\nHost: x\r\n"
+      "Authorization: Bearer " +
+      viewer_ + "\r\n\r\n");
+  std::string got = c.ReadUntil("line 3", std::chrono::seconds(10));
+  EXPECT_EQ(StatusOf(got), 200) << got;
+  EXPECT_NE(got.find("Content-Type: text/event-stream; charset=utf-8\r\n"), std::string::npos);
+  EXPECT_NE(got.find("Transfer-Encoding: chunked\r\n"), std::string::npos);
+  EXPECT_NE(got.find("event: workload\ndata: {"), std::string::npos) << got;
+  EXPECT_NE(got.find("event: log\ndata: {\"step\":\"train\",\"text\":\"line 1\\n\"}"),
+            std::string::npos)
+      << got;
+}
+
+TEST_F(ServerTest, UiListsPageWithLimitAndContinue) {
+  std::string page =
+      RawRequest(server_->port(), "GET", "/api/v1/workloads?namespace=risk&limit=1", viewer_);
+  ASSERT_EQ(StatusOf(page), 200) << page;
+  EXPECT_NE(BodyOf(page).find("\"total\":1"), std::string::npos) << page;
+  EXPECT_EQ(BodyOf(page).find("continue"), std::string::npos) << page;
+  std::string bad = RawRequest(server_->port(), "GET", "/api/v1/workloads?limit=-1", viewer_);
+  EXPECT_EQ(StatusOf(bad), 400);
+  EXPECT_NE(BodyOf(bad).find("query parameter limit=\\\"-1\\\" is not a non-negative integer"),
+            std::string::npos)
+      << bad;
 }
 
 }  // namespace

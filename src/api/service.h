@@ -43,6 +43,10 @@ class StepLog {
   //! secret value is masked within a piece, so pieces split at line ends). While the step
   //! runs, only whole lines. Empty and not finished: nothing new yet; ask again later.
   virtual Result<LogChunk> Next(int64_t max_bytes) = 0;
+  //! Moves the reader to the last `bytes` of the step's log (of its latest attempt), at a line
+  //! start, so a huge log opens at its tail without reading the rest. REQUIRES: before the
+  //! first Next(). A reader that cannot seek (the default) stays at the start.
+  virtual Status SeekTail(int64_t /*bytes*/) { return Status::Ok(); }
 };
 
 class Service {
@@ -59,12 +63,22 @@ class Service {
                               const std::string& subject, Errors* errors) = 0;
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;
+  //! The namespace of workload `id` (NOT_FOUND if unknown), without building the object: what
+  //! the server checks before every read of a workload's parts. The default asks GetWorkload.
+  virtual Result<std::string> NamespaceOf(const std::string& id);
   //! WorkloadList of `namespaces` (empty = all), newest first; `name` filters (history).
   virtual Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
                                      const std::string& name) = 0;
   //! Canonical spec (secrets redacted), placement, per-step timings and exit codes.
   virtual Result<Json> Describe(const std::string& id) = 0;
   virtual Result<Json> Events(const std::string& id) = 0;
+  //! The events of `id` after sequence number `after_seq` (an EventList). The default filters
+  //! Events(); the real service reads only the new rows.
+  virtual Result<Json> EventsSince(const std::string& id, int64_t after_seq);
+  //! A number that grows whenever any workload changes phase or records an event (the last
+  //! event's sequence number), so a watcher re-reads only after a change; -1 when the service
+  //! cannot tell (then watchers re-read on every poll).
+  virtual int64_t ChangeSeq() { return -1; }
   //! Readers for the logs of `steps` of workload `id`, in that order, each at its start. One
   //! store read for all of them, so serving every step of a run is linear in their number.
   //! NOT_FOUND for an unknown workload or step.

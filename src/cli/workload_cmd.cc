@@ -3,13 +3,17 @@
 // The cluster-wide and credential commands live in workload_admin_cmd.cc.
 #include "cli/workload_cmd.h"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "api/client.h"
+#include "api/sse.h"
 #include "base/codes.h"
 #include "base/env.h"
 #include "base/file.h"
@@ -46,6 +50,34 @@ std::optional<Error> RunOutcome(const Json& status) {
 
 std::string IdPath(const std::string& id, const std::string& what = "") {
   return "/api/v1/workloads/" + api::UrlEncode(id) + (what.empty() ? "" : "/" + what);
+}
+
+// Reads workload `id`'s event stream (GET .../watch, docs/api.md) and hands each event to
+// `on_event` (type, data) until the run is terminal (the stream's `end`). A dropped stream is
+// opened again after `retry`, as long as `still_running()` says so; a refusal (an error
+// answer) ends the command with its error.
+void FollowStream(api::Client& client, const std::string& id, std::chrono::milliseconds retry,
+                  const std::function<void(const std::string&, const Json&)>& on_event,
+                  const std::function<bool()>& still_running) {
+  for (;;) {
+    api::SseParser parser;
+    bool ended = false;
+    Status st = client.Stream(IdPath(id, "watch"), [&](std::string_view piece) {
+      for (auto& m : parser.Feed(piece)) {
+        Json data = Json::parse(m.data, nullptr, false);
+        if (data.is_discarded()) continue;
+        on_event(m.type, data);
+        ended |= m.type == "end" || m.type == "error";
+      }
+      return !ended;
+    });
+    if (!st.ok() && !client.last_errors().empty() &&
+        client.last_errors().front().code != codes::kIoError) {
+      FailWithClient(client);
+    }
+    if (ended || !still_running()) return;
+    std::this_thread::sleep_for(retry);
+  }
 }
 
 }  // namespace
@@ -106,8 +138,7 @@ void RunWorkloadStatus(const WorkloadStatusFlags& f) {
   bool tty = StdoutIsTty() && !structured;
   std::string last;
   int drawn_lines = 0;
-  for (;;) {
-    std::string phase = w["status"].value("phase", "");
+  auto show = [&]() {
     if (tty) {
       std::string frame = FormatStatusBars(w);
       if (drawn_lines > 0) std::cout << "\033[" << drawn_lines << "A\033[J";
@@ -122,8 +153,22 @@ void RunWorkloadStatus(const WorkloadStatusFlags& f) {
       if (line != last) std::cout << LocalTime(Env::Default()->NowMs()) << " " << line << std::endl;
       last = line;
     }
-    if (IsTerminal(phase)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(f.interval_ms));
+  };
+  show();
+  // Changes come from the controller's event stream as they happen; no polling.
+  if (!IsTerminal(w["status"].value("phase", ""))) {
+    FollowStream(
+        client, f.id, std::chrono::milliseconds(f.interval_ms),
+        [&](const std::string& type, const Json& data) {
+          api::ApplyWatchEvent(type, data, &w);
+          if (type == "workload" || type == "status" || type == "step") show();
+        },
+        [&]() {
+          w = OrFail(client, client.Get(IdPath(f.id)));
+          show();
+          return !IsTerminal(w["status"].value("phase", ""));
+        });
+    // The object as the API has it at the end (the summary below reads every field).
     w = OrFail(client, client.Get(IdPath(f.id)));
   }
   if (!structured) std::cout << "\n" << FormatStatus(w, f.conn.output == "wide");
@@ -144,11 +189,41 @@ void RunWorkloadLogs(const WorkloadLogsFlags& f) {
   if (!st.ok()) FailWithClient(client);
 }
 
-void RunWorkloadEvents(const WorkloadIdFlags& f) {
+void RunWorkloadEvents(const WorkloadEventsFlags& f) {
   api::Client client = MakeClient(f.conn);
   auto ev = OrFail(client, client.Get(IdPath(f.id, "events")));
-  if (!f.conn.output.empty()) return PrintStructured(ev, f.conn.output);
-  std::cout << FormatEvents(ev);
+  if (!f.watch) {
+    if (!f.conn.output.empty()) return PrintStructured(ev, f.conn.output);
+    std::cout << FormatEvents(ev);
+    return;
+  }
+  // --watch: what there is, then each new event as it is recorded, until the run ends.
+  int64_t last_seq = 0;
+  bool json = f.conn.output == "json";
+  auto print = [&](const Json& e) {
+    last_seq = std::max(last_seq, e.value("seq", int64_t{0}));
+    if (json) {
+      std::cout << e.dump() << std::endl;
+    } else {
+      std::cout << FormatEventLine(e) << std::endl;
+    }
+  };
+  if (!json) std::cout << FormatEventHeader() << std::endl;
+  for (const auto& e : ev.value("items", Json::array())) print(e);
+  std::string phase;
+  FollowStream(
+      client, f.id, std::chrono::milliseconds(1000),
+      [&](const std::string& type, const Json& data) {
+        if (type == "event" && data.value("seq", int64_t{0}) > last_seq) print(data);
+      },
+      [&]() {
+        auto more = OrFail(client, client.Get(IdPath(f.id, "events")));
+        for (const auto& e : more.value("items", Json::array())) {
+          if (e.value("seq", int64_t{0}) > last_seq) print(e);
+        }
+        auto w = OrFail(client, client.Get(IdPath(f.id)));
+        return !IsTerminal(w["status"].value("phase", ""));
+      });
 }
 
 void RunWorkloadDescribe(const WorkloadIdFlags& f) {
@@ -246,7 +321,8 @@ void RegisterWorkloadCommands(CLI::App& app) {
   cmd->add_flag("-w,--watch", status->watch,
                 "follow until the workload ends: progress bars on a terminal, one line per "
                 "change when piped");
-  cmd->add_option("--interval-ms", status->interval_ms, "polling interval for --watch")
+  cmd->add_option("--interval-ms", status->interval_ms,
+                  "--watch: wait before reopening a dropped event stream")
       ->check(CLI::Range(100, 60000));
   AddOutputFlag(cmd, &status->conn, {"json", "yaml", "wide"});
   Bind(cmd, status, &RunWorkloadStatus);
@@ -257,8 +333,12 @@ void RegisterWorkloadCommands(CLI::App& app) {
   cmd->add_flag("-f,--follow", logs->follow, "keep streaming until the step(s) end");
   Bind(cmd, logs, &RunWorkloadLogs);
 
-  IdOutputCommand(wl, "events", "What happened, in order (reasons and messages)",
-                  &RunWorkloadEvents);
+  auto events = std::make_shared<WorkloadEventsFlags>();
+  cmd = IdCommand(wl, "events", "What happened, in order (reasons and messages)", events.get());
+  cmd->add_flag("-w,--watch", events->watch,
+                "then print each new event as it is recorded, until the workload ends");
+  AddOutputFlag(cmd, &events->conn, {"json", "yaml"});
+  Bind(cmd, events, &RunWorkloadEvents);
   IdOutputCommand(wl, "describe",
                   "Canonical spec (secrets redacted), placement, step timings, exit codes",
                   &RunWorkloadDescribe);

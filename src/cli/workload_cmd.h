@@ -32,8 +32,8 @@ struct WorkloadListFlags {
 void RunWorkloadList(const WorkloadListFlags& flags);
 
 struct WorkloadStatusFlags : WorkloadIdFlags {
-  bool watch = false;      //!< follow until the workload ends
-  int interval_ms = 1000;  //!< polling interval for `watch`
+  bool watch = false;      //!< follow the workload's event stream until it ends
+  int interval_ms = 1000;  //!< `watch`: wait before reopening a dropped stream
 };
 void RunWorkloadStatus(const WorkloadStatusFlags& flags);
 
@@ -44,7 +44,10 @@ struct WorkloadLogsFlags : WorkloadIdFlags {
 //! Streams the captured output to stdout as it arrives.
 void RunWorkloadLogs(const WorkloadLogsFlags& flags);
 
-void RunWorkloadEvents(const WorkloadIdFlags& flags);
+struct WorkloadEventsFlags : WorkloadIdFlags {
+  bool watch = false;  //!< then each new event from the event stream, until the run ends
+};
+void RunWorkloadEvents(const WorkloadEventsFlags& flags);
 void RunWorkloadDescribe(const WorkloadIdFlags& flags);
 void RunWorkloadLineage(const WorkloadIdFlags& flags);
 void RunWorkloadCancel(const WorkloadIdFlags& flags);

@@ -297,6 +297,14 @@ std::string FormatHistory(const Json& list) {
   return t.Render();
 }
 
+std::string FormatEventHeader() { return "TIME  TYPE  REASON  STEP  MESSAGE"; }
+
+std::string FormatEventLine(const Json& e) {
+  std::string step = Str(e, "step");
+  return LocalTime(Int(e, "timeMs")) + "  " + Str(e, "type") + "  " + Str(e, "reason") + "  " +
+         (step.empty() ? "-" : step) + "  " + Str(e, "message");
+}
+
 std::string FormatEvents(const Json& events) {
   Table t({"TIME", "TYPE", "REASON", "STEP", "MESSAGE"});
   for (const auto& e : events.value("items", Json::array())) {

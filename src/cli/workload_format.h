@@ -45,6 +45,10 @@ std::string FormatList(const Json& list, bool wide, bool show_namespace, int64_t
 std::string FormatHistory(const Json& list);
 //! `workload events`: TIME TYPE REASON STEP MESSAGE, oldest first.
 std::string FormatEvents(const Json& events);
+//! `events --watch`: the header, then one line per event (columns separated by two spaces,
+//! not aligned: the widths of later events are not known yet).
+std::string FormatEventHeader();
+std::string FormatEventLine(const Json& event);
 //! `workload describe`: kubectl-like sections; the spec as YAML.
 std::string FormatDescribe(const Json& described);
 //! `node list`: NAME STATUS CPU MEMORY GPUS CAPABILITIES.

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "api/http_test_util.h"
@@ -654,6 +655,41 @@ TEST_F(ControllerTest, FollowersAndSlowClientsDoNotStallTheController) {
   EXPECT_EQ(open, 1);
   EXPECT_EQ(streams, 0);
   EXPECT_EQ(c_.WaitPhase(editor_, id), "CANCELLED");
+}
+
+// `events --watch` prints what there is, then each new event from the workload's event stream
+// once, in order, and ends with the run; `-o json` prints one event object per line.
+TEST_F(ControllerTest, EventsWatchFollowsTheStreamToTheEnd) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+      "metadata: {name: watched, namespace: risk}\n"
+      "spec:\n  pipeline:\n    - name: first\n      command: [\"sh\", \"-c\", \"sleep 1\"]\n"
+      "    - name: second\n      command: [\"true\"]\n      dependsOn: [first]\n";
+  std::string id = SubmitFile(editor_, "watched.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  CmdResult watched = c_.Seedctl(viewer_, {"workload", "events", "--id", id, "--watch"});
+  EXPECT_EQ(watched.exit_code, 0) << watched.out << watched.err;
+  EXPECT_EQ(watched.out.rfind("TIME  TYPE  REASON  STEP  MESSAGE\n", 0), 0u) << watched.out;
+  size_t first_done = watched.out.find("Succeeded  first");
+  size_t second_done = watched.out.find("Succeeded  second");
+  EXPECT_NE(first_done, std::string::npos) << watched.out;
+  EXPECT_NE(second_done, std::string::npos) << watched.out;
+  EXPECT_LT(first_done, second_done) << watched.out;
+  EXPECT_EQ(watched.out.find("Succeeded  first", first_done + 1), std::string::npos)
+      << "an event printed twice:\n"
+      << watched.out;
+
+  CmdResult json = c_.Seedctl(viewer_, {"workload", "events", "--id", id, "--watch", "-o", "json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  int64_t last = 0;
+  std::istringstream lines(json.out);
+  for (std::string line; std::getline(lines, line);) {
+    Json e = Json::parse(line, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << line;
+    EXPECT_GT(e.value("seq", int64_t{0}), last) << json.out;
+    last = e.value("seq", int64_t{0});
+  }
+  EXPECT_GT(last, 0);
 }
 
 }  // namespace

@@ -1,0 +1,181 @@
+// The server-sent event streams against a fake Service whose workload changes between reads:
+// what each read emits, and when a stream ends.
+#include "api/events_stream.h"
+
+#include <gtest/gtest.h>
+
+#include "api/fake_service_test_util.h"
+
+namespace rsl::api {
+namespace {
+
+// A workload whose phase, steps and events the test sets; ChangeSeq counts the changes.
+class ChangingService : public testing::FakeService {
+ public:
+  Result<Json> GetWorkload(const std::string& id) override {
+    ++reads;
+    if (id != "wl-20260101-0000000a") return FakeService::GetWorkload(id);
+    Json w = Obj(id, "risk");
+    w["status"]["phase"] = phase;
+    w["status"]["steps"] = Json::array();
+    for (const auto& [name, p] : steps)
+      w["status"]["steps"].push_back({{"name", name}, {"phase", p}});
+    return w;
+  }
+  Result<Json> Events(const std::string&) override { return Json{{"items", events}}; }
+  Result<Json> ListWorkloads(const std::vector<std::string>&, const std::string&) override {
+    Json items = Json::array();
+    for (const auto& [id, p] : list) {
+      items.push_back({{"metadata", {{"id", id}}}, {"status", {{"phase", p}}}});
+    }
+    return Json{{"items", items}};
+  }
+  int64_t ChangeSeq() override { return change; }
+
+  void Change() { ++change; }
+  void AddEvent(const std::string& reason) {
+    events.push_back({{"seq", events.size() + 1}, {"reason", reason}});
+    Change();
+  }
+
+  std::string phase = "RUNNING";
+  std::vector<std::pair<std::string, std::string>> steps = {{"prep", "RUNNING"},
+                                                            {"train", "PENDING"}};
+  std::map<std::string, std::string> list = {{"wl-1", "RUNNING"}};
+  Json events = Json::array();
+  int64_t change = 0;
+  int reads = 0;
+};
+
+WatchOptions Immediate() {
+  WatchOptions o;
+  o.poll = std::chrono::milliseconds(0);
+  o.refresh = std::chrono::hours(1);  // only changes cause reads
+  o.keep_alive = std::chrono::hours(1);
+  o.slow_read_factor = 0;
+  return o;
+}
+
+std::string Pull(StreamSource& s, StreamSource::State* state = nullptr) {
+  std::string out;
+  auto st = s.Next(1 << 16, &out);
+  if (state) *state = st;
+  return out;
+}
+
+TEST(SseEventTest, IsOneEventWithOneLineOfJson) {
+  EXPECT_EQ(SseEvent("log", {{"text", "a\nb"}}), "event: log\ndata: {\"text\":\"a\\nb\"}\n\n");
+}
+
+TEST(WorkloadWatchTest, StartsWithTheObjectThenSendsOnlyWhatChanged) {
+  ChangingService svc;
+  svc.AddEvent("Started");
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, Immediate());
+  StreamSource::State state;
+  std::string first = Pull(w, &state);
+  EXPECT_EQ(state, StreamSource::State::kWait);
+  EXPECT_EQ(first.rfind("event: workload\ndata: {", 0), 0u) << first;
+  EXPECT_NE(first.find("event: event\ndata: {\"reason\":\"Started\",\"seq\":1}\n\n"),
+            std::string::npos)
+      << first;
+
+  // Nothing changed: no read, nothing sent.
+  int reads = svc.reads;
+  EXPECT_EQ(Pull(w), "");
+  EXPECT_EQ(svc.reads, reads);
+
+  svc.steps[0].second = "SUCCEEDED";
+  svc.AddEvent("Succeeded");
+  EXPECT_EQ(Pull(w),
+            "event: step\ndata: {\"name\":\"prep\",\"phase\":\"SUCCEEDED\"}\n\n"
+            "event: event\ndata: {\"reason\":\"Succeeded\",\"seq\":2}\n\n");
+
+  svc.phase = "FAILED";
+  svc.Change();
+  std::string last = Pull(w, &state);
+  EXPECT_NE(last.find("event: status\ndata: {"), std::string::npos) << last;
+  EXPECT_NE(last.find("\"phase\":\"FAILED\""), std::string::npos) << last;
+  EXPECT_NE(last.find("event: end\ndata: {\"phase\":\"FAILED\"}\n\n"), std::string::npos) << last;
+  EXPECT_EQ(state, StreamSource::State::kDone);
+}
+
+TEST(WorkloadWatchTest, SendsOnlyTheLatestEventsAtTheStart) {
+  ChangingService svc;
+  for (int i = 0; i < 10; ++i) svc.AddEvent("Progress");
+  WatchOptions o = Immediate();
+  o.initial_events = 3;
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  std::string first = Pull(w);
+  EXPECT_EQ(first.find("\"seq\":7}"), std::string::npos) << first;
+  EXPECT_NE(first.find("\"seq\":8}"), std::string::npos) << first;
+  EXPECT_NE(first.find("\"seq\":10}"), std::string::npos) << first;
+  svc.AddEvent("Progress");
+  EXPECT_EQ(Pull(w), "event: event\ndata: {\"reason\":\"Progress\",\"seq\":11}\n\n");
+}
+
+TEST(WorkloadWatchTest, FollowsAStepLogAndEndsWhenTheRunAndTheLogHaveEnded) {
+  ChangingService svc;
+  svc.phase = "SUCCEEDED";
+  std::atomic<int> calls{0};
+  auto log = std::make_unique<testing::GrowingLog>("train", &calls);
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", std::move(log), Immediate());
+  std::string all;
+  StreamSource::State state = StreamSource::State::kMore;
+  for (int i = 0; i < 10 && state != StreamSource::State::kDone; ++i) all += Pull(w, &state);
+  EXPECT_EQ(state, StreamSource::State::kDone);
+  EXPECT_NE(all.find("event: log\ndata: {\"step\":\"train\",\"text\":\"line 1\\n\"}\n\n"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("\"text\":\"line 3\\n\""), std::string::npos) << all;
+  EXPECT_EQ(all.substr(all.size() - 40), "event: end\ndata: {\"phase\":\"SUCCEEDED\"}\n\n");
+}
+
+TEST(WorkloadWatchTest, AGoneWorkloadIsAnErrorThatEndsTheStream) {
+  ChangingService svc;
+  WorkloadWatch w(&svc, "wl-20260101-000000ff", nullptr, Immediate());
+  StreamSource::State state;
+  std::string out = Pull(w, &state);
+  EXPECT_EQ(out.rfind("event: error\ndata: {\"code\":\"NOT_FOUND\"", 0), 0u) << out;
+  EXPECT_EQ(state, StreamSource::State::kDone);
+}
+
+TEST(WorkloadWatchTest, SendsAKeepAliveAfterSilence) {
+  ChangingService svc;
+  WatchOptions o = Immediate();
+  o.keep_alive = std::chrono::milliseconds(0);
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  Pull(w);
+  EXPECT_EQ(Pull(w), ": keep-alive\n\n");
+}
+
+TEST(WorkloadWatchTest, WaitsLongerAfterASlowRead) {
+  ChangingService svc;
+  WatchOptions o = Immediate();
+  o.slow_read_factor = 1000000;  // any read is "slow": the next is far away
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  Pull(w);
+  int reads = svc.reads;
+  svc.Change();
+  EXPECT_EQ(Pull(w), "");
+  EXPECT_EQ(svc.reads, reads);
+}
+
+TEST(WorkloadListWatchTest, SaysReadyThenSendsNewAndChangedLines) {
+  ChangingService svc;
+  WorkloadListWatch w(&svc, {"risk"}, "", Immediate());
+  EXPECT_EQ(Pull(w), "event: ready\ndata: {\"count\":1}\n\n");
+  EXPECT_EQ(Pull(w), "");
+  svc.list["wl-2"] = "PENDING";
+  svc.Change();
+  EXPECT_EQ(Pull(w),
+            "event: workload\ndata: {\"metadata\":{\"id\":\"wl-2\"},\"status\":{\"phase\":"
+            "\"PENDING\"}}\n\n");
+  svc.list["wl-1"] = "SUCCEEDED";
+  svc.Change();
+  EXPECT_EQ(Pull(w),
+            "event: workload\ndata: {\"metadata\":{\"id\":\"wl-1\"},\"status\":{\"phase\":"
+            "\"SUCCEEDED\"}}\n\n");
+}
+
+}  // namespace
+}  // namespace rsl::api

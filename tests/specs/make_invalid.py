@@ -153,6 +153,8 @@ CASES = [
   ("when-len-number", "len() of a number", R('when: "output.ingest.metrics.rows > 1000"', 'when: "len(5) == 1"')),
   ("when-min-string", "min() of a string", R('when: "output.ingest.metrics.rows > 1000"', "when: \"min(1, 'a') == 1\"")),
   ("when-bare-number", "a number as the condition", R('when: "output.ingest.metrics.rows > 1000"', 'when: "5"')),
+  ("duplicate-key", "a step with two command keys", R('        command: ["python", "ingest.py"]\n', '        command: ["python", "ingest.py"]\n        env: {MODE: daily}\n        command: ["python", "ingest2.py"]\n').replace('        env: {MODE: daily}\n        envFrom', '        envFrom', 1)),
+  ("merge-not-mapping", "a merge key naming a list", R('        dependsOn: [ingest]\n', '        dependsOn: &deps [ingest]\n        <<: *deps\n')),
 ]
 
 def main():

@@ -30,7 +30,8 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
 
 ApiServer::ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics,
                      HttpServerOptions options)
-    : router_(Services{service, tokens, audit, metrics, [this] { return http_->stats(); }}),
+    : router_(Services{service, tokens, audit, metrics, [this] { return http_->stats(); },
+                       &auth_limiter_}),
       http_(std::make_unique<HttpServer>(std::move(options))) {
   RegisterRoutes();
   // The router is the server's one handler: it answers unknown routes with the JSON 404.

@@ -47,6 +47,7 @@ class ApiServer {
  private:
   void RegisterRoutes();
 
+  FailedAuthLimiter auth_limiter_;  // before router_, which points at it
   Router router_;
   std::unique_ptr<HttpServer> http_;
 };

@@ -3,6 +3,7 @@
 // requests and stops the engine, leaving running steps to be adopted by the next start.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -12,7 +13,9 @@
 #include "api/metrics.h"
 #include "api/metrics_hooks.h"
 #include "api/server.h"
+#include "base/secret_box.h"
 #include "cli/cli.h"
+#include "runtime/rotate_key.h"
 #include "runtime/runtime.h"
 
 namespace {
@@ -20,6 +23,8 @@ namespace {
 struct Flags {
   std::string listen = "127.0.0.1:7070";
   std::string tokens_file;
+  std::string key_file;
+  bool rotate_key = false;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -52,7 +57,21 @@ int main(int argc, char** argv) {
       "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
   app.add_option("--runs-dir", f.runtime.runs_dir,
                  "where run directories live (default: <state-dir>-runs)");
+  app.add_option("--key-file", f.key_file,
+                 "key ring sealing secrets at rest (default <state-dir>/secret.key; env "
+                 "RSL_SECRET_KEY_FILE)");
+  app.add_flag("--rotate-key", f.rotate_key,
+               "re-seal every secret with a new key, then exit (stop the controller first)");
   if (auto rc = rsl::cli::ParseCommandLine(app, argc, argv)) return *rc;
+  // Every component that seals or opens secrets reads the key ring through this variable.
+  if (!f.key_file.empty()) ::setenv(rsl::SecretBox::kKeyFileEnv, f.key_file.c_str(), 1);
+  if (f.rotate_key) {
+    auto r = rsl::runtime::RotateSecretKey(f.runtime.state_dir);
+    if (!r.ok()) return Fail(r.error());
+    std::cout << "rsl-controller: secrets re-sealed with key " << r->new_key_id << " (was "
+              << r->old_key_id << "); key ring " << r->key_file << std::endl;
+    return 0;
+  }
 
   std::string host;
   int port = 0;

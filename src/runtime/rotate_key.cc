@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 #include "base/codes.h"
 #include "base/secret_box.h"
@@ -12,6 +13,10 @@
 #include "store/store.h"
 
 namespace rsl::runtime {
+
+void UseSecretKeyFile(const std::string& path) {
+  ::setenv(SecretBox::kKeyFileEnv, path.c_str(), 1);
+}
 
 Result<KeyRotation> RotateSecretKey(const std::string& state_dir) {
   // The lock rsl-controller holds while it runs (runtime.cc), held here for the rotation.

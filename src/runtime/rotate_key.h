@@ -8,6 +8,10 @@
 
 namespace rsl::runtime {
 
+//! Makes every component of this process read the key ring at `path` (it sets
+//! RSL_SECRET_KEY_FILE, which base/secret_box.h reads). Call before opening anything.
+void UseSecretKeyFile(const std::string& path);
+
 //! What a rotation did.
 struct KeyRotation {
   std::string old_key_id;

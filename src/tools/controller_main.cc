@@ -3,7 +3,6 @@
 // requests and stops the engine, leaving running steps to be adopted by the next start.
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -13,7 +12,6 @@
 #include "api/metrics.h"
 #include "api/metrics_hooks.h"
 #include "api/server.h"
-#include "base/secret_box.h"
 #include "cli/cli.h"
 #include "runtime/rotate_key.h"
 #include "runtime/runtime.h"
@@ -64,7 +62,7 @@ int main(int argc, char** argv) {
                "re-seal every secret with a new key, then exit (stop the controller first)");
   if (auto rc = rsl::cli::ParseCommandLine(app, argc, argv)) return *rc;
   // Every component that seals or opens secrets reads the key ring through this variable.
-  if (!f.key_file.empty()) ::setenv(rsl::SecretBox::kKeyFileEnv, f.key_file.c_str(), 1);
+  if (!f.key_file.empty()) rsl::runtime::UseSecretKeyFile(f.key_file);
   if (f.rotate_key) {
     auto r = rsl::runtime::RotateSecretKey(f.runtime.state_dir);
     if (!r.ok()) return Fail(r.error());

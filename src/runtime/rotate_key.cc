@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "base/codes.h"
+#include "base/file.h"
 #include "base/secret_box.h"
 #include "data/catalog.h"
 #include "store/store.h"
@@ -19,6 +20,10 @@ void UseSecretKeyFile(const std::string& path) {
 }
 
 Result<KeyRotation> RotateSecretKey(const std::string& state_dir) {
+  if (!IsDirectory(state_dir)) {
+    return Error(codes::kNotFound, "no state directory " + state_dir)
+        .Hint("--state-dir names the directory the controller runs on");
+  }
   // The lock rsl-controller holds while it runs (runtime.cc), held here for the rotation.
   std::string lock_path = state_dir + "/controller.lock";
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -23,6 +23,9 @@ struct Flags {
   std::string tokens_file;
   std::string key_file;
   bool rotate_key = false;
+  std::string tls_cert;
+  std::string tls_key;
+  bool insecure_listen = false;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -55,6 +58,11 @@ int main(int argc, char** argv) {
       "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
   app.add_option("--runs-dir", f.runtime.runs_dir,
                  "where run directories live (default: <state-dir>-runs)");
+  app.add_option("--tls-cert", f.tls_cert, "serve HTTPS: PEM certificate chain (with --tls-key)");
+  app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
+  app.add_flag("--insecure-listen", f.insecure_listen,
+               "allow plain HTTP on an address other than loopback (tokens and secrets would "
+               "cross the network in clear)");
   app.add_option("--key-file", f.key_file,
                  "key ring sealing secrets at rest (default <state-dir>/secret.key; env "
                  "RSL_SECRET_KEY_FILE)");
@@ -75,6 +83,9 @@ int main(int argc, char** argv) {
   int port = 0;
   rsl::Status st = rsl::api::ParseListen(f.listen, &host, &port);
   if (!st.ok()) return Fail(st.error());
+  st = rsl::api::CheckListenSecurity(f.listen, host, f.tls_cert, f.tls_key, f.insecure_listen);
+  if (!st.ok()) return Fail(st.error());
+  const bool tls = !f.tls_cert.empty();
   // SIGTERM/SIGINT are only noted (main waits for them below), before any thread starts.
   auto stop = rsl::runtime::StopSignals::Install();
   if (!stop.ok()) return Fail(stop.error());
@@ -101,6 +112,10 @@ int main(int argc, char** argv) {
   rsl::api::ControllerService service((*rt)->store(), engine, (*rt)->backend(), &metrics,
                                       state_dir);
   rsl::api::ApiServer server(&service, tokens->get(), audit->get(), &metrics);
+  if (tls) {
+    st = server.EnableTls(f.tls_cert, f.tls_key);
+    if (!st.ok()) return Fail(st.error());
+  }
   // The address first: a controller that cannot have its port starts and recovers nothing.
   st = server.Listen(host, port);
   if (!st.ok()) return Fail(st.error());
@@ -110,10 +125,15 @@ int main(int argc, char** argv) {
   if (!st.ok()) return Fail(st.error());
   server.Serve();
   // Tests and scripts read this line to learn the port (with --listen HOST:0).
-  std::cout << "rsl-controller " << rsl::api::kControllerVersion << " listening on http://" << host
-            << ":" << server.port() << " (state " << state_dir << ", backend "
+  const std::string scheme = tls ? "https://" : "http://";
+  std::cout << "rsl-controller " << rsl::api::kControllerVersion << " listening on " << scheme
+            << host << ":" << server.port() << " (state " << state_dir << ", backend "
             << (*rt)->backend()->name() << ")" << std::endl;
-  (void)(*rt)->PublishAddress("http://" + host + ":" + std::to_string(server.port()));
+  if (tls) {
+    std::cout << "rsl-controller: TLS certificate SHA-256 fingerprint " << server.tls_fingerprint()
+              << std::endl;
+  }
+  (void)(*rt)->PublishAddress(scheme + host + ":" + std::to_string(server.port()));
 
   int sig = (*stop)->Wait();
   std::cout << "rsl-controller: " << strsignal(sig) << ", shutting down" << std::endl;

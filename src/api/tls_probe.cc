@@ -41,7 +41,9 @@ int Connect(const std::string& host, int port) {
   return fd;
 }
 
-std::string Fingerprint(X509* cert) {
+}  // namespace
+
+std::string Sha256Fingerprint(X509* cert) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   if (X509_digest(cert, EVP_sha256(), md, &n) != 1) return "";
@@ -53,8 +55,6 @@ std::string Fingerprint(X509* cert) {
   }
   return out;
 }
-
-}  // namespace
 
 Result<TlsPeer> ProbeTlsPeer(const std::string& host, int port, const std::string& ca_file) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -83,7 +83,7 @@ Result<TlsPeer> ProbeTlsPeer(const std::string& host, int port, const std::strin
   if (SSL_connect(ssl) == 1) {
     X509* cert = SSL_get_peer_certificate(ssl);
     if (cert) {
-      peer.fingerprint = Fingerprint(cert);
+      peer.fingerprint = Sha256Fingerprint(cert);
       char name[256] = {0};
       X509_NAME_oneline(X509_get_subject_name(cert), name, sizeof(name));
       peer.subject = name;

@@ -7,7 +7,13 @@
 
 #include "base/status.h"
 
+typedef struct x509_st X509;
+
 namespace rsl::api {
+
+//! The SHA-256 fingerprint of a certificate, "AB:CD:..." (as `openssl x509 -fingerprint
+//! -sha256` prints it); "" when it cannot be computed.
+std::string Sha256Fingerprint(X509* cert);
 
 struct TlsPeer {
   std::string fingerprint;  //!< SHA-256, "AB:CD:..."; "" when no certificate came

@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,8 +14,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 
+#include "api/tls_probe.h"
 #include "base/codes.h"
+#include "base/file.h"
 #include "base/strings.h"
 
 namespace rsl::api {
@@ -32,19 +36,6 @@ std::string OpenSslReason() {
   char buf[256];
   ERR_error_string_n(e, buf, sizeof(buf));
   return buf;
-}
-
-std::string Fingerprint(X509* cert) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (X509_digest(cert, EVP_sha256(), md, &n) != 1) return "";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    char hex[4];
-    std::snprintf(hex, sizeof(hex), i + 1 < n ? "%02X:" : "%02X", md[i]);
-    out += hex;
-  }
-  return out;
 }
 
 // Waits for `events` on fd; false on timeout, stop or error.
@@ -89,18 +80,66 @@ bool WriteAll(int fd, const char* data, size_t len) {
 
 }  // namespace
 
-Result<std::string> CertificateFingerprint(const std::string& pem_file) {
-  FILE* f = std::fopen(pem_file.c_str(), "r");
-  if (!f) return OsError(codes::kIoError, "cannot read certificate", pem_file, errno);
-  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
-  std::fclose(f);
-  if (!cert) {
-    return Error(codes::kInvalidArgument,
-                 "no PEM certificate in " + pem_file + ": " + OpenSslReason());
+Status EnsureSelfSignedCertificate(const std::string& cert_file, const std::string& key_file,
+                                   const std::string& host) {
+  if (PathExists(cert_file) && PathExists(key_file)) return Status::Ok();
+  constexpr long kValidSeconds = 825L * 24 * 3600;  // the longest validity browsers accept
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  std::string names = "DNS:localhost,IP:127.0.0.1,IP:::1";
+  char hostname[256] = {0};
+  if (::gethostname(hostname, sizeof(hostname) - 1) == 0 && hostname[0]) {
+    names += std::string(",DNS:") + hostname;
   }
-  std::string fp = Fingerprint(cert);
+  if (!host.empty() && host != "0.0.0.0" && host != "::" && host != "localhost" &&
+      !StartsWith(host, "127.") && host != "::1") {
+    bool ip = host.find_first_not_of("0123456789.") == std::string::npos ||
+              host.find(':') != std::string::npos;
+    names += (ip ? ",IP:" : ",DNS:") + host;
+  }
+  bool ok =
+      key && cert && X509_set_version(cert, 2) == 1 &&
+      ASN1_INTEGER_set(X509_get_serialNumber(cert), static_cast<long>(::time(nullptr))) == 1 &&
+      X509_gmtime_adj(X509_getm_notBefore(cert), -3600) &&
+      X509_gmtime_adj(X509_getm_notAfter(cert), kValidSeconds) && X509_set_pubkey(cert, key) == 1;
+  if (ok) {
+    X509_NAME* name = X509_get_subject_name(cert);
+    ok = X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                    reinterpret_cast<const unsigned char*>("rsl-controller"), -1,
+                                    -1, 0) == 1 &&
+         X509_set_issuer_name(cert, name) == 1;
+  }
+  if (ok) {
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, cert, cert, nullptr, nullptr, 0);
+    X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &v3, NID_subject_alt_name, names.c_str());
+    ok = san && X509_add_ext(cert, san, -1) == 1;
+    if (san) X509_EXTENSION_free(san);
+    ok = ok && X509_sign(cert, key, EVP_sha256()) > 0;
+  }
+  Status st = Status::Ok();
+  if (!ok) st = Error(codes::kInternal, "OpenSSL cannot make a certificate: " + OpenSslReason());
+  if (st.ok()) {
+    // The key first, private from its creation; the certificate names it.
+    FILE* kf = nullptr;
+    int fd = ::open(key_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) kf = ::fdopen(fd, "w");
+    if (!kf || PEM_write_PrivateKey(kf, key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+      st = OsError(codes::kIoError, "cannot write the TLS key", key_file, errno);
+    }
+    if (kf) std::fclose(kf);
+  }
+  if (st.ok()) {
+    FILE* cf = std::fopen(cert_file.c_str(), "w");
+    if (!cf || PEM_write_X509(cf, cert) != 1) {
+      st = OsError(codes::kIoError, "cannot write the TLS certificate", cert_file, errno);
+    }
+    if (cf) std::fclose(cf);
+  }
   X509_free(cert);
-  return fp;
+  EVP_PKEY_free(key);
+  return st;
 }
 
 TlsFrontend::TlsFrontend(HttpServer* http, int max_connections)
@@ -135,7 +174,7 @@ Status TlsFrontend::LoadCertificate(const std::string& cert_file, const std::str
   }
   if (ctx_) SSL_CTX_free(ctx_);
   ctx_ = ctx;
-  fingerprint_ = Fingerprint(SSL_CTX_get0_certificate(ctx_));
+  fingerprint_ = Sha256Fingerprint(SSL_CTX_get0_certificate(ctx_));
   return Status::Ok();
 }
 

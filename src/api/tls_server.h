@@ -63,7 +63,13 @@ class TlsFrontend {
   int live_ = 0;  // GUARDED_BY(mu_): connection threads still running (detached)
 };
 
-//! The SHA-256 fingerprint of the first certificate in a PEM file ("AB:CD:..."), or an error.
-Result<std::string> CertificateFingerprint(const std::string& pem_file);
+//! A self-signed certificate for a controller without one (--tls-self-signed): when
+//! `cert_file` and `key_file` do not exist yet, makes a P-256 key (file mode 0600) and a
+//! certificate for CN=rsl-controller valid 825 days, naming localhost, 127.0.0.1, ::1, this
+//! machine's host name and `host` (unless it is a wildcard address) as subjectAltNames.
+//! Existing files are kept (the fingerprint stays the same across restarts). IO_ERROR naming
+//! the file on failure.
+Status EnsureSelfSignedCertificate(const std::string& cert_file, const std::string& key_file,
+                                   const std::string& host);
 
 }  // namespace rsl::api

@@ -26,6 +26,7 @@ struct Flags {
   std::string tls_cert;
   std::string tls_key;
   bool insecure_listen = false;
+  bool tls_self_signed = false;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -60,6 +61,11 @@ int main(int argc, char** argv) {
                  "where run directories live (default: <state-dir>-runs)");
   app.add_option("--tls-cert", f.tls_cert, "serve HTTPS: PEM certificate chain (with --tls-key)");
   app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
+  app.add_flag("--tls-self-signed", f.tls_self_signed,
+               "serve HTTPS with a key pair made on first start in the state directory "
+               "(tls.crt, tls.key); prints its fingerprint")
+      ->excludes("--tls-cert")
+      ->excludes("--tls-key");
   app.add_flag("--insecure-listen", f.insecure_listen,
                "allow plain HTTP on an address other than loopback (tokens and secrets would "
                "cross the network in clear)");
@@ -83,9 +89,12 @@ int main(int argc, char** argv) {
   int port = 0;
   rsl::Status st = rsl::api::ParseListen(f.listen, &host, &port);
   if (!st.ok()) return Fail(st.error());
-  st = rsl::api::CheckListenSecurity(f.listen, host, f.tls_cert, f.tls_key, f.insecure_listen);
+  // A self-signed pair is made in the state directory once it is open; it counts as TLS here.
+  const std::string self = "(self-signed)";
+  st = rsl::api::CheckListenSecurity(f.listen, host, f.tls_self_signed ? self : f.tls_cert,
+                                     f.tls_self_signed ? self : f.tls_key, f.insecure_listen);
   if (!st.ok()) return Fail(st.error());
-  const bool tls = !f.tls_cert.empty();
+  const bool tls = !f.tls_cert.empty() || f.tls_self_signed;
   // SIGTERM/SIGINT are only noted (main waits for them below), before any thread starts.
   auto stop = rsl::runtime::StopSignals::Install();
   if (!stop.ok()) return Fail(stop.error());
@@ -112,6 +121,12 @@ int main(int argc, char** argv) {
   rsl::api::ControllerService service((*rt)->store(), engine, (*rt)->backend(), &metrics,
                                       state_dir);
   rsl::api::ApiServer server(&service, tokens->get(), audit->get(), &metrics);
+  if (f.tls_self_signed) {
+    f.tls_cert = state_dir + "/tls.crt";
+    f.tls_key = state_dir + "/tls.key";
+    st = rsl::api::EnsureSelfSignedCertificate(f.tls_cert, f.tls_key, host);
+    if (!st.ok()) return Fail(st.error());
+  }
   if (tls) {
     st = server.EnableTls(f.tls_cert, f.tls_key);
     if (!st.ok()) return Fail(st.error());

@@ -137,7 +137,9 @@ bool Controller::Start() {
     execv(argv[0], argv.data());
     _exit(127);
   }
-  tls_ = std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
+  tls_ =
+      std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end() ||
+      std::find(extra_args_.begin(), extra_args_.end(), "--tls-self-signed") != extra_args_.end();
   static const std::regex kListening("listening on https?://127\\.0\\.0\\.1:([0-9]+)");
   for (int waited = 0; waited < kStartTimeoutMs; waited += kPollMs) {
     std::string log = Log();

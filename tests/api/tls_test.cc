@@ -3,6 +3,7 @@
 // and the fingerprint it saw when it does not trust the server. Plain HTTP on an address
 // other than loopback needs --insecure-listen.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -123,6 +124,32 @@ TEST_F(TlsTest, AnExpiredCertificateIsRefused) {
   CmdResult r = List("ca.crt");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("certificate has expired"), std::string::npos) << r.err;
+}
+
+TEST_F(TlsTest, ASelfSignedPairIsMadeOnceAndKeptAcrossRestarts) {
+  c_.UseArgs({"--tls-self-signed"});
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+  token_ = c_.CreateToken("risk", "viewer", "vera");
+  const std::string crt = c_.state_dir() + "/tls.crt";
+  CmdResult fp =
+      RunCmd({"/usr/bin/openssl", "x509", "-in", crt, "-noout", "-fingerprint", "-sha256"}, {});
+  ASSERT_NE(fp.out.find('='), std::string::npos) << fp.out << fp.err;
+  std::string expected = fp.out.substr(fp.out.find('=') + 1);
+  while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+  EXPECT_NE(c_.Log().find("TLS certificate SHA-256 fingerprint " + expected), std::string::npos)
+      << c_.Log();
+  struct stat st {};
+  ASSERT_EQ(::stat((c_.state_dir() + "/tls.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  CmdResult r = c_.Seedctl(token_, {"workload", "list", "--certificate-authority", crt});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Restarted: the same pair, the same fingerprint.
+  EXPECT_EQ(c_.Terminate(), 0);
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+  std::string log = c_.Log();
+  EXPECT_NE(log.find("TLS certificate SHA-256 fingerprint " + expected, log.rfind("--- start")),
+            std::string::npos)
+      << log;
 }
 
 TEST_F(TlsTest, PlainHttpBeyondLoopbackNeedsInsecureListen) {

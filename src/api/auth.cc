@@ -20,7 +20,31 @@ const std::vector<std::string> kMigrations = {
     "CREATE TABLE api_tokens ("
     "  hash TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL,"
     "  namespaces TEXT NOT NULL, created_ms INTEGER NOT NULL)",
+    "ALTER TABLE api_tokens ADD COLUMN expires_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE api_tokens ADD COLUMN revoked_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE api_tokens ADD COLUMN last_used_ms INTEGER NOT NULL DEFAULT 0",
 };
+
+// The shortest id prefix `token revoke` accepts: 6 hex characters are 16.7 million ids, so a
+// typo cannot revoke a token by accident without also being ambiguous.
+constexpr size_t kMinRevokePrefix = 6;
+
+constexpr char kTokenColumns[] =
+    "hash, subject, role, namespaces, created_ms, expires_ms, revoked_ms, last_used_ms";
+
+TokenInfo ReadTokenRow(const Stmt& st) {
+  TokenInfo t;
+  t.token_id = st.Text(0).substr(0, kTokenIdChars);
+  t.subject = st.Text(1);
+  auto role = ParseRole(st.Text(2));
+  t.role = role.ok() ? *role : Role::kViewer;
+  t.namespaces = SplitNamespaces(st.Text(3));
+  t.created_ms = st.Int(4);
+  t.expires_ms = st.Int(5);
+  t.revoked_ms = st.Int(6);
+  t.last_used_ms = st.Int(7);
+  return t;
+}
 
 bool ValidNamespace(const std::string& ns) {
   if (ns == "*") return true;
@@ -110,16 +134,47 @@ std::vector<std::string> SplitNamespaces(const std::string& list) {
   return out;
 }
 
-Result<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& state_dir) {
+Result<int64_t> ParseTokenTtl(const std::string& text) {
+  auto bad = [&]() {
+    return Error(codes::kInvalidArgument, "invalid token lifetime " + Quote(text))
+        .Value(text)
+        .Hint("a whole number with s, m, h or d, e.g. 12h or 90d");
+  };
+  if (text.size() < 2 || text.size() > 12) return bad();
+  std::string digits = text.substr(0, text.size() - 1);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return bad();
+  int64_t unit = 0;
+  switch (text.back()) {
+    case 's':
+      unit = 1000;
+      break;
+    case 'm':
+      unit = 60'000;
+      break;
+    case 'h':
+      unit = 3'600'000;
+      break;
+    case 'd':
+      unit = 86'400'000;
+      break;
+    default:
+      return bad();
+  }
+  int64_t n = std::stoll(digits);
+  if (n <= 0 || n > int64_t{3650} * 86'400'000 / unit) return bad();  // at most 10 years
+  return n * unit;
+}
+
+Result<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& state_dir, Env* env) {
   RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
   auto db = Db::Open(StateDbPath(state_dir));
   if (!db.ok()) return db.error();
   RSL_RETURN_IF_ERROR((*db)->Migrate("api_tokens", kMigrations));
-  return std::unique_ptr<TokenStore>(new TokenStore(std::move(*db)));
+  return std::unique_ptr<TokenStore>(new TokenStore(std::move(*db), env ? env : Env::Default()));
 }
 
 Result<std::string> TokenStore::Create(const std::string& subject, Role role,
-                                       const std::vector<std::string>& namespaces) {
+                                       const std::vector<std::string>& namespaces, int64_t ttl_ms) {
   RSL_RETURN_IF_ERROR(CheckNamespaces(namespaces));
   auto token = NewToken();
   if (!token.ok()) return token.error();
@@ -131,10 +186,12 @@ Result<std::string> TokenStore::Create(const std::string& subject, Role role,
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto st = db_->Prepare(
-      "INSERT INTO api_tokens(hash, subject, role, namespaces, created_ms) VALUES(?,?,?,?,?)");
+      "INSERT INTO api_tokens(hash, subject, role, namespaces, created_ms, expires_ms) "
+      "VALUES(?,?,?,?,?,?)");
   if (!st.ok()) return st.error();
   st->Bind(1, hash).Bind(2, who).Bind(3, RoleName(role)).Bind(4, Join(namespaces, ";"));
-  st->Bind(5, Env::Default()->NowMs());
+  const int64_t now = env_->NowMs();
+  st->Bind(5, now).Bind(6, ttl_ms > 0 ? now + ttl_ms : int64_t{0});
   RSL_RETURN_IF_ERROR(st->Run());
   return *token;
 }
@@ -177,43 +234,103 @@ Status TokenStore::LoadTokensFile(const std::string& path) {
   return Status::Ok();
 }
 
-std::optional<Principal> TokenStore::Authenticate(const std::string& token) {
-  if (token.empty()) return std::nullopt;
+AuthOutcome TokenStore::Check(const std::string& token) {
+  AuthOutcome out;
+  if (token.empty()) {
+    out.failure = AuthFailure::kNoToken;
+    return out;
+  }
   std::string hash = TokenHash(token);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = static_.find(hash);
-  if (it != static_.end()) return it->second;
-  auto st = db_->Prepare("SELECT subject, role, namespaces FROM api_tokens WHERE hash = ?");
-  if (!st.ok()) return std::nullopt;
+  if (it != static_.end()) {
+    out.who = it->second;
+    return out;
+  }
+  out.failure = AuthFailure::kUnknown;
+  auto st =
+      db_->Prepare(std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE hash = ?");
+  if (!st.ok()) return out;
   st->Bind(1, hash);
-  if (!st->Step()) return std::nullopt;
+  if (!st->Step()) return out;
+  TokenInfo row = ReadTokenRow(*st);
+  st->Reset();
+  out.token_id = row.token_id;
+  const int64_t now = env_->NowMs();
+  if (row.revoked_ms > 0) {
+    out.failure = AuthFailure::kRevoked;
+    out.when_ms = row.revoked_ms;
+    return out;
+  }
+  if (row.expires_ms > 0 && now >= row.expires_ms) {
+    out.failure = AuthFailure::kExpired;
+    out.when_ms = row.expires_ms;
+    return out;
+  }
+  int64_t& written = used_[hash];
+  if (written == 0) written = row.last_used_ms;
+  if (now - written >= kLastUsedResolutionMs) {
+    // Best effort: a busy database must not fail the request that uses the token.
+    auto up = db_->Prepare("UPDATE api_tokens SET last_used_ms = ? WHERE hash = ?");
+    if (up.ok() && up->Bind(1, now).Bind(2, hash).Run().ok()) written = now;
+  }
   Principal p;
-  p.subject = st->Text(0);
-  auto role = ParseRole(st->Text(1));
-  p.role = role.ok() ? *role : Role::kViewer;
-  p.namespaces = SplitNamespaces(st->Text(2));
-  p.token_id = hash.substr(0, kTokenIdChars);
-  return p;
+  p.subject = row.subject;
+  p.role = row.role;
+  p.namespaces = row.namespaces;
+  p.token_id = row.token_id;
+  out.who = std::move(p);
+  out.failure = AuthFailure::kNone;
+  return out;
 }
 
 Result<std::vector<TokenInfo>> TokenStore::List() {
   std::lock_guard<std::mutex> lock(mu_);
-  auto st = db_->Prepare(
-      "SELECT hash, subject, role, namespaces, created_ms FROM api_tokens ORDER BY created_ms");
+  auto st =
+      db_->Prepare(std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY created_ms");
   if (!st.ok()) return st.error();
   std::vector<TokenInfo> out;
-  while (st->Step()) {
-    TokenInfo t;
-    t.token_id = st->Text(0).substr(0, kTokenIdChars);
-    t.subject = st->Text(1);
-    auto role = ParseRole(st->Text(2));
-    t.role = role.ok() ? *role : Role::kViewer;
-    t.namespaces = SplitNamespaces(st->Text(3));
-    t.created_ms = st->Int(4);
-    out.push_back(std::move(t));
-  }
+  while (st->Step()) out.push_back(ReadTokenRow(*st));
   if (!st->status().ok()) return st->status().error();
   return out;
+}
+
+Result<TokenInfo> TokenStore::Revoke(const std::string& id_prefix) {
+  std::string id = ToLower(std::string(Trim(id_prefix)));
+  if (id.size() < kMinRevokePrefix || id.size() > kTokenIdChars ||
+      id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Error(codes::kInvalidArgument, "invalid token id " + Quote(id_prefix))
+        .Value(id_prefix)
+        .Hint("give the ID column of `seedctl token list` (at least 6 of its hex characters)");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto st = db_->Prepare(std::string("SELECT ") + kTokenColumns +
+                         " FROM api_tokens WHERE substr(hash, 1, ?) = ?");
+  if (!st.ok()) return st.error();
+  st->Bind(1, static_cast<int64_t>(id.size())).Bind(2, id);
+  std::vector<TokenInfo> found;
+  while (st->Step()) found.push_back(ReadTokenRow(*st));
+  if (!st->status().ok()) return st->status().error();
+  if (found.empty()) {
+    return Error(codes::kNotFound, "no token with id " + Quote(id))
+        .Value(id)
+        .Hint("see `seedctl token list`; tokens of a --tokens file are revoked by editing it");
+  }
+  if (found.size() > 1) {
+    return Error(codes::kInvalidArgument,
+                 "token id " + Quote(id) + " matches " + std::to_string(found.size()) + " tokens")
+        .Value(id)
+        .Hint("give more characters of the id");
+  }
+  TokenInfo t = found.front();
+  if (t.revoked_ms > 0) return t;
+  auto up = db_->Prepare(
+      "UPDATE api_tokens SET revoked_ms = ? WHERE substr(hash, 1, ?) = ? AND revoked_ms = 0");
+  if (!up.ok()) return up.error();
+  t.revoked_ms = env_->NowMs();
+  up->Bind(1, t.revoked_ms).Bind(2, static_cast<int64_t>(id.size())).Bind(3, id);
+  RSL_RETURN_IF_ERROR(up->Run());
+  return t;
 }
 
 }  // namespace rsl::api

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "api/auth_limit.h"
+#include "base/fake_env.h"
 #include "base/sqlite.h"
 
 namespace rsl::api {
@@ -112,6 +114,102 @@ TEST(AuthTest, TokensFileLinesAndErrors) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().pos.line, 2);
   EXPECT_EQ(st.error().message, "expected 4 comma-separated fields, got 3");
+}
+
+TEST(AuthTest, ExpiredTokenIsRefusedAndUseIsRecordedToTheMinute) {
+  std::string dir = TempDir("ttl");
+  FakeClockEnv env;
+  auto store = TokenStore::Open(dir, &env);
+  ASSERT_TRUE(store.ok());
+  auto token = (*store)->Create("tess", Role::kViewer, {"risk"}, 3'600'000);
+  ASSERT_TRUE(token.ok());
+  AuthOutcome ok = (*store)->Check(*token);
+  ASSERT_TRUE(ok.who.has_value());
+  auto list = (*store)->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].expires_ms, kFakeEnvStartMs + 3'600'000);
+  EXPECT_EQ((*list)[0].last_used_ms, kFakeEnvStartMs);
+  env.Advance(30'000);  // within the resolution: not written again
+  ASSERT_TRUE((*store)->Check(*token).who.has_value());
+  EXPECT_EQ((*(*store)->List())[0].last_used_ms, kFakeEnvStartMs);
+  env.Advance(kLastUsedResolutionMs);
+  ASSERT_TRUE((*store)->Check(*token).who.has_value());
+  EXPECT_EQ((*(*store)->List())[0].last_used_ms, kFakeEnvStartMs + 30'000 + kLastUsedResolutionMs);
+
+  env.SetNowMs(kFakeEnvStartMs + 3'600'000);
+  AuthOutcome late = (*store)->Check(*token);
+  EXPECT_FALSE(late.who.has_value());
+  EXPECT_EQ(late.failure, AuthFailure::kExpired);
+  EXPECT_EQ(late.token_id, ok.who->token_id);
+  EXPECT_EQ(late.when_ms, kFakeEnvStartMs + 3'600'000);
+  EXPECT_EQ((*store)->Check("rsl_nope").failure, AuthFailure::kUnknown);
+  EXPECT_EQ((*store)->Check("").failure, AuthFailure::kNoToken);
+}
+
+TEST(AuthTest, RevokedByAnotherConnectionIsRefusedOnTheNextRequest) {
+  std::string dir = TempDir("revoke");
+  auto server_side = TokenStore::Open(dir);
+  auto cli_side = TokenStore::Open(dir);
+  ASSERT_TRUE(server_side.ok() && cli_side.ok());
+  auto token = (*server_side)->Create("rita", Role::kEditor, {"risk"});
+  auto other = (*server_side)->Create("otto", Role::kEditor, {"risk"});
+  ASSERT_TRUE(token.ok() && other.ok());
+  std::string id = (*server_side)->Check(*token).who->token_id;
+  ASSERT_TRUE((*server_side)->Authenticate(*token).has_value());
+
+  auto revoked = (*cli_side)->Revoke(id.substr(0, 8));
+  ASSERT_TRUE(revoked.ok()) << revoked.error().ToString();
+  EXPECT_EQ(revoked->subject, "rita");
+  AuthOutcome after = (*server_side)->Check(*token);
+  EXPECT_FALSE(after.who.has_value());
+  EXPECT_EQ(after.failure, AuthFailure::kRevoked);
+  EXPECT_TRUE((*server_side)->Authenticate(*other).has_value());  // only that one
+  EXPECT_TRUE((*cli_side)->Revoke(id).ok());                      // again: a no-op
+
+  auto listed = (*cli_side)->List();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_GT((*listed)[0].revoked_ms, 0);
+  EXPECT_EQ((*listed)[1].revoked_ms, 0);
+
+  EXPECT_EQ((*cli_side)->Revoke("abc").error().code, "INVALID_ARGUMENT");       // too short
+  EXPECT_EQ((*cli_side)->Revoke("zzzzzzzz").error().code, "INVALID_ARGUMENT");  // not hex
+  std::string other_id = (*server_side)->Check(*other).who->token_id;
+  std::string unused = "000000";
+  while (id.rfind(unused, 0) == 0 || other_id.rfind(unused, 0) == 0) ++unused[0];
+  auto none = (*cli_side)->Revoke(unused);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, "NOT_FOUND");
+}
+
+TEST(AuthTest, TokenLifetimes) {
+  EXPECT_EQ(*ParseTokenTtl("30m"), 1'800'000);
+  EXPECT_EQ(*ParseTokenTtl("12h"), 43'200'000);
+  EXPECT_EQ(*ParseTokenTtl("90d"), int64_t{90} * 86'400'000);
+  EXPECT_EQ(*ParseTokenTtl("45s"), 45'000);
+  for (const char* bad : {"", "h", "0h", "-1h", "1.5h", "1w", "99999d", "12 h"}) {
+    auto r = ParseTokenTtl(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, "INVALID_ARGUMENT");
+  }
+}
+
+TEST(FailedAuthLimiterTest, TenFailuresAMinuteThenWaitForTheWindow) {
+  FailedAuthLimiter limiter;
+  const int64_t t0 = 1'000'000;
+  for (int i = 1; i < kMaxFailedAuths; ++i) {
+    EXPECT_FALSE(limiter.Failed("10.0.0.1", t0 + i));
+    EXPECT_FALSE(limiter.RetryAfter("10.0.0.1", t0 + i).has_value());
+  }
+  EXPECT_TRUE(limiter.Failed("10.0.0.1", t0 + 100));
+  ASSERT_TRUE(limiter.RetryAfter("10.0.0.1", t0 + 100).has_value());
+  EXPECT_EQ(*limiter.RetryAfter("10.0.0.1", t0 + 100), 60);
+  EXPECT_EQ(*limiter.RetryAfter("10.0.0.1", t0 + 59'500), 1);
+  EXPECT_FALSE(limiter.RetryAfter("10.0.0.2", t0 + 100).has_value());  // per address
+  // The window began at the first failure (t0 + 1).
+  EXPECT_FALSE(limiter.RetryAfter("10.0.0.1", t0 + 1 + kFailedAuthWindowMs).has_value());
+  EXPECT_FALSE(limiter.Failed("10.0.0.1", t0 + 2 + kFailedAuthWindowMs));  // a new window
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "api/client.h"
 
 #include <httplib.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
 #include <cstdlib>
 
 #include "api/errors.h"
+#include "api/tls_probe.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
@@ -32,12 +35,31 @@ std::string ConfigPath() {
   return "";
 }
 
+// The host of "https://host:port/..." ("[::1]" without brackets).
+std::string HostOf(const std::string& server) {
+  std::string rest = server.substr(server.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  if (!rest.empty() && rest.front() == '[') return rest.substr(1, rest.find(']') - 1);
+  return rest.substr(0, rest.rfind(':') == std::string::npos ? rest.size() : rest.rfind(':'));
+}
+
 std::unique_ptr<httplib::Client> MakeHttp(const ClientConfig& c, int read_timeout_sec) {
   auto http = std::make_unique<httplib::Client>(c.server);
   http->set_connection_timeout(kConnectTimeoutSec, 0);
   http->set_read_timeout(read_timeout_sec, 0);
   http->set_write_timeout(kReadTimeoutSec, 0);
   if (!c.token.empty()) http->set_bearer_token_auth(c.token);
+  if (!c.certificate_authority.empty()) http->set_ca_cert_path(c.certificate_authority);
+  // The chain and the host name are checked by OpenSSL itself (cpp-httplib 0.11's own host
+  // check let a certificate for another name through): the name of the URL must be in the
+  // certificate.
+  if (SSL_CTX* ctx = StartsWith(c.server, "https://") ? http->ssl_context() : nullptr) {
+    std::string host = HostOf(c.server);
+    X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+    if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) {
+      X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0);
+    }
+  }
   return http;
 }
 
@@ -45,7 +67,8 @@ std::unique_ptr<httplib::Client> MakeHttp(const ClientConfig& c, int read_timeou
 
 Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
                                          const std::string& flag_token,
-                                         const std::string& flag_namespace) {
+                                         const std::string& flag_namespace,
+                                         const std::string& flag_ca) {
   ClientConfig c;
   std::map<std::string, std::string> file;
   c.config_path = ConfigPath();
@@ -69,11 +92,13 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
           value.back() == value.front()) {
         value = value.substr(1, value.size() - 2);
       }
-      if (key != "server" && key != "token" && key != "namespace") {
-        std::string close = ClosestMatch(key, {"server", "token", "namespace"});
+      if (key != "server" && key != "token" && key != "namespace" &&
+          key != "certificate-authority") {
+        std::string close =
+            ClosestMatch(key, {"server", "token", "namespace", "certificate-authority"});
         return Error(codes::kInvalidArgument, "unknown key " + Quote(key))
             .At({c.config_path, line_no, 1})
-            .Hint(close.empty() ? "keys: server, token, namespace"
+            .Hint(close.empty() ? "keys: server, token, namespace, certificate-authority"
                                 : "did you mean '" + close + "'?");
       }
       file[key] = value;
@@ -91,6 +116,8 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
   c.server = pick(flag_server, "SEEDCTL_SERVER", "server", kDefaultServer);
   c.token = pick(flag_token, "SEEDCTL_TOKEN", "token", "");
   c.namespace_ = pick(flag_namespace, "SEEDCTL_NAMESPACE", "namespace", "");
+  c.certificate_authority =
+      pick(flag_ca, "SEEDCTL_CERTIFICATE_AUTHORITY", "certificate-authority", "");
   if (!StartsWith(c.server, "http://") && !StartsWith(c.server, "https://")) {
     c.server = "http://" + c.server;
   }
@@ -140,10 +167,51 @@ Error Client::ConnectionError(const std::string& what) const {
           "--server / set SEEDCTL_SERVER");
 }
 
+Error Client::RequestError(int error) const {
+  auto e = static_cast<httplib::Error>(error);
+  if ((e != httplib::Error::SSLServerVerification && e != httplib::Error::SSLConnection) ||
+      !StartsWith(config_.server, "https://")) {
+    return ConnectionError(httplib::to_string(e));
+  }
+  // host[:port] of https://host[:port]
+  std::string rest = config_.server.substr(8);
+  rest = rest.substr(0, rest.find('/'));
+  std::string host = rest;
+  int port = 443;
+  size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && rest.find(']') == std::string::npos) {
+    host = rest.substr(0, colon);
+    port = std::atoi(rest.substr(colon + 1).c_str());
+  } else if (!rest.empty() && rest.front() == '[') {
+    size_t close = rest.find(']');
+    host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':')
+      port = std::atoi(rest.c_str() + close + 2);
+  }
+  auto peer = ProbeTlsPeer(host, port, config_.certificate_authority);
+  std::string trust = config_.certificate_authority.empty()
+                          ? std::string("the system's CAs")
+                          : "--certificate-authority " + config_.certificate_authority;
+  if (!peer.ok() || peer->fingerprint.empty()) {
+    return Error(codes::kIoError, "TLS handshake with " + host + ":" + std::to_string(port) +
+                                      " failed (" + httplib::to_string(e) + ")")
+        .Hint("is it an https server? rsl-controller serves HTTPS with --tls-cert/--tls-key");
+  }
+  std::string why =
+      peer->problem.empty() ? "its certificate does not match the host name" : peer->problem;
+  return Error(codes::kIoError, "TLS: the server " + host + ":" + std::to_string(port) +
+                                    " is not trusted: " + why + " (certificate " + peer->subject +
+                                    ", SHA-256 fingerprint " + peer->fingerprint + ")")
+      .Hint(
+          "check the fingerprint with the controller's operator (rsl-controller prints it at "
+          "start), then trust its CA with --certificate-authority FILE (checked against " +
+          trust + ")");
+}
+
 Result<nlohmann::json> Client::Get(const std::string& path) {
   auto http = MakeHttp(config_, kReadTimeoutSec);
   auto res = http->Get(path);
-  if (!res) return Fail({ConnectionError(httplib::to_string(res.error()))});
+  if (!res) return Fail({RequestError(static_cast<int>(res.error()))});
   if (res->status < 200 || res->status >= 300) return Fail(ErrorsFromJson(res->body, res->status));
   auto j = nlohmann::json::parse(res->body, nullptr, false);
   if (j.is_discarded()) return Fail(ErrorsFromJson(res->body, res->status));
@@ -156,7 +224,7 @@ Result<nlohmann::json> Client::Post(const std::string& path, const std::string& 
   auto http = MakeHttp(config_, kReadTimeoutSec);
   httplib::Headers h(headers.begin(), headers.end());
   auto res = http->Post(path, h, body, content_type);
-  if (!res) return Fail({ConnectionError(httplib::to_string(res.error()))});
+  if (!res) return Fail({RequestError(static_cast<int>(res.error()))});
   if (res->status < 200 || res->status >= 300) return Fail(ErrorsFromJson(res->body, res->status));
   auto j = nlohmann::json::parse(res->body, nullptr, false);
   if (j.is_discarded()) return Fail(ErrorsFromJson(res->body, res->status));
@@ -166,7 +234,7 @@ Result<nlohmann::json> Client::Post(const std::string& path, const std::string& 
 Result<std::string> Client::GetText(const std::string& path) {
   auto http = MakeHttp(config_, kReadTimeoutSec);
   auto res = http->Get(path);
-  if (!res) return Fail({ConnectionError(httplib::to_string(res.error()))});
+  if (!res) return Fail({RequestError(static_cast<int>(res.error()))});
   if (res->status < 200 || res->status >= 300) return Fail(ErrorsFromJson(res->body, res->status));
   return res->body;
 }
@@ -193,7 +261,7 @@ Status Client::Stream(const std::string& path,
     return Fail(ErrorsFromJson(error_body, status));
   }
   if (!res && res.error() != httplib::Error::Canceled) {
-    return Fail({ConnectionError(httplib::to_string(res.error()))});
+    return Fail({RequestError(static_cast<int>(res.error()))});
   }
   return Status::Ok();
 }

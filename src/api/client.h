@@ -26,15 +26,19 @@ inline constexpr char kDefaultServer[] = "http://127.0.0.1:7070";
 
 struct ClientConfig {
   std::string server = kDefaultServer;
+  //! https servers are verified against this PEM file of CAs ("" = the system's CAs).
+  std::string certificate_authority;
   std::string token;
   std::string namespace_;   //!< "" = let the server use the token's default namespace
   std::string config_path;  //!< the config file consulted (for messages)
 };
 
 //! Resolves the config as described above. Flags that are empty do not count.
+//! The CA file: --certificate-authority, SEEDCTL_CERTIFICATE_AUTHORITY, `certificate-authority:`.
 Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
                                          const std::string& flag_token,
-                                         const std::string& flag_namespace);
+                                         const std::string& flag_namespace,
+                                         const std::string& flag_ca = "");
 
 //! Percent-encodes a path segment or query value (RFC 3986 unreserved kept).
 std::string UrlEncode(std::string_view s);
@@ -63,6 +67,9 @@ class Client {
  private:
   Error Fail(Errors errors);
   Error ConnectionError(const std::string& what) const;
+  //! A failed request as an Error: TLS trust failures name the host, the certificate's
+  //! fingerprint and why it is not trusted.
+  Error RequestError(int error) const;
 
   ClientConfig config_;
   Errors last_errors_;

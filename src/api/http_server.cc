@@ -121,7 +121,7 @@ void HttpServer::Start() {
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = kListenId;
-  ::epoll_ctl(io_epoll_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  if (listen_fd_ >= 0) ::epoll_ctl(io_epoll_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.u64 = kWakeId;
   ::epoll_ctl(io_epoll_, EPOLL_CTL_ADD, io_wake_, &ev);
   ::epoll_ctl(stream_epoll_, EPOLL_CTL_ADD, stream_wake_, &ev);
@@ -159,6 +159,8 @@ void HttpServer::Stop() {
     for (auto& c : from_stream_) close_conn(c.get());
     to_stream_.clear();
     from_stream_.clear();
+    for (auto& [fd, peer] : adopted_) ::close(fd);
+    adopted_.clear();
     per_client_.clear();
     connections_ = 0;
     streams_ = 0;
@@ -234,12 +236,15 @@ void HttpServer::IoLoop() {
     int n = ::epoll_wait(io_epoll_, events, kMaxEvents, kMaxWaitMs);
     std::vector<Done> done;
     std::vector<std::unique_ptr<Conn>> back;
+    std::vector<std::pair<int, std::string>> adopted;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
       done.swap(done_);
       back.swap(from_stream_);
+      adopted.swap(adopted_);
     }
+    for (auto& [fd, peer] : adopted) AddConnection(fd, peer);
     for (int i = 0; i < n; ++i) {
       uint64_t id = events[i].data.u64;
       if (id == kListenId) {
@@ -299,42 +304,69 @@ void HttpServer::Accept() {
     }
     int yes = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-    auto conn = std::make_unique<Conn>();
-    Conn* c = conn.get();
-    c->id = next_id_++;
-    c->fd = fd;
-    c->peer = AddressOf(ss);
-    bool over_total = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      over_total = connections_ >= options_.max_connections;
-      if (!over_total) {
-        ++connections_;
-        int& mine = per_client_[c->peer];
-        if (mine < options_.max_connections_per_client) {
-          ++mine;
-          c->counted = true;
-        } else if (mine == 0) {
-          per_client_.erase(c->peer);
-        }
+    if (accept_hook_) {
+      accept_hook_(fd, AddressOf(ss));
+    } else {
+      AddConnection(fd, AddressOf(ss));
+    }
+  }
+}
+
+void HttpServer::SetAcceptHook(std::function<void(int fd, const std::string& peer)> hook) {
+  accept_hook_ = std::move(hook);
+}
+
+void HttpServer::Adopt(int fd, const std::string& peer) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_ && started_) {
+      adopted_.emplace_back(fd, peer);
+      fd = -1;
+    }
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  Wake(io_wake_);
+}
+
+void HttpServer::AddConnection(int fd, const std::string& peer) {
+  auto conn = std::make_unique<Conn>();
+  Conn* c = conn.get();
+  c->id = next_id_++;
+  c->fd = fd;
+  c->peer = peer;
+  bool over_total = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    over_total = connections_ >= options_.max_connections;
+    if (!over_total) {
+      ++connections_;
+      int& mine = per_client_[c->peer];
+      if (mine < options_.max_connections_per_client) {
+        ++mine;
+        c->counted = true;
+      } else if (mine == 0) {
+        per_client_.erase(c->peer);
       }
     }
-    if (over_total) {
-      ::close(fd);
-      continue;
-    }
-    io_conns_[c->id] = std::move(conn);
-    c->deadline = Clock::now() + options_.head_timeout;
-    if (!c->counted) {
-      Refuse(c, 429,
-             Error(kTooManyRequests, "too many connections from " + c->peer + " (limit " +
-                                         std::to_string(options_.max_connections_per_client) + ")")
-                 .Value(c->peer)
-                 .Hint("close idle connections and log streams, then retry"));
-      continue;
-    }
-    WatchIo(c, EPOLLIN);
   }
+  if (over_total) {
+    ::close(fd);
+    return;
+  }
+  io_conns_[c->id] = std::move(conn);
+  c->deadline = Clock::now() + options_.head_timeout;
+  if (!c->counted) {
+    Refuse(c, 429,
+           Error(kTooManyRequests, "too many connections from " + c->peer + " (limit " +
+                                       std::to_string(options_.max_connections_per_client) + ")")
+               .Value(c->peer)
+               .Hint("close idle connections and log streams, then retry"));
+    return;
+  }
+  WatchIo(c, EPOLLIN);
 }
 
 void HttpServer::WatchIo(Conn* c, uint32_t events) {

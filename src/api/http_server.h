@@ -83,8 +83,17 @@ class HttpServer {
   //! second server on the same port must fail). CONFLICT when the address is in use,
   //! IO_ERROR (with strerror) for any other failure.
   Status Listen(const std::string& host, int port);
-  //! Starts the threads. REQUIRES: Listen() succeeded.
+  //! Starts the threads. Without Listen(), the server serves adopted connections only.
   void Start();
+  //! Serves a connection accepted elsewhere (a TLS front end hands over the plain side of a
+  //! socket pair): it is counted and bounded like an accepted one, under `peer` (the real
+  //! client's address). Thread-safe; takes `fd` (closed at once when the server is not
+  //! running).
+  void Adopt(int fd, const std::string& peer);
+  //! When set (before Start), every accepted socket goes to `hook` on the I/O thread instead
+  //! of being served (a TLS front end takes it, and Adopts the plain side). `hook` must not
+  //! block.
+  void SetAcceptHook(std::function<void(int fd, const std::string& peer)> hook);
   //! Closes the listening socket and every connection (streams end), joins the threads.
   //! Idempotent.
   void Stop();
@@ -111,6 +120,7 @@ class HttpServer {
 
   // I/O thread.
   void Accept();
+  void AddConnection(int fd, const std::string& peer);
   void OnReadable(Conn* c);
   void ParseRequests(Conn* c);
   void StartResponse(Conn* c, HttpResponse response);
@@ -130,6 +140,7 @@ class HttpServer {
 
   HttpServerOptions options_;
   HttpHandler handler_;
+  std::function<void(int, const std::string&)> accept_hook_;
   int listen_fd_ = -1;
   int port_ = 0;
   int io_epoll_ = -1;
@@ -149,15 +160,16 @@ class HttpServer {
 
   mutable std::mutex mu_;
   std::condition_variable jobs_cv_;
-  bool stopping_ = false;                           // GUARDED_BY(mu_)
-  std::deque<Job> jobs_;                            // GUARDED_BY(mu_)
-  std::vector<Done> done_;                          // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Conn>> to_stream_;    // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Conn>> from_stream_;  // GUARDED_BY(mu_)
-  std::map<std::string, int> per_client_;           // GUARDED_BY(mu_)
-  int connections_ = 0;                             // GUARDED_BY(mu_)
-  int streams_ = 0;                                 // GUARDED_BY(mu_)
-  int busy_workers_ = 0;                            // GUARDED_BY(mu_)
+  bool stopping_ = false;                             // GUARDED_BY(mu_)
+  std::deque<Job> jobs_;                              // GUARDED_BY(mu_)
+  std::vector<Done> done_;                            // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<Conn>> to_stream_;      // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<Conn>> from_stream_;    // GUARDED_BY(mu_)
+  std::vector<std::pair<int, std::string>> adopted_;  // fd, peer; GUARDED_BY(mu_)
+  std::map<std::string, int> per_client_;             // GUARDED_BY(mu_)
+  int connections_ = 0;                               // GUARDED_BY(mu_)
+  int streams_ = 0;                                   // GUARDED_BY(mu_)
+  int busy_workers_ = 0;                              // GUARDED_BY(mu_)
 };
 
 }  // namespace rsl::api

@@ -5,6 +5,7 @@
 
 #include "api/errors.h"
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/strings.h"
 
 namespace rsl::api {
@@ -37,12 +38,65 @@ bool ParamFits(const std::string& name, const std::string& value) {
   return true;
 }
 
-Error Unauthenticated(const std::string& token) {
-  return Error(codes::kUnauthenticated,
-               token.empty() ? "no bearer token" : "unknown or revoked token")
+Error Unauthenticated(const AuthOutcome& outcome) {
+  std::string why = "unknown token";
+  switch (outcome.failure) {
+    case AuthFailure::kNoToken:
+      why = "no bearer token";
+      break;
+    case AuthFailure::kExpired:
+      why = "token " + outcome.token_id + " expired at " +
+            FormatUtc(outcome.when_ms / 1000, "%Y-%m-%dT%H:%M:%SZ");
+      break;
+    case AuthFailure::kRevoked:
+      why = "token " + outcome.token_id + " was revoked at " +
+            FormatUtc(outcome.when_ms / 1000, "%Y-%m-%dT%H:%M:%SZ");
+      break;
+    case AuthFailure::kUnknown:
+    case AuthFailure::kNone:
+      break;
+  }
+  return Error(codes::kUnauthenticated, why)
       .Hint(
           "pass --token or set SEEDCTL_TOKEN; create one with `seedctl token create --state-dir "
           "DIR --namespace NS --role viewer|editor|admin`");
+}
+
+const char* FailureName(AuthFailure f) {
+  switch (f) {
+    case AuthFailure::kNoToken:
+      return "no token";
+    case AuthFailure::kExpired:
+      return "expired token";
+    case AuthFailure::kRevoked:
+      return "revoked token";
+    default:
+      return "unknown token";
+  }
+}
+
+// A refused token is audited (who tried what, from where; never the token) and counted
+// against its address. Returns the 401.
+Error RefuseToken(const Services& services, const HttpRequest& req, const AuthOutcome& outcome) {
+  const std::string from = req.remote_addr.empty() ? "an unknown address" : req.remote_addr;
+  bool now_limited = services.auth_limiter &&
+                     services.auth_limiter->Failed(req.remote_addr, Env::Default()->MonotonicMs());
+  if (services.audit) {
+    AuditEntry e;
+    e.subject = "anonymous";
+    e.verb = "authenticate";
+    e.resource = "tokens";
+    e.object_id = outcome.token_id;
+    e.result = codes::kUnauthenticated;
+    e.message = std::string(FailureName(outcome.failure)) + " from " + from + " for " + req.method +
+                " " + req.path;
+    if (now_limited) {
+      e.message += "; " + std::to_string(kMaxFailedAuths) + " failures: address limited for " +
+                   std::to_string(kFailedAuthWindowMs / 1000) + "s";
+    }
+    (void)services.audit->Append(e);  // the 401 stands even if the audit write fails
+  }
+  return Unauthenticated(outcome);
 }
 
 }  // namespace
@@ -133,10 +187,21 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
     std::string auth = req.Header("Authorization");
     std::string token;
     if (StartsWith(auth, "Bearer ")) token = std::string(Trim(auth.substr(7)));
-    auto who = services_.tokens->Authenticate(token);
-    if (!who) {
+    std::optional<int64_t> wait;
+    if (services_.auth_limiter) {
+      wait = services_.auth_limiter->RetryAfter(req.remote_addr, Env::Default()->MonotonicMs());
+    }
+    AuthOutcome outcome;
+    if (!wait) outcome = services_.tokens->Check(token);
+    const std::optional<Principal>& who = outcome.who;
+    if (wait) {
+      res.SetHeader("Retry-After", std::to_string(*wait));
+      reply =
+          Error(codes::kTooManyRequests, "too many failed authentications from " + req.remote_addr)
+              .Hint("retry after " + std::to_string(*wait) + "s with a valid token");
+    } else if (!who) {
       res.SetHeader("WWW-Authenticate", "Bearer realm=\"rsl\"");
-      reply = Unauthenticated(token);
+      reply = RefuseToken(services_, req, outcome);
     } else if (route->access.level == Access::Level::kAdmin && !who->IsClusterAdmin()) {
       reply = Forbidden(*who, route->access.action, "*");
     } else {

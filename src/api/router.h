@@ -5,8 +5,11 @@
 //             routes); none: HttpServer's JSON 404 `no route METHOD PATH` (a path served
 //             only under another method is 404 too), no metrics.
 //   access    kPublic: no token; kToken: a bearer token (401 UNAUTHENTICATED with
-//             `WWW-Authenticate: Bearer` otherwise); kAdmin: a token with the admin role (403
-//             FORBIDDEN naming the route's action otherwise). Namespace rules stay with the
+//             `WWW-Authenticate: Bearer` otherwise, saying whether it was missing, unknown,
+//             expired or revoked; the refusal is audited and counted against the source
+//             address, which gets 429 with Retry-After once over its limit: auth_limit.h);
+//             kAdmin: a token with the admin role (403 FORBIDDEN naming the route's action
+//             otherwise). Namespace rules stay with the
 //             handlers, which know the namespace.
 //   render    the handler's Reply as JSON or text, or its Error (every one of
 //             RequestContext::errors when set) as the JSON error body with the code's HTTP
@@ -32,6 +35,7 @@
 
 #include "api/audit.h"
 #include "api/auth.h"
+#include "api/auth_limit.h"
 #include "api/http_server.h"
 #include "api/metrics.h"
 #include "api/service.h"
@@ -47,6 +51,8 @@ struct Services {
   Metrics* metrics = nullptr;
   //! The HTTP server's live counts, for GET /metrics (none: zeros).
   std::function<HttpServerStats()> http_stats;
+  //! Failed authentications per address (none: no limit).
+  FailedAuthLimiter* auth_limiter = nullptr;
 };
 
 //! What a handler answers: JSON (default) or text.

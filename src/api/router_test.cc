@@ -120,7 +120,7 @@ TEST_F(RouterTest, AccessLevelsAreEnforcedBeforeTheHandler) {
   EXPECT_EQ(none.headers[0].second, "Bearer realm=\"rsl\"");
   HttpResponse bad = Call("GET", "/token", editor_ + "0");
   EXPECT_EQ(bad.status, 401);
-  EXPECT_EQ(Body(bad)["message"], "unknown or revoked token");
+  EXPECT_EQ(Body(bad)["message"], "unknown token");
   EXPECT_EQ(calls, 1);
 
   HttpResponse ok = Call("GET", "/token", editor_);

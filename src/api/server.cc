@@ -28,9 +28,32 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
   return Status::Ok();
 }
 
+bool IsLoopback(const std::string& host) {
+  return StartsWith(host, "127.") || host == "::1" || host == "localhost";
+}
+
+Status CheckListenSecurity(const std::string& listen, const std::string& host,
+                           const std::string& tls_cert, const std::string& tls_key,
+                           bool insecure_listen) {
+  if (tls_cert.empty() != tls_key.empty()) {
+    return Error(codes::kInvalidArgument, "--tls-cert and --tls-key go together")
+        .Hint("pass both: the PEM certificate chain and its private key");
+  }
+  if (tls_cert.empty() && !insecure_listen && !IsLoopback(host)) {
+    return Error(codes::kInvalidArgument,
+                 "plain HTTP on " + listen + " would send bearer tokens and secret values in clear")
+        .Value(listen)
+        .Hint(
+            "serve HTTPS with --tls-cert FILE --tls-key FILE, listen on 127.0.0.1, or accept "
+            "the risk with --insecure-listen");
+  }
+  return Status::Ok();
+}
+
 ApiServer::ApiServer(Service* service, TokenStore* tokens, AuditLog* audit, Metrics* metrics,
                      HttpServerOptions options)
-    : router_(Services{service, tokens, audit, metrics, [this] { return http_->stats(); }}),
+    : router_(Services{service, tokens, audit, metrics, [this] { return http_->stats(); },
+                       &auth_limiter_}),
       http_(std::make_unique<HttpServer>(std::move(options))) {
   RegisterRoutes();
   // The router is the server's one handler: it answers unknown routes with the JSON 404.
@@ -50,7 +73,18 @@ Status ApiServer::Listen(const std::string& host, int port) { return http_->List
 
 void ApiServer::Serve() { http_->Start(); }
 
-void ApiServer::Stop() { http_->Stop(); }
+void ApiServer::Stop() {
+  if (tls_) tls_->Stop();  // its connections end; then the plain server's
+  http_->Stop();
+}
+
+Status ApiServer::EnableTls(const std::string& cert_file, const std::string& key_file) {
+  auto tls = std::make_unique<TlsFrontend>(http_.get(), HttpServerOptions{}.max_connections);
+  RSL_RETURN_IF_ERROR(tls->LoadCertificate(cert_file, key_file));
+  tls->Attach();
+  tls_ = std::move(tls);
+  return Status::Ok();
+}
 
 void ApiServer::RegisterRoutes() {
   using namespace routes;

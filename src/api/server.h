@@ -19,6 +19,7 @@
 #include "api/metrics.h"
 #include "api/router.h"
 #include "api/service.h"
+#include "api/tls_server.h"
 #include "base/status.h"
 
 namespace rsl::api {
@@ -35,6 +36,11 @@ class ApiServer {
   //! Binds host:port (port 0 = an ephemeral port, see port()) and serves on background
   //! threads. CONFLICT when another process listens there, IO_ERROR for other failures.
   Status Start(const std::string& host, int port);
+  //! Serves HTTPS with the PEM certificate chain and key (tls_server.h) instead of plain
+  //! HTTP. REQUIRES: before Serve(). INVALID_ARGUMENT naming a file that does not load.
+  Status EnableTls(const std::string& cert_file, const std::string& key_file);
+  //! The SHA-256 fingerprint of the TLS certificate ("" without TLS).
+  std::string tls_fingerprint() const { return tls_ ? tls_->fingerprint() : ""; }
   //! Start in two halves: Listen binds (so a taken address fails before anything else
   //! starts), Serve starts the threads. REQUIRES for Serve: Listen succeeded.
   Status Listen(const std::string& host, int port);
@@ -47,9 +53,21 @@ class ApiServer {
  private:
   void RegisterRoutes();
 
+  FailedAuthLimiter auth_limiter_;  // before router_, which points at it
   Router router_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<TlsFrontend> tls_;  // after http_: destroyed (stopped) first
 };
+
+//! Whether `host` (as ParseListen gives it) is a loopback address: 127.x.y.z, ::1, localhost.
+bool IsLoopback(const std::string& host);
+
+//! The listen address and TLS flags together: --tls-cert and --tls-key go together, and plain
+//! HTTP on an address other than loopback needs `insecure_listen` (tokens and secret values
+//! would cross the network in clear). INVALID_ARGUMENT with the fix otherwise.
+Status CheckListenSecurity(const std::string& listen, const std::string& host,
+                           const std::string& tls_cert, const std::string& tls_key,
+                           bool insecure_listen);
 
 //! Parses "host:port" ("127.0.0.1:7070", ":7070" = loopback, "[::1]:7070").
 Status ParseListen(const std::string& listen, std::string* host, int* port);

@@ -67,6 +67,50 @@ TEST_F(ServerTest, NoTokenIs401AndBadTokenToo) {
   EXPECT_EQ(*h, "ok\n");
 }
 
+TEST_F(ServerTest, RevokedTokenGets401AtOnceOnTheRunningServer) {
+  auto before = As(editor_).Get("/api/v1/workloads/wl-20260101-0000000a");
+  ASSERT_TRUE(before.ok());
+  auto cli_side = TokenStore::Open(dir_);  // as `seedctl token revoke` does
+  ASSERT_TRUE(cli_side.ok());
+  std::string id = tokens_->Check(editor_).who->token_id;
+  ASSERT_TRUE((*cli_side)->Revoke(id).ok());
+  auto after = As(editor_).Get("/api/v1/workloads/wl-20260101-0000000a");
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.error().code, "UNAUTHENTICATED");
+  EXPECT_EQ(after.error().message.rfind("token " + id + " was revoked at ", 0), 0u)
+      << after.error().message;
+  // The refusal is in the audit log, with where it came from; never the token.
+  auto entries = audit_->List(AuditQuery{});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_FALSE(entries->empty());
+  const AuditEntry& last = entries->back();
+  EXPECT_EQ(last.verb, "authenticate");
+  EXPECT_EQ(last.result, "UNAUTHENTICATED");
+  EXPECT_EQ(last.object_id, id);
+  EXPECT_NE(last.message.find("revoked token from 127.0.0.1"), std::string::npos) << last.message;
+  EXPECT_EQ(last.message.find(editor_), std::string::npos);
+}
+
+TEST_F(ServerTest, RepeatedBadTokensFromOneAddressGet429WithRetryAfter) {
+  for (int i = 0; i < kMaxFailedAuths; ++i) {
+    auto r = As("rsl_guess" + std::to_string(i)).Get("/api/v1/workloads");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, "UNAUTHENTICATED") << i;
+  }
+  // Over the limit: refused before the token is even looked at, a good one included.
+  std::string reply = testing::RawRequest(server_->port(), "GET", "/api/v1/workloads", admin_);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 429", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Retry-After: "), std::string::npos) << reply;
+  EXPECT_NE(reply.find("TOO_MANY_REQUESTS"), std::string::npos) << reply;
+  // Public routes stay open.
+  EXPECT_TRUE(As("").GetText("/healthz").ok());
+  auto entries = audit_->List(AuditQuery{});
+  ASSERT_TRUE(entries.ok());
+  bool limited = false;
+  for (const auto& e : *entries) limited |= e.message.find("address limited") != std::string::npos;
+  EXPECT_TRUE(limited);
+}
+
 TEST_F(ServerTest, OtherNamespacesObjectsAreNotFoundAndListsForbidden) {
   auto mine = As(viewer_).Get("/api/v1/workloads/wl-20260101-0000000a");
   ASSERT_TRUE(mine.ok());

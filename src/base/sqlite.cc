@@ -45,12 +45,27 @@ Stmt& Stmt::BindNull(int idx) {
   return *this;
 }
 
+Error SqliteError(sqlite3* db, int rc, const std::string& message) {
+  int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    const char* file = sqlite3_db_filename(db, "main");
+    std::string path = file && *file ? file : "the database";
+    std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+    return Error(codes::kConflict, "the state directory's database " + path +
+                                       " stayed locked by another process for " +
+                                       std::to_string(kBusyTimeoutMs / 1000) +
+                                       "s (sqlite: " + message + ")")
+        .Hint("another seedctl run or rsl-controller writes to " +
+              (dir.empty() ? std::string("this state directory") : dir) +
+              "; retry, or give this one its own --state-dir");
+  }
+  return Error(codes::kInternal, "sqlite: " + message);
+}
+
 bool Stmt::Step() {
   int rc = sqlite3_step(st_);
   if (rc == SQLITE_ROW) return true;
-  if (rc != SQLITE_DONE) {
-    status_ = Error(codes::kInternal, std::string("sqlite: ") + sqlite3_errmsg(db_));
-  }
+  if (rc != SQLITE_DONE) status_ = SqliteError(db_, rc, sqlite3_errmsg(db_));
   return false;
 }
 
@@ -91,7 +106,7 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
     return Error(codes::kIoError, "cannot open database " + path + ": " + msg);
   }
   std::unique_ptr<Db> db(new Db(raw, path));
-  sqlite3_busy_timeout(raw, 5000);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   RSL_RETURN_IF_ERROR(
       db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
                "PRAGMA foreign_keys=ON;"));
@@ -101,7 +116,7 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
 Db::~Db() { sqlite3_close_v2(db_); }
 
 Error Db::SqlError(const std::string& what) const {
-  return Error(codes::kInternal, "sqlite: " + what + ": " + sqlite3_errmsg(db_));
+  return SqliteError(db_, sqlite3_errcode(db_), what + ": " + sqlite3_errmsg(db_));
 }
 
 Status Db::Exec(const std::string& sql) {
@@ -110,7 +125,7 @@ Status Db::Exec(const std::string& sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return Error(codes::kInternal, "sqlite: " + msg);
+    return SqliteError(db_, rc, msg);
   }
   return Status::Ok();
 }

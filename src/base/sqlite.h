@@ -24,6 +24,15 @@ namespace rsl {
 
 class Db;
 
+//! How long a connection waits for another one (of any process) to finish writing before a
+//! statement fails: many processes share one state directory (seedctl run beside the
+//! controller), and SQLite's WAL lets only one of them write at a time.
+inline constexpr int kBusyTimeoutMs = 5000;
+
+//! A failed SQLite call as an Error: a database still locked after kBusyTimeoutMs is
+//! CONFLICT naming the database and what to do; anything else is INTERNAL.
+Error SqliteError(sqlite3* db, int rc, const std::string& message);
+
 //! A prepared statement. Bind with 1-based indices; Step() until it returns false.
 class Stmt {
  public:

@@ -155,4 +155,27 @@ TEST_F(SqliteHelperTest, TransactionCommitsOrRollsBack) {
   EXPECT_TRUE(db_->Transaction([&] { return db_->Run("DELETE FROM t"); }).ok());
 }
 
+TEST(SqliteTest, ADatabaseLockedTooLongIsAConflictNamingItNotInternal) {
+  testing::TempDir dir("sqlite_busy");
+  auto holder = Db::Open(dir.Sub("rsl.db"));
+  auto waiter = Db::Open(dir.Sub("rsl.db"));
+  ASSERT_TRUE(holder.ok() && waiter.ok());
+  ASSERT_TRUE((*holder)->Exec("CREATE TABLE t (x INTEGER)").ok());
+  ASSERT_TRUE((*waiter)->Exec("PRAGMA busy_timeout=20").ok());  // not 5 s in a test
+  ASSERT_TRUE((*holder)->Begin().ok());  // another process writing, for longer than that
+  Status begin = (*waiter)->Begin();
+  ASSERT_FALSE(begin.ok());
+  EXPECT_EQ(begin.code(), "CONFLICT");
+  EXPECT_NE(begin.error().message.find(dir.Sub("rsl.db")), std::string::npos)
+      << begin.error().message;
+  EXPECT_NE(
+      begin.error().hint.find("another seedctl run or rsl-controller writes to " + dir.path()),
+      std::string::npos)
+      << begin.error().hint;
+  Status insert = (*waiter)->Run("INSERT INTO t VALUES (1)");
+  EXPECT_EQ(insert.code(), "CONFLICT");
+  ASSERT_TRUE((*holder)->Commit().ok());
+  EXPECT_TRUE((*waiter)->Run("INSERT INTO t VALUES (1)").ok());  // one writer at a time
+}
+
 }  // namespace rsl

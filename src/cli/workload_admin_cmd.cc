@@ -1,4 +1,4 @@
-// seedctl cluster status, node list, token create, secret create|list, configmap
+// seedctl cluster status, node list, token (token_cmd.cc), secret create|list, configmap
 // create|list, audit and completion bash|zsh (docs/cli.md).
 #include "cli/workload_admin_cmd.h"
 
@@ -15,6 +15,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "cli/cli.h"
+#include "cli/token_cmd.h"
 #include "cli/workload_client.h"
 #include "cli/workload_format.h"
 
@@ -95,39 +96,6 @@ void RunNodeList(const NodeListFlags& f) {
     return PrintStructured(nodes, f.conn.output);
   }
   std::cout << FormatNodes(nodes, f.conn.output == "wide");
-}
-
-void RunTokenCreate(const TokenCreateFlags& f) {
-  auto role = api::ParseRole(f.role);
-  if (!role.ok()) FailWith(role.error().Path("--role"));
-  std::vector<std::string> nss;
-  for (const auto& n : f.namespaces) {
-    for (auto& part : api::SplitNamespaces(n)) nss.push_back(part);
-  }
-  auto store = api::TokenStore::Open(f.state_dir);
-  if (!store.ok()) FailWith(store.error());
-  auto tok = (*store)->Create(f.subject, *role, nss);
-  if (!tok.ok()) FailWith(tok.error());
-  auto who = (*store)->Authenticate(*tok);
-  std::string subject = who ? who->subject : f.subject;
-  auto audit = api::AuditLog::Open(f.state_dir);
-  if (audit.ok()) {
-    api::AuditEntry e;
-    const char* user = std::getenv("USER");
-    e.subject = std::string("local:") + (user ? user : std::to_string(::getuid()));
-    e.verb = "create";
-    e.resource = "tokens";
-    e.namespace_ = Join(nss, ";");
-    e.object_id = subject;
-    e.result = "OK";
-    e.message = std::string("role ") + api::RoleName(*role) + ", id " +
-                (who ? who->token_id : std::string());
-    (void)(*audit)->Append(e);
-  }
-  std::cout << "Token created for " << Quote(subject) << " (role " << api::RoleName(*role)
-            << ", namespaces " << Join(nss, ",") << ").\n"
-            << "It is shown only this once; only its hash is stored.\n"
-            << *tok << "\n";
 }
 
 void RunKeyValueCreate(const KeyValueCreateFlags& f) {
@@ -228,20 +196,7 @@ void RegisterWorkloadAdminCommands(CLI::App& app) {
   AddOutputFlag(cmd, &nodes->conn, {"json", "yaml", "wide"});
   Bind(cmd, nodes, &RunNodeList);
 
-  auto token_flags = std::make_shared<TokenCreateFlags>();
-  CLI::App* token = app.add_subcommand("token", "Bearer tokens for rsl-controller");
-  token->require_subcommand(1);
-  cmd = token->add_subcommand(
-      "create", "Create a token in the controller's state directory; prints it as the last line");
-  cmd->add_option("--state-dir", token_flags->state_dir, "the controller's state directory")
-      ->required();
-  cmd->add_option("--namespace,-n", token_flags->namespaces,
-                  "namespace(s) the role applies in (repeat or comma-separate; '*' = all)")
-      ->required();
-  cmd->add_option("--role", token_flags->role, "viewer | editor | admin")->required();
-  cmd->add_option("--subject", token_flags->subject,
-                  "who the token stands for (default: generated)");
-  Bind(cmd, token_flags, &RunTokenCreate);
+  RegisterTokenCommands(app);
 
   KeyValueCreate(app, "secret");
   KeyValueCreate(app, "configmap");

@@ -21,16 +21,6 @@ struct NodeListFlags {
 };
 void RunNodeList(const NodeListFlags& flags);
 
-struct TokenCreateFlags {
-  std::string state_dir;                //!< the controller's
-  std::vector<std::string> namespaces;  //!< each may be comma-separated; "*" = all
-  std::string role;                     //!< viewer | editor | admin
-  std::string subject;                  //!< "" = generated
-};
-//! Creates the token in the state directory (no server needed), audits it and prints it as
-//! the last line.
-void RunTokenCreate(const TokenCreateFlags& flags);
-
 struct KeyValueCreateFlags {
   std::string kind;  //!< secret | configmap: the command, not a flag
   ConnFlags conn;

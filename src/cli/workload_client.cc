@@ -13,6 +13,10 @@ void AddConnFlags(CLI::App* cmd, ConnFlags* flags, bool namespaced) {
   cmd->add_option("--server", flags->server,
                   "controller URL (env SEEDCTL_SERVER, config `server:`; default "
                   "http://127.0.0.1:7070)");
+  cmd->add_option("--certificate-authority", flags->certificate_authority,
+                  "PEM file of the CAs an https --server is checked against (env "
+                  "SEEDCTL_CERTIFICATE_AUTHORITY, config `certificate-authority:`; default: the "
+                  "system's CAs)");
   cmd->add_option("--token", flags->token, "bearer token (env SEEDCTL_TOKEN, config `token:`)");
   if (namespaced) {
     cmd->add_option("-n,--namespace", flags->namespace_,
@@ -26,7 +30,8 @@ void AddOutputFlag(CLI::App* cmd, ConnFlags* flags, const std::vector<std::strin
 }
 
 api::Client MakeClient(const ConnFlags& flags) {
-  auto config = api::ResolveClientConfig(flags.server, flags.token, flags.namespace_);
+  auto config = api::ResolveClientConfig(flags.server, flags.token, flags.namespace_,
+                                         flags.certificate_authority);
   if (!config.ok()) FailWith(config.error());
   return api::Client(*config);
 }

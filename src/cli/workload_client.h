@@ -15,12 +15,14 @@ namespace rsl::cli {
 
 struct ConnFlags {
   std::string server;
+  std::string certificate_authority;  //!< PEM CAs for an https server ("" = system CAs)
   std::string token;
   std::string namespace_;
   std::string output;  //!< "" (table) | json | yaml | wide (| openlineage for lineage)
 };
 
-//! Adds --server, --token, -n/--namespace (unless `namespaced` is false) to `cmd`.
+//! Adds --server, --certificate-authority, --token, -n/--namespace (unless `namespaced` is false)
+//! to `cmd`.
 void AddConnFlags(CLI::App* cmd, ConnFlags* flags, bool namespaced = true);
 //! Adds -o/--output restricted to `choices`.
 void AddOutputFlag(CLI::App* cmd, ConnFlags* flags, const std::vector<std::string>& choices);

@@ -140,7 +140,13 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& state_dir) {
   auto db = Db::Open(StateDbPath(state_dir));
   if (!db.ok()) return db.error();
   RSL_RETURN_IF_ERROR((*db)->Migrate("data", kMigrations));
-  return std::unique_ptr<Catalog>(new Catalog(std::move(*db)));
+  auto box = SecretBox::ForStateDir(state_dir);
+  if (!box.ok()) return box.error();
+  // Credentials written before they were sealed, or sealed with a key being rotated out.
+  auto resealed =
+      ResealColumn(**db, **box, "data_sources", "secret", "'datasource:' || name", "secret != ''");
+  if (!resealed.ok()) return resealed.error();
+  return std::unique_ptr<Catalog>(new Catalog(std::move(*db), std::move(*box)));
 }
 
 Status Catalog::Register(Datasource ds, bool replace) {
@@ -167,7 +173,8 @@ Status Catalog::Register(Datasource ds, bool replace) {
       "INSERT OR REPLACE INTO data_sources(name, kind, config, secret, created_at)"
       " VALUES(?, ?, ?, ?, ?)");
   if (!st.ok()) return st.status();
-  st->Bind(1, ds.name).Bind(2, ds.kind).Bind(3, ConfigJson(ds).dump()).Bind(4, secret.dump());
+  std::string sealed = box_->Seal(secret.dump(), "datasource:" + ds.name);
+  st->Bind(1, ds.name).Bind(2, ds.kind).Bind(3, ConfigJson(ds).dump()).Bind(4, sealed);
   st->Bind(5, NowRfc3339());
   return st->Run();
 }
@@ -178,8 +185,15 @@ Result<std::vector<Datasource>> Catalog::List() {
       db_->Prepare("SELECT name, kind, config, secret, created_at FROM data_sources ORDER BY name");
   if (!q.ok()) return q.error();
   std::vector<Datasource> out;
-  while (q->Step())
-    out.push_back(FromRow(q->Text(0), q->Text(1), q->Text(2), q->Text(3), q->Text(4)));
+  while (q->Step()) {
+    std::string secret = q->Text(3);
+    if (SecretBox::IsSealed(secret)) {
+      auto opened = box_->Open(secret, "datasource:" + q->Text(0));
+      if (!opened.ok()) return opened.error();
+      secret = std::move(*opened);
+    }
+    out.push_back(FromRow(q->Text(0), q->Text(1), q->Text(2), secret, q->Text(4)));
+  }
   if (!q->status().ok()) return q->status().error();
   return out;
 }

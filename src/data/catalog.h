@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/secret_box.h"
 #include "base/sqlite.h"
 #include "base/status.h"
 #include "data/storage.h"
@@ -68,9 +69,11 @@ class Catalog {
   Result<std::optional<Datasource>> Resolve(const Uri& uri);
 
  private:
-  explicit Catalog(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+  Catalog(std::unique_ptr<Db> db, std::shared_ptr<const SecretBox> box)
+      : db_(std::move(db)), box_(std::move(box)) {}
   std::mutex mu_;
   std::unique_ptr<Db> db_;
+  std::shared_ptr<const SecretBox> box_;  // seals the credentials (column `secret`)
 };
 
 }  // namespace rsl::data

@@ -7,6 +7,7 @@
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "spec/yaml_merge.h"
 
 namespace rsl::spec {
 
@@ -171,6 +172,7 @@ Result<CapabilityCatalog> CapabilityCatalog::Parse(const std::string& text,
     return CatalogError(file, ex.mark, "capability catalog is not valid YAML/JSON: " + ex.msg,
                         "check indentation and brackets");
   }
+  if (Errors errors = ResolveYaml(root, file); !errors.empty()) return errors.front();
   if (!root.IsMap() || !root["capabilities"] || !root["capabilities"].IsSequence()) {
     return CatalogError(file, root.Mark(), "a capability catalog needs a `capabilities:` list",
                         "capabilities: [{name: tensor_core, scores: {A100: 100}}]");

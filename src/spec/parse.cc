@@ -22,6 +22,7 @@
 #include "spec/parse_text.h"
 #include "spec/reader.h"
 #include "spec/validate.h"
+#include "spec/yaml_merge.h"
 
 namespace rsl::spec {
 
@@ -188,6 +189,20 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
     e.pos.column = 1;
     e.hint = "split the documents into separate files";
     result.errors.push_back(e);
+    return result;
+  }
+  try {
+    result.errors = ResolveYaml(root, file);
+  } catch (const YAML::Exception& ex) {  // should not happen: every access is checked
+    result.errors.push_back(SyntaxError(ex, file, yaml));
+  }
+  if (!result.errors.empty()) {
+    // The list form of the pipeline is named as the parser names it everywhere else.
+    const std::string list_form = "spec.pipeline[";
+    for (auto& e : result.errors) {
+      if (StartsWith(e.path, list_form))
+        e.path.replace(0, list_form.size() - 1, "spec.pipeline.steps");
+    }
     return result;
   }
   ParseContext context(yaml, &w, &result.errors, options);

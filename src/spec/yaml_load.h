@@ -11,7 +11,8 @@
 
 namespace rsl::spec {
 
-//! Parses `text` (the contents of `file`, named in the error). Never throws.
+//! Parses `text` (the contents of `file`, named in the error), with merge keys applied and
+//! duplicate keys refused (spec/yaml_merge.h). Never throws.
 Result<YAML::Node> LoadYaml(const std::string& text, const std::string& file);
 
 }  // namespace rsl::spec

@@ -12,6 +12,7 @@
 
 #include "base/codes.h"
 #include "base/file.h"
+#include "base/secret_box.h"
 #include "base/sqlite.h"
 #include "base/strings.h"
 #include "store/store.h"
@@ -198,13 +199,19 @@ LineageEdge ReadLineageEdge(const Stmt& s) {
 
 std::string ReadText0(const Stmt& s) { return s.Text(0); }
 
+// What a secret's sealed data is bound to (the context ResealColumn computes in SQL).
+std::string SecretContext(const std::string& ns, const std::string& name) {
+  return "secret:" + ns + "/" + name;
+}
+
 class SqliteStore : public Store {
  public:
   SqliteStore(std::unique_ptr<Db> writer, std::unique_ptr<Db> reader,
-              std::unique_ptr<Db> checkpointer)
+              std::unique_ptr<Db> checkpointer, std::shared_ptr<const SecretBox> box)
       : writer_(std::move(writer)),
         checkpointer_(std::move(checkpointer)),
-        reader_(std::move(reader)) {}
+        reader_(std::move(reader)),
+        box_(std::move(box)) {}
 
   Status Init() {
     auto prep = [&](const std::string& sql, std::optional<Stmt>* out) -> Status {
@@ -396,11 +403,25 @@ class SqliteStore : public Store {
   }
 
   Status PutConfigMap(const ConfigMap& cm) override {
+    std::string data = MapToJson(cm.data);
+    if (cm.secret) data = box_->Seal(data, SecretContext(cm.namespace_, cm.name));
     std::lock_guard<std::mutex> lock(write_mu_);
     return writer_->Run(
         "INSERT OR REPLACE INTO store_configmaps (namespace, name, secret, data_json, "
         "updated_at) VALUES (?1,?2,?3,?4,?5)",
-        cm.namespace_, cm.name, cm.secret, MapToJson(cm.data), cm.updated_at);
+        cm.namespace_, cm.name, cm.secret, data, cm.updated_at);
+  }
+
+  // A row's data: a secret's is sealed (a row from before sealing, not yet migrated, is not).
+  Result<ConfigMap> ReadConfigMap(const std::string& ns, const std::string& name, bool secret,
+                                  const std::string& stored, int64_t updated_at) const {
+    std::string data = stored;
+    if (secret && SecretBox::IsSealed(stored)) {
+      auto opened = box_->Open(stored, SecretContext(ns, name));
+      if (!opened.ok()) return opened.error();
+      data = std::move(*opened);
+    }
+    return ConfigMap{ns, name, secret, MapFromJson(data), updated_at};
   }
 
   Result<ConfigMap> GetConfigMap(const std::string& ns, const std::string& name,
@@ -409,9 +430,7 @@ class SqliteStore : public Store {
     auto found = reader_->First(
         "SELECT data_json, updated_at FROM store_configmaps WHERE namespace=?1 AND name=?2 "
         "AND secret=?3",
-        [&](const Stmt& row) {
-          return ConfigMap{ns, name, secret, MapFromJson(row.Text(0)), row.Int(1)};
-        },
+        [&](const Stmt& row) { return ReadConfigMap(ns, name, secret, row.Text(0), row.Int(1)); },
         ns, name, secret);
     if (!found.ok()) return found.error();
     if (found->has_value()) return std::move(**found);
@@ -434,7 +453,7 @@ class SqliteStore : public Store {
         "SELECT namespace, name, data_json, updated_at FROM store_configmaps WHERE "
         "(?1='' OR namespace=?1) AND secret=?2 ORDER BY namespace, name",
         [&](const Stmt& row) {
-          return ConfigMap{row.Text(0), row.Text(1), secret, MapFromJson(row.Text(2)), row.Int(3)};
+          return ReadConfigMap(row.Text(0), row.Text(1), secret, row.Text(2), row.Int(3));
         },
         ns, secret);
   }
@@ -599,6 +618,7 @@ class SqliteStore : public Store {
   std::unique_ptr<Db> reader_;  // GUARDED_BY(read_mu_)
   std::mutex seq_mu_;
   int64_t last_seq_ = -1;  // GUARDED_BY(seq_mu_)
+  std::shared_ptr<const SecretBox> box_;
 };
 
 }  // namespace
@@ -613,8 +633,14 @@ bool StepAttemptLive(const Step& s) {
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options) {
+  auto box = SecretBox::ForStateDir(state_dir);
+  if (!box.ok()) return box.error();
   auto writer = OpenStateDb(state_dir, "store", Migrations());
   if (!writer.ok()) return writer.error();
+  // Secrets written before values were sealed, or sealed with a key being rotated out.
+  auto resealed = ResealColumn(**writer, **box, "store_configmaps", "data_json",
+                               "'secret:' || namespace || '/' || name", "secret = 1");
+  if (!resealed.ok()) return resealed.error();
   if (!options.sync_full) RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA synchronous=NORMAL"));
   // A transaction of a big run's turn must not spill dirty pages mid-way (64 MiB of cache).
   // The writer checkpoints itself once the WAL holds 1,000 pages (SQLite's default), right
@@ -631,7 +657,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
   auto checkpointer = Db::Open(StateDbPath(state_dir));
   if (!checkpointer.ok()) return checkpointer.error();
   auto store = std::make_unique<SqliteStore>(std::move(*writer), std::move(*reader),
-                                             std::move(*checkpointer));
+                                             std::move(*checkpointer), std::move(*box));
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -13,6 +13,7 @@
 #include "api/metrics_hooks.h"
 #include "api/server.h"
 #include "cli/cli.h"
+#include "runtime/rotate_key.h"
 #include "runtime/runtime.h"
 
 namespace {
@@ -20,6 +21,12 @@ namespace {
 struct Flags {
   std::string listen = "127.0.0.1:7070";
   std::string tokens_file;
+  std::string key_file;
+  bool rotate_key = false;
+  std::string tls_cert;
+  std::string tls_key;
+  bool insecure_listen = false;
+  bool tls_self_signed = false;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -52,12 +59,42 @@ int main(int argc, char** argv) {
       "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
   app.add_option("--runs-dir", f.runtime.runs_dir,
                  "where run directories live (default: <state-dir>-runs)");
+  app.add_option("--tls-cert", f.tls_cert, "serve HTTPS: PEM certificate chain (with --tls-key)");
+  app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
+  app.add_flag("--tls-self-signed", f.tls_self_signed,
+               "serve HTTPS with a key pair made on first start in the state directory "
+               "(tls.crt, tls.key); prints its fingerprint")
+      ->excludes("--tls-cert")
+      ->excludes("--tls-key");
+  app.add_flag("--insecure-listen", f.insecure_listen,
+               "allow plain HTTP on an address other than loopback (tokens and secrets would "
+               "cross the network in clear)");
+  app.add_option("--key-file", f.key_file,
+                 "key ring sealing secrets at rest (default <state-dir>/secret.key; env "
+                 "RSL_SECRET_KEY_FILE)");
+  app.add_flag("--rotate-key", f.rotate_key,
+               "re-seal every secret with a new key, then exit (stop the controller first)");
   if (auto rc = rsl::cli::ParseCommandLine(app, argc, argv)) return *rc;
+  // Every component that seals or opens secrets reads the key ring through this variable.
+  if (!f.key_file.empty()) rsl::runtime::UseSecretKeyFile(f.key_file);
+  if (f.rotate_key) {
+    auto r = rsl::runtime::RotateSecretKey(f.runtime.state_dir);
+    if (!r.ok()) return Fail(r.error());
+    std::cout << "rsl-controller: secrets re-sealed with key " << r->new_key_id << " (was "
+              << r->old_key_id << "); key ring " << r->key_file << std::endl;
+    return 0;
+  }
 
   std::string host;
   int port = 0;
   rsl::Status st = rsl::api::ParseListen(f.listen, &host, &port);
   if (!st.ok()) return Fail(st.error());
+  // A self-signed pair is made in the state directory once it is open; it counts as TLS here.
+  const std::string self = "(self-signed)";
+  st = rsl::api::CheckListenSecurity(f.listen, host, f.tls_self_signed ? self : f.tls_cert,
+                                     f.tls_self_signed ? self : f.tls_key, f.insecure_listen);
+  if (!st.ok()) return Fail(st.error());
+  const bool tls = !f.tls_cert.empty() || f.tls_self_signed;
   // SIGTERM/SIGINT are only noted (main waits for them below), before any thread starts.
   auto stop = rsl::runtime::StopSignals::Install();
   if (!stop.ok()) return Fail(stop.error());
@@ -84,6 +121,16 @@ int main(int argc, char** argv) {
   rsl::api::ControllerService service((*rt)->store(), engine, (*rt)->backend(), &metrics,
                                       state_dir);
   rsl::api::ApiServer server(&service, tokens->get(), audit->get(), &metrics);
+  if (f.tls_self_signed) {
+    f.tls_cert = state_dir + "/tls.crt";
+    f.tls_key = state_dir + "/tls.key";
+    st = rsl::api::EnsureSelfSignedCertificate(f.tls_cert, f.tls_key, host);
+    if (!st.ok()) return Fail(st.error());
+  }
+  if (tls) {
+    st = server.EnableTls(f.tls_cert, f.tls_key);
+    if (!st.ok()) return Fail(st.error());
+  }
   // The address first: a controller that cannot have its port starts and recovers nothing.
   st = server.Listen(host, port);
   if (!st.ok()) return Fail(st.error());
@@ -93,10 +140,15 @@ int main(int argc, char** argv) {
   if (!st.ok()) return Fail(st.error());
   server.Serve();
   // Tests and scripts read this line to learn the port (with --listen HOST:0).
-  std::cout << "rsl-controller " << rsl::api::kControllerVersion << " listening on http://" << host
-            << ":" << server.port() << " (state " << state_dir << ", backend "
+  const std::string scheme = tls ? "https://" : "http://";
+  std::cout << "rsl-controller " << rsl::api::kControllerVersion << " listening on " << scheme
+            << host << ":" << server.port() << " (state " << state_dir << ", backend "
             << (*rt)->backend()->name() << ")" << std::endl;
-  (void)(*rt)->PublishAddress("http://" + host + ":" + std::to_string(server.port()));
+  if (tls) {
+    std::cout << "rsl-controller: TLS certificate SHA-256 fingerprint " << server.tls_fingerprint()
+              << std::endl;
+  }
+  (void)(*rt)->PublishAddress(scheme + host + ":" + std::to_string(server.port()));
 
   // Until a stop signal: every 10 s, give freed memory back (RSS stays near the live heap
   // however many workloads have finished; docs/operations.md).

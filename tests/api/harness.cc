@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -126,11 +128,19 @@ bool Controller::Start() {
     dup2(fd, 1);
     dup2(fd, 2);
     setpgid(0, 0);  // its own process group: kill -9 hits it alone, steps survive via rsl-shim
-    execl(ControllerPath().c_str(), ControllerPath().c_str(), "--listen", listen.c_str(),
-          "--state-dir", state_dir_.c_str(), static_cast<char*>(nullptr));
+    std::vector<std::string> args = {ControllerPath(), "--listen", listen, "--state-dir",
+                                     state_dir_};
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
     _exit(127);
   }
-  static const std::regex kListening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+  tls_ =
+      std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end() ||
+      std::find(extra_args_.begin(), extra_args_.end(), "--tls-self-signed") != extra_args_.end();
+  static const std::regex kListening("listening on https?://127\\.0\\.0\\.1:([0-9]+)");
   for (int waited = 0; waited < kStartTimeoutMs; waited += kPollMs) {
     std::string log = Log();
     size_t last_start = log.rfind("--- start");

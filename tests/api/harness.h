@@ -38,6 +38,9 @@ class Controller {
   //! exit_status() when it exited) when it does not come up.
   bool Start();
   void UsePort(int port) { port_ = port; }
+  //! More rsl-controller flags for the next Start (e.g. --tls-cert F --tls-key F); with
+  //! --tls-cert, server() is https://localhost:PORT.
+  void UseArgs(std::vector<std::string> args) { extra_args_ = std::move(args); }
   //! The exit status of a controller that ended during Start(); -1 otherwise.
   int exit_status() const { return exit_status_; }
   //! kill -9, no cleanup: the crash case.
@@ -55,11 +58,15 @@ class Controller {
 
   const std::string& state_dir() const { return state_dir_; }
   const std::string& work_dir() const { return work_dir_; }
-  std::string server() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string server() const {
+    return (tls_ ? "https://localhost:" : "http://127.0.0.1:") + std::to_string(port_);
+  }
   int port() const { return port_; }
   std::string Log() const;
 
  private:
+  std::vector<std::string> extra_args_;
+  bool tls_ = false;
   std::string root_;
   std::string state_dir_;
   std::string work_dir_;

@@ -76,6 +76,25 @@ TEST_F(SeedctlRunTest, SucceedsWithATable) {
   EXPECT_NE(LastLine(r.output).find("SUCCEEDED"), std::string::npos);
 }
 
+// Two terminals, one (default) state directory: both runs proceed, one writer at a time.
+TEST_F(SeedctlRunTest, TwoRunsAtOnceOnOneStateDirectoryBothSucceed) {
+  std::string steps;
+  for (int i = 0; i < 40; ++i) {
+    steps += "    - {name: s" + std::to_string(i) + ", command: [sh, -c, 'echo " +
+             std::to_string(i) + " > $RSL_OUTPUT/x']}\n";
+  }
+  std::string file = Write("    atomic: true\n    steps:\n" + steps);
+  Result first, second;
+  std::thread other([&] { first = Seedctl("run -f " + file + Flags()); });
+  second = Seedctl("run -f " + file + Flags());
+  other.join();
+  for (const Result* r : {&first, &second}) {
+    EXPECT_EQ(r->exit_code, 0) << r->output;
+    EXPECT_EQ(r->output.find("INTERNAL"), std::string::npos) << r->output;
+    EXPECT_NE(LastLine(r->output).find("SUCCEEDED"), std::string::npos) << r->output;
+  }
+}
+
 TEST_F(SeedctlRunTest, FailureEndsWithTheCode) {
   auto r = Seedctl("run -f " + Write("    - {name: bad, command: [sh, -c, 'exit 3']}\n") + Flags());
   EXPECT_EQ(r.exit_code, 1);

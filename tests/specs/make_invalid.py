@@ -156,6 +156,8 @@ CASES = [
   ("port-on-batch-step", "an endpoint port on a batch step", R('        timeout: 10m\n', '        timeout: 10m\n        port: 8080\n')),
   ("serving-port-range", "a serving port above 65535", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        port: 70000\n')),
   ("probe-path-relative", "a readiness probe path without /", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        readinessProbe: {httpGet: {path: healthz}}\n')),
+  ("duplicate-key", "a step with two command keys", R('        command: ["python", "ingest.py"]\n', '        command: ["python", "ingest.py"]\n        env: {MODE: daily}\n        command: ["python", "ingest2.py"]\n').replace('        env: {MODE: daily}\n        envFrom', '        envFrom', 1)),
+  ("merge-not-mapping", "a merge key naming a list", R('        dependsOn: [ingest]\n', '        dependsOn: &deps [ingest]\n        <<: *deps\n')),
 ]
 
 def main():

@@ -1,0 +1,271 @@
+#include "api/tls_server.h"
+
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "api/tls_probe.h"
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+
+namespace rsl::api {
+
+namespace {
+
+constexpr int kPollMs = 200;             // how often a connection checks for Stop
+constexpr int kWriteTimeoutMs = 30'000;  // as HttpServerOptions::write_timeout
+constexpr size_t kPumpBytes = 64 * 1024;
+
+std::string OpenSslReason() {
+  unsigned long e = ERR_get_error();
+  ERR_clear_error();
+  if (e == 0) return "unknown reason";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  return buf;
+}
+
+// Waits for `events` on fd; false on timeout, stop or error.
+bool Wait(int fd, short events, int timeout_ms, const std::atomic<bool>& stopping) {
+  int waited = 0;
+  while (!stopping && waited < timeout_ms) {
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, kPollMs);
+    if (r > 0) return (p.revents & (POLLERR | POLLNVAL)) == 0 || (p.revents & events);
+    if (r < 0 && errno != EINTR) return false;
+    waited += kPollMs;
+  }
+  return false;
+}
+
+// Writes all of data through ssl on a non-blocking socket.
+bool SslWriteAll(SSL* ssl, int fd, const char* data, size_t len, const std::atomic<bool>& stop) {
+  while (len > 0) {
+    int w = SSL_write(ssl, data, static_cast<int>(len));
+    if (w > 0) {
+      data += w;
+      len -= static_cast<size_t>(w);
+      continue;
+    }
+    int err = SSL_get_error(ssl, w);
+    short want = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (want == 0 || !Wait(fd, want, kWriteTimeoutMs, stop)) return false;
+  }
+  return true;
+}
+
+bool WriteAll(int fd, const char* data, size_t len) {
+  while (len > 0) {
+    ssize_t w = ::send(fd, data, len, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    len -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status EnsureSelfSignedCertificate(const std::string& cert_file, const std::string& key_file,
+                                   const std::string& host) {
+  if (PathExists(cert_file) && PathExists(key_file)) return Status::Ok();
+  constexpr long kValidSeconds = 825L * 24 * 3600;  // the longest validity browsers accept
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  std::string names = "DNS:localhost,IP:127.0.0.1,IP:::1";
+  char hostname[256] = {0};
+  if (::gethostname(hostname, sizeof(hostname) - 1) == 0 && hostname[0]) {
+    names += std::string(",DNS:") + hostname;
+  }
+  if (!host.empty() && host != "0.0.0.0" && host != "::" && host != "localhost" &&
+      !StartsWith(host, "127.") && host != "::1") {
+    bool ip = host.find_first_not_of("0123456789.") == std::string::npos ||
+              host.find(':') != std::string::npos;
+    names += (ip ? ",IP:" : ",DNS:") + host;
+  }
+  bool ok =
+      key && cert && X509_set_version(cert, 2) == 1 &&
+      ASN1_INTEGER_set(X509_get_serialNumber(cert), static_cast<long>(::time(nullptr))) == 1 &&
+      X509_gmtime_adj(X509_getm_notBefore(cert), -3600) &&
+      X509_gmtime_adj(X509_getm_notAfter(cert), kValidSeconds) && X509_set_pubkey(cert, key) == 1;
+  if (ok) {
+    X509_NAME* name = X509_get_subject_name(cert);
+    ok = X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                    reinterpret_cast<const unsigned char*>("rsl-controller"), -1,
+                                    -1, 0) == 1 &&
+         X509_set_issuer_name(cert, name) == 1;
+  }
+  if (ok) {
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, cert, cert, nullptr, nullptr, 0);
+    X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &v3, NID_subject_alt_name, names.c_str());
+    ok = san && X509_add_ext(cert, san, -1) == 1;
+    if (san) X509_EXTENSION_free(san);
+    ok = ok && X509_sign(cert, key, EVP_sha256()) > 0;
+  }
+  Status st = Status::Ok();
+  if (!ok) st = Error(codes::kInternal, "OpenSSL cannot make a certificate: " + OpenSslReason());
+  if (st.ok()) {
+    // The key first, private from its creation; the certificate names it.
+    FILE* kf = nullptr;
+    int fd = ::open(key_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) kf = ::fdopen(fd, "w");
+    if (!kf || PEM_write_PrivateKey(kf, key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+      st = OsError(codes::kIoError, "cannot write the TLS key", key_file, errno);
+    }
+    if (kf) std::fclose(kf);
+  }
+  if (st.ok()) {
+    FILE* cf = std::fopen(cert_file.c_str(), "w");
+    if (!cf || PEM_write_X509(cf, cert) != 1) {
+      st = OsError(codes::kIoError, "cannot write the TLS certificate", cert_file, errno);
+    }
+    if (cf) std::fclose(cf);
+  }
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  return st;
+}
+
+TlsFrontend::TlsFrontend(HttpServer* http, int max_connections)
+    : http_(http), max_connections_(max_connections) {}
+
+TlsFrontend::~TlsFrontend() {
+  Stop();
+  if (ctx_) SSL_CTX_free(ctx_);
+}
+
+Status TlsFrontend::LoadCertificate(const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (!ctx) return Error(codes::kInternal, "OpenSSL: " + OpenSslReason());
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  auto fail = [&](const std::string& what, const std::string& file, const std::string& hint) {
+    Error e(codes::kInvalidArgument, what + " " + file + ": " + OpenSslReason());
+    e.Value(file).Hint(hint);
+    SSL_CTX_free(ctx);
+    return e;
+  };
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
+    return fail("cannot load the TLS certificate", cert_file,
+                "--tls-cert takes a PEM file: the server certificate, then its intermediates");
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return fail("cannot load the TLS private key", key_file,
+                "--tls-key takes the PEM private key of --tls-cert (unencrypted)");
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    return fail("the TLS private key does not match the certificate", key_file,
+                "pass the key the certificate was issued for");
+  }
+  if (ctx_) SSL_CTX_free(ctx_);
+  ctx_ = ctx;
+  fingerprint_ = Sha256Fingerprint(SSL_CTX_get0_certificate(ctx_));
+  return Status::Ok();
+}
+
+void TlsFrontend::Attach() {
+  http_->SetAcceptHook([this](int fd, const std::string& peer) { OnAccepted(fd, peer); });
+}
+
+void TlsFrontend::OnAccepted(int fd, const std::string& peer) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || live_ >= max_connections_) {
+      ::close(fd);
+      return;
+    }
+    ++live_;
+  }
+  std::thread([this, fd, peer] { Serve(fd, peer); }).detach();
+}
+
+void TlsFrontend::Serve(int fd, std::string peer) {
+  // OpenSSL writes with write(2): a client gone mid-handshake would raise SIGPIPE, which
+  // kills the process. Blocked in this thread, it only makes the write fail with EPIPE.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+  SSL* ssl = SSL_new(ctx_);
+  int pair[2] = {-1, -1};
+  SSL_set_fd(ssl, fd);
+  // The handshake, within its deadline (a client that connects and says nothing holds
+  // only this thread, and not for long).
+  bool ok = true;
+  auto deadline = std::chrono::steady_clock::now() + kTlsHandshakeTimeout;
+  for (;;) {
+    int r = SSL_accept(ssl);
+    if (r == 1) break;
+    int err = SSL_get_error(ssl, r);
+    short want = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now())
+                                    .count());
+    if (want == 0 || left <= 0 || !Wait(fd, want, left, stopping_)) {
+      ok = false;
+      break;
+    }
+  }
+  ERR_clear_error();
+  if (ok && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) ok = false;
+  if (ok) {
+    // The server's end is non-blocking like an accepted socket.
+    int fl = ::fcntl(pair[1], F_GETFL, 0);
+    ::fcntl(pair[1], F_SETFL, fl | O_NONBLOCK);
+    http_->Adopt(pair[1], peer);
+    pair[1] = -1;
+    char buf[kPumpBytes];
+    while (!stopping_) {
+      pollfd p[2] = {{fd, POLLIN, 0}, {pair[0], POLLIN, 0}};
+      bool pending = SSL_pending(ssl) > 0;
+      int r = pending ? 1 : ::poll(p, 2, kPollMs);
+      if (r < 0 && errno != EINTR) break;
+      if (r <= 0) continue;
+      if (pending || (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+        int n = SSL_read(ssl, buf, sizeof(buf));
+        if (n > 0) {
+          if (!WriteAll(pair[0], buf, static_cast<size_t>(n))) break;
+        } else {
+          int err = SSL_get_error(ssl, n);
+          if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) break;  // closed
+        }
+      }
+      if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = ::recv(pair[0], buf, sizeof(buf), 0);
+        if (n <= 0) break;  // the server closed the connection
+        if (!SslWriteAll(ssl, fd, buf, static_cast<size_t>(n), stopping_)) break;
+      }
+    }
+    (void)SSL_shutdown(ssl);
+  }
+  ERR_clear_error();
+  SSL_free(ssl);
+  ::close(fd);
+  if (pair[0] >= 0) ::close(pair[0]);
+  if (pair[1] >= 0) ::close(pair[1]);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--live_ == 0) idle_cv_.notify_all();
+}
+
+void TlsFrontend::Stop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  idle_cv_.wait(lock, [&] { return live_ == 0; });
+}
+
+}  // namespace rsl::api

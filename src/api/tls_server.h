@@ -1,0 +1,75 @@
+// HTTPS for rsl-controller: a TLS front end (OpenSSL) before the plain HttpServer. The server
+// accepts as usual and hands each new socket to the front end (HttpServer::SetAcceptHook);
+// the connection does its TLS handshake on a thread of its own, then the front end hands the plain
+// side of a socket pair to HttpServer::Adopt (under the client's real address, so per-address
+// limits, audit and rate limits see the client) and copies bytes between the two until either side
+// closes. The plain server is unchanged: its head/body timeouts, size limits and connection caps
+// apply to TLS clients as to others.
+//
+// TLS 1.2 or later; a handshake must finish within kTlsHandshakeTimeout; at most
+// max_connections TLS connections at once (more are closed right after accept).
+//
+// Threading: Start/Stop from one thread; a thread per live connection.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "api/http_server.h"
+#include "base/status.h"
+
+typedef struct ssl_ctx_st SSL_CTX;
+
+namespace rsl::api {
+
+inline constexpr std::chrono::seconds kTlsHandshakeTimeout{10};
+
+class TlsFrontend {
+ public:
+  //! `http` (not owned) serves the requests and must outlive this front end.
+  TlsFrontend(HttpServer* http, int max_connections);
+  ~TlsFrontend();
+  TlsFrontend(const TlsFrontend&) = delete;
+  TlsFrontend& operator=(const TlsFrontend&) = delete;
+
+  //! Loads a PEM certificate chain and its private key. INVALID_ARGUMENT naming the file and
+  //! OpenSSL's reason when either does not load or they do not match.
+  Status LoadCertificate(const std::string& cert_file, const std::string& key_file);
+  //! The SHA-256 fingerprint of the loaded certificate, "AB:CD:..." (what a client pins).
+  const std::string& fingerprint() const { return fingerprint_; }
+
+  //! Makes `http` hand every accepted socket to this front end. REQUIRES: a loaded
+  //! certificate, before http->Start().
+  void Attach();
+  //! Takes an accepted TCP socket: handshake and pump on a new thread (closed at once when
+  //! max_connections are live or the front end stops).
+  void OnAccepted(int fd, const std::string& peer);
+  //! Ends every connection and waits for their threads. Idempotent.
+  void Stop();
+
+ private:
+  void Serve(int fd, std::string peer);
+
+  HttpServer* http_;
+  int max_connections_;
+  SSL_CTX* ctx_ = nullptr;
+  std::string fingerprint_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  int live_ = 0;  // GUARDED_BY(mu_): connection threads still running (detached)
+};
+
+//! A self-signed certificate for a controller without one (--tls-self-signed): when
+//! `cert_file` and `key_file` do not exist yet, makes a P-256 key (file mode 0600) and a
+//! certificate for CN=rsl-controller valid 825 days, naming localhost, 127.0.0.1, ::1, this
+//! machine's host name and `host` (unless it is a wildcard address) as subjectAltNames.
+//! Existing files are kept (the fingerprint stays the same across restarts). IO_ERROR naming
+//! the file on failure.
+Status EnsureSelfSignedCertificate(const std::string& cert_file, const std::string& key_file,
+                                   const std::string& host);
+
+}  // namespace rsl::api

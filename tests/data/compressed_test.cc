@@ -4,9 +4,7 @@
 // truncated streams are DATA_FORMAT_ERROR naming the place (docs/data.md).
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 
 #include "base/codes.h"
 #include "base/fake_env.h"
@@ -16,6 +14,7 @@
 namespace rsl::data {
 namespace {
 
+using testing::DuckRows;
 using testing::Input;
 using testing::TempDir;
 
@@ -30,19 +29,9 @@ void Py(const TempDir& dir, const std::string& code) {
   Shell("cd " + dir.path() + " && /usr/bin/python3 gen.py");
 }
 
-// DuckDB's answer to `SELECT count(*) AS n FROM <from>`, -1 when it fails.
+// DuckDB's answer to `SELECT count(*) FROM <from>`, -1 when it fails.
 int64_t DuckCount(const std::string& from) {
-  std::string cmd = "node " RSL_SOURCE_DIR
-                    "/tests/data/write_parquet.mjs sql \"SELECT count(*)::INTEGER AS n FROM " +
-                    from + "\"";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (pclose(p) != 0) return -1;
-  auto j = nlohmann::json::parse(out, nullptr, false);
+  auto j = DuckRows("SELECT count(*)::INTEGER AS n FROM " + from);
   if (!j.is_array() || j.empty() || !j[0]["n"].is_number()) return -1;
   return j[0]["n"].get<int64_t>();
 }

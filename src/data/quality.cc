@@ -469,6 +469,11 @@ class Validator {
     DataDescriptor& d = report_.descriptor;
     d.uri = input_->uri;
     d.schema = reader_schema_.ToJson();
+    d.schema_fingerprint = "sha256:" + Sha256Hex(d.schema);
+    d.format = report_.format;
+    d.files = report_.files;
+    d.rows = report_.rows;
+    d.bytes = report_.bytes;
     if (!opt_.checksum) return;
     Sha256 h;
     for (const auto& f : files_) {
@@ -676,7 +681,15 @@ class Validator {
 }  // namespace
 
 nlohmann::json DataDescriptor::ToJson() const {
-  return {{"uri", uri}, {"schema", schema}, {"version", version}, {"checksum", checksum}};
+  return {{"uri", uri},
+          {"schema", schema},
+          {"version", version},
+          {"checksum", checksum},
+          {"schemaFingerprint", schema_fingerprint},
+          {"format", format},
+          {"files", files},
+          {"rows", rows},
+          {"bytes", bytes}};
 }
 
 nlohmann::json ValidationReport::ToJson() const {

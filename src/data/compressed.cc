@@ -203,6 +203,33 @@ Status Drain(Decompressor* d) {
   return Status::Ok();
 }
 
+Status StreamLines(Decompressor* d, size_t skip, bool quotes, const std::function<bool()>& stop,
+                   const std::function<Status(std::string_view, int64_t)>& consume) {
+  std::string buf;
+  int64_t offset = 0;  // of buf[0] in the decompressed text
+  while (!d->done() && !stop()) {
+    RSL_RETURN_IF_ERROR(d->Read(kTextWindowBytes, &buf));
+    if (skip > 0) {
+      size_t n = std::min(skip, buf.size());
+      buf.erase(0, n);
+      skip -= n;
+      offset += static_cast<int64_t>(n);
+    }
+    size_t cut = d->done() ? buf.size() : LastLineEnd(buf, quotes);
+    if (cut == 0) continue;
+    Status st = consume(std::string_view(buf).substr(0, cut), offset);
+    if (!st.ok() || stop()) {
+      // Garbage text may come out of a corrupt stream before its checksum fails: the
+      // stream's error, when it has one, is the cause to report.
+      RSL_RETURN_IF_ERROR(Drain(d));
+      return st;
+    }
+    buf.erase(0, cut);
+    offset += static_cast<int64_t>(cut);
+  }
+  return Status::Ok();
+}
+
 Status StreamErrorOr(Compression c, std::string_view in, const std::string& name,
                      Status text_error) {
   if (c == Compression::kNone || text_error.ok()) return text_error;

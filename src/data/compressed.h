@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,15 @@ std::unique_ptr<Decompressor> NewDecompressor(Compression c, std::string_view in
 //! (bad text, a value of the wrong type) learns whether the cause was a corrupt stream, which
 //! gzip and zstd can only prove by checksums at the end of a member or frame.
 Status Drain(Decompressor* d);
+
+//! Feeds the decompressed text to `consume(text, offset)` in runs of whole lines (each run is
+//! cut after its last line end, found by LastLineEnd with `quotes`; the rest waits for more
+//! text; the last run is whatever remains), `offset` being where the run starts in the
+//! decompressed text. The first `skip` bytes (a header, a byte order mark) are left out. Ends
+//! early when `consume` fails or `stop()` turns true: then the rest of the stream is checked
+//! (Drain), and its error, when it has one, is returned as the cause.
+Status StreamLines(Decompressor* d, size_t skip, bool quotes, const std::function<bool()>& stop,
+                   const std::function<Status(std::string_view text, int64_t offset)>& consume);
 
 //! `text_error` (bad text at the start of a compressed file), unless decompressing the whole
 //! stream fails: then that failure, the cause. Also for kNone: `text_error` as is.

@@ -191,34 +191,15 @@ class CsvReader : public FileReader {
     return Status::Ok();
   }
 
-  // The records of a compressed file: windows of decompressed text, each cut after its last
-  // complete record (the rest waits for the next window).
+  // The records of a compressed file, in runs of whole records after the header.
   Status ReadStream(ChunkSink* sink, int64_t* row) {
     auto d = NewDecompressor(compression_, blob_->data(), name_);
-    std::string buf;
-    int64_t offset = 0;  // of buf[0] in the decompressed text
-    size_t skip = body_;
-    while (!d->done() && !sink->failed()) {
-      RSL_RETURN_IF_ERROR(d->Read(kTextWindowBytes, &buf));
-      if (skip > 0) {  // the header, parsed at Open
-        size_t n = std::min(skip, buf.size());
-        buf.erase(0, n);
-        skip -= n;
-        offset += static_cast<int64_t>(n);
-      }
-      size_t cut = d->done() ? buf.size() : LastLineEnd(buf, true);
-      if (cut == 0) continue;
-      Status st = ReadRecords(buf.data(), buf.data() + cut, Span{buf.data(), offset}, sink, row);
-      if (!st.ok() || sink->failed()) {
-        // Garbage text may come out of a corrupt stream before its checksum fails: the
-        // stream's error, when it has one, is the cause to report.
-        RSL_RETURN_IF_ERROR(Drain(d.get()));
-        return st;
-      }
-      buf.erase(0, cut);
-      offset += static_cast<int64_t>(cut);
-    }
-    return Status::Ok();
+    return StreamLines(
+        d.get(), body_, /*quotes=*/true, [sink] { return sink->failed(); },
+        [&](std::string_view text, int64_t offset) {
+          return ReadRecords(text.data(), text.data() + text.size(), Span{text.data(), offset},
+                             sink, row);
+        });
   }
 
   // Decodes the records in [p, end), which starts and ends at record boundaries; *row counts

@@ -197,34 +197,14 @@ class JsonlReader : public FileReader {
     int64_t row = 0;
   };
 
-  // The lines of a compressed file: windows of decompressed text, each cut after its last
-  // complete line (the rest waits for the next window).
+  // The lines of a compressed file, in runs of whole lines after the byte order mark.
   Status ReadStream(ChunkSink* sink, Lines* lines) {
     auto d = NewDecompressor(compression_, blob_->data(), name_);
-    std::string buf;
-    int64_t offset = 0;  // of buf[0] in the decompressed text
-    size_t skip = body_;
-    while (!d->done() && !sink->failed()) {
-      RSL_RETURN_IF_ERROR(d->Read(kTextWindowBytes, &buf));
-      if (skip > 0) {  // the byte order mark
-        size_t n = std::min(skip, buf.size());
-        buf.erase(0, n);
-        skip -= n;
-        offset += static_cast<int64_t>(n);
-      }
-      size_t cut = d->done() ? buf.size() : LastLineEnd(buf, false);
-      if (cut == 0) continue;
-      Status st = ReadLines(std::string_view(buf).substr(0, cut), offset, sink, lines);
-      if (!st.ok() || sink->failed()) {
-        // Garbage text may come out of a corrupt stream before its checksum fails: the
-        // stream's error, when it has one, is the cause to report.
-        RSL_RETURN_IF_ERROR(Drain(d.get()));
-        return st;
-      }
-      buf.erase(0, cut);
-      offset += static_cast<int64_t>(cut);
-    }
-    return Status::Ok();
+    return StreamLines(
+        d.get(), body_, /*quotes=*/false, [sink] { return sink->failed(); },
+        [&](std::string_view text, int64_t offset) {
+          return ReadLines(text, offset, sink, lines);
+        });
   }
 
   // Decodes the lines of `text`, which lies at byte `offset` of the (decompressed) file.

@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/catalog.h"
+#include "data/quality.h"
+
 namespace rsl::api {
 namespace {
 
@@ -73,6 +76,45 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   EXPECT_EQ(ev["outputs"][0]["namespace"], "ceph://models");
   EXPECT_EQ(ev["outputs"][0]["name"], "/fraud-v2.1.7/train");
   EXPECT_EQ(ev["outputs"][0]["outputFacets"]["outputStatistics"]["size"], 245'000'000);
+  std::filesystem::remove_all(dir);
+}
+
+// An input served by a `local` datasource (hdfs://ns1 kept in a local directory): the size
+// comes from the DataDescriptor admission measured, not from the URI (which names no local
+// path), so lineage shows it instead of "(?)".
+TEST(LineageTest, InputSizeOfALocalDatasourceComesFromItsDescriptor) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("rsl-lineage-ds-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "ns1" / "in");
+  std::ofstream(dir / "ns1" / "in" / "a.csv") << "id\n" << std::string(1500, '7') << "\n";
+  auto catalog = data::Catalog::Open((dir / "state").string());
+  ASSERT_TRUE(catalog.ok()) << catalog.error().ToString();
+  data::Datasource ds;
+  ds.name = "ns1";
+  ds.kind = "local";
+  ds.authority = "hdfs://ns1";
+  ds.path = (dir / "ns1").string();
+  ASSERT_TRUE((*catalog)->Register(ds).ok());
+  spec::DataInput input;
+  input.uri = "hdfs://ns1/in";
+  input.schema_text = "id:string";
+  input.schema = *schema::ParseSchema(input.schema_text);
+  data::ValidationReport report = data::Validate(input, catalog->get());
+  ASSERT_TRUE(report.status.ok()) << report.ToText();
+  store::WorkloadVersion v = Version("c");
+  store::Run run = CommittedRun("c", "");
+  std::vector<store::Step> steps;
+  std::vector<store::Artifact> artifacts;
+  std::vector<store::LineageEdge> edges(1);
+  edges[0].relation = "input";
+  edges[0].from = input.uri;
+  edges[0].from_json = report.descriptor.ToJson().dump();
+  LineageInput in{&v, &run, &steps, &artifacts, &edges, nullptr};
+  auto j = LineageJson(in);
+  EXPECT_EQ(j["input"]["bytes"], 1504);
+  EXPECT_EQ(j["input"]["descriptor"]["rows"], 1);
+  EXPECT_EQ(j["text"].get<std::string>().rfind("Input: hdfs://ns1/in (1.5KB)\n", 0), 0u)
+      << j["text"];
   std::filesystem::remove_all(dir);
 }
 

@@ -3,12 +3,16 @@
 // with LF or CRLF. An empty unquoted field is null; a quoted empty field is the empty string.
 // Values are parsed by the declared type of their column (so "abc" in a double column is a
 // DATA_SCHEMA_MISMATCH naming the row), which is also why CSV needs no writer types. Arrays
-// and maps are cells holding JSON text ("[1.5, 2]"). An empty file has no records.
+// and maps are cells holding JSON text ("[1.5, 2]"). An empty file has no records. A gzip- or
+// zstd-compressed file is read as one chunk, streaming: windows of decompressed text cut at
+// the last complete record.
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "data/compressed.h"
 #include "data/format.h"
 #include "data/json_value.h"
 
@@ -17,13 +21,31 @@ namespace {
 
 using schema::Kind;
 
+// Where a run of text lies in the file (or in a compressed file's decompressed text): the
+// byte offset of `base` there, for messages.
+struct Span {
+  const char* base;
+  int64_t offset;
+  int64_t At(const char* p) const { return offset + (p - base); }
+};
+
+// Decompressed bytes read at Open for the header and the sampled rows of a compressed file.
+constexpr size_t kHeadBytes = 256u << 10;
+
 class CsvReader : public FileReader {
  public:
   CsvReader(std::shared_ptr<const Blob> blob, std::string name, ReadOptions opt)
       : blob_(std::move(blob)), name_(std::move(name)), opt_(opt) {}
 
   Status ParseHeader() {
+    compression_ = DetectCompression(name_, blob_->data());
     std::string_view text = blob_->data();
+    bool whole = true;  // `text` holds the whole (decompressed) file
+    if (compression_ != Compression::kNone) {
+      RSL_RETURN_IF_ERROR(LoadHead(&whole));
+      text = head_;
+    }
+    const Span at{text.data(), 0};
     if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) body_ = 3;  // BOM
     auto root = std::make_shared<schema::Type>();
     root->kind = Kind::kRecord;
@@ -41,18 +63,20 @@ class CsvReader : public FileReader {
     while (true) {
       std::string_view value;
       bool quoted = false;
-      RSL_RETURN_IF_ERROR(Field(&p, end, &value, &quoted, &scratch));
+      RSL_RETURN_IF_ERROR(Field(&p, end, &value, &quoted, &scratch, at));
       std::string n = std::string(Trim(value));
-      if (n.empty()) return FormatError(name_, p - text.data(), "empty column name in the header");
+      if (n.empty()) return Bad(at, p, "empty column name in the header");
       for (const auto& f : root->fields) {
-        if (f.name == n) return FormatError(name_, p - text.data(), "duplicate column " + Quote(n));
+        if (f.name == n) return Bad(at, p, "duplicate column " + Quote(n));
       }
       root->fields.push_back(schema::Field{n, string_type, std::nullopt, {}, {}});
       if (PastSeparator(&p, end)) continue;
       break;
     }
     body_ = p - text.data();
-    InferTypes(p, end, root.get());
+    // From a partial head, only its complete records are sampled.
+    const char* sample_end = whole ? end : text.data() + std::max(LastLineEnd(text, true), body_);
+    InferTypes(p, sample_end, root.get(), at);
     schema_.root = root;
     return Status::Ok();
   }
@@ -60,7 +84,7 @@ class CsvReader : public FileReader {
   // Types of the first kSampleRows records: long, double, boolean, timestamp (ISO 8601,
   // as timestamp-micros), else string; nullable when a sampled value is empty. Only for
   // reporting (scan, profile): validation parses by the declared types.
-  void InferTypes(const char* p, const char* end, schema::Type* root) {
+  void InferTypes(const char* p, const char* end, schema::Type* root, const Span& at) {
     constexpr int kSampleRows = 200;
     const size_t n = root->fields.size();
     std::vector<bool> is_long(n, true), is_double(n, true), is_bool(n, true), is_ts(n, true),
@@ -71,7 +95,7 @@ class CsvReader : public FileReader {
       while (true) {
         std::string_view v;
         bool quoted = false;
-        if (!Field(&p, end, &v, &quoted, &scratch).ok()) return;
+        if (!Field(&p, end, &v, &quoted, &scratch, at).ok()) return;
         if (col < n) {
           if (v.empty()) {
             nullable[col] = true;
@@ -132,20 +156,59 @@ class CsvReader : public FileReader {
     auto b = Resolve(schema_, *plan, name_, /*check_types=*/false);
     if (!b.ok()) return b;
     map_ = b->writer_to_reader;
-    starts_ = SplitLines(blob_->data(), body_, opt_.text_chunk_bytes, true);
+    if (compression_ != Compression::kNone) {
+      starts_ = {body_, body_};  // one chunk, read streaming
+    } else {
+      starts_ = SplitLines(blob_->data(), body_, opt_.text_chunk_bytes, true);
+    }
     return b;
   }
 
   size_t chunks() const override { return starts_.size() - 1; }
 
   Status ReadChunk(size_t chunk, ChunkSink* sink) override {
-    std::string_view text = blob_->data();
-    const char* base = text.data();
-    const char* p = base + starts_[chunk];
-    const char* end = base + starts_[chunk + 1];
+    int64_t row = 0;
+    if (compression_ != Compression::kNone) {
+      RSL_RETURN_IF_ERROR(ReadStream(sink, &row));
+    } else {
+      const char* base = blob_->data().data();
+      RSL_RETURN_IF_ERROR(
+          ReadRecords(base + starts_[chunk], base + starts_[chunk + 1], Span{base, 0}, sink, &row));
+    }
+    sink->rows = row;
+    return Status::Ok();
+  }
+
+ private:
+  // Decompresses the first kHeadBytes (more when the first record is longer) into head_;
+  // *whole tells whether that is the whole text.
+  Status LoadHead(bool* whole) {
+    auto d = NewDecompressor(compression_, blob_->data(), name_);
+    while (!d->done() && (head_.size() < kHeadBytes || LastLineEnd(head_, true) == 0)) {
+      RSL_RETURN_IF_ERROR(d->Read(kTextWindowBytes, &head_));
+    }
+    *whole = d->done();
+    return Status::Ok();
+  }
+
+  // The records of a compressed file, in runs of whole records after the header.
+  Status ReadStream(ChunkSink* sink, int64_t* row) {
+    auto d = NewDecompressor(compression_, blob_->data(), name_);
+    return StreamLines(
+        d.get(), body_, /*quotes=*/true, [sink] { return sink->failed(); },
+        [&](std::string_view text, int64_t offset) {
+          return ReadRecords(text.data(), text.data() + text.size(), Span{text.data(), offset},
+                             sink, row);
+        });
+  }
+
+  // Decodes the records in [p, end), which starts and ends at record boundaries; *row counts
+  // them on from its value.
+  Status ReadRecords(const char* p, const char* end, const Span& at, ChunkSink* sink,
+                     int64_t* rows) {
     const size_t ncols = map_.size();
     std::string scratch;
-    int64_t row = 0;
+    int64_t row = *rows;
     while (p < end) {
       if (ncols > 1 && (*p == '\n' || *p == '\r')) {  // blank line
         if (*p == '\r') p++;
@@ -157,7 +220,7 @@ class CsvReader : public FileReader {
       while (true) {
         std::string_view value;
         bool quoted = false;
-        RSL_RETURN_IF_ERROR(Field(&p, end, &value, &quoted, &scratch));
+        RSL_RETURN_IF_ERROR(Field(&p, end, &value, &quoted, &scratch, at));
         if (col < ncols) {
           int r = map_[col];
           if (r >= 0) Deliver(sink, r, row, value, quoted);
@@ -167,18 +230,22 @@ class CsvReader : public FileReader {
         break;
       }
       if (col != ncols) {
-        return FormatError(name_, row_start - base,
-                           "record has " + std::to_string(col) + " fields, the header has " +
-                               std::to_string(ncols));
+        *rows = row;
+        return Bad(at, row_start,
+                   "record has " + std::to_string(col) + " fields, the header has " +
+                       std::to_string(ncols));
       }
       row++;
       if (sink->failed()) break;
     }
-    sink->rows = row;
+    *rows = row;
     return Status::Ok();
   }
 
- private:
+  Error Bad(const Span& at, const char* p, const std::string& what) const {
+    return TextFormatError(name_, at.At(p), compression_ != Compression::kNone, what);
+  }
+
   // Moves *p past what follows a field: the delimiter (true: the record goes on) or the line
   // end, \n or \r\n (false: the record ended).
   bool PastSeparator(const char** p, const char* end) const {
@@ -193,7 +260,7 @@ class CsvReader : public FileReader {
 
   // Reads one field at *p, leaving *p at the delimiter, line end or end.
   Status Field(const char** pp, const char* end, std::string_view* value, bool* quoted,
-               std::string* scratch) {
+               std::string* scratch, const Span& at) {
     const char* p = *pp;
     const char d = opt_.csv_delimiter;
     if (p < end && *p == '"') {
@@ -203,8 +270,7 @@ class CsvReader : public FileReader {
       while (true) {
         const char* q = static_cast<const char*>(std::memchr(p, '"', end - p));
         if (q == nullptr) {
-          return FormatError(name_, start - 1 - blob_->data().data(),
-                             "quoted field never closed (truncated file?)");
+          return Bad(at, start - 1, "quoted field never closed (truncated file?)");
         }
         if (q + 1 < end && q[1] == '"') {
           escaped = true;
@@ -225,8 +291,7 @@ class CsvReader : public FileReader {
         break;
       }
       if (p < end && *p != d && *p != '\n' && *p != '\r') {
-        return FormatError(name_, p - blob_->data().data(),
-                           "unexpected character after a closing quote");
+        return Bad(at, p, "unexpected character after a closing quote");
       }
       *pp = p;
       return Status::Ok();
@@ -305,8 +370,10 @@ class CsvReader : public FileReader {
   std::shared_ptr<const Blob> blob_;
   std::string name_;
   ReadOptions opt_;
+  Compression compression_ = Compression::kNone;
+  std::string head_;  //!< a compressed file's first decompressed bytes (header, sampled rows)
   schema::Schema schema_;
-  size_t body_ = 0;
+  size_t body_ = 0;     //!< where the records start (in the decompressed text when compressed)
   bool empty_ = false;  //!< a 0-byte file (or a BOM alone): no columns, no records
   const Plan* plan_ = nullptr;
   std::vector<int> map_;
@@ -410,8 +477,9 @@ bool ParseBool(std::string_view v, bool* out) {
 
 Result<std::unique_ptr<FileReader>> OpenCsv(std::shared_ptr<const Blob> blob,
                                             const std::string& name, const ReadOptions& options) {
-  auto r = std::make_unique<CsvReader>(std::move(blob), name, options);
-  RSL_RETURN_IF_ERROR(r->ParseHeader());
+  auto r = std::make_unique<CsvReader>(blob, name, options);
+  RSL_RETURN_IF_ERROR(
+      StreamErrorOr(DetectCompression(name, blob->data()), blob->data(), name, r->ParseHeader()));
   return std::unique_ptr<FileReader>(std::move(r));
 }
 

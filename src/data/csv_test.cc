@@ -47,7 +47,18 @@ TEST(Csv, DetectsFormats) {
   EXPECT_EQ(*DetectFormat("", "x.bin", "PAR1"), Format::kParquet);
   EXPECT_EQ(*DetectFormat("json", "x", ""), Format::kJsonl);
   EXPECT_FALSE(DetectFormat("xml", "x", "").ok());
-  EXPECT_FALSE(DetectFormat("", "x.csv.gz", "").ok());
+  // Compressed text: the name without its compression extension, else the decompressed start.
+  EXPECT_EQ(*DetectFormat("", "x.csv.gz", ""), Format::kCsv);
+  EXPECT_EQ(*DetectFormat("", "x.JSONL.ZST", ""), Format::kJsonl);
+  EXPECT_FALSE(DetectFormat("", "x.gz", "").ok());
+}
+
+TEST(Csv, LastLineEndSkipsQuotedLineBreaks) {
+  EXPECT_EQ(LastLineEnd("a,b\n1,2\n3,", true), 8u);
+  EXPECT_EQ(LastLineEnd("a,b\n\"x\ny\",1", true), 4u);
+  EXPECT_EQ(LastLineEnd("\"x\ny\"", true), 0u);
+  EXPECT_EQ(LastLineEnd("{}\n{\"a\":\"\n", false), 10u);
+  EXPECT_EQ(LastLineEnd("{}", false), 0u);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "data/format.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "data/compressed.h"
 
 namespace rsl::data {
 
@@ -23,7 +23,7 @@ const char* FormatName(Format f) {
 }
 
 Result<Format> DetectFormat(const std::string& declared, const std::string& name,
-                            std::string_view head) {
+                            std::string_view data) {
   std::string d = ToLower(declared);
   if (d == "avro") return Format::kAvro;
   if (d == "csv") return Format::kCsv;
@@ -34,15 +34,15 @@ Result<Format> DetectFormat(const std::string& declared, const std::string& name
         .Path("format")
         .Hint("one of avro, csv, jsonl, parquet");
   }
-  if (head.size() >= 4 && std::memcmp(head.data(), "Obj\x01", 4) == 0) return Format::kAvro;
-  if (head.size() >= 4 && std::memcmp(head.data(), "PAR1", 4) == 0) return Format::kParquet;
-  std::string lower = ToLower(name);
-  for (const char* gz : {".gz", ".zst"}) {
-    if (EndsWith(lower, gz)) {
-      return Error(codes::kDataFormatError, "compressed text files are not supported")
-          .Value(name)
-          .Hint("decompress it, or use Parquet or Avro, whose blocks are compressed");
-    }
+  if (StartsWith(data, std::string_view("Obj\x01", 4))) return Format::kAvro;
+  if (StartsWith(data, "PAR1")) return Format::kParquet;
+  Compression compression = DetectCompression(name, data);
+  std::string lower = ToLower(StripCompressionExtension(name));
+  std::string head(data.substr(0, 4));
+  if (compression != Compression::kNone) {
+    // Only the first bytes matter: a corrupt stream is reported when the file is read.
+    constexpr size_t kSniffBytes = 64;
+    (void)DecompressHead(compression, data, name, kSniffBytes, &head);
   }
   if (EndsWith(lower, ".avro")) return Format::kAvro;
   if (EndsWith(lower, ".parquet") || EndsWith(lower, ".pq")) return Format::kParquet;
@@ -50,6 +50,7 @@ Result<Format> DetectFormat(const std::string& declared, const std::string& name
   if (EndsWith(lower, ".jsonl") || EndsWith(lower, ".json") || EndsWith(lower, ".ndjson")) {
     return Format::kJsonl;
   }
+  if (StartsWith(head, "\xEF\xBB\xBF")) head.erase(0, 3);  // byte order mark
   if (!head.empty() && head[0] == '{') return Format::kJsonl;
   return Error(codes::kDataFormatError, "cannot tell the format of " + name)
       .Value(name)
@@ -82,6 +83,32 @@ Error FormatError(const std::string& name, int64_t offset, const std::string& wh
   Error e(codes::kDataFormatError, name + ": byte " + std::to_string(offset) + ": " + what);
   e.Value(name);
   return e;
+}
+
+Error TextFormatError(const std::string& name, int64_t offset, bool decompressed,
+                      const std::string& what) {
+  if (!decompressed) return FormatError(name, offset, what);
+  Error e(codes::kDataFormatError,
+          name + ": byte " + std::to_string(offset) + " of the decompressed text: " + what);
+  e.Value(name);
+  return e;
+}
+
+size_t LastLineEnd(std::string_view text, bool quotes) {
+  if (!quotes) {
+    size_t nl = text.rfind('\n');
+    return nl == std::string_view::npos ? 0 : nl + 1;
+  }
+  size_t end = 0;
+  bool in_quotes = false;
+  for (size_t i = 0; i < text.size(); i++) {
+    char c = text[i];
+    if (c == '"')
+      in_quotes = !in_quotes;
+    else if (c == '\n' && !in_quotes)
+      end = i + 1;
+  }
+  return end;
 }
 
 std::vector<size_t> SplitLines(std::string_view text, size_t begin, size_t target, bool quotes) {
@@ -121,6 +148,16 @@ Result<Binding> SelfDescribedReader::Bind(const Plan* plan) {
 Result<std::unique_ptr<FileReader>> OpenReader(Format format, std::shared_ptr<const Blob> blob,
                                                const std::string& name,
                                                const ReadOptions& options) {
+  if (format == Format::kAvro || format == Format::kParquet) {
+    Compression c = DetectCompression(name, blob->data());
+    if (c != Compression::kNone) {
+      return Error(codes::kDataFormatError, name + ": a " + CompressionName(c) + "-compressed " +
+                                                FormatName(format) + " file cannot be read")
+          .Value(name)
+          .Hint(std::string("decompress it: ") + FormatName(format) +
+                " compresses its blocks itself (write it with a codec instead)");
+    }
+  }
   switch (format) {
     case Format::kAvro:
       return OpenAvro(std::move(blob), name);

@@ -25,10 +25,13 @@ namespace rsl::data {
 enum class Format { kAvro, kCsv, kJsonl, kParquet };
 const char* FormatName(Format f);
 
-//! The declared format ("avro", "csv", "jsonl"/"json", "parquet"), or by the name's extension,
-//! or by magic bytes (Obj\x01, PAR1). Nothing fits: DATA_FORMAT_ERROR with a hint.
+//! The declared format ("avro", "csv", "jsonl"/"json", "parquet"), or by magic bytes (Obj\x01,
+//! PAR1), or by the name's extension, or a first '{' (JSON Lines). A compressed file
+//! (data/compressed.h) is told by the name without its compression extension ("a.csv.gz":
+//! CSV) or by its decompressed first bytes. `data` is the file's content (only its first bytes
+//! are looked at). Nothing fits: DATA_FORMAT_ERROR with a hint.
 Result<Format> DetectFormat(const std::string& declared, const std::string& name,
-                            std::string_view head);
+                            std::string_view data);
 
 struct ReadOptions {
   char csv_delimiter = ',';
@@ -82,7 +85,9 @@ class SelfDescribedReader : public FileReader {
   std::vector<int> map_;        //!< writer field -> reader field, after Bind
 };
 
-//! Parses the header/footer. `name` is used in messages (the URI).
+//! Parses the header/footer. `name` is used in messages (the URI). CSV and JSON Lines may be
+//! gzip- or zstd-compressed (data/compressed.h; read streaming, as one chunk); a compressed
+//! Avro or Parquet file is DATA_FORMAT_ERROR (they compress their blocks themselves).
 Result<std::unique_ptr<FileReader>> OpenReader(Format format, std::shared_ptr<const Blob> blob,
                                                const std::string& name,
                                                const ReadOptions& options = {});
@@ -106,6 +111,11 @@ inline constexpr char kOutsideLong[] =
 //! DATA_FORMAT_ERROR "<name>: byte <offset>: <what>".
 Error FormatError(const std::string& name, int64_t offset, const std::string& what);
 
+//! As FormatError, for a place in the decompressed text of a compressed file when
+//! `decompressed`: "<name>: byte <offset> of the decompressed text: <what>".
+Error TextFormatError(const std::string& name, int64_t offset, bool decompressed,
+                      const std::string& what);
+
 //! A primitive type for inferred writer schemas; `nullable` makes it union[null, T].
 schema::TypePtr PrimitiveType(schema::Kind kind, bool nullable = false);
 //! A record type named `name` with the given fields.
@@ -120,5 +130,14 @@ bool ParseBool(std::string_view text, bool* value);
 //! Splits text at line ends into chunks of about `target` bytes (CSV: only at line ends
 //! outside quoted fields, found by quote parity). Returns chunk start offsets plus the end.
 std::vector<size_t> SplitLines(std::string_view text, size_t begin, size_t target, bool quotes);
+
+//! The end (one past the '\n') of the last complete line of `text`, which starts at a record
+//! boundary; with `quotes` (CSV) a line break inside a quoted field does not end a line.
+//! 0 when `text` holds no complete line.
+size_t LastLineEnd(std::string_view text, bool quotes);
+
+//! Bytes of decompressed text a streaming CSV/JSONL reader decodes at a time (plus the rest of
+//! a record that straddles the window's end).
+inline constexpr size_t kTextWindowBytes = 1u << 20;
 
 }  // namespace rsl::data

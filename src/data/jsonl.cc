@@ -3,14 +3,18 @@
 // from a line is null, but a declared field without a default must occur in some record of
 // the file (as a CSV column must be in the header). Values must fit the declared type (a JSON
 // integer fits a double, a string fits a timestamp field when it is an ISO 8601 timestamp,
-// arrays and maps item by item). A UTF-8 byte order mark is skipped.
+// arrays and maps item by item). A UTF-8 byte order mark is skipped. A gzip- or
+// zstd-compressed file is read as one chunk, streaming: windows of decompressed text cut at
+// the last complete line.
 #include <simdjson.h>
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "data/compressed.h"
 #include "data/format.h"
 #include "data/json_value.h"
 
@@ -21,6 +25,8 @@ using schema::Kind;
 
 // Lines sampled to infer the writer schema.
 constexpr int kInferLines = 200;
+// Decompressed bytes read at Open for the sampled lines of a compressed file.
+constexpr size_t kHeadBytes = 256u << 10;
 
 class JsonlReader : public FileReader {
  public:
@@ -28,7 +34,16 @@ class JsonlReader : public FileReader {
       : blob_(std::move(blob)), name_(std::move(name)), opt_(opt) {}
 
   Status Infer() {
+    compression_ = DetectCompression(name_, blob_->data());
     std::string_view text = blob_->data();
+    if (compression_ != Compression::kNone) {
+      auto d = NewDecompressor(compression_, text, name_);
+      while (!d->done() && (head_.size() < kHeadBytes || LastLineEnd(head_, false) == 0)) {
+        RSL_RETURN_IF_ERROR(d->Read(kTextWindowBytes, &head_));
+      }
+      text = head_;
+      if (!d->done()) text = text.substr(0, LastLineEnd(text, false));  // whole lines only
+    }
     if (StartsWith(text, "\xEF\xBB\xBF")) body_ = 3;  // BOM
     simdjson::dom::parser parser;
     struct Seen {
@@ -50,10 +65,9 @@ class JsonlReader : public FileReader {
       lines++;
       simdjson::dom::element doc;
       auto err = parser.parse(line.data(), line.size()).get(doc);
-      if (err)
-        return FormatError(name_, at, std::string("invalid JSON: ") + simdjson::error_message(err));
+      if (err) return Bad(at, std::string("invalid JSON: ") + simdjson::error_message(err));
       simdjson::dom::object obj;
-      if (doc.get_object().get(obj)) return FormatError(name_, at, "line is not a JSON object");
+      if (doc.get_object().get(obj)) return Bad(at, "line is not a JSON object");
       for (auto [key, value] : obj) {
         std::string k(key);
         if (!seen.count(k)) order.push_back(k);
@@ -132,7 +146,11 @@ class JsonlReader : public FileReader {
     }
     for (size_t i = 0; i < plan->fields.size(); i++)
       index_[plan->fields[i].name] = static_cast<int>(i);
-    starts_ = SplitLines(blob_->data(), body_, opt_.text_chunk_bytes, false);
+    if (compression_ != Compression::kNone) {
+      starts_ = {body_, body_};  // one chunk, read streaming
+    } else {
+      starts_ = SplitLines(blob_->data(), body_, opt_.text_chunk_bytes, false);
+    }
     present_.assign(chunks(), std::vector<char>(plan->fields.size(), 0));
     chunk_rows_.assign(chunks(), 0);
     return b;
@@ -156,37 +174,74 @@ class JsonlReader : public FileReader {
   size_t chunks() const override { return starts_.size() - 1; }
 
   Status ReadChunk(size_t chunk, ChunkSink* sink) override {
-    std::string_view text = blob_->data();
-    size_t begin = starts_[chunk], end = starts_[chunk + 1];
+    Lines lines(plan_->fields.size(), chunk);
+    if (compression_ != Compression::kNone) {
+      RSL_RETURN_IF_ERROR(ReadStream(sink, &lines));
+    } else {
+      std::string_view text = blob_->data();
+      size_t begin = starts_[chunk], end = starts_[chunk + 1];
+      RSL_RETURN_IF_ERROR(ReadLines(text.substr(begin, end - begin), begin, sink, &lines));
+    }
+    sink->rows = lines.row;
+    chunk_rows_[chunk] = lines.row;
+    return Status::Ok();
+  }
+
+ private:
+  // The state of one chunk's decoding, carried from one run of lines to the next.
+  struct Lines {
+    Lines(size_t nfields, size_t chunk) : seen_row(nfields, -1), chunk(chunk) {}
+    simdjson::dom::parser parser;
+    std::vector<int64_t> seen_row;  //!< per declared field: the last row that had its key
+    size_t chunk;
+    int64_t row = 0;
+  };
+
+  // The lines of a compressed file, in runs of whole lines after the byte order mark.
+  Status ReadStream(ChunkSink* sink, Lines* lines) {
+    auto d = NewDecompressor(compression_, blob_->data(), name_);
+    return StreamLines(
+        d.get(), body_, /*quotes=*/false, [sink] { return sink->failed(); },
+        [&](std::string_view text, int64_t offset) {
+          return ReadLines(text, offset, sink, lines);
+        });
+  }
+
+  // Decodes the lines of `text`, which lies at byte `offset` of the (decompressed) file.
+  Status ReadLines(std::string_view text, int64_t offset, ChunkSink* sink, Lines* lines) {
     // The padded copy keeps SIMDJSON_PADDING readable bytes after every line, so lines are
     // parsed in place (the DOM parser picks the best SIMD kernel at run time).
-    simdjson::padded_string buf(text.data() + begin, end - begin);
-    simdjson::dom::parser parser;
+    simdjson::padded_string buf(text.data(), text.size());
     const size_t nfields = plan_->fields.size();
-    std::vector<int64_t> seen_row(nfields, -1);
-    int64_t row = 0;
+    std::vector<int64_t>& seen_row = lines->seen_row;
+    int64_t row = lines->row;
     size_t pos = 0;
-    std::string_view all(buf.data(), end - begin);
+    std::string_view all(buf.data(), text.size());
     while (pos < all.size()) {
       size_t nl = all.find('\n', pos);
       if (nl == std::string_view::npos) nl = all.size();
-      size_t line_at = begin + pos;
+      int64_t line_at = offset + static_cast<int64_t>(pos);
       std::string_view line = all.substr(pos, nl - pos);
       pos = nl + 1;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       simdjson::dom::element doc;
-      auto err = parser.parse(line.data(), line.size(), false).get(doc);
-      if (err) return Bad(line_at, err);
+      auto err = lines->parser.parse(line.data(), line.size(), false).get(doc);
+      if (err) {
+        lines->row = row;
+        return Bad(line_at, std::string("invalid JSON line: ") + simdjson::error_message(err));
+      }
       simdjson::dom::object obj;
-      if (doc.get_object().get(obj))
-        return FormatError(name_, line_at, "line is not a JSON object");
+      if (doc.get_object().get(obj)) {
+        lines->row = row;
+        return Bad(line_at, "line is not a JSON object");
+      }
       for (auto [key, value] : obj) {
         auto it = index_.find(key);
         if (it == index_.end()) continue;  // not declared: ignored
         int r = it->second;
         if (seen_row[r] == row) continue;  // duplicate key: first wins
         seen_row[r] = row;
-        present_[chunk][r] = 1;
+        present_[lines->chunk][r] = 1;
         Deliver(sink, r, row, value);
       }
       for (size_t r = 0; r < nfields; r++) {
@@ -195,15 +250,12 @@ class JsonlReader : public FileReader {
       row++;
       if (sink->failed()) break;
     }
-    sink->rows = row;
-    chunk_rows_[chunk] = row;
+    lines->row = row;
     return Status::Ok();
   }
 
- private:
-  Error Bad(size_t at, simdjson::error_code err) {
-    return FormatError(name_, at,
-                       std::string("invalid JSON line: ") + simdjson::error_message(err));
+  Error Bad(int64_t at, const std::string& what) const {
+    return TextFormatError(name_, at, compression_ != Compression::kNone, what);
   }
 
   void Deliver(ChunkSink* sink, int r, int64_t row, simdjson::dom::element v) {
@@ -275,6 +327,8 @@ class JsonlReader : public FileReader {
   std::shared_ptr<const Blob> blob_;
   std::string name_;
   ReadOptions opt_;
+  Compression compression_ = Compression::kNone;
+  std::string head_;  //!< a compressed file's first decompressed bytes (the sampled lines)
   schema::Schema schema_;
   const Plan* plan_ = nullptr;
   std::unordered_map<std::string_view, int> index_;
@@ -288,8 +342,9 @@ class JsonlReader : public FileReader {
 
 Result<std::unique_ptr<FileReader>> OpenJsonl(std::shared_ptr<const Blob> blob,
                                               const std::string& name, const ReadOptions& options) {
-  auto r = std::make_unique<JsonlReader>(std::move(blob), name, options);
-  RSL_RETURN_IF_ERROR(r->Infer());
+  auto r = std::make_unique<JsonlReader>(blob, name, options);
+  RSL_RETURN_IF_ERROR(
+      StreamErrorOr(DetectCompression(name, blob->data()), blob->data(), name, r->Infer()));
   return std::unique_ptr<FileReader>(std::move(r));
 }
 

@@ -2,7 +2,8 @@
 // the row groups; each row group is one chunk, decoded column by column. Columns the declared
 // schema does not name are never decompressed. Supported: data pages v1 and v2, dictionary
 // pages, encodings PLAIN, PLAIN_DICTIONARY/RLE_DICTIONARY, RLE (booleans and levels),
-// DELTA_BINARY_PACKED (ints), BYTE_STREAM_SPLIT (floats); codecs none, snappy, gzip, zstd.
+// DELTA_BINARY_PACKED (ints), BYTE_STREAM_SPLIT (floats); codecs none, snappy, gzip, zstd,
+// LZ4_RAW, LZ4 (Hadoop framing or raw), Brotli.
 // Nested columns (groups, repeated fields) are reported as unsupported.
 #include <algorithm>
 #include <cmath>
@@ -254,8 +255,17 @@ class ParquetReader : public SelfDescribedReader {
             case 2:
               cm.codec = Codec::kGzip;
               break;
+            case 4:
+              cm.codec = Codec::kBrotli;
+              break;
+            case 5:  // LZ4, deprecated: Hadoop's framing or a raw block, by writer
+              cm.codec = Codec::kLz4Hadoop;
+              break;
             case 6:
               cm.codec = Codec::kZstd;
+              break;
+            case 7:
+              cm.codec = Codec::kLz4Raw;
               break;
             default:
               return FormatError(name_, footer_at,
@@ -266,8 +276,12 @@ class ParquetReader : public SelfDescribedReader {
           int64_t dict = md->Int(11, 0), data = md->Int(9, 0);
           cm.start = dict > 0 && dict < data ? dict : data;
           cm.size = md->Int(7);
-          if (cm.start < 4 || cm.size < 0 || cm.start + cm.size > static_cast<int64_t>(footer_at) ||
-              cm.num_values < 0) {
+          // The chunk of an empty row group is never read: some writers leave its data page
+          // offset 0 (e.g. beside column key-value metadata), which is no place in the file.
+          const bool located = (cm.num_values == 0 && rg.rows == 0) ||
+                               (cm.start >= 4 && cm.size >= 0 &&
+                                cm.start + cm.size <= static_cast<int64_t>(footer_at));
+          if (!located || cm.num_values < 0) {
             return FormatError(
                 name_, footer_at,
                 "column chunk " + Quote(columns_[c].name) + " lies outside the file");
@@ -591,7 +605,8 @@ class ParquetReader : public SelfDescribedReader {
         encoding = dh->Int(4, -1);
         int64_t dlen = dh->Int(5, 0), rlen = dh->Int(6, 0);
         bool compressed = dh->Int(7, 1) != 0;
-        if (n < 0 || n > rows - row || dlen < 0 || rlen < 0 || dlen + rlen > csize) {
+        if (n < 0 || n > rows - row || dlen < 0 || rlen < 0 || dlen + rlen > csize ||
+            dlen + rlen > usize) {
           return Corrupt(page_at, c, "bad data page v2 header");
         }
         levels.assign(n, 1);
@@ -601,9 +616,14 @@ class ParquetReader : public SelfDescribedReader {
         }
         std::string_view rest(reinterpret_cast<const char*>(body + rlen + dlen),
                               csize - rlen - dlen);
-        std::string e =
-            Decompress(compressed ? cm.codec : Codec::kNone, rest, usize - rlen - dlen, &page_buf);
-        if (!e.empty()) return Corrupt(page_at, c, e);
+        const int64_t values_size = usize - rlen - dlen;
+        if (values_size == 0 && rest.empty()) {
+          page_buf.clear();  // no values (all null, or none): nothing was compressed
+        } else {
+          std::string e =
+              Decompress(compressed ? cm.codec : Codec::kNone, rest, values_size, &page_buf);
+          if (!e.empty()) return Corrupt(page_at, c, e);
+        }
         p = reinterpret_cast<const uint8_t*>(page_buf.data());
         pend = p + page_buf.size();
       }

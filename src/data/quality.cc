@@ -225,7 +225,7 @@ class Validator {
       }
       f.blob = *blob;
       if (f.blob->data().empty()) return;  // no records; see NoRecords()
-      auto format = DetectFormat(input_->format, f.info.uri, f.blob->data().substr(0, 4));
+      auto format = DetectFormat(input_->format, f.info.uri, f.blob->data());
       if (!format.ok()) {
         errs[i] = format.status();
         stop = true;
@@ -251,8 +251,7 @@ class Validator {
       }
     }
     if (report_.format.empty() && !files_.empty()) {
-      auto f =
-          DetectFormat(input_->format, files_[0].info.uri, files_[0].blob->data().substr(0, 4));
+      auto f = DetectFormat(input_->format, files_[0].info.uri, files_[0].blob->data());
       if (f.ok()) report_.format = FormatName(*f);
     }
     const FileWork* first = nullptr;
@@ -470,6 +469,11 @@ class Validator {
     DataDescriptor& d = report_.descriptor;
     d.uri = input_->uri;
     d.schema = reader_schema_.ToJson();
+    d.schema_fingerprint = "sha256:" + Sha256Hex(d.schema);
+    d.format = report_.format;
+    d.files = report_.files;
+    d.rows = report_.rows;
+    d.bytes = report_.bytes;
     if (!opt_.checksum) return;
     Sha256 h;
     for (const auto& f : files_) {
@@ -677,7 +681,15 @@ class Validator {
 }  // namespace
 
 nlohmann::json DataDescriptor::ToJson() const {
-  return {{"uri", uri}, {"schema", schema}, {"version", version}, {"checksum", checksum}};
+  return {{"uri", uri},
+          {"schema", schema},
+          {"version", version},
+          {"checksum", checksum},
+          {"schemaFingerprint", schema_fingerprint},
+          {"format", format},
+          {"files", files},
+          {"rows", rows},
+          {"bytes", bytes}};
 }
 
 nlohmann::json ValidationReport::ToJson() const {
@@ -754,7 +766,7 @@ Result<schema::Schema> InferSchema(const std::string& uri, const std::string& fo
   const ObjectInfo& first = files->front();
   auto blob = (*storage)->ReadAll(first.uri);
   if (!blob.ok()) return blob.error();
-  auto f = DetectFormat(format, first.uri, (*blob)->data().substr(0, 4));
+  auto f = DetectFormat(format, first.uri, (*blob)->data());
   if (!f.ok()) return f.error();
   auto reader = OpenReader(*f, *blob, first.uri);
   if (!reader.ok()) return reader.error();

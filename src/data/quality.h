@@ -41,14 +41,21 @@ struct ValidateOptions {
   ReadOptions read;
 };
 
-//! {uri, schema, version, checksum}: how every data set that crosses the system is named.
+//! {uri, schema, version, checksum, schemaFingerprint, format, files, rows, bytes}: how every
+//! data set that crosses the system is named (lineage, model provenance).
 //! checksum: "sha256:<hex>" over "<relative path> <size> <sha256 of the file>\n" lines in
-//! path order; version: the first 16 hex digits of sha256(schema JSON + checksum).
+//! path order; version: the first 16 hex digits of sha256(schema JSON + checksum);
+//! schemaFingerprint: "sha256:<hex>" of the schema JSON.
 struct DataDescriptor {
   std::string uri;
   std::string schema;  //!< Avro JSON
   std::string version;
   std::string checksum;
+  std::string schema_fingerprint;
+  std::string format;
+  int64_t files = 0;
+  int64_t rows = 0;
+  int64_t bytes = 0;  //!< the files' total size as stored (compressed files: compressed)
   nlohmann::json ToJson() const;
 };
 

@@ -52,7 +52,7 @@ Result<std::vector<DatasetInfo>> ScanDatasets(const std::string& uri, Catalog* c
     if (!blob.ok()) {
       d.error = blob.error().message;
     } else {
-      auto format = DetectFormat("", file, (*blob)->data().substr(0, 4));
+      auto format = DetectFormat("", file, (*blob)->data());
       if (!format.ok()) {
         d.error = format.error().message;
       } else {

@@ -1,11 +1,13 @@
-// Helpers for the data layer's tests: the shared temporary directory (base/test_util.h) and
-// DataInput builders.
+// Helpers for the data layer's tests: the shared temporary directory (base/test_util.h),
+// DataInput builders and DuckDB (npm, tests/node_modules) as the independent peer.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/file.h"
@@ -28,5 +30,22 @@ inline spec::DataInput Input(const std::string& uri, const std::string& schema_t
   }
   return in;
 }
+
+#ifdef RSL_SOURCE_DIR
+//! The rows DuckDB answers to `sql` (tests/data/write_parquet.mjs), as JSON objects; null when
+//! DuckDB fails. Integers wider than 32 bits come back as strings: cast them in the query.
+inline nlohmann::json DuckRows(const std::string& sql) {
+  std::string cmd = "node " RSL_SOURCE_DIR "/tests/data/write_parquet.mjs sql \"" + sql + "\"";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return nullptr;
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  if (pclose(p) != 0) return nullptr;
+  auto j = nlohmann::json::parse(out, nullptr, false);
+  return j.is_array() ? j : nlohmann::json();
+}
+#endif
 
 }  // namespace rsl::data::testing

@@ -153,6 +153,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
   r->run.admission_report_json = m.report_json;
   b->runs.push_back(r->run);
   AddEvent(b, run.id, "", spec::EventReason::kAdmitted, m.message, false);
+  r->info.input_descriptors_json = m.descriptors;
   for (const auto& d : m.descriptors) {
     auto j = nlohmann::json::parse(d, nullptr, false);
     std::string uri = j.is_object() ? j.value("uri", "") : "";
@@ -194,6 +195,14 @@ Status Engine::Impl::Recover() {
     }
     auto r = NewRunState(*w, *v, run, opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
+    // The input descriptors admission reported live on as the run's input lineage edges.
+    auto lineage = store_->ListLineage(run.id);
+    if (!lineage.ok()) return lineage.status();
+    for (const auto& e : *lineage) {
+      if (e.relation == "input" && !e.from_json.empty()) {
+        r->info.input_descriptors_json.push_back(e.from_json);
+      }
+    }
     auto steps = store_->ListSteps(run.id);
     if (!steps.ok()) return steps.status();
     for (const auto& s : *steps) {

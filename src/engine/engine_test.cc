@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "base/codes.h"
@@ -574,6 +576,54 @@ TEST(EngineTest, RecoverAdoptsRunningAttemptsAndFinishesTheRun) {
   EXPECT_TRUE(Has(f.Reasons(run->id), "run:Recovered"));
   auto steps = *f.store->ListSteps(run->id);
   EXPECT_EQ(steps[0].attempts, 1);  // adopted, not run again
+}
+
+// The input descriptors admission reports reach the step hooks (the model layer puts them in
+// its provenance), also for a run the engine recovered after a crash.
+class DescriptorAdmission : public AdmissionCheck {
+ public:
+  std::string name() const override { return "data"; }
+  Status Check(const RunInfo&, AdmissionReport* report) override {
+    report->input_descriptors_json.push_back(R"({"uri":"hdfs://ns1/in","rows":3,"bytes":17})");
+    return Status::Ok();
+  }
+};
+
+class DescriptorHook : public StepHook {
+ public:
+  std::string name() const override { return "descriptors"; }
+  Status AfterStep(const RunInfo& run, const spec::Step& step, const StepOutcome&) override {
+    std::lock_guard<std::mutex> lock(mu);
+    seen[step.name] = run.input_descriptors_json;
+    return Status::Ok();
+  }
+  std::mutex mu;
+  std::map<std::string, std::vector<std::string>> seen;
+};
+
+TEST(EngineTest, StepHooksGetTheAdmittedInputDescriptors) {
+  Fixture f("descriptors");
+  auto hook = std::make_shared<DescriptorHook>();
+  f.hooks.admission.push_back(std::make_shared<DescriptorAdmission>());
+  f.hooks.steps.push_back(hook);
+  f.Restart();
+  auto id = f.engine->Submit(
+      Parse(Header("descriptors") + "  pipeline:\n    - {name: a, command: [a]}\n"
+                                    "    - {name: b, command: [b], dependsOn: [a]}\n"),
+      "alice");
+  auto a = f.backend.WaitLaunch(1);
+  f.backend.Succeed(a.attempt_id);
+  auto b = f.backend.WaitLaunch(2);
+  f.engine->Stop();  // the "crash" while b runs
+  f.Restart();
+  ASSERT_TRUE(f.engine->Recover().ok());
+  ASSERT_TRUE(f.backend.WaitAdopted(1));
+  f.backend.Succeed(b.attempt_id);
+  ASSERT_EQ(f.engine->Wait(*id, 5000)->phase, spec::RunPhase::kSucceeded);
+  std::lock_guard<std::mutex> lock(hook->mu);
+  const std::vector<std::string> want = {R"({"uri":"hdfs://ns1/in","rows":3,"bytes":17})"};
+  EXPECT_EQ(hook->seen["a"], want);
+  EXPECT_EQ(hook->seen["b"], want);  // after recovery: from the run's input lineage
 }
 
 TEST(EngineTest, LostAttemptIsRescheduledWithoutSpendingARetry) {

@@ -24,6 +24,9 @@ struct RunInfo {
   std::string state_dir;  //!< the controller's / `seedctl run`'s state directory
   std::string run_dir;    //!< <state_dir>/runs/<run_id>
   const spec::Workload* workload = nullptr;
+  //! The DataDescriptors admission reported (JSON objects {uri, rows, digest or snapshot,
+  //! schemaFingerprint, ...}): set for step hooks, also after the engine recovered the run.
+  std::vector<std::string> input_descriptors_json{};
 };
 
 //! What an admission check reports besides pass/fail; stored with the run and shown by

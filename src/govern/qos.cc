@@ -19,15 +19,20 @@ constexpr char kNodeCriticalPriorityClass[] = "system-node-critical";
 
 bool IsQosResource(const std::string& name) { return name == "cpu" || name == "memory"; }
 
-// Reads requests/limits of one container (keyed by resource name), defaulting requests from
-// limits as the API server does.
-Status ReadContainer(const json& c, const std::string& path, ContainerQos* out) {
-  out->name = c.value("name", "");
+// What spec.resources may name (IsSupportedPodLevelResource).
+bool IsPodLevelResource(const std::string& name) {
+  return IsQosResource(name) || StartsWith(name, "hugepages-");
+}
+
+// Reads `obj.resources.requests/limits` (keyed by resource name); `path` is obj's.
+Status ReadResources(const json& obj, const std::string& path,
+                     std::map<std::string, long double>* requests,
+                     std::map<std::string, long double>* limits) {
   const json* res =
-      c.contains("resources") && c["resources"].is_object() ? &c["resources"] : nullptr;
+      obj.contains("resources") && obj["resources"].is_object() ? &obj["resources"] : nullptr;
   for (const char* which : {"requests", "limits"}) {
     if (!res || !res->contains(which) || !(*res)[which].is_object()) continue;
-    auto& dst = std::string(which) == "requests" ? out->requests : out->limits;
+    auto& dst = std::string(which) == "requests" ? *requests : *limits;
     for (const auto& [name, q] : (*res)[which].items()) {
       Result<long double> v = ParseQuantity(q);
       if (!v.ok()) {
@@ -37,6 +42,14 @@ Status ReadContainer(const json& c, const std::string& path, ContainerQos* out) 
       dst[name] = *v;
     }
   }
+  return Status::Ok();
+}
+
+// Reads requests/limits of one container, defaulting requests from limits as the API server
+// does.
+Status ReadContainer(const json& c, const std::string& path, ContainerQos* out) {
+  out->name = c.value("name", "");
+  RSL_RETURN_IF_ERROR(ReadResources(c, path, &out->requests, &out->limits));
   for (const auto& [name, v] : out->limits) {
     if (!out->requests.count(name)) out->requests[name] = v;
   }
@@ -59,24 +72,49 @@ Status ReadContainers(const json& pod_spec, std::vector<ContainerQos>* out) {
   return Status::Ok();
 }
 
-// ComputePodQOS over already-read containers.
-std::string QosOf(const std::vector<ContainerQos>& containers) {
-  std::map<std::string, long double> requests, limits;
-  bool guaranteed = true;
-  for (const auto& c : containers) {
-    for (const auto& [name, q] : c.requests) {
-      if (IsQosResource(name) && q > 0) requests[name] += q;
-    }
-    bool has_cpu = false, has_mem = false;
-    for (const auto& [name, q] : c.limits) {
-      if (IsQosResource(name) && q > 0) {
-        limits[name] += q;
-        has_cpu = has_cpu || name == "cpu";
-        has_mem = has_mem || name == "memory";
-      }
-    }
-    if (!has_cpu || !has_mem) guaranteed = false;
+// The pod's request of one resource from its containers (AggregateContainerRequests, the
+// sidecar formula): regular containers and sidecars run together; a plain init container
+// runs alone beside the sidecars started before it. *any: some container requests it.
+long double AggregateRequest(const std::vector<ContainerQos>& cs, const std::string& name,
+                             bool* any = nullptr) {
+  long double regular = 0, sidecars = 0, init_peak = 0;
+  if (any) *any = false;
+  for (const auto& c : cs) {
+    auto it = c.requests.find(name);
+    long double q = it == c.requests.end() ? 0 : it->second;
+    if (any && it != c.requests.end()) *any = true;
+    if (c.sidecar)
+      sidecars += q;
+    else if (c.init)
+      init_peak = std::max(init_peak, q + sidecars);
+    else
+      regular += q;
   }
+  return std::max(regular + sidecars, init_peak);
+}
+
+// Reads spec.resources and defaults its requests as the API server does: a resource with a
+// pod-level limit but no pod-level request gets the containers' aggregated request when some
+// container sets one, else the limit.
+Status ReadPodLevel(const json& pod_spec, const std::vector<ContainerQos>& cs,
+                    PodLevelResources* out) {
+  RSL_RETURN_IF_ERROR(ReadResources(pod_spec, "spec", &out->requests, &out->limits));
+  for (const auto* m : {&out->requests, &out->limits}) {
+    for (const auto& [name, q] : *m) out->set = out->set || IsPodLevelResource(name);
+  }
+  for (const auto& [name, limit] : out->limits) {
+    if (!IsPodLevelResource(name) || out->requests.count(name)) continue;
+    bool any = false;
+    long double aggregated = AggregateRequest(cs, name, &any);
+    out->requests[name] = any ? aggregated : limit;
+  }
+  return Status::Ok();
+}
+
+// The end of ComputePodQOS: summed cpu/memory requests and limits (positive ones only), and
+// whether every contributor had both a cpu and a memory limit.
+std::string ClassOf(const std::map<std::string, long double>& requests,
+                    const std::map<std::string, long double>& limits, bool guaranteed) {
   if (requests.empty() && limits.empty()) return "BestEffort";
   if (guaranteed) {
     for (const auto& [name, req] : requests) {
@@ -91,10 +129,91 @@ std::string QosOf(const std::vector<ContainerQos>& containers) {
   return "Burstable";
 }
 
+// Adds the positive cpu/memory quantities of `from` to `to`; true when both cpu and memory
+// were among them.
+bool AddQosQuantities(const std::map<std::string, long double>& from,
+                      std::map<std::string, long double>* to) {
+  bool has_cpu = false, has_mem = false;
+  for (const auto& [name, q] : from) {
+    if (!IsQosResource(name) || q <= 0) continue;
+    (*to)[name] += q;
+    has_cpu = has_cpu || name == "cpu";
+    has_mem = has_mem || name == "memory";
+  }
+  return has_cpu && has_mem;
+}
+
+// ComputePodQOS over already-read containers and pod-level resources: the pod-level ones alone
+// decide when set.
+std::string QosOf(const std::vector<ContainerQos>& containers, const PodLevelResources& pod) {
+  std::map<std::string, long double> requests, limits;
+  if (pod.set) {
+    AddQosQuantities(pod.requests, &requests);
+    return ClassOf(requests, limits, AddQosQuantities(pod.limits, &limits));
+  }
+  bool guaranteed = true;
+  for (const auto& c : containers) {
+    AddQosQuantities(c.requests, &requests);
+    if (!AddQosQuantities(c.limits, &limits)) guaranteed = false;
+  }
+  return ClassOf(requests, limits, guaranteed);
+}
+
 std::string Fmt(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
+}
+
+// The cgroup v2 memory.max / cpu.max the kubelet sets for these limits.
+std::string MemoryMax(const std::map<std::string, long double>& limits) {
+  auto it = limits.find("memory");
+  return it != limits.end() && it->second > 0 ? Fmt("%.0f", static_cast<double>(it->second))
+                                              : "max";
+}
+std::string CpuMax(const std::map<std::string, long double>& limits) {
+  auto it = limits.find("cpu");
+  return it != limits.end() && it->second > 0
+             ? Fmt("%.0f", static_cast<double>(std::llround(it->second * kCfsPeriodUs))) + " " +
+                   std::to_string(kCfsPeriodUs)
+             : "max " + std::to_string(kCfsPeriodUs);
+}
+
+long double MemoryOf(const std::map<std::string, long double>& m) {
+  auto it = m.find("memory");
+  return it == m.end() ? 0 : it->second;
+}
+
+// The oom_score_adj of every container (GetContainerOOMScoreAdjust): a Burstable container's
+// memory request plus its share of the pod-level memory request no container claims; a
+// sidecar no higher than the regular container with the smallest request.
+void SetOomScoreAdj(const std::string& qos_class, bool critical, const PodLevelResources& pod,
+                    long double node_memory, std::vector<ContainerQos>* cs) {
+  int64_t share = 0;
+  const long double pod_memory = MemoryOf(pod.requests);
+  bool pod_requests = false;
+  for (const auto& [name, q] : pod.requests)
+    pod_requests = pod_requests || IsPodLevelResource(name);
+  if (pod_requests && pod_memory > 0 && !cs->empty()) {
+    int64_t rest =
+        static_cast<int64_t>(pod_memory) - static_cast<int64_t>(AggregateRequest(*cs, "memory"));
+    share = rest / static_cast<int64_t>(cs->size());
+  }
+  bool any_regular = false;
+  long double min_regular = 0;
+  for (const auto& c : *cs) {
+    if (c.init) continue;
+    long double m = MemoryOf(c.requests);
+    min_regular = any_regular ? std::min(min_regular, m) : m;
+    any_regular = true;
+  }
+  for (auto& c : *cs) {
+    c.oom_score_adj = OomScoreAdj(qos_class, critical, MemoryOf(c.requests) + share, node_memory);
+    if (c.sidecar && any_regular) {
+      c.oom_score_adj = std::min(
+          c.oom_score_adj, OomScoreAdj(qos_class, critical, min_regular + share, node_memory));
+    }
+  }
 }
 
 long double Sum(const std::vector<ContainerQos>& cs, bool limits, const std::string& name,
@@ -223,7 +342,9 @@ std::vector<RuleInfo> QosRules() {
 Result<std::string> ComputeQosClass(const json& pod_spec) {
   std::vector<ContainerQos> cs;
   RSL_RETURN_IF_ERROR(ReadContainers(pod_spec, &cs));
-  return QosOf(cs);
+  PodLevelResources pod;
+  RSL_RETURN_IF_ERROR(ReadPodLevel(pod_spec, cs, &pod));
+  return QosOf(cs, pod);
 }
 
 int OomScoreAdj(const std::string& qos_class, bool node_critical, long double memory_request,
@@ -264,6 +385,16 @@ json QosResult::ToJson() const {
             {"containers", cs},
             {"findings", findings}};
   if (!annotation_cgroup.empty()) j["annotationCgroup"] = annotation_cgroup;
+  if (pod.set) {
+    json req = json::object(), lim = json::object();
+    for (const auto& [k, v] : pod.requests) req[k] = static_cast<double>(v);
+    for (const auto& [k, v] : pod.limits) lim[k] = static_cast<double>(v);
+    j["podResources"] = {{"requests", req},
+                         {"limits", lim},
+                         {"memoryMax", MemoryMax(pod.limits)},
+                         {"cpuMax", CpuMax(pod.limits)}};
+  }
+  j["evictionMemoryRequest"] = static_cast<double>(eviction_memory_request);
   return j;
 }
 
@@ -280,12 +411,13 @@ std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects, const Q
       r.findings.push_back(id);
     };
     Status st = ReadContainers(*spec, &r.containers);
+    if (st.ok()) st = ReadPodLevel(*spec, r.containers, &r.pod);
     if (!st.ok()) {
       add("QOS005", Severity::kError, st.error().path + ": " + st.error().message, st.error().hint);
       results.push_back(std::move(r));
       continue;
     }
-    r.computed_class = QosOf(r.containers);
+    r.computed_class = QosOf(r.containers, r.pod);
     r.qos_class = r.computed_class;
     if (o.obj.contains("status") && o.obj["status"].is_object() &&
         o.obj["status"].contains("qosClass") && o.obj["status"]["qosClass"].is_string()) {
@@ -298,34 +430,36 @@ std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects, const Q
       }
     }
     bool critical = spec->value("priorityClassName", "") == kNodeCriticalPriorityClass;
-    for (auto& c : r.containers) {
-      long double mem_req = c.requests.count("memory") ? c.requests["memory"] : 0;
-      c.oom_score_adj = OomScoreAdj(r.qos_class, critical, mem_req, options.node_memory_bytes);
-      c.memory_max = c.limits.count("memory") && c.limits["memory"] > 0
-                         ? Fmt("%.0f", static_cast<double>(c.limits["memory"]))
-                         : "max";
-      c.cpu_max =
-          c.limits.count("cpu") && c.limits["cpu"] > 0
-              ? Fmt("%.0f", static_cast<double>(std::llround(c.limits["cpu"] * kCfsPeriodUs))) +
-                    " " + std::to_string(kCfsPeriodUs)
-              : "max " + std::to_string(kCfsPeriodUs);
+    SetOomScoreAdj(r.qos_class, critical, r.pod, options.node_memory_bytes, &r.containers);
+    r.eviction_memory_request = r.pod.requests.count("memory")
+                                    ? r.pod.requests.at("memory")
+                                    : AggregateRequest(r.containers, "memory");
+    // Limits far above requests: per container, and for the pod as a whole.
+    auto check_ratios = [&](const std::string& who, const std::map<std::string, long double>& req,
+                            const std::map<std::string, long double>& lim) {
       for (const char* res : {"memory", "cpu"}) {
-        if (!c.requests.count(res) || !c.limits.count(res) || c.requests[res] <= 0) continue;
-        double ratio = static_cast<double>(c.limits[res] / c.requests[res]);
+        if (!req.count(res) || !lim.count(res) || req.at(res) <= 0) continue;
+        double ratio = static_cast<double>(lim.at(res) / req.at(res));
         if (ratio <= options.ratio_threshold) continue;
         bool mem = std::string(res) == "memory";
-        std::string req = mem ? FormatMemory(c.requests[res]) : FormatCpu(c.requests[res]);
-        std::string lim = mem ? FormatMemory(c.limits[res]) : FormatCpu(c.limits[res]);
         add(mem ? "QOS001" : "QOS002", Severity::kWarning,
-            "container " + Quote(c.name) + ": " + res + " limit " + lim + " is " +
-                Fmt("%.1f", ratio) + "x the request " + req + " (threshold " +
+            who + ": " + res + " limit " +
+                (mem ? FormatMemory(lim.at(res)) : FormatCpu(lim.at(res))) + " is " +
+                Fmt("%.1f", ratio) + "x the request " +
+                (mem ? FormatMemory(req.at(res)) : FormatCpu(req.at(res))) + " (threshold " +
                 Fmt("%.1f", options.ratio_threshold) + "x)" +
                 (mem ? "; dense packing and early OOM kill/eviction under memory pressure" : ""),
             "raise the " + std::string(res) +
                 " request towards the limit (requests == limits "
                 "gives Guaranteed)");
       }
+    };
+    for (auto& c : r.containers) {
+      c.memory_max = MemoryMax(c.limits);
+      c.cpu_max = CpuMax(c.limits);
+      check_ratios("container " + Quote(c.name), c.requests, c.limits);
     }
+    if (r.pod.set) check_ratios("pod-level resources", r.pod.requests, r.pod.limits);
     if (r.qos_class == "BestEffort") {
       add("QOS003", Severity::kWarning,
           "BestEffort: no requests or limits, evicted first under node pressure "

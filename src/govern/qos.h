@@ -1,11 +1,17 @@
 // `seedctl k8s qos`: the QoS class of every Pod-bearing object exactly as Kubernetes computes
 // it (pkg/apis/core/v1/helper/qos ComputePodQOS, after the API server's defaulting of
 // requests from limits), the oom_score_adj the kubelet assigns (pkg/kubelet/qos/policy.go
-// GetContainerOOMScoreAdjust), eviction risk from requests far below limits, and the seed's
-// `seedance.qos/*` annotations explained as the cgroup v2 knobs they imply.
+// GetContainerOOMScoreAdjust, with the sidecar rule of 1.31+), eviction risk from requests far
+// below limits, and the seed's `seedance.qos/*` annotations explained as the cgroup v2 knobs
+// they imply.
 //
-// Not modelled: pod-level resources (the PodLevelResources feature, alpha in 1.32) and the
-// sidecar-specific oom_score_adj adjustment of 1.31+; both are documented in docs/govern.md.
+// Pod-level resources (`spec.resources`, the PodLevelResources feature, beta and on by default
+// since 1.34) are modelled as the feature defines them: when the pod names cpu, memory or hugepages
+// there, its class comes from the pod-level requests and limits alone; pod-level requests are
+// defaulted from pod-level limits (to the containers' aggregated requests where they set one);
+// the pod memory request the containers do not claim is shared equally among them for
+// oom_score_adj; and the kubelet's eviction ranking compares usage with the pod-level memory
+// request.
 #pragma once
 
 #include <map>
@@ -45,8 +51,19 @@ struct ContainerQos {
   std::string cpu_max;     //!< cgroup v2 cpu.max ("max 100000" if no limit)
 };
 
+//! A pod's `spec.resources`, after defaulting.
+struct PodLevelResources {
+  bool set = false;  //!< names cpu, memory or hugepages-* (requests or limits)
+  std::map<std::string, long double> requests;
+  std::map<std::string, long double> limits;
+};
+
 struct QosResult {
   ObjectRef object;
+  PodLevelResources pod;  //!< pod-level resources, when set
+  //! The memory request the kubelet's eviction manager ranks the pod by (usage above it
+  //! first): the pod-level request when set, else the containers' aggregated requests.
+  long double eviction_memory_request = 0;
   std::string qos_class;       //!< Guaranteed | Burstable | BestEffort
   std::string computed_class;  //!< from the spec, even when status.qosClass is present
   bool from_status = false;
@@ -58,8 +75,8 @@ struct QosResult {
 };
 
 //! Pure: the QoS class of a Pod spec as ComputePodQOS computes it. Requests are defaulted
-//! from limits per container first (the API server's SetDefaults_Pod). Errors: an invalid
-//! quantity (INVALID_ARGUMENT with the field path).
+//! from limits per container, and pod-level ones as the feature says, first (the API server's
+//! SetDefaults_Pod). Errors: an invalid quantity (INVALID_ARGUMENT with the field path).
 Result<std::string> ComputeQosClass(const nlohmann::json& pod_spec);
 
 //! The kubelet's oom_score_adj for one container of a pod of class `qos_class`.

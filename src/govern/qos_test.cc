@@ -84,6 +84,187 @@ TEST(QosClass, KubernetesCases) {
   }
 }
 
+// getResourceList of the upstream test: "" leaves the resource out.
+json Res(const std::string& cpu, const std::string& memory) {
+  json r = json::object();
+  if (!cpu.empty()) r["cpu"] = cpu;
+  if (!memory.empty()) r["memory"] = memory;
+  return r;
+}
+
+// Kubernetes' own TestComputePodQOS table (pkg/apis/core/v1/helper/qos/qos_test.go), case by
+// case and in its order, with the PodLevelResources feature on where the case turns it on.
+TEST(QosClass, UpstreamComputePodQosTable) {
+  struct Case {
+    const char* name;
+    json spec;
+    const char* want;
+  };
+  auto pod = [](json containers, json init = nullptr, json pod_resources = nullptr) {
+    json spec = {{"containers", containers}};
+    if (!init.is_null()) spec["initContainers"] = init;
+    if (!pod_resources.is_null()) spec["resources"] = pod_resources;
+    return spec;
+  };
+  auto con = [](const char* name, json req, json lim) {
+    return json{{"name", name}, {"resources", {{"requests", req}, {"limits", lim}}}};
+  };
+  auto rr = [](json req, json lim) { return json{{"requests", req}, {"limits", lim}}; };
+  json hugepages = Res("0", "0");
+  hugepages["hugepages-2Mi"] = "1Gi";
+  const Case cases[] = {
+      {"guaranteed", pod({con("guaranteed", Res("100m", "100Mi"), Res("100m", "100Mi"))}),
+       "Guaranteed"},
+      {"guaranteed-guaranteed",
+       pod({con("guaranteed", Res("100m", "100Mi"), Res("100m", "100Mi")),
+            con("guaranteed", Res("100m", "100Mi"), Res("100m", "100Mi"))}),
+       "Guaranteed"},
+      {"best-effort-best-effort",
+       pod({con("best-effort", Res("", ""), Res("", "")),
+            con("best-effort", Res("", ""), Res("", ""))}),
+       "BestEffort"},
+      {"best-effort", pod({con("best-effort", Res("", ""), Res("", ""))}), "BestEffort"},
+      {"best-effort-burstable",
+       pod({con("best-effort", Res("", ""), Res("", "")),
+            con("burstable", Res("1", ""), Res("2", ""))}),
+       "Burstable"},
+      {"best-effort-guaranteed",
+       pod({con("best-effort", Res("", ""), Res("", "")),
+            con("guaranteed", Res("10m", "100Mi"), Res("10m", "100Mi"))}),
+       "Burstable"},
+      {"burstable-cpu-guaranteed-memory",
+       pod({con("burstable", Res("", "100Mi"), Res("", "100Mi"))}), "Burstable"},
+      {"burstable-no-limits", pod({con("burstable", Res("100m", "100Mi"), Res("", ""))}),
+       "Burstable"},
+      {"burstable-guaranteed",
+       pod({con("burstable", Res("1", "100Mi"), Res("2", "100Mi")),
+            con("guaranteed", Res("100m", "100Mi"), Res("100m", "100Mi"))}),
+       "Burstable"},
+      {"burstable-unbounded-but-requests-match-limits",
+       pod({con("burstable", Res("100m", "100Mi"), Res("200m", "200Mi")),
+            con("burstable-unbounded", Res("100m", "100Mi"), Res("", ""))}),
+       "Burstable"},
+      {"burstable-1", pod({con("burstable", Res("10m", "100Mi"), Res("100m", "200Mi"))}),
+       "Burstable"},
+      {"burstable-2", pod({con("burstable", Res("0", "0"), Res("100m", "200Mi"))}), "Burstable"},
+      {"best-effort-hugepages", pod({con("best-effort", hugepages, hugepages)}), "BestEffort"},
+      {"init-container",
+       pod({con("best-effort", Res("", ""), Res("", ""))},
+           {con("burstable", Res("10m", "100Mi"), Res("100m", "200Mi"))}),
+       "Burstable"},
+      {"guaranteed-with-pod-level-resources",
+       pod({con("best-effort", Res("", ""), Res("", ""))}, nullptr,
+           rr(Res("10m", "100Mi"), Res("10m", "100Mi"))),
+       "Guaranteed"},
+      {"guaranteed-with-pod-and-container-level-resources",
+       pod({con("burstable", Res("3m", "10Mi"), Res("5m", "20Mi"))}, nullptr,
+           rr(Res("10m", "100Mi"), Res("10m", "100Mi"))),
+       "Guaranteed"},
+      {"burstable-with-pod-level-resources",
+       pod({con("best-effort", Res("", ""), Res("", ""))}, nullptr,
+           rr(Res("10m", "10Mi"), Res("20m", "50Mi"))),
+       "Burstable"},
+      {"burstable-with-pod-and-container-level-resources",
+       pod({con("burstable", Res("5m", "10Mi"), Res("5m", "10Mi"))}, nullptr,
+           rr(Res("10m", "10Mi"), Res("20m", "50Mi"))),
+       "Burstable"},
+      {"burstable-with-pod-and-container-level-requests",
+       pod({con("burstable", Res("5m", "10Mi"), Res("", ""))}, nullptr,
+           rr(Res("10m", "10Mi"), Res("", ""))),
+       "Burstable"},
+      {"burstable-with-pod-and-container-level-resources-2",
+       pod({con("burstable", Res("5m", "10Mi"), Res("", "")),
+            con("guaranteed", Res("5m", "10Mi"), Res("5m", "10Mi"))},
+           nullptr, rr(Res("10m", "10Mi"), Res("5m", ""))),
+       "Burstable"},
+  };
+  for (const auto& c : cases) {
+    Result<std::string> got = ComputeQosClass(c.spec);
+    ASSERT_TRUE(got.ok()) << c.name << ": " << got.error().ToString();
+    EXPECT_EQ(*got, c.want) << c.name;
+  }
+}
+
+// Pod-level requests are defaulted from pod-level limits as the API server does: to the
+// containers' aggregated request where some container sets one, else to the limit.
+TEST(QosClass, PodLevelRequestsDefaultFromLimits) {
+  json limits_only = {{"containers", {Container("a", nullptr, nullptr)}},
+                      {"resources", {{"limits", Res("1", "1Gi")}}}};
+  EXPECT_EQ(*ComputeQosClass(limits_only), "Guaranteed");
+  json with_requests = {{"containers", {Container("a", Res("500m", "256Mi"), nullptr)}},
+                        {"resources", {{"limits", Res("1", "1Gi")}}}};
+  EXPECT_EQ(*ComputeQosClass(with_requests), "Burstable");
+  // Only resources the feature knows make spec.resources count.
+  json gpu_only = {{"containers", {Container("a", Res("1", "1Gi"), Res("1", "1Gi"))}},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", 1}}}}}};
+  EXPECT_EQ(*ComputeQosClass(gpu_only), "Guaranteed");
+  json bad = {{"containers", {Container("a", nullptr, nullptr)}},
+              {"resources", {{"requests", {{"memory", "lots"}}}}}};
+  auto err = ComputeQosClass(bad);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().path, "spec.resources.requests.memory");
+}
+
+// oom_score_adj with pod-level resources (KEP-2837): the pod memory request no container
+// claims is shared equally among all containers; a sidecar is never above the regular
+// container with the smallest request. The eviction manager ranks by the pod-level request.
+TEST(QosAudit, PodLevelOomScoreAdjAndEviction) {
+  const char* yaml = R"(kind: Pod
+metadata: {name: p}
+spec:
+  resources:
+    requests: {cpu: "1", memory: 2Gi}
+    limits: {cpu: "2", memory: 4Gi}
+  initContainers:
+  - name: side
+    restartPolicy: Always
+  containers:
+  - name: a
+    resources: {requests: {memory: 512Mi}}
+  - name: b
+    resources: {requests: {memory: 256Mi}}
+)";
+  auto objs = ParseObjects(yaml, "p.yaml");
+  ASSERT_TRUE(objs.ok()) << objs.error().ToString();
+  Report report("k8s qos", QosRules());
+  auto res = AnalyzeQos(*objs, QosOptions{}, &report);
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_EQ(res[0].qos_class, "Burstable");
+  ASSERT_EQ(res[0].containers.size(), 3u);
+  // Unclaimed: 2Gi - 768Mi = 1280Mi, 447392426 bytes for each of 3 containers. Node 8Gi:
+  // a: 1000 - 1000*(512Mi + share)/8Gi = 886; b: 1000 - 1000*(256Mi + share)/8Gi = 917;
+  // side: 1000 - 1000*share/8Gi = 948, lowered to b's 917 (the smallest regular request).
+  EXPECT_EQ(res[0].containers[0].name, "side");
+  EXPECT_EQ(res[0].containers[0].oom_score_adj, 917);
+  EXPECT_EQ(res[0].containers[1].oom_score_adj, 886);
+  EXPECT_EQ(res[0].containers[2].oom_score_adj, 917);
+  EXPECT_EQ(res[0].eviction_memory_request, 2.0L * 1024 * 1024 * 1024);
+  json j = res[0].ToJson();
+  EXPECT_EQ(j["podResources"]["memoryMax"], "4294967296");
+  EXPECT_EQ(j["podResources"]["cpuMax"], "200000 100000");
+  EXPECT_EQ(report.Ids(), std::vector<std::string>{}) << report.RenderTable();
+  // Without pod-level resources the containers' own requests decide, as before.
+  auto plain = ParseObjects(
+      "kind: Pod\nmetadata: {name: q}\nspec:\n  containers:\n  - name: a\n    resources: "
+      "{requests: {memory: 512Mi}}\n",
+      "q.yaml");
+  ASSERT_TRUE(plain.ok());
+  auto q = AnalyzeQos(*plain, QosOptions{}, &report);
+  EXPECT_EQ(q[0].containers[0].oom_score_adj, 938);
+  EXPECT_EQ(q[0].eviction_memory_request, 512.0L * 1024 * 1024);
+  // A pod-level limit far above the pod-level request is flagged like a container's.
+  auto wide = ParseObjects(
+      "kind: Pod\nmetadata: {name: w}\nspec:\n  resources: {requests: {memory: 256Mi}, limits: "
+      "{memory: 4Gi}}\n  containers:\n  - name: a\n",
+      "w.yaml");
+  ASSERT_TRUE(wide.ok());
+  Report wr("k8s qos", QosRules());
+  AnalyzeQos(*wide, QosOptions{}, &wr);
+  ASSERT_EQ(wr.Ids(), std::vector<std::string>{"QOS001"}) << wr.RenderTable();
+  EXPECT_EQ(wr.findings()[0].message.rfind("pod-level resources: memory limit 4Gi is 16.0x", 0), 0u)
+      << wr.findings()[0].message;
+}
+
 TEST(QosClass, InvalidQuantityIsAnError) {
   json spec = {{"containers", {Container("a", {{"memory", "12Qi"}}, nullptr)}}};
   Result<std::string> got = ComputeQosClass(spec);

@@ -313,9 +313,9 @@ Status CheckModelOutput(const spec::Workload& w, const spec::Step& step, const A
       }
     }
   }
-  if (w.data.input) {
-    // The data layer's full DataDescriptor is not handed to step hooks yet; record what
-    // the spec says about the input.
+  a.input_descriptors_json = attempt.input_descriptors_json;
+  if (a.input_descriptors_json.empty() && w.data.input) {
+    // Not measured (no admission report): what the spec says about the input.
     a.input_descriptors_json.push_back(json{
         {"uri", w.data.input->uri},
         {"format", w.data.input->format},

@@ -67,6 +67,9 @@ struct AttemptRef {
   std::string workload_id;
   std::string run_id;
   std::string staging_dir;  //!< the attempt's RSL_OUTPUT
+  //! The run's input DataDescriptors (JSON objects) as admission measured them; empty when
+  //! unknown (the provenance then records what the spec says about the input).
+  std::vector<std::string> input_descriptors_json;
 };
 
 //! After a succeeded attempt: checks written tensors against the signature

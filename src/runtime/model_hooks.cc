@@ -43,7 +43,8 @@ class ModelHook : public engine::StepHook {
   Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
                    const engine::StepOutcome& outcome) override {
     if (outcome.exit.kind != backend::ExitKind::kSucceeded) return Status::Ok();
-    model::AttemptRef attempt{run.workload_id, run.run_id, outcome.staging_dir};
+    model::AttemptRef attempt{run.workload_id, run.run_id, outcome.staging_dir,
+                              run.input_descriptors_json};
     return model::CheckModelOutput(
         *run.workload, step, attempt, &stores_,
         [this, &run, &step](const std::string& reason, const std::string& message) {

@@ -1,7 +1,8 @@
 // RSL's Parquet reader against files written by DuckDB (npm @duckdb/node-api, installed into
 // tests/node_modules by scripts/ci.d/data.sh): every codec, data pages v1 and v2 (whose
 // encodings differ: PLAIN and dictionaries in v1; DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
-// BYTE_STREAM_SPLIT and RLE_DICTIONARY in v2), nulls, several row groups.
+// BYTE_STREAM_SPLIT and RLE_DICTIONARY in v2), nulls, several row groups; and against files
+// other writers produced (tests/data/parquet-testing), which DuckDB reads alike.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,12 +11,14 @@
 #include "base/codes.h"
 #include "base/fake_env.h"
 #include "base/file.h"
+#include "data/codec.h"
 #include "data/quality.h"
 #include "data/test_util.h"
 
 namespace rsl::data {
 namespace {
 
+using testing::DuckRows;
 using testing::Input;
 using testing::TempDir;
 
@@ -98,7 +101,7 @@ TEST_P(DuckParquet, ReadsEveryValue) {
 
 INSTANTIATE_TEST_SUITE_P(CodecsAndPages, DuckParquet,
                          ::testing::Combine(::testing::Values("uncompressed", "snappy", "gzip",
-                                                              "zstd"),
+                                                              "zstd", "lz4_raw", "brotli"),
                                             ::testing::Values("v1", "v2")));
 
 TEST(ParquetChecks, ViolationsAndMismatch) {
@@ -116,6 +119,108 @@ TEST(ParquetChecks, ViolationsAndMismatch) {
                     nullptr, Opts());
   EXPECT_EQ(m.status.code(), codes::kDataSchemaMismatch);
   EXPECT_EQ(m.status.error().message, "data has string, declared long (in snappy-v1.parquet)");
+}
+
+std::string OtherWriter(const std::string& name) {
+  return RSL_SOURCE_DIR "/tests/data/parquet-testing/" + name + ".parquet";
+}
+
+// Files of the Apache Parquet project's conformance set: RSL counts the rows, nulls and
+// extremes DuckDB reads from them.
+class OtherWriters : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OtherWriters, ReadAsDuckDbReadsThem) {
+  std::string file = OtherWriter(GetParam());
+  auto r = Profile(file, "", nullptr, Opts());
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString() << "\n" << r.ToText();
+  EXPECT_EQ(r.format, "parquet");
+  auto n = DuckRows("SELECT count(*)::INTEGER AS n FROM '" + file + "'");
+  ASSERT_TRUE(n.is_array() && !n.empty()) << "DuckDB could not read " << file;
+  EXPECT_EQ(r.rows, n[0]["n"].get<int64_t>());
+  for (const FieldReport& f : r.fields) {
+    SCOPED_TRACE(f.name);
+    const bool text =
+        f.type.find("string") != std::string::npos || f.type.find("bytes") != std::string::npos;
+    std::string v = text ? "octet_length(" + f.name + "::BLOB)" : f.name;
+    auto d = DuckRows("SELECT (count(*) - count(" + f.name + "))::INTEGER AS nulls, min(" + v +
+                      ")::DOUBLE AS lo, max(" + v + ")::DOUBLE AS hi FROM '" + file + "'");
+    ASSERT_TRUE(d.is_array() && !d.empty());
+    EXPECT_EQ(f.nulls, d[0]["nulls"].get<int64_t>());
+    auto lo = text ? (f.min_len ? std::optional<double>(*f.min_len) : std::nullopt) : f.min;
+    auto hi = text ? (f.max_len ? std::optional<double>(*f.max_len) : std::nullopt) : f.max;
+    if (d[0]["lo"].is_null()) {
+      EXPECT_FALSE(lo.has_value());
+    } else {
+      ASSERT_TRUE(lo.has_value() && hi.has_value());
+      EXPECT_DOUBLE_EQ(*lo, d[0]["lo"].get<double>());
+      EXPECT_DOUBLE_EQ(*hi, d[0]["hi"].get<double>());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ParquetTesting, OtherWriters,
+                         ::testing::Values("concatenated_gzip_members",
+                                           "datapage_v2_empty_datapage.snappy",
+                                           "page_v2_empty_compressed", "lz4_raw_compressed"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) {
+                             if (ch == '.') ch = '_';
+                           }
+                           return name;
+                         });
+
+// Parquet's deprecated LZ4 codec (5), which DuckDB does not read: Hadoop's framing and raw
+// blocks both hold the same values as the LZ4_RAW file (parquet-testing's data/README.md).
+TEST(ParquetOtherWriters, DeprecatedLz4HoldsTheLz4RawValues) {
+  auto want = Profile(OtherWriter("lz4_raw_compressed"), "", nullptr, Opts());
+  ASSERT_TRUE(want.status.ok()) << want.ToText();
+  for (const char* name : {"hadoop_lz4_compressed", "non_hadoop_lz4_compressed"}) {
+    SCOPED_TRACE(name);
+    auto r = Profile(OtherWriter(name), "", nullptr, Opts());
+    ASSERT_TRUE(r.status.ok()) << r.ToText();
+    EXPECT_EQ(r.rows, want.rows);
+    ASSERT_EQ(r.fields.size(), want.fields.size());
+    for (size_t i = 0; i < r.fields.size(); i++) {
+      EXPECT_EQ(r.fields[i].nulls, want.fields[i].nulls);
+      EXPECT_EQ(r.fields[i].min, want.fields[i].min);
+      EXPECT_EQ(r.fields[i].max, want.fields[i].max);
+      EXPECT_EQ(r.fields[i].max_len, want.fields[i].max_len);
+    }
+  }
+}
+
+// Column chunks with key-value metadata, in a row group without rows whose data page offsets
+// are 0: the file is read (its schema), and it holds no records.
+TEST(ParquetOtherWriters, ColumnChunkKeyValueMetadata) {
+  std::string file = OtherWriter("column_chunk_key_value_metadata");
+  auto schema = InferSchema(file, "", nullptr);
+  ASSERT_TRUE(schema.ok()) << schema.error().ToString();
+  ASSERT_EQ(schema->record().fields.size(), 2u);
+  EXPECT_EQ(schema->record().fields[0].name, "column1");
+  auto r = Validate(Input(file, "column1:int32"), nullptr, Opts());
+  EXPECT_EQ(r.status.code(), codes::kDataSourceNotFound) << r.ToText();
+  EXPECT_NE(r.status.error().message.find("no records in 1 file"), std::string::npos);
+}
+
+// GZIP pages (and blocks) may hold several gzip members one after another: Python writes them.
+TEST(ParquetCodecs, GzipMembersOneAfterAnother) {
+  TempDir dir;
+  dir.Write("gen.py",
+            "import gzip\n"
+            "open('m.gz', 'wb').write(gzip.compress(b'first member|' * 100) + "
+            "gzip.compress(b'second'))\n");
+  ASSERT_EQ(std::system(("cd " + dir.path() + " && /usr/bin/python3 gen.py").c_str()), 0);
+  auto bytes = ReadFile(dir.path() + "/m.gz");
+  ASSERT_TRUE(bytes.ok());
+  std::string want;
+  for (int i = 0; i < 100; i++) want += "first member|";
+  want += "second";
+  for (int64_t expected : {static_cast<int64_t>(want.size()), int64_t{-1}}) {
+    std::string out;
+    EXPECT_EQ(Decompress(Codec::kGzip, *bytes, expected, &out), "");
+    EXPECT_EQ(out, want);
+  }
 }
 
 TEST(ParquetCorrupt, TruncationsAndBitFlipsNeverCrash) {

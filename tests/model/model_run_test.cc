@@ -155,5 +155,43 @@ TEST_F(ModelRunTest, RefusalsAndOutputChecksEndTheRunWithTheirCode) {
   EXPECT_EQ(Artifacts().size(), 0u);
 }
 
+// The model's in-toto provenance lists the input as admission measured it (rows, files, bytes,
+// checksum, schema fingerprint), for an input a `local` datasource serves; `seedctl run`
+// records ModelRecorded durably, as the controller does.
+TEST_F(ModelRunTest, ProvenanceListsTheMeasuredInput) {
+  ASSERT_TRUE(MakeDirs(dir_ / "ns1/features").ok());
+  testing::WriteText(dir_ / "ns1/features/a.csv", "id,v\n1,2\n3,4\n5,6\n");
+  auto ds = Seed({"datasource", "register", "local", "--name", "ns1", "--authority", "hdfs://ns1",
+                  "--path", dir_ / "ns1", "--state-dir", sd_});
+  ASSERT_EQ(ds.exit_code, 0) << ds.output;
+  std::string path = dir_ / "prov.yaml";
+  testing::WriteText(path,
+                     "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: prov\n"
+                     "spec:\n  data:\n    input:\n      uri: hdfs://ns1/features\n"
+                     "      format: csv\n      schema: \"id:int64,v:int64\"\n"
+                     "  model:\n    framework: custom\n    version: \"1.0.0\"\n"
+                     "  pipeline:\n    - name: train\n"
+                     "      command: [\"sh\", \"-c\", \"printf abc > $RSL_OUTPUT/model.pt\"]\n");
+  auto run = RunWorkload(path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("train  ModelRecorded  model prov:1.0.0 fingerprint sha256:"),
+            std::string::npos)
+      << run.output;
+  auto prov = Seed({"model", "describe", "prov:1.0.0", "--state-dir", sd_, "-o", "provenance"});
+  ASSERT_EQ(prov.exit_code, 0) << prov.output;
+  auto j = nlohmann::json::parse(prov.output, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << prov.output;
+  const auto& inputs = j["predicate"]["inputs"];
+  ASSERT_EQ(inputs.size(), 1u) << j.dump(2);
+  EXPECT_EQ(inputs[0]["uri"], "hdfs://ns1/features");
+  EXPECT_EQ(inputs[0]["format"], "csv");
+  EXPECT_EQ(inputs[0]["rows"], 3);
+  EXPECT_EQ(inputs[0]["files"], 1);
+  EXPECT_EQ(inputs[0]["bytes"], 17);
+  EXPECT_EQ(inputs[0]["checksum"].get<std::string>().rfind("sha256:", 0), 0u);
+  EXPECT_EQ(inputs[0]["schemaFingerprint"].get<std::string>().rfind("sha256:", 0), 0u);
+  EXPECT_EQ(inputs[0]["version"].get<std::string>().size(), 16u);
+}
+
 }  // namespace
 }  // namespace rsl::model

@@ -21,7 +21,8 @@ Status Engine::Impl::CheckServing(const spec::Workload& w, size_t i) {
   // they are (empty), or scaling up would wait forever.
   sched::Request req = RequestFor(step);
   int64_t fit = 0;
-  for (const auto& n : Inventory()) {
+  auto inventory = Inventory();
+  for (const auto& n : *inventory) {
     if (n.state != spec::NodeState::kReady) continue;
     int64_t k = req.cpu_millis > 0 ? n.cpu_millis / req.cpu_millis : max_replicas;
     if (req.memory_bytes > 0) k = std::min(k, n.memory_bytes / req.memory_bytes);

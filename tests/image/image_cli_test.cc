@@ -12,25 +12,25 @@ namespace {
 
 using testing::LocalRegistry;
 
-std::string Seedctl() {
-  if (const char* s = std::getenv("RSL_SEEDCTL")) return s;  // a build with seedctl elsewhere
-  return RSL_BINARY_DIR "/bin/seedctl";
-}
-
+// What seedctl printed (stdout and stderr) and its exit status.
 struct CliResult {
   int exit_code = -1;
-  std::string output;  // stdout and stderr
+  std::string output;
+  //! The error code seedctl prints alone on its last line when it fails.
   std::string LastLine() const {
-    std::string s = output;
-    while (!s.empty() && s.back() == '\n') s.pop_back();
-    return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+    size_t end = output.find_last_not_of('\n');
+    if (end == std::string::npos) return "";
+    size_t start = output.rfind('\n', end);
+    size_t from = start == std::string::npos ? 0 : start + 1;
+    return output.substr(from, end + 1 - from);
   }
 };
 
 class ImageCliTest : public ::testing::Test {
  protected:
   CliResult Seed(const std::vector<std::string>& args, const std::string& stdin_text = "") {
-    std::string cmd = "exec " + Shell(Seedctl());
+    const char* bin = std::getenv("RSL_SEEDCTL");  // a build with seedctl elsewhere
+    std::string cmd = "exec " + Shell(bin != nullptr ? bin : RSL_BINARY_DIR "/bin/seedctl");
     for (const auto& a : args) cmd += " " + Shell(a);
     if (!stdin_text.empty()) cmd = "printf '%s\\n' " + Shell(stdin_text) + " | " + cmd;
     CliResult r;

@@ -62,6 +62,7 @@ void RegisterSpecCommands(CLI::App& app);      // validate, version        (spec
 void RegisterRunCommands(CLI::App& app);       // run                      (engine/)
 void RegisterDataCommands(CLI::App& app);      // data, datasource         (data/)
 void RegisterModelCommands(CLI::App& app);     // env, signature, model    (model/)
+void RegisterImageCommands(CLI::App& app);     // image                    (image/)
 void RegisterGovernCommands(CLI::App& app);    // advise, cost, policy, k8s (govern/)
 void RegisterWorkloadCommands(CLI::App& app);  // workload, rollback, cluster, node, token,
                                                // secret, configmap, audit  (api/)

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   rsl::cli::RegisterRunCommands(app);
   rsl::cli::RegisterDataCommands(app);
   rsl::cli::RegisterModelCommands(app);
+  rsl::cli::RegisterImageCommands(app);
   rsl::cli::RegisterGovernCommands(app);
   rsl::cli::RegisterWorkloadCommands(app);
   return rsl::cli::ParseCommandLine(app, argc, argv).value_or(0);

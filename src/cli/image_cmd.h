@@ -1,0 +1,23 @@
+// seedctl image inspect (docs/image.md): resolve an image reference against its registry and
+// show the manifest it names for linux/amd64. Functions print to stdout/stderr and end a
+// failing command by throwing Exit (cli.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rsl::cli {
+
+struct ImageInspectFlags {
+  std::string ref;
+  std::string output;                            //!< "" (summary and layers) | json
+  std::vector<std::string> insecure_registries;  //!< reached over plain HTTP
+  std::string platform = "linux/amd64";          //!< OS/ARCHITECTURE to pick from an index
+  std::string username;
+  bool password_stdin = false;  //!< read the password from the first line of stdin
+};
+
+//! Resolves flags.ref; exit 1 with IMAGE_REFERENCE_INVALID or IMAGE_NOT_FOUND.
+void RunImageInspect(const ImageInspectFlags& flags);
+
+}  // namespace rsl::cli

@@ -283,7 +283,9 @@ TEST_F(SlurmClusterTest, StepPastItsTimeLimitIsTimedOut) {
 
 TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {
   std::vector<LaunchSpec> specs;
-  for (int i = 0; i < 4; ++i) specs.push_back(Spec("c" + std::to_string(i), {"sleep", "300"}));
+  // A duration no other test uses: the process check below looks at the whole machine, where
+  // other tests (run in parallel by ctest -j) sleep 300 too.
+  for (int i = 0; i < 4; ++i) specs.push_back(Spec("c" + std::to_string(i), {"sleep", "300.25"}));
   specs[3].cpu_millis = 4000;  // pending behind the others on a busy node... or running
   for (auto& s : specs) ASSERT_TRUE(backend_->Launch(s).ok());
   ASSERT_TRUE(rec_.WaitStarted(specs[0].attempt_id, 30).has_value());
@@ -294,7 +296,7 @@ TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {
     EXPECT_EQ(e->kind, ExitKind::kCancelled) << s.step;
   }
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG,S -o %A"), "");
-  EXPECT_EQ(Sh("pgrep -f '^sleep 300$' || true"), "");
+  EXPECT_EQ(Sh("pgrep -f '^sleep 300.25$' || true"), "");
 }
 
 // Kill the slurmd running a step: the attempt is reported kNodeLost as soon as Slurm marks

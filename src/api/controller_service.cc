@@ -15,10 +15,7 @@
 #include "base/codes.h"
 #include "base/env.h"
 #include "base/strings.h"
-#include "data/catalog.h"
-#include "model/env_registry.h"
 #include "spec/canonical.h"
-#include "spec/names.h"
 #include "spec/parse.h"
 
 namespace rsl::api {
@@ -27,19 +24,6 @@ namespace {
 
 constexpr size_t kMaxCachedSnapshots = 4096;  // a parsed spec is a few KiB
 constexpr int64_t kCancelWaitMs = 2000;       // an HTTP answer should not wait for the grace
-
-// Every key of a configmap or secret becomes an environment variable of the steps that use
-// it: refuse what cannot be one, or what RSL sets itself (spec::CheckEnvFromKey).
-Status CheckEnvFromKeys(const std::map<std::string, std::string>& data, bool secret) {
-  for (const auto& [key, value] : data) {
-    std::string hint;
-    std::string why = spec::CheckEnvFromKey(key, secret, &hint);
-    if (!why.empty()) {
-      return Error(codes::kInvalidArgument, why).Path("data." + key).Value(key).Hint(hint);
-    }
-  }
-  return Status::Ok();
-}
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -569,183 +553,6 @@ Result<Json> ControllerService::Rollback(const std::string& id, const std::strin
     }
   }
   return Object(*new_id);
-}
-
-Result<Json> ControllerService::ListNodes(const std::string& capability) {
-  auto nodes = backend_->ListNodes();
-  if (!nodes.ok()) return nodes.error();
-  Json items = Json::array();
-  for (const auto& n : *nodes) {
-    std::vector<std::string> caps = n.capabilities;
-    Json gpus = Json::array();
-    for (const auto& g : n.gpus) {
-      caps.insert(caps.end(), g.capabilities.begin(), g.capabilities.end());
-      gpus.push_back({{"model", g.model},
-                      {"memoryBytes", g.memory_bytes},
-                      {"capabilities", g.capabilities},
-                      {"probed", g.probed}});
-    }
-    std::sort(caps.begin(), caps.end());
-    caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
-    if (!capability.empty() && std::find(caps.begin(), caps.end(), capability) == caps.end()) {
-      continue;
-    }
-    items.push_back({{"apiVersion", kApiVersion},
-                     {"kind", "Node"},
-                     {"metadata", {{"name", n.name}, {"labels", n.labels}}},
-                     {"status",
-                      {{"state", spec::Name(n.state)},
-                       {"cpuMillis", n.cpu_millis},
-                       {"memoryBytes", n.memory_bytes},
-                       {"usedCpuMillis", n.used_cpu_millis},
-                       {"usedMemoryBytes", n.used_memory_bytes},
-                       {"usedGpus", n.used_gpus},
-                       {"gpus", gpus},
-                       {"capabilities", caps}}}});
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "NodeList"}, {"items", items}};
-}
-
-Result<Json> ControllerService::ClusterStatus() {
-  auto nodes = backend_->ListNodes();
-  if (!nodes.ok()) return nodes.error();
-  int gpu_total = 0, gpu_ready = 0, cpu_total = 0, cpu_ready = 0;
-  std::map<std::string, int> models;
-  for (const auto& n : *nodes) {
-    bool ready = n.state == spec::NodeState::kReady;
-    if (!n.gpus.empty()) {
-      ++gpu_total;
-      gpu_ready += ready;
-      models[n.gpus.front().model] += 1;
-    } else {
-      ++cpu_total;
-      cpu_ready += ready;
-    }
-  }
-  Json proxies = {{"total", 0}, {"registered", Json::array()}};
-  auto catalog = data::Catalog::Open(state_dir_);
-  if (catalog.ok()) {
-    auto list = (*catalog)->List();
-    if (list.ok()) {
-      for (const auto& d : *list) proxies["registered"].push_back(d.name);
-      proxies["total"] = list->size();
-    }
-  }
-  std::map<std::string, int> phases;
-  auto runs = store_->ListRuns({});
-  if (runs.ok()) {
-    for (const auto& r : *runs) phases[spec::Name(r.phase)] += 1;
-  }
-  return Json{
-      {"apiVersion", kApiVersion},
-      {"kind", "ClusterStatus"},
-      {"controller",
-       {{"state", "Running"}, {"version", kControllerVersion}, {"backend", backend_->name()}}},
-      {"dataSources", proxies},
-      {"gpuNodes", {{"total", gpu_total}, {"ready", gpu_ready}, {"models", models}}},
-      {"cpuNodes", {{"total", cpu_total}, {"ready", cpu_ready}}},
-      {"workloads", phases}};
-}
-
-namespace {
-// A configmap or secret as the store keeps it, stamped now.
-store::ConfigMap NewConfigMap(const std::string& ns, const std::string& name,
-                              const std::map<std::string, std::string>& data, bool secret) {
-  store::ConfigMap cm;
-  cm.namespace_ = ns;
-  cm.name = name;
-  cm.secret = secret;
-  cm.data = data;
-  cm.updated_at = Env::Default()->NowMs();
-  return cm;
-}
-}  // namespace
-
-Status ControllerService::PutConfigMap(const std::string& ns, const std::string& name,
-                                       const std::map<std::string, std::string>& data) {
-  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/false));
-  return store_->PutConfigMap(NewConfigMap(ns, name, data, /*secret=*/false));
-}
-
-Status ControllerService::PutSecret(const std::string& ns, const std::string& name,
-                                    const std::map<std::string, std::string>& data,
-                                    std::vector<std::string>* warnings) {
-  RSL_RETURN_IF_ERROR(CheckEnvFromKeys(data, /*secret=*/true));
-  *warnings = UnmaskedSecretWarnings(data);
-  return store_->PutConfigMap(NewConfigMap(ns, name, data, /*secret=*/true));
-}
-
-Result<Json> ControllerService::ListConfigMaps(const std::string& ns) {
-  auto list = store_->ListConfigMaps(ns, false);
-  if (!list.ok()) return list.error();
-  Json items = Json::array();
-  for (const auto& cm : *list) {
-    items.push_back(
-        {{"apiVersion", kApiVersion},
-         {"kind", "ConfigMap"},
-         {"metadata",
-          {{"name", cm.name}, {"namespace", cm.namespace_}, {"updatedAtMs", cm.updated_at}}},
-         {"data", cm.data}});
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "ConfigMapList"}, {"items", items}};
-}
-
-Result<Json> ControllerService::ListSecrets(const std::string& ns) {
-  auto list = store_->ListConfigMaps(ns, true);
-  if (!list.ok()) return list.error();
-  Json items = Json::array();
-  for (const auto& cm : *list) {
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : cm.data) keys.push_back(k);
-    items.push_back(
-        {{"apiVersion", kApiVersion},
-         {"kind", "Secret"},
-         {"metadata",
-          {{"name", cm.name}, {"namespace", cm.namespace_}, {"updatedAtMs", cm.updated_at}}},
-         {"keys", keys}});
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "SecretList"}, {"items", items}};
-}
-
-namespace {
-// What a registry kept in the state directory (datasources, environments) lists, once it opened.
-template <class Registry>
-auto ListOpened(Result<std::unique_ptr<Registry>> registry) -> decltype(registry.value()->List()) {
-  if (!registry.ok()) return registry.error();
-  return registry.value()->List();
-}
-}  // namespace
-
-Result<Json> ControllerService::ListDatasources() {
-  Json items = Json::array();
-  auto list = ListOpened(data::Catalog::Open(state_dir_));
-  if (!list.ok()) return list.error();
-  for (const auto& d : *list) {
-    items.push_back({{"apiVersion", kApiVersion},
-                     {"kind", "Datasource"},
-                     {"metadata", {{"name", d.name}}},
-                     {"spec", d.RedactedJson()}});
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "DatasourceList"}, {"items", items}};
-}
-
-Result<Json> ControllerService::ListEnvironments() {
-  Json items = Json::array();
-  auto list = ListOpened(model::EnvRegistry::Open(state_dir_));
-  if (!list.ok()) return list.error();
-  for (const auto& e : *list) {
-    items.push_back(
-        {{"apiVersion", kApiVersion},
-         {"kind", "Environment"},
-         {"metadata", {{"name", e.image}, {"registeredAtMs", e.registered_at_ms}}},
-         {"spec",
-          {{"kind", e.kind}, {"python", e.python}, {"root", e.root}, {"entrypoint", e.entrypoint}}},
-         {"status",
-          {{"pythonVersion", e.inspection.python_version},
-           {"packages", e.inspection.packages.size()},
-           {"digest", e.inspection.digest}}}});
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "EnvironmentList"}, {"items", items}};
 }
 
 void ControllerService::CollectMetrics(Metrics* metrics) {

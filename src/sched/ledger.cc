@@ -122,31 +122,25 @@ Placement Ledger::Choose(const Request& req) const {
 }
 
 void Ledger::Hold(const std::string& node, const Request& req, const std::vector<int>& gpus) {
-  auto it = by_name_.find(node);
-  if (it == by_name_.end()) return;
-  int i = it->second;
-  Unindex(i);
-  Node& n = nodes_[size_t(i)];
-  n.used_cpu_millis += req.cpu_millis;
-  n.used_memory_bytes += req.memory_bytes;
-  n.used_gpus += req.gpus;
-  for (int g : gpus) {
-    if (g >= 0 && size_t(g) < busy_[size_t(i)].size()) busy_[size_t(i)][size_t(g)] = 1;
-  }
-  Index(i);
+  Adjust(node, req, gpus, +1);
 }
 
 void Ledger::Release(const std::string& node, const Request& req, const std::vector<int>& gpus) {
+  Adjust(node, req, gpus, -1);
+}
+
+void Ledger::Adjust(const std::string& node, const Request& req, const std::vector<int>& gpus,
+                    int sign) {
   auto it = by_name_.find(node);
   if (it == by_name_.end()) return;
   int i = it->second;
   Unindex(i);
   Node& n = nodes_[size_t(i)];
-  n.used_cpu_millis -= req.cpu_millis;
-  n.used_memory_bytes -= req.memory_bytes;
-  n.used_gpus -= req.gpus;
+  n.used_cpu_millis += sign * req.cpu_millis;
+  n.used_memory_bytes += sign * req.memory_bytes;
+  n.used_gpus += sign * req.gpus;
   for (int g : gpus) {
-    if (g >= 0 && size_t(g) < busy_[size_t(i)].size()) busy_[size_t(i)][size_t(g)] = 0;
+    if (g >= 0 && size_t(g) < busy_[size_t(i)].size()) busy_[size_t(i)][size_t(g)] = sign > 0;
   }
   Index(i);
 }

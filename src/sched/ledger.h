@@ -51,6 +51,8 @@ class Ledger {
     const Node* shape = nullptr;               // a member: the class's capacity and devices
     std::set<std::pair<double, int>> by_load;  // Ready members: (Load, inventory index)
   };
+  // Holds (sign +1) or gives back (-1) a request on `node`; unknown nodes are ignored.
+  void Adjust(const std::string& node, const Request& req, const std::vector<int>& gpus, int sign);
   void Index(int i);    // enters node i into its class's load order (when Ready)
   void Unindex(int i);  // and takes it out
 

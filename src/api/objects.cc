@@ -137,6 +137,8 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
   st["completionTime"] = Rfc3339(run.finished_at);
   st["commitState"] = run.commit_state;
   st["committedUri"] = run.committed_uri;
+  // Retention collected the run's steps, attempts, events and directory (store/retention.h).
+  if (run.collected_at > 0) st["historyCollectedAt"] = Rfc3339(run.collected_at);
   StepIndex index(w);
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& s : steps) {

@@ -19,6 +19,7 @@
 
 #include "api/objects.h"
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "cli/cli.h"
@@ -27,6 +28,7 @@
 #include "runtime/runtime.h"
 #include "spec/parse.h"
 #include "spec/quantity.h"
+#include "store/retention.h"
 #include "store/store.h"
 
 namespace rsl::cli {
@@ -274,7 +276,63 @@ void RunRun(const RunFlags& o) {
   RunFile(o);
 }
 
+struct GcFlags {
+  std::string state_dir;
+  std::string runs_dir;
+  int keep_versions = 0;
+  std::string keep_for;
+  bool dry_run = false;
+};
+
+// `seedctl gc`: the controller's retention policy, applied once to a local state directory.
+void RunGc(const GcFlags& o) {
+  store::RetentionPolicy policy;
+  policy.keep_versions = o.keep_versions;
+  if (!o.keep_for.empty()) {
+    auto ms = spec::ParseDurationMs(o.keep_for);
+    if (!ms.ok()) FailWith(ms.error().Path("--keep-for"));
+    policy.keep_for_ms = *ms;
+  }
+  if (!policy.enabled()) {
+    FailWith(Error(codes::kInvalidArgument, "seedctl gc needs a policy")
+                 .Hint("--keep-versions N (the newest N finished runs of each workload name) "
+                       "and/or --keep-for DURATION (e.g. 7d)"));
+  }
+  runtime::RuntimeOptions ro;
+  ro.state_dir = o.state_dir.empty() ? DefaultStateDir() : o.state_dir;
+  ro.runs_dir = o.runs_dir;
+  if (Status s = runtime::NormalizePaths(&ro); !s.ok()) FailWith(s.error());
+  if (!PathExists(ro.state_dir + "/rsl.db")) {
+    FailWith(Error(codes::kNotFound, "no state in " + ro.state_dir)
+                 .Value(ro.state_dir)
+                 .Hint("pass the --state-dir that `seedctl run` used"));
+  }
+  auto st = store::OpenSqliteStore(ro.state_dir);
+  if (!st.ok()) FailWith(st.error());
+  auto done = store::Collect(st->get(), Env::Default(), ro.runs_dir, policy, o.dry_run);
+  if (!done.ok()) FailWith(done.error());
+  for (const auto& id : done->run_ids)
+    std::cout << (o.dry_run ? "would collect " : "collected ") << id << "\n";
+  std::cout << (o.dry_run ? "would collect " : "collected ") << done->run_ids.size()
+            << " finished runs, " << spec::FormatBytesHuman(done->bytes_freed)
+            << " of run directories\n";
+}
+
 void RegisterRunCommands(CLI::App& app) {
+  auto g = std::make_shared<GcFlags>();
+  CLI::App* gc = app.add_subcommand(
+      "gc", "Collect the history of old finished runs in a local state directory (retention)");
+  gc->add_option("--state-dir", g->state_dir,
+                 "state directory (default $RSL_STATE_DIR or ~/.local/state/rsl)");
+  gc->add_option("--runs-dir", g->runs_dir,
+                 "where run directories live (default: <state-dir>-runs)");
+  gc->add_option("--keep-versions", g->keep_versions,
+                 "keep the newest N finished runs of each workload name whole")
+      ->check(CLI::NonNegativeNumber);
+  gc->add_option("--keep-for", g->keep_for, "keep finished runs whole this long, e.g. 7d");
+  gc->add_flag("--dry-run", g->dry_run, "say what would be collected; change nothing");
+  Bind(gc, g, &RunGc);
+
   auto o = std::make_shared<RunFlags>();
   CLI::App* run = app.add_subcommand(
       "run", "Admit and run a workload in this process, with live progress (no daemon)");

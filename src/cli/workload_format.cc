@@ -354,6 +354,11 @@ std::string FormatDescribe(const Json& d) {
             commit.empty()
                 ? "-"
                 : commit + (Str(st, "committedUri").empty() ? "" : " " + Str(st, "committedUri")));
+  if (!Str(st, "historyCollectedAt").empty()) {
+    out += field("History", "collected " + Str(st, "historyCollectedAt") +
+                                " by the retention policy (steps, events and logs are gone; the "
+                                "spec, outcome, outputs and lineage stay)");
+  }
   out += "Steps:\n";
   Table t({"NAME", "PHASE", "NODE", "ATTEMPTS", "STARTED", "FINISHED", "DURATION", "EXIT",
            "CPU-TIME", "MAX-MEMORY", "LIMIT"});

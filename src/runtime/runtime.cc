@@ -10,11 +10,13 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <iostream>
 
 #include "base/codes.h"
 #include "base/file.h"
 #include "runtime/default_hooks.h"
 #include "serve/serving_backend.h"
+#include "spec/quantity.h"
 
 namespace rsl::runtime {
 namespace {
@@ -143,6 +145,29 @@ int StopSignals::WaitFor(int timeout_ms) {
   int n = ::poll(&p, 1, timeout_ms);
   if (n <= 0) return 0;  // timeout, or EINTR: the caller comes back
   return Wait();
+}
+
+Result<store::RetentionPolicy> RetentionFromFlags(int keep_versions, const std::string& keep_for) {
+  store::RetentionPolicy policy;
+  policy.keep_versions = keep_versions;
+  if (!keep_for.empty()) {
+    auto ms = spec::ParseDurationMs(keep_for);
+    if (!ms.ok()) return ms.error().Path("--retain-for");
+    policy.keep_for_ms = *ms;
+  }
+  return policy;
+}
+
+void ApplyRetention(Runtime* rt, const store::RetentionPolicy& policy) {
+  if (!policy.enabled()) return;
+  auto done = store::Collect(rt->store(), Env::Default(), rt->options().runs_dir, policy);
+  if (!done.ok()) {
+    std::cerr << "rsl-controller: retention: " << done.error().ToString() << std::endl;
+  } else if (!done->run_ids.empty()) {
+    std::cout << "rsl-controller: retention collected " << done->run_ids.size()
+              << " finished runs (" << done->bytes_freed << " bytes of run directories)"
+              << std::endl;
+  }
 }
 
 void ReturnFreeMemory() {

@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "engine/hooks.h"
 #include "serve/replica_set.h"
+#include "store/retention.h"
 #include "store/store.h"
 
 namespace rsl::runtime {
@@ -114,5 +115,13 @@ class StopSignals {
 //! high-water mark: measured, 3,000 finished workloads left 168 MB resident of which 74 MB
 //! after a trim. Cheap (a walk of the free lists); a no-op elsewhere.
 void ReturnFreeMemory();
+
+//! rsl-controller's retention flags as a policy: `keep_for` a duration ("7d"; "" = none);
+//! errors: INVALID_ARGUMENT naming --retain-for.
+Result<store::RetentionPolicy> RetentionFromFlags(int keep_versions, const std::string& keep_for);
+
+//! Applies `policy` once to the runtime's store and runs directory (store/retention.h); says
+//! what it collected on stdout and a failure on stderr: retention never stops a controller.
+void ApplyRetention(Runtime* rt, const store::RetentionPolicy& policy);
 
 }  // namespace rsl::runtime

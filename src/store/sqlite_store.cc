@@ -90,6 +90,10 @@ DROP TABLE store_events;
 ALTER TABLE store_events_v2 RENAME TO store_events;
 CREATE INDEX store_events_run ON store_events(run_id, seq);
 )sql",
+      // 3: retention. A run whose history was collected keeps its row, marked.
+      R"sql(
+ALTER TABLE store_runs ADD COLUMN collected_at INTEGER NOT NULL DEFAULT 0;
+)sql",
   };
   return kMigrations;
 }
@@ -114,7 +118,8 @@ std::map<std::string, std::string> MapFromJson(const std::string& text) {
 
 constexpr char kRunCols[] =
     "id, workload_id, name, namespace, phase, failure_code, failure_message, created_at, "
-    "started_at, finished_at, run_dir, admission_report_json, commit_state, committed_uri";
+    "started_at, finished_at, run_dir, admission_report_json, commit_state, committed_uri, "
+    "collected_at";
 constexpr char kStepCols[] =
     "run_id, name, idx, phase, attempts, retries_used, attempt_id, node, exit_code, signal, "
     "wall_ms, cpu_ms, peak_memory_bytes, started_at, finished_at, next_attempt_at, "
@@ -129,7 +134,7 @@ Result<Run> ReadRun(const Stmt& s) {
   std::string phase;
   s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &phase, &r.failure_code, &r.failure_message,
          &r.created_at, &r.started_at, &r.finished_at, &r.run_dir, &r.admission_report_json,
-         &r.commit_state, &r.committed_uri);
+         &r.commit_state, &r.committed_uri, &r.collected_at);
   auto parsed = spec::ParseRunPhase(phase);
   if (!parsed.ok()) return parsed.error().Path("store_runs[" + r.id + "].phase");
   r.phase = *parsed;
@@ -223,7 +228,7 @@ class SqliteStore : public Store {
     // Upserts, not INSERT OR REPLACE: a row changes in place (REPLACE deletes and re-inserts
     // it, maintaining every index twice); this is the hot path of every transition.
     RSL_RETURN_IF_ERROR(prep(std::string("INSERT INTO store_runs (") + kRunCols +
-                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14) "
+                                 ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15) "
                                  "ON CONFLICT(id) DO UPDATE SET phase=excluded.phase, "
                                  "failure_code=excluded.failure_code, "
                                  "failure_message=excluded.failure_message, "
@@ -402,6 +407,31 @@ class SqliteStore : public Store {
         ReadLineageEdge, run_id);
   }
 
+  Status CollectRun(const std::string& run_id, int64_t at) override {
+    Result<Run> run = GetRun(run_id);
+    if (!run.ok()) return run.error();
+    if (!spec::IsTerminal(run->phase) || run->commit_state == kCommitCommitting) {
+      return Error(codes::kConflict,
+                   "run " + Quote(run->id) + " has not finished (" + spec::Name(run->phase) + ")")
+          .Value(run->id)
+          .Hint("retention collects finished runs only");
+    }
+    const std::string id = run->id;
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return writer_->Transaction([&]() -> Status {
+      RSL_RETURN_IF_ERROR(writer_->Run("DELETE FROM store_steps WHERE run_id=?1", id));
+      RSL_RETURN_IF_ERROR(
+          writer_->Run("DELETE FROM store_attempts WHERE id > ?1 || '/' AND id < ?1 || '0'", id));
+      // The store's newest event stays: seq is MAX(seq)+1 (no AUTOINCREMENT), and a watcher
+      // resuming after it must never see a number used twice.
+      RSL_RETURN_IF_ERROR(writer_->Run(
+          "DELETE FROM store_events WHERE run_id=?1 AND seq < (SELECT MAX(seq) FROM store_events)",
+          id));
+      return writer_->Run("UPDATE store_runs SET collected_at=?2 WHERE id=?1 AND collected_at=0",
+                          id, at);
+    });
+  }
+
   Status PutConfigMap(const ConfigMap& cm) override {
     std::string data = MapToJson(cm.data);
     if (cm.secret) data = box_->Seal(data, SecretContext(cm.namespace_, cm.name));
@@ -495,7 +525,8 @@ class SqliteStore : public Store {
       q.Bind(8, r.created_at).Bind(9, r.started_at).Bind(10, r.finished_at).BindRef(11, r.run_dir);
       q.BindRef(12, r.admission_report_json)
           .BindRef(13, r.commit_state)
-          .BindRef(14, r.committed_uri);
+          .BindRef(14, r.committed_uri)
+          .Bind(15, r.collected_at);
       RSL_RETURN_IF_ERROR(q.Run());
     }
     RSL_RETURN_IF_ERROR(steps_.Write(b->steps, [](Stmt& q, int o, const Step& s) {

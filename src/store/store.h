@@ -63,6 +63,9 @@ struct Run {
   std::string admission_report_json;  //!< JSON object: {check name: report}
   std::string commit_state;           //!< kCommit*
   std::string committed_uri;          //!< where outputs were published
+  //! When retention collected the run's history (steps, attempts, events, run directory);
+  //! 0 = not collected. Set only by Store::CollectRun.
+  int64_t collected_at = 0;
 };
 
 //! One step of a run (its latest attempt's facts).
@@ -195,6 +198,13 @@ class Store {
   virtual Result<std::vector<Artifact>> ListArtifacts(const std::string& run_id) = 0;
   virtual Result<std::vector<LineageEdge>> ListLineage(const std::string& run_id) = 0;
 
+  //! Retention (store/retention.h): forgets a finished run's history in one transaction:
+  //! its steps, attempts and events go; the version, the run row (now with collected_at =
+  //! `at`), its artifacts and lineage stay. Idempotent. The newest event of the whole store
+  //! is kept whatever run it belongs to, so event sequence numbers are never reused.
+  //! Errors: NOT_FOUND; CONFLICT when the run has not finished.
+  virtual Status CollectRun(const std::string& run_id, int64_t at) = 0;
+
   //! Configmaps and secrets (kept apart from the run batches; one transaction each).
   virtual Status PutConfigMap(const ConfigMap& cm) = 0;
   //! Errors: NOT_FOUND (with a "did you mean" hint when a close name exists).
@@ -241,6 +251,9 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<LineageEdge>> ListLineage(const std::string& run_id) override {
     return target_->ListLineage(run_id);
+  }
+  Status CollectRun(const std::string& run_id, int64_t at) override {
+    return target_->CollectRun(run_id, at);
   }
   Status PutConfigMap(const ConfigMap& cm) override { return target_->PutConfigMap(cm); }
   Result<ConfigMap> GetConfigMap(const std::string& namespace_, const std::string& name,

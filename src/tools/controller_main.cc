@@ -27,6 +27,8 @@ struct Flags {
   std::string tls_key;
   bool insecure_listen = false;
   bool tls_self_signed = false;
+  int retain_versions = 0;
+  std::string retain_for;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -59,6 +61,12 @@ int main(int argc, char** argv) {
       "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
   app.add_option("--runs-dir", f.runtime.runs_dir,
                  "where run directories live (default: <state-dir>-runs)");
+  app.add_option("--retain-versions", f.retain_versions,
+                 "retention: keep the history of the newest N finished runs of each workload "
+                 "name (0: all; docs/api.md, Retention)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--retain-for", f.retain_for,
+                 "retention: keep a finished run's history this long, e.g. 7d (default: forever)");
   app.add_option("--tls-cert", f.tls_cert, "serve HTTPS: PEM certificate chain (with --tls-key)");
   app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
   app.add_flag("--tls-self-signed", f.tls_self_signed,
@@ -84,6 +92,9 @@ int main(int argc, char** argv) {
               << r->old_key_id << "); key ring " << r->key_file << std::endl;
     return 0;
   }
+
+  auto retention = rsl::runtime::RetentionFromFlags(f.retain_versions, f.retain_for);
+  if (!retention.ok()) return Fail(retention.error());
 
   std::string host;
   int port = 0;
@@ -151,9 +162,14 @@ int main(int argc, char** argv) {
   (void)(*rt)->PublishAddress(scheme + host + ":" + std::to_string(server.port()));
 
   // Until a stop signal: every 10 s, give freed memory back (RSS stays near the live heap
-  // however many workloads have finished; docs/operations.md).
+  // however many workloads have finished; docs/api.md); every minute (and at once),
+  // apply the retention policy.
+  rsl::runtime::ApplyRetention(rt->get(), *retention);
   int sig = 0;
-  while ((sig = (*stop)->WaitFor(10000)) == 0) rsl::runtime::ReturnFreeMemory();
+  for (int tick = 1; (sig = (*stop)->WaitFor(10000)) == 0; ++tick) {
+    rsl::runtime::ReturnFreeMemory();
+    if (tick % 6 == 0) rsl::runtime::ApplyRetention(rt->get(), *retention);
+  }
   std::cout << "rsl-controller: " << strsignal(sig) << ", shutting down" << std::endl;
   server.Stop();
   engine->Stop(/*stop_steps=*/false);

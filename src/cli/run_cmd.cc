@@ -290,7 +290,11 @@ void RunGc(const GcFlags& o) {
   policy.keep_versions = o.keep_versions;
   if (!o.keep_for.empty()) {
     auto ms = spec::ParseDurationMs(o.keep_for);
-    if (!ms.ok()) FailWith(ms.error().Path("--keep-for"));
+    if (!ms.ok()) {
+      Error e = ms.error();  // a flag, not a spec: INVALID_ARGUMENT
+      e.code = codes::kInvalidArgument;
+      FailWith(e.Path("--keep-for"));
+    }
     policy.keep_for_ms = *ms;
   }
   if (!policy.enabled()) {

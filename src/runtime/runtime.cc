@@ -152,7 +152,11 @@ Result<store::RetentionPolicy> RetentionFromFlags(int keep_versions, const std::
   policy.keep_versions = keep_versions;
   if (!keep_for.empty()) {
     auto ms = spec::ParseDurationMs(keep_for);
-    if (!ms.ok()) return ms.error().Path("--retain-for");
+    if (!ms.ok()) {
+      Error e = ms.error();  // a flag, not a spec: INVALID_ARGUMENT
+      e.code = codes::kInvalidArgument;
+      return e.Path("--retain-for");
+    }
     policy.keep_for_ms = *ms;
   }
   return policy;

@@ -1,5 +1,6 @@
 #include "api/controller_service.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -249,6 +250,130 @@ class FileStepLog : public StepLog {
   std::chrono::milliseconds backoff_{0};
 };
 
+// The replicas of attempt `attempt` of serving step `step` that wrote a log, and the
+// generations (one per start: a restart is the next) of each:
+// attempts/<step>.<attempt>.r<index>-<generation>.log (serve::ReplicaLaunch).
+std::map<int, std::vector<int>> ReplicaLogs(const std::string& run_dir, const std::string& step,
+                                            int attempt) {
+  std::map<int, std::vector<int>> out;
+  std::string dir = run_dir + "/attempts";
+  std::string prefix = step + "." + std::to_string(attempt) + ".r";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (!StartsWith(name, prefix) || !EndsWith(name, ".log")) continue;
+    std::string tag = name.substr(prefix.size(), name.size() - prefix.size() - 4);  // "<i>-<g>"
+    size_t dash = tag.find('-');
+    if (dash == std::string::npos || dash == 0 || dash + 1 >= tag.size()) continue;
+    if (tag.find_first_not_of("0123456789-") != std::string::npos) continue;
+    out[std::stoi(tag.substr(0, dash))].push_back(std::stoi(tag.substr(dash + 1)));
+  }
+  ::closedir(d);
+  for (auto& [index, gens] : out) std::sort(gens.begin(), gens.end());
+  return out;
+}
+
+// One replica's log: each generation's file in order, "--- restart <n> ---" before the n-th
+// restart's. While the run lasts, only whole lines (so a secret value is masked whole); a
+// follower re-reads the run from the store at most every kMaxRecheck to see it end.
+class ReplicaStepLog : public StepLog {
+ public:
+  ReplicaStepLog(std::shared_ptr<RunLogs> run, std::string step, int attempt, int replica,
+                 bool terminal)
+      : run_(std::move(run)),
+        step_(std::move(step)),
+        name_(step_ + " replica " + std::to_string(replica)),
+        attempt_(attempt),
+        replica_(replica),
+        terminal_(terminal) {}
+
+  const std::string& step() const override { return name_; }
+
+  Result<LogChunk> Next(int64_t max_bytes) override {
+    LogChunk out;
+    for (;;) {
+      std::vector<int> gens = ReplicaLogs(run_->run_dir, step_, attempt_)[replica_];
+      if (gen_ == 0 && !gens.empty()) gen_ = gens.front();
+      if (gen_ == 0) {  // it wrote nothing yet
+        RSL_RETURN_IF_ERROR(Recheck());
+        out.finished = terminal_;
+        break;
+      }
+      auto later = std::upper_bound(gens.begin(), gens.end(), gen_);
+      std::string path = engine::AttemptPath(run_->run_dir, step_, attempt_) + ".r" +
+                         std::to_string(replica_) + "-" + std::to_string(gen_) + ".log";
+      std::string got;
+      RSL_RETURN_IF_ERROR(ReadAt(path, off_, max_bytes, &got));
+      if (!terminal_ && later == gens.end()) {  // it may still write: whole lines only
+        size_t nl = got.rfind('\n');
+        got.resize(nl == std::string::npos ? 0 : nl + 1);
+      }
+      off_ += int64_t(got.size());
+      out.data += got;
+      if (!got.empty()) break;
+      if (later != gens.end()) {  // this generation is complete: the next one's turn
+        gen_ = *later;
+        off_ = 0;
+        out.data += "--- restart " + std::to_string(++restarts_) + " ---\n";
+        continue;
+      }
+      bool was_terminal = terminal_;
+      RSL_RETURN_IF_ERROR(Recheck());
+      if (terminal_ && !was_terminal) continue;  // its last partial line too
+      out.finished = terminal_ && out.data.empty();
+      break;
+    }
+    offset_ += int64_t(out.data.size());
+    out.next_offset = offset_;
+    out.data = MaskSecrets(std::move(out.data), run_->secrets);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<RunLogs> run_;
+  std::string step_;
+  std::string name_;
+  int attempt_;
+  int replica_;
+  bool terminal_;
+  int gen_ = 0;  // the generation being read (0: none yet)
+  int restarts_ = 0;
+  int64_t off_ = 0;     // in its file
+  int64_t offset_ = 0;  // in the whole replica log
+  std::chrono::steady_clock::time_point next_recheck_{};
+
+  // Up to `max` bytes of `path` from `off` (none when it does not exist yet).
+  static Status ReadAt(const std::string& path, int64_t off, int64_t max, std::string* out) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return errno == ENOENT ? Status::Ok() : OsError(codes::kIoError, "cannot open", path, errno);
+    out->resize(size_t(std::max<int64_t>(max, 1)));
+    ssize_t n;
+    do {
+      n = ::pread(fd, out->data(), out->size(), off);
+    } while (n < 0 && errno == EINTR);
+    int err = errno;
+    ::close(fd);
+    if (n < 0) {
+      out->clear();
+      return OsError(codes::kIoError, "cannot read", path, err);
+    }
+    out->resize(size_t(n));
+    return Status::Ok();
+  }
+
+  // Whether the run ended, from the store at most every kMaxRecheck.
+  Status Recheck() {
+    if (terminal_ || std::chrono::steady_clock::now() < next_recheck_) return Status::Ok();
+    next_recheck_ = std::chrono::steady_clock::now() + kMaxRecheck;
+    auto r = run_->store->GetRun(run_->workload_id);
+    if (!r.ok()) return r.status();
+    terminal_ = spec::IsTerminal(r->phase);
+    return Status::Ok();
+  }
+};
+
 }  // namespace
 
 ControllerService::ControllerService(store::Store* store, engine::Engine* engine,
@@ -458,7 +583,7 @@ Result<Json> ControllerService::EventsSince(const std::string& id, int64_t after
 int64_t ControllerService::ChangeSeq() { return store_->LastEventSeq(); }
 
 Result<std::vector<std::unique_ptr<StepLog>>> ControllerService::OpenLogs(
-    const std::string& id, const std::vector<std::string>& steps) {
+    const std::string& id, const std::vector<std::string>& steps, std::optional<int> replica) {
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
   auto rows = store_->ListSteps(run->id);
@@ -473,6 +598,14 @@ Result<std::vector<std::unique_ptr<StepLog>>> ControllerService::OpenLogs(
   shared->namespace_ = run->namespace_;
   shared->secrets = SecretValues(run->namespace_);
   bool run_done = spec::IsTerminal(run->phase);
+  std::shared_ptr<const spec::Workload> w;  // which steps serve (their log is their replicas')
+  if (auto v = store_->GetVersion(run->workload_id); v.ok()) w = Snapshot(*v);
+  auto serving = [&](const std::string& name) {
+    for (const auto& s : w ? w->pipeline.steps : std::vector<spec::Step>{}) {
+      if (s.name == name) return s.serving;
+    }
+    return false;
+  };
   std::vector<std::unique_ptr<StepLog>> logs;
   logs.reserve(steps.size());
   for (const auto& name : steps) {
@@ -481,9 +614,33 @@ Result<std::vector<std::unique_ptr<StepLog>>> ControllerService::OpenLogs(
       return Error(codes::kNotFound, "no step " + Quote(name) + " in " + id).Value(name);
     }
     const store::Step& st = *it->second;
-    logs.push_back(std::make_unique<FileStepLog>(
-        shared, name, st.attempts,
-        run_done || (spec::IsTerminal(st.phase) && !store::StepAttemptLive(st))));
+    bool terminal = run_done || (spec::IsTerminal(st.phase) && !store::StepAttemptLive(st));
+    if (!serving(name)) {
+      if (replica) {
+        return Error(codes::kInvalidArgument,
+                     "step " + Quote(name) + " of " + id + " is a batch step: it has no replicas")
+            .Path("replica")
+            .Value(std::to_string(*replica))
+            .Hint("leave out --replica");
+      }
+      logs.push_back(std::make_unique<FileStepLog>(shared, name, st.attempts, terminal));
+      continue;
+    }
+    auto found = ReplicaLogs(run->run_dir, name, st.attempts);
+    if (replica && !found.count(*replica)) {
+      std::vector<std::string> have;
+      for (const auto& [index, gens] : found) have.push_back(std::to_string(index));
+      return Error(codes::kNotFound, "replica " + std::to_string(*replica) + " of step " +
+                                         Quote(name) + " in " + id + " has no log")
+          .Path("replica")
+          .Value(std::to_string(*replica))
+          .Hint(have.empty() ? "no replica has written anything yet"
+                             : "replicas with a log: " + Join(have, ", "));
+    }
+    for (const auto& [index, gens] : found) {
+      if (replica && index != *replica) continue;
+      logs.push_back(std::make_unique<ReplicaStepLog>(shared, name, st.attempts, index, terminal));
+    }
   }
   return logs;
 }

@@ -36,8 +36,9 @@ class ControllerService : public Service {
   Result<Json> EventsSince(const std::string& id, int64_t after_seq) override;
   //! The store's last event sequence number: every phase change records an event.
   int64_t ChangeSeq() override;
-  Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
-      const std::string& id, const std::vector<std::string>& steps) override;
+  Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(const std::string& id,
+                                                         const std::vector<std::string>& steps,
+                                                         std::optional<int> replica) override;
   Result<Json> Lineage(const std::string& id, const std::string& format) override;
   Result<Json> Cancel(const std::string& id, const std::string& subject) override;
   Result<Json> Rollback(const std::string& id, const std::string& subject) override;

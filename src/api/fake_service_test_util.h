@@ -69,8 +69,9 @@ class FakeService : public Service {
   }
   Result<Json> Describe(const std::string& id) override { return GetWorkload(id); }
   Result<Json> Events(const std::string&) override { return Json{{"items", Json::array()}}; }
-  Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
-      const std::string&, const std::vector<std::string>& steps) override {
+  Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(const std::string&,
+                                                         const std::vector<std::string>& steps,
+                                                         std::optional<int>) override {
     std::vector<std::unique_ptr<StepLog>> logs;
     for (const auto& name : steps) logs.push_back(std::make_unique<GrowingLog>(name, &log_calls));
     return logs;

@@ -335,9 +335,23 @@ Result<Reply> WorkloadLogs(const Services& s, RequestContext& c) {
   auto tail = IntQuery(c, "tailBytes", 0);
   if (!tail.ok()) return tail.error();
   bool follow = c.Query("follow") == "true";
-  bool headers = step.empty() && steps->size() > 1;
-  auto logs = s.service->OpenLogs(id, step.empty() ? *steps : std::vector<std::string>{step});
+  std::optional<int> replica;
+  if (!c.Query("replica").empty()) {
+    auto n = IntQuery(c, "replica", 0);
+    if (!n.ok()) return n.error();
+    if (step.empty()) {
+      return Error(codes::kInvalidArgument, "replica=" + c.Query("replica") + " needs step=")
+          .Path("replica")
+          .Value(c.Query("replica"))
+          .Hint("name the serving step: seedctl workload logs --step STEP --replica N");
+    }
+    replica = int(std::min<int64_t>(*n, 1'000'000));
+  }
+  auto logs =
+      s.service->OpenLogs(id, step.empty() ? *steps : std::vector<std::string>{step}, replica);
   if (!logs.ok()) return logs.error();
+  // A header per log when there are several (steps, or a serving step's replicas).
+  bool headers = (step.empty() && steps->size() > 1) || logs->size() > 1;
   if (*tail > 0) {
     for (auto& log : *logs) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
   }
@@ -359,10 +373,11 @@ Result<Reply> WatchWorkload(const Services& s, RequestContext& c) {
     if (!steps.ok()) return steps.error();
     auto tail = IntQuery(c, "tailBytes", kDefaultWatchTailBytes);
     if (!tail.ok()) return tail.error();
-    auto logs = s.service->OpenLogs(id, {step});
+    auto logs = s.service->OpenLogs(id, {step}, std::nullopt);
     if (!logs.ok()) return logs.error();
-    log = std::move(logs->front());
-    if (*tail > 0) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
+    // A serving step's first replica (one that wrote nothing yet: no log to follow).
+    if (!logs->empty()) log = std::move(logs->front());
+    if (log && *tail > 0) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
   }
   c.res.SetHeader("Cache-Control", "no-store");
   c.res.SetStream("text/event-stream; charset=utf-8",

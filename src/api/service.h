@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,9 +82,11 @@ class Service {
   virtual int64_t ChangeSeq() { return -1; }
   //! Readers for the logs of `steps` of workload `id`, in that order, each at its start. One
   //! store read for all of them, so serving every step of a run is linear in their number.
-  //! NOT_FOUND for an unknown workload or step.
+  //! A serving step's log is its replicas' (one reader per replica that wrote, named
+  //! "<step> replica <i>"), or only replica `replica`'s when set. NOT_FOUND for an unknown
+  //! workload, step or replica; INVALID_ARGUMENT for `replica` and a batch step.
   virtual Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(
-      const std::string& id, const std::vector<std::string>& steps) = 0;
+      const std::string& id, const std::vector<std::string>& steps, std::optional<int> replica) = 0;
   //! format "" (rsl's own JSON, with a `text` rendering) or "openlineage" (RunEvent JSON).
   virtual Result<Json> Lineage(const std::string& id, const std::string& format) = 0;
   virtual Result<Json> Cancel(const std::string& id, const std::string& subject) = 0;

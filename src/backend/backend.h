@@ -32,6 +32,7 @@ struct ServingLaunch {
 struct LaunchSpec {
   std::string attempt_id;  //!< unique per attempt: <run_id>/<step>/<attempt>
   std::string run_id;
+  std::string version_id;  //!< the workload version the run runs (wl-...)
   std::string workload_name;
   std::string namespace_;
   std::string step;
@@ -86,6 +87,9 @@ struct AttemptExit {
   int signal = 0;       //!< when a signal ended it
   std::string node;     //!< where it ran
   std::string message;  //!< e.g. "memory limit 64Mi exceeded (cgroup v1)"
+  //! A failure's stable code when the backend knows better than the exit kind (a serving
+  //! step never ready: SERVING_NOT_READY); "" = from the kind (STEP_FAILED, ...).
+  std::string code;
   Usage usage;
 };
 
@@ -161,9 +165,10 @@ class Backend {
   //! were away, the backend reports its recorded exit (from spec.exit_file) if any, or kNodeLost.
   virtual void Adopt(const LaunchSpec& spec) = 0;
 
-  //! Whether this backend can run serving step `step` now (a proxy to front it, its port
-  //! free). Default: it cannot (SPEC_INVALID naming the backend).
-  virtual Status CheckServing(const spec::Step& step) {
+  //! Whether this backend can run serving step `step` of `workload` now (a proxy to front
+  //! it, its port free, or held by the running version of the same workload that it will
+  //! take over). Default: it cannot (SPEC_INVALID naming the backend).
+  virtual Status CheckServing(const spec::Workload& /*workload*/, const spec::Step& step) {
     return Error("SPEC_INVALID",
                  "the " + name() + " backend cannot run serving step '" + step.name + "'")
         .Hint("run it through rsl-controller or seedctl run, which front replicas with HAProxy");

@@ -180,7 +180,9 @@ void RunWorkloadStatus(const WorkloadStatusFlags& f) {
 void RunWorkloadLogs(const WorkloadLogsFlags& f) {
   api::Client client = MakeClient(f.conn);
   std::string path = IdPath(f.id, "logs") +
-                     api::QueryString({{"step", f.step}, {"follow", f.follow ? "true" : ""}});
+                     api::QueryString({{"step", f.step},
+                                       {"replica", f.replica >= 0 ? std::to_string(f.replica) : ""},
+                                       {"follow", f.follow ? "true" : ""}});
   Status st = client.Stream(path, [](std::string_view chunk) {
     std::cout.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     std::cout.flush();
@@ -330,6 +332,8 @@ void RegisterWorkloadCommands(CLI::App& app) {
   auto logs = std::make_shared<WorkloadLogsFlags>();
   cmd = IdCommand(wl, "logs", "A step's captured output (secret values masked)", logs.get());
   cmd->add_option("--step", logs->step, "the step (default: every step, in pipeline order)");
+  cmd->add_option("--replica", logs->replica,
+                  "a serving step's replica (default: every replica, each under a header)");
   cmd->add_flag("-f,--follow", logs->follow, "keep streaming until the step(s) end");
   Bind(cmd, logs, &RunWorkloadLogs);
 

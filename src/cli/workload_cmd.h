@@ -39,6 +39,7 @@ void RunWorkloadStatus(const WorkloadStatusFlags& flags);
 
 struct WorkloadLogsFlags : WorkloadIdFlags {
   std::string step;  //!< "" = every step, in pipeline order
+  int replica = -1;  //!< a serving step's replica (-1: every replica that wrote)
   bool follow = false;
 };
 //! Streams the captured output to stdout as it arrives.

@@ -42,7 +42,7 @@ Status Engine::Impl::CheckServing(const spec::Workload& w, size_t i) {
         .Hint("lower maxReplicas to " + std::to_string(std::max<int64_t>(fit, 1)) +
               ", request less per replica, or add nodes (`seedctl node list`)");
   }
-  Status s = backend_->CheckServing(step);
+  Status s = backend_->CheckServing(w, step);
   if (s.ok()) return s;
   Error e = s.error();
   if (e.path.empty()) e.Path(spec::StepPath(i) + (step.port ? ".port" : ""));

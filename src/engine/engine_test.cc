@@ -745,6 +745,44 @@ TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
   back = LaunchFromJson(LaunchToJson(s));
   ASSERT_TRUE(back.ok());
   EXPECT_FALSE(back->timeout_ms.has_value());
+  EXPECT_FALSE(back->serving.has_value());
+}
+
+// A serving step's settings survive the launch record whole: recovery adopts its replica set
+// with them (the endpoint's port, the probe, the autoscaling bounds).
+TEST(LaunchJsonTest, ServingSettingsRoundTrip) {
+  backend::LaunchSpec s;
+  s.attempt_id = "run-1/serve/1";
+  s.version_id = "wl-20261202-0a1b2c3d";
+  backend::ServingLaunch sv;
+  sv.autoscaling = {70, 2, 4, 5'000};
+  sv.readiness.path = "/ready";
+  sv.readiness.port = 9000;
+  sv.readiness.period_ms = 2'000;
+  sv.readiness.failure_threshold = 5;
+  sv.port = 18080;
+  sv.ready_timeout_ms = 60'000;
+  s.serving = sv;
+  auto back = LaunchFromJson(LaunchToJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->version_id, s.version_id);
+  ASSERT_TRUE(back->serving.has_value());
+  EXPECT_EQ(back->serving->autoscaling.target_utilization, 70);
+  EXPECT_EQ(back->serving->autoscaling.min_replicas, 2);
+  EXPECT_EQ(back->serving->autoscaling.max_replicas, 4);
+  EXPECT_EQ(back->serving->autoscaling.scale_down_delay_ms, 5'000);
+  EXPECT_EQ(back->serving->readiness.path, "/ready");
+  EXPECT_EQ(back->serving->readiness.port, 9000);
+  EXPECT_EQ(back->serving->readiness.period_ms, 2'000);
+  EXPECT_EQ(back->serving->readiness.failure_threshold, 5);
+  EXPECT_EQ(back->serving->port, 18080);
+  EXPECT_EQ(back->serving->ready_timeout_ms, 60'000);
+  // A record from before the settings were kept: serving, with the defaults.
+  back = LaunchFromJson(R"({"attempt_id":"run-1/serve/1","serving":1})");
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->serving.has_value());
+  EXPECT_EQ(back->serving->autoscaling.min_replicas, 1);
+  EXPECT_FALSE(back->serving->port.has_value());
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ std::string LaunchToJson(const backend::LaunchSpec& s) {
   };
   w.Str("attempt_id", s.attempt_id);
   w.Str("run_id", s.run_id);
+  w.Str("version_id", s.version_id);
   w.Str("workload_name", s.workload_name);
   w.Str("namespace", s.namespace_);
   w.Str("step", s.step);
@@ -85,7 +86,21 @@ std::string LaunchToJson(const backend::LaunchSpec& s) {
   w.Str("node", s.node);
   map("labels", s.labels, /*mask=*/false);
   if (s.timeout_ms) w.Int("timeout_ms", *s.timeout_ms);
-  if (s.serving) w.Int("serving", 1);  // recovery only needs to know it served
+  if (s.serving) {  // all of it: recovery adopts the replica set with these settings
+    const backend::ServingLaunch& sv = *s.serving;
+    JsonObjectWriter o(&w.Key("serving"));
+    o.Int("target", sv.autoscaling.target_utilization);
+    o.Int("min", sv.autoscaling.min_replicas);
+    o.Int("max", sv.autoscaling.max_replicas);
+    o.Int("scale_down_delay_ms", sv.autoscaling.scale_down_delay_ms);
+    o.Str("probe_path", sv.readiness.path);
+    if (sv.readiness.port) o.Int("probe_port", *sv.readiness.port);
+    o.Int("probe_period_ms", sv.readiness.period_ms);
+    o.Int("probe_failures", sv.readiness.failure_threshold);
+    if (sv.port) o.Int("port", *sv.port);
+    o.Int("ready_timeout_ms", sv.ready_timeout_ms);
+    o.End();
+  }
   w.End();
   return out;
 }
@@ -97,6 +112,7 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
   try {
     s.attempt_id = j.value("attempt_id", "");
     s.run_id = j.value("run_id", "");
+    s.version_id = j.value("version_id", "");
     s.workload_name = j.value("workload_name", "");
     s.namespace_ = j.value("namespace", "");
     s.step = j.value("step", "");
@@ -114,7 +130,22 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
     s.node = j.value("node", "");
     s.labels = j.value("labels", std::map<std::string, std::string>{});
     if (j.contains("timeout_ms")) s.timeout_ms = j["timeout_ms"].get<int64_t>();
-    if (j.contains("serving")) s.serving = backend::ServingLaunch{};
+    if (j.contains("serving")) {
+      backend::ServingLaunch sv;
+      if (const json& o = j["serving"]; o.is_object()) {  // older records: `"serving": 1`
+        sv.autoscaling.target_utilization = o.value("target", int64_t{0});
+        sv.autoscaling.min_replicas = o.value("min", int64_t{1});
+        sv.autoscaling.max_replicas = o.value("max", int64_t{1});
+        sv.autoscaling.scale_down_delay_ms = o.value("scale_down_delay_ms", int64_t{300'000});
+        sv.readiness.path = o.value("probe_path", "/healthz");
+        if (o.contains("probe_port")) sv.readiness.port = o["probe_port"].get<int64_t>();
+        sv.readiness.period_ms = o.value("probe_period_ms", int64_t{1'000});
+        sv.readiness.failure_threshold = o.value("probe_failures", int64_t{3});
+        if (o.contains("port")) sv.port = o["port"].get<int64_t>();
+        sv.ready_timeout_ms = o.value("ready_timeout_ms", int64_t{300'000});
+      }
+      s.serving = sv;
+    }
   } catch (const json::exception& e) {
     return Error(codes::kInternal, std::string("garbled launch record: ") + e.what());
   }
@@ -136,6 +167,7 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
   s.attempt = st.attempts + 1;
   s.attempt_id = r->run.id + "/" + step.name + "/" + std::to_string(s.attempt);
   s.run_id = r->run.id;
+  s.version_id = r->run.workload_id;
   s.workload_name = r->workload.name;
   s.namespace_ = r->workload.namespace_;
   s.step = step.name;

@@ -393,7 +393,7 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
       }
       if (ending) {
         // Stopped because the run is failing or cancelled, but it failed on its own first.
-        st.failure_code = CodeFor(kind);
+        st.failure_code = exit.code.empty() ? CodeFor(kind) : exit.code;
         Finish(i, kind == ExitKind::kTimedOut ? StepPhase::kTimedOut : StepPhase::kFailed,
                kind == ExitKind::kOomKilled ? EventReason::kOomKilled : EventReason::kFailed,
                exit_message, true);
@@ -407,7 +407,7 @@ void RunPlan::OnExit(int i, const backend::AttemptExit& exit, const std::string&
             {i, EventReason::kTimedOut,
              "step exceeded its time limit of " + Duration(spec.timeout_ms.value_or(0)), true});
       }
-      st.failure_code = CodeFor(kind);
+      st.failure_code = exit.code.empty() ? CodeFor(kind) : exit.code;
       if (st.retries_used < spec.retry.max_retries) {
         ++st.retries_used;
         int64_t delay = RetryDelayMs(spec.retry, st.retries_used);

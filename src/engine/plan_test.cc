@@ -72,6 +72,25 @@ TEST(PlanTest, FanOutFanInRunsInDependencyOrder) {
                                       "b:Succeeded", "c:Succeeded", "d:Started", "d:Succeeded"}));
 }
 
+// A backend that knows the failure's stable code (a serving step never ready) gives it to the
+// step and the run instead of STEP_FAILED.
+TEST(PlanTest, AnExitsOwnCodeIsTheFailureCode) {
+  spec::Workload w;
+  w.pipeline.steps = {MakeStep("serve")};
+  RunPlan p(&w, 0);
+  p.Advance(0, kAlwaysTrue);
+  p.OnLaunched(0, 0);
+  AttemptExit e = Exit(ExitKind::kFailed, -1, "0 of 1 replica(s) ready after 3s (readyTimeout)");
+  e.code = codes::kServingNotReady;
+  p.OnExit(0, e, "{}", 5);
+  p.Advance(5, kAlwaysTrue);
+  EXPECT_EQ(p.state(0).failure_code, codes::kServingNotReady);
+  ASSERT_TRUE(p.outcome().has_value());
+  EXPECT_EQ(p.outcome()->phase, spec::RunPhase::kFailed);
+  EXPECT_EQ(p.outcome()->failure_code, codes::kServingNotReady);
+  EXPECT_EQ(p.outcome()->message, "step serve: 0 of 1 replica(s) ready after 3s (readyTimeout)");
+}
+
 TEST(PlanTest, RetriesWithBackoffFactorAndMaxBackoff) {
   spec::Workload w;
   w.pipeline.steps = {MakeStep("train")};

@@ -14,7 +14,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "engine/hooks.h"
-#include "serve/replica_set.h"
+#include "serve/serve_options.h"
 #include "store/retention.h"
 #include "store/store.h"
 
@@ -43,7 +43,7 @@ struct RuntimeOptions {
   //! Called with the hooks and the opened store before the engine is built, to add or wrap
   //! hooks (the controller's metrics). May be empty.
   std::function<void(engine::Hooks*, store::Store*)> extend_hooks;
-  //! Serving steps: the HAProxy executable, timings (serve/replica_set.h).
+  //! Serving steps: the HAProxy executable, timings (serve/serve_options.h).
   serve::ServeOptions serve;
 };
 

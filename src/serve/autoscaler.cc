@@ -41,7 +41,7 @@ int Autoscaler::Recommend(int current, const std::vector<ReplicaSample>& replica
 }
 
 ScaleDecision Autoscaler::Evaluate(int64_t now_ms, int current,
-                                   const std::vector<ReplicaSample>& replicas) {
+                                   const std::vector<ReplicaSample>& replicas, Metric metric) {
   ScaleDecision d;
   int recommendation = Recommend(current, replicas, &d.average);
   if (history_.empty()) first_ms_ = now_ms;
@@ -50,9 +50,11 @@ ScaleDecision Autoscaler::Evaluate(int64_t now_ms, int current,
   int ready = 0;
   for (const auto& r : replicas) ready += r.ready ? 1 : 0;
   auto reason = [&](int to) {
-    return "cpu " + std::to_string(int(std::lround(d.average * 100))) + "% of request, target " +
-           std::to_string(config_.target_utilization) + "%, " + std::to_string(ready) +
-           " ready: " + std::to_string(current) + " -> " + std::to_string(to);
+    std::string pct = std::to_string(int(std::lround(d.average * 100))) + "%";
+    return (metric == Metric::kGpu ? "gpu " + pct + " busy" : "cpu " + pct + " of request") +
+           ", target " + std::to_string(config_.target_utilization) + "%, " +
+           std::to_string(ready) + " ready: " + std::to_string(current) + " -> " +
+           std::to_string(to);
   };
   d.desired = current;
   if (current < config_.min_replicas || current > config_.max_replicas) {

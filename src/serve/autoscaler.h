@@ -41,9 +41,13 @@ class Autoscaler {
  public:
   explicit Autoscaler(const spec::Autoscaling& config) : config_(config) {}
 
+  //! What the utilization measures, for the decision's reason.
+  enum class Metric { kCpu, kGpu };
   //! The decision at `now_ms` for `current` desired replicas whose state is `replicas` (one
   //! sample per replica that exists; a missing one, being started, counts as not ready).
-  ScaleDecision Evaluate(int64_t now_ms, int current, const std::vector<ReplicaSample>& replicas);
+  //! The reason reads "cpu 93% of request, ..." or "gpu 93% busy, ...".
+  ScaleDecision Evaluate(int64_t now_ms, int current, const std::vector<ReplicaSample>& replicas,
+                         Metric metric = Metric::kCpu);
 
  private:
   //! What the utilization asks for, before stabilization (clamped to [min, max]).

@@ -103,3 +103,19 @@ TEST(AutoscalerTest, SteadyNoisyLoadDoesNotFlap) {
 
 }  // namespace
 }  // namespace rsl::serve
+
+namespace rsl::serve {
+namespace {
+
+// The reason names what was measured: a GPU replica's devices, or a CPU replica's request.
+TEST(AutoscalerTest, TheReasonNamesTheMetric) {
+  Autoscaler cpu(Config(70, 1, 4, 300'000));
+  EXPECT_EQ(cpu.Evaluate(0, 3, Ready({0.93, 0.93, 0.93})).reason,
+            "cpu 93% of request, target 70%, 3 ready: 3 -> 4");
+  Autoscaler gpu(Config(70, 1, 4, 300'000));
+  EXPECT_EQ(gpu.Evaluate(0, 3, Ready({0.93, 0.93, 0.93}), Autoscaler::Metric::kGpu).reason,
+            "gpu 93% busy, target 70%, 3 ready: 3 -> 4");
+}
+
+}  // namespace
+}  // namespace rsl::serve

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -195,7 +194,6 @@ Result<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(const std::string&
   unlink(config.socket_path.c_str());
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (log_fd < 0) return OsError(codes::kIoError, "cannot create", log, errno);
-  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
@@ -203,9 +201,8 @@ Result<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(const std::string&
     return OsError(codes::kIoError, "cannot start HAProxy", haproxy, err);
   }
   if (pid == 0) {
-    // Dies with the thread that started it: nothing of a serving step outlives its supervisor.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);
+    // Its own process group, and no parent-death signal: a controller that dies leaves the
+    // endpoint serving, and the next one adopts it.
     setpgid(0, 0);
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, 0);
@@ -218,7 +215,7 @@ Result<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(const std::string&
     _exit(127);
   }
   close(log_fd);
-  std::unique_ptr<HaproxyProcess> p(new HaproxyProcess(pid, config.socket_path));
+  std::unique_ptr<HaproxyProcess> p(new HaproxyProcess(pid, dir, config.socket_path, true));
   for (int64_t waited = 0; waited < kStartWaitMs; waited += 20) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -235,20 +232,55 @@ Result<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(const std::string&
   return Error(codes::kIoError, "HAProxy's runtime API did not answer in time").Value(cfg);
 }
 
+Result<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Adopt(pid_t pid, const std::string& dir,
+                                                              const std::string& socket) {
+  std::string cfg = dir + "/haproxy.cfg";
+  auto cmdline = ReadFileIfExists("/proc/" + std::to_string(pid) + "/cmdline", 64 * 1024);
+  bool ours = pid > 0 && cmdline.ok() && *cmdline && !Gone(pid) &&
+              (*cmdline)->find(cfg) != std::string::npos;
+  if (!ours) {
+    return Error(codes::kNotFound, "HAProxy " + std::to_string(pid) + " of " + cfg + " is gone")
+        .Value(std::to_string(pid));
+  }
+  std::unique_ptr<HaproxyProcess> p(new HaproxyProcess(pid, dir, socket, false));
+  if (auto info = p->runtime().Command("show info"); !info.ok()) {
+    p->pid_ = -1;  // not ours to stop: it may be on its way out
+    return info.error();
+  }
+  return p;
+}
+
 HaproxyProcess::~HaproxyProcess() { Stop(); }
+
+bool HaproxyProcess::Gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  // A zombie nobody reaped yet (an adopted HAProxy's parent is not us) is gone too.
+  auto stat = ReadFileIfExists("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat.ok() || !*stat) return true;
+  size_t paren = (*stat)->rfind(')');
+  return paren != std::string::npos && paren + 2 < (*stat)->size() && (**stat)[paren + 2] == 'Z';
+}
 
 void HaproxyProcess::Stop() {
   if (pid_ <= 0) return;
+  auto ended = [this] {
+    if (child_) return waitpid(pid_, nullptr, WNOHANG) == pid_;
+    return Gone(pid_);
+  };
   kill(pid_, SIGTERM);
   for (int i = 0; i < 100; ++i) {
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+    if (ended()) {
       pid_ = -1;
       return;
     }
     usleep(10'000);
   }
   kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
+  if (child_) {
+    waitpid(pid_, nullptr, 0);
+  } else {
+    for (int i = 0; i < 500 && !Gone(pid_); ++i) usleep(10'000);
+  }
   pid_ = -1;
 }
 

@@ -3,8 +3,12 @@
 // socket) and a client of its runtime API that adds, enables, drains and deletes servers
 // while it runs. The configuration is never rewritten and HAProxy is never reloaded.
 //
-// Threading: a HaproxyRuntime may be used from one thread at a time (one connection per
-// command); HaproxyProcess is not thread-safe.
+// Lifetime: HAProxy is not tied to the process that started it. A controller that dies
+// leaves it serving (its replicas keep running too); the next one adopts it (Adopt) by the
+// pid and directory it recorded, or starts a new one on the same port.
+//
+// Threading: HaproxyRuntime may be used from several threads at once (one connection per
+// command, nothing else shared); HaproxyProcess is not thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -63,6 +67,7 @@ class HaproxyRuntime {
   //! `del server be/<name>` (it must be in maintenance with no session left).
   Status DelServer(const std::string& name);
   Result<std::vector<StatRow>> ShowStat();
+  const std::string& socket_path() const { return socket_path_; }
 
  private:
   //! Errors: the command's answer when it is not empty and not a success message.
@@ -70,7 +75,7 @@ class HaproxyRuntime {
   std::string socket_path_;
 };
 
-//! A running HAProxy (a child of this process that dies with the thread that started it).
+//! A running HAProxy: started here (a child) or adopted (left by a controller that died).
 class HaproxyProcess {
  public:
   //! Writes <dir>/haproxy.cfg, starts `haproxy -db -f` on it with its output in
@@ -79,15 +84,27 @@ class HaproxyProcess {
   static Result<std::unique_ptr<HaproxyProcess>> Start(const std::string& haproxy,
                                                        const std::string& dir,
                                                        const ProxyConfig& config);
+  //! The HAProxy that Start(_, dir, {.., socket}) left running as `pid`: it must still be that
+  //! program (its command line names <dir>/haproxy.cfg, so a reused pid is not taken) and
+  //! answer on `socket`. Errors: NOT_FOUND (gone, or another program now), IO_ERROR (no answer).
+  static Result<std::unique_ptr<HaproxyProcess>> Adopt(pid_t pid, const std::string& dir,
+                                                       const std::string& socket);
   ~HaproxyProcess();  //!< Stop()s
-  //! SIGTERM (SIGKILL after a second) and reaps it. Idempotent.
+  //! SIGTERM (SIGKILL after a second) and waits until it is gone (reaped when it is our
+  //! child). Idempotent.
   void Stop();
   pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
   HaproxyRuntime& runtime() { return runtime_; }
+  //! Whether `pid` no longer runs (no such process, or a zombie not reaped yet).
+  static bool Gone(pid_t pid);
 
  private:
-  HaproxyProcess(pid_t pid, std::string socket) : pid_(pid), runtime_(std::move(socket)) {}
+  HaproxyProcess(pid_t pid, std::string dir, std::string socket, bool child)
+      : pid_(pid), dir_(std::move(dir)), child_(child), runtime_(std::move(socket)) {}
   pid_t pid_;
+  std::string dir_;
+  bool child_;  //!< ours to reap (waitpid); an adopted one is reaped by whoever inherited it
   HaproxyRuntime runtime_;
 };
 

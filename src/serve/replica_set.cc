@@ -2,16 +2,20 @@
 
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "base/codes.h"
 #include "base/env.h"
 #include "base/file.h"
 #include "base/http_client.h"
 #include "base/strings.h"
+#include "serve/gpu_utilization.h"
 
 namespace rsl::serve {
 namespace {
@@ -43,14 +47,23 @@ std::string Tail(const std::string& path, size_t lines) {
 
 }  // namespace
 
+Frontend::~Frontend() {
+  if (proxy) proxy->Stop();  // the frontend goes with it
+  if (!socket_dir.empty()) (void)RemoveAll(socket_dir);
+}
+
 ReplicaSet::ReplicaSet(backend::Backend* inner, ServeOptions options, backend::LaunchSpec spec,
-                       Callbacks callbacks)
+                       Callbacks callbacks, Begin begin)
     : inner_(inner),
       opts_(std::move(options)),
       spec_(std::move(spec)),
       serving_(spec_.serving.value_or(backend::ServingLaunch{})),
       cb_(std::move(callbacks)),
-      autoscaler_(serving_.autoscaling) {}
+      begin_(std::move(begin)),
+      autoscaler_(serving_.autoscaling),
+      prefix_(ServerPrefix(spec_)),
+      record_path_(SetRecordPath(spec_)),
+      started_ms_(begin_.adopt ? begin_.adopt->started_ms : Env::Default()->NowMs()) {}
 
 ReplicaSet::~ReplicaSet() {
   RequestStop(opts_.stop_grace_ms, false, false);
@@ -75,6 +88,20 @@ void ReplicaSet::RequestStop(int64_t grace_ms, bool timed_out, bool report) {
     stop_grace_ms_ = grace_ms;
   }
   cv_.notify_all();
+}
+
+void ReplicaSet::Supersede(const std::string& by) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!supersede_.empty()) return;
+    supersede_ = by;
+  }
+  cv_.notify_all();
+}
+
+std::shared_ptr<Frontend> ReplicaSet::frontend() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return frontend_;
 }
 
 void ReplicaSet::OnReplicaExit(const backend::AttemptExit& exit) {
@@ -119,7 +146,7 @@ const char* ReplicaSet::StateName(State s) {
 }
 
 std::string ReplicaSet::ServerName(const Replica& r) const {
-  return "r" + std::to_string(r.index) + "-" + std::to_string(r.generation);
+  return prefix_ + "r" + std::to_string(r.index) + "-" + std::to_string(r.generation);
 }
 
 int64_t ReplicaSet::NowMs() const { return SteadyMs(); }
@@ -134,10 +161,11 @@ void ReplicaSet::Emit(spec::EventReason reason, const std::string& message, bool
   if (cb_.event) cb_.event(e);
 }
 
-void ReplicaSet::Fail(const std::string& message, int64_t grace_ms) {
+void ReplicaSet::Fail(const std::string& code, const std::string& message, int64_t grace_ms) {
   backend::AttemptExit e;
   e.attempt_id = spec_.attempt_id;
   e.kind = backend::ExitKind::kFailed;
+  e.code = code;
   e.node = spec_.node;
   e.message = message;
   Shutdown(e, grace_ms);
@@ -150,7 +178,7 @@ bool ReplicaSet::StartProxy() {
   } else {
     auto p = FreePort(opts_.replica_host);
     if (!p.ok()) {
-      Fail(p.error().ToString());
+      Fail(p.error().code, p.error().ToString());
       return false;
     }
     port = *p;
@@ -158,49 +186,146 @@ bool ReplicaSet::StartProxy() {
   // A short private directory: a unix socket path holds at most 107 bytes.
   char tmpl[] = "/tmp/rsl-serve-XXXXXX";
   if (!mkdtemp(tmpl)) {
-    Fail("cannot make HAProxy's socket directory");
+    Fail(codes::kIoError, "cannot make HAProxy's socket directory");
     return false;
   }
-  socket_dir_ = tmpl;
   ProxyConfig config;
   config.bind_host = opts_.bind_host;
   config.port = port;
-  config.socket_path = socket_dir_ + "/admin.sock";
+  config.socket_path = std::string(tmpl) + "/admin.sock";
   auto proxy = HaproxyProcess::Start(opts_.haproxy, spec_.exit_file + ".proxy", config);
   if (!proxy.ok()) {
-    Fail(proxy.error().ToString());
+    (void)RemoveAll(tmpl);
+    Fail(proxy.error().code, proxy.error().ToString());
     return false;
   }
-  proxy_ = std::move(*proxy);
   std::string endpoint = "http://" + opts_.replica_host + ":" + std::to_string(port);
+  auto f = std::make_shared<Frontend>(std::move(*proxy), port, endpoint, tmpl);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    frontend_ = f;
     status_.endpoint = endpoint;
   }
   Emit(spec::EventReason::kRunning, "endpoint " + endpoint + " (HAProxy pid " +
-                                        std::to_string(proxy_->pid()) + "), starting " +
+                                        std::to_string(f->proxy->pid()) + "), starting " +
                                         std::to_string(desired_) + " replica(s)");
   return true;
 }
 
+bool ReplicaSet::JoinFrontend() {
+  std::shared_ptr<Frontend> f = begin_.frontend;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    frontend_ = f;
+    status_.endpoint = f->endpoint;
+  }
+  Emit(spec::EventReason::kRunning,
+       "endpoint " + f->endpoint + " (HAProxy pid " + std::to_string(f->proxy->pid()) +
+           ", serving the running version until this one is ready: rolling update), starting " +
+           std::to_string(desired_) + " replica(s)");
+  return true;
+}
+
+bool ReplicaSet::AdoptRecord() {
+  const SetRecord& rec = *begin_.adopt;
+  std::shared_ptr<Frontend> f = begin_.frontend;  // a sibling set adopted it already
+  std::string how = "HAProxy shared with the other version";
+  if (!f) {
+    auto p = HaproxyProcess::Adopt(pid_t(rec.proxy_pid), rec.proxy_dir, rec.socket);
+    how = "HAProxy pid " + std::to_string(rec.proxy_pid) + " adopted";
+    if (!p.ok()) {
+      // It died with the controller (or since): a new one on the same port and socket.
+      std::string socket_dir = rec.socket.substr(0, rec.socket.rfind('/'));
+      (void)MakeDirs(socket_dir);
+      ::chmod(socket_dir.c_str(), 0700);
+      ProxyConfig config;
+      config.bind_host = opts_.bind_host;
+      config.port = rec.port;
+      config.socket_path = rec.socket;
+      p = HaproxyProcess::Start(opts_.haproxy, rec.proxy_dir, config);
+      if (!p.ok()) {
+        Fail(p.error().code,
+             "cannot restart HAProxy for the adopted replicas: " + p.error().ToString());
+        return false;
+      }
+      how = "HAProxy restarted on the same port (pid " + std::to_string((*p)->pid()) + ")";
+    }
+    f = std::make_shared<Frontend>(std::move(*p), rec.port, rec.endpoint,
+                                   rec.socket.substr(0, rec.socket.rfind('/')));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    frontend_ = f;
+    status_.endpoint = f->endpoint;
+  }
+  desired_ = rec.desired;
+  next_index_ = rec.next_index;
+  serving_ready_ = rec.serving_ready;
+  std::set<std::string> servers;
+  if (auto stat = proxy().ShowStat(); stat.ok()) {
+    for (const auto& row : *stat) {
+      if (row.proxy == kBackendName && StartsWith(row.server, prefix_)) servers.insert(row.server);
+    }
+  }
+  int64_t now = NowMs();
+  for (const auto& rep : rec.replicas) {
+    auto r = std::make_unique<Replica>();
+    r->index = rep.index;
+    r->generation = rep.generation;
+    r->port = rep.port;
+    r->restarts = rep.restarts;
+    r->retiring = rep.retiring;
+    backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
+    r->attempt_id = s.attempt_id;
+    r->log_path = s.log_path;
+    r->running = true;
+    r->in_proxy = servers.erase(ServerName(*r)) > 0;
+    r->state = r->retiring ? State::kDraining : State::kStarting;
+    r->drain_deadline_ms = now + opts_.drain_timeout_ms;
+    r->next_probe_ms = now;
+    if (cb_.own) cb_.own(s.attempt_id);
+    inner_->Adopt(s);  // its exit, if it ended while nobody watched, comes back as one
+    replicas_.push_back(std::move(r));
+  }
+  for (const auto& name : servers) {  // of replicas that are gone
+    (void)proxy().SetState(name, "maint");
+    to_delete_.push_back(name);
+  }
+  Emit(spec::EventReason::kRecovered, "adopted " + std::to_string(rec.replicas.size()) +
+                                          " replica(s) behind " + f->endpoint + " (" + how + ")");
+  if (!rec.superseded_by.empty()) Supersede(rec.superseded_by);
+  return true;
+}
+
+void ReplicaSet::Persist() {
+  if (!frontend_) return;
+  SetRecord rec;
+  rec.proxy_pid = frontend_->proxy->pid();
+  rec.proxy_dir = frontend_->proxy->dir();
+  rec.socket = frontend_->runtime().socket_path();
+  rec.port = frontend_->port;
+  rec.endpoint = frontend_->endpoint;
+  rec.server_prefix = prefix_;
+  rec.desired = desired_;
+  rec.next_index = next_index_;
+  rec.serving_ready = serving_ready_;
+  rec.started_ms = started_ms_;
+  rec.superseded_by = superseded_by_;
+  for (const auto& r : replicas_) {
+    if (!r->running && r->state != State::kRestarting) continue;
+    rec.replicas.push_back({r->index, r->generation, r->port, r->restarts,
+                            r->retiring || r->state == State::kStopping});
+  }
+  std::string text = SetRecordToJson(rec);
+  if (text == last_record_) return;
+  if (WriteFileAtomic(record_path_, text).ok()) last_record_ = std::move(text);
+}
+
 void ReplicaSet::Launch(Replica* r, int64_t now) {
   ++r->generation;
-  std::string tag = ".r" + std::to_string(r->index) + "-" + std::to_string(r->generation);
   auto port = FreePort(opts_.replica_host);
   r->port = port.ok() ? *port : 0;
-  backend::LaunchSpec s = spec_;
-  s.serving.reset();
-  s.timeout_ms.reset();
-  s.attempt_id =
-      spec_.attempt_id + "/r" + std::to_string(r->index) + "-" + std::to_string(r->generation);
-  s.workdir = spec_.workdir + tag;
-  std::string base = spec_.exit_file.substr(0, spec_.exit_file.size() - 5);  // drop ".exit"
-  s.exit_file = base + tag + ".exit";
-  s.log_path = base + tag + ".log";
-  s.env["RSL_PORT"] = std::to_string(r->port);
-  s.env["RSL_REPLICA"] = std::to_string(r->index);
-  s.env["RSL_METRICS_FILE"] = s.workdir + "/.rsl-metrics.json";
-  s.env["RSL_PROGRESS_FILE"] = s.workdir + "/.rsl-progress";
+  backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
   r->attempt_id = s.attempt_id;
   r->log_path = s.log_path;
   r->state = State::kStarting;
@@ -223,7 +348,7 @@ void ReplicaSet::Launch(Replica* r, int64_t now) {
 void ReplicaSet::RemoveServer(Replica* r) {
   if (!r->in_proxy) return;
   r->in_proxy = false;
-  (void)proxy_->runtime().SetState(ServerName(*r), "maint");
+  (void)proxy().SetState(ServerName(*r), "maint");
   to_delete_.push_back(ServerName(*r));
 }
 
@@ -276,16 +401,17 @@ void ReplicaSet::Probe(Replica* r, int64_t now) {
     if (r->state == State::kReady) return;
     std::string name = ServerName(*r);
     if (!r->in_proxy) {
-      rsl::Status s = proxy_->runtime().AddServer(name, opts_.replica_host, r->port);
+      rsl::Status s = proxy().AddServer(name, opts_.replica_host, r->port);
       if (!s.ok()) return;  // tried again at the next probe
       r->in_proxy = true;
     }
-    if (proxy_->runtime().SetState(name, "ready").ok()) r->state = State::kReady;
+    if (proxy().SetState(name, "ready").ok()) r->state = State::kReady;
     return;
   }
   ++r->failures;
-  if (r->state == State::kReady && r->failures >= serving_.readiness.failure_threshold) {
-    (void)proxy_->runtime().SetState(ServerName(*r), "maint");  // out of rotation
+  if ((r->state == State::kReady || (r->in_proxy && r->state == State::kStarting)) &&
+      r->failures >= serving_.readiness.failure_threshold) {
+    (void)proxy().SetState(ServerName(*r), "maint");  // out of rotation
     r->state = State::kNotReady;
   }
 }
@@ -294,14 +420,14 @@ void ReplicaSet::Drain(Replica* r, int64_t now) {
   r->retiring = true;
   r->state = State::kDraining;
   r->drain_deadline_ms = now + opts_.drain_timeout_ms;
-  if (r->in_proxy) (void)proxy_->runtime().SetState(ServerName(*r), "drain");
+  if (r->in_proxy) (void)proxy().SetState(ServerName(*r), "drain");
 }
 
 void ReplicaSet::ProgressDrains(int64_t now) {
   bool any = false;
   for (auto& r : replicas_) any = any || r->state == State::kDraining;
   if (any || !to_delete_.empty()) {
-    if (auto stat = proxy_->runtime().ShowStat(); stat.ok()) {
+    if (auto stat = proxy().ShowStat(); stat.ok()) {
       sessions_.clear();
       for (const auto& row : *stat) {
         if (row.proxy == kBackendName) sessions_[row.server] = row.scur;
@@ -318,7 +444,7 @@ void ReplicaSet::ProgressDrains(int64_t now) {
     if (r->running) inner_->Stop(r->attempt_id, opts_.stop_grace_ms, false);
   }
   for (size_t k = 0; k < to_delete_.size();) {
-    if (proxy_->runtime().DelServer(to_delete_[k]).ok()) {
+    if (proxy().DelServer(to_delete_[k]).ok()) {
       to_delete_.erase(to_delete_.begin() + long(k));
     } else {
       ++k;  // sessions still open: again at the next tick
@@ -333,16 +459,25 @@ void ReplicaSet::Evaluate(int64_t now) {
     usage = usage_;
   }
   double request = double(spec_.cpu_millis > 0 ? spec_.cpu_millis : 1000) / 1000.0;
+  // GPU replicas: their devices' utilization where nvidia-smi answers (the replicas of a step
+  // share the devices the step was given), else their CPU use.
+  std::optional<double> gpu;
+  if (spec_.gpus > 0 && !opts_.nvidia_smi.empty()) {
+    auto by = ProbeGpuUtilization(Env::Default(), opts_.nvidia_smi);
+    auto cuda = spec_.env.find("CUDA_VISIBLE_DEVICES");
+    if (by.ok() && cuda != spec_.env.end()) {
+      gpu = DevicesUtilization(*by, VisibleDevices(cuda->second));
+    }
+  }
   std::vector<ReplicaSample> samples;
-  int active = 0;
   for (auto& r : replicas_) {
     if (r->retiring) continue;
-    ++active;
     auto it = usage.find(r->attempt_id);
-    r->utilization = it == usage.end() ? 0 : it->second.cores / request;
+    r->utilization = gpu ? *gpu : it == usage.end() ? 0 : it->second.cores / request;
     samples.push_back({r->state == State::kReady, r->utilization});
   }
-  ScaleDecision d = autoscaler_.Evaluate(now, desired_, samples);
+  ScaleDecision d = autoscaler_.Evaluate(now, desired_, samples,
+                                         gpu ? Autoscaler::Metric::kGpu : Autoscaler::Metric::kCpu);
   if (d.desired > desired_) {
     Emit(spec::EventReason::kScaledUp, d.reason);
     desired_ = d.desired;
@@ -373,8 +508,7 @@ void ReplicaSet::Evaluate(int64_t now) {
     std::lock_guard<std::mutex> lock(mu_);
     status_.last_scale_time_ms = Env::Default()->NowMs();
   }
-  (void)active;
-  if (auto stat = proxy_->runtime().ShowStat(); stat.ok()) {
+  if (auto stat = proxy().ShowStat(); stat.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& row : *stat) {
       if (row.proxy == kFrontendName && row.server == "FRONTEND") {
@@ -395,24 +529,49 @@ std::string ReplicaSet::LastLogLines() const {
 
 void ReplicaSet::Run() {
   start_ms_ = NowMs();
-  desired_ = int(serving_.autoscaling.min_replicas);
-  if (!StartProxy()) return;
+  const auto& as = serving_.autoscaling;
+  desired_ = int(as.min_replicas);
+  if (begin_.desired > 0)
+    desired_ = int(std::clamp<int64_t>(begin_.desired, as.min_replicas, as.max_replicas));
+  bool began = begin_.adopt ? AdoptRecord() : begin_.frontend ? JoinFrontend() : StartProxy();
+  begin_.frontend.reset();  // held in frontend_ from now on
+  if (!began) return;
+  takeover_at_ = std::max(desired_, 1);
   next_evaluate_ms_ = start_ms_ + opts_.evaluate_period_ms;
   while (true) {
     std::deque<backend::AttemptExit> exits;
     bool stop = false, timed_out = false;
     int64_t grace = 0;
+    std::string superseded_by;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(opts_.tick_ms),
-                   [&] { return stop_ || !exits_.empty(); });
+                   [&] { return stop_ || !exits_.empty() || !supersede_.empty(); });
       exits.swap(exits_);
       stop = stop_;
       timed_out = stop_timed_out_;
       grace = stop_grace_ms_;
+      superseded_by = supersede_;
     }
     int64_t now = NowMs();
     for (const auto& e : exits) HandleExit(e, now);
+    if (!stop && !superseded_by.empty()) {
+      superseded_by_ = superseded_by;
+      Persist();  // a controller that dies now leaves a set that only drains
+      int running = 0;
+      for (auto& r : replicas_) running += r->running ? 1 : 0;
+      Emit(spec::EventReason::kSuperseded,
+           superseded_by + " is ready behind " + frontend_->endpoint + ": draining " +
+               std::to_string(running) + " replica(s) of this version");
+      backend::AttemptExit e;
+      e.attempt_id = spec_.attempt_id;
+      e.kind = backend::ExitKind::kSucceeded;
+      e.exit_code = 0;
+      e.node = spec_.node;
+      e.message = "superseded by " + superseded_by;
+      Shutdown(e, opts_.stop_grace_ms);
+      return;
+    }
     if (stop) {
       backend::AttemptExit e;
       e.attempt_id = spec_.attempt_id;
@@ -448,13 +607,20 @@ void ReplicaSet::Run() {
                                                  std::to_string(desired_) +
                                                  " replica(s) ready behind " + endpoint);
     }
+    // Rolling update: the older version goes once this one carries what it carried (or
+    // readyTimeout passed with at least minReplicas ready).
+    if (takeover_at_ > 0 && serving_ready_ &&
+        (ready >= takeover_at_ || now - start_ms_ >= serving_.ready_timeout_ms)) {
+      takeover_at_ = 0;
+      if (cb_.takeover) cb_.takeover();
+    }
     if (!serving_ready_ && now - start_ms_ >= serving_.ready_timeout_ms) {
       std::string msg =
           std::to_string(ready) + " of " + std::to_string(serving_.autoscaling.min_replicas) +
           " replica(s) ready after " + std::to_string(serving_.ready_timeout_ms / 1000) +
           "s (readyTimeout); " + LastLogLines();
       Emit(spec::EventReason::kServingNotReady, msg, true);
-      Fail(std::string(codes::kServingNotReady) + ": " + msg, opts_.stop_grace_ms);
+      Fail(codes::kServingNotReady, msg, opts_.stop_grace_ms);
       return;
     }
     if (now >= next_evaluate_ms_) {
@@ -481,18 +647,20 @@ void ReplicaSet::Run() {
       st.replica_list.push_back(rep);
     }
     st.utilization = st.ready_replicas ? sum / st.ready_replicas : 0;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     st.endpoint = status_.endpoint;
     st.last_scale_time_ms = status_.last_scale_time_ms;
     st.requests_total = status_.requests_total;
     st.request_errors_total = status_.request_errors_total;
     status_ = std::move(st);
+    lock.unlock();
+    Persist();
   }
 }
 
 void ReplicaSet::Shutdown(std::optional<backend::AttemptExit> exit, int64_t grace_ms) {
   int64_t now = NowMs();
-  if (proxy_) {
+  if (frontend_) {
     for (auto& r : replicas_) {
       if (r->running && r->state != State::kStopping && r->state != State::kDraining)
         Drain(r.get(), now);
@@ -533,18 +701,22 @@ void ReplicaSet::Shutdown(std::optional<backend::AttemptExit> exit, int64_t grac
       }
     }
   }
-  if (proxy_) {
+  std::shared_ptr<Frontend> frontend;
+  if (frontend_) {
     for (auto& r : replicas_) RemoveServer(r.get());
-    proxy_->Stop();  // the frontend goes with it
+    for (const auto& name : to_delete_) (void)proxy().DelServer(name);
   }
-  if (!socket_dir_.empty()) (void)RemoveAll(socket_dir_);
+  (void)RemoveAll(record_path_);  // nothing left to adopt
   bool report = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    frontend.swap(frontend_);
     status_.replicas = status_.ready_replicas = 0;
     status_.replica_list.clear();
     report = stop_report_;
   }
+  // HAProxy stops here unless a newer version's set shares it.
+  frontend.reset();
   if (exit && report && cb_.exit) cb_.exit(*exit);
 }
 

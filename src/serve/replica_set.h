@@ -3,8 +3,18 @@
 // RSL_INPUT_<DEP>), readiness probing, restarts with backoff, autoscaling, draining, and at
 // the end one exit for the serving attempt. Internal to serve/; ServingBackend owns these.
 //
-// Threading: one thread of its own (Start) does every action; the On* methods and Status may
-// be called from any thread.
+// Rolling update: a set may start on the Frontend of a running set of the same workload and
+// step (an older version). Once as many of its replicas are ready as the old set wanted, it
+// calls `takeover`; the old set is then Superseded: it drains its replicas (no new request,
+// in-flight ones finish), stops them, lets go of the frontend and ends as succeeded. HAProxy
+// stops with the last set that holds its Frontend.
+//
+// Recovery: the set keeps a SetRecord (serving_state.h) beside the attempt's files; a set
+// built with one adopts what it names (HAProxy, or a new one on the same port, and every
+// replica through the inner backend's Adopt) instead of starting anything.
+//
+// Threading: one thread of its own (Start) does every action; the On* methods, Status,
+// frontend and Supersede may be called from any thread.
 #pragma once
 
 #include <condition_variable>
@@ -22,22 +32,28 @@
 #include "backend/backend.h"
 #include "serve/autoscaler.h"
 #include "serve/haproxy.h"
+#include "serve/serve_options.h"
+#include "serve/serving_state.h"
 
 namespace rsl::serve {
 
-struct ServeOptions {
-  std::string haproxy = kDefaultHaproxy;
-  std::string bind_host = "0.0.0.0";  //!< where the endpoint listens
-  std::string replica_host =
-      "127.0.0.1";        //!< where local replicas listen (and the endpoint's URL host)
-  int64_t tick_ms = 100;  //!< how often the loop looks at replicas
-  int64_t evaluate_period_ms = kEvaluatePeriodMs;
-  //! A draining replica is stopped once HAProxy shows no session on it, or after this.
-  int64_t drain_timeout_ms = 30'000;
-  int64_t restart_backoff_ms = 1'000;  //!< first restart; doubles per restart of a replica
-  int64_t max_restart_backoff_ms = 30'000;
-  //! Replicas' SIGTERM -> SIGKILL grace when scaled down.
-  int64_t stop_grace_ms = 10'000;
+//! One endpoint: an HAProxy and its port, shared by the replica sets of one workload's
+//! serving step while a new version takes over from an old one. Destroyed (HAProxy stopped,
+//! its socket directory removed) with the last set that holds it.
+struct Frontend {
+  Frontend(std::unique_ptr<HaproxyProcess> p, int port_, std::string endpoint_,
+           std::string socket_dir_)
+      : proxy(std::move(p)),
+        port(port_),
+        endpoint(std::move(endpoint_)),
+        socket_dir(std::move(socket_dir_)) {}
+  ~Frontend();
+  HaproxyRuntime& runtime() { return proxy->runtime(); }
+
+  std::unique_ptr<HaproxyProcess> proxy;
+  int port = 0;
+  std::string endpoint;
+  std::string socket_dir;  //!< the runtime socket's (removed with it)
 };
 
 class ReplicaSet {
@@ -47,12 +63,32 @@ class ReplicaSet {
     std::function<void(const backend::AttemptExit&)> exit;      //!< once, the serving attempt's
     std::function<void(const std::string& replica_id)> own;     //!< before it is launched
     std::function<void(const std::string& replica_id)> disown;  //!< after its exit
+    //! Once, when as many replicas are ready as the set started with: older sets of the same
+    //! service may go (rolling update).
+    std::function<void()> takeover;
+  };
+  //! How the set begins.
+  struct Begin {
+    //! The frontend of the running version to share (rolling update); null: start one.
+    std::shared_ptr<Frontend> frontend;
+    //! Replicas to start with (the running version's count, within [min, max]); 0: min.
+    int desired = 0;
+    //! Recovery: the record of the set a controller that died left running.
+    std::optional<SetRecord> adopt;
   };
   ReplicaSet(backend::Backend* inner, ServeOptions options, backend::LaunchSpec spec,
-             Callbacks callbacks);
+             Callbacks callbacks, Begin begin);
   ~ReplicaSet();  //!< Stop(report=false) and join
 
   void Start();
+  //! A newer version took over (`by` names it): drain, stop every replica, let go of the
+  //! frontend, and report the attempt succeeded. Returns at once; the thread does it.
+  void Supersede(const std::string& by);
+  //! The endpoint the set serves behind (null before it has one and after it ended).
+  std::shared_ptr<Frontend> frontend();
+  //! When the set began (wall clock ms; an adopted set keeps its first value): of two sets of
+  //! one service, the later one is the newer version.
+  int64_t started_ms() const { return started_ms_; }
   //! Drains, stops every replica and HAProxy, then reports the attempt's exit (kCancelled, or
   //! kTimedOut) when `report`. Returns at once; the thread does it.
   void RequestStop(int64_t grace_ms, bool timed_out, bool report = true);
@@ -87,6 +123,13 @@ class ReplicaSet {
   void Run();
   //! Returns false when the set ended (HAProxy could not start).
   bool StartProxy();
+  //! Joins begin_.frontend. Returns false when the set ended.
+  bool JoinFrontend();
+  //! Takes over what begin_.adopt names. Returns false when the set ended.
+  bool AdoptRecord();
+  //! Writes the SetRecord when it changed (after every tick).
+  void Persist();
+  HaproxyRuntime& proxy() { return frontend_->runtime(); }
   void Launch(Replica* r, int64_t now);
   void HandleExit(const backend::AttemptExit& e, int64_t now);
   void Probe(Replica* r, int64_t now);
@@ -94,8 +137,8 @@ class ReplicaSet {
   void Drain(Replica* r, int64_t now);
   void ProgressDrains(int64_t now);
   void RemoveServer(Replica* r);
-  //! Shutdown reporting a failure of the serving attempt with `message`.
-  void Fail(const std::string& message, int64_t grace_ms = 0);
+  //! Shutdown reporting a failure of the serving attempt with stable `code` and `message`.
+  void Fail(const std::string& code, const std::string& message, int64_t grace_ms = 0);
   //! Drains and stops everything, then reports `exit` (when set).
   void Shutdown(std::optional<backend::AttemptExit> exit, int64_t grace_ms);
   std::string LastLogLines() const;
@@ -107,10 +150,13 @@ class ReplicaSet {
   backend::LaunchSpec spec_;
   backend::ServingLaunch serving_;
   Callbacks cb_;
+  Begin begin_;
   Autoscaler autoscaler_;
   std::thread thread_;
-  std::unique_ptr<HaproxyProcess> proxy_;
-  std::string socket_dir_;
+  std::string prefix_;  //!< of its HAProxy server names (ServerPrefix)
+  std::string record_path_;
+  int64_t started_ms_;       //!< wall clock, kept across adoption (SetRecord::started_ms)
+  std::string last_record_;  //!< as last written
 
   // Loop-owned.
   std::vector<std::unique_ptr<Replica>> replicas_;
@@ -118,7 +164,9 @@ class ReplicaSet {
   int next_index_ = 0;
   int desired_ = 0;
   bool serving_ready_ = false;
-  int64_t start_ms_ = 0;
+  int takeover_at_ = 0;        //!< ready replicas at which it calls takeover (0: called already)
+  std::string superseded_by_;  //!< loop's copy once it acts on it
+  int64_t start_ms_ = 0;       //!< steady clock
   int64_t next_evaluate_ms_ = 0;
   std::map<std::string, int64_t> sessions_;  //!< server name -> current sessions (show stat)
 
@@ -128,6 +176,8 @@ class ReplicaSet {
   bool stop_ = false;                       // GUARDED_BY(mu_)
   bool stop_timed_out_ = false;             // GUARDED_BY(mu_)
   bool stop_report_ = true;                 // GUARDED_BY(mu_)
+  std::string supersede_;                   // GUARDED_BY(mu_): by whom, once asked
+  std::shared_ptr<Frontend> frontend_;      // GUARDED_BY(mu_) for readers; set by the loop
   int64_t stop_grace_ms_ = 0;               // GUARDED_BY(mu_)
   //! A replica's CPU rate between its last two usage samples (about a second apart: the
   //! autoscaler sees a load step within a sample, not averaged over its whole period).

@@ -22,7 +22,7 @@
 namespace rsl::serve {
 namespace {
 
-// A replica: /healthz, /pid, and /burn (about 10 ms of CPU per request).
+// A replica: /healthz, /pid, /version ($VERSION) and /burn (about 10 ms of CPU per request).
 constexpr char kServer[] = R"PY(
 import http.server, os, time
 port = int(os.environ["RSL_PORT"])
@@ -37,6 +37,8 @@ class H(http.server.BaseHTTPRequestHandler):
             body = b"burned"
         elif self.path == "/pid":
             body = str(os.getpid()).encode()
+        elif self.path == "/version":
+            body = os.environ.get("VERSION", "1").encode()
         else:
             body = b"ok"
         self.send_response(200)
@@ -138,6 +140,15 @@ class ServingTest : public ::testing::Test {
     ASSERT_FALSE(sv->endpoint.empty());
     *id = *submitted;
     *endpoint = sv->endpoint;
+  }
+
+  // The step's attempt id of the run of `id`, "" when none.
+  std::string AttemptOf(const std::string& id) {
+    auto run_id = rt_->engine()->ResolveRunId(id);
+    if (!run_id.ok()) return "";
+    auto steps = rt_->store()->ListSteps(*run_id);
+    if (!steps.ok() || steps->empty()) return "";
+    return (*steps)[0].attempt_id;
   }
 
   std::optional<backend::ServingStatus> Serving(const std::string& id) {
@@ -318,10 +329,13 @@ TEST_F(ServingTest, NeverReadyReplicasFailTheRunWithTheirLastLogLines) {
       << ev->message;
   EXPECT_NE(ev->message.find("booting model: weights file missing"), std::string::npos)
       << ev->message;
+  // The stable code is the step's and the run's failure code, not a word in a message.
+  EXPECT_EQ(run->failure_code, codes::kServingNotReady) << run->failure_message;
+  EXPECT_EQ(run->failure_message.rfind("step serve: 0 of 1 replica(s) ready after 3s", 0), 0u)
+      << run->failure_message;
   auto steps = rt_->store()->ListSteps(run->id);
   ASSERT_TRUE(steps.ok());
-  EXPECT_NE((*steps)[0].message.find("SERVING_NOT_READY"), std::string::npos)
-      << (*steps)[0].message;
+  EXPECT_EQ((*steps)[0].failure_code, codes::kServingNotReady);
 }
 
 TEST_F(ServingTest, AdmissionRefusesAPortInUseAMissingProxyAndReplicasThatCannotFit) {
@@ -368,6 +382,85 @@ TEST_F(ServingTest, AdmissionRefusesAPortInUseAMissingProxyAndReplicasThatCannot
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kRejected);
   EXPECT_EQ(run->failure_code, codes::kServingProxyMissing) << run->failure_message;
+}
+
+}  // namespace
+}  // namespace rsl::serve
+
+namespace rsl::serve {
+namespace {
+
+// A new version of the same workload name rolls the service under continuous load: its
+// replicas start on the same endpoint, take traffic once ready, the old ones drain and stop,
+// the old run ends superseded, and not one request fails.
+TEST_F(ServingTest, ANewVersionRollsTheServiceWithoutAFailedRequest) {
+  const std::string scaling = "{targetUtilization: 90, minReplicas: 2, maxReplicas: 2}";
+  std::string old_id, endpoint;
+  ASSERT_NO_FATAL_FAILURE(StartReady(scaling, &old_id, &endpoint));
+  std::set<int> old_pids = Pids(endpoint, 30);
+  ASSERT_EQ(old_pids.size(), 2u);
+  std::string body;
+  ASSERT_TRUE(Get(endpoint + "/version", &body));
+  EXPECT_EQ(body, "1");
+
+  Load load(endpoint + "/version", 4);
+  usleep(500'000);
+  auto new_id = Submit(Yaml("server.py", "      env: {VERSION: \"2\"}\n", scaling));
+  ASSERT_TRUE(new_id.ok()) << new_id.error().ToString();
+  auto superseded = WaitEvent(old_id, "Superseded", 90'000);
+  ASSERT_TRUE(superseded) << "the old version was never superseded";
+  EXPECT_NE(superseded->message.find(*new_id + " is ready behind " + endpoint + ": draining 2"),
+            std::string::npos)
+      << superseded->message;
+  auto old_run = rt_->engine()->Wait(old_id, 60'000);
+  ASSERT_TRUE(old_run.ok()) << old_run.error().ToString();
+  EXPECT_EQ(old_run->phase, spec::RunPhase::kSucceeded);
+  auto steps = rt_->store()->ListSteps(old_run->id);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ((*steps)[0].message, "superseded by " + *new_id);
+  usleep(500'000);  // requests keep flowing after the old replicas are gone
+  load.Stop();
+  EXPECT_EQ(load.failed(), 0) << "of " << load.total();
+  EXPECT_GT(load.total(), 20);
+
+  // The same endpoint, the new version's replicas only.
+  auto now = Serving(*new_id);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->endpoint, endpoint);
+  EXPECT_EQ(now->ready_replicas, 2);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(Get(endpoint + "/version", &body));
+    EXPECT_EQ(body, "2");
+  }
+  for (int pid : old_pids) EXPECT_NE(kill(pid, 0), 0) << "old replica " << pid << " still runs";
+  auto run = rt_->store()->GetRun(*new_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kRunning);
+}
+
+// A new version that never becomes ready takes nothing over: the old one keeps serving, and
+// the new one fails with SERVING_NOT_READY without touching the shared endpoint.
+TEST_F(ServingTest, ANewVersionThatNeverBecomesReadyLeavesTheOldOneServing) {
+  const std::string scaling = "{targetUtilization: 90, minReplicas: 1, maxReplicas: 1}";
+  std::string old_id, endpoint;
+  ASSERT_NO_FATAL_FAILURE(StartReady(scaling, &old_id, &endpoint));
+  Load load(endpoint + "/version", 2, 10);
+  auto bad = Submit(Yaml("never_ready.py", "      readyTimeout: 3s\n", scaling));
+  ASSERT_TRUE(bad.ok()) << bad.error().ToString();
+  auto run = rt_->engine()->Wait(*bad, 60'000);
+  ASSERT_TRUE(run.ok()) << run.error().ToString();
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
+  usleep(500'000);
+  load.Stop();
+  EXPECT_EQ(load.failed(), 0) << "of " << load.total();
+  EXPECT_GT(load.total(), 0);
+  std::string body;
+  ASSERT_TRUE(Get(endpoint + "/version", &body));
+  EXPECT_EQ(body, "1");
+  EXPECT_FALSE(WaitEvent(old_id, "Superseded", 100));
+  auto old_run = rt_->store()->GetRun(old_id);
+  ASSERT_TRUE(old_run.ok());
+  EXPECT_EQ(old_run->phase, spec::RunPhase::kRunning);
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ enum class EventReason {
   kScaledUp,
   kScaledDown,
   kReplicaRestarted,
+  kSuperseded,  //!< a newer version of the workload took over the serving step's endpoint
 };
 
 //! Whether a node takes new work.

@@ -31,6 +31,7 @@ TEST(PhaseTest, EveryValueRoundTrips) {
   ExpectRoundTrip(AttemptPhase::kExited, ParseAttemptPhase);
   ExpectRoundTrip(EventReason::kRolledBack, ParseEventReason);
   ExpectRoundTrip(EventReason::kReplicaRestarted, ParseEventReason);
+  ExpectRoundTrip(EventReason::kSuperseded, ParseEventReason);
   ExpectRoundTrip(NodeState::kDown, ParseNodeState);
 }
 

@@ -390,6 +390,30 @@ TEST_F(SlurmBackendTest, SucceededStepReportsTheRecordsUsage) {
   EXPECT_EQ(exits_[0].usage.peak_memory_bytes, 52428800);
 }
 
+// A slurmd killed between slurmctld's allocation and the batch script's start: the launch
+// fails and Slurm requeues the job (even with --no-requeue). Nothing ended: the attempt says
+// so and follows the job to the node where it runs next.
+TEST_F(SlurmBackendTest, JobRequeuedAfterAFailedLaunchRunsOnElsewhere) {
+  fake_->Answer("sbatch", "6\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Replace("squeue", SqueueWith(6, "RUNNING", "n1"));
+  backend_->PollOnce();
+  fake_->Replace("squeue", SqueueWith(6, "PENDING", "n1", 0, "BeginTime"));
+  backend_->PollOnce();
+  fake_->Replace("squeue", SqueueWith(6, "RUNNING", "n2"));
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty());
+  std::vector<std::string> said;
+  for (const auto& e : events_) {
+    if (e.reason == spec::EventReason::kRunning) said.push_back("Running " + e.node);
+    if (e.reason == spec::EventReason::kPending) said.push_back(e.message);
+  }
+  std::vector<std::string> want = {
+      "Running n1", "Slurm job 6 requeued by Slurm: its launch on n1 failed; it waits to run again",
+      "Slurm job 6 pending: BeginTime", "Running n2"};
+  EXPECT_EQ(said, want);
+}
+
 // After a controller restart the stored LaunchSpec has "***" for secrets: the masker gets the
 // values from the attempt's environment file, so the log keeps coming, masked.
 TEST_F(SlurmBackendTest, AdoptRestoresSecretsForTheMasker) {

@@ -102,6 +102,19 @@ std::optional<AttemptExit> SlurmBackend::Decide(
   auto o = slurm::Classify(*job, a->stop_requested, a->stop_for_timeout, a->spec.memory_bytes);
   std::string id = "Slurm job " + std::to_string(job->job_id);
   if (o.phase == slurm::Phase::kPending) {
+    if (a->running_reported) {
+      // Slurm requeued a job it had started: its launch failed (the node's slurmd died
+      // before the batch script ran), which Slurm retries even with --no-requeue. The step
+      // never ran; it runs again wherever Slurm puts it, and its next Running event says
+      // where (the engine follows the node).
+      a->running_reported = false;
+      a->pending_reason.clear();
+      events->push_back(
+          {a->spec.attempt_id, spec::EventReason::kPending,
+           id + " requeued by Slurm: its launch on " + a->node + " failed; it waits to run again",
+           "", /*warning=*/true});
+      a->node.clear();
+    }
     if (job->reason != a->pending_reason) {
       a->pending_reason = job->reason;
       if (!job->reason.empty() && job->reason != "None") {

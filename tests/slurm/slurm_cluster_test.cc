@@ -65,16 +65,6 @@ class Recorder {
     }
     return std::nullopt;
   }
-  //! Waits for an event of `id` whose message contains `text`.
-  bool WaitEvent(const std::string& id, const std::string& text, double timeout_s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
-      for (auto& e : events_[id]) {
-        if (e.message.find(text) != std::string::npos) return true;
-      }
-      return false;
-    });
-  }
   size_t ExitCount(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu_);
     return exits_[id].size();
@@ -307,29 +297,6 @@ TEST_F(SlurmClusterTest, StepPastItsSlurmTimeLimitIsTimedOutBySlurm) {
   EXPECT_NE(e->message.find("reached its Slurm time limit"), std::string::npos) << e->message;
   EXPECT_GE(after_s, 55.0);
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
-}
-
-// A slurmd killed just before its node gets a job: slurmctld still counts the node idle
-// (for ~27 s), allocates it, the launch never arrives, and Slurm requeues the job itself
-// (even with --no-requeue). The attempt does not end: a warning event says so, and once the
-// node is back the job runs there and succeeds, reported once.
-TEST_F(SlurmClusterTest, JobWhoseLaunchFailsIsRequeuedBySlurmAndRunsLater) {
-  int pid = SlurmdPid("n1");
-  ASSERT_GT(pid, 0);
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  auto s = Spec("relaunch", {"sh", "-c", "echo ran on $SLURMD_NODENAME"});
-  s.capabilities = {"tensor_core"};  // n1 only
-  ASSERT_TRUE(backend_->Launch(s).ok());
-  ASSERT_TRUE(rec_.WaitEvent(s.attempt_id, "requeued by Slurm: its launch on n1 failed", 60))
-      << Sh("squeue -t all -o '%i %T %r %N'");
-  EXPECT_EQ(rec_.ExitCount(s.attempt_id), 0u);
-  Sh("bash " + ClusterScript() + " start-node n1");
-  auto e = rec_.WaitExit(s.attempt_id, 90);
-  ASSERT_TRUE(e.has_value()) << Sh("squeue -t all -o '%i %T %r %N'");
-  EXPECT_EQ(e->kind, ExitKind::kSucceeded) << e->message;
-  EXPECT_EQ(Slurp(s.log_path), "ran on n1\n");
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  EXPECT_EQ(rec_.ExitCount(s.attempt_id), 1u);
 }
 
 TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {

@@ -10,6 +10,7 @@
 #   n1: 2 CPUs, 4000 MiB, gpu:4, Features=tensor_core,fp16_support
 #   n2: 2 CPUs, 4000 MiB, gpu:2, Features=fp16_support
 #   n3: 4 CPUs, 8000 MiB, no GPU, Features=cpu_only
+#   --mem is enforced (task/cgroup, ConstrainRAMSpace; cgroup v1 or v2, whichever the host has).
 #
 # Pitfalls this script handles (learned on Debian 12 / Slurm 22.05):
 #  - gres/gpu silently drops GPUs without File=; char devices (clones of /dev/null) are clean.
@@ -73,7 +74,7 @@ SlurmdDebug=info
 MailProg=/bin/true
 MpiDefault=none
 ProctrackType=proctrack/pgid
-TaskPlugin=task/none
+TaskPlugin=task/cgroup
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
@@ -96,10 +97,36 @@ NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p2 CPUs=2 Sockets=1 
 NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$p3 CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=8000 Features=cpu_only State=UNKNOWN
 PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP
 CONF
+  write_cgroup_conf
   cat > "$BASE/etc/gres.conf" <<CONF
 AutoDetect=off
 NodeName=n1 Name=gpu File=$BASE/fakedev/gpu[0-3]
 NodeName=n2 Name=gpu File=$BASE/fakedev/gpu[0-1]
+CONF
+}
+
+# task/cgroup enforces --mem (ConstrainRAMSpace; a step over it ends OUT_OF_MEMORY) with
+# the cgroup version the host mounts: v2 when /sys/fs/cgroup is cgroup2 (no systemd here to
+# delegate a scope, hence IgnoreSystemd), else v1's memory controller. Swap is constrained
+# too where the controller accounts it, so an over-limit step cannot hide in swap.
+write_cgroup_conf() {
+  local plugin=cgroup/v1 extra="" swap=no
+  if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+    plugin=cgroup/v2; extra="IgnoreSystemd=yes"
+    ls /sys/fs/cgroup/*/memory.swap.max >/dev/null 2>&1 && swap=yes
+  else
+    [ -e /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes ] && swap=yes
+  fi
+  cat > "$BASE/etc/cgroup.conf" <<CONF
+CgroupPlugin=$plugin
+CgroupAutomount=no
+CgroupMountpoint=/sys/fs/cgroup
+$extra
+ConstrainRAMSpace=yes
+ConstrainSwapSpace=$swap
+AllowedSwapSpace=0
+ConstrainCores=no
+ConstrainDevices=no
 CONF
 }
 

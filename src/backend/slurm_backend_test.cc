@@ -351,6 +351,69 @@ TEST_F(SlurmBackendTest, SignalFromTheExitRecordIsNamed) {
   EXPECT_EQ(exits_[0].message, "Slurm job 2 failed on n1: killed by SIGKILL");
 }
 
+// The batch script's measurements reach the exit, whatever Slurm's verdict: a step Slurm
+// OOM-killed keeps its CPU time and peak memory, and the message names the limit asked for.
+TEST_F(SlurmBackendTest, UsageFromTheExitRecordAndTheOomLimitNamed) {
+  fake_->Answer("sbatch", "3\n");
+  auto spec = Spec();
+  spec.memory_bytes = 96LL * 1024 * 1024;
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  ASSERT_TRUE(WriteFileAtomic(spec.exit_file,
+                              "exit_code=-1\nsignal=9\noom=0\nstop=\nwall_ms=1500\ncpu_ms=1234\n"
+                              "peak_memory_bytes=100663296\nlimits=slurm\nmessage=\n")
+                  .ok());
+  fake_->Answer("squeue", SqueueWith(3, "OUT_OF_MEMORY", "n2", 0, "OutOfMemory"));
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kOomKilled);
+  EXPECT_EQ(exits_[0].message,
+            "Slurm job 3 exceeded its memory limit of 96Mi (--mem=96M) on n2, OOM-killed");
+  EXPECT_EQ(exits_[0].usage.wall_ms, 1500);
+  EXPECT_EQ(exits_[0].usage.cpu_ms, 1234);
+  EXPECT_EQ(exits_[0].usage.peak_memory_bytes, 100663296);
+}
+
+TEST_F(SlurmBackendTest, SucceededStepReportsTheRecordsUsage) {
+  fake_->Answer("sbatch", "5\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  ASSERT_TRUE(WriteFileAtomic(spec.exit_file,
+                              "exit_code=0\nsignal=0\noom=0\nstop=\nwall_ms=2100\ncpu_ms=2000\n"
+                              "peak_memory_bytes=52428800\nlimits=slurm\nmessage=\n")
+                  .ok());
+  // Still RUNNING in Slurm (the script has only just ended): the record is final.
+  fake_->Answer("squeue", SqueueWith(5, "RUNNING", "n1"));
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kSucceeded);
+  EXPECT_EQ(exits_[0].usage.cpu_ms, 2000);
+  EXPECT_EQ(exits_[0].usage.peak_memory_bytes, 52428800);
+}
+
+// A slurmd killed between slurmctld's allocation and the batch script's start: the launch
+// fails and Slurm requeues the job (even with --no-requeue). Nothing ended: the attempt says
+// so and follows the job to the node where it runs next.
+TEST_F(SlurmBackendTest, JobRequeuedAfterAFailedLaunchRunsOnElsewhere) {
+  fake_->Answer("sbatch", "6\n");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Replace("squeue", SqueueWith(6, "RUNNING", "n1"));
+  backend_->PollOnce();
+  fake_->Replace("squeue", SqueueWith(6, "PENDING", "n1", 0, "BeginTime"));
+  backend_->PollOnce();
+  fake_->Replace("squeue", SqueueWith(6, "RUNNING", "n2"));
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty());
+  std::vector<std::string> said;
+  for (const auto& e : events_) {
+    if (e.reason == spec::EventReason::kRunning) said.push_back("Running " + e.node);
+    if (e.reason == spec::EventReason::kPending) said.push_back(e.message);
+  }
+  std::vector<std::string> want = {
+      "Running n1", "Slurm job 6 requeued by Slurm: its launch on n1 failed; it waits to run again",
+      "Slurm job 6 pending: BeginTime", "Running n2"};
+  EXPECT_EQ(said, want);
+}
+
 // After a controller restart the stored LaunchSpec has "***" for secrets: the masker gets the
 // values from the attempt's environment file, so the log keeps coming, masked.
 TEST_F(SlurmBackendTest, AdoptRestoresSecretsForTheMasker) {

@@ -40,6 +40,36 @@ std::string CommentValue(std::string_view s) {
   return out;
 }
 
+// What the step used, measured by the batch script once the step has ended (bash, no tools
+// a node may lack):
+//  - CPU: user + system time of the step and every descendant it waited for, from bash's
+//    `times` (getrusage(RUSAGE_CHILDREN)); the builtin writes to a file because a $(times)
+//    subshell would count its own, empty, children.
+//  - peak memory: the high-water mark of the job's memory cgroup that Slurm's task/cgroup
+//    made (v1 memory.max_usage_in_bytes, v2 memory.peak), page cache included as the cgroup
+//    counts it; 0 when the script is not in a cgroup of this job (task/cgroup not
+//    configured): the cgroup it shares with slurmd would measure the whole node.
+constexpr const char kMeasureUsage[] = R"sh(rsl_cpu_ms=0; rsl_peak=0
+rsl_times="${rsl_exit_file:-/tmp/rsl-slurm-$$}.times.$$"
+if times > "$rsl_times" 2>/dev/null; then
+  { read -r _ _; read -r rsl_u rsl_s; } < "$rsl_times"
+  for t in "${rsl_u:-}" "${rsl_s:-}"; do
+    if [[ $t =~ ^([0-9]+)m([0-9]+)[.,]([0-9]{3})s$ ]]; then
+      rsl_cpu_ms=$(( rsl_cpu_ms + 10#${BASH_REMATCH[1]} * 60000 + 10#${BASH_REMATCH[2]} * 1000 + 10#${BASH_REMATCH[3]} ))
+    fi
+  done
+fi
+rm -f "$rsl_times"
+while IFS=: read -r _ rsl_ctl rsl_cg; do
+  case "$rsl_cg" in */job_${SLURM_JOB_ID:-none}/*) ;; *) continue ;; esac
+  rsl_f=""
+  if [ "$rsl_ctl" = memory ]; then rsl_f=/sys/fs/cgroup/memory$rsl_cg/memory.max_usage_in_bytes
+  elif [ -z "$rsl_ctl" ]; then rsl_f=/sys/fs/cgroup$rsl_cg/memory.peak; fi
+  if [ -n "$rsl_f" ] && [ -r "$rsl_f" ]; then read -r rsl_peak < "$rsl_f" || rsl_peak=0; break; fi
+done < /proc/self/cgroup 2>/dev/null
+[[ $rsl_peak =~ ^[0-9]+$ ]] || rsl_peak=0
+)sh";
+
 }  // namespace
 
 Status WritePrivateFile(const std::string& path, const std::string& contents, mode_t mode) {
@@ -177,6 +207,7 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&-\n";
   s += "rsl_rc=$?\n";
   s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
+  s += kMeasureUsage;
   s += "rsl_sig=0; rsl_code=$rsl_rc\n";
   s += "if [ $rsl_rc -gt 128 ]; then rsl_sig=$((rsl_rc - 128)); rsl_code=-1; fi\n";
   // Only the live job writes the exit record: once the backend gave this job up (node lost)
@@ -186,9 +217,10 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   s += "if [ -n \"$rsl_exit_file\" ] && { [ -z \"$rsl_job\" ] || "
        "[ \"$rsl_job\" = \"${SLURM_JOB_ID:-}\" ]; }; then\n";
   // The same key=value record as the local backend's rsl-shim (local.h: ReadExitFile).
-  s += "  printf 'exit_code=%d\\nsignal=%d\\noom=0\\nstop=\\nwall_ms=%d\\ncpu_ms=0\\n"
-       "peak_memory_bytes=0\\nlimits=slurm\\nmessage=\\n' "
-       "\"$rsl_code\" \"$rsl_sig\" \"$rsl_wall\" > \"$rsl_exit_file.tmp.$$\" &&\n";
+  s += "  printf 'exit_code=%d\\nsignal=%d\\noom=0\\nstop=\\nwall_ms=%d\\ncpu_ms=%d\\n"
+       "peak_memory_bytes=%d\\nlimits=slurm\\nmessage=\\n' "
+       "\"$rsl_code\" \"$rsl_sig\" \"$rsl_wall\" \"$rsl_cpu_ms\" \"$rsl_peak\" "
+       "> \"$rsl_exit_file.tmp.$$\" &&\n";
   s += "    mv -f \"$rsl_exit_file.tmp.$$\" \"$rsl_exit_file\"\n";
   s += "fi\n";
   s += "exit $rsl_rc\n";

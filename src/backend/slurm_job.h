@@ -55,8 +55,11 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
 //! The batch script: reads the NUL-separated environment file, runs argv under exactly that
 //! environment in the working directory, and writes the exit record (JSON, atomically via
 //! rename) to spec.exit_file in the local backend's key=value format (exit_code=, signal=,
-//! oom=0, stop=, wall_ms=, cpu_ms=0, peak_memory_bytes=0, limits=slurm, message=), unless
-//! the job id file no longer names this job (an orphan on a lost node).
+//! oom=0, stop=, wall_ms=, cpu_ms=, peak_memory_bytes=, limits=slurm, message=), unless
+//! the job id file no longer names this job (an orphan on a lost node). cpu_ms is the step's
+//! user + system time (bash `times`: the step and the descendants it waited for);
+//! peak_memory_bytes the high-water mark of the job's memory cgroup (Slurm's task/cgroup,
+//! cgroup v1 or v2), 0 where the job has none.
 //! With `who`, the step runs as that identity (setpriv: uid, gid, no supplementary groups,
 //! no capabilities) while the script, root, keeps writing the exit record.
 std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,

@@ -2,6 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "base/file.h"
+#include "base/strings.h"
+#include "base/test_util.h"
+
 namespace rsl::backend::slurm {
 namespace {
 
@@ -95,6 +105,48 @@ TEST(SlurmJob, ScriptKeepsBashReportsOutOfTheLog) {
   // The step's stderr goes to the log (fd 3); bash's "Killed" report goes nowhere.
   EXPECT_NE(script.find("exec 3>&2 2>/dev/null\n"), std::string::npos) << script;
   EXPECT_NE(script.find("'sleep' '60' 2>&3 3>&-\n"), std::string::npos) << script;
+}
+
+std::map<std::string, std::string> ReadRecord(const std::string& path) {
+  std::map<std::string, std::string> kv;
+  auto text = ReadFile(path);
+  if (!text.ok()) return kv;
+  for (const auto& line : Split(*text, '\n')) {
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return kv;
+}
+
+// The batch script run by bash itself, outside Slurm (no job cgroup): the step's CPU time
+// is measured (bash `times`), peak memory is 0 rather than the memory of whatever cgroup
+// the script happens to share.
+TEST(SlurmJob, ScriptRecordsTheStepsCpuTime) {
+  rsl::testing::TempDir dir("slurm-script");
+  LaunchSpec spec;
+  spec.attempt_id = "r/burn/1";
+  spec.workload_name = "w";
+  spec.step = "burn";
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  // A child that burns CPU in a grandchild: both are waited for, both are counted.
+  spec.argv = {"sh", "-c", "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; exit 3"};
+  spec.exit_file = dir.Sub("exit");
+  auto files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files.dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  ASSERT_TRUE(WritePrivateFile(files.script, BatchScript(spec, files), 0700).ok());
+  int rc = std::system(("env -u SLURM_JOB_ID /bin/bash " + files.script + " >/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 3);
+  auto kv = ReadRecord(spec.exit_file);
+  ASSERT_EQ(kv["exit_code"], "3");
+  int64_t cpu = std::atoll(kv["cpu_ms"].c_str()), wall = std::atoll(kv["wall_ms"].c_str());
+  EXPECT_GE(cpu, 50) << "300,000 shell loop iterations take far more than 50 ms";
+  EXPECT_LE(cpu, wall + 20) << "one CPU-bound process cannot use more CPU than wall time";
+  EXPECT_EQ(kv["peak_memory_bytes"], "0");
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".times."), std::string::npos)
+        << "left behind: " << entry.path();
+  }
 }
 
 TEST(SlurmJob, AttemptPathsAreFlat) {

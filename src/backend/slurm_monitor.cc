@@ -32,9 +32,20 @@ std::optional<AttemptExit> ReadExitRecord(const LaunchSpec& spec) {
   e.exit_code = std::atoi(kv["exit_code"].c_str());
   e.signal = std::atoi(kv["signal"].c_str());
   e.usage.wall_ms = std::atoll(kv["wall_ms"].c_str());
+  e.usage.cpu_ms = std::atoll(kv["cpu_ms"].c_str());
+  e.usage.peak_memory_bytes = std::atoll(kv["peak_memory_bytes"].c_str());
   e.kind = (e.exit_code == 0 && e.signal == 0) ? ExitKind::kSucceeded : ExitKind::kFailed;
   e.message = "from the exit record " + spec.exit_file;
   return e;
+}
+
+// The usage the batch script measured, where it measured it (a record from before this
+// change, or from a script killed before it wrote one, leaves Slurm's wall time alone).
+void TakeUsage(const std::optional<AttemptExit>& rec, AttemptExit* e) {
+  if (!rec) return;
+  if (rec->usage.wall_ms > 0) e->usage.wall_ms = rec->usage.wall_ms;
+  if (rec->usage.cpu_ms > 0) e->usage.cpu_ms = rec->usage.cpu_ms;
+  if (rec->usage.peak_memory_bytes > 0) e->usage.peak_memory_bytes = rec->usage.peak_memory_bytes;
 }
 
 }  // namespace
@@ -48,7 +59,8 @@ std::optional<AttemptExit> SlurmBackend::FromSacctOrExitFile(Attempt* a) {
       if (jobs.ok()) {
         for (const auto& job : *jobs) {
           if (job.job_id != a->job_id) continue;
-          auto o = slurm::Classify(job, a->stop_requested, a->stop_for_timeout);
+          auto o =
+              slurm::Classify(job, a->stop_requested, a->stop_for_timeout, a->spec.memory_bytes);
           if (o.phase != slurm::Phase::kFinished) continue;
           AttemptExit e;
           e.attempt_id = a->spec.attempt_id;
@@ -60,6 +72,7 @@ std::optional<AttemptExit> SlurmBackend::FromSacctOrExitFile(Attempt* a) {
           if (job.end_time > job.start_time && job.start_time > 0) {
             e.usage.wall_ms = (job.end_time - job.start_time) * 1000;
           }
+          TakeUsage(ReadExitRecord(a->spec), &e);
           return e;
         }
       }
@@ -86,9 +99,22 @@ std::optional<AttemptExit> SlurmBackend::Decide(
     return FromSacctOrExitFile(a);
   }
   a->missing_since_ms = 0;
-  auto o = slurm::Classify(*job, a->stop_requested, a->stop_for_timeout);
+  auto o = slurm::Classify(*job, a->stop_requested, a->stop_for_timeout, a->spec.memory_bytes);
   std::string id = "Slurm job " + std::to_string(job->job_id);
   if (o.phase == slurm::Phase::kPending) {
+    if (a->running_reported) {
+      // Slurm requeued a job it had started: its launch failed (the node's slurmd died
+      // before the batch script ran), which Slurm retries even with --no-requeue. The step
+      // never ran; it runs again wherever Slurm puts it, and its next Running event says
+      // where (the engine follows the node).
+      a->running_reported = false;
+      a->pending_reason.clear();
+      events->push_back(
+          {a->spec.attempt_id, spec::EventReason::kPending,
+           id + " requeued by Slurm: its launch on " + a->node + " failed; it waits to run again",
+           "", /*warning=*/true});
+      a->node.clear();
+    }
     if (job->reason != a->pending_reason) {
       a->pending_reason = job->reason;
       if (!job->reason.empty() && job->reason != "None") {
@@ -146,11 +172,12 @@ std::optional<AttemptExit> SlurmBackend::Decide(
   if (job->end_time > job->start_time && job->start_time > 0) {
     e.usage.wall_ms = (job->end_time - job->start_time) * 1000;
   }
-  if (o.kind == ExitKind::kSucceeded || o.kind == ExitKind::kFailed) {
-    // The batch script measured the step itself, in milliseconds, and saw the signal that
-    // ended it (Slurm only sees the script's exit status, 128 + the signal).
-    if (auto rec = ReadExitRecord(a->spec)) {
-      if (rec->usage.wall_ms > 0) e.usage.wall_ms = rec->usage.wall_ms;
+  // The batch script measured the step itself (wall time in milliseconds, CPU time, the
+  // cgroup's peak memory: also for a step Slurm OOM-killed or timed out) and saw the signal
+  // that ended it (Slurm only sees the script's exit status, 128 + the signal).
+  if (auto rec = ReadExitRecord(a->spec)) {
+    TakeUsage(rec, &e);
+    if (o.kind == ExitKind::kSucceeded || o.kind == ExitKind::kFailed) {
       if (job->state == "FAILED" && rec->signal != 0) {
         e.signal = rec->signal;
         e.exit_code = -1;

@@ -11,6 +11,7 @@
 
 #include "base/codes.h"
 #include "base/strings.h"
+#include "spec/quantity.h"
 
 namespace rsl::backend::slurm {
 namespace {
@@ -292,7 +293,7 @@ Result<int64_t> ParseSbatchOutput(std::string_view out) {
   return id;
 }
 
-Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout) {
+Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout, int64_t memory_bytes) {
   const std::string& s = job.state;
   Outcome o;
   auto finished = [&](ExitKind kind, std::string message) {
@@ -319,7 +320,13 @@ Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout) {
     return finished(ExitKind::kTimedOut, id + " reached its Slurm time limit" + where);
   }
   if (s == "OUT_OF_MEMORY") {
-    return finished(ExitKind::kOomKilled, id + " exceeded its memory limit (--mem)" + where);
+    constexpr int64_t kMiB = 1024 * 1024;
+    std::string limit =
+        memory_bytes > 0 ? "of " + spec::FormatBytes(memory_bytes) +
+                               " (--mem=" + std::to_string((memory_bytes + kMiB - 1) / kMiB) + "M)"
+                         : "(no memory request: Slurm's DefMemPerCPU)";
+    return finished(ExitKind::kOomKilled,
+                    id + " exceeded its memory limit " + limit + where + ", OOM-killed");
   }
   if (s == "NODE_FAIL" || s == "BOOT_FAIL") {
     return finished(ExitKind::kNodeLost, id + ": node failure" + where);

@@ -76,12 +76,14 @@ struct Outcome {
 
 //! Maps a job's state onto a phase and, when finished, an ExitKind:
 //! COMPLETED -> kSucceeded (kFailed if the script still exited non-zero), FAILED -> kFailed,
-//! TIMEOUT/DEADLINE -> kTimedOut, OUT_OF_MEMORY -> kOomKilled, NODE_FAIL/BOOT_FAIL/PREEMPTED
+//! TIMEOUT/DEADLINE -> kTimedOut, OUT_OF_MEMORY -> kOomKilled (the message names
+//! `memory_bytes`, the limit RSL asked for, when set), NODE_FAIL/BOOT_FAIL/PREEMPTED
 //! -> kNodeLost (not the step's fault), CANCELLED -> kCancelled when RSL asked for it
 //! (`stop_requested`; kTimedOut when it was for a time limit, `stop_for_timeout`) and
 //! kFailed when it did not (an admin's scancel fails the attempt; retryPolicy applies). Unknown
 //! states are kRunning if the job has a node, kPending otherwise, so a new Slurm state never ends
 //! an attempt by mistake.
-Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout);
+Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout,
+                 int64_t memory_bytes = 0);
 
 }  // namespace rsl::backend::slurm

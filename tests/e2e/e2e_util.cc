@@ -173,11 +173,11 @@ void Process::Signal(int sig) {
 
 std::string Process::Output() const { return ReadText(log_path_); }
 
-bool WaitUntil(const std::function<bool()>& ready, double timeout_s) {
+bool WaitUntil(const std::function<bool()>& ready, double timeout_s, double interval_s) {
   auto t0 = Clock::now();
   while (!ready()) {
     if (SecondsSince(t0) > timeout_s) return false;
-    usleep(2000);
+    usleep(static_cast<useconds_t>(interval_s * 1e6));
   }
   return true;
 }

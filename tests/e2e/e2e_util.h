@@ -60,8 +60,10 @@ class Process {
   std::string log_path_;
 };
 
-//! Polls `ready` every few milliseconds until it returns true or `timeout_s` passes.
-bool WaitUntil(const std::function<bool()>& ready, double timeout_s);
+//! Polls `ready` every `interval_s` (default: a few milliseconds) until it returns true or
+//! `timeout_s` passes. A `ready` that runs commands wants a longer interval: back to back
+//! they load the machine whose timing the test measures.
+bool WaitUntil(const std::function<bool()>& ready, double timeout_s, double interval_s = 0.002);
 
 //! A fresh directory under $TMPDIR (or /tmp), 0755 and removed with everything in it on
 //! destruction (base/test_util.h).

@@ -11,6 +11,14 @@
 // (seed: 48 s; targets < 40 s with SlurmdTimeout=10, resubmitted < 5 s after Slurm marks the
 // node down):
 //   killed -> Slurm marks the node down -> train running again elsewhere.
+//
+// The slurmd is killed once train really runs (its progress file exists), not when squeue
+// first says RUNNING: that is slurmctld's allocation, and slurmd starts the batch script up
+// to ~2 s later here. A slurmd killed in between never gets the launch; Slurm then requeues
+// the job itself (even with --no-requeue: "requeue JobId=N per user/system request") and runs
+// it on the other node: no step was lost, no Rescheduled event, and the test failed on it
+// (once in a run of the `slurm` label, on a loaded machine). Commands are polled every
+// 100 ms, not back to back, so the test does not load the machine it times.
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -33,6 +41,7 @@ using nlohmann::json;
 constexpr double kKilledToRunningTargetS = 40.0;
 constexpr double kDownToResubmittedTargetS = 5.0;
 constexpr double kControllerReadyS = 30.0;
+constexpr double kPollS = 0.1;  // commands polled this often (sinfo, squeue, seedctl)
 constexpr char kTrainJob[] = "rsl-fraud-detect-daily-train";
 
 std::string Sh(const std::string& cmd) {
@@ -70,7 +79,7 @@ class SlurmNodeLoss : public ::testing::Test {
         [&] {
           return RunCmd({SeedctlPath(), "cluster", "status"}, env_).exit_code == 0;
         },
-        kControllerReadyS))
+        kControllerReadyS, kPollS))
         << ReadText(dir_.Sub("controller.log"));
     for (const char* image : {"volc/ingest:v1.0", "volc/preprocess-fraud:v1.1",
                               "volc/train-fraud-pytorch:v2.1", "volc/validate-fraud:v1.0"}) {
@@ -96,9 +105,19 @@ class SlurmNodeLoss : public ::testing::Test {
     WaitUntil(
         [] {
           std::string s = Sh("sinfo -h -N -o '%N %T'");
-          return s.find("n1 idle") != std::string::npos && s.find("n2 idle") != std::string::npos;
+          return s.find("n1 idle\n") != std::string::npos &&
+                 s.find("n2 idle\n") != std::string::npos;
         },
-        60);
+        60, kPollS);
+  }
+
+  // train.py writes its progress file (<runs>/<run>/work/train.1/.rsl-progress) as it starts.
+  bool TrainProgressWritten() {
+    std::error_code ec;
+    for (const auto& run : fs::directory_iterator(state_ + "-runs", ec)) {
+      if (fs::exists(run.path() / "work" / "train.1" / ".rsl-progress", ec)) return true;
+    }
+    return false;
   }
 
   CmdResult Seedctl(const std::vector<std::string>& args) {
@@ -156,11 +175,14 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
         if (s.exit_code == 0) phase = json::parse(s.output)["status"].value("phase", "");
         return phase != "" && phase != "PENDING" && phase != "RUNNING";
       },
-      120))
+      120, kPollS))
       << Seedctl({"workload", "events", "--id", id}).output;
   ASSERT_FALSE(node.empty()) << "the run ended " << phase << " before train ran\n"
                              << Seedctl({"workload", "events", "--id", id}).output;
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // well inside the first epochs
+  // The step itself runs (train.py wrote its first progress), well inside the first epochs.
+  ASSERT_TRUE(WaitUntil([&] { return TrainProgressWritten(); }, 60, kPollS))
+      << "Slurm says train runs on " << node << " but train.py never started\n"
+      << Seedctl({"workload", "events", "--id", id}).output;
   std::string pid = Sh(std::string("cat " RSL_SLURM_TEST_DIR "/run/slurmd-") + node + ".pid");
   ASSERT_FALSE(pid.empty());
   auto killed_at = Clock::now();
@@ -181,7 +203,7 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
         }
         return false;
       },
-      90))
+      90, kPollS))
       << Seedctl({"workload", "events", "--id", id}).output;
 
   ASSERT_TRUE(WaitUntil(
@@ -191,7 +213,7 @@ TEST_F(SlurmNodeLoss, TrainIsRescheduledOnAnotherNodeWithoutSpendingARetry) {
         std::string phase = json::parse(s.output)["status"].value("phase", "");
         return phase != "RUNNING" && phase != "PENDING";
       },
-      180));
+      180, kPollS));
   CmdResult status = Seedctl({"workload", "status", "--id", id, "-o", "json"});
   CmdResult events = Seedctl({"workload", "events", "--id", id});
   std::printf(

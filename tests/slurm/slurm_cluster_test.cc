@@ -264,8 +264,7 @@ TEST_F(SlurmClusterTest, ImpossibleRequestIsRefusedNotLeftPending) {
 }
 
 // The engine stops a step past its timeout (Stop with timed_out): Slurm cancels the job and
-// the attempt ends TIMED_OUT. (Slurm's own --time kill, minutes later, maps to the same kind;
-// see the recorded TIMEOUT job in slurm_unit_test.)
+// the attempt ends TIMED_OUT. (Slurm's own --time kill is the next test.)
 TEST_F(SlurmClusterTest, StepPastItsTimeLimitIsTimedOut) {
   auto s = Spec("slow", {"sleep", "300"});
   s.timeout_ms = 2000;
@@ -278,6 +277,25 @@ TEST_F(SlurmClusterTest, StepPastItsTimeLimitIsTimedOut) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, ExitKind::kTimedOut);
   EXPECT_LT(Seconds(t0, rec_.ExitAt(s.attempt_id)), 10.0);
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+}
+
+// Nobody stops it here: Slurm's own time limit (--time, whole minutes: 1) kills the job,
+// which Slurm reports TIMEOUT, and the attempt ends timed out. slurmctld checks limits every
+// 30 s or so, then gives KillWait (5 s): 60 to ~100 s.
+TEST_F(SlurmClusterTest, StepPastItsSlurmTimeLimitIsTimedOutBySlurm) {
+  auto s = Spec("overtime", {"sleep", "300.5"});
+  s.timeout_ms = 1000;
+  ASSERT_TRUE(backend_->Launch(s).ok());
+  ASSERT_TRUE(rec_.WaitStarted(s.attempt_id, 30).has_value());
+  auto started = rec_.StartedAt(s.attempt_id);
+  auto e = rec_.WaitExit(s.attempt_id, 150);
+  ASSERT_TRUE(e.has_value()) << "Slurm did not end the job within 150 s of its 1 minute limit";
+  double after_s = Seconds(started, rec_.ExitAt(s.attempt_id));
+  std::printf("Slurm --time=1: job ended %.1f s after it started running\n", after_s);
+  EXPECT_EQ(e->kind, ExitKind::kTimedOut) << e->message;
+  EXPECT_NE(e->message.find("reached its Slurm time limit"), std::string::npos) << e->message;
+  EXPECT_GE(after_s, 55.0);
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
 }
 

@@ -70,6 +70,10 @@ enum class EventReason {
   kScaledUp,
   kScaledDown,
   kReplicaRestarted,
+  // postProcess hooks (webhooks after a step ended).
+  kPostProcessSucceeded,
+  kPostProcessFailed,
+  kPostProcessSkipped,
 };
 
 //! Whether a node takes new work.

@@ -74,5 +74,26 @@ TEST(TemplateTest, UnknownReferenceIsAnError) {
   EXPECT_EQ(out.error().code, "EXPRESSION_INVALID");
 }
 
+TEST(ArithmeticTest, MultiplyAndDivideNumbersBeforeComparing) {
+  MapContext ctx;
+  ctx.values["output.v.metrics.acc"] = Value{0.80};
+  ctx.values["previous.output.v.metrics.acc"] = Value{0.90};
+  ctx.values["status.v"] = Value{std::string("SUCCEEDED")};
+  auto drop = Expr::Parse("output.v.metrics.acc < previous.output.v.metrics.acc * 0.95");
+  ASSERT_TRUE(drop.ok()) << drop.error().ToString();
+  EXPECT_TRUE(*drop->EvalBool(ctx));
+  ctx.values["output.v.metrics.acc"] = Value{0.86};
+  EXPECT_FALSE(*drop->EvalBool(ctx));
+  auto ratio = Expr::Parse("output.v.metrics.acc / previous.output.v.metrics.acc * 100 > 95");
+  ASSERT_TRUE(ratio.ok());
+  EXPECT_TRUE(*ratio->EvalBool(ctx));  // 0.86 / 0.9 * 100 = 95.6
+  auto bad = Expr::Parse("status.v * 2 > 1");
+  ASSERT_TRUE(bad.ok());
+  auto err = bad->EvalBool(ctx);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().message,
+            "* needs two numbers, got string 'SUCCEEDED' and number 2 at column 10");
+}
+
 }  // namespace
 }  // namespace rsl::expr

@@ -24,6 +24,7 @@ inline constexpr char kInsufficientResources[] = "INSUFFICIENT_RESOURCES";
 inline constexpr char kStepFailed[] = "STEP_FAILED";
 inline constexpr char kStepOomKilled[] = "STEP_OOM_KILLED";
 inline constexpr char kStepTimedOut[] = "STEP_TIMED_OUT";
+inline constexpr char kPostProcessFailed[] = "POST_PROCESS_FAILED";  // a required hook failed
 inline constexpr char kWorkloadTimedOut[] = "WORKLOAD_TIMED_OUT";
 inline constexpr char kWorkloadCancelled[] = "WORKLOAD_CANCELLED";
 inline constexpr char kNodeLost[] = "NODE_LOST";

@@ -35,6 +35,10 @@ namespace rsl::cli {
 namespace {
 
 constexpr int kBarWidth = 24;
+//! How long `seedctl run` waits for postProcess webhooks after its run ended: longer than
+//! any one hook can take with its default retries and timeout (four tries of 10 s, 7 s of
+//! backoff), short enough that a stuck receiver does not hold the command for good.
+constexpr int64_t kPostProcessDrainMs = 10 * 60 * 1000;
 
 std::string Who() {
   const char* u = getenv("USER");
@@ -221,6 +225,13 @@ void RunFile(const RunFlags& o) {
   progress.SetRun(store::RunIdFor(*id));
   if (o.output != "json") std::cout << "workload " << *id << " submitted\n" << std::flush;
   auto run = rt->engine()->Wait(*id);
+  // postProcess webhooks of the last steps may still be under way: this process is their
+  // only sender, so wait for them (each is bounded by its own retries and timeout).
+  if (run.ok() && !rt->engine()->DrainPostProcess(kPostProcessDrainMs)) {
+    std::cerr << "warning: postProcess webhooks still unsent; they are sent when an engine next "
+                 "opens "
+              << state_dir << "\n";
+  }
   if (token >= 0) rt->engine()->Unsubscribe(token);
   progress.Clear();
   if (!run.ok()) {
@@ -257,6 +268,7 @@ void Recover(const RunFlags& o) {
       failures.push_back(Error(run->failure_code, run->workload_id + ": " + run->failure_message));
     }
   }
+  (void)rt->engine()->DrainPostProcess(kPostProcessDrainMs);
   rt->engine()->Stop();
   if (unfinished->empty()) std::cout << "nothing to recover in " << state_dir << "\n";
   if (!failures.empty()) FailWith(failures);

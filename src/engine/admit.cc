@@ -78,6 +78,32 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
       m.status = CheckServing(*w, i);
       if (!m.status.ok()) m.reason = spec::Name(spec::EventReason::kAdmissionFailed);
     }
+    for (size_t k = 0; k < step.post_process.size() && m.status.ok(); ++k) {
+      for (const auto& h : step.post_process[k].headers) {
+        if (h.secret_name.empty()) continue;
+        std::string path =
+            spec::StepPath(i) + ".postProcess[" + std::to_string(k) + "].webhook.headers." + h.name;
+        auto secret = store_->GetConfigMap(w->namespace_, h.secret_name, true);
+        if (!secret.ok()) {
+          Error e = secret.error();
+          m.status = e.Path(path + ".secretRef").At(w->PosOf(path + ".secretRef"));
+        } else if (!secret->data.count(h.secret_key)) {
+          std::vector<std::string> keys;
+          for (const auto& kv : secret->data) keys.push_back(kv.first);
+          m.status =
+              Error(codes::kNotFound,
+                    "secret " + Quote(h.secret_name) + " has no key " + Quote(h.secret_key))
+                  .Path(path + ".key")
+                  .At(w->PosOf(path + ".key"))
+                  .Value(h.secret_key)
+                  .Hint(keys.empty() ? "the secret has no keys" : "its keys: " + Join(keys, ", "));
+        }
+        if (!m.status.ok()) {
+          m.reason = spec::Name(spec::EventReason::kCreateContainerConfigError);
+          break;
+        }
+      }
+    }
     for (size_t k = 0; k < step.env_from.size() && m.status.ok(); ++k) {
       bool secret = step.env_from[k].kind == spec::EnvFrom::Kind::kSecret;
       auto cm = store_->GetConfigMap(w->namespace_, step.env_from[k].name, secret);
@@ -109,6 +135,7 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
     }
     if (!rep.event_message.empty()) messages.push_back(h->name() + ": " + rep.event_message);
   }
+  if (m.status.ok()) m.previous = LoadPrevious(store_, *w, v);
   m.report_json = report.dump();
   m.message = messages.empty() ? "admission checks passed" : Join(messages, "; ");
   Post(std::move(m));
@@ -155,6 +182,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
   b->runs.push_back(r->run);
   AddEvent(b, run.id, "", spec::EventReason::kAdmitted, m.message, false);
   r->info.input_descriptors_json = m.descriptors;
+  r->previous = std::move(m.previous);
   for (const auto& d : m.descriptors) {
     auto j = nlohmann::json::parse(d, nullptr, false);
     std::string uri = j.is_object() ? j.value("uri", "") : "";
@@ -196,6 +224,7 @@ Status Engine::Impl::Recover() {
     }
     auto r = NewRunState(*w, *v, run, opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
+    r->previous = LoadPrevious(store_, *w, *v);
     // The input descriptors admission reported live on as the run's input lineage edges.
     auto lineage = store_->ListLineage(run.id);
     if (!lineage.ok()) return lineage.status();

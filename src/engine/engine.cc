@@ -71,6 +71,12 @@ Status Engine::Impl::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = false;
   }
+  // Webhooks left unsent by an engine that stopped or crashed are sent now (at least once).
+  sender_ = std::make_unique<PostProcessSender>(store_, env_, opts_.state_dir,
+                                                [this](const Delivery& d, const DeliveryResult& r) {
+                                                  Post(PostProcessDoneMsg{d, r});
+                                                });
+  RSL_RETURN_IF_ERROR(sender_->Start());
   loop_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
@@ -88,6 +94,7 @@ void Engine::Impl::Stop(bool stop_steps) {
     for (const auto& id : active) (void)Cancel(id, "engine shutdown");
     for (const auto& id : active) (void)Wait(id, opts_.stop_grace_ms + 5000);
   }
+  if (sender_) sender_->Stop();  // what is unsent stays pending for the next start
   std::vector<std::thread> admissions;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -213,7 +220,7 @@ void Engine::Impl::RecordTransitions(RunState* r, store::Batch* b) {
 void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
   if (!r->plan) return;
   RunPlan& plan = *r->plan;
-  WhenFn when = [r](int i) { return r->EvalWhen(i); };
+  WhenFn when = [r](int i, std::string* note) { return r->EvalWhen(i, note); };
   int64_t now = NowMs();
   plan.Advance(now, when);
   // What the plan decided so far (a dependency's Succeeded) goes into the batch before any
@@ -294,6 +301,26 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
   for (int i : plan.TakeDirty()) {
     SyncRecord(r, i);
     b->steps.push_back(r->slots[size_t(i)].record);
+    const StepState& st = plan.state(i);
+    StepSlot& slot = r->slots[size_t(i)];
+    bool ended = st.phase == spec::StepPhase::kSucceeded || st.phase == spec::StepPhase::kFailed ||
+                 st.phase == spec::StepPhase::kTimedOut;
+    if (ended && !st.running && !slot.post_process_fired &&
+        !r->workload.pipeline.steps[size_t(i)].post_process.empty()) {
+      slot.post_process_fired = true;
+      Status ignored;
+      for (auto& d : BuildDeliveries(r, i, st.phase, st.metrics_json, slot.record.exit_code,
+                                     slot.launch.attempt, st.failure_code, false, b, &ignored)) {
+        // Pending before the step's end is durable: a crash now sends it on the next start.
+        Status ps = sender_->Persist(d);
+        if (!ps.ok()) {
+          AddEvent(b, r->run.id, d.step, spec::EventReason::kPostProcessFailed,
+                   d.Describe() + ": cannot record it for sending: " + ps.error().message, true);
+          continue;
+        }
+        a->deliveries.push_back(std::move(d));
+      }
+    }
     if (!r->workload.pipeline.atomic && plan.state(i).phase == spec::StepPhase::kSucceeded) {
       a->publish_steps.emplace_back(r, i);
     }
@@ -343,10 +370,14 @@ void Engine::Impl::Perform(Actions* a) {
   for (const auto& [attempt, timed_out] : a->stops) {
     backend_->Stop(attempt, opts_.stop_grace_ms, timed_out);
   }
+  // Before the runs finish: whoever waits for a run and then drains the sender finds its
+  // hooks queued.
+  for (auto& d : a->deliveries) sender_->Enqueue(std::move(d));
   for (const auto& id : a->finished_runs) {
     auto it = runs_.find(id);
     if (it != runs_.end()) FinishRun(it->second.get());
   }
+  for (auto& p : a->barriers) p->set_value();
 }
 
 // --- public API ------------------------------------------------------------------------
@@ -389,6 +420,20 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
   admissions_.emplace_back([this, workload, v, run, owner] { Admit(workload, v, run, owner); });
   return v.id;
+}
+
+bool Engine::Impl::DrainPostProcess(int64_t timeout_ms) {
+  if (!sender_) return true;
+  auto start = std::chrono::steady_clock::now();
+  bool drained = sender_->Drain(timeout_ms);
+  // Their outcomes were posted to the loop: wait until those events are durable.
+  auto done = std::make_shared<std::promise<void>>();
+  auto fut = done->get_future();
+  Post(BarrierMsg{done});
+  auto left = std::chrono::milliseconds(timeout_ms) - (std::chrono::steady_clock::now() - start);
+  return fut.wait_for(std::max<std::chrono::steady_clock::duration>(
+             left, std::chrono::milliseconds(1000))) == std::future_status::ready &&
+         drained;
 }
 
 Status Engine::Impl::Cancel(const std::string& id, const std::string& by) {
@@ -520,6 +565,7 @@ int64_t Engine::WaitForEvents(int64_t after_seq, int64_t timeout_ms) {
   return impl_->WaitForEvents(after_seq, timeout_ms);
 }
 RunControl* Engine::control() { return impl_.get(); }
+bool Engine::DrainPostProcess(int64_t timeout_ms) { return impl_->DrainPostProcess(timeout_ms); }
 Result<std::string> Engine::ResolveRunId(const std::string& id) { return impl_->ResolveRunId(id); }
 Engine::Stats Engine::stats() { return impl_->stats(); }
 std::optional<backend::AttemptUsage> Engine::LiveUsage(const std::string& attempt_id) {

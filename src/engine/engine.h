@@ -133,6 +133,10 @@ class Engine {
   //! the store: the attempt's exit records the totals.
   std::optional<backend::AttemptUsage> LiveUsage(const std::string& attempt_id);
 
+  //! Waits until every postProcess webhook handed to the sender was sent (or gave up) and
+  //! its event is durable, at most `timeout_ms`; false on timeout. `seedctl run` calls it
+  //! before Stop(); a controller that stops leaves what is unsent to its next start.
+  bool DrainPostProcess(int64_t timeout_ms);
   //! Resolves a version id or run id to the run id. Errors: NOT_FOUND.
   Result<std::string> ResolveRunId(const std::string& id);
 

@@ -20,6 +20,7 @@
 
 #include "engine/engine.h"
 #include "engine/plan.h"
+#include "engine/post_process.h"
 #include "engine/run_state.h"
 #include "expr/expr.h"
 #include "sched/ledger.h"
@@ -44,6 +45,7 @@ struct AdmittedMsg {
   std::string message;  // Admitted event message
   std::string report_json;
   std::vector<std::string> descriptors;
+  PreviousResults previous;  // when the workload reads previous.*
   std::shared_ptr<spec::Workload> workload;
   store::WorkloadVersion version;
   int owner_fd = -1;  // the run's owner lock, handed to its RunState
@@ -74,8 +76,21 @@ struct LaunchFailedMsg {
 struct NodesMsg {
   std::vector<sched::Node> nodes;  // the backend's inventory anew (on_nodes)
 };
+struct PostProcessDoneMsg {
+  Delivery delivery;
+  DeliveryResult result;
+};
+//! Fulfilled once everything posted before it is durable (DrainPostProcess).
+struct BarrierMsg {
+  std::shared_ptr<std::promise<void>> done;
+};
 using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
-                         RecoverMsg, LaunchFailedMsg, NodesMsg>;
+                         RecoverMsg, LaunchFailedMsg, NodesMsg, PostProcessDoneMsg, BarrierMsg>;
+
+//! The run of the newest version of the workload's name before `version` that SUCCEEDED,
+//! when the workload reads previous.* anywhere (else nothing is read: `loaded` stays false).
+PreviousResults LoadPrevious(store::Store* store, const spec::Workload& w,
+                             const store::WorkloadVersion& version);
 
 //! TEST_ fault injection: when $RSL_TEST_CRASH_AT names this point, the process kills
 //! itself with SIGKILL there (crash tests reach "mid-commit" exactly). Points:
@@ -110,6 +125,7 @@ class Engine::Impl : public RunControl {
   Result<std::string> ResolveRunId(const std::string& id);
   Stats stats();
   std::optional<backend::AttemptUsage> LiveUsage(const std::string& attempt_id);
+  bool DrainPostProcess(int64_t timeout_ms);
 
   // RunControl
   Status StopStep(const std::string& run_id, const std::string& step, const std::string& reason,
@@ -125,12 +141,28 @@ class Engine::Impl : public RunControl {
     std::vector<std::string> finished_runs;                // run ids to finish (commit/discard)
     std::vector<std::pair<RunState*, int>> publish_steps;  // non-atomic: publish on success
     std::vector<std::tuple<RunState*, int, backend::LaunchSpec>> started;  // OnStepStarted
+    std::vector<Delivery> deliveries;  // postProcess hooks of steps that ended
+    std::vector<std::shared_ptr<std::promise<void>>> barriers;
   };
 
   void Post(Msg m);
   void Loop();
   void Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState*>* touched);
   void HandleExit(const backend::AttemptExit& e, store::Batch* b, std::set<RunState*>* touched);
+  //! The rest of an attempt's exit, once its required postProcess hooks are done (or at
+  //! once when it has none): the step record, the plan's decision, the attempt record.
+  void ApplyExit(RunState* r, int i, const backend::AttemptExit& exit, const std::string& metrics,
+                 const std::string& staging_dir, bool never_ran, Status hook_error, store::Batch* b,
+                 std::set<RunState*>* touched);
+  void HandlePostProcessDone(PostProcessDoneMsg& m, store::Batch* b, std::set<RunState*>* touched);
+  //! The deliveries of step i's postProcess hooks for an end in `phase` (conditions
+  //! evaluated, bodies rendered; PostProcessSkipped/Failed events for those not sent).
+  //! `required_stage`: only required on-success hooks, for an attempt that succeeded (a
+  //! hook that cannot be rendered then sets `error`); otherwise every hook but those.
+  std::vector<Delivery> BuildDeliveries(RunState* r, int i, spec::StepPhase phase,
+                                        const std::string& metrics, int exit_code, int attempt,
+                                        const std::string& failure_code, bool required_stage,
+                                        store::Batch* b, Status* error);
   void HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunState*>* touched);
   void HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunState*>* touched);
   //! A backend event; on a queueing backend, kRunning starts the queued attempt (its node,
@@ -243,6 +275,8 @@ class Engine::Impl : public RunControl {
   std::set<std::string> finished_;         // GUARDED_BY(ev_mu_): runs ended here
   std::condition_variable finish_cv_;      // finished_ grew (Wait), with ev_mu_
   Stats stats_;                            // GUARDED_BY(ev_mu_)
+
+  std::unique_ptr<PostProcessSender> sender_;  // set in Start
 
   // Live usage samples of running attempts (backend thread writes, API readers read).
   std::mutex usage_mu_;

@@ -81,6 +81,10 @@ void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState
     AddEvent(b, emit->run_id, emit->step, emit->reason, emit->message, false);
   } else if (auto* rec = std::get_if<RecoverMsg>(&m)) {
     HandleRecover(*rec, b, touched);
+  } else if (auto* pp = std::get_if<PostProcessDoneMsg>(&m)) {
+    HandlePostProcessDone(*pp, b, touched);
+  } else if (auto* barrier = std::get_if<BarrierMsg>(&m)) {
+    a->barriers.push_back(barrier->done);
   } else if (auto* lf = std::get_if<LaunchFailedMsg>(&m)) {
     auto it = attempts_.find(lf->attempt_id);
     if (it == attempts_.end()) return;
@@ -185,6 +189,27 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     Status s = h->AfterStep(r->info, step, outcome);
     if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok() && !s.ok()) hook_error = s;
   }
+  StepSlot& slot = r->slots[size_t(i)];
+  if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
+    // Required hooks decide whether the step succeeded: hold the exit until they are done.
+    auto required = BuildDeliveries(r, i, spec::StepPhase::kSucceeded, metrics, exit.exit_code,
+                                    launch.attempt, "", true, b, &hook_error);
+    if (hook_error.ok() && !required.empty()) {
+      slot.held_exit =
+          StepSlot::HeldExit{exit, metrics, outcome.staging_dir, never_ran, required.size(), ""};
+      for (auto& d : required) sender_->Enqueue(std::move(d));
+      return;
+    }
+  }
+  ApplyExit(r, i, exit, metrics, outcome.staging_dir, never_ran, hook_error, b, touched);
+}
+
+void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exit,
+                             const std::string& metrics, const std::string& staging_dir,
+                             bool never_ran, Status hook_error, store::Batch* b,
+                             std::set<RunState*>* touched) {
+  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  const backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
   store::Step& rec = r->slots[size_t(i)].record;
   rec.node = !exit.node.empty() ? exit.node : (never_ran ? "" : launch.node);
   rec.exit_code = exit.exit_code;
@@ -193,7 +218,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   rec.cpu_ms = exit.usage.cpu_ms;
   rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
   if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
-    rec.output_dir = r->workload.pipeline.atomic ? outcome.staging_dir : OutputDirFor(r, i);
+    rec.output_dir = r->workload.pipeline.atomic ? staging_dir : OutputDirFor(r, i);
   }
   r->plan->OnExit(i, exit, metrics, NowMs(), hook_error);
   store::Attempt att;

@@ -184,7 +184,8 @@ void RunPlan::EvaluateCandidate(int i, const WhenFn& when) {
     return;
   }
   if (!spec.when.empty()) {
-    Result<bool> r = when ? when(i) : Result<bool>(true);
+    std::string note;
+    Result<bool> r = when ? when(i, &note) : Result<bool>(true);
     if (!r.ok()) {
       st.failure_code = r.error().code.empty() ? codes::kExpressionInvalid : r.error().code;
       Finish(i, StepPhase::kFailed, EventReason::kFailed,
@@ -194,8 +195,8 @@ void RunPlan::EvaluateCandidate(int i, const WhenFn& when) {
       return;
     }
     if (!*r) {
-      Finish(i, StepPhase::kSkipped, EventReason::kSkipped, "when " + spec.when + " is false",
-             false);
+      Finish(i, StepPhase::kSkipped, EventReason::kSkipped,
+             "when " + spec.when + " is false" + (note.empty() ? "" : " (" + note + ")"), false);
       return;
     }
   }

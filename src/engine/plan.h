@@ -75,8 +75,9 @@ struct RunOutcome {
 };
 
 //! Evaluates a step's `when` (the engine binds it to the expression language and to
-//! status.<step> / output.<step>.metrics.<key> of this plan).
-using WhenFn = std::function<Result<bool>(int step)>;
+//! status.<step> / output.<step>.metrics.<key> of this plan). `note` receives why a false
+//! condition is false when it read a value that does not exist (shown in the Skipped event).
+using WhenFn = std::function<Result<bool>(int step, std::string* note)>;
 
 class RunPlan {
  public:

@@ -39,7 +39,7 @@ std::vector<std::string> Reasons(RunPlan& p) {
   return out;
 }
 
-const WhenFn kAlwaysTrue = [](int) { return Result<bool>(true); };
+const WhenFn kAlwaysTrue = [](int, std::string*) { return Result<bool>(true); };
 
 TEST(PlanTest, FanOutFanInRunsInDependencyOrder) {
   spec::Workload w;
@@ -144,7 +144,7 @@ TEST(PlanTest, WhenFalseSkipsAndCascades) {
                       MakeStep("report", {"pre"})};
   w.pipeline.steps[1].when = "output.pre.metrics.f1 > 0.85";
   RunPlan p(&w, 0);
-  WhenFn when = [](int i) { return Result<bool>(i != 1); };
+  WhenFn when = [](int i, std::string*) { return Result<bool>(i != 1); };
   p.Advance(0, when);
   p.OnLaunched(0, 0);
   p.OnExit(0, Exit(ExitKind::kSucceeded), "{\"f1\": 0.5}", 1);
@@ -168,8 +168,9 @@ TEST(PlanTest, WhenErrorFailsTheStepWithoutRetry) {
   w.pipeline.steps[0].when = "output.x.metrics.y > 1";
   w.pipeline.steps[0].retry.max_retries = 3;
   RunPlan p(&w, 0);
-  p.Advance(
-      0, [](int) { return Result<bool>(Error(codes::kExpressionInvalid, "unknown reference")); });
+  p.Advance(0, [](int, std::string*) {
+    return Result<bool>(Error(codes::kExpressionInvalid, "unknown reference"));
+  });
   EXPECT_EQ(p.state(0).phase, spec::StepPhase::kFailed);
   ASSERT_TRUE(p.outcome().has_value());
   EXPECT_EQ(p.outcome()->failure_code, codes::kExpressionInvalid);

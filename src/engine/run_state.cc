@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "base/strings.h"
+
 namespace rsl::engine {
 namespace {
 
@@ -29,44 +31,92 @@ expr::Value FromJson(const nlohmann::json& j) {
   return v;
 }
 
-class PlanContext : public expr::Context {
- public:
-  explicit PlanContext(const RunPlan* plan) : plan_(plan) {}
-  std::optional<expr::Value> Lookup(const expr::Reference& ref) const override {
-    const auto& p = ref.parts;
-    if (p.size() == 2 && p[0] == "status") {
-      int i = plan_->IndexOf(p[1]);
-      if (i < 0) return std::nullopt;
-      return expr::Value{std::string(spec::Name(plan_->state(i).phase))};
-    }
-    if (p.size() >= 4 && p[0] == "output" && p[2] == "metrics") {
-      int i = plan_->IndexOf(p[1]);
-      if (i < 0) return std::nullopt;
-      auto j = nlohmann::json::parse(plan_->state(i).metrics_json, nullptr, false);
-      for (size_t k = 3; k < p.size(); ++k) {
-        if (!j.is_object() || !j.contains(p[k])) return std::nullopt;
-        j = j[p[k]];
-      }
-      return FromJson(j);
-    }
-    return std::nullopt;
-  }
-
- private:
-  const RunPlan* plan_;
-};
-
 }  // namespace
 
 RunState::~RunState() {
   if (owner_fd >= 0) close(owner_fd);
 }
 
-Result<bool> RunState::EvalWhen(int i) const {
+namespace {
+
+std::optional<expr::Value> MetricOf(const std::string& metrics_json,
+                                    const std::vector<std::string>& path, size_t from) {
+  auto j = nlohmann::json::parse(metrics_json, nullptr, false);
+  for (size_t k = from; k < path.size(); ++k) {
+    if (!j.is_object() || !j.contains(path[k])) return std::nullopt;
+    j = j[path[k]];
+  }
+  return FromJson(j);
+}
+
+}  // namespace
+
+std::optional<expr::Value> RunContext::Lookup(const expr::Reference& ref) const {
+  const auto& p = ref.parts;
+  if (p.size() == 2 && p[0] == "status") {
+    int i = plan_->IndexOf(p[1]);
+    if (i < 0) return std::nullopt;
+    if (self_ && i == self_->step) return expr::Value{std::string(spec::Name(self_->phase))};
+    return expr::Value{std::string(spec::Name(plan_->state(i).phase))};
+  }
+  if (p.size() >= 4 && p[0] == "output" && p[2] == "metrics") {
+    int i = plan_->IndexOf(p[1]);
+    if (i < 0) return std::nullopt;
+    if (self_ && i == self_->step) return MetricOf(self_->metrics_json, p, 3);
+    return MetricOf(plan_->state(i).metrics_json, p, 3);
+  }
+  if (p.size() >= 5 && p[0] == "previous" && p[1] == "output" && p[3] == "metrics") {
+    if (previous_ == nullptr || previous_->run_id.empty()) {
+      missing_.push_back(ref.ToString() + " is unknown: no earlier SUCCEEDED run of this workload");
+      return expr::Value{};
+    }
+    auto it = previous_->metrics.find(p[2]);
+    std::optional<expr::Value> v;
+    if (it != previous_->metrics.end()) v = MetricOf(it->second, p, 4);
+    if (!v || v->is_null()) {
+      missing_.push_back(ref.ToString() + " is unknown: " + previous_->run_id + " has no metric " +
+                         Join(std::vector<std::string>(p.begin() + 4, p.end()), ".") +
+                         " for step " + p[2]);
+      return expr::Value{};
+    }
+    return v;
+  }
+  if (self_ && p.size() == 2 && p[0] == "run") {
+    if (p[1] == "id") return expr::Value{self_->run_id};
+    if (p[1] == "name") return expr::Value{self_->run_name};
+    if (p[1] == "namespace") return expr::Value{self_->run_namespace};
+    if (p[1] == "workloadId") return expr::Value{self_->workload_id};
+  }
+  if (self_ && p.size() == 2 && p[0] == "step") {
+    if (p[1] == "name") return expr::Value{plan_->step_spec(self_->step).name};
+    if (p[1] == "phase") return expr::Value{std::string(spec::Name(self_->phase))};
+    if (p[1] == "exitCode") return expr::Value{double(self_->exit_code)};
+    if (p[1] == "attempt") return expr::Value{double(self_->attempt)};
+    if (p[1] == "failureCode") return expr::Value{self_->failure_code};
+  }
+  return std::nullopt;
+}
+
+Result<bool> EvalCondition(const expr::Expr& e, const RunContext& ctx, std::string* note) {
+  if (note) note->clear();
+  // Read every previous value first: one that does not exist makes the condition false
+  // (an ordering with null would be a type error, and "no earlier run" is not an error).
+  for (const auto& ref : e.references()) {
+    if (ref.parts[0] == "previous") (void)ctx.Lookup(ref);
+  }
+  if (!ctx.missing().empty()) {
+    if (note) *note = Join(ctx.missing(), "; ");
+    return false;
+  }
+  return e.EvalBool(ctx);
+}
+
+Result<bool> RunState::EvalWhen(int i, std::string* note) const {
+  if (note) note->clear();
   const auto& e = slots[size_t(i)].when;
   if (!e) return true;
-  PlanContext ctx(plan.get());
-  return e->EvalBool(ctx);
+  RunContext ctx(plan.get(), &previous);
+  return EvalCondition(*e, ctx, note);
 }
 
 int LockRunOwner(Env* env, const std::string& run_dir) {

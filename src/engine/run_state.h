@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,49 @@
 
 namespace rsl::engine {
 
+//! The results of the last SUCCEEDED run of the same workload name before this one
+//! (`previous.output.<step>.metrics.<key>`), loaded once when the run starts.
+struct PreviousResults {
+  bool loaded = false;
+  std::string run_id;                          //!< "" when there is none
+  std::map<std::string, std::string> metrics;  //!< step name -> metrics JSON object
+};
+
+//! What an expression of a run reads: status.<step>, output.<step>.metrics.<key...>,
+//! previous.output.<step>.metrics.<key...>, and for postProcess hooks run.<field> and
+//! step.<field> of the hook's step. A previous value that does not exist reads as null and
+//! is remembered (missing()): conditions over it are false (EvalCondition).
+class RunContext : public expr::Context {
+ public:
+  RunContext(const RunPlan* plan, const PreviousResults* previous)
+      : plan_(plan), previous_(previous) {}
+  //! The hook's view: its run, its step (index into the plan) and how that step ended.
+  struct Self {
+    int step = -1;
+    spec::StepPhase phase = spec::StepPhase::kPending;
+    std::string metrics_json = "{}";
+    int exit_code = -1;
+    int attempt = 0;
+    std::string failure_code;
+    std::string run_id, run_name, run_namespace, workload_id;
+  };
+  void SetSelf(Self self) { self_ = std::move(self); }
+  std::optional<expr::Value> Lookup(const expr::Reference& ref) const override;
+  //! The previous values read so far that did not exist, with why ("no earlier SUCCEEDED
+  //! run of this workload", "run X has no metric acc for step validate").
+  const std::vector<std::string>& missing() const { return missing_; }
+
+ private:
+  const RunPlan* plan_;
+  const PreviousResults* previous_;
+  std::optional<Self> self_;
+  mutable std::vector<std::string> missing_;
+};
+
+//! Evaluates a condition. A condition that reads a previous value that does not exist is
+//! false, and `note` (when not null) says which value and why; otherwise "".
+Result<bool> EvalCondition(const expr::Expr& e, const RunContext& ctx, std::string* note);
+
 //! What the executor holds for one step of an active run.
 struct StepSlot {
   store::Step record;                  //!< mirror of the stored step row
@@ -32,6 +76,19 @@ struct StepSlot {
   //! A policy stopped the live attempt: (as success, why). Consumed by its exit.
   std::optional<std::pair<bool, std::string>> stop_override;
   std::string progress_seen;  //!< the last progress turned into an event
+  //! postProcess: the hooks of the step's end were handed to the sender (once per step).
+  bool post_process_fired = false;
+  //! A succeeded attempt whose required hooks are being sent: its exit, applied when they
+  //! are done (the step stays running meanwhile).
+  struct HeldExit {
+    backend::AttemptExit exit;
+    std::string metrics_json;
+    std::string staging_dir;
+    bool never_ran = false;
+    size_t waiting = 0;   //!< required hooks not yet done
+    std::string failure;  //!< the first failed one's message
+  };
+  std::optional<HeldExit> held_exit;
 };
 
 //! One active run, owned by the loop thread.
@@ -45,6 +102,7 @@ struct RunState {
   bool finishing = false;       //!< commit/discard under way
   int owner_fd = -1;            //!< flock on <run_dir>/owner.lock while active
   int64_t min_cpu_request = 0;  //!< smallest placed cpu request of its steps
+  PreviousResults previous;     //!< loaded when the workload reads previous.*
 
   RunState() = default;
   RunState(const RunState&) = delete;
@@ -52,8 +110,9 @@ struct RunState {
   ~RunState();  //!< releases owner_fd
 
   //! Evaluates step i's `when` against this run's plan (status.<step>,
-  //! output.<step>.metrics.<key>). True when the step has none.
-  Result<bool> EvalWhen(int i) const;
+  //! output.<step>.metrics.<key>, previous.*). True when the step has none. `note`: as
+  //! EvalCondition's.
+  Result<bool> EvalWhen(int i, std::string* note = nullptr) const;
 };
 
 //! Builds a RunState (records, parsed `when`s, one slot per step) for a workload and its run.

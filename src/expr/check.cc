@@ -75,7 +75,7 @@ class Checker {
         return t;
       case NodeKind::kBinary:
         RSL_RETURN_IF_ERROR(Binary(n));
-        t.kind = Kind::kBoolean;
+        t.kind = n.op == Tok::kStar || n.op == Tok::kSlash ? Kind::kNumber : Kind::kBoolean;
         return t;
     }
     return t;
@@ -120,6 +120,17 @@ class Checker {
     auto b = Infer(*n.kids[1]);
     if (!b.ok()) return b.status();
     bool known = a->kind != Kind::kAny && b->kind != Kind::kAny;
+    if (n.op == Tok::kStar || n.op == Tok::kSlash) {
+      for (const Typed* t : {&*a, &*b}) {
+        if (t->kind != Kind::kAny && t->kind != Kind::kNumber) {
+          return ExprError(
+              n.column,
+              std::string(n.op == Tok::kStar ? "*" : "/") + " needs numbers, got " + Describe(*t),
+              "multiply or divide numbers, e.g. 'x < y * 0.95'");
+        }
+      }
+      return Status::Ok();
+    }
     if (n.op == Tok::kEq || n.op == Tok::kNe) {
       if (known && a->kind != Kind::kNull && b->kind != Kind::kNull && a->kind != b->kind) {
         return ExprError(n.column, "cannot compare " + Describe(*a) + " with " + Describe(*b),

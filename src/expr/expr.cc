@@ -145,11 +145,31 @@ class Parser {
   }
   NodeResult And(int depth) { return Binary(depth, Tok::kAnd, &Parser::Compare); }
 
-  NodeResult Compare(int depth) {
+  // a * b / c: left to right, binding tighter than comparisons.
+  NodeResult Product(int depth) {
     auto left = Unary(depth);
+    if (!left.ok()) return left;
+    std::unique_ptr<Node> node = std::move(left).value();
+    while (Peek().kind == Tok::kStar || Peek().kind == Tok::kSlash) {
+      Token op = Next();
+      auto right = Unary(depth);
+      if (!right.ok()) return right;
+      auto parent = std::make_unique<Node>();
+      parent->kind = NodeKind::kBinary;
+      parent->op = op.kind;
+      parent->column = op.column;
+      parent->kids.push_back(std::move(node));
+      parent->kids.push_back(std::move(right).value());
+      node = std::move(parent);
+    }
+    return node;
+  }
+
+  NodeResult Compare(int depth) {
+    auto left = Product(depth);
     if (!left.ok() || !IsComparison(Peek().kind)) return left;
     Token op = Next();
-    auto right = Unary(depth);
+    auto right = Product(depth);
     if (!right.ok()) return right;
     if (IsComparison(Peek().kind)) {
       return ExprError(Peek().column, "comparisons cannot be chained",
@@ -361,6 +381,17 @@ class Evaluator {
     if (!right.ok()) return right;
     const Value& a = *left;
     const Value& b = *right;
+    if (node.op == Tok::kStar || node.op == Tok::kSlash) {
+      const char* op = node.op == Tok::kStar ? "*" : "/";
+      if (a.v.index() != 2 || b.v.index() != 2) {
+        return TypeError(node,
+                         std::string(op) + " needs two numbers, got " + TypeName(a) + " " +
+                             a.ToString() + " and " + TypeName(b) + " " + b.ToString(),
+                         "multiply or divide numbers, e.g. 'x < y * 0.95'");
+      }
+      double x = std::get<double>(a.v), y = std::get<double>(b.v);
+      return Value{node.op == Tok::kStar ? x * y : x / y};  // x / 0: inf, or nan (never ordered)
+    }
     if (node.op == Tok::kEq || node.op == Tok::kNe) {
       bool eq;
       if (a.is_null() || b.is_null()) {

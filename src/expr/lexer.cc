@@ -47,6 +47,10 @@ std::string TokName(Tok kind) {
       return "'||'";
     case Tok::kNot:
       return "'!'";
+    case Tok::kStar:
+      return "'*'";
+    case Tok::kSlash:
+      return "'/'";
     case Tok::kLParen:
       return "'('";
     case Tok::kRParen:
@@ -188,6 +192,12 @@ Result<std::vector<Token>> Lex(const std::string& text) {
             t.kind = Tok::kGt;
           }
           break;
+        case '*':
+          t.kind = Tok::kStar;
+          break;
+        case '/':
+          t.kind = Tok::kSlash;
+          break;
         case '&':
           if (!two('&')) return ExprError(t.column, "unexpected '&'", "use '&&' for 'and'");
           t.kind = Tok::kAnd;
@@ -221,7 +231,7 @@ Result<std::vector<Token>> Lex(const std::string& text) {
                                   ? std::string(1, c)
                                   : "\\x" + HexEncode(std::string(1, c));
           return ExprError(t.column, "unexpected character " + Quote(shown),
-                           "allowed: literals, names, == != < <= > >= && || ! ( ) [ ] ,");
+                           "allowed: literals, names, == != < <= > >= && || ! * / ( ) [ ] ,");
         }
       }
     }

@@ -24,6 +24,8 @@ enum class Tok {
   kAnd,
   kOr,
   kNot,
+  kStar,   //!< '*' (numbers)
+  kSlash,  //!< '/' (numbers)
   kLParen,
   kRParen,
   kLBracket,
@@ -41,8 +43,8 @@ struct Token {
 };
 
 //! Splits `text` into tokens ending with kEnd. Identifiers are [A-Za-z_][A-Za-z0-9_-]* (step
-//! names are DNS-1123 labels, and the language has no subtraction, so '-' inside a name is
-//! unambiguous); a '-' that starts a token must begin a number. Errors: EXPRESSION_INVALID
+//! names are DNS-1123 labels, and the language has no subtraction (only * and /), so '-' inside a
+//! name is unambiguous); a '-' that starts a token must begin a number. Errors: EXPRESSION_INVALID
 //! with pos.column.
 Result<std::vector<Token>> Lex(const std::string& text);
 

@@ -12,6 +12,8 @@
 // canonical_test.cc keeps the tree-based version and checks they agree.
 #include "spec/canonical.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -255,6 +257,47 @@ void WriteModel(Writer& w, const ModelSpec& m) {
   o.End();
 }
 
+void WritePostProcess(Writer& w, const PostProcess& h) {
+  Object o(w);
+  std::vector<std::string> on;
+  if (h.on_success && h.on_failure) {
+    on = {"always"};
+  } else {
+    on = {h.on_success ? "success" : "failure"};
+  }
+  o.Key("on").StrArray(on);
+  o.Key("required").Bool(h.required);
+  {
+    Object hook(o.Key("webhook"));
+    if (!h.body.empty()) hook.Key("body").Str(h.body);
+    if (!h.headers.empty()) {
+      std::vector<const HookHeader*> sorted;
+      for (const auto& hd : h.headers) sorted.push_back(&hd);
+      std::sort(sorted.begin(), sorted.end(),
+                [](const HookHeader* a, const HookHeader* b) { return a->name < b->name; });
+      Object headers(hook.Key("headers"));
+      for (const HookHeader* hd : sorted) {
+        if (hd->secret_name.empty()) {
+          headers.Key(hd->name).Str(hd->value);
+        } else {
+          Object ref(headers.Key(hd->name));
+          ref.Key("key").Str(hd->secret_key);
+          ref.Key("secretRef").Str(hd->secret_name);
+          ref.End();
+        }
+      }
+      headers.End();
+    }
+    hook.Key("method").Str(h.method);
+    hook.Key("retries").Int(h.retries);
+    hook.Key("timeout").Str(FormatDuration(h.timeout_ms));
+    hook.Key("url").Str(h.url);
+    hook.End();
+  }
+  if (!h.when.empty()) o.Key("when").Str(h.when);
+  o.End();
+}
+
 void WriteStep(Writer& w, const Step& s) {
   Object o(w);
   if (!s.args.empty()) o.Key("args").StrArray(s.args);
@@ -273,8 +316,13 @@ void WriteStep(Writer& w, const Step& s) {
   o.Key("keepOnFailure").Bool(s.keep_on_failure);
   o.Key("name").Str(s.name);
   if (!s.outputs.empty()) WriteTensors(o.Key("outputs"), s.outputs);
+  if (s.serving && s.port) o.Key("port").Int(*s.port);
+  if (!s.post_process.empty()) {
+    o.Key("postProcess").Array(s.post_process.size(), [&](size_t i) {
+      WritePostProcess(w, s.post_process[i]);
+    });
+  }
   if (s.serving) {
-    if (s.port) o.Key("port").Int(*s.port);
     Object p(o.Key("readinessProbe"));
     p.Key("failureThreshold").Int(s.readiness.failure_threshold);
     {

@@ -197,6 +197,34 @@ json StepJson(const Step& s) {
   }
   if (s.timeout_ms) j["timeout"] = FormatDuration(*s.timeout_ms);
   if (!s.outputs.empty()) j["outputs"] = TensorsJson(s.outputs);
+  if (!s.post_process.empty()) {
+    json hooks = json::array();
+    for (const auto& h : s.post_process) {
+      json webhook = {{"url", h.url},
+                      {"method", h.method},
+                      {"retries", h.retries},
+                      {"timeout", FormatDuration(h.timeout_ms)}};
+      if (!h.body.empty()) webhook["body"] = h.body;
+      if (!h.headers.empty()) {
+        json headers = json::object();
+        for (const auto& hd : h.headers) {
+          if (hd.secret_name.empty()) {
+            headers[hd.name] = hd.value;
+          } else {
+            headers[hd.name] = {{"secretRef", hd.secret_name}, {"key", hd.secret_key}};
+          }
+        }
+        webhook["headers"] = headers;
+      }
+      std::string on = h.on_success && h.on_failure ? "always"
+                       : h.on_success               ? "success"
+                                                    : "failure";
+      json hook = {{"on", json::array({on})}, {"required", h.required}, {"webhook", webhook}};
+      if (!h.when.empty()) hook["when"] = h.when;
+      hooks.push_back(hook);
+    }
+    j["postProcess"] = hooks;
+  }
   if (s.serving) {
     if (s.port) j["port"] = *s.port;
     json get = {{"path", s.readiness.path}};

@@ -1,5 +1,6 @@
 #include "spec/parse_pipeline.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <string>
@@ -23,7 +24,16 @@ const std::vector<std::string> kPipelineKeys = {"atomic", "steps", "timeout"};
 const std::vector<std::string> kStepKeys = {
     "name",    "image",     "command",     "args",           "env",           "dependsOn",
     "when",    "resources", "retryPolicy", "envFrom",        "keepOnFailure", "timeout",
-    "outputs", "serving",   "port",        "readinessProbe", "readyTimeout"};
+    "outputs", "serving",   "port",        "readinessProbe", "readyTimeout",  "postProcess"};
+const std::vector<std::string> kHookKeys = {"when", "on", "required", "webhook"};
+const std::vector<std::string> kWebhookKeys = {"url",  "method",  "headers",
+                                               "body", "retries", "timeout"};
+const std::vector<std::string> kHookOn = {"success", "failure", "always"};
+const std::vector<std::string> kHookMethods = {"POST", "PUT", "PATCH", "GET", "DELETE"};
+constexpr int64_t kMaxHookRetries = 10;
+// One try of a webhook may take at most this long: a hook is a notification, not a job.
+constexpr int64_t kMaxHookTimeoutMs = 300'000;
+constexpr size_t kMaxHooksPerStep = 16;
 const std::vector<std::string> kProbeKeys = {"httpGet", "periodSeconds", "failureThreshold"};
 const std::vector<std::string> kHttpGetKeys = {"path", "port"};
 constexpr int64_t kMaxPort = 65535;
@@ -163,6 +173,197 @@ class PipelineParser : public FieldParser {
         step->ready_timeout_ms = *v;
     }
     if (keys.Has("outputs")) ParseTensors(c_, n["outputs"], path + ".outputs", &step->outputs);
+    if (keys.Has("postProcess")) PostProcessOf(n["postProcess"], path + ".postProcess", step);
+  }
+
+  void PostProcessOf(const YAML::Node& n, const std::string& path, Step* step) {
+    if (!r_.Seq(n, path,
+                "postProcess: [{on: [success], webhook: {url: https://alerts.example/hook}}]"))
+      return;
+    if (n.size() > kMaxHooksPerStep) {
+      r_.Fail(n, path,
+              "the step has " + std::to_string(n.size()) + " postProcess hooks, more than " +
+                  std::to_string(kMaxHooksPerStep),
+              "send one webhook to a receiver that fans out");
+      return;
+    }
+    for (size_t i = 0; i < n.size(); ++i) {
+      const std::string p = Index(path, i);
+      const YAML::Node item = n[i];
+      if (!r_.Map(item, p, kHookKeys)) continue;
+      PostProcess hook;
+      if (Reader::Has(item, "when")) {
+        if (auto v = r_.String(item["when"], p + ".when")) hook.when = *v;
+      }
+      if (Reader::Has(item, "on")) HookOnOf(item["on"], p + ".on", &hook);
+      if (Reader::Has(item, "required")) {
+        if (auto v = r_.Bool(item["required"], p + ".required")) hook.required = *v;
+      }
+      if (!Reader::Has(item, "webhook")) {
+        r_.Missing(item, p + ".webhook", "add webhook: {url: https://alerts.example/hook}");
+      } else {
+        WebhookOf(item["webhook"], p + ".webhook", &hook);
+      }
+      step->post_process.push_back(std::move(hook));
+    }
+  }
+
+  // `on: [success]`, also a single word (`on: always`).
+  void HookOnOf(const YAML::Node& n, const std::string& path, PostProcess* hook) {
+    std::vector<std::pair<std::string, YAML::Node>> words;
+    if (n.IsScalar()) {
+      if (auto v = r_.String(n, path)) words.emplace_back(*v, n);
+    } else if (r_.Seq(n, path, "on: [success], on: [failure] or on: [always]")) {
+      for (size_t k = 0; k < n.size(); ++k) {
+        if (auto v = r_.String(n[k], Index(path, k))) words.emplace_back(*v, n[k]);
+      }
+      if (n.size() == 0) {
+        r_.Fail(n, path, "on lists no outcome", "on: [success], [failure] or [always]");
+        return;
+      }
+    } else {
+      return;
+    }
+    hook->on_success = hook->on_failure = false;
+    for (size_t k = 0; k < words.size(); ++k) {
+      const std::string& w = words[k].first;
+      if (w == "success") {
+        hook->on_success = true;
+      } else if (w == "failure") {
+        hook->on_failure = true;
+      } else if (w == "always") {
+        hook->on_success = hook->on_failure = true;
+      } else {
+        r_.Fail(words[k].second, n.IsScalar() ? path : Index(path, k),
+                "unknown outcome " + Quote(w), OneOf(w, kHookOn));
+      }
+    }
+  }
+
+  void WebhookOf(const YAML::Node& n, const std::string& path, PostProcess* hook) {
+    if (!r_.Map(n, path, kWebhookKeys)) return;
+    if (!Reader::Has(n, "url")) {
+      r_.Missing(n, path + ".url", "add url: https://alerts.example/hook");
+    } else if (auto v = r_.String(n["url"], path + ".url")) {
+      std::string why = CheckHookUrl(*v);
+      if (!why.empty()) {
+        r_.Fail(n["url"], path + ".url", "webhook url " + Quote(*v) + " " + why,
+                "e.g. https://alerts.example/hook or http://10.0.0.5:8080/alert");
+      } else {
+        hook->url = *v;
+      }
+    }
+    if (Reader::Has(n, "method")) {
+      if (auto v = r_.String(n["method"], path + ".method")) {
+        std::string upper;
+        for (char c : *v) upper.push_back(char(std::toupper(static_cast<unsigned char>(c))));
+        if (std::find(kHookMethods.begin(), kHookMethods.end(), upper) == kHookMethods.end()) {
+          r_.Fail(n["method"], path + ".method", "unknown method " + Quote(*v),
+                  OneOf(upper, kHookMethods));
+        } else {
+          hook->method = upper;
+        }
+      }
+    }
+    if (Reader::Has(n, "headers")) HeadersOf(n["headers"], path + ".headers", hook);
+    if (Reader::Has(n, "body")) {
+      if (auto v = r_.String(n["body"], path + ".body")) hook->body = *v;
+    }
+    if (Reader::Has(n, "retries")) {
+      if (auto v = r_.Int(n["retries"], path + ".retries", 0, kMaxHookRetries)) hook->retries = *v;
+    }
+    if (Reader::Has(n, "timeout")) {
+      if (auto v = Duration(n["timeout"], path + ".timeout", true)) {
+        if (*v > kMaxHookTimeoutMs) {
+          r_.Fail(n["timeout"], path + ".timeout", "a webhook timeout may be at most 5m",
+                  "a hook is a notification: answer quickly and work in the background");
+        } else {
+          hook->timeout_ms = *v;
+        }
+      }
+    }
+  }
+
+  // headers: {X-Token: {secretRef: alert-creds, key: token}, Content-Type: application/json}
+  void HeadersOf(const YAML::Node& n, const std::string& path, PostProcess* hook) {
+    r_.Record(path, n);
+    if (!n.IsMap()) {
+      r_.Fail(n, path, "must be a mapping, got " + Reader::Shown(n),
+              "headers: {X-Token: {secretRef: alert-creds, key: token}}");
+      return;
+    }
+    for (const auto& kv : n) {
+      const std::string name = kv.first.Scalar();
+      const std::string p = path + "." + name;
+      if (!IsHeaderName(name)) {
+        r_.Fail(kv.first, p, "header name " + Quote(name) + " is not a valid HTTP header name",
+                "use letters, digits and '-', e.g. X-Token");
+        continue;
+      }
+      HookHeader h;
+      h.name = name;
+      const YAML::Node v = kv.second;
+      if (v.IsMap()) {
+        if (!r_.Map(v, p, {"secretRef", "key"})) continue;
+        if (!Reader::Has(v, "secretRef") || !Reader::Has(v, "key")) {
+          r_.Missing(v, p + (Reader::Has(v, "secretRef") ? ".key" : ".secretRef"),
+                     "write {secretRef: <secret name>, key: <key in it>}");
+          continue;
+        }
+        auto secret = r_.String(v["secretRef"], p + ".secretRef");
+        auto key = r_.String(v["key"], p + ".key");
+        if (!secret || !key) continue;
+        std::string why = CheckDns1123Subdomain(*secret);
+        if (!why.empty()) {
+          r_.Fail(v["secretRef"], p + ".secretRef", "secretRef " + Quote(*secret) + " " + why,
+                  "use a-z, 0-9, '-' and '.'");
+          continue;
+        }
+        h.secret_name = *secret;
+        h.secret_key = *key;
+      } else if (auto s = r_.String(v, p)) {
+        if (s->find_first_of("\r\n") != std::string::npos || s->find('\0') != std::string::npos) {
+          r_.Fail(v, p, "the value of header " + name + " contains a line break or NUL",
+                  "a header value is one line");
+          continue;
+        }
+        h.value = *s;
+      } else {
+        continue;
+      }
+      hook->headers.push_back(std::move(h));
+    }
+  }
+
+  static bool IsHeaderName(const std::string& name) {
+    if (name.empty()) return false;
+    for (unsigned char c : name) {
+      if (!std::isalnum(c) &&
+          std::string_view("!#$%&'*+-.^_`|~").find(char(c)) == std::string_view::npos)
+        return false;
+    }
+    return true;
+  }
+
+  // "" when `url` is an http(s) URL with a host; otherwise why not.
+  static std::string CheckHookUrl(const std::string& url) {
+    std::string rest;
+    if (StartsWith(url, "https://")) {
+      rest = url.substr(8);
+    } else if (StartsWith(url, "http://")) {
+      rest = url.substr(7);
+    } else {
+      return "is not an http:// or https:// URL";
+    }
+    size_t end = rest.find_first_of("/?#");
+    std::string authority = rest.substr(0, end);
+    size_t at = authority.rfind('@');
+    std::string host = at == std::string::npos ? authority : authority.substr(at + 1);
+    if (host.empty() || host[0] == ':') return "has no host";
+    for (unsigned char c : url) {
+      if (c <= ' ' || c == 0x7f) return "contains a space or control character";
+    }
+    return "";
   }
 
   // What a process environment can hold: no NUL (it would end the value early), each

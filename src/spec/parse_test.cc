@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "spec/canonical.h"
 #include "spec/quantity.h"
 
 namespace rsl::spec {
@@ -166,6 +167,59 @@ TEST(ParseTest, LogFeaturesAndServingExamples) {
   EXPECT_EQ(s.effective.autoscaling->max_replicas, 4);
   EXPECT_EQ(s.effective.autoscaling->scale_down_delay_ms, 5 * 60 * 1000);
   EXPECT_TRUE(serve.warnings.empty());
+}
+
+TEST(ParseTest, PostProcessHooksAsTheIssueWritesThem) {
+  ParseResult r = ParseOk(kRepo + "/examples/accuracy-alert.yaml");
+  const Step& s = r.workload.pipeline.steps.at(0);
+  ASSERT_EQ(s.post_process.size(), 2u);
+  const PostProcess& alert = s.post_process[0];
+  EXPECT_EQ(alert.when,
+            "output.validate.metrics.acc < previous.output.validate.metrics.acc * 0.95");
+  EXPECT_TRUE(alert.on_success);
+  EXPECT_FALSE(alert.on_failure);
+  EXPECT_FALSE(alert.required);
+  EXPECT_EQ(alert.url, "http://127.0.0.1:8099/alert");
+  EXPECT_EQ(alert.method, "POST");
+  ASSERT_EQ(alert.headers.size(), 1u);
+  EXPECT_EQ(alert.headers[0].name, "X-Token");
+  EXPECT_EQ(alert.headers[0].secret_name, "alert-creds");
+  EXPECT_EQ(alert.headers[0].secret_key, "token");
+  EXPECT_EQ(alert.retries, 3);
+  EXPECT_EQ(alert.timeout_ms, 10'000);
+  const PostProcess& failed = s.post_process[1];
+  EXPECT_FALSE(failed.on_success);
+  EXPECT_TRUE(failed.on_failure);
+  EXPECT_EQ(failed.retries, kDefaultHookRetries);
+  EXPECT_TRUE(r.warnings.empty());
+
+  // Defaults, `on: always` as one word, a literal header, and the canonical form round trip.
+  const std::string yaml = R"(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: hooks}
+spec:
+  pipeline:
+    - name: a
+      command: [a]
+      postProcess:
+        - on: always
+          required: true
+          webhook: {url: "https://h.example/x?y=1", method: put, headers: {X-Team: risk}}
+)";
+  ParseResult p = ParseWorkload(yaml, "hooks.yaml");
+  ASSERT_TRUE(p.ok()) << p.errors[0].ToString();
+  const PostProcess& h = p.workload.pipeline.steps[0].post_process.at(0);
+  EXPECT_TRUE(h.on_success && h.on_failure && h.required);
+  EXPECT_EQ(h.method, "PUT");
+  EXPECT_EQ(h.headers.at(0).value, "risk");
+  EXPECT_EQ(h.timeout_ms, kDefaultHookTimeoutMs);
+  auto back = FromCanonicalJson(CanonicalJson(p.workload));
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(CanonicalJson(*back), CanonicalJson(p.workload));
+  EXPECT_NE(
+      CanonicalJson(p.workload).find("\"postProcess\":[{\"on\":[\"always\"],\"required\":true"),
+      std::string::npos)
+      << CanonicalJson(p.workload);
 }
 
 TEST(ParseTest, RslExtensionsAndWarnings) {

@@ -71,6 +71,10 @@ enum class EventReason {
   kScaledDown,
   kReplicaRestarted,
   kSuperseded,  //!< a newer version of the workload took over the serving step's endpoint
+  // postProcess hooks (webhooks after a step ended).
+  kPostProcessSucceeded,
+  kPostProcessFailed,
+  kPostProcessSkipped,
 };
 
 //! Whether a node takes new work.

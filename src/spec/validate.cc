@@ -1,11 +1,13 @@
 #include "spec/validate.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "base/codes.h"
 #include "base/strings.h"
 #include "expr/expr.h"
+#include "expr/template.h"
 #include "spec/names.h"
 #include "spec/phase.h"
 #include "spec/source_map.h"
@@ -36,6 +38,39 @@ class WhenTypes : public expr::TypeContext {
  private:
   expr::RefType status_;
 };
+
+// Reference types for a postProcess hook's `when` and body: the hook runs after its step
+// ended, when any step may be in any phase. run.* are strings, step.exitCode and
+// step.attempt numbers, step.phase a phase.
+class HookTypes : public expr::TypeContext {
+ public:
+  HookTypes() {
+    phase_.kind = expr::RefType::Kind::kString;
+    for (int p = 0; p <= static_cast<int>(StepPhase::kCancelled); ++p) {
+      phase_.values.push_back(Name(static_cast<StepPhase>(p)));
+    }
+    phase_.noun = "phase";
+  }
+  expr::RefType TypeOf(const expr::Reference& ref) const override {
+    const auto& p = ref.parts;
+    if (p[0] == "status" || (p[0] == "step" && p[1] == "phase")) return phase_;
+    expr::RefType t;
+    if (p[0] == "run" || (p[0] == "step" && (p[1] == "name" || p[1] == "failureCode"))) {
+      t.kind = expr::RefType::Kind::kString;
+    } else if (p[0] == "step") {
+      t.kind = expr::RefType::Kind::kNumber;
+    }
+    return t;
+  }
+
+ private:
+  expr::RefType phase_;
+};
+
+//! What a hook can read about the run and its own step (docs/spec.md "postProcess").
+const std::vector<std::string> kHookRunFields = {"id", "name", "namespace", "workloadId"};
+const std::vector<std::string> kHookStepFields = {"name", "phase", "exitCode", "attempt",
+                                                  "failureCode"};
 
 class Validator {
  public:
@@ -178,6 +213,7 @@ class Validator {
   void Conditions() {
     auto& steps = w_.pipeline.steps;
     for (size_t i = 0; i < steps.size(); ++i) {
+      for (size_t k = 0; k < steps[i].post_process.size(); ++k) HookExpressions(i, k);
       if (steps[i].when.empty()) continue;
       const std::string path = StepPath(i) + ".when";
       auto e = expr::Expr::Parse(steps[i].when);
@@ -200,21 +236,81 @@ class Validator {
     }
   }
 
-  void CheckReference(size_t step, const expr::Reference& ref, const std::string& path) {
+  // A hook's `when` (a condition) and its body's {{ }} expressions (any value).
+  void HookExpressions(size_t i, size_t k) {
+    const PostProcess& hook = w_.pipeline.steps[i].post_process[k];
+    const std::string base = StepPath(i) + ".postProcess[" + std::to_string(k) + "]";
+    if (!hook.when.empty()) {
+      const std::string path = base + ".when";
+      auto e = expr::Expr::Parse(hook.when);
+      if (!e.ok()) {
+        Error& err = Fail(path, e.error().message, e.error().hint, codes::kExpressionInvalid);
+        err.value = hook.when;
+        err.pos = MapInnerPos(text_, w_.PosOf(path), 1, e.error().pos.column);
+      } else {
+        size_t before = r_->errors.size();
+        for (const auto& ref : e->references()) CheckReference(i, ref, path, 0, true);
+        if (r_->errors.size() == before) {
+          Status typed = e->Check(hook_types_);
+          if (!typed.ok()) {
+            Error& err =
+                Fail(path, typed.error().message, typed.error().hint, codes::kExpressionInvalid);
+            err.value = hook.when;
+            err.pos = MapInnerPos(text_, w_.PosOf(path), 1, typed.error().pos.column);
+          }
+        }
+      }
+    }
+    if (hook.body.empty()) return;
+    const std::string path = base + ".webhook.body";
+    auto t = expr::Template::Parse(hook.body);
+    if (!t.ok()) {
+      Error& err =
+          Fail(path, "body: " + t.error().message, t.error().hint, codes::kExpressionInvalid);
+      err.pos = MapInnerPos(text_, w_.PosOf(path), 1, t.error().pos.column);
+      return;
+    }
+    for (const auto& part : t->parts()) {
+      if (!part.expr) continue;
+      for (const auto& ref : part.expr->references()) {
+        CheckReference(i, ref, path, part.column - 1, true);
+      }
+    }
+  }
+
+  // `offset`: the columns before the expression in its field (a body's {{ }}); `hook`: the
+  // references of postProcess (any step, run.*, step.*) rather than of a step's `when`.
+  void CheckReference(size_t step, const expr::Reference& ref, const std::string& path,
+                      int offset = 0, bool hook = false) {
     auto fail = [&](const std::string& message, const std::string& hint) {
       Error& err = Fail(path, message, hint, codes::kExpressionInvalid);
       err.value = ref.ToString();
-      err.pos = MapInnerPos(text_, w_.PosOf(path), 1, ref.column);
+      err.pos = MapInnerPos(text_, w_.PosOf(path), 1, offset + ref.column);
     };
     const auto& p = ref.parts;
-    bool status = p[0] == "status" && p.size() == 2;
-    bool output = p[0] == "output" && p.size() == 4 && p[2] == "metrics";
-    if (!status && !output) {
-      fail("unknown reference " + ref.ToString(),
-           "references are status.<step> and output.<step>.metrics.<key>");
+    bool previous = p[0] == "previous" && p.size() == 5 && p[1] == "output" && p[3] == "metrics";
+    if (hook && (p[0] == "run" || p[0] == "step")) {
+      const auto& fields = p[0] == "run" ? kHookRunFields : kHookStepFields;
+      if (p.size() != 2 || std::find(fields.begin(), fields.end(), p[1]) == fields.end()) {
+        std::string close = p.size() == 2 ? DidYouMean(p[1], fields) : "";
+        fail("unknown reference " + ref.ToString(),
+             close.empty() ? p[0] + ".<" + Join(fields, "|") + ">"
+                           : "did you mean '" + p[0] + "." + close + "'?");
+      }
       return;
     }
-    const std::string& name = p[1];
+    bool status = p[0] == "status" && p.size() == 2;
+    bool output = p[0] == "output" && p.size() == 4 && p[2] == "metrics";
+    if (!status && !output && !previous) {
+      fail("unknown reference " + ref.ToString(),
+           std::string("references are status.<step>, output.<step>.metrics.<key> and "
+                       "previous.output.<step>.metrics.<key>") +
+               (hook ? ", run.<id|name|namespace|workloadId> and step.<" +
+                           Join(kHookStepFields, "|") + ">"
+                     : ""));
+      return;
+    }
+    const std::string& name = previous ? p[2] : p[1];
     auto it = index_.find(name);
     if (it == index_.end()) {
       std::string close = DidYouMean(name, names_);
@@ -222,6 +318,8 @@ class Validator {
            close.empty() ? "steps: " + Join(names_, ", ") : "did you mean '" + close + "'?");
       return;
     }
+    // A previous version's results and a hook's view (after its step ended) may name any step.
+    if (previous || hook) return;
     const std::string& self = w_.pipeline.steps[step].name;
     if (it->second == step) {
       fail("step " + Quote(self) + " refers to itself",
@@ -339,6 +437,7 @@ class Validator {
   std::vector<std::vector<size_t>> deps_;
   std::unordered_set<size_t> broken_;  // steps with an unknown dependency
   const WhenTypes when_types_;
+  const HookTypes hook_types_;
   bool has_cycle_ = false;
   std::vector<uint32_t> visited_;  // IsAncestor: generation that last visited each step
   uint32_t generation_ = 0;

@@ -119,6 +119,36 @@ struct EnvFrom {
   std::string name;
 };
 
+//! A header of a postProcess webhook: a literal value, or one key of a secret (resolved when
+//! the request is sent; the value never enters events, logs or errors).
+struct HookHeader {
+  std::string name;
+  std::string value;        //!< literal, when secret_name is ""
+  std::string secret_name;  //!< {secretRef: <name>, key: <key>}
+  std::string secret_key;
+};
+
+//! postProcess[].webhook defaults (docs/spec.md): a receiver that is briefly away gets three
+//! more tries, 1 s, 2 s and 4 s apart; one try may take 10 s.
+inline constexpr int64_t kDefaultHookRetries = 3;
+inline constexpr int64_t kDefaultHookTimeoutMs = 10'000;
+
+//! A hook run after a step ends (postProcess): a webhook sent when the step ended the way
+//! `on` says and `when` holds.
+struct PostProcess {
+  std::string when;  //!< expression text; "" = always
+  bool on_success = true;
+  bool on_failure = false;
+  //! A failed hook fails its step (POST_PROCESS_FAILED); only a succeeded step waits for it.
+  bool required = false;
+  std::string url;
+  std::string method = "POST";
+  std::vector<HookHeader> headers;
+  std::string body;  //!< template: `{{ expr }}` replaced by the value as JSON-safe text
+  int64_t retries = kDefaultHookRetries;
+  int64_t timeout_ms = kDefaultHookTimeoutMs;  //!< one try
+};
+
 struct Step {
   std::string name;
   std::string image;                 //!< "" = the backend's default environment
@@ -134,6 +164,7 @@ struct Step {
   bool keep_on_failure = false;
   std::optional<int64_t> timeout_ms;
   std::vector<TensorSpec> outputs;  //!< tensors the step declares it writes
+  std::vector<PostProcess> post_process;
   //! A long-running service (RSL extension `serving: true`; also implied for the only step of
   //! a pipeline that requests autoscaling). Autoscaling applies only to serving steps.
   bool serving = false;

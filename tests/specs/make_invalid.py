@@ -14,6 +14,12 @@ def R(old, new):
     assert BASE.count(old) == 1, old
     return BASE.replace(old, new)
 
+def HOOK(webhook, extra=""):
+    """The validate step with one postProcess hook: `webhook` lines under webhook:, `extra` a
+    line beside it."""
+    hook = "        postProcess:\n          - " + (extra + "\n            " if extra else "") + "webhook:\n              " + webhook + "\n"
+    return R('        when: "status.train == \'SUCCEEDED\'"\n  timeout', '        when: "status.train == \'SUCCEEDED\'"\n' + hook + '  timeout')
+
 CASES = [
   ("yaml-syntax", "unclosed flow sequence", R('capability: [tensor_core, fp16_support]', 'capability: [tensor_core, fp16_support')),
   ("yaml-tab-indent", "tab used for indentation", R('    cpu: "16"', '\tcpu: "16"')),
@@ -158,6 +164,19 @@ CASES = [
   ("probe-path-relative", "a readiness probe path without /", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        readinessProbe: {httpGet: {path: healthz}}\n')),
   ("duplicate-key", "a step with two command keys", R('        command: ["python", "ingest.py"]\n', '        command: ["python", "ingest.py"]\n        env: {MODE: daily}\n        command: ["python", "ingest2.py"]\n').replace('        env: {MODE: daily}\n        envFrom', '        envFrom', 1)),
   ("merge-not-mapping", "a merge key naming a list", R('        dependsOn: [ingest]\n', '        dependsOn: &deps [ingest]\n        <<: *deps\n')),
+  ("hook-url-scheme", "a webhook url that is not http(s)", HOOK('url: ftp://alerts.example/hook')),
+  ("hook-url-no-host", "a webhook url without a host", HOOK('url: "https:///hook"')),
+  ("hook-on-unknown", "on: [sucess]", HOOK('url: https://alerts.example/hook', 'on: [sucess]')),
+  ("hook-method-unknown", "method SEND", HOOK('url: https://alerts.example/hook\n              method: SEND')),
+  ("hook-no-webhook", "a hook without webhook", R('        when: "status.train == \'SUCCEEDED\'"\n  timeout', '        when: "status.train == \'SUCCEEDED\'"\n        postProcess:\n          - on: [success]\n  timeout')),
+  ("hook-when-syntax", "a hook condition with a single '='", HOOK('url: https://alerts.example/hook', 'when: "output.validate.metrics.acc = 1"')),
+  ("hook-when-previous-unknown-step", "previous names a misspelled step", HOOK('url: https://alerts.example/hook', 'when: "output.validate.metrics.acc < previous.output.validat.metrics.acc * 0.95"')),
+  ("hook-when-unknown-run-field", "run.idd", HOOK('url: https://alerts.example/hook', "when: \"run.idd == 'x'\"")),
+  ("hook-body-unclosed", "a body with '{{' not closed", HOOK('url: https://alerts.example/hook\n              body: \'{"run": "{{ run.id"}\'')),
+  ("hook-body-unknown-reference", "a body reading an unknown reference", HOOK('url: https://alerts.example/hook\n              body: \'{"acc": {{ output.validate.acc }}}\'')),
+  ("hook-header-secret-no-key", "a secret header without key", HOOK('url: https://alerts.example/hook\n              headers: {X-Token: {secretRef: alert-creds}}')),
+  ("hook-retries-range", "retries: 50", HOOK('url: https://alerts.example/hook\n              retries: 50')),
+  ("when-previous-bad-shape", "previous without .output", R('when: "output.ingest.metrics.rows > 1000"', 'when: "previous.ingest.metrics.rows > 1000"')),
 ]
 
 def main():

@@ -170,6 +170,12 @@ nlohmann::json LineageJson(const LineageInput& in) {
   out["output"] = {{"uri", output_uri},
                    {"bytes", output_bytes},
                    {"committed", in.run->commit_state == store::kCommitCommitted}};
+  // A later run's commit replaced these outputs (data.output.policy replace).
+  std::string superseded_by;
+  for (const auto& e : *in.edges) {
+    if (e.relation == "superseded-by") superseded_by = e.to;
+  }
+  if (!superseded_by.empty()) out["output"]["supersededBy"] = superseded_by;
 
   std::string text;
   if (!input_uri.empty()) text += "Input: " + input_uri + " (" + HumanBytes(input_bytes) + ")\n";
@@ -177,7 +183,9 @@ nlohmann::json LineageJson(const LineageInput& in) {
   for (const auto& name : ran) chain += "→ " + name + " ";
   if (!output_uri.empty()) {
     chain += "→ Output: " + output_uri;
-    if (in.run->commit_state == store::kCommitCommitted) {
+    if (!superseded_by.empty()) {
+      chain += " (superseded by run " + superseded_by + ")";
+    } else if (in.run->commit_state == store::kCommitCommitted) {
       chain += " (" + HumanBytes(output_bytes) + ")";
     } else {
       chain += std::string(" (not committed: ") + spec::Name(in.run->phase) + ")";

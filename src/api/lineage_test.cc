@@ -79,6 +79,23 @@ TEST(LineageTest, TextRenderingFollowsTheSeed) {
   std::filesystem::remove_all(dir);
 }
 
+// A later run replaced the outputs: lineage says so, and names it, instead of their size.
+TEST(LineageTest, SupersededOutputsNameTheRunThatReplacedThem) {
+  store::WorkloadVersion v = Version("a");
+  store::Run run = CommittedRun("a", "/data/scores");
+  std::vector<store::Step> steps(1);
+  steps[0].name = "score";
+  steps[0].phase = spec::StepPhase::kSucceeded;
+  std::vector<store::Artifact> artifacts;
+  std::vector<store::LineageEdge> edges(1);
+  edges[0] = {run.id, "/data/scores", "run-20260101-0000000b", "superseded-by", ""};
+  LineageInput in{&v, &run, &steps, &artifacts, &edges, nullptr};
+  auto j = LineageJson(in);
+  EXPECT_EQ(j["output"]["supersededBy"], "run-20260101-0000000b");
+  EXPECT_EQ(j["text"],
+            "→ score → Output: /data/scores (superseded by run run-20260101-0000000b)\n");
+}
+
 // An input served by a `local` datasource (hdfs://ns1 kept in a local directory): the size
 // comes from the DataDescriptor admission measured, not from the URI (which names no local
 // path), so lineage shows it instead of "(?)".

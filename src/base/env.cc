@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -40,6 +42,19 @@ struct Fd {
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+};
+
+// While a lock is held by someone else, the longest pause between two tries: a waiter
+// notices a release within 20 ms, and a wait of minutes costs a few thousand tries.
+constexpr int64_t kLockPollMaxMs = 20;
+
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // releases the flock
+
+ private:
+  int fd_;
 };
 
 class PosixEnv : public Env {
@@ -162,6 +177,35 @@ class PosixEnv : public Env {
   bool IsDirectory(const std::string& path) override {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  Status Symlink(const std::string& target, const std::string& path) override {
+    if (::symlink(target.c_str(), path.c_str()) != 0) {
+      return OsError(errno == EEXIST ? codes::kConflict : codes::kIoError, "cannot create link",
+                     path, errno);
+    }
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, int64_t timeout_ms) override {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return OsError(errno == ENOENT ? codes::kNotFound : codes::kIoError, "cannot open lock", path,
+                     errno);
+    }
+    auto lock = std::make_unique<PosixFileLock>(fd);
+    int64_t deadline = MonotonicMs() + std::max<int64_t>(timeout_ms, 0);
+    int64_t pause = 1;
+    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK) return OsError(codes::kIoError, "cannot lock", path, errno);
+      if (MonotonicMs() >= deadline) {
+        return Error(codes::kConflict, "lock " + path + " is held by another process").Path(path);
+      }
+      SleepMs(pause);  // commits are short: poll, from 1 ms up to kLockPollMaxMs
+      pause = std::min(pause * 2, kLockPollMaxMs);
+    }
+    return std::unique_ptr<FileLock>(std::move(lock));
   }
 
   int64_t NowMs() override { return SinceEpochMs(std::chrono::system_clock::now()); }

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -56,6 +57,13 @@ struct ProcessResult {
   std::string err;  //!< stderr with Stderr::kCapture
 };
 
+//! An exclusive advisory lock on a file (flock(2) on its own open file description: two
+//! holders in one process exclude each other too), released when destroyed.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class Env {
  public:
   Env() = default;
@@ -96,6 +104,17 @@ class Env {
   virtual bool PathExists(const std::string& path) = 0;
   //! A directory at `path`, following links.
   virtual bool IsDirectory(const std::string& path) = 0;
+
+  //! Creates a symbolic link at `path` pointing to `target` (symlink(2)); fails with
+  //! CONFLICT when something is at `path` already.
+  virtual Status Symlink(const std::string& target, const std::string& path) = 0;
+  //! Takes the exclusive lock of `path` (created 0600 when missing; its directory must
+  //! exist), waiting at most `timeout_ms` (0: not at all). Errors: CONFLICT when another
+  //! holder still has it at the deadline, NOT_FOUND when the directory is missing,
+  //! IO_ERROR otherwise. The lock dies with its holder process, so a crash never leaves
+  //! it taken.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path,
+                                                     int64_t timeout_ms) = 0;
 
   //! Writes `path.tmp.<pid>` (fsynced), renames it over `path` and fsyncs the directory, so
   //! a reader sees the old or the new contents, never a mix, even after a crash. Built on
@@ -151,6 +170,12 @@ class EnvWrapper : public Env {
   Status SyncDir(const std::string& path) override { return target_->SyncDir(path); }
   bool PathExists(const std::string& path) override { return target_->PathExists(path); }
   bool IsDirectory(const std::string& path) override { return target_->IsDirectory(path); }
+  Status Symlink(const std::string& target, const std::string& path) override {
+    return target_->Symlink(target, path);
+  }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, int64_t timeout_ms) override {
+    return target_->LockFile(path, timeout_ms);
+  }
   int64_t NowMs() override { return target_->NowMs(); }
   int64_t MonotonicMs() override { return target_->MonotonicMs(); }
   void SleepMs(int64_t ms) override { target_->SleepMs(ms); }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "base/codes.h"
 #include "base/fake_env.h"
@@ -106,6 +107,31 @@ TEST_P(EnvFilesTest, OpenDirToAddsBitsToDirectoriesOnly) {
   EXPECT_TRUE(env_->OpenDirTo(root_ + "/none", 0755).ok());
 }
 
+TEST_P(EnvFilesTest, ALockExcludesEveryOtherHolderUntilReleased) {
+  std::string path = root_ + "/a/lock";
+  auto first = env_->LockFile(path, 0);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  // A second holder in this very process is refused too (one lock per open file).
+  auto second = env_->LockFile(path, 0);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), codes::kConflict);
+  EXPECT_EQ(second.error().message, "lock " + path + " is held by another process");
+  first->reset();
+  EXPECT_TRUE(env_->LockFile(path, 0).ok());
+  EXPECT_EQ(env_->LockFile(root_ + "/none/lock", 0).status().code(), codes::kNotFound);
+}
+
+TEST_P(EnvFilesTest, ASymlinkIsALinkAndNeverReplacesAnything) {
+  ASSERT_TRUE(env_->Symlink("b", root_ + "/a/l").ok());
+  EXPECT_EQ(env_->Stat(root_ + "/a/l")->type, FileInfo::Type::kLink);
+  EXPECT_EQ(env_->Symlink("c", root_ + "/a/l").code(), codes::kConflict);
+  // Renamed over another link: the way a pointer moves in one step.
+  ASSERT_TRUE(env_->Symlink("c", root_ + "/a/m").ok());
+  ASSERT_TRUE(env_->Rename(root_ + "/a/m", root_ + "/a/l").ok());
+  EXPECT_EQ(env_->Stat(root_ + "/a/l")->type, FileInfo::Type::kLink);
+  EXPECT_FALSE(env_->PathExists(root_ + "/a/m"));
+}
+
 INSTANTIATE_TEST_SUITE_P(RealAndFake, EnvFilesTest, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Posix" : "Fake"; });
 
@@ -120,6 +146,25 @@ TEST(PosixEnvTest, OpenDirToNeverFollowsALink) {
   EXPECT_EQ(env->Stat(root + "/target")->mode, 0700u);
   EXPECT_EQ(env->Stat(root + "/link")->type, FileInfo::Type::kLink);
   std::filesystem::remove_all(root);
+}
+
+TEST(PosixEnvTest, ALockWaitsForItsHolderUpToTheTimeout) {
+  std::string dir = ::testing::TempDir() + "env_lock_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  Env* env = Env::Default();
+  auto held = env->LockFile(dir + "/lock", 0);
+  ASSERT_TRUE(held.ok());
+  int64_t start = env->MonotonicMs();
+  EXPECT_EQ(env->LockFile(dir + "/lock", 100).status().code(), codes::kConflict);
+  EXPECT_GE(env->MonotonicMs() - start, 100);
+  std::thread release([&] {
+    env->SleepMs(50);
+    held->reset();
+  });
+  auto waited = env->LockFile(dir + "/lock", 60'000);  // generous: a loaded machine
+  release.join();
+  EXPECT_TRUE(waited.ok());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PosixEnvTest, RunsAProcessWithItsEnvironmentAndDirectory) {

@@ -182,7 +182,9 @@ Result<FileInfo> FakeEnv::Stat(const std::string& path) {
   Node* n = Find(Normalize(path));
   if (!n) return OsError(codes::kNotFound, "cannot stat", path, ENOENT);
   FileInfo info;
-  info.type = n->dir ? FileInfo::Type::kDirectory : FileInfo::Type::kRegular;
+  info.type = n->dir    ? FileInfo::Type::kDirectory
+              : n->link ? FileInfo::Type::kLink
+                        : FileInfo::Type::kRegular;
   info.mode = n->mode;
   info.size = n->dir ? 0 : static_cast<int64_t>(n->data.size());
   info.device = 1;
@@ -212,6 +214,41 @@ bool FakeEnv::IsDirectory(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   Node* n = Find(Normalize(path));
   return n && n->dir;
+}
+
+Status FakeEnv::Symlink(const std::string& target, const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string p = Normalize(path);
+  Node* parent = Find(Parent(p));
+  if (!parent || !parent->dir) return OsError(codes::kIoError, "cannot create link", path, ENOENT);
+  if (Find(p)) return OsError(codes::kConflict, "cannot create link", path, EEXIST);
+  nodes_[p] = Node{false, target, 0777, true};
+  return Status::Ok();
+}
+
+class FakeEnv::Lock : public FileLock {
+ public:
+  Lock(FakeEnv* env, std::string path) : env_(env), path_(std::move(path)) {}
+  ~Lock() override {
+    std::lock_guard<std::mutex> lock(env_->mu_);
+    env_->locked_.erase(path_);
+  }
+
+ private:
+  FakeEnv* env_;
+  std::string path_;
+};
+
+Result<std::unique_ptr<FileLock>> FakeEnv::LockFile(const std::string& path, int64_t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string p = Normalize(path);
+  Node* parent = Find(Parent(p));
+  if (!parent || !parent->dir) return OsError(codes::kNotFound, "cannot open lock", path, ENOENT);
+  if (!Find(p)) nodes_[p] = Node{false, "", 0600};
+  if (!locked_.insert(p).second) {
+    return Error(codes::kConflict, "lock " + path + " is held by another process").Path(path);
+  }
+  return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p));
 }
 
 Result<ProcessResult> FakeEnv::RunProcess(const ProcessSpec& spec) {

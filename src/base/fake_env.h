@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,13 +97,20 @@ class FakeEnv : public ManualTimeEnv<Env> {
   bool IsDirectory(const std::string& path) override;
 
   Result<ProcessResult> RunProcess(const ProcessSpec& spec) override;
+  //! A link is a node of its own (Stat says kLink, ReadFile reads its target's name);
+  //! paths are never resolved through it.
+  Status Symlink(const std::string& target, const std::string& path) override;
+  //! Never waits (the clock is the test's): CONFLICT at once while another holds it.
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, int64_t timeout_ms) override;
 
  private:
   struct Node {
     bool dir = false;
     std::string data;
     uint32_t mode = 0644;
+    bool link = false;
   };
+  class Lock;
   // REQUIRES: mu_ held.
   Node* Find(const std::string& path);
   bool HasChildren(const std::string& dir);
@@ -111,6 +119,7 @@ class FakeEnv : public ManualTimeEnv<Env> {
   std::map<std::string, Node> nodes_;  // GUARDED_BY(mu_): normalized path -> node
   ProcessScript script_;               // GUARDED_BY(mu_)
   std::vector<ProcessSpec> run_;       // GUARDED_BY(mu_)
+  std::set<std::string> locked_;       // GUARDED_BY(mu_): paths whose lock is held
 };
 
 }  // namespace rsl

@@ -51,6 +51,16 @@ Status FaultEnv::WriteFile(const std::string& path, const std::string& contents,
   return EnvWrapper::WriteFile(path, contents, true);
 }
 
+Status FaultEnv::Symlink(const std::string& target, const std::string& path) {
+  if (int e = Hit(Op::kLink)) return OsError(codes::kIoError, "cannot create link", path, e);
+  return EnvWrapper::Symlink(target, path);
+}
+
+Result<std::unique_ptr<FileLock>> FaultEnv::LockFile(const std::string& path, int64_t timeout_ms) {
+  if (int e = Hit(Op::kLock)) return OsError(codes::kIoError, "cannot open lock", path, e);
+  return EnvWrapper::LockFile(path, timeout_ms);
+}
+
 Status FaultEnv::Rename(const std::string& from, const std::string& to) {
   if (int e = Hit(Op::kRename)) return RenameError(from, to, e);
   return EnvWrapper::Rename(from, to);

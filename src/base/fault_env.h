@@ -26,8 +26,10 @@ class FaultEnv : public EnvWrapper {
     kList,      //!< ListDir
     kChmod,     //!< Chmod, OpenDirTo
     kProcess,   //!< RunProcess (fails to start)
+    kLock,      //!< LockFile
+    kLink,      //!< Symlink
   };
-  static constexpr size_t kOps = 9;
+  static constexpr size_t kOps = 11;
 
   explicit FaultEnv(Env* target = Env::Default()) : EnvWrapper(target) {}
 
@@ -52,6 +54,8 @@ class FaultEnv : public EnvWrapper {
   Status SyncFile(const std::string& path) override;
   Status SyncDir(const std::string& path) override;
   Result<ProcessResult> RunProcess(const ProcessSpec& spec) override;
+  Status Symlink(const std::string& target, const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, int64_t timeout_ms) override;
 
  private:
   struct Fault {

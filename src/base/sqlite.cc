@@ -47,10 +47,25 @@ Stmt& Stmt::BindNull(int idx) {
 
 Error SqliteError(sqlite3* db, int rc, const std::string& message) {
   int primary = rc & 0xff;
+  const char* file = sqlite3_db_filename(db, "main");
+  std::string path = file && *file ? file : "the database";
+  std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+  if (primary == SQLITE_FULL) {
+    // ENOSPC on the state directory (or a page limit): the caller decides whether to retry.
+    return Error(codes::kIoError, "the state directory's database " + path +
+                                      " cannot grow: the disk is full (sqlite: " + message + ")")
+        .Path(path)
+        .Hint("free space on the file system of " +
+              (dir.empty() ? std::string("the state directory") : dir));
+  }
+  if (primary == SQLITE_IOERR) {
+    return Error(codes::kIoError, "cannot read or write the state directory's database " + path +
+                                      " (sqlite: " + message + ")")
+        .Path(path)
+        .Hint("check the disk and the file system of " +
+              (dir.empty() ? std::string("the state directory") : dir));
+  }
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    const char* file = sqlite3_db_filename(db, "main");
-    std::string path = file && *file ? file : "the database";
-    std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
     return Error(codes::kConflict, "the state directory's database " + path +
                                        " stayed locked by another process for " +
                                        std::to_string(kBusyTimeoutMs / 1000) +

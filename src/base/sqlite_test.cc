@@ -178,4 +178,27 @@ TEST(SqliteTest, ADatabaseLockedTooLongIsAConflictNamingItNotInternal) {
   EXPECT_TRUE((*waiter)->Run("INSERT INTO t VALUES (1)").ok());  // one writer at a time
 }
 
+// A full disk under the state directory (here: a page limit, which SQLite reports as it
+// reports ENOSPC, SQLITE_FULL) is an IO_ERROR naming the database, never INTERNAL, and
+// writing works again once there is room.
+TEST(SqliteTest, AFullDiskIsAnIoErrorNamingTheDatabase) {
+  testing::TempDir dir("sqlite_full");
+  auto db = Db::Open(dir.Sub("rsl.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (x BLOB)").ok());
+  ASSERT_TRUE((*db)->Exec("PRAGMA max_page_count=20").ok());
+  Status full = Status::Ok();
+  for (int i = 0; i < 100 && full.ok(); ++i) {
+    full = (*db)->Run("INSERT INTO t VALUES (zeroblob(4096))");
+  }
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.code(), "IO_ERROR");
+  EXPECT_EQ(full.error().message, "the state directory's database " + dir.Sub("rsl.db") +
+                                      " cannot grow: the disk is full (sqlite: database or disk "
+                                      "is full)");
+  EXPECT_EQ(full.error().hint, "free space on the file system of " + dir.path());
+  ASSERT_TRUE((*db)->Exec("PRAGMA max_page_count=100000").ok());
+  EXPECT_TRUE((*db)->Run("INSERT INTO t VALUES (zeroblob(4096))").ok());
+}
+
 }  // namespace rsl

@@ -8,8 +8,11 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/codes.h"
+#include "base/commit_manifest.h"
+#include "base/file.h"
 #include "base/strings.h"
 #include "cli/cli.h"
 #include "cli/table.h"
@@ -291,6 +294,31 @@ void RunModelDescribe(const ModelDescribeFlags& f) {
   std::cout << files.Render();
 }
 
+namespace {
+
+// A step's output directory is <root>/<step>, and <root>/_RSL_COMMIT names the run whose
+// commit the root holds: another run's means a later run replaced this artifact's files
+// (data.output.policy replace), whatever the fingerprint says.
+std::optional<Error> SupersededBy(const std::string& dir, const std::string& run_id) {
+  std::string root = dir;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  root = root.substr(0, root.rfind('/'));
+  auto text = ReadFile(root + "/" + kCommitManifestName);
+  if (!text.ok() || run_id.empty()) return std::nullopt;
+  auto m = ParseCommitManifest(*text);
+  if (!m.ok() || m->run_id.empty() || m->run_id == run_id) return std::nullopt;
+  return Error(codes::kOutputSuperseded, "the outputs under " + root + " are run " + m->run_id +
+                                             "'s since " + Timestamp(m->committed_at) +
+                                             ", not run " + run_id + "'s")
+      .Path(root)
+      .Value(m->run_id)
+      .Hint("run " + run_id +
+            "'s files were replaced by a later run of the same "
+            "data.output.uri; use data.output.policy: versioned to keep every run's outputs");
+}
+
+}  // namespace
+
 void RunModelVerify(const ModelVerifyFlags& f) {
   auto dir = model::UriToLocalDir(f.uri);
   if (!dir) {
@@ -314,13 +342,12 @@ void RunModelVerify(const ModelVerifyFlags& f) {
   std::cout << "artifact " << ArtifactName(*a) << " (run " << a->run_id << ")\n"
             << "recorded " << a->fingerprint << "\n"
             << "computed " << result.computed << "\n";
-  if (!result.ok()) {
-    Errors errors;
-    for (const auto& diff : result.differences) {
-      errors.push_back(Error(codes::kModelFingerprintMismatch, diff).At(SourcePos{*dir, 0, 0}));
-    }
-    FailWith(errors);
+  Errors errors;
+  for (const auto& diff : result.differences) {
+    errors.push_back(Error(codes::kModelFingerprintMismatch, diff).At(SourcePos{*dir, 0, 0}));
   }
+  if (auto replaced = SupersededBy(*dir, a->run_id)) errors.push_back(*replaced);
+  if (!errors.empty()) FailWith(errors);
   std::cout << "OK\n";
 }
 

@@ -9,6 +9,7 @@
 #include "base/codes.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
+#include "engine/output_root.h"
 #include "sched/placement.h"
 #include "spec/canonical.h"
 
@@ -135,6 +136,19 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
     }
     if (!rep.event_message.empty()) messages.push_back(h->name() + ": " + rep.event_message);
   }
+  // Last: a claim on the output root, which tells later runs of the root that this one is
+  // in flight (data.output.policy refuse checks the claims of the others).
+  std::string base = OutputBase(*w);
+  if (m.status.ok() && !base.empty() && base.find("://") == std::string::npos) {
+    bool refuse = w->data.output->policy == spec::OutputPolicy::kRefuse;
+    Status claimed = ClaimOutputRoot(env_, base, run.id, run.run_dir, refuse);
+    if (!claimed.ok() && refuse) {
+      Error e = claimed.error();
+      if (e.path.empty()) e.Path("spec.data.output.uri");
+      m.status = e.At(w->PosOf(e.path));
+      m.reason = spec::Name(spec::EventReason::kAdmissionFailed);
+    }
+  }
   if (m.status.ok()) m.previous = LoadPrevious(store_, *w, v);
   m.report_json = report.dump();
   m.message = messages.empty() ? "admission checks passed" : Join(messages, "; ");
@@ -149,6 +163,10 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
   bool cancelled = run.failure_code == codes::kWorkloadCancelled;
   if (!m.status.ok() || cancelled) {
     if (m.owner_fd >= 0) close(m.owner_fd);
+    std::string base = OutputBase(*m.workload);
+    if (!base.empty() && base.find("://") == std::string::npos) {
+      ReleaseOutputClaim(env_, base, run.id);
+    }
     run.phase = cancelled ? spec::RunPhase::kCancelled : spec::RunPhase::kRejected;
     if (!cancelled) {
       run.failure_code = m.status.code();

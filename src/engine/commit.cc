@@ -16,6 +16,7 @@
 #include "base/commit_manifest.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
+#include "engine/output_root.h"
 
 namespace rsl::engine {
 namespace {
@@ -63,16 +64,27 @@ void CrashPoint(const char* point) {
   if (wanted && strcmp(wanted, point) == 0) raise(SIGKILL);
 }
 
+std::string Engine::Impl::OutputBase(const spec::Workload& w, bool* fallback) {
+  if (fallback) *fallback = false;
+  if (!w.data.output || w.data.output->uri.empty()) return "";
+  const std::string& uri = w.data.output->uri;
+  std::string local = LocalPathOf(uri, hooks_.publisher.get());
+  if (!local.empty()) return local;
+  if (hooks_.publisher && hooks_.publisher->Handles(uri)) return uri;
+  if (fallback) *fallback = true;
+  return "";
+}
+
+bool Engine::Impl::Versioned(RunState* r) {
+  return r->workload.data.output &&
+         r->workload.data.output->policy == spec::OutputPolicy::kVersioned &&
+         !OutputBase(r->workload).empty();
+}
+
 std::string Engine::Impl::OutputRoot(RunState* r, bool* fallback) {
-  *fallback = false;
-  if (r->workload.data.output && !r->workload.data.output->uri.empty()) {
-    const std::string& uri = r->workload.data.output->uri;
-    std::string local = LocalPathOf(uri, hooks_.publisher.get());
-    if (!local.empty()) return local;
-    if (hooks_.publisher && hooks_.publisher->Handles(uri)) return uri;
-    *fallback = true;
-  }
-  return RunOutputs(r);
+  std::string base = OutputBase(r->workload, fallback);
+  if (base.empty()) return RunOutputs(r);
+  return Versioned(r) ? base + "/" + r->run.id : base;
 }
 
 Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int64_t* bytes,
@@ -206,6 +218,7 @@ Status Engine::Impl::UnpublishManifest(const std::string& root) {
 
 std::string Engine::Impl::UndoCommit(RunState* r, const std::string& root, bool touched,
                                      const std::vector<std::string>& published_dirs) {
+  const bool own_root = root == RunOutputs(r) || Versioned(r);
   std::vector<std::string> problems;
   auto note = [&](const Status& st) {
     if (!st.ok()) problems.push_back(st.error().message);
@@ -213,7 +226,7 @@ std::string Engine::Impl::UndoCommit(RunState* r, const std::string& root, bool 
   if (touched) {
     // First the commit point, in case the failure came after the manifest was renamed in.
     note(env_->RemoveAll(root + "/" + kCommitManifestName));
-    if (root == RunOutputs(r)) {
+    if (own_root) {
       note(env_->RemoveAll(root));  // the run's own: everything in it came from this commit
     } else {
       for (const auto& dir : published_dirs) note(env_->RemoveAll(dir));
@@ -235,6 +248,50 @@ std::string Engine::Impl::UndoCommit(RunState* r, const std::string& root, bool 
   return msg;
 }
 
+Status Engine::Impl::ReadPreviousCommit(const std::string& root, const std::string& run_id,
+                                        std::optional<CommitManifest>* previous) {
+  std::string path = root + "/" + kCommitManifestName;
+  if (!env_->PathExists(path)) return Status::Ok();  // none: nothing is replaced
+  auto text = env_->ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto m = ParseCommitManifest(*text);
+  // A manifest of this very run: a commit repeated after a crash. One without a run (a
+  // publisher's) or that does not parse: no run to record; the commit replaces it as ever.
+  if (!m.ok() || m->run_id.empty() || m->run_id == run_id) return Status::Ok();
+  *previous = std::move(*m);
+  return Status::Ok();
+}
+
+Status Engine::Impl::RemoveReplacedOutputs(const std::string& root, const CommitManifest& previous,
+                                           const CommitManifest& current) {
+  std::set<std::string> kept;
+  for (const auto& o : current.outputs) kept.insert(o.uri);
+  for (const auto& o : previous.outputs) {
+    // Only a step directory right under the root, as a commit publishes it: never anything
+    // a manifest that was edited by hand could point elsewhere.
+    if (o.step.empty() || o.step.find('/') != std::string::npos || o.step[0] == '.') continue;
+    std::string dir = root + "/" + o.step;
+    if (o.uri != dir || kept.count(dir)) continue;
+    RSL_RETURN_IF_ERROR(env_->RemoveAll(dir));
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::RecordSuperseded(RunState* r, const std::string& base,
+                                    const CommitManifest& previous, store::Batch* b,
+                                    std::string* msg) {
+  *msg += "; replaced the outputs of run " + previous.run_id;
+  b->lineage.push_back({r->run.id, previous.run_id, base, "supersedes", ""});
+  // The replaced run's own record, when this store holds it (another state directory's run
+  // learns it from the manifest: `seedctl model verify`, docs/engine.md).
+  if (!store_->GetRun(previous.run_id).ok()) return;
+  AddEvent(b, previous.run_id, "", spec::EventReason::kOutputSuperseded,
+           "the outputs under " + base + " were replaced by run " + r->run.id + " (workload " +
+               r->version.id + "); this run's outputs are gone from there",
+           true);
+  b->lineage.push_back({previous.run_id, base, r->run.id, "superseded-by", ""});
+}
+
 void Engine::Impl::FinishRun(RunState* r) {
   const RunOutcome outcome = *r->plan->outcome();
   store::Batch b;
@@ -244,6 +301,9 @@ void Engine::Impl::FinishRun(RunState* r) {
   std::string message = outcome.message;
   bool fallback = false;
   std::string root = OutputRoot(r, &fallback);
+  // A data.output root other runs may commit to too (not the run's own outputs/).
+  const std::string base = OutputBase(r->workload);
+  const bool shared_local = !base.empty() && base.find("://") == std::string::npos;
   if (phase == spec::RunPhase::kSucceeded) {
     if (r->workload.pipeline.atomic) {
       if (r->run.commit_state != store::kCommitCommitting) {
@@ -255,8 +315,24 @@ void Engine::Impl::FinishRun(RunState* r) {
       CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       Status s;
+      // Commits to one shared root take turns (its lock, held to the manifest): a root never
+      // holds steps of two runs under one manifest.
+      std::unique_ptr<FileLock> root_lock;
+      if (shared_local) {
+        auto lock = LockOutputRoot(env_, base);
+        if (lock.ok()) {
+          root_lock = std::move(*lock);
+        } else {
+          s = lock.status();
+        }
+      }
+      // The commit this one replaces (policy replace): its run is recorded as superseded,
+      // and its outputs that this run does not write again are removed with it.
+      std::optional<CommitManifest> previous;
+      if (s.ok() && shared_local && !Versioned(r))
+        s = ReadPreviousCommit(root, r->run.id, &previous);
       bool fresh = false;  // root was staging a moment ago: no manifest, no leftover in it
-      if (root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh);
+      if (s.ok() && root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh);
       if (local && s.ok() && !fresh) s = UnpublishManifest(root);
       // From here on this commit may have changed what is under root (the run's own outputs
       // are this run's alone: always).
@@ -285,6 +361,7 @@ void Engine::Impl::FinishRun(RunState* r) {
         }
         CrashPoint("mid-publish");
       }
+      if (s.ok() && previous) s = RemoveReplacedOutputs(root, *previous, manifest);
       if (s.ok() && local) s = env_->SyncDir(root);  // every rename durable before the manifest
       if (s.ok() && local) {
         manifest.committed_at = NowMs();
@@ -299,10 +376,20 @@ void Engine::Impl::FinishRun(RunState* r) {
           msg += " (data.output.uri " + r->workload.data.output->uri +
                  " has no storage here; published under the run directory instead)";
         }
+        bool warn = fallback;
+        if (previous) RecordSuperseded(r, base, *previous, &b, &msg);
+        if (Versioned(r)) {
+          // After the commit point: a failure leaves `latest` at the previous complete run.
+          Status moved = MoveLatest(env_, base, r->run.id);
+          msg += moved.ok() ? "; " + base + "/latest -> " + r->run.id
+                            : "; latest not moved: " + moved.error().message;
+          warn = warn || !moved.ok();
+        }
+        root_lock.reset();
         Status cleaned = env_->RemoveAll(r->run.run_dir + "/staging");
         if (!cleaned.ok()) msg += "; staging left: " + cleaned.error().message;
         AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted, msg,
-                 fallback || !cleaned.ok());
+                 warn || !cleaned.ok());
         r->run.commit_state = store::kCommitCommitted;
         committed_uri = root;
       } else {
@@ -325,6 +412,16 @@ void Engine::Impl::FinishRun(RunState* r) {
       (void)env_->RemoveAll(r->run.run_dir + "/staging");  // failed attempts' outputs only
       r->run.commit_state = store::kCommitCommitted;
       committed_uri = root;
+      if (Versioned(r) && shared_local) {
+        Status moved = Status::Ok();
+        auto lock = LockOutputRoot(env_, base);
+        moved = lock.ok() ? MoveLatest(env_, base, r->run.id) : lock.status();
+        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted,
+                 moved.ok()
+                     ? "published under " + root + "; " + base + "/latest -> " + r->run.id
+                     : "published under " + root + "; latest not moved: " + moved.error().message,
+                 !moved.ok());
+      }
     }
   } else {
     std::vector<std::string> kept;
@@ -347,6 +444,7 @@ void Engine::Impl::FinishRun(RunState* r) {
   std::string ev = succeeded ? "the run succeeded" : code + ": " + message;
   AddEvent(&b, r->run.id, "", RunEndReason(phase), ev, !succeeded);
   if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the run
+  if (shared_local) ReleaseOutputClaim(env_, base, r->run.id);
   for (const auto& h : hooks_.steps) h->AfterRun(r->info, spec::Name(phase), committed_uri);
   {
     std::lock_guard<std::mutex> lock(ev_mu_);

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/commit_manifest.h"
 #include "engine/engine.h"
 #include "engine/plan.h"
 #include "engine/post_process.h"
@@ -204,7 +205,27 @@ class Engine::Impl : public RunControl {
   //! the OutputDiscarded message (what was kept, what could not be removed).
   std::string UndoCommit(RunState* r, const std::string& root, bool touched,
                          const std::vector<std::string>& published_dirs);
+  //! Where a run publishes: its data.output root (OutputBase), or <base>/<run id> with
+  //! policy versioned, or the run's own outputs/ (then `fallback` says whether a
+  //! data.output.uri had no storage here).
   std::string OutputRoot(RunState* r, bool* fallback);
+  //! The root data.output.uri names, as a local directory or a URI a publisher serves; ""
+  //! without data.output or when nothing serves it (`fallback` set then).
+  std::string OutputBase(const spec::Workload& w, bool* fallback = nullptr);
+  //! data.output.policy versioned, on a root that is served.
+  bool Versioned(RunState* r);
+  //! Sets `previous` to the manifest at `root` when another run's commit wrote it. Errors:
+  //! a manifest that is there and cannot be read.
+  Status ReadPreviousCommit(const std::string& root, const std::string& run_id,
+                            std::optional<CommitManifest>* previous);
+  //! Removes the step directories `previous` published under `root` that `current` does not
+  //! hold: the root then holds one run's outputs only.
+  Status RemoveReplacedOutputs(const std::string& root, const CommitManifest& previous,
+                               const CommitManifest& current);
+  //! Adds to `b` what replacing `previous` means: the event and lineage on the replaced run
+  //! (when this store holds it) and the lineage of this one; extends the commit's `msg`.
+  void RecordSuperseded(RunState* r, const std::string& base, const CommitManifest& previous,
+                        store::Batch* b, std::string* msg);
 
   // Placement bookkeeping (loop thread).
   //! Places step i (holds its node and devices); on false, `why` (when not null) says why

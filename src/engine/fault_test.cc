@@ -204,8 +204,9 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
     int errnum;
   };
   const std::vector<Kind> kinds = {
-      {Op::kRename, EIO}, {Op::kRename, EXDEV},    {Op::kSync, EIO}, {Op::kWrite, ENOSPC},
-      {Op::kRemove, EIO}, {Op::kMakeDirs, ENOSPC}, {Op::kList, EIO}};
+      {Op::kRename, EIO},   {Op::kRename, EXDEV}, {Op::kSync, EIO},
+      {Op::kWrite, ENOSPC}, {Op::kRemove, EIO},   {Op::kMakeDirs, ENOSPC},
+      {Op::kList, EIO},     {Op::kLock, ENOLCK},  {Op::kRead, EIO}};
   auto setup = [&](Fixture& f) {
     std::string root = f.dir + "/published";
     if (!shape.own_outputs) {

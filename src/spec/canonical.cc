@@ -231,6 +231,9 @@ void WriteData(Writer& w, const DataSpec& d) {
         fo.End();
       });
     }
+    // Omitted when it is the default, so the canonical form (and hash) of every spec
+    // written before the field existed stays as it was.
+    if (out.policy != OutputPolicy::kReplace) ou.Key("policy").Str(OutputPolicyName(out.policy));
     if (!out.schema_ref.empty()) ou.Key("schemaRef").Str(out.schema_ref);
     ou.Key("uri").Str(out.uri);
     ou.End();

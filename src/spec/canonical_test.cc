@@ -162,6 +162,8 @@ json DataJson(const DataSpec& d) {
   }
   if (d.output) {
     json out = {{"uri", d.output->uri}};
+    if (d.output->policy != OutputPolicy::kReplace)
+      out["policy"] = OutputPolicyName(d.output->policy);
     if (!d.output->schema_ref.empty()) out["schemaRef"] = d.output->schema_ref;
     if (!d.output->features.empty()) {
       json fs = json::array();

@@ -16,7 +16,8 @@ const std::vector<std::string> kDataKeys = {"input", "output"};
 const std::vector<std::string> kInputKeys = {"uri", "format", "schema", "quality"};
 const std::vector<std::string> kQualityKeys = {"completeness", "uniqueness", "uniqueKey",
                                                "freshness"};
-const std::vector<std::string> kOutputKeys = {"uri", "schemaRef", "features"};
+const std::vector<std::string> kOutputKeys = {"uri", "policy", "schemaRef", "features"};
+const std::vector<std::string> kOutputPolicies = {"replace", "refuse", "versioned"};
 const std::vector<std::string> kFeatureKeys = {"name", "type"};
 const std::vector<std::string> kFormats = {"avro", "csv", "jsonl", "parquet"};
 const std::vector<std::string> kSchemes = {"file", "s3", "ceph", "hdfs"};
@@ -152,6 +153,22 @@ class DataParser : public FieldParser {
     if (!r_.Map(n, path, kOutputKeys)) return;
     DataOutput out;
     if (auto uri = Uri(n, path)) out.uri = *uri;
+    if (Reader::Has(n, "policy")) {
+      if (auto v = r_.String(n["policy"], path + ".policy")) {
+        if (*v == "replace") {
+          out.policy = OutputPolicy::kReplace;
+        } else if (*v == "refuse") {
+          out.policy = OutputPolicy::kRefuse;
+        } else if (*v == "versioned") {
+          out.policy = OutputPolicy::kVersioned;
+        } else {
+          std::string close = DidYouMean(*v, kOutputPolicies);
+          r_.Fail(n["policy"], path + ".policy", "unknown output policy " + Quote(*v),
+                  close.empty() ? "policies: replace, refuse, versioned"
+                                : "did you mean '" + close + "'?");
+        }
+      }
+    }
     if (Reader::Has(n, "schemaRef")) {
       if (auto v = r_.String(n["schemaRef"], path + ".schemaRef")) {
         if (*v != "input") {

@@ -91,3 +91,36 @@ TEST(ParseDataInput, BareFormReadsEveryField) {
 
 }  // namespace
 }  // namespace rsl::spec
+
+namespace rsl::spec {
+namespace {
+
+Result<Workload> WithOutput(const std::string& output) {
+  auto r = ParseWorkload(
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: w\nspec:\n"
+      "  data:\n    output: " +
+          output + "\n  pipeline:\n    - {name: a, command: [\"true\"]}\n",
+      "w.yaml");
+  if (!r.ok()) return r.errors[0];
+  return r.workload;
+}
+
+TEST(ParseDataOutput, PolicyIsReplaceUnlessSaid) {
+  EXPECT_EQ(WithOutput("{uri: /data/out}")->data.output->policy, OutputPolicy::kReplace);
+  for (auto [text, policy] :
+       {std::pair{"replace", OutputPolicy::kReplace}, std::pair{"refuse", OutputPolicy::kRefuse},
+        std::pair{"versioned", OutputPolicy::kVersioned}}) {
+    auto w = WithOutput(std::string("{uri: /data/out, policy: ") + text + "}");
+    ASSERT_TRUE(w.ok()) << w.error().ToString();
+    EXPECT_EQ(w->data.output->policy, policy) << text;
+    EXPECT_STREQ(OutputPolicyName(policy), text);
+  }
+  auto bad = WithOutput("{uri: /data/out, policy: versionned}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().ToString(),
+            "w.yaml:7:38: SPEC_INVALID spec.data.output.policy: unknown output policy "
+            "\"versionned\" (did you mean 'versioned'?)");
+}
+
+}  // namespace
+}  // namespace rsl::spec

@@ -63,6 +63,7 @@ enum class EventReason {
   kOutputCommitted,
   kOutputCommitFailed,
   kOutputDiscarded,
+  kOutputSuperseded,  //!< a later run's commit replaced this run's outputs
   kRolledBack,
   // Serving steps (the replica supervisor, src/serve/).
   kServingReady,

@@ -24,6 +24,17 @@ SourcePos Workload::PosOf(const std::string& path) const {
   return pos;
 }
 
+const char* OutputPolicyName(OutputPolicy p) {
+  switch (p) {
+    case OutputPolicy::kRefuse:
+      return "refuse";
+    case OutputPolicy::kVersioned:
+      return "versioned";
+    default:
+      return "replace";
+  }
+}
+
 std::string StepPath(size_t index) { return "spec.pipeline.steps[" + std::to_string(index) + "]"; }
 
 Resources MergeResources(const Resources& base, const Resources& over) {

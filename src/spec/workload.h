@@ -67,8 +67,19 @@ struct DataInput {
   Quality quality;
 };
 
+//! What a commit does to an output root that another run already committed to
+//! (docs/engine.md "Two runs, one output root").
+enum class OutputPolicy {
+  kReplace,    //!< the later commit replaces the earlier one, which is recorded as superseded
+  kRefuse,     //!< admission refuses a run while another run of the same root is in flight
+  kVersioned,  //!< each run commits under <uri>/<run id>/; <uri>/latest moves to it
+};
+//! "replace" | "refuse" | "versioned".
+const char* OutputPolicyName(OutputPolicy p);
+
 struct DataOutput {
   std::string uri;
+  OutputPolicy policy = OutputPolicy::kReplace;
   std::string schema_ref;  //!< "input" or ""
   std::vector<schema::FeatureDecl> features;
   std::optional<schema::Schema> schema;  //!< resolved: input schema + features

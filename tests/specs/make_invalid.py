@@ -177,6 +177,7 @@ CASES = [
   ("hook-header-secret-no-key", "a secret header without key", HOOK('url: https://alerts.example/hook\n              headers: {X-Token: {secretRef: alert-creds}}')),
   ("hook-retries-range", "retries: 50", HOOK('url: https://alerts.example/hook\n              retries: 50')),
   ("when-previous-bad-shape", "previous without .output", R('when: "output.ingest.metrics.rows > 1000"', 'when: "previous.ingest.metrics.rows > 1000"')),
+  ("output-policy-unknown", "an output policy typo", R('      schemaRef: input\n', '      policy: versionned\n      schemaRef: input\n')),
 ]
 
 def main():

@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "engine/hooks.h"
+#include "model/model_checks.h"
 #include "serve/replica_set.h"
 #include "store/store.h"
 
@@ -44,6 +45,9 @@ struct RuntimeOptions {
   std::function<void(engine::Hooks*, store::Store*)> extend_hooks;
   //! Serving steps: the HAProxy executable, timings (serve/replica_set.h).
   serve::ServeOptions serve;
+  //! How admission reaches the registries of images that are not registered host
+  //! environments (--insecure-registry); its cache_dir defaults to <state_dir>/images.
+  model::ImageAccess images;
 };
 
 //! Makes `options->state_dir` and `options->runs_dir` absolute and lexically normal, without

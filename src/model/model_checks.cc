@@ -320,9 +320,7 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores, Environme
     if (!problems.empty()) {
       Error e(codes::kModelDependencyMismatch, Join(problems, "; "));
       e.Path("spec.model.dependencies").At(w.PosOf("spec.model.dependencies"));
-      e.Hint(
-          "install the pinned versions and re-register the image (or push it again), or "
-          "change the pins");
+      e.Hint("install the pinned versions and re-register the image, or change the pins");
       report->event_reason = "ModelDependencyMismatch";
       report->event_message = e.message;
       report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();

@@ -10,6 +10,7 @@
 #include "cli/workload_format.h"
 #include "image/reference.h"
 #include "image/registry.h"
+#include "model/image_inspect.h"
 
 namespace rsl::cli {
 namespace {
@@ -55,6 +56,15 @@ void RunImageInspect(const ImageInspectFlags& f) {
   image::RegistryClient client(Options(f, *ref));
   auto img = client.Resolve(*ref);
   if (!img.ok()) FailWith(img.error());
+  // What admission checks model.dependencies against: the layers' package metadata.
+  auto contents = model::InspectImage(&client, *img, "");
+  if (!contents.ok()) FailWith(contents.error());
+  std::vector<const model::Package*> python;
+  size_t dpkg = 0;
+  for (const auto& p : contents->packages) {
+    if (p.kind == "python") python.push_back(&p);
+    if (p.kind == "dpkg") ++dpkg;
+  }
   if (f.output == "json") {
     json layers = json::array();
     for (const auto& l : img->layers) layers.push_back(DescriptorJson(l));
@@ -69,6 +79,13 @@ void RunImageInspect(const ImageInspectFlags& f) {
     if (!img->index_digest.empty()) {
       out["index"] = {{"digest", img->index_digest}, {"mediaType", img->index_media_type}};
     }
+    json packages = json::array();
+    for (const auto* p : python) {
+      packages.push_back({{"name", p->name}, {"version", p->version}, {"location", p->location}});
+    }
+    out["pythonPackages"] = packages;
+    out["dpkgPackages"] = dpkg;
+    out["packageSetDigest"] = contents->digest;
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -87,6 +104,13 @@ void RunImageInspect(const ImageInspectFlags& f) {
   Table t({"DIGEST", "SIZE", "MEDIA TYPE"});
   for (const auto& l : img->layers) t.AddRow({l.digest, std::to_string(l.size), l.media_type});
   std::cout << t.Render();
+  std::cout << "Python packages: " << python.size() << "\n";
+  if (!python.empty()) {
+    Table pt({"NAME", "VERSION", "LOCATION"});
+    for (const auto* p : python) pt.AddRow({p->name, p->version, p->location});
+    std::cout << pt.Render();
+  }
+  std::cout << "Debian packages: " << dpkg << " (dpkg status)\n";
 }
 
 void RegisterImageCommands(CLI::App& app) {
@@ -94,7 +118,9 @@ void RegisterImageCommands(CLI::App& app) {
   img->require_subcommand(1);
   auto i = std::make_shared<ImageInspectFlags>();
   CLI::App* inspect = img->add_subcommand(
-      "inspect", "Resolve REF against its registry: manifest digest, media type, size, layers");
+      "inspect",
+      "Resolve REF against its registry: manifest digest, media type, size, layers, the Python "
+      "packages its layers hold");
   inspect->add_option("REF", i->ref, "an image reference, e.g. 127.0.0.1:5000/volc/train:v2")
       ->required();
   inspect->add_option("--insecure-registry", i->insecure_registries,

@@ -155,6 +155,7 @@ std::unique_ptr<runtime::Runtime> Open(const RunFlags& o, const std::string& sta
   ro.backend_options.isolation = o.step_isolation;
   ro.sync_full = o.sync == "full";
   ro.hooks = !o.no_hooks;
+  ro.images.insecure_registries = o.insecure_registries;
   auto rt = runtime::Runtime::Open(std::move(ro));
   if (!rt.ok()) FailWith(rt.error());
   if (Status s = (*rt)->engine()->Start(); !s.ok()) FailWith(s.error());
@@ -370,6 +371,9 @@ void RegisterRunCommands(CLI::App& app) {
                   "where run directories live (default: <state-dir>-runs)");
   run->add_flag("--recover", o->recover,
                 "finish the runs a killed `seedctl run` left in the state directory");
+  run->add_option("--insecure-registry", o->insecure_registries,
+                  "a registry (HOST[:PORT]) reached over plain HTTP besides loopback ones; "
+                  "repeatable (docs/image.md)");
   run->add_flag("--no-hooks", o->no_hooks,
                 "skip data/model/cost hooks (engine checks only; for benchmarks)");
   Bind(run, o, &RunRun);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace rsl::cli {
 
@@ -16,6 +17,7 @@ struct RunFlags {
   std::string runs_dir;
   bool recover = false;
   bool no_hooks = false;
+  std::vector<std::string> insecure_registries;  //!< --insecure-registry (docs/image.md)
 };
 
 //! `seedctl run -f FILE`: admits and runs the workload in this process, with live progress

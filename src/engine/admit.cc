@@ -58,6 +58,11 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
   m.workload = w;
   m.version = v;
   RunInfo info{v.id, run.id, opts_.state_dir, run.run_dir, w.get()};
+  if (!v.rollback_of.empty()) {
+    // A rollback re-runs what that version ran: hooks pin what its admission recorded.
+    auto rerun = store_->GetRun(v.rollback_of);
+    if (rerun.ok()) info.rerun_admission_report_json = rerun->admission_report_json;
+  }
   auto inventory = Inventory();
   for (size_t i = 0; i < w->pipeline.steps.size() && m.status.ok(); ++i) {
     const spec::Step& step = w->pipeline.steps[i];
@@ -115,6 +120,18 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
         m.reason = spec::Name(spec::EventReason::kCreateContainerConfigError);
       }
     }
+  }
+  // Registry credentials for the images: the secrets must exist, like envFrom's.
+  for (size_t k = 0; k < w->image_pull_secrets.size() && m.status.ok(); ++k) {
+    auto cm = store_->GetConfigMap(w->namespace_, w->image_pull_secrets[k], true);
+    if (!cm.ok()) {
+      std::string path = "spec.imagePullSecrets[" + std::to_string(k) + "]";
+      Error e = cm.error();
+      m.status = e.Path(path).At(w->PosOf(path));
+      m.reason = spec::Name(spec::EventReason::kCreateContainerConfigError);
+      break;
+    }
+    info.image_pull_secrets.push_back(cm->data);
   }
   nlohmann::json report = nlohmann::json::object();
   std::vector<std::string> messages;
@@ -197,6 +214,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
   r->run.phase = spec::RunPhase::kRunning;
   r->run.started_at = now;
   r->run.admission_report_json = m.report_json;
+  r->info.admission_report_json = m.report_json;
   b->runs.push_back(r->run);
   AddEvent(b, run.id, "", spec::EventReason::kAdmitted, m.message, false);
   r->info.input_descriptors_json = m.descriptors;

@@ -27,6 +27,15 @@ struct RunInfo {
   //! The DataDescriptors admission reported (JSON objects {uri, rows, digest or snapshot,
   //! schemaFingerprint, ...}): set for step hooks, also after the engine recovered the run.
   std::vector<std::string> input_descriptors_json{};
+  //! The run's admission report as stored ({check name: report}): set for step hooks, also
+  //! after the engine recovered the run (what admission pinned, e.g. image digests).
+  std::string admission_report_json{};
+  //! For admission checks of a rollback: the admission report of the run of the version it
+  //! re-runs ("" otherwise), so that the re-run pins what that run used.
+  std::string rerun_admission_report_json{};
+  //! For admission checks: the data of the secrets spec.imagePullSecrets names, in order
+  //! (secret values: never to be logged or reported).
+  std::vector<std::map<std::string, std::string>> image_pull_secrets{};
 };
 
 //! What an admission check reports besides pass/fail; stored with the run and shown by

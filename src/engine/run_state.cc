@@ -153,6 +153,7 @@ std::unique_ptr<RunState> NewRunState(const spec::Workload& w, const store::Work
   r->info.state_dir = state_dir;
   r->info.run_dir = run.run_dir;
   r->info.workload = &r->workload;
+  r->info.admission_report_json = run.admission_report_json;
   size_t n = w.pipeline.steps.size();
   r->slots.resize(n);
   r->min_cpu_request = INT64_MAX;

@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "model/dependencies.h"
 #include "model/fingerprint.h"
+#include "model/image_inspect.h"
 #include "model/signature.h"
 #include "spec/canonical.h"
 
@@ -96,33 +97,148 @@ std::vector<size_t> ModelSteps(const spec::Workload& w,
   return all;
 }
 
-Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
-                         EnvironmentAdmission* report) {
+Status AddPullSecrets(const spec::Workload& w,
+                      const std::vector<std::map<std::string, std::string>>& secrets,
+                      ImageAccess* access) {
+  for (size_t i = 0; i < secrets.size() && i < w.image_pull_secrets.size(); ++i) {
+    std::vector<std::string> missing;
+    for (const char* key : {"REGISTRY", "USERNAME", "PASSWORD"}) {
+      if (secrets[i].count(key) == 0) missing.push_back(key);
+    }
+    std::string path = "spec.imagePullSecrets[" + std::to_string(i) + "]";
+    const std::string& name = w.image_pull_secrets[i];
+    if (!missing.empty()) {
+      return Error(codes::kInvalidArgument, "secret " + Quote(name) +
+                                                " is not registry credentials: it has no " +
+                                                Join(missing, ", "))
+          .Path(path)
+          .At(w.PosOf(path))
+          .Hint("seedctl secret create " + name +
+                " --from-literal REGISTRY=HOST[:PORT] --from-literal USERNAME=USER "
+                "--from-literal PASSWORD=... -n " +
+                w.namespace_);
+    }
+    access->credentials[secrets[i].at("REGISTRY")] =
+        image::Credentials{secrets[i].at("USERNAME"), secrets[i].at("PASSWORD")};
+  }
+  return Status::Ok();
+}
+
+std::map<std::string, RecordedImage> RecordedImages(const std::string& report_json) {
+  std::map<std::string, RecordedImage> out;
+  auto j = json::parse(report_json, nullptr, false);
+  if (!j.is_object()) return out;
+  if (j.contains("model") && j["model"].is_object()) j = j["model"];
+  if (!j.contains("environments") || !j["environments"].is_array()) return out;
+  for (const auto& e : j["environments"]) {
+    if (!e.is_object()) continue;
+    RecordedImage r;
+    r.kind = e.value("kind", std::string());
+    r.digest = e.value("digest", std::string());
+    r.pinned = e.value("pinned", std::string());
+    out[e.value("image", std::string())] = r;
+  }
+  return out;
+}
+
+namespace {
+
+// One image of a workload, as admission found it.
+struct AdmittedImage {
+  bool registry = false;
+  Environment env;                //!< a host environment
+  image::ResolvedImage resolved;  //!< a registry image
+};
+
+// Resolves an image that is not a registered host environment against its registry (the
+// pinned digest when there is one) and reads its package metadata.
+Result<Inspection> ResolveFromRegistry(const std::string& ref_text, const ImageAccess& access,
+                                       const RecordedImage* pinned, image::ResolvedImage* out) {
+  image::ParseOptions parse;
+  parse.insecure_registries = access.insecure_registries;
+  auto ref = image::ParseReference(ref_text, parse);
+  if (!ref.ok()) return ref.error();
+  if (pinned != nullptr && !pinned->digest.empty()) ref->digest = pinned->digest;
+  image::RegistryOptions options;
+  options.credentials = access.credentials;
+  options.connect_timeout_ms = access.connect_timeout_ms;
+  image::RegistryClient client(options);
+  auto resolved = client.Resolve(*ref);
+  if (!resolved.ok()) return resolved.error();
+  *out = *resolved;
+  return InspectImage(&client, *resolved, access.cache_dir);
+}
+
+}  // namespace
+
+Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores, EnvironmentAdmission* report,
+                         const ImageAccess& access,
+                         const std::map<std::string, RecordedImage>& pinned) {
   auto reg = stores->registry();
   if (!reg.ok()) return reg.status();
 
-  // 1. Every image is registered.
-  std::map<std::string, Environment> envs;
+  // 1. Every image is a registered host environment or in its registry, as it is now.
+  std::map<std::string, AdmittedImage> images;
+  std::map<std::string, Inspection> live;
   json env_report = json::array();
+  auto refuse = [&](Error e, size_t i, const std::string& field, const std::string& reason) {
+    e.message = "step " + Quote(w.pipeline.steps[i].name) + ": " + e.message;
+    e.Path(StepPath(i) + field).At(w.PosOf(StepPath(i) + (field == ".image" ? field : "")));
+    report->event_reason = reason;
+    report->event_message = e.message;
+    report->report_json = json{{"environments", env_report}}.dump();
+    return e;
+  };
   for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
     const auto& step = w.pipeline.steps[i];
-    if (step.image.empty() || envs.count(step.image)) continue;
+    if (step.image.empty() || images.count(step.image)) continue;
+    AdmittedImage admitted;
     auto env = (*reg)->Get(step.image);
-    if (!env.ok()) {
-      Error e = env.error();
-      e.message = "step " + Quote(step.name) + ": " + e.message;
-      e.Path(StepPath(i) + ".image").At(w.PosOf(StepPath(i) + ".image"));
-      report->event_reason = "ImagePullBackOff";
-      report->event_message = e.message;
-      return e;
+    if (env.ok()) {
+      admitted.env = std::move(env).value();
+      images.emplace(step.image, std::move(admitted));
+      continue;
     }
-    envs.emplace(step.image, std::move(env).value());
+    if (env.error().code != codes::kImageNotFound) return env.status();
+    std::string host_hint = env.error().hint;  // "did you mean ...?" or how to register
+    auto p = pinned.find(step.image);
+    const RecordedImage* pin =
+        p != pinned.end() && p->second.kind == "registry" ? &p->second : nullptr;
+    auto ins = ResolveFromRegistry(step.image, access, pin, &admitted.resolved);
+    if (!ins.ok()) {
+      Error e = ins.error();
+      if (e.code != codes::kImageNotFound) return refuse(e, i, ".image", "ImagePullBackOff");
+      // Neither kind applies: say both, the registry's answer first.
+      e.message += " (and it is not a registered host environment)";
+      std::string hint = StartsWith(host_hint, "did you mean")
+                             ? host_hint + " (a registered host environment)"
+                             : "register a host environment: seedctl env register " + step.image +
+                                   " --python PATH";
+      e.Hint(e.hint.empty() ? hint : e.hint + "; or " + hint);
+      return refuse(e, i, ".image", "ImagePullBackOff");
+    }
+    admitted.registry = true;
+    live.emplace(step.image, std::move(ins).value());
+    images.emplace(step.image, std::move(admitted));
   }
   // ... and every step without a command has an entrypoint to run.
   for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
     const auto& step = w.pipeline.steps[i];
     if (step.image.empty()) continue;
-    Status runnable = CheckRunnable(step, envs.at(step.image));
+    const AdmittedImage& admitted = images.at(step.image);
+    Status runnable = Status::Ok();
+    if (admitted.registry && step.command.empty()) {
+      runnable =
+          Error(codes::kSpecInvalid,
+                "step " + Quote(step.name) + " has no command, and image " + Quote(step.image) +
+                    " comes from a registry: its entrypoint runs only in a container, "
+                    "and steps do not run in containers yet")
+              .Hint(
+                  "add command: [...] to the step, or register a host environment "
+                  "with --entrypoint");
+    } else if (!admitted.registry) {
+      runnable = CheckRunnable(step, admitted.env);
+    }
     if (!runnable.ok()) {
       Error e = runnable.error();
       e.Path(StepPath(i) + ".command").At(w.PosOf(StepPath(i)));
@@ -142,9 +258,29 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
   }
 
   // 3. Dependencies, against each environment as it is now.
-  std::map<std::string, Inspection> live;
   std::map<std::string, Inspection> by_location;  // images sharing an interpreter: once
-  for (const auto& [image, env] : envs) {
+  std::vector<std::string> resolved_notes;
+  size_t host_count = 0;
+  for (const auto& [image_name, admitted] : images) {
+    if (admitted.registry) {
+      const image::ResolvedImage& r = admitted.resolved;
+      std::string plain =
+          r.reference.Name() + (r.reference.tag.empty() ? "" : ":" + r.reference.tag);
+      std::string pinned_ref = r.reference.Name() + "@" + r.digest;
+      json entry = {{"image", image_name},
+                    {"kind", "registry"},
+                    {"reference", plain},
+                    {"digest", r.digest},
+                    {"pinned", pinned_ref},
+                    {"platform", r.platform},
+                    {"packages", live.at(image_name).packages.size()}};
+      if (!r.index_digest.empty()) entry["indexDigest"] = r.index_digest;
+      env_report.push_back(entry);
+      resolved_notes.push_back(image_name + " -> " + pinned_ref);
+      continue;
+    }
+    ++host_count;
+    const Environment& env = admitted.env;
     std::string location = env.kind + ":" + (env.kind == "root" ? env.root : env.python);
     auto cached = by_location.find(location);
     Result<Inspection> ins = cached != by_location.end() ? Result<Inspection>(cached->second)
@@ -152,18 +288,19 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
     if (ins.ok()) by_location.emplace(location, *ins);
     if (!ins.ok()) {
       Error e(codes::kImageNotFound,
-              "image " + Quote(image) + " cannot be inspected: " + ins.error().message);
-      e.Value(image).Hint("re-register it: seedctl env register " + image + " --python PATH");
+              "image " + Quote(image_name) + " cannot be inspected: " + ins.error().message);
+      e.Value(image_name)
+          .Hint("re-register it: seedctl env register " + image_name + " --python PATH");
       report->event_reason = "ImagePullBackOff";
       report->event_message = e.message;
       return e;
     }
-    env_report.push_back({{"image", image},
+    env_report.push_back({{"image", image_name},
                           {"kind", env.kind},
                           {"digest", ins->digest},
                           {"registeredDigest", env.inspection.digest},
                           {"packages", ins->packages.size()}});
-    live.emplace(image, std::move(ins).value());
+    live.emplace(image_name, std::move(ins).value());
   }
   json checked = json::array();
   size_t pins = 0;
@@ -175,7 +312,9 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
       checked.push_back(step.name);
       auto diffs = DependencyDifferences(w.model->dependencies, live.at(step.image));
       if (diffs.empty()) continue;
+      const AdmittedImage& admitted = images.at(step.image);
       problems.push_back("step " + Quote(step.name) + " (image " + Quote(step.image) +
+                         (admitted.registry ? " " + admitted.resolved.digest : "") +
                          "): " + Join(diffs, "; "));
     }
     if (!problems.empty()) {
@@ -190,12 +329,17 @@ Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores,
   }
   report->report_json = json{{"environments", env_report}, {"dependencySteps", checked}}.dump();
   // A workload that names no image and pins nothing has nothing to report here.
-  if (envs.empty() && pins == 0) return Status::Ok();
+  if (images.empty() && pins == 0) return Status::Ok();
+  std::vector<std::string> notes;
+  if (host_count > 0 || resolved_notes.empty()) {
+    notes.push_back(std::to_string(host_count) + " image(s) registered");
+  }
+  for (const auto& n : resolved_notes) notes.push_back(n);
   report->event_message =
-      std::to_string(envs.size()) + " image(s) registered" +
-      (pins > 0 ? "; " + std::to_string(pins) + " pinned dependencies hold in " +
-                      std::to_string(checked.size()) + " step(s)"
-                : "");
+      Join(notes, "; ") + (pins > 0
+                               ? "; " + std::to_string(pins) + " pinned dependencies hold in " +
+                                     std::to_string(checked.size()) + " step(s)"
+                               : "");
   return Status::Ok();
 }
 
@@ -225,8 +369,21 @@ Result<ArtifactStore*> ModelStores::artifacts() {
 }
 
 Status ResolveImage(const spec::Step& step, ModelStores* stores, std::vector<std::string>* argv,
-                    std::map<std::string, std::string>* launch_env) {
+                    std::map<std::string, std::string>* launch_env,
+                    const std::map<std::string, RecordedImage>& recorded) {
   if (step.image.empty()) return Status::Ok();
+  auto rec = recorded.find(step.image);
+  if (rec != recorded.end() && rec->second.kind == "registry") {
+    // What admission resolved and checked, not what the tag names now.
+    if (argv->empty()) {
+      return Error(codes::kSpecInvalid, "step " + Quote(step.name) + " has no command, and image " +
+                                            Quote(step.image) + " comes from a registry")
+          .Hint("add command: [...] to the step");
+    }
+    (*launch_env)["RSL_IMAGE"] = step.image;
+    (*launch_env)["RSL_IMAGE_DIGEST"] = rec->second.digest;
+    return Status::Ok();
+  }
   auto reg = stores->registry();
   if (!reg.ok()) return reg.status();
   auto env = (*reg)->Get(step.image);
@@ -303,7 +460,9 @@ Status CheckModelOutput(const spec::Workload& w, const spec::Step& step, const A
   a.workload_id = attempt.workload_id;
   a.spec_digest = spec::SpecDigest(w);
   a.image = step.image;
-  if (!step.image.empty()) {
+  if (attempt.image.kind == "registry") {
+    a.environment_digest = attempt.image.digest;  // the manifest digest the step ran with
+  } else if (!step.image.empty()) {
     auto reg = stores->registry();
     if (reg.ok()) {
       auto env = (*reg)->Get(step.image);

@@ -7,11 +7,11 @@
 
 namespace rsl::runtime {
 
-engine::Hooks DefaultHooks(const std::string& state_dir) {
+engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAccess& images) {
   engine::Hooks hooks;
   // Admission, cheapest first: images, dependencies and declared outputs are answered from the
   // environment registry in milliseconds; the data contract may read the whole input.
-  hooks.admission.push_back(EnvironmentAdmissionCheck(state_dir));
+  hooks.admission.push_back(EnvironmentAdmissionCheck(state_dir, images));
   hooks.admission.push_back(std::make_shared<DataAdmissionCheck>(state_dir));
   // Step hooks: the model hook resolves the image before launch and checks tensors and
   // fingerprints after; policies watch running steps; cost is recorded for every attempt.

@@ -5,11 +5,13 @@
 #include <string>
 
 #include "engine/hooks.h"
+#include "model/model_checks.h"
 
 namespace rsl::runtime {
 
 //! Admission: model environments (cheap) before the data contract (may read the whole
 //! input). Step hooks: model, cost policies, cost. Publisher: the data layer's storage.
-engine::Hooks DefaultHooks(const std::string& state_dir);
+//! `images`: how registry images are reached (model_hooks.h).
+engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAccess& images = {});
 
 }  // namespace rsl::runtime

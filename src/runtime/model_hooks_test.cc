@@ -10,6 +10,7 @@
 
 #include "base/file.h"
 #include "base/sha256.h"
+#include "base/strings.h"
 #include "model/artifact_store.h"
 #include "model/env_registry.h"
 #include "model/model_checks.h"
@@ -137,14 +138,30 @@ class ModelHooksTest : public ::testing::Test {
 
 TEST_F(ModelHooksTest, UnregisteredImageIsImagePullBackOff) {
   auto w = Fraud({});
-  w.pipeline.steps[1].image = "volc/train:v2";
+  // Not registered, and its registry (loopback, nothing listening on port 9) cannot answer.
+  auto reg = EnvRegistry::Open(state_);
+  ASSERT_TRUE(reg.ok());
+  ASSERT_TRUE((*reg)->Register({"127.0.0.1:9/volc/train:v1", venv_ + "/bin/python", "", ""}).ok());
+  w.pipeline.steps[1].image = "127.0.0.1:9/volc/train:v2";
   engine::AdmissionReport report;
   Status s = Admit(w, &report);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().ToString(),
-            "wl.yaml:30:16: IMAGE_NOT_FOUND spec.pipeline.steps[1].image: step \"train\": image "
-            "\"volc/train:v2\" is not registered (did you mean \"volc/train:v1\"?)");
+  const Error& e = s.error();
+  EXPECT_EQ(e.code, "IMAGE_NOT_FOUND");
+  EXPECT_EQ(e.path, "spec.pipeline.steps[1].image");
+  EXPECT_EQ(e.pos.ToString(), "wl.yaml:30:16");
+  EXPECT_EQ(e.message.rfind("step \"train\": image \"127.0.0.1:9/volc/train:v2\": cannot reach "
+                            "registry http://127.0.0.1:9: ",
+                            0),
+            0u)
+      << e.message;
+  EXPECT_TRUE(EndsWith(e.message, " (and it is not a registered host environment)")) << e.message;
+  EXPECT_TRUE(EndsWith(e.hint,
+                       "; or did you mean \"127.0.0.1:9/volc/train:v1\"? (a registered "
+                       "host environment)"))
+      << e.hint;
   EXPECT_EQ(report.event_reason, "ImagePullBackOff");
+  EXPECT_EQ(report.event_message, e.message);
 }
 
 // A step without command runs its image's entrypoint: one without is refused at admission,

@@ -97,7 +97,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   rt->backend_ =
       std::make_unique<serve::ServingBackend>(std::move(*backend), std::move(serve_options));
 
-  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir) : engine::Hooks{};
+  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, o.images) : engine::Hooks{};
   if (o.extend_hooks) o.extend_hooks(&hooks, rt->store_.get());
   engine::EngineOptions eo;
   eo.state_dir = o.state_dir;

@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "engine/hooks.h"
+#include "model/model_checks.h"
 #include "serve/serve_options.h"
 #include "store/retention.h"
 #include "store/store.h"
@@ -45,6 +46,9 @@ struct RuntimeOptions {
   std::function<void(engine::Hooks*, store::Store*)> extend_hooks;
   //! Serving steps: the HAProxy executable, timings (serve/serve_options.h).
   serve::ServeOptions serve;
+  //! How admission reaches the registries of images that are not registered host
+  //! environments (--insecure-registry); its cache_dir defaults to <state_dir>/images.
+  model::ImageAccess images;
 };
 
 //! Makes `options->state_dir` and `options->runs_dir` absolute and lexically normal, without

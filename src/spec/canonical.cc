@@ -372,6 +372,7 @@ std::string CanonicalJson(const Workload& w) {
   {
     Object spec(root.Key("spec"));
     if (w.data.input || w.data.output) WriteData(spec.Key("data"), w.data);
+    if (!w.image_pull_secrets.empty()) spec.Key("imagePullSecrets").StrArray(w.image_pull_secrets);
     if (w.model) WriteModel(spec.Key("model"), *w.model);
     {
       Object p(spec.Key("pipeline"));

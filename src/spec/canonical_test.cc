@@ -107,6 +107,23 @@ TEST(CanonicalTest, RoundTripsThroughJson) {
   EXPECT_FALSE(FromCanonicalJson("{\"kind\": 1}").ok());
 }
 
+// imagePullSecrets in both spellings (a name, Kubernetes' {name: ...}) is one canonical list
+// that survives the round trip, in the order written.
+TEST(CanonicalTest, ImagePullSecretsRoundTrip) {
+  std::string a = std::string(kShort);
+  std::string b = a;
+  a.replace(a.find("spec:\n"), 6, "spec:\n  imagePullSecrets: [regcred, mirror-creds]\n");
+  b.replace(b.find("spec:\n"), 6,
+            "spec:\n  imagePullSecrets: [{name: regcred}, {name: mirror-creds}]\n");
+  Workload wa = Parse(a);
+  EXPECT_EQ(wa.image_pull_secrets, (std::vector<std::string>{"regcred", "mirror-creds"}));
+  EXPECT_EQ(CanonicalJson(wa), CanonicalJson(Parse(b)));
+  EXPECT_NE(SpecDigest(wa), SpecDigest(Parse(kShort)));
+  auto back = FromCanonicalJson(CanonicalJson(wa));
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back->image_pull_secrets, wa.image_pull_secrets);
+}
+
 // ---------------------------------------------------------------------------------------------
 // CanonicalJson writes its text directly; it must stay byte for byte what the original
 // nlohmann::json tree gave (stored versions' digests are sha256 of it). The original, kept
@@ -269,6 +286,7 @@ std::string CanonicalJson(const Workload& w) {
   for (const auto& s : w.pipeline.steps) steps.push_back(StepJson(s));
   spec["pipeline"] = {{"atomic", w.pipeline.atomic}, {"steps", steps}};
   if (w.timeout_ms) spec["timeout"] = FormatDuration(*w.timeout_ms);
+  if (!w.image_pull_secrets.empty()) spec["imagePullSecrets"] = w.image_pull_secrets;
   json root = {
       {"apiVersion", w.api_version}, {"kind", w.kind}, {"metadata", metadata}, {"spec", spec}};
   return root.dump();

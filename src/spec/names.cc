@@ -11,49 +11,7 @@ namespace {
 bool Lower(char c) { return c >= 'a' && c <= 'z'; }
 bool Digit(char c) { return c >= '0' && c <= '9'; }
 bool Alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-constexpr size_t kMaxTagLength = 128;
 constexpr size_t kSha256HexLength = 64;
-
-// Image path component: [a-z0-9]+ ((\.|_|__|-+)[a-z0-9]+)*
-bool PathComponent(const std::string& s) {
-  if (s.empty() || !(Lower(s.front()) || Digit(s.front()))) return false;
-  if (!(Lower(s.back()) || Digit(s.back()))) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (Lower(c) || Digit(c) || c == '-') continue;
-    if (c == '.' || c == '_') {
-      bool double_underscore = c == '_' && i + 1 < s.size() && s[i + 1] == '_';
-      if (double_underscore) ++i;
-      if (i + 1 >= s.size() || !(Lower(s[i + 1]) || Digit(s[i + 1]))) return false;
-      continue;
-    }
-    return false;
-  }
-  return true;
-}
-
-bool Hostname(const std::string& s) {
-  std::string host = s;
-  size_t colon = s.rfind(':');
-  if (colon != std::string::npos) {
-    std::string port = s.substr(colon + 1);
-    if (port.empty() || port.size() > 5) return false;
-    for (char c : port) {
-      if (!Digit(c)) return false;
-    }
-    constexpr int kMaxPort = 65535;
-    if (std::stoi(port) > kMaxPort) return false;
-    host = s.substr(0, colon);
-  }
-  if (host.empty()) return false;
-  for (const auto& part : Split(host, '.')) {
-    if (part.empty() || !Alnum(part.front()) || !Alnum(part.back())) return false;
-    for (char c : part) {
-      if (!Alnum(c) && c != '-') return false;
-    }
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -105,47 +63,6 @@ std::string CheckLabelValue(const std::string& value) {
   for (char c : value) {
     if (!(Alnum(c) || c == '-' || c == '_' || c == '.')) {
       return "may contain only letters, digits, '-', '_' and '.'";
-    }
-  }
-  return "";
-}
-
-std::string CheckImageRef(const std::string& ref) {
-  if (ref.empty()) return "must not be empty";
-  std::string rest = ref;
-  size_t at = rest.find('@');
-  if (at != std::string::npos) {
-    std::string why = CheckSha256Digest(rest.substr(at + 1));
-    if (!why.empty()) return "digest " + why;
-    rest = rest.substr(0, at);
-  }
-  // A tag follows the last ':' that comes after the last '/'.
-  size_t slash = rest.rfind('/');
-  size_t colon = rest.rfind(':');
-  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
-    std::string tag = rest.substr(colon + 1);
-    if (tag.empty() || tag.size() > kMaxTagLength) return "has an empty or too long tag";
-    if (!(Alnum(tag.front()) || tag.front() == '_'))
-      return "tag must start with a letter, digit or '_'";
-    for (char c : tag) {
-      if (!(Alnum(c) || c == '_' || c == '.' || c == '-')) {
-        return "tag " + Quote(tag) + " may contain only letters, digits, '_', '.' and '-'";
-      }
-    }
-    rest = rest.substr(0, colon);
-  }
-  std::vector<std::string> parts = Split(rest, '/');
-  size_t first = 0;
-  // The first part is a registry host when it has a '.' or ':' or is "localhost".
-  if (parts.size() > 1 &&
-      (parts[0].find_first_of(".:") != std::string::npos || parts[0] == "localhost")) {
-    if (!Hostname(parts[0])) return "registry " + Quote(parts[0]) + " is not a host[:port]";
-    first = 1;
-  }
-  for (size_t i = first; i < parts.size(); ++i) {
-    if (!PathComponent(parts[i])) {
-      return "path component " + Quote(parts[i]) +
-             " must be lower-case letters and digits separated by '.', '_' or '-'";
     }
   }
   return "";

@@ -18,9 +18,6 @@ std::string CheckDns1123Subdomain(const std::string& name);
 //! Kubernetes label key ([prefix/]name) and value.
 std::string CheckLabelKey(const std::string& key);
 std::string CheckLabelValue(const std::string& value);
-//! A container image reference: [host[:port]/]path[:tag][@algo:hex], lower-case path
-//! components separated by '.', '_', '__' or '-', tags [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
-std::string CheckImageRef(const std::string& ref);
 //! "sha256:" followed by 64 lower-case hex digits.
 std::string CheckSha256Digest(const std::string& text);
 //! Environment variable name: [A-Za-z_][A-Za-z0-9_]*.

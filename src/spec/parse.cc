@@ -33,7 +33,8 @@ constexpr size_t kMaxSpecBytes = 16 << 20;
 
 const std::vector<std::string> kTopKeys = {"apiVersion", "kind", "metadata", "spec"};
 const std::vector<std::string> kMetadataKeys = {"name", "namespace", "labels", "annotations"};
-const std::vector<std::string> kSpecKeys = {"resources", "data", "model", "pipeline", "timeout"};
+const std::vector<std::string> kSpecKeys = {"resources", "data",    "model",
+                                            "pipeline",  "timeout", "imagePullSecrets"};
 
 class Builder : public FieldParser {
  public:
@@ -117,6 +118,38 @@ class Builder : public FieldParser {
     }
   }
 
+  // imagePullSecrets: [regcred] or, as Kubernetes writes it, [{name: regcred}].
+  void PullSecrets(const YAML::Node& n) {
+    const std::string path = "spec.imagePullSecrets";
+    if (!r_.Seq(n, path, "imagePullSecrets: [registry-creds]")) return;
+    for (size_t i = 0; i < n.size(); ++i) {
+      std::string p = path + "[" + std::to_string(i) + "]";
+      YAML::Node ref = n[i];
+      if (ref.IsMap()) {
+        if (!r_.Map(ref, p, {"name"})) continue;
+        if (!Reader::Has(ref, "name")) {
+          r_.Missing(ref, p + ".name", "add name: the secret's name");
+          continue;
+        }
+        ref = ref["name"];
+        p += ".name";
+      }
+      auto name = r_.String(ref, p);
+      if (!name) continue;
+      std::string why = CheckDns1123Subdomain(*name);
+      if (!why.empty()) {
+        r_.Fail(ref, p, "secret " + Quote(*name) + " " + why, "use a-z, 0-9, '-' and '.'");
+        continue;
+      }
+      if (std::find(w_->image_pull_secrets.begin(), w_->image_pull_secrets.end(), *name) !=
+          w_->image_pull_secrets.end()) {
+        r_.Fail(ref, p, "secret " + Quote(*name) + " is listed twice", "list it once");
+        continue;
+      }
+      w_->image_pull_secrets.push_back(*name);
+    }
+  }
+
   void Spec(const YAML::Node& s) {
     if (!r_.Map(s, "spec", kSpecKeys)) return;
     if (Reader::Has(s, "resources")) {
@@ -125,6 +158,7 @@ class Builder : public FieldParser {
     if (Reader::Has(s, "data")) ParseData(c_, s["data"]);
     if (Reader::Has(s, "model")) ParseModel(c_, s["model"]);
     if (Reader::Has(s, "timeout")) w_->timeout_ms = Duration(s["timeout"], "spec.timeout", true);
+    if (Reader::Has(s, "imagePullSecrets")) PullSecrets(s["imagePullSecrets"]);
     if (!Reader::Has(s, "pipeline")) {
       r_.Missing(s, "spec.pipeline", "add pipeline: with a list of steps");
     } else {

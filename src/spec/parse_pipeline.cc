@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "image/reference.h"
 #include "spec/names.h"
 #include "spec/parse_model.h"
 #include "spec/parse_resources.h"
@@ -107,11 +108,10 @@ class PipelineParser : public FieldParser {
     }
     if (keys.Has("image")) {
       if (auto v = r_.String(n["image"], path + ".image")) {
-        std::string why = CheckImageRef(*v);
-        if (!why.empty()) {
-          r_.Fail(n["image"], path + ".image", "image " + Quote(*v) + " " + why,
-                  "e.g. volc/train-pytorch:v2.1 or registry.example.com:5000/team/app:1.0");
-        }
+        // One grammar for references: the image layer's, as Docker reads them; the error
+        // keeps the spec's code and place.
+        auto ref = image::ParseReference(*v);
+        if (!ref.ok()) r_.Fail(n["image"], path + ".image", ref.error().message, ref.error().hint);
         step->image = *v;
       }
     }

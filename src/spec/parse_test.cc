@@ -428,4 +428,35 @@ TEST(ParseTest, TabIndentationIsNamed) {
 }
 
 }  // namespace
+// A step's image is read by the image layer's grammar (Docker's), reported with the spec's
+// code and place: the references Docker accepts validate, the others name the wrong part.
+TEST(ParseTest, ImageReferencesUseDockersGrammar) {
+  auto parse = [](const std::string& image) {
+    return ParseWorkload(
+        "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: w}\n"
+        "spec:\n  pipeline:\n    - name: a\n      image: \"" +
+            image + "\"\n      command: [run]\n",
+        "img.yaml");
+  };
+  for (const std::string& ok :
+       {std::string("volc/train-pytorch:v2.1"), std::string("ubuntu"), std::string("localhost/app"),
+        std::string("Host.Example/app"), "127.0.0.1:5000/volc/train@sha256:" + std::string(64, 'a'),
+        std::string("[::1]:5000/a/b:TAG_1")}) {
+    ParseResult r = parse(ok);
+    EXPECT_TRUE(r.ok()) << ok << ": " << Describe(r);
+  }
+  ParseResult bad = parse("Volc/Train:v2.1");
+  ASSERT_EQ(bad.errors.size(), 1u) << Describe(bad);
+  EXPECT_EQ(bad.errors[0].ToString(),
+            "img.yaml:7:14: SPEC_INVALID spec.pipeline.steps[0].image: image reference "
+            "\"Volc/Train:v2.1\" has a repository name that is not lower case (write "
+            "[registry/]name[:tag][@sha256:digest] in lower case, e.g. "
+            "docker.io/library/python:3.11 or 127.0.0.1:5000/volc/train:v2)");
+  ParseResult digest = parse("volc/train@sha256:abc");
+  ASSERT_EQ(digest.errors.size(), 1u) << Describe(digest);
+  EXPECT_EQ(
+      digest.errors[0].message,
+      "image reference \"volc/train@sha256:abc\" has a sha256 digest of 3 hex digits, not 64");
+}
+
 }  // namespace rsl::spec

@@ -202,6 +202,9 @@ struct Workload {
   std::optional<ModelSpec> model;
   Pipeline pipeline;
   std::optional<int64_t> timeout_ms;  //!< spec.timeout or spec.pipeline.timeout
+  //! spec.imagePullSecrets: secrets of the namespace holding registry credentials (keys
+  //! REGISTRY, USERNAME, PASSWORD) for the steps' images (docs/image.md).
+  std::vector<std::string> image_pull_secrets;
 
   std::string source_file;  //!< where it was parsed from (for messages)
   //! Field path ("spec.pipeline.steps[2].when") -> position of its value in the source.

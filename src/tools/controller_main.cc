@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--node-file", f.runtime.backend_options.node_file,
                  "declared nodes and devices (local backend)");
+  app.add_option("--insecure-registry", f.runtime.images.insecure_registries,
+                 "a registry (HOST[:PORT]) reached over plain HTTP besides loopback ones; "
+                 "repeatable (docs/image.md)");
   app.add_option("--tokens", f.tokens_file, "static tokens file: token,subject,role,ns1;ns2");
   app.add_option("--backend", f.runtime.backend, "local | slurm");
   app.add_option("--slurm-conf", f.runtime.backend_options.slurm_conf,

@@ -137,7 +137,11 @@ TEST_F(ModelRunTest, RefusalsAndOutputChecksEndTheRunWithTheirCode) {
   auto image = RunWorkload(Workload("m1", "rsl-test/numpy:v2", "1", "float32", "numpy==" + numpy_));
   EXPECT_EQ(image.exit_code, 1);
   EXPECT_EQ(image.LastLine(), "IMAGE_NOT_FOUND") << image.output;
-  EXPECT_NE(image.output.find("image \"rsl-test/numpy:v2\" is not registered"), std::string::npos)
+  // Not a registered host environment, and Docker Hub (its registry) does not have it or
+  // cannot be reached.
+  EXPECT_NE(image.output.find("image \"docker.io/rsl-test/numpy:v2\": "), std::string::npos)
+      << image.output;
+  EXPECT_NE(image.output.find("(and it is not a registered host environment)"), std::string::npos)
       << image.output;
 
   auto pins = RunWorkload(Workload("m2", "rsl-test/numpy:v1", "1", "float32", "numpy==0.0.1"));

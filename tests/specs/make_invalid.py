@@ -163,6 +163,8 @@ CASES = [
   ("serving-port-range", "a serving port above 65535", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        port: 70000\n')),
   ("probe-path-relative", "a readiness probe path without /", R('        timeout: 10m\n', '        timeout: 10m\n        serving: true\n        readinessProbe: {httpGet: {path: healthz}}\n')),
   ("duplicate-key", "a step with two command keys", R('        command: ["python", "ingest.py"]\n', '        command: ["python", "ingest.py"]\n        env: {MODE: daily}\n        command: ["python", "ingest2.py"]\n').replace('        env: {MODE: daily}\n        envFrom', '        envFrom', 1)),
+  ("image-pull-secret-invalid", "an imagePullSecrets name with capitals", R('  timeout: 20m\n', '  timeout: 20m\n  imagePullSecrets: [RegCred]\n')),
+  ("image-pull-secret-twice", "a secret listed twice in imagePullSecrets", R('  timeout: 20m\n', '  timeout: 20m\n  imagePullSecrets: [regcred, {name: regcred}]\n')),
   ("merge-not-mapping", "a merge key naming a list", R('        dependsOn: [ingest]\n', '        dependsOn: &deps [ingest]\n        <<: *deps\n')),
   ("hook-url-scheme", "a webhook url that is not http(s)", HOOK('url: ftp://alerts.example/hook')),
   ("hook-url-no-host", "a webhook url without a host", HOOK('url: "https:///hook"')),

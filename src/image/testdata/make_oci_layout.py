@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Writes an OCI image layout (an independent writer for the image tests): one image per
-platform given, each with one gzip'd layer holding /etc/rsl-image (its platform and tag) and
-any extra files; with several platforms, the tag names an image index over them.
+platform given, each with a gzip'd layer holding /etc/rsl-image (its platform and tag) and
+any extra files; `--layer` starts another layer above it (a file named .wh.NAME is a
+whiteout, .wh..wh..opq an opaque one). With several platforms, the tag names an image index
+over them.
 
-usage: make_oci_layout.py DIR TAG PLATFORM[,PLATFORM...] [PATH=CONTENT ...]
+usage: make_oci_layout.py DIR TAG PLATFORM[,PLATFORM...] [PATH=CONTENT ...] [--layer PATH=CONTENT ...]
 """
 import gzip
 import hashlib
@@ -36,24 +38,27 @@ def layer(files):
     return raw, gzip.compress(raw, mtime=0)
 
 
-def image(root, platform, tag, extra):
+def image(root, platform, tag, extra_layers):
     os_name, arch = platform.split("/")
-    files = {"etc/rsl-image": platform + " " + tag + "\n"}
-    files.update(extra)
-    raw, gz = layer(files)
-    layer_desc = blob(root, gz, "application/vnd.oci.image.layer.v1.tar+gzip")
+    layer_descs, diff_ids = [], []
+    for n, extra in enumerate(extra_layers):
+        files = {"etc/rsl-image": platform + " " + tag + "\n"} if n == 0 else {}
+        files.update(extra)
+        raw, gz = layer(files)
+        layer_descs.append(blob(root, gz, "application/vnd.oci.image.layer.v1.tar+gzip"))
+        diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
     config = {
         "architecture": arch,
         "os": os_name,
         "config": {"Cmd": ["/bin/sh"]},
-        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw).hexdigest()]},
+        "rootfs": {"type": "layers", "diff_ids": diff_ids},
     }
     config_desc = blob(root, json.dumps(config).encode(), "application/vnd.oci.image.config.v1+json")
     manifest = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": config_desc,
-        "layers": [layer_desc],
+        "layers": layer_descs,
     }
     desc = blob(root, json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
     desc["platform"] = {"architecture": arch, "os": os_name}
@@ -62,8 +67,14 @@ def image(root, platform, tag, extra):
 
 def main():
     root, tag, platforms = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-    extra = dict(arg.split("=", 1) for arg in sys.argv[4:])
-    descs = [image(root, p, tag, extra) for p in platforms]
+    layers = [{}]
+    for arg in sys.argv[4:]:
+        if arg == "--layer":
+            layers.append({})
+        else:
+            path, content = arg.split("=", 1)
+            layers[-1][path] = content
+    descs = [image(root, p, tag, layers) for p in platforms]
     if len(descs) == 1:
         top = descs[0]
     else:

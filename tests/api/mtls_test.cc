@@ -112,7 +112,8 @@ TEST_F(MutualTlsTest, ACertificateActsAsItsSubjectWithItsRole) {
   CmdResult submit = As("vera", {"workload", "submit", "-f", "w.yaml"});
   EXPECT_EQ(submit.exit_code, 1);
   EXPECT_EQ(submit.LastErrLine(), "FORBIDDEN");
-  EXPECT_NE(submit.err.find("subject \"vera\" (role viewer) cannot submit in namespace \"risk\""),
+  EXPECT_NE(submit.err.find(
+                "subject \"vera\" (role viewer) cannot submit workloads in namespace \"risk\""),
             std::string::npos)
       << submit.err;
   CmdResult other = As("vera", {"workload", "list", "-n", "ads"});

@@ -9,7 +9,7 @@
 #                                       and seedctl)
 # Env: KILLS (default 1000); TIME_LIMIT seconds for the kills (default 1800: the soak stops
 # killing when it runs out, and says how many kills it made); MAX_GAP_MS, the longest wait
-# between a controller's start and its kill (default 500); SUBMITTERS, parallel submission
+# between a controller's start and its kill (default 1500); SUBMITTERS, parallel submission
 # loops (default 2); DRAIN_TIMEOUT seconds for the acknowledged workloads to end after the last
 # kill (default 600). Exits 1 when a workload was lost.
 set -euo pipefail
@@ -18,7 +18,7 @@ build=${1:-$root/build}
 bin=$build/bin
 KILLS=${KILLS:-1000}
 TIME_LIMIT=${TIME_LIMIT:-1800}
-MAX_GAP_MS=${MAX_GAP_MS:-500}
+MAX_GAP_MS=${MAX_GAP_MS:-1500}
 SUBMITTERS=${SUBMITTERS:-2}
 DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-600}
 for b in rsl-controller rsl-shim seedctl; do

@@ -41,7 +41,7 @@ std::string AddressOf(const sockaddr_storage& ss) {
   return buf;
 }
 
-std::string ErrorBody(const Error& e) { return ErrorToJson(e).dump(); }
+std::string ErrorBody(const Error& e) { return JsonText(ErrorToJson(e)); }
 
 // "10 s", or "600 ms" below a second.
 std::string Duration(std::chrono::milliseconds d) {

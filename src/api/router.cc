@@ -201,10 +201,10 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
   const Route* route = Find(req.method, req.path, &params);
   if (!route) {
     res.status = 404;
-    res.SetContent(ErrorToJson(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
-                                   .Hint("see docs/api.md for the routes"))
-                       .dump(),
-                   "application/json");
+    res.SetContent(
+        JsonText(ErrorToJson(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
+                                 .Hint("see docs/api.md for the routes"))),
+        "application/json");
     return;
   }
 
@@ -245,7 +245,7 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
     const Error& e = reply.error();
     res.status = HttpStatusFor(e.code);
     res.stream.reset();
-    res.SetContent(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors).dump(),
+    res.SetContent(JsonText(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors)),
                    "application/json");
   } else if (res.stream) {
     // the handler set a stream: it is the answer
@@ -254,7 +254,7 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
     if (!reply->content_type.empty()) {
       res.SetContent(reply->text, reply->content_type);
     } else {
-      res.SetContent(reply->body.dump(), "application/json");
+      res.SetContent(JsonText(reply->body), "application/json");
     }
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -83,8 +84,10 @@ bool KnownStatus(int status) {
     case 201:
     case 202:
     case 204:
+    case 301:
     case 302:
     case 304:
+    case 308:
     case 400:
     case 401:
     case 403:
@@ -137,7 +140,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   rsl::api::HttpResponse res;
   world->router->Dispatch(req, res);
-  if (!KnownStatus(res.status)) std::abort();
+  if (!KnownStatus(res.status)) {
+    std::fprintf(stderr, "unexpected status %d\n", res.status);
+    std::abort();
+  }
   if (res.stream) {
     std::string out;
     for (int i = 0; i < kStreamPieces; ++i) {

@@ -12,6 +12,7 @@ declare -A target=(
   [bench/logs_serve.sh]="-"
   [bench/sla.sh]="-"
   [bench/serve_autoscale.sh]="failed requests 0; decision <= 2 s"
+  [bench/soak_kill.sh]="lost 0 of n"
 )
 rc=0
 results=()

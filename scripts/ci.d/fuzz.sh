@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# CI: every libFuzzer target (spec/YAML, Avro schema, `when`) for 60 s with ASan+UBSan;
-# fails on any crash. About 3 minutes in all, plus the clang build of the fuzz targets only.
+# CI: every libFuzzer target (spec/YAML, Avro schema, `when`, API requests) for 60 s with
+# ASan+UBSan; fails on any crash. About 4 minutes in all, plus the clang build of the fuzz
+# targets only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRSL_FUZZ=ON -DRSL_BENCH=OFF > /dev/null
-cmake --build build-fuzz --target spec_fuzzer avro_schema_fuzzer when_fuzzer -j "$(nproc)"
+cmake --build build-fuzz --target spec_fuzzer avro_schema_fuzzer when_fuzzer api_request_fuzzer -j "$(nproc)"
 bash fuzz/run_all.sh build-fuzz/bin "${FUZZ_SECONDS:-60}"

@@ -1,5 +1,6 @@
 #include "api/auth.h"
 
+#include <cctype>
 #include <fstream>
 
 #include "base/codes.h"
@@ -132,6 +133,61 @@ std::vector<std::string> SplitNamespaces(const std::string& list) {
     }
   }
   return out;
+}
+
+Result<Principal> PrincipalFromCertificate(const std::string& common_name,
+                                           const std::vector<std::string>& organizations,
+                                           const std::string& fingerprint) {
+  const std::string hint =
+      "a client certificate's subject is CN=<subject> with O=<namespace>:<role> entries, e.g. "
+      "/CN=alice/O=risk:editor (docs/security.md)";
+  const std::string who = "client certificate CN=" + Quote(common_name);
+  if (common_name.empty()) {
+    return Error(codes::kUnauthenticated, "client certificate has no subject CN").Hint(hint);
+  }
+  Principal p;
+  p.subject = common_name;
+  std::string role_seen;
+  for (const std::string& o : organizations) {
+    size_t colon = o.rfind(':');
+    if (colon == std::string::npos) continue;  // an organisation name, not a role of ours
+    std::string ns = o.substr(0, colon);
+    auto role = ParseRole(o.substr(colon + 1));
+    if (!role.ok() || !ValidNamespace(ns)) {
+      return Error(codes::kUnauthenticated, who + ": invalid role entry O=" + Quote(o))
+          .Value(o)
+          .Hint(role.ok() ? hint : role.error().hint);
+    }
+    if (!role_seen.empty() && role_seen != RoleName(*role)) {
+      return Error(codes::kUnauthenticated,
+                   who + " names two roles, " + role_seen + " and " + RoleName(*role))
+          .Value(o)
+          .Hint("a certificate holds one role, as a token does: issue one certificate per role");
+    }
+    if (*role == Role::kAdmin && ns != "*") {
+      return Error(codes::kUnauthenticated, who + ": O=" + Quote(o) + " would make a cluster admin")
+          .Value(o)
+          .Hint("admin is cluster-wide: write O=*:admin, or give editor in the namespace");
+    }
+    role_seen = RoleName(*role);
+    p.role = *role;
+    p.namespaces.push_back(ns);
+  }
+  if (p.namespaces.empty()) {
+    return Error(codes::kUnauthenticated, who + " names no namespace role").Hint(hint);
+  }
+  p.token_id = CertificateId(fingerprint);
+  return p;
+}
+
+std::string CertificateId(const std::string& fingerprint) {
+  std::string hex;
+  for (char c : fingerprint) {
+    if (c != ':' && hex.size() < kTokenIdChars) {
+      hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return "x509:" + hex;
 }
 
 Result<int64_t> ParseTokenTtl(const std::string& text) {

@@ -16,6 +16,15 @@
 //           metrics, the whole audit log).
 // A token's namespaces list may be `*` (every namespace).
 //
+// Client certificates (mutual TLS, rsl-controller --tls-client-ca) are the other way in: a
+// verified certificate stands for the principal its subject names (PrincipalFromCertificate):
+//   CN            the subject;
+//   O=NS:ROLE     the role in namespace NS (one O entry per namespace; every entry names the
+//                 same role, as a token has one role); O=*:ROLE in every namespace; admin is
+//                 cluster-wide, so it is written O=*:admin. O entries without ':' are not
+//                 ours and are ignored.
+// A request with a bearer token is authenticated by the token, one without by the certificate.
+//
 // Threading: TokenStore is safe to use from many threads (one internal mutex).
 #pragma once
 
@@ -67,7 +76,7 @@ struct TokenInfo {
 };
 
 //! Why a bearer token was refused.
-enum class AuthFailure { kNone, kNoToken, kUnknown, kExpired, kRevoked };
+enum class AuthFailure { kNone, kNoToken, kUnknown, kExpired, kRevoked, kCertificate };
 
 //! What TokenStore::Check makes of a token: the principal, or why not.
 struct AuthOutcome {
@@ -75,6 +84,7 @@ struct AuthOutcome {
   AuthFailure failure = AuthFailure::kNone;
   std::string token_id;  //!< of a stored token, even a refused one ("" when unknown)
   int64_t when_ms = 0;   //!< kExpired: when it expired; kRevoked: when it was revoked
+  std::string detail;    //!< kCertificate: why the certificate maps to no principal
 };
 
 //! Last-used times are written at most this often per token: a write per request would put
@@ -117,6 +127,16 @@ class TokenStore {
   std::map<std::string, Principal> static_;  // hash -> principal, GUARDED_BY(mu_)
   std::map<std::string, int64_t> used_;      // hash -> last use written, GUARDED_BY(mu_)
 };
+
+//! "x509:" + the first 12 hex digits (lower case) of a certificate's SHA-256 fingerprint: what
+//! the audit log names a certificate by, as a token by its token id.
+std::string CertificateId(const std::string& fingerprint);
+//! The principal of a verified client certificate (see the top of this file); its token_id is
+//! CertificateId(fingerprint).
+//! UNAUTHENTICATED saying what is missing or wrong in the subject otherwise.
+Result<Principal> PrincipalFromCertificate(const std::string& common_name,
+                                           const std::vector<std::string>& organizations,
+                                           const std::string& fingerprint);
 
 //! "30m", "12h", "90d" (also s): a token's lifetime in ms. INVALID_ARGUMENT otherwise.
 Result<int64_t> ParseTokenTtl(const std::string& text);

@@ -28,6 +28,51 @@ TEST(AuthTest, ParseRoleSuggestsTheClosestRole) {
   EXPECT_EQ(bad.error().hint, "did you mean 'editor'?");
 }
 
+TEST(AuthTest, ACertificateSubjectMapsToAPrincipal) {
+  auto who = PrincipalFromCertificate("alice", {"Acme Corp", "risk:editor", "fraud:editor"},
+                                      "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23");
+  ASSERT_TRUE(who.ok()) << who.error().ToString();
+  EXPECT_EQ(who->subject, "alice");
+  EXPECT_EQ(who->role, Role::kEditor);
+  EXPECT_EQ(who->namespaces, (std::vector<std::string>{"risk", "fraud"}));
+  EXPECT_EQ(who->token_id, "x509:abcdef012345");
+  EXPECT_TRUE(who->CanWrite("fraud"));
+  EXPECT_FALSE(who->CanRead("ops"));
+
+  auto admin = PrincipalFromCertificate("root", {"*:admin"}, "00");
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->IsClusterAdmin());
+}
+
+TEST(AuthTest, ACertificateSubjectThatNamesNoSingleRoleIsRefused) {
+  struct Case {
+    std::string cn;
+    std::vector<std::string> orgs;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"", {"risk:viewer"}, "client certificate has no subject CN"},
+      {"bob", {"Acme Corp"}, "client certificate CN=\"bob\" names no namespace role"},
+      {"bob",
+       {"risk:viewer", "ops:editor"},
+       "client certificate CN=\"bob\" names two roles, viewer and editor"},
+      {"bob",
+       {"risk:admin"},
+       "client certificate CN=\"bob\": O=\"risk:admin\" would make a cluster admin"},
+      {"bob", {"risk:owner"}, "client certificate CN=\"bob\": invalid role entry O=\"risk:owner\""},
+      {"bob",
+       {"Risk Team:viewer"},
+       "client certificate CN=\"bob\": invalid role entry O=\"Risk Team:viewer\""},
+  };
+  for (const Case& c : cases) {
+    auto who = PrincipalFromCertificate(c.cn, c.orgs, "00");
+    ASSERT_FALSE(who.ok()) << c.message;
+    EXPECT_EQ(who.error().code, "UNAUTHENTICATED");
+    EXPECT_EQ(who.error().message, c.message);
+    EXPECT_FALSE(who.error().hint.empty()) << c.message;
+  }
+}
+
 TEST(AuthTest, CreatedTokenAuthenticatesAndOnlyItsHashIsStored) {
   std::string dir = TempDir("create");
   auto store = TokenStore::Open(dir);

@@ -4,7 +4,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "api/errors.h"
 #include "api/tls_probe.h"
@@ -44,7 +46,9 @@ std::string HostOf(const std::string& server) {
 }
 
 std::unique_ptr<httplib::Client> MakeHttp(const ClientConfig& c, int read_timeout_sec) {
-  auto http = std::make_unique<httplib::Client>(c.server);
+  auto http = c.client_certificate.empty()
+                  ? std::make_unique<httplib::Client>(c.server)
+                  : std::make_unique<httplib::Client>(c.server, c.client_certificate, c.client_key);
   http->set_connection_timeout(kConnectTimeoutSec, 0);
   http->set_read_timeout(read_timeout_sec, 0);
   http->set_write_timeout(kReadTimeoutSec, 0);
@@ -68,7 +72,11 @@ std::unique_ptr<httplib::Client> MakeHttp(const ClientConfig& c, int read_timeou
 Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
                                          const std::string& flag_token,
                                          const std::string& flag_namespace,
-                                         const std::string& flag_ca) {
+                                         const std::string& flag_ca,
+                                         const std::string& flag_client_cert,
+                                         const std::string& flag_client_key) {
+  static const std::vector<std::string> kKeys = {
+      "server", "token", "namespace", "certificate-authority", "client-certificate", "client-key"};
   ClientConfig c;
   std::map<std::string, std::string> file;
   c.config_path = ConfigPath();
@@ -84,7 +92,7 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
       if (colon == std::string::npos) {
         return Error(codes::kInvalidArgument, "expected `key: value`")
             .At({c.config_path, line_no, 1})
-            .Hint("keys: server, token, namespace");
+            .Hint("keys: " + Join(kKeys, ", "));
       }
       std::string key(Trim(line.substr(0, colon)));
       std::string value(Trim(line.substr(colon + 1)));
@@ -92,14 +100,11 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
           value.back() == value.front()) {
         value = value.substr(1, value.size() - 2);
       }
-      if (key != "server" && key != "token" && key != "namespace" &&
-          key != "certificate-authority") {
-        std::string close =
-            ClosestMatch(key, {"server", "token", "namespace", "certificate-authority"});
+      if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+        std::string close = ClosestMatch(key, kKeys);
         return Error(codes::kInvalidArgument, "unknown key " + Quote(key))
             .At({c.config_path, line_no, 1})
-            .Hint(close.empty() ? "keys: server, token, namespace, certificate-authority"
-                                : "did you mean '" + close + "'?");
+            .Hint(close.empty() ? "keys: " + Join(kKeys, ", ") : "did you mean '" + close + "'?");
       }
       file[key] = value;
     }
@@ -118,6 +123,24 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
   c.namespace_ = pick(flag_namespace, "SEEDCTL_NAMESPACE", "namespace", "");
   c.certificate_authority =
       pick(flag_ca, "SEEDCTL_CERTIFICATE_AUTHORITY", "certificate-authority", "");
+  c.client_certificate =
+      pick(flag_client_cert, "SEEDCTL_CLIENT_CERTIFICATE", "client-certificate", "");
+  c.client_key = pick(flag_client_key, "SEEDCTL_CLIENT_KEY", "client-key", "");
+  if (c.client_certificate.empty() != c.client_key.empty()) {
+    return Error(codes::kInvalidArgument, "a client certificate and its key go together")
+        .Value(c.client_certificate.empty() ? c.client_key : c.client_certificate)
+        .Hint(
+            "pass both --client-certificate FILE and --client-key FILE (or the config keys "
+            "client-certificate: and client-key:)");
+  }
+  for (const std::string* file : {&c.client_certificate, &c.client_key}) {
+    if (!file->empty() && !PathExists(*file)) {
+      return Error(codes::kInvalidArgument, "no such file " + Quote(*file))
+          .Value(*file)
+          .Hint(file == &c.client_key ? "--client-key takes the PEM key of --client-certificate"
+                                      : "--client-certificate takes a PEM certificate file");
+    }
+  }
   if (!StartsWith(c.server, "http://") && !StartsWith(c.server, "https://")) {
     c.server = "http://" + c.server;
   }
@@ -169,8 +192,12 @@ Error Client::ConnectionError(const std::string& what) const {
 
 Error Client::RequestError(int error) const {
   auto e = static_cast<httplib::Error>(error);
-  if ((e != httplib::Error::SSLServerVerification && e != httplib::Error::SSLConnection) ||
-      !StartsWith(config_.server, "https://")) {
+  // A server that refuses the client certificate (mutual TLS) fails the handshake (TLS 1.2)
+  // or, as TLS 1.3 checks it after the client's handshake, the first read.
+  const bool tls_failure =
+      e == httplib::Error::SSLServerVerification || e == httplib::Error::SSLConnection;
+  const bool maybe_refused = tls_failure || e == httplib::Error::Read || e == httplib::Error::Write;
+  if (!maybe_refused || !StartsWith(config_.server, "https://")) {
     return ConnectionError(httplib::to_string(e));
   }
   // host[:port] of https://host[:port]
@@ -188,6 +215,26 @@ Error Client::RequestError(int error) const {
     if (close + 1 < rest.size() && rest[close + 1] == ':')
       port = std::atoi(rest.c_str() + close + 2);
   }
+  const std::string where = host + ":" + std::to_string(port);
+  auto refusal = ProbeClientRefusal(host, port, config_.client_certificate, config_.client_key);
+  if (!refusal.ok()) return refusal.error();
+  if (!refusal->empty()) {
+    if (config_.client_certificate.empty()) {
+      return Error(codes::kUnauthenticated,
+                   "TLS: the server " + where + " requires a client certificate (" + *refusal + ")")
+          .Hint(
+              "pass --client-certificate FILE --client-key FILE (or the config keys "
+              "client-certificate: and client-key:) with a certificate its client CA issued");
+    }
+    return Error(codes::kUnauthenticated, "TLS: the server " + where +
+                                              " refused the client certificate " +
+                                              config_.client_certificate + ": " + *refusal)
+        .Value(config_.client_certificate)
+        .Hint(
+            "use a certificate issued by the controller's --tls-client-ca, within its validity "
+            "period");
+  }
+  if (!tls_failure) return ConnectionError(httplib::to_string(e));
   auto peer = ProbeTlsPeer(host, port, config_.certificate_authority);
   std::string trust = config_.certificate_authority.empty()
                           ? std::string("the system's CAs")

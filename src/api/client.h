@@ -6,7 +6,8 @@
 //   1. flags --server / --token / -n
 //   2. environment SEEDCTL_SERVER / SEEDCTL_TOKEN / SEEDCTL_NAMESPACE
 //   3. the config file $SEEDCTL_CONFIG, else $XDG_CONFIG_HOME/seedctl/config, else
-//      ~/.config/seedctl/config: `key: value` lines (server, token, namespace), '#' comments
+//      ~/.config/seedctl/config: `key: value` lines (server, token, namespace,
+//      certificate-authority, client-certificate, client-key), '#' comments
 //   4. server http://127.0.0.1:7070; no token; the token's default namespace.
 #pragma once
 
@@ -28,17 +29,25 @@ struct ClientConfig {
   std::string server = kDefaultServer;
   //! https servers are verified against this PEM file of CAs ("" = the system's CAs).
   std::string certificate_authority;
+  //! Mutual TLS: the PEM client certificate (chain) and its key ("" = none).
+  std::string client_certificate;
+  std::string client_key;
   std::string token;
   std::string namespace_;   //!< "" = let the server use the token's default namespace
   std::string config_path;  //!< the config file consulted (for messages)
 };
 
 //! Resolves the config as described above. Flags that are empty do not count.
-//! The CA file: --certificate-authority, SEEDCTL_CERTIFICATE_AUTHORITY, `certificate-authority:`.
+//! The CA file: --certificate-authority, SEEDCTL_CERTIFICATE_AUTHORITY, `certificate-authority:`;
+//! the client certificate and key: --client-certificate / --client-key,
+//! SEEDCTL_CLIENT_CERTIFICATE / SEEDCTL_CLIENT_KEY, `client-certificate:` / `client-key:`
+//! (INVALID_ARGUMENT when only one of the two is given, or a file does not exist).
 Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
                                          const std::string& flag_token,
                                          const std::string& flag_namespace,
-                                         const std::string& flag_ca = "");
+                                         const std::string& flag_ca = "",
+                                         const std::string& flag_client_cert = "",
+                                         const std::string& flag_client_key = "");
 
 //! Percent-encodes a path segment or query value (RFC 3986 unreserved kept).
 std::string UrlEncode(std::string_view s);

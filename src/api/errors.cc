@@ -62,6 +62,10 @@ nlohmann::json ErrorsToJson(const Errors& errors) {
 
 nlohmann::json ErrorToJson(const Error& error) { return ErrorsToJson(Errors{error}); }
 
+std::string JsonText(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 Errors ErrorsFromJson(const std::string& body, int http_status) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("code") && j["code"].is_string()) {

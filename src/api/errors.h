@@ -25,6 +25,10 @@ int HttpStatusFor(const std::string& code);
 //! the first error at the top, every error (in order) in details.errors.
 nlohmann::json ErrorsToJson(const Errors& errors);
 nlohmann::json ErrorToJson(const Error& error);
+//! `j` as JSON text that never throws: a string that is not valid UTF-8 (a request's path or
+//! name echoed in a message) has its bad bytes replaced by U+FFFD. Every answer body goes
+//! through it (nlohmann's dump() throws on such strings).
+std::string JsonText(const nlohmann::json& j);
 
 //! The inverse of ErrorsToJson; a body that is not such JSON becomes one error carrying
 //! `http_status` and the start of the body (INVALID_ARGUMENT for 411 and 413, whose meaning

@@ -1,5 +1,6 @@
 #include "api/events_stream.h"
 
+#include "api/errors.h"
 #include "spec/phase.h"
 
 namespace rsl::api {
@@ -88,15 +89,15 @@ bool WorkloadWatch::Reread(std::string* out) {
   } else {
     for (const auto& st : steps) {
       std::string name = st.value("name", std::string());
-      std::string dumped = st.dump();
+      std::string dumped = JsonText(st);
       std::string& before = steps_[name];
       if (before != dumped) *out += SseEvent("step", st);
     }
-    std::string dumped = status.dump();
+    std::string dumped = JsonText(status);
     if (dumped != status_) *out += SseEvent("status", status);
   }
-  status_ = status.dump();
-  for (const auto& st : steps) steps_[st.value("name", std::string())] = st.dump();
+  status_ = JsonText(status);
+  for (const auto& st : steps) steps_[st.value("name", std::string())] = JsonText(st);
   NewEvents(out);
   return true;
 }
@@ -167,7 +168,7 @@ StreamSource::State WorkloadListWatch::Next(size_t, std::string* out) {
       }
       for (const auto& item : list->value("items", Json::array())) {
         std::string id = item["metadata"].value("id", std::string());
-        std::string dumped = item.dump();
+        std::string dumped = JsonText(item);
         auto it = items_.find(id);
         if (started_ && (it == items_.end() || it->second != dumped)) {
           *out += SseEvent("workload", item);

@@ -35,7 +35,9 @@ struct HttpServer::Conn {
   uint64_t id = 0;
   int fd = -1;
   std::string peer;
-  bool counted = false;  // holds a place in per_client_ (refused connections do not)
+  std::shared_ptr<const ClientCertificate> client_cert;  // mutual TLS: every request's
+  bool counted = false;   // holds a place in per_client_ (refused connections do not)
+  bool refusing = false;  // over max_connections: counted in refusing_, not connections_
   bool closed = false;
   bool peer_closed = false;  // read EOF: answer what is complete, then close
   Phase phase = Phase::kHead;

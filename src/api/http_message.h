@@ -13,6 +13,14 @@
 
 namespace rsl::api {
 
+//! The client certificate a TLS client presented and the server verified (mutual TLS), as the
+//! TLS front end read it.
+struct ClientCertificate {
+  std::string common_name;                 //!< the subject's CN ("" when it has none)
+  std::vector<std::string> organizations;  //!< the subject's O entries, in order
+  std::string fingerprint;                 //!< SHA-256, "AB:CD:..."
+};
+
 struct HttpRequest {
   std::string method;
   std::string target;                                        //!< as sent: path and query
@@ -21,6 +29,8 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  //!< names lower-case
   std::string body;
   std::string remote_addr;
+  //! Set when the connection came over TLS with a verified client certificate.
+  std::shared_ptr<const ClientCertificate> client_cert;
 
   bool HasParam(const std::string& key) const { return params.count(key) > 0; }
   //! The first value of `key`, "" when absent.

@@ -25,6 +25,11 @@ namespace {
 
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);  // after EMFILE
 constexpr size_t kReadBytes = 64 << 10;
+// Connections over max_connections are answered 503 (and closed) while at most this many are
+// being refused at once; beyond that they are closed at once, so a flood costs the server
+// neither descriptors nor time.
+constexpr int kMaxRefusing = 32;
+constexpr int kBusyRetryAfterSec = 1;
 
 std::string AddressOf(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {0};
@@ -36,7 +41,7 @@ std::string AddressOf(const sockaddr_storage& ss) {
   return buf;
 }
 
-std::string ErrorBody(const Error& e) { return ErrorToJson(e).dump(); }
+std::string ErrorBody(const Error& e) { return JsonText(ErrorToJson(e)); }
 
 // "10 s", or "600 ms" below a second.
 std::string Duration(std::chrono::milliseconds d) {
@@ -159,10 +164,11 @@ void HttpServer::Stop() {
     for (auto& c : from_stream_) close_conn(c.get());
     to_stream_.clear();
     from_stream_.clear();
-    for (auto& [fd, peer] : adopted_) ::close(fd);
+    for (auto& a : adopted_) ::close(a.fd);
     adopted_.clear();
     per_client_.clear();
     connections_ = 0;
+    refusing_ = 0;
     streams_ = 0;
   }
   for (int* fd : {&listen_fd_, &io_epoll_, &io_wake_, &stream_epoll_, &stream_wake_}) {
@@ -183,6 +189,10 @@ void HttpServer::Wake(int fd) {
 
 void HttpServer::Forget(Conn* c) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (c->refusing) {
+    --refusing_;
+    return;
+  }
   --connections_;
   if (c->phase == Phase::kStreaming) --streams_;
   if (c->counted) {
@@ -236,7 +246,7 @@ void HttpServer::IoLoop() {
     int n = ::epoll_wait(io_epoll_, events, kMaxEvents, kMaxWaitMs);
     std::vector<Done> done;
     std::vector<std::unique_ptr<Conn>> back;
-    std::vector<std::pair<int, std::string>> adopted;
+    std::vector<Adopted> adopted;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return;
@@ -244,7 +254,7 @@ void HttpServer::IoLoop() {
       back.swap(from_stream_);
       adopted.swap(adopted_);
     }
-    for (auto& [fd, peer] : adopted) AddConnection(fd, peer);
+    for (auto& a : adopted) AddConnection(a.fd, a.peer, std::move(a.client_cert));
     for (int i = 0; i < n; ++i) {
       uint64_t id = events[i].data.u64;
       if (id == kListenId) {
@@ -316,11 +326,12 @@ void HttpServer::SetAcceptHook(std::function<void(int fd, const std::string& pee
   accept_hook_ = std::move(hook);
 }
 
-void HttpServer::Adopt(int fd, const std::string& peer) {
+void HttpServer::Adopt(int fd, const std::string& peer,
+                       std::shared_ptr<const ClientCertificate> client_cert) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_ && started_) {
-      adopted_.emplace_back(fd, peer);
+      adopted_.push_back({fd, peer, std::move(client_cert)});
       fd = -1;
     }
   }
@@ -331,16 +342,22 @@ void HttpServer::Adopt(int fd, const std::string& peer) {
   Wake(io_wake_);
 }
 
-void HttpServer::AddConnection(int fd, const std::string& peer) {
+void HttpServer::AddConnection(int fd, const std::string& peer,
+                               std::shared_ptr<const ClientCertificate> client_cert) {
   auto conn = std::make_unique<Conn>();
   Conn* c = conn.get();
   c->id = next_id_++;
   c->fd = fd;
   c->peer = peer;
+  c->client_cert = std::move(client_cert);
   bool over_total = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     over_total = connections_ >= options_.max_connections;
+    if (over_total && refusing_ < kMaxRefusing) {
+      ++refusing_;
+      c->refusing = true;
+    }
     if (!over_total) {
       ++connections_;
       int& mine = per_client_[c->peer];
@@ -352,12 +369,20 @@ void HttpServer::AddConnection(int fd, const std::string& peer) {
       }
     }
   }
-  if (over_total) {
+  if (over_total && !c->refusing) {
     ::close(fd);
     return;
   }
   io_conns_[c->id] = std::move(conn);
   c->deadline = Clock::now() + options_.head_timeout;
+  if (c->refusing) {
+    Refuse(c, 503,
+           Error(kTooManyRequests, "the controller is serving its limit of " +
+                                       std::to_string(options_.max_connections) + " connections")
+               .Hint("retry in a moment; close idle connections and log streams"),
+           kBusyRetryAfterSec);
+    return;
+  }
   if (!c->counted) {
     Refuse(c, 429,
            Error(kTooManyRequests, "too many connections from " + c->peer + " (limit " +
@@ -431,6 +456,7 @@ void HttpServer::ParseRequests(Conn* c) {
     }
     c->request = HttpRequest();
     c->request.remote_addr = c->peer;
+    c->request.client_cert = c->client_cert;
     RequestHead head =
         ParseHead(std::string_view(c->in).substr(0, end), options_.max_body_bytes, &c->request);
     c->keep_alive = head.keep_alive;
@@ -514,9 +540,10 @@ void HttpServer::FlushIo(Conn* c) {
   AfterResponse(c);
 }
 
-void HttpServer::Refuse(Conn* c, int status, const Error& error) {
+void HttpServer::Refuse(Conn* c, int status, const Error& error, int retry_after_sec) {
   HttpResponse r;
   r.status = status;
+  if (retry_after_sec > 0) r.SetHeader("Retry-After", std::to_string(retry_after_sec));
   r.SetContent(ErrorBody(error), "application/json");
   c->keep_alive = false;
   c->linger = true;

@@ -15,7 +15,8 @@
 // Refusals carry the JSON error body of errors.h: 400 (malformed request), 411 (a body
 // without Content-Length, or chunked), 413 (body over the limit), 431 (head over the limit),
 // 408 (head or body too slow), 429 (too many connections from one address; answered at
-// accept, then closed). A connection over the global limit is closed at once.
+// accept, then closed), 503 with Retry-After (over max_connections; answered at accept, then
+// closed; a few at a time: beyond those a connection is closed at once).
 //
 // Threading: routes are registered before Start(); handlers run on several workers at once
 // and must be thread-safe; a StreamSource runs on the stream thread only (one call at a time).
@@ -87,9 +88,11 @@ class HttpServer {
   void Start();
   //! Serves a connection accepted elsewhere (a TLS front end hands over the plain side of a
   //! socket pair): it is counted and bounded like an accepted one, under `peer` (the real
-  //! client's address). Thread-safe; takes `fd` (closed at once when the server is not
+  //! client's address); its requests carry `client_cert` (the verified client certificate of
+  //! mutual TLS, or null). Thread-safe; takes `fd` (closed at once when the server is not
   //! running).
-  void Adopt(int fd, const std::string& peer);
+  void Adopt(int fd, const std::string& peer,
+             std::shared_ptr<const ClientCertificate> client_cert = nullptr);
   //! When set (before Start), every accepted socket goes to `hook` on the I/O thread instead
   //! of being served (a TLS front end takes it, and Adopts the plain side). `hook` must not
   //! block.
@@ -120,12 +123,18 @@ class HttpServer {
 
   // I/O thread.
   void Accept();
-  void AddConnection(int fd, const std::string& peer);
+  struct Adopted {
+    int fd;
+    std::string peer;
+    std::shared_ptr<const ClientCertificate> client_cert;
+  };
+  void AddConnection(int fd, const std::string& peer,
+                     std::shared_ptr<const ClientCertificate> client_cert = nullptr);
   void OnReadable(Conn* c);
   void ParseRequests(Conn* c);
   void StartResponse(Conn* c, HttpResponse response);
   void FlushIo(Conn* c);
-  void Refuse(Conn* c, int status, const Error& error);
+  void Refuse(Conn* c, int status, const Error& error, int retry_after_sec = 0);
   void AfterResponse(Conn* c);
   void WatchIo(Conn* c, uint32_t events);
   void CloseIo(Conn* c);
@@ -160,16 +169,17 @@ class HttpServer {
 
   mutable std::mutex mu_;
   std::condition_variable jobs_cv_;
-  bool stopping_ = false;                             // GUARDED_BY(mu_)
-  std::deque<Job> jobs_;                              // GUARDED_BY(mu_)
-  std::vector<Done> done_;                            // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Conn>> to_stream_;      // GUARDED_BY(mu_)
-  std::vector<std::unique_ptr<Conn>> from_stream_;    // GUARDED_BY(mu_)
-  std::vector<std::pair<int, std::string>> adopted_;  // fd, peer; GUARDED_BY(mu_)
-  std::map<std::string, int> per_client_;             // GUARDED_BY(mu_)
-  int connections_ = 0;                               // GUARDED_BY(mu_)
-  int streams_ = 0;                                   // GUARDED_BY(mu_)
-  int busy_workers_ = 0;                              // GUARDED_BY(mu_)
+  bool stopping_ = false;                           // GUARDED_BY(mu_)
+  std::deque<Job> jobs_;                            // GUARDED_BY(mu_)
+  std::vector<Done> done_;                          // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<Conn>> to_stream_;    // GUARDED_BY(mu_)
+  std::vector<std::unique_ptr<Conn>> from_stream_;  // GUARDED_BY(mu_)
+  std::vector<Adopted> adopted_;                    // GUARDED_BY(mu_)
+  std::map<std::string, int> per_client_;           // GUARDED_BY(mu_)
+  int connections_ = 0;                             // GUARDED_BY(mu_)
+  int refusing_ = 0;      // connections over the limit being answered 503; GUARDED_BY(mu_)
+  int streams_ = 0;       // GUARDED_BY(mu_)
+  int busy_workers_ = 0;  // GUARDED_BY(mu_)
 };
 
 }  // namespace rsl::api

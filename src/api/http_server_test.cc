@@ -161,6 +161,51 @@ TEST_F(HttpServerTest, AHeadTrickledSlowerThanTheTimeoutIsCutOff) {
   EXPECT_TRUE(WaitConnections(0));
 }
 
+TEST_F(HttpServerTest, AHalfSentHeadStallsNobodyAndIsCutAfterTheTimeout) {
+  HttpServerOptions options;
+  options.workers = 1;  // a stalled client holding the one worker would stall everyone
+  options.head_timeout = 1500ms;
+  Serve(options);
+  RawConn stalled(server_->port());
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stalled.Send("GET /hello HTTP/1.1\r\nHost: h\r\nX-Half: "));
+  // Everyone else is answered at once meanwhile.
+  for (int i = 0; i < 20; ++i) {
+    std::string answer;
+    double secs = SecondsOf(
+        [&] { answer = RawRequest(server_->port(), "GET", "/hello?name=" + std::to_string(i)); });
+    EXPECT_EQ(BodyOf(answer), "hello " + std::to_string(i) + "\n");
+    EXPECT_LT(secs, 1.0) << i;
+  }
+  EXPECT_FALSE(stalled.WaitClosed(1ms)) << "cut before its head timeout";
+  ASSERT_TRUE(stalled.WaitClosed(10s));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(secs, 1.4);
+  EXPECT_EQ(StatusOf(stalled.received()), 408) << stalled.received();
+  auto j = nlohmann::json::parse(BodyOf(stalled.received()), nullptr, false);
+  EXPECT_EQ(j.value("message", ""), "request head not complete within 1500 ms");
+  EXPECT_TRUE(WaitConnections(0));
+}
+
+TEST_F(HttpServerTest, ConnectionsOverTheLimitAreAnswered503) {
+  HttpServerOptions options;
+  options.max_connections = 3;
+  Serve(options);
+  std::vector<std::unique_ptr<RawConn>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawConn>(server_->port()));
+  ASSERT_TRUE(WaitConnections(3));
+  std::string refused = RawRequest(server_->port(), "GET", "/hello");
+  EXPECT_EQ(StatusOf(refused), 503) << refused;
+  EXPECT_EQ(testing::HeaderOf(refused, "Retry-After"), "1") << refused;
+  auto j = nlohmann::json::parse(BodyOf(refused), nullptr, false);
+  EXPECT_EQ(j.value("code", ""), "TOO_MANY_REQUESTS");
+  EXPECT_EQ(j.value("message", ""), "the controller is serving its limit of 3 connections");
+  EXPECT_EQ(server_->stats().connections, 3);
+  held.pop_back();
+  ASSERT_TRUE(WaitConnections(2));
+  EXPECT_EQ(BodyOf(RawRequest(server_->port(), "GET", "/hello?name=z")), "hello z\n");
+}
+
 TEST_F(HttpServerTest, ConnectionsPerClientAreBounded) {
   HttpServerOptions options;
   options.max_connections_per_client = 3;

@@ -52,6 +52,11 @@ Error Unauthenticated(const AuthOutcome& outcome) {
       why = "token " + outcome.token_id + " was revoked at " +
             FormatUtc(outcome.when_ms / 1000, "%Y-%m-%dT%H:%M:%SZ");
       break;
+    case AuthFailure::kCertificate:
+      return Error(codes::kUnauthenticated, outcome.detail)
+          .Hint(
+              "the client certificate's subject needs CN=<subject> and O=<namespace>:<role> "
+              "(docs/security.md), or pass a bearer token");
     case AuthFailure::kUnknown:
     case AuthFailure::kNone:
       break;
@@ -70,6 +75,8 @@ const char* FailureName(AuthFailure f) {
       return "expired token";
     case AuthFailure::kRevoked:
       return "revoked token";
+    case AuthFailure::kCertificate:
+      return "client certificate";
     default:
       return "unknown token";
   }
@@ -85,11 +92,12 @@ Error RefuseToken(const Services& services, const HttpRequest& req, const AuthOu
     AuditEntry e;
     e.subject = "anonymous";
     e.verb = "authenticate";
-    e.resource = "tokens";
+    e.resource = outcome.failure == AuthFailure::kCertificate ? "certificates" : "tokens";
     e.object_id = outcome.token_id;
     e.result = codes::kUnauthenticated;
     e.message = std::string(FailureName(outcome.failure)) + " from " + from + " for " + req.method +
                 " " + req.path;
+    if (!outcome.detail.empty()) e.message += ": " + outcome.detail;
     if (now_limited) {
       e.message += "; " + std::to_string(kMaxFailedAuths) + " failures: address limited for " +
                    std::to_string(kFailedAuthWindowMs / 1000) + "s";
@@ -97,6 +105,27 @@ Error RefuseToken(const Services& services, const HttpRequest& req, const AuthOu
     (void)services.audit->Append(e);  // the 401 stands even if the audit write fails
   }
   return Unauthenticated(outcome);
+}
+
+// Who is calling: the bearer token when one is sent, else the verified client certificate of
+// a mutual-TLS connection, else nobody (kNoToken).
+AuthOutcome Authenticate(const Services& services, const HttpRequest& req) {
+  std::string auth = req.Header("Authorization");
+  std::string token;
+  if (StartsWith(auth, "Bearer ")) token = std::string(Trim(auth.substr(7)));
+  if (!token.empty() || !req.client_cert) return services.tokens->Check(token);
+  const ClientCertificate& cert = *req.client_cert;
+  AuthOutcome out;
+  auto who = PrincipalFromCertificate(cert.common_name, cert.organizations, cert.fingerprint);
+  if (who.ok()) {
+    out.who = *who;
+    out.token_id = who->token_id;
+  } else {
+    out.failure = AuthFailure::kCertificate;
+    out.token_id = CertificateId(cert.fingerprint);
+    out.detail = who.error().message;
+  }
+  return out;
 }
 
 }  // namespace
@@ -172,10 +201,10 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
   const Route* route = Find(req.method, req.path, &params);
   if (!route) {
     res.status = 404;
-    res.SetContent(ErrorToJson(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
-                                   .Hint("see docs/api.md for the routes"))
-                       .dump(),
-                   "application/json");
+    res.SetContent(
+        JsonText(ErrorToJson(Error(codes::kNotFound, "no route " + req.method + " " + req.path)
+                                 .Hint("see docs/api.md for the routes"))),
+        "application/json");
     return;
   }
 
@@ -184,15 +213,12 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
   ctx.path_params = std::move(params);
   Result<Reply> reply = Reply{};
   if (route->access.level != Access::Level::kPublic) {
-    std::string auth = req.Header("Authorization");
-    std::string token;
-    if (StartsWith(auth, "Bearer ")) token = std::string(Trim(auth.substr(7)));
     std::optional<int64_t> wait;
     if (services_.auth_limiter) {
       wait = services_.auth_limiter->RetryAfter(req.remote_addr, Env::Default()->MonotonicMs());
     }
     AuthOutcome outcome;
-    if (!wait) outcome = services_.tokens->Check(token);
+    if (!wait) outcome = Authenticate(services_, req);
     const std::optional<Principal>& who = outcome.who;
     if (wait) {
       res.SetHeader("Retry-After", std::to_string(*wait));
@@ -219,7 +245,7 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
     const Error& e = reply.error();
     res.status = HttpStatusFor(e.code);
     res.stream.reset();
-    res.SetContent(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors).dump(),
+    res.SetContent(JsonText(ErrorsToJson(ctx.errors.empty() ? Errors{e} : ctx.errors)),
                    "application/json");
   } else if (res.stream) {
     // the handler set a stream: it is the answer
@@ -228,7 +254,7 @@ void Router::Dispatch(const HttpRequest& req, HttpResponse& res) const {
     if (!reply->content_type.empty()) {
       res.SetContent(reply->text, reply->content_type);
     } else {
-      res.SetContent(reply->body.dump(), "application/json");
+      res.SetContent(JsonText(reply->body), "application/json");
     }
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -99,6 +99,17 @@ TEST_F(RouterTest, UnknownPathAndMethodMismatchAreTheJson404) {
   EXPECT_EQ(metrics_.Render().find("/api/v2/things"), std::string::npos);
 }
 
+// Found by api_request_fuzzer: a path that is not UTF-8 made the 404's JSON throw.
+TEST_F(RouterTest, BytesThatAreNotUtf8AreEchoedAsReplacementCharacters) {
+  router_->Get("/w/{id}", Access::Public(), Echo);
+  HttpResponse missing = Call("GET", "/x\xff");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(Body(missing)["message"], "no route GET /x\xef\xbf\xbd");
+  HttpResponse echoed = Call("GET", "/w/a\xc3");
+  EXPECT_EQ(echoed.status, 200);
+  EXPECT_EQ(Body(echoed)["params"]["id"], "a\xef\xbf\xbd");
+}
+
 TEST_F(RouterTest, AccessLevelsAreEnforcedBeforeTheHandler) {
   int calls = 0;
   Handler counted = [&calls](const Services& s, RequestContext& c) {

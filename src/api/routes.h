@@ -1,5 +1,5 @@
 // The API's handlers (docs/api.md), one file per resource. Each one answers one route of the
-// table in ApiServer::RegisterRoutes (server.cc), which says who may call it (router.h): a
+// table in RegisterApiRoutes (server.cc), which says who may call it (router.h): a
 // handler starts with an authenticated caller (or none on public routes) and its path
 // parameters, applies the namespace rules, calls the Service and records its writes in the
 // audit log. Each can be called on its own with a fake Service (routes_test.cc).

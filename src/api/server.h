@@ -2,7 +2,7 @@
 // requests, the Router (router.h) authenticates them, renders errors as JSON and counts them,
 // and the named handlers (routes.h, one file per resource) authorise by namespace, do the work
 // through the Service and audit every change (denied ones included). The route table is
-// RegisterRoutes in server.cc. Cluster-wide state (nodes, cluster status, metrics, the whole
+// RegisterApiRoutes in server.cc. Cluster-wide state (nodes, cluster status, metrics, the whole
 // audit log) needs admin.
 //
 // Threading: handlers run on HttpServer's workers, log streams on its stream thread; Service,
@@ -39,6 +39,12 @@ class ApiServer {
   //! Serves HTTPS with the PEM certificate chain and key (tls_server.h) instead of plain
   //! HTTP. REQUIRES: before Serve(). INVALID_ARGUMENT naming a file that does not load.
   Status EnableTls(const std::string& cert_file, const std::string& key_file);
+  //! Mutual TLS: clients are asked for a certificate, verified against the PEM CAs of
+  //! `ca_file` (a bad, unknown or expired one fails the handshake, which is audited); a
+  //! verified certificate authenticates requests without a bearer token (auth.h).
+  //! `required`: a client without a certificate fails the handshake too. REQUIRES: after
+  //! EnableTls. INVALID_ARGUMENT naming the file when it does not load.
+  Status EnableClientCertificates(const std::string& ca_file, bool required);
   //! The SHA-256 fingerprint of the TLS certificate ("" without TLS).
   std::string tls_fingerprint() const { return tls_ ? tls_->fingerprint() : ""; }
   //! Start in two halves: Listen binds (so a taken address fails before anything else
@@ -51,13 +57,15 @@ class ApiServer {
   HttpServerStats stats() const { return http_->stats(); }
 
  private:
-  void RegisterRoutes();
-
   FailedAuthLimiter auth_limiter_;  // before router_, which points at it
   Router router_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<TlsFrontend> tls_;  // after http_: destroyed (stopped) first
 };
+
+//! Adds the API's routes (docs/api.md) to `router`: the one route table of the controller
+//! (ApiServer) and of the request fuzzer.
+void RegisterApiRoutes(Router* router);
 
 //! Whether `host` (as ParseListen gives it) is a loopback address: 127.x.y.z, ::1, localhost.
 bool IsLoopback(const std::string& host);
@@ -68,6 +76,10 @@ bool IsLoopback(const std::string& host);
 Status CheckListenSecurity(const std::string& listen, const std::string& host,
                            const std::string& tls_cert, const std::string& tls_key,
                            bool insecure_listen);
+
+//! --tls-client-ca needs TLS (`tls`: --tls-cert or --tls-self-signed): INVALID_ARGUMENT with
+//! the fix otherwise.
+Status CheckClientCaFlags(const std::string& tls_client_ca, bool tls);
 
 //! Parses "host:port" ("127.0.0.1:7070", ":7070" = loopback, "[::1]:7070").
 Status ParseListen(const std::string& listen, std::string* host, int* port);

@@ -41,7 +41,75 @@ int Connect(const std::string& host, int port) {
   return fd;
 }
 
+// The reason of the last OpenSSL error when it is an alert from the peer, without the
+// protocol prefix; "" otherwise.
+std::string PeerAlert() {
+  unsigned long e = 0, last = 0;
+  while ((e = ERR_get_error()) != 0) last = e;
+  const char* reason = last ? ERR_reason_error_string(last) : nullptr;
+  std::string r = reason ? reason : "";
+  size_t at = r.find("alert ");
+  if (at == std::string::npos) return "";
+  return r.substr(at + 6);
+}
+
 }  // namespace
+
+Result<std::string> ProbeClientRefusal(const std::string& host, int port,
+                                       const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (!ctx) return Error(codes::kIoError, "OpenSSL cannot make a TLS context");
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);  // the server's trust is checked apart
+  auto load_error = [&](const std::string& what, const std::string& file) {
+    unsigned long e = ERR_get_error();
+    ERR_clear_error();
+    char buf[256] = "no such file";
+    if (e != 0) ERR_error_string_n(e, buf, sizeof(buf));
+    SSL_CTX_free(ctx);
+    return Error(codes::kInvalidArgument,
+                 "cannot load the client " + what + " " + file + ": " + buf)
+        .Value(file)
+        .Hint(
+            "--client-certificate takes a PEM certificate (then its intermediates), "
+            "--client-key its unencrypted PEM private key");
+  };
+  if (!cert_file.empty() && SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
+    return load_error("certificate", cert_file);
+  }
+  if (!key_file.empty() &&
+      (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+       SSL_CTX_check_private_key(ctx) != 1)) {
+    return load_error("key", key_file);
+  }
+  int fd = Connect(host, port);
+  if (fd < 0) {
+    SSL_CTX_free(ctx);
+    return Error(codes::kIoError, "cannot connect to " + host + ":" + std::to_string(port));
+  }
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  SSL_set_tlsext_host_name(ssl, host.c_str());
+  std::string alert;
+  ERR_clear_error();
+  if (SSL_connect(ssl) != 1) {
+    alert = PeerAlert();
+  } else {
+    // TLS 1.3 sends the client's certificate after the client's handshake is done: the
+    // server's verdict arrives with the first read.
+    const std::string probe =
+        "HEAD /healthz HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+    char byte;
+    if (SSL_write(ssl, probe.data(), static_cast<int>(probe.size())) <= 0 ||
+        SSL_read(ssl, &byte, 1) <= 0) {
+      alert = PeerAlert();
+    }
+  }
+  ERR_clear_error();
+  SSL_free(ssl);
+  ::close(fd);
+  SSL_CTX_free(ctx);
+  return alert;
+}
 
 std::string Sha256Fingerprint(X509* cert) {
   unsigned char md[EVP_MAX_MD_SIZE];

@@ -25,4 +25,13 @@ struct TlsPeer {
 //! IO_ERROR when no TLS connection could be made at all.
 Result<TlsPeer> ProbeTlsPeer(const std::string& host, int port, const std::string& ca_file);
 
+//! Whether host:port refuses a TLS client that presents the PEM certificate chain and key
+//! (none when both are ""), for the client's error message when mutual TLS fails: the TLS
+//! alert the server sent, without its "tlsv1 alert " prefix ("certificate expired", "unknown
+//! ca", "certificate required"), or "" when the server answered a request. The server itself
+//! is not verified here. INVALID_ARGUMENT naming the file when the certificate or key does not
+//! load.
+Result<std::string> ProbeClientRefusal(const std::string& host, int port,
+                                       const std::string& cert_file, const std::string& key_file);
+
 }  // namespace rsl::api

@@ -15,6 +15,8 @@
 
 #include <cstdio>
 #include <ctime>
+#include <memory>
+#include <vector>
 
 #include "api/tls_probe.h"
 #include "base/codes.h"
@@ -76,6 +78,48 @@ bool WriteAll(int fd, const char* data, size_t len) {
     len -= static_cast<size_t>(w);
   }
   return true;
+}
+
+// The values of every `nid` entry of `name`, as UTF-8, in order.
+std::vector<std::string> NameEntries(X509_NAME* name, int nid) {
+  std::vector<std::string> out;
+  for (int i = X509_NAME_get_index_by_NID(name, nid, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(name, nid, i)) {
+    unsigned char* utf8 = nullptr;
+    int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i)));
+    if (n >= 0) out.emplace_back(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
+    OPENSSL_free(utf8);
+  }
+  return out;
+}
+
+std::shared_ptr<const ClientCertificate> ReadClientCertificate(X509* cert) {
+  auto c = std::make_shared<ClientCertificate>();
+  X509_NAME* subject = X509_get_subject_name(cert);
+  std::vector<std::string> cn = NameEntries(subject, NID_commonName);
+  if (!cn.empty()) c->common_name = cn.back();  // the most specific one, as RFC 6125 reads it
+  c->organizations = NameEntries(subject, NID_organizationName);
+  c->fingerprint = Sha256Fingerprint(cert);
+  return c;
+}
+
+// The chain depth a client certificate may have below the CA file's certificates.
+constexpr int kMaxClientChainDepth = 4;
+
+// Notes which client certificate failed verification (the handshake that fails keeps none):
+// its subject goes into the refusal's audit entry.
+int NoteRefusedClient(int ok, X509_STORE_CTX* store) {
+  if (ok) return ok;
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* note = ssl ? static_cast<std::string*>(SSL_get_app_data(ssl)) : nullptr;
+  X509* leaf = X509_STORE_CTX_get0_cert(store);
+  if (note && note->empty() && leaf) {
+    char name[256] = {0};
+    X509_NAME_oneline(X509_get_subject_name(leaf), name, sizeof(name));
+    *note = std::string(name) + ", SHA-256 " + Sha256Fingerprint(leaf);
+  }
+  return ok;
 }
 
 }  // namespace
@@ -178,6 +222,30 @@ Status TlsFrontend::LoadCertificate(const std::string& cert_file, const std::str
   return Status::Ok();
 }
 
+Status TlsFrontend::LoadClientCa(const std::string& ca_file, bool required) {
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca_file.c_str());
+  if (!names || sk_X509_NAME_num(names) == 0 ||
+      SSL_CTX_load_verify_locations(ctx_, ca_file.c_str(), nullptr) != 1) {
+    if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
+    std::string why = PathExists(ca_file) ? OpenSslReason() : "no such file";
+    return Error(codes::kInvalidArgument, "cannot load the client CA file " + ca_file + ": " + why)
+        .Value(ca_file)
+        .Hint(
+            "--tls-client-ca takes a PEM file of the CA certificates that issue client "
+            "certificates");
+  }
+  SSL_CTX_set_client_CA_list(ctx_, names);  // owns `names` now; sent with the request
+  SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER | (required ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
+                     NoteRefusedClient);
+  SSL_CTX_set_verify_depth(ctx_, kMaxClientChainDepth);
+  // Session resumption with client verification needs a context id (OpenSSL refuses a resumed
+  // session without one).
+  static const unsigned char kSessionContext[] = "rsl-controller";
+  SSL_CTX_set_session_id_context(ctx_, kSessionContext, sizeof(kSessionContext) - 1);
+  client_ca_ = true;
+  return Status::Ok();
+}
+
 void TlsFrontend::Attach() {
   http_->SetAcceptHook([this](int fd, const std::string& peer) { OnAccepted(fd, peer); });
 }
@@ -204,6 +272,8 @@ void TlsFrontend::Serve(int fd, std::string peer) {
   SSL* ssl = SSL_new(ctx_);
   int pair[2] = {-1, -1};
   SSL_set_fd(ssl, fd);
+  std::string refused_client;  // NoteRefusedClient's note
+  SSL_set_app_data(ssl, &refused_client);
   // The handshake, within its deadline (a client that connects and says nothing holds
   // only this thread, and not for long).
   bool ok = true;
@@ -221,13 +291,31 @@ void TlsFrontend::Serve(int fd, std::string peer) {
       break;
     }
   }
+  std::shared_ptr<const ClientCertificate> client;
+  if (client_ca_ && ok) {
+    X509* cert = SSL_get1_peer_certificate(ssl);
+    if (cert && SSL_get_verify_result(ssl) == X509_V_OK) client = ReadClientCertificate(cert);
+    X509_free(cert);
+  } else if (client_ca_ && on_refused_) {
+    // Only refusals over the client certificate are reported: port scanners and clients of
+    // another protocol fail handshakes too.
+    long verify = SSL_get_verify_result(ssl);
+    std::string why;
+    if (verify != X509_V_OK) {
+      why = std::string("client certificate refused: ") + X509_verify_cert_error_string(verify);
+      if (!refused_client.empty()) why += " (" + refused_client + ")";
+    } else if (ERR_GET_REASON(ERR_peek_error()) == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+      why = "no client certificate (one is required)";
+    }
+    if (!why.empty()) on_refused_(peer, why);
+  }
   ERR_clear_error();
   if (ok && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) ok = false;
   if (ok) {
     // The server's end is non-blocking like an accepted socket.
     int fl = ::fcntl(pair[1], F_GETFL, 0);
     ::fcntl(pair[1], F_SETFL, fl | O_NONBLOCK);
-    http_->Adopt(pair[1], peer);
+    http_->Adopt(pair[1], peer, std::move(client));
     pair[1] = -1;
     char buf[kPumpBytes];
     while (!stopping_) {

@@ -9,12 +9,20 @@
 // TLS 1.2 or later; a handshake must finish within kTlsHandshakeTimeout; at most
 // max_connections TLS connections at once (more are closed right after accept).
 //
+// Mutual TLS (LoadClientCa): the server asks every client for a certificate and verifies one
+// that comes against the client CA file (chain, validity period). A certificate that does not
+// verify (unknown CA, expired, not yet valid) fails the handshake with the matching TLS alert;
+// so does a connection without one when a certificate is required. A verified certificate's
+// subject (CN, O entries) and fingerprint travel with every request of the connection
+// (HttpRequest::client_cert); what it may do is the router's business (auth.h).
+//
 // Threading: Start/Stop from one thread; a thread per live connection.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -38,6 +46,16 @@ class TlsFrontend {
   //! Loads a PEM certificate chain and its private key. INVALID_ARGUMENT naming the file and
   //! OpenSSL's reason when either does not load or they do not match.
   Status LoadCertificate(const std::string& cert_file, const std::string& key_file);
+  //! Asks clients for a certificate and verifies it against the PEM CA certificates of
+  //! `ca_file`; `required`: a client without one fails the handshake too. REQUIRES: after
+  //! LoadCertificate. INVALID_ARGUMENT naming the file when it holds no CA certificate.
+  Status LoadClientCa(const std::string& ca_file, bool required);
+  //! Called (on a connection's thread) for each handshake refused over its client certificate:
+  //! the client's address and why ("certificate has expired", "no client certificate").
+  //! Set before Attach.
+  void SetOnRefused(std::function<void(const std::string& peer, const std::string& why)> f) {
+    on_refused_ = std::move(f);
+  }
   //! The SHA-256 fingerprint of the loaded certificate, "AB:CD:..." (what a client pins).
   const std::string& fingerprint() const { return fingerprint_; }
 
@@ -57,6 +75,8 @@ class TlsFrontend {
   int max_connections_;
   SSL_CTX* ctx_ = nullptr;
   std::string fingerprint_;
+  bool client_ca_ = false;
+  std::function<void(const std::string&, const std::string&)> on_refused_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable idle_cv_;

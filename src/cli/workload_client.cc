@@ -17,6 +17,12 @@ void AddConnFlags(CLI::App* cmd, ConnFlags* flags, bool namespaced) {
                   "PEM file of the CAs an https --server is checked against (env "
                   "SEEDCTL_CERTIFICATE_AUTHORITY, config `certificate-authority:`; default: the "
                   "system's CAs)");
+  cmd->add_option("--client-certificate", flags->client_certificate,
+                  "mutual TLS: PEM client certificate (with --client-key; env "
+                  "SEEDCTL_CLIENT_CERTIFICATE, config `client-certificate:`)");
+  cmd->add_option("--client-key", flags->client_key,
+                  "PEM private key of --client-certificate (env SEEDCTL_CLIENT_KEY, config "
+                  "`client-key:`)");
   cmd->add_option("--token", flags->token, "bearer token (env SEEDCTL_TOKEN, config `token:`)");
   if (namespaced) {
     cmd->add_option("-n,--namespace", flags->namespace_,
@@ -31,7 +37,8 @@ void AddOutputFlag(CLI::App* cmd, ConnFlags* flags, const std::vector<std::strin
 
 api::Client MakeClient(const ConnFlags& flags) {
   auto config = api::ResolveClientConfig(flags.server, flags.token, flags.namespace_,
-                                         flags.certificate_authority);
+                                         flags.certificate_authority, flags.client_certificate,
+                                         flags.client_key);
   if (!config.ok()) FailWith(config.error());
   return api::Client(*config);
 }

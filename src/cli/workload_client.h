@@ -16,13 +16,15 @@ namespace rsl::cli {
 struct ConnFlags {
   std::string server;
   std::string certificate_authority;  //!< PEM CAs for an https server ("" = system CAs)
+  std::string client_certificate;     //!< mutual TLS: PEM certificate ("" = none)
+  std::string client_key;             //!< ... and its key
   std::string token;
   std::string namespace_;
   std::string output;  //!< "" (table) | json | yaml | wide (| openlineage for lineage)
 };
 
-//! Adds --server, --certificate-authority, --token, -n/--namespace (unless `namespaced` is false)
-//! to `cmd`.
+//! Adds --server, --certificate-authority, --client-certificate, --client-key, --token,
+//! -n/--namespace (unless `namespaced` is false) to `cmd`.
 void AddConnFlags(CLI::App* cmd, ConnFlags* flags, bool namespaced = true);
 //! Adds -o/--output restricted to `choices`.
 void AddOutputFlag(CLI::App* cmd, ConnFlags* flags, const std::vector<std::string>& choices);

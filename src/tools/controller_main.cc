@@ -29,6 +29,8 @@ struct Flags {
   bool tls_self_signed = false;
   int retain_versions = 0;
   std::string retain_for;
+  std::string tls_client_ca;
+  bool tls_require_client_cert = false;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -77,6 +79,14 @@ int main(int argc, char** argv) {
                "(tls.crt, tls.key); prints its fingerprint")
       ->excludes("--tls-cert")
       ->excludes("--tls-key");
+  auto* client_ca = app.add_option(
+      "--tls-client-ca", f.tls_client_ca,
+      "mutual TLS: ask clients for a certificate and verify it against this PEM CA file; a "
+      "verified certificate authenticates as CN=subject, O=namespace:role (docs/security.md)");
+  app.add_flag("--tls-require-client-cert", f.tls_require_client_cert,
+               "with --tls-client-ca: refuse the TLS handshake of a client without a certificate "
+               "(default: such clients authenticate with bearer tokens)")
+      ->needs(client_ca);
   app.add_flag("--insecure-listen", f.insecure_listen,
                "allow plain HTTP on an address other than loopback (tokens and secrets would "
                "cross the network in clear)");
@@ -109,6 +119,8 @@ int main(int argc, char** argv) {
                                      f.tls_self_signed ? self : f.tls_key, f.insecure_listen);
   if (!st.ok()) return Fail(st.error());
   const bool tls = !f.tls_cert.empty() || f.tls_self_signed;
+  st = rsl::api::CheckClientCaFlags(f.tls_client_ca, tls);
+  if (!st.ok()) return Fail(st.error());
   // SIGTERM/SIGINT are only noted (main waits for them below), before any thread starts.
   auto stop = rsl::runtime::StopSignals::Install();
   if (!stop.ok()) return Fail(stop.error());
@@ -145,6 +157,10 @@ int main(int argc, char** argv) {
     st = server.EnableTls(f.tls_cert, f.tls_key);
     if (!st.ok()) return Fail(st.error());
   }
+  if (!f.tls_client_ca.empty()) {
+    st = server.EnableClientCertificates(f.tls_client_ca, f.tls_require_client_cert);
+    if (!st.ok()) return Fail(st.error());
+  }
   // The address first: a controller that cannot have its port starts and recovers nothing.
   st = server.Listen(host, port);
   if (!st.ok()) return Fail(st.error());
@@ -161,6 +177,11 @@ int main(int argc, char** argv) {
   if (tls) {
     std::cout << "rsl-controller: TLS certificate SHA-256 fingerprint " << server.tls_fingerprint()
               << std::endl;
+  }
+  if (!f.tls_client_ca.empty()) {
+    std::cout << "rsl-controller: client certificates "
+              << (f.tls_require_client_cert ? "required" : "accepted") << ", verified against "
+              << f.tls_client_ca << std::endl;
   }
   (void)(*rt)->PublishAddress(scheme + host + ":" + std::to_string(server.port()));
 

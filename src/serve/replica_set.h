@@ -25,6 +25,11 @@
 
 namespace rsl::serve {
 
+//! How many autoscaler evaluations a serving attempt's status keeps (utilization, ready and
+//! desired replicas): at one evaluation every 2 s, the last 10 minutes, enough for the
+//! console's chart and a few KB in every status read.
+constexpr size_t kServingHistorySamples = 300;
+
 struct ServeOptions {
   std::string haproxy = kDefaultHaproxy;
   std::string bind_host = "0.0.0.0";  //!< where the endpoint listens
@@ -120,7 +125,8 @@ class ReplicaSet {
   bool serving_ready_ = false;
   int64_t start_ms_ = 0;
   int64_t next_evaluate_ms_ = 0;
-  std::map<std::string, int64_t> sessions_;  //!< server name -> current sessions (show stat)
+  std::map<std::string, int64_t> sessions_;     //!< server name -> current sessions (show stat)
+  std::deque<backend::ServingSample> history_;  //!< the latest evaluations, oldest first
 
   std::mutex mu_;
   std::condition_variable cv_;

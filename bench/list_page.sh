@@ -26,8 +26,8 @@ echo "fill: $(echo "$(date +%s.%N) - $start" | bc) s"
 token=$("$bin/seedctl" token create --state-dir "$work/state" --namespace '*' --role admin --subject bench | tail -1)
 "$bin/rsl-controller" --listen 127.0.0.1:0 --state-dir "$work/state" > "$work/controller.log" 2>&1 &
 ctl_pid=$!
-for _ in $(seq 300); do grep -q "listening on" "$work/controller.log" && break; sleep 0.1; done
-server=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/controller.log" | awk 'NR == 1')
+for _ in $(seq 1800); do grep -q "listening on" "$work/controller.log" && break; sleep 0.1; done
+server=$(grep -o "http://127.0.0.1:[0-9]*" "$work/controller.log" | awk "NR == 1" || true)
 [ -n "$server" ] || { cat "$work/controller.log" >&2; exit 1; }
 
 # Prints the median seconds of 5 GETs of $1 with the answer's item count and total; the

@@ -16,6 +16,7 @@ for b in rsl-controller seedctl rsl-fill-store; do
   [ -x "$bin/$b" ] || { echo "missing $bin/$b: build it (cmake --build $build --target $b)" >&2; exit 1; }
 done
 work=$(mktemp -d /tmp/rsl-list-page.XXXXXX)
+chmod 755 "$work"  # the controller refuses a runs directory its steps cannot pass through
 ctl_pid=""
 cleanup() { [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT

@@ -1,8 +1,9 @@
 // The cluster page: nodes, their capabilities and GPUs (probed or declared), and what runs
-// where. Cluster-wide state is for admins; others are told so by the API's 403.
+// where (each node's running attempts, from GET /api/v1/nodes). Cluster-wide state is for
+// admins; others are told so by the API's 403.
 import { api } from './api.js';
 import { el, section, errorBox } from './dom.js';
-import { bytes } from './format.js';
+import { bytes, duration } from './format.js';
 
 function text(v) {
   if (v == null) return '';
@@ -22,7 +23,21 @@ export async function clusterPage(main, signal) {
     return;
   }
   const items = nodes.items || [];
-  const cols = ['Node', 'State', 'CPU used / total', 'Memory used / total', 'GPUs', 'Capabilities', 'Labels'];
+  const cols = ['Node', 'State', 'CPU used / total', 'Memory used / total', 'GPUs', 'Running', 'Capabilities', 'Labels'];
+  // What runs on a node: a line per live attempt, linking to its run.
+  const runningCell = (name, list) =>
+    el(
+      'td',
+      { testid: `node-running-${name}` },
+      (list || []).map((a) =>
+        el(
+          'div',
+          { class: 'running', testid: `node-step-${name}-${a.workloadId}-${a.step}` },
+          el('a', { href: `#/run/${encodeURIComponent(a.workloadId)}`, text: `${a.namespace}/${a.workload}` }),
+          el('span', { text: ` ${a.step} (attempt ${a.attempt}, ${a.phase}${a.startedAtMs ? ', ' + duration(Date.now() - a.startedAtMs) : ''})` }),
+        ),
+      ),
+    );
   box.append(
     el(
       'table',
@@ -42,6 +57,7 @@ export async function clusterPage(main, signal) {
             el('td', { text: `${(st.usedCpuMillis || 0) / 1000} / ${(st.cpuMillis || 0) / 1000}` }),
             el('td', { text: `${bytes(st.usedMemoryBytes || 0)} / ${bytes(st.memoryBytes || 0)}` }),
             el('td', { text: gpus.length ? `${st.usedGpus || 0} used of ${gpus.length}: ${gpus.join(', ')}` : '' }),
+            runningCell(n.metadata?.name, st.running),
             el('td', { text: text(st.capabilities) }),
             el('td', { text: text(n.metadata?.labels) }),
           );

@@ -75,3 +75,12 @@ export function phaseClass(phase) {
 }
 
 export const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'CANCELLED', 'REJECTED']);
+
+//! A run's cost (status.cost) in its currency: "12.35 USD", "0.000412 USD" below a cent, with
+//! its attempts; "" without one.
+export function money(cost) {
+  if (!cost || typeof cost.total !== 'number') return '';
+  const v = cost.total;
+  const amount = v === 0 || v >= 0.01 ? v.toFixed(2) : v.toFixed(6);
+  return `${amount} ${cost.currency || 'USD'} (${cost.attempts} attempt${cost.attempts === 1 ? '' : 's'})`;
+}

@@ -3,11 +3,12 @@
 // then applies the workload's event stream (steps, status, events) as they come.
 import { api, keepWatching } from './api.js';
 import { canWrite } from './session.js';
-import { el, clear, section, errorBox } from './dom.js';
-import { duration, mark, phaseClass, time, TERMINAL } from './format.js';
+import { append, el, clear, section, errorBox } from './dom.js';
+import { duration, mark, money, phaseClass, time, TERMINAL } from './format.js';
 import { DagView } from './dag.js';
 import { addAttemptEvent, attemptsFrom, stepTable, timeline } from './steps.js';
 import { eventsPanel, lineagePanel, logsPanel, modelCard, specPanel, versionsPanel } from './panels.js';
+import { servingPanel } from './serving.js';
 
 function specSteps(spec) {
   const p = spec?.pipeline;
@@ -52,7 +53,7 @@ export async function runPage(main, id, signal) {
 
   // --- header ---------------------------------------------------------------------------
   const phase = el('span', { class: 'phase', testid: 'run-phase' });
-  const facts = el('div', { class: 'facts' });
+  const facts = el('div', { class: 'facts', testid: 'run-facts' });
   const live = el('span', { class: 'live', testid: 'live-state' });
   const actions = el('div', { class: 'actions' });
   const header = el('section', { class: 'card runhead' }, el('h1', {}, el('span', { text: m.name }), ' ', phase), el('div', { class: 'muted mono', text: m.id }), facts, el('div', { class: 'toolbar' }, live, actions));
@@ -72,6 +73,7 @@ export async function runPage(main, id, signal) {
     fact('started', time(st.startedAtMs));
     fact('duration', st.startedAtMs ? duration(end - st.startedAtMs) : '');
     fact('by', m.createdBy);
+    fact('cost', money(st.cost));
     fact('labels', Object.entries(m.labels || {}).map(([k, v]) => `${k}=${v}`).join(' '));
     if (st.failureMessage) facts.append(el('div', { class: 'error', text: `${st.failureCode || ''} ${st.failureMessage}` }));
     clear(actions);
@@ -107,13 +109,20 @@ export async function runPage(main, id, signal) {
   const events = eventsPanel();
   events.add((obj.events || []).slice(-1000));
   logs = logsPanel(m.id, run.steps.map((s) => s.name), signal);
+  // A workload with a serving step gets the serving section (endpoint, replicas, utilization).
+  const serves = [...declared.values()].some((s) => s.serving) || !!obj.status.serving;
+  const serving = serves ? servingPanel() : null;
+  serving?.update(obj.status.serving);
+  serving?.addEvents(obj.events || []);
   const lineageBox = el('div', {}, el('p', { class: 'muted', text: 'loading…' }));
   const modelBox = el('div');
-  main.append(
+  append(
+    main,
     header,
     section('DAG', dag.root),
     section('Timeline', gantt.root),
     section('Steps', table.root),
+    serving && section('Serving', serving.root),
     section('Events', events.root),
     section('Logs', logs.root),
     section('Lineage', lineageBox),
@@ -162,9 +171,12 @@ export async function runPage(main, id, signal) {
         run.status = { ...data.status };
         for (const s of data.status.steps || []) setStep(s);
         paintHeader();
+        serving?.update(data.status.serving);
       } else if (type === 'status') {
         run.status = { ...run.status, ...data };
+        if (!('serving' in data)) delete run.status.serving;
         paintHeader();
+        serving?.update(run.status.serving);
         if (TERMINAL.has(data.phase)) loadLineage();
       } else if (type === 'step') {
         setStep(data);
@@ -173,6 +185,7 @@ export async function runPage(main, id, signal) {
         if ((data.seq || 0) <= run.lastSeq) return;
         run.lastSeq = data.seq;
         events.add([data]);
+        serving?.addEvents([data]);
         addAttemptEvent(run.attempts, data);
         const i = run.index.get(data.step);
         if (i != null) gantt.rows.update(i);

@@ -29,12 +29,21 @@ function wall(s, now) {
   return 0;
 }
 
-//! CPU used against the limit: "78% of 2 cores" (the attempt's average: cpu time / wall time).
+// Millicores as a share of the step's CPU limit ("78%"), or in cores without one.
+function cpuShare(millicores, s) {
+  if (!s.cpuLimitMillis) return `${(millicores / 1000).toFixed(2)} cores`;
+  return `${Math.round((100 * millicores) / s.cpuLimitMillis)}%`;
+}
+
+//! CPU against the limit: "78% (avg 40%) of 2" — the peak (the highest rate between two of
+//! the controller's usage samples, 1 s apart) and the attempt's average (cpu time / wall time).
 export function cpuText(s) {
-  if (!s.cpuMs || !s.wallMs) return '';
-  const cores = s.cpuMs / s.wallMs;
-  if (!s.cpuLimitMillis) return `${cores.toFixed(2)} cores`;
-  return `${Math.round((100 * cores * 1000) / s.cpuLimitMillis)}% of ${s.cpuLimitMillis / 1000}`;
+  const avg = s.cpuMs && s.wallMs ? cpuShare((1000 * s.cpuMs) / s.wallMs, s) : '';
+  const peak = s.peakCpuMillicores ? cpuShare(s.peakCpuMillicores, s) : '';
+  const of = s.cpuLimitMillis ? ` of ${s.cpuLimitMillis / 1000}` : '';
+  if (peak && avg) return `${peak} (avg ${avg})${of}`;
+  if (peak || avg) return (peak || `avg ${avg}`) + of;
+  return '';
 }
 
 export function memText(s) {
@@ -44,7 +53,7 @@ export function memText(s) {
   return `${bytes(s.peakMemoryBytes)} / ${binary(s.memoryLimitBytes)} (${pct}%)`;
 }
 
-const COLUMNS = ['Step', 'Phase', 'Duration', 'CPU', 'Memory peak / limit', 'GPUs', 'Output', 'Exit', 'Attempts', 'Node', 'Reason'];
+const COLUMNS = ['Step', 'Phase', 'Duration', 'CPU peak (avg)', 'Memory peak / limit', 'GPUs', 'Output', 'Exit', 'Attempts', 'Node', 'Reason'];
 
 //! The step table. `run` is the page's model: {steps, gpus(name), outputBytes(name)}.
 export function stepTable(run, onSelect) {

@@ -62,7 +62,10 @@ export async function workloadsPage(main, signal, who, params) {
     phase: params.get('phase') || '',
     label: params.get('label') || '',
     name: params.get('name') || '',
-    from: Number(params.get('continue') || 0),
+    // Keyset paging: `continue` is the API's token of this page, `back` the tokens of the pages
+    // between the first and this one (so "Newer" works after a reload too).
+    cont: params.get('continue') || '',
+    back: (params.get('back') || '').split(',').filter(Boolean),
   };
   const nsSelect = el('select', { id: 'f-namespace', testid: 'filter-namespace' });
   const nss = who.namespaces.includes('*') || who.role === 'admin' ? ['*'] : ['*', ...who.namespaces];
@@ -74,8 +77,9 @@ export async function workloadsPage(main, signal, who, params) {
   phaseSelect.value = f.phase;
   const label = el('input', { id: 'f-label', placeholder: 'label key=value', value: f.label, testid: 'filter-label' });
   const name = el('input', { id: 'f-name', placeholder: 'name', value: f.name, testid: 'filter-name' });
-  const apply = (from = 0) => {
-    const q = query({ namespace: nsSelect.value, phase: phaseSelect.value, label: label.value.trim(), name: name.value.trim() }, from ? { continue: from } : {});
+  const apply = (cont = '', back = []) => {
+    const paging = cont ? { continue: cont, ...(back.length ? { back: back.join(',') } : {}) } : {};
+    const q = query({ namespace: nsSelect.value, phase: phaseSelect.value, label: label.value.trim(), name: name.value.trim() }, paging);
     location.hash = '#/workloads?' + q;
   };
   const filters = el(
@@ -118,13 +122,19 @@ export async function workloadsPage(main, signal, who, params) {
     if (!items.length) tbody.append(el('tr', {}, el('td', { colspan: 9, class: 'muted', text: 'No workloads match.' })));
   };
   const load = async () => {
-    const page = await api('/api/v1/workloads?' + query(f, { limit: PAGE, continue: f.from }), { signal });
-    render(page.items || []);
+    const page = await api('/api/v1/workloads?' + query(f, { limit: PAGE, ...(f.cont ? { continue: f.cont } : {}) }), { signal });
+    const items = page.items || [];
+    render(items);
     clear(pager);
-    const total = page.metadata?.total ?? (page.items || []).length;
-    pager.append(el('span', { class: 'muted', text: `${total ? f.from + 1 : 0}–${f.from + (page.items || []).length} of ${total}` }));
-    if (f.from > 0) pager.append(el('button', { type: 'button', text: '← Newer', onclick: () => apply(Math.max(0, f.from - PAGE)) }));
-    if (page.metadata?.continue) pager.append(el('button', { type: 'button', testid: 'page-next', text: 'Older →', onclick: () => apply(Number(page.metadata.continue)) }));
+    const total = page.metadata?.total ?? items.length;
+    const from = (f.back.length + (f.cont ? 1 : 0)) * PAGE;
+    pager.append(el('span', { class: 'muted', testid: 'page-range', text: `${items.length ? from + 1 : 0}–${from + items.length} of ${total}` }));
+    if (f.cont) {
+      const newer = () => (f.back.length ? apply(f.back[f.back.length - 1], f.back.slice(0, -1)) : apply());
+      pager.append(el('button', { type: 'button', testid: 'page-prev', text: '← Newer', onclick: newer }));
+    }
+    const next = page.metadata?.continue;
+    if (next) pager.append(el('button', { type: 'button', testid: 'page-next', text: 'Older →', onclick: () => apply(next, f.cont ? [...f.back, f.cont] : []) }));
   };
 
   const watchQuery = query({ namespace: f.namespace, name: f.name });
@@ -143,7 +153,7 @@ export async function workloadsPage(main, signal, who, params) {
         }
         const r = row(data, Date.now());
         if (old) old.replaceWith(r);
-        else if (f.from === 0) tbody.prepend(r);
+        else if (!f.cont) tbody.prepend(r);
         else return;
         rows.set(id, r);
       }

@@ -35,6 +35,28 @@ Status CheckEnvFromKeys(const std::map<std::string, std::string>& data, bool sec
 Result<Json> ControllerService::ListNodes(const std::string& capability) {
   auto nodes = backend_->ListNodes();
   if (!nodes.ok()) return nodes.error();
+  // What runs where: the live attempts of the unfinished runs, by the node they run on.
+  std::map<std::string, Json> running;
+  store::RunFilter unfinished;
+  unfinished.unfinished_only = true;
+  auto runs = store_->ListRuns(unfinished);
+  if (!runs.ok()) return runs.error();
+  for (const auto& r : *runs) {
+    auto steps = store_->ListSteps(r.id);
+    if (!steps.ok()) return steps.error();
+    for (const auto& s : *steps) {
+      if (!store::StepAttemptLive(s) || s.node.empty()) continue;
+      Json& list = running[s.node];
+      if (list.is_null()) list = Json::array();
+      list.push_back({{"workloadId", r.workload_id},
+                      {"workload", r.name},
+                      {"namespace", r.namespace_},
+                      {"step", s.name},
+                      {"attempt", s.attempts},
+                      {"phase", spec::Name(s.phase)},
+                      {"startedAtMs", s.started_at}});
+    }
+  }
   Json items = Json::array();
   for (const auto& n : *nodes) {
     std::vector<std::string> caps = n.capabilities;
@@ -62,7 +84,8 @@ Result<Json> ControllerService::ListNodes(const std::string& capability) {
                        {"usedMemoryBytes", n.used_memory_bytes},
                        {"usedGpus", n.used_gpus},
                        {"gpus", gpus},
-                       {"capabilities", caps}}}});
+                       {"capabilities", caps},
+                       {"running", running.count(n.name) ? running[n.name] : Json::array()}}}});
   }
   return Json{{"apiVersion", kApiVersion}, {"kind", "NodeList"}, {"items", items}};
 }

@@ -437,6 +437,7 @@ Result<Json> ControllerService::Object(const std::string& id) {
       s.wall_ms = live->usage.wall_ms;
       s.cpu_ms = live->usage.cpu_ms;
       s.peak_memory_bytes = live->usage.peak_memory_bytes;
+      s.peak_cpu_millicores = live->usage.peak_cpu_millicores;
     }
   }
   auto w = Snapshot(*v);
@@ -448,6 +449,8 @@ Result<Json> ControllerService::Object(const std::string& id) {
       break;
     }
   }
+  // What the ended attempts cost so far (one indexed read); null before the first ends.
+  obj["status"]["cost"] = RunCost(run->id);
   return obj;
 }
 
@@ -529,6 +532,59 @@ Result<Json> ControllerService::ListWorkloads(const std::vector<std::string>& na
   return Json{{"apiVersion", kApiVersion}, {"kind", "AIWorkloadList"}, {"items", items}};
 }
 
+Result<Json> ControllerService::ListWorkloadsPage(const WorkloadListQuery& q) {
+  store::RunPageQuery page;
+  page.name = q.name;
+  page.phase = q.phase;
+  page.label_key = q.label_key;
+  page.label_value = q.label_value;
+  if (!q.continue_token.empty()) {
+    auto after = ParseContinueToken(q.continue_token);
+    if (!after.ok()) return after.error();
+    page.before_created_at = after->first;
+    page.before_workload_id = after->second;
+  }
+  // One more than a page: whether more follow.
+  page.limit = q.limit > 0 ? static_cast<int>(std::min<int64_t>(q.limit, 1'000'000) + 1) : 0;
+  std::vector<std::string> nss = q.namespaces.empty() ? std::vector<std::string>{""} : q.namespaces;
+  std::vector<store::Run> runs;
+  bool paging = q.limit > 0 || !q.continue_token.empty();
+  int64_t total = 0;
+  for (const auto& ns : nss) {
+    page.namespace_ = ns;
+    auto r = store_->ListRunsPage(page);
+    if (!r.ok()) return r.error();
+    runs.insert(runs.end(), r->begin(), r->end());
+    if (paging) {
+      auto n = store_->CountRuns(page);
+      if (!n.ok()) return n.error();
+      total += *n;
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at
+                                        : a.workload_id > b.workload_id;
+  });
+  bool more = q.limit > 0 && static_cast<int64_t>(runs.size()) > q.limit;
+  if (more) runs.resize(static_cast<size_t>(q.limit));
+  Json items = Json::array();
+  for (const auto& run : runs) {
+    auto v = store_->GetVersion(run.workload_id);
+    if (!v.ok()) continue;
+    Json s = WorkloadSummary(*v, run);
+    auto steps = store_->ListSteps(run.id);
+    if (steps.ok()) AddStepCounts(*steps, &s["status"]);
+    items.push_back(std::move(s));
+  }
+  Json list = {{"apiVersion", kApiVersion}, {"kind", "AIWorkloadList"}, {"items", items}};
+  if (paging) {
+    list["metadata"]["total"] = total;
+    if (more)
+      list["metadata"]["continue"] = ContinueToken(runs.back().created_at, runs.back().workload_id);
+  }
+  return list;
+}
+
 Result<Json> ControllerService::Describe(const std::string& id) {
   auto obj = Object(id);
   if (!obj.ok()) return obj.error();
@@ -561,6 +617,21 @@ Result<Json> ControllerService::Describe(const std::string& id) {
   if (std::none_of(secrets.begin(), secrets.end(), spec::MaskedInLogs)) return obj;
   std::string text = MaskSecrets((*obj).dump(), secrets);
   return Json::parse(text, nullptr, false);
+}
+
+Json ControllerService::RunCost(const std::string& run_id) {
+  govern::CostStore* costs = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!costs_ && !state_dir_.empty()) {
+      auto opened = govern::CostStore::Open(state_dir_);
+      if (opened.ok()) costs_ = std::move(*opened);
+    }
+    costs = costs_.get();
+  }
+  if (costs == nullptr) return nullptr;
+  auto records = costs->ListRun(run_id);  // the store has its own mutex
+  return records.ok() ? RunCostJson(*records) : Json(nullptr);
 }
 
 Result<Json> ControllerService::Events(const std::string& id) { return EventsSince(id, 0); }

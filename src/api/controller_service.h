@@ -13,6 +13,7 @@
 #include "api/service.h"
 #include "backend/backend.h"
 #include "engine/engine.h"
+#include "govern/cost.h"
 #include "spec/workload.h"
 #include "store/store.h"
 
@@ -31,6 +32,9 @@ class ControllerService : public Service {
   Result<std::string> NamespaceOf(const std::string& id) override;
   Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
                              const std::string& name) override;
+  //! One page read from the store's index per namespace (store::RunPageQuery), then only the
+  //! page's versions and steps: a page costs the same at any depth of 100,000 workloads.
+  Result<Json> ListWorkloadsPage(const WorkloadListQuery& query) override;
   Result<Json> Describe(const std::string& id) override;
   Result<Json> Events(const std::string& id) override;
   Result<Json> EventsSince(const std::string& id, int64_t after_seq) override;
@@ -61,6 +65,9 @@ class ControllerService : public Service {
   //! Every secret value of a namespace (for masking).
   std::vector<std::string> SecretValues(const std::string& ns);
   Result<Json> Object(const std::string& id);
+  //! RunCostJson of run `run_id` from the cost records in the state directory (null when
+  //! there are none or they cannot be read).
+  Json RunCost(const std::string& run_id);
   //! rsl_serving_* of the running serving steps, from the backend's replica sets.
   void CollectServingMetrics(const std::vector<store::Run>& runs, Metrics* metrics);
 
@@ -73,6 +80,7 @@ class ControllerService : public Service {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const spec::Workload>> snapshots_;  // GUARDED_BY(mu_)
   std::map<std::string, std::vector<std::string>> finished_steps_;          // run -> step phases
+  std::unique_ptr<govern::CostStore> costs_;  // GUARDED_BY(mu_), opened at the first read
 };
 
 }  // namespace rsl::api

@@ -51,13 +51,9 @@ bool IsTerminalPhaseName(const std::string& phase) {
 
 // --- one workload ----------------------------------------------------------------------------
 
-WorkloadWatch::WorkloadWatch(Service* service, std::string id, std::unique_ptr<StepLog> log,
-                             WatchOptions options)
-    : service_(service),
-      id_(std::move(id)),
-      log_(std::move(log)),
-      options_(options),
-      log_done_(log_ == nullptr) {}
+WorkloadWatch::WorkloadWatch(Service* service, std::string id,
+                             std::vector<std::unique_ptr<StepLog>> logs, WatchOptions options)
+    : service_(service), id_(std::move(id)), logs_(std::move(logs)), options_(options) {}
 
 void WorkloadWatch::NewEvents(std::string* out) {
   auto events = service_->EventsSince(id_, last_event_seq_);
@@ -102,6 +98,25 @@ bool WorkloadWatch::Reread(std::string* out) {
   return true;
 }
 
+StreamSource::State WorkloadWatch::FollowLog(size_t max_bytes, std::string* out) {
+  while (log_index_ < logs_.size()) {
+    StepLog& log = *logs_[log_index_];
+    auto chunk = log.Next(static_cast<int64_t>(max_bytes));
+    if (!chunk.ok()) {
+      *out += SseEvent("error", {{"code", chunk.error().code}, {"message", chunk.error().message}});
+      log_index_ = logs_.size();  // the logs end here; the run's events go on
+      return State::kWait;
+    }
+    if (!chunk->data.empty())
+      *out += SseEvent("log", {{"step", log.step()}, {"text", chunk->data}});
+    if (!chunk->finished) return chunk->data.empty() ? State::kWait : State::kMore;
+    *out += SseEvent("logEnd", {{"step", log.step()}});
+    logs_[log_index_++].reset();  // closes its file
+    if (out->size() >= max_bytes) return State::kMore;
+  }
+  return State::kWait;
+}
+
 StreamSource::State WorkloadWatch::Next(size_t max_bytes, std::string* out) {
   auto now = Clock::now();
   if (!started_ || now >= next_poll_) {
@@ -115,23 +130,11 @@ StreamSource::State WorkloadWatch::Next(size_t max_bytes, std::string* out) {
       next_refresh_ = NextRead(now, options_.refresh, options_.slow_read_factor);
     }
   }
-  if (log_ && !log_done_) {
-    auto chunk = log_->Next(static_cast<int64_t>(max_bytes));
-    if (!chunk.ok()) {
-      *out += SseEvent("error", {{"code", chunk.error().code}, {"message", chunk.error().message}});
-      log_done_ = true;
-    } else {
-      if (!chunk->data.empty()) {
-        *out += SseEvent("log", {{"step", log_->step()}, {"text", chunk->data}});
-      }
-      log_done_ = chunk->finished;
-      if (!chunk->data.empty() && !log_done_) {
-        last_write_ = now;
-        return State::kMore;  // more of the log may be waiting
-      }
-    }
+  if (log_index_ < logs_.size() && FollowLog(max_bytes, out) == State::kMore) {
+    last_write_ = now;
+    return State::kMore;
   }
-  if (terminal_ && log_done_) {
+  if (terminal_ && log_index_ == logs_.size()) {
     *out += SseEvent("end", {{"phase", phase_}});
     return State::kDone;
   }
@@ -161,11 +164,16 @@ StreamSource::State WorkloadListWatch::Next(size_t, std::string* out) {
     // Summaries hold no sampled usage: a change always comes with an event.
     if (!started_ || change < 0 || change != seen_change_) {
       seen_change_ = change;
-      auto list = service_->ListWorkloads(namespaces_, name_);
+      WorkloadListQuery window;
+      window.namespaces = namespaces_;
+      window.name = name_;
+      window.limit = static_cast<int64_t>(options_.list_window);
+      auto list = service_->ListWorkloadsPage(window);
       if (!list.ok()) {
         *out += SseEvent("error", {{"code", list.error().code}, {"message", list.error().message}});
         return State::kDone;
       }
+      std::map<std::string, std::string> now_items;
       for (const auto& item : list->value("items", Json::array())) {
         std::string id = item["metadata"].value("id", std::string());
         std::string dumped = JsonText(item);
@@ -173,8 +181,9 @@ StreamSource::State WorkloadListWatch::Next(size_t, std::string* out) {
         if (started_ && (it == items_.end() || it->second != dumped)) {
           *out += SseEvent("workload", item);
         }
-        items_[id] = std::move(dumped);
+        now_items[id] = std::move(dumped);
       }
+      items_ = std::move(now_items);
       if (!started_) *out += SseEvent("ready", {{"count", items_.size()}});
       started_ = true;
       next_poll_ = NextRead(now, options_.poll, options_.slow_read_factor);

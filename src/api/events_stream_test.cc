@@ -70,7 +70,7 @@ TEST(SseEventTest, IsOneEventWithOneLineOfJson) {
 TEST(WorkloadWatchTest, StartsWithTheObjectThenSendsOnlyWhatChanged) {
   ChangingService svc;
   svc.AddEvent("Started");
-  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, Immediate());
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", {}, Immediate());
   StreamSource::State state;
   std::string first = Pull(w, &state);
   EXPECT_EQ(state, StreamSource::State::kWait);
@@ -104,7 +104,7 @@ TEST(WorkloadWatchTest, SendsOnlyTheLatestEventsAtTheStart) {
   for (int i = 0; i < 10; ++i) svc.AddEvent("Progress");
   WatchOptions o = Immediate();
   o.initial_events = 3;
-  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", {}, o);
   std::string first = Pull(w);
   EXPECT_EQ(first.find("\"seq\":7}"), std::string::npos) << first;
   EXPECT_NE(first.find("\"seq\":8}"), std::string::npos) << first;
@@ -117,8 +117,9 @@ TEST(WorkloadWatchTest, FollowsAStepLogAndEndsWhenTheRunAndTheLogHaveEnded) {
   ChangingService svc;
   svc.phase = "SUCCEEDED";
   std::atomic<int> calls{0};
-  auto log = std::make_unique<testing::GrowingLog>("train", &calls);
-  WorkloadWatch w(&svc, "wl-20260101-0000000a", std::move(log), Immediate());
+  std::vector<std::unique_ptr<StepLog>> logs;
+  logs.push_back(std::make_unique<testing::GrowingLog>("train", &calls));
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", std::move(logs), Immediate());
   std::string all;
   StreamSource::State state = StreamSource::State::kMore;
   for (int i = 0; i < 10 && state != StreamSource::State::kDone; ++i) all += Pull(w, &state);
@@ -127,12 +128,37 @@ TEST(WorkloadWatchTest, FollowsAStepLogAndEndsWhenTheRunAndTheLogHaveEnded) {
             std::string::npos)
       << all;
   EXPECT_NE(all.find("\"text\":\"line 3\\n\""), std::string::npos) << all;
-  EXPECT_EQ(all.substr(all.size() - 40), "event: end\ndata: {\"phase\":\"SUCCEEDED\"}\n\n");
+  const std::string last =
+      "event: logEnd\ndata: {\"step\":\"train\"}\n\n"
+      "event: end\ndata: {\"phase\":\"SUCCEEDED\"}\n\n";
+  ASSERT_GE(all.size(), last.size());
+  EXPECT_EQ(all.substr(all.size() - last.size()), last);
+}
+
+TEST(WorkloadWatchTest, FollowsSeveralLogsOneAfterTheOtherAndMarksTheEndOfEach) {
+  ChangingService svc;  // still RUNNING: the stream goes on after the logs have ended
+  std::atomic<int> prep_calls{0}, train_calls{0};
+  std::vector<std::unique_ptr<StepLog>> logs;
+  logs.push_back(std::make_unique<testing::GrowingLog>("prep", &prep_calls));
+  logs.push_back(std::make_unique<testing::GrowingLog>("train", &train_calls));
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", std::move(logs), Immediate());
+  std::string all;
+  for (int i = 0; i < 20; ++i) all += Pull(w);
+  size_t prep_end = all.find("event: logEnd\ndata: {\"step\":\"prep\"}\n\n");
+  size_t train_first = all.find("{\"step\":\"train\",\"text\":\"line 1\\n\"}");
+  size_t train_end = all.find("event: logEnd\ndata: {\"step\":\"train\"}\n\n");
+  ASSERT_NE(prep_end, std::string::npos) << all;
+  ASSERT_NE(train_first, std::string::npos) << all;
+  ASSERT_NE(train_end, std::string::npos) << all;
+  EXPECT_LT(all.find("\"text\":\"line 3\\n\""), prep_end) << all;  // prep's log whole first
+  EXPECT_LT(prep_end, train_first) << all;
+  EXPECT_LT(train_first, train_end) << all;
+  EXPECT_EQ(all.find("event: end"), std::string::npos) << all;  // the run has not ended
 }
 
 TEST(WorkloadWatchTest, AGoneWorkloadIsAnErrorThatEndsTheStream) {
   ChangingService svc;
-  WorkloadWatch w(&svc, "wl-20260101-000000ff", nullptr, Immediate());
+  WorkloadWatch w(&svc, "wl-20260101-000000ff", {}, Immediate());
   StreamSource::State state;
   std::string out = Pull(w, &state);
   EXPECT_EQ(out.rfind("event: error\ndata: {\"code\":\"NOT_FOUND\"", 0), 0u) << out;
@@ -143,7 +169,7 @@ TEST(WorkloadWatchTest, SendsAKeepAliveAfterSilence) {
   ChangingService svc;
   WatchOptions o = Immediate();
   o.keep_alive = std::chrono::milliseconds(0);
-  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", {}, o);
   Pull(w);
   EXPECT_EQ(Pull(w), ": keep-alive\n\n");
 }
@@ -152,7 +178,7 @@ TEST(WorkloadWatchTest, WaitsLongerAfterASlowRead) {
   ChangingService svc;
   WatchOptions o = Immediate();
   o.slow_read_factor = 1000000;  // any read is "slow": the next is far away
-  WorkloadWatch w(&svc, "wl-20260101-0000000a", nullptr, o);
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", {}, o);
   Pull(w);
   int reads = svc.reads;
   svc.Change();
@@ -174,6 +200,25 @@ TEST(WorkloadListWatchTest, SaysReadyThenSendsNewAndChangedLines) {
   svc.Change();
   EXPECT_EQ(Pull(w),
             "event: workload\ndata: {\"metadata\":{\"id\":\"wl-1\"},\"status\":{\"phase\":"
+            "\"SUCCEEDED\"}}\n\n");
+}
+
+// The stream follows the newest list_window workloads only (newest first: here by id, the
+// fake's items have no creation time): a change further down is not read, let alone sent.
+TEST(WorkloadListWatchTest, FollowsOnlyTheNewestWindow) {
+  ChangingService svc;
+  svc.list = {{"wl-1", "RUNNING"}, {"wl-2", "RUNNING"}, {"wl-3", "RUNNING"}};
+  WatchOptions o = Immediate();
+  o.list_window = 2;
+  WorkloadListWatch w(&svc, {"risk"}, "", o);
+  EXPECT_EQ(Pull(w), "event: ready\ndata: {\"count\":2}\n\n");
+  svc.list["wl-1"] = "SUCCEEDED";  // the oldest: outside the window
+  svc.Change();
+  EXPECT_EQ(Pull(w), "");
+  svc.list["wl-3"] = "SUCCEEDED";
+  svc.Change();
+  EXPECT_EQ(Pull(w),
+            "event: workload\ndata: {\"metadata\":{\"id\":\"wl-3\"},\"status\":{\"phase\":"
             "\"SUCCEEDED\"}}\n\n");
 }
 

@@ -155,6 +155,7 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
                         {"wallMs", s.wall_ms},
                         {"cpuMs", s.cpu_ms},
                         {"peakMemoryBytes", s.peak_memory_bytes},
+                        {"peakCpuMillicores", s.peak_cpu_millicores},
                         {"memoryLimitBytes", index.MemoryLimit(s.name)},
                         {"cpuLimitMillis", index.CpuLimit(s.name)},
                         {"failureCode", s.failure_code},
@@ -176,10 +177,40 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
                          {"cpuMs", cur->cpu_ms},
                          {"wallMs", cur->wall_ms},
                          {"peakMemoryBytes", cur->peak_memory_bytes},
+                         {"peakCpuMillicores", cur->peak_cpu_millicores},
                          {"memoryLimitBytes", index.MemoryLimit(cur->name)},
                          {"cpuLimitMillis", index.CpuLimit(cur->name)}};
   }
   return obj;
+}
+
+nlohmann::json RunCostJson(const std::vector<govern::CostRecord>& records) {
+  if (records.empty()) return nullptr;
+  double gpu = 0, cpu = 0, memory = 0, total = 0;
+  std::vector<std::string> order;  // steps in the order their first attempt ended
+  std::map<std::string, std::pair<int, double>> steps;  // step -> attempts, total
+  for (const auto& r : records) {
+    gpu += r.cost.gpu_cost;
+    cpu += r.cost.cpu_cost;
+    memory += r.cost.memory_cost;
+    total += r.cost.total;
+    auto [it, inserted] = steps.try_emplace(r.step, 0, 0.0);
+    if (inserted) order.push_back(r.step);
+    it->second.first++;
+    it->second.second += r.cost.total;
+  }
+  nlohmann::json by_step = nlohmann::json::array();
+  for (const auto& name : order) {
+    by_step.push_back(
+        {{"name", name}, {"attempts", steps[name].first}, {"total", steps[name].second}});
+  }
+  return {{"currency", records.front().currency},
+          {"total", total},
+          {"gpuCost", gpu},
+          {"cpuCost", cpu},
+          {"memoryCost", memory},
+          {"attempts", records.size()},
+          {"steps", by_step}};
 }
 
 nlohmann::json ServingJson(const std::string& step, const backend::ServingStatus& s) {
@@ -192,6 +223,13 @@ nlohmann::json ServingJson(const std::string& step, const backend::ServingStatus
                         {"restarts", r.restarts},
                         {"utilization", r.utilization}});
   }
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& h : s.history) {
+    history.push_back({{"timeMs", h.time_ms},
+                       {"utilization", h.utilization},
+                       {"readyReplicas", h.ready_replicas},
+                       {"desiredReplicas", h.desired_replicas}});
+  }
   return {{"step", step},
           {"endpoint", s.endpoint},
           {"replicas", s.replicas},
@@ -201,7 +239,8 @@ nlohmann::json ServingJson(const std::string& step, const backend::ServingStatus
           {"lastScaleTime", s.last_scale_time_ms ? Rfc3339(s.last_scale_time_ms) : ""},
           {"requestsTotal", s.requests_total},
           {"requestErrorsTotal", s.request_errors_total},
-          {"replicaList", replicas}};
+          {"replicaList", replicas},
+          {"history", history}};
 }
 
 nlohmann::json EventJson(const store::Event& e) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "govern/cost.h"
 #include "spec/workload.h"
 #include "store/store.h"
 
@@ -44,6 +45,11 @@ nlohmann::json WorkloadSummary(const store::WorkloadVersion& version, const stor
 nlohmann::json EventJson(const store::Event& event);
 
 //! `status.serving` of a running serving step `step`.
+//! A run's cost from its attempts' cost records (docs/api.md, status.cost): the total, its
+//! GPU/CPU/memory parts and each step's total (every attempt of it), in the records' currency.
+//! null when there is no record (no attempt has ended, or cost accounting is off).
+nlohmann::json RunCostJson(const std::vector<govern::CostRecord>& records);
+
 nlohmann::json ServingJson(const std::string& step, const backend::ServingStatus& status);
 
 //! Replaces every occurrence of every secret value with ***, except values too short to mask

@@ -120,52 +120,35 @@ std::vector<std::string> ListNamespaces(const RequestContext& c) {
   return {ns.empty() ? c.who.DefaultNamespace() : ns};
 }
 
-// ?phase=P and ?label=K=V keep the matching items; ?limit=L&continue=N: items [N, N+L) and,
-// when more follow, metadata.continue = N+L (as Kubernetes' list chunking, with an offset for
-// a token).
+// ?phase=P and ?label=K=V keep the matching items; ?limit=L&continue=C: the L items after
+// the one token C names and, when more follow, metadata.continue (keyset paging, list_page.h).
 Result<Reply> List(const Services& s, RequestContext& c,
                    const std::vector<std::string>& namespaces) {
   for (const auto& ns : namespaces) {
     if (!c.who.CanRead(ns)) return Forbidden(c.who, "list workloads", ns);
   }
+  WorkloadListQuery q;
+  q.namespaces = namespaces;
+  q.name = c.Query("name");
+  q.phase = c.Query("phase");
   auto limit = IntQuery(c, "limit", 0);
   if (!limit.ok()) return limit.error();
-  auto from = IntQuery(c, "continue", 0);
-  if (!from.ok()) return from.error();
-  auto l = s.service->ListWorkloads(namespaces, c.Query("name"));
-  if (!l.ok()) return l.error();
-  std::string phase = c.Query("phase");
+  q.limit = *limit;
+  q.continue_token = c.Query("continue");
   std::string label = c.Query("label");
-  if (!phase.empty() || !label.empty()) {
+  if (!label.empty()) {
     size_t eq = label.find('=');
-    if (!label.empty() && eq == std::string::npos) {
+    if (eq == std::string::npos) {
       return Error(codes::kInvalidArgument, "label filter " + Quote(label) + " is not KEY=VALUE")
           .Path("label")
           .Value(label)
           .Hint("e.g. label=team=risk");
     }
-    Json kept = Json::array();
-    for (auto& item : (*l)["items"]) {
-      if (!phase.empty() && item["status"].value("phase", std::string()) != phase) continue;
-      if (!label.empty()) {
-        const Json labels = item["metadata"].value("labels", Json::object());
-        auto it = labels.find(label.substr(0, eq));
-        if (it == labels.end() || !it->is_string() || *it != label.substr(eq + 1)) continue;
-      }
-      kept.push_back(std::move(item));
-    }
-    (*l)["items"] = std::move(kept);
+    q.label_key = label.substr(0, eq);
+    q.label_value = label.substr(eq + 1);
   }
-  if (*limit > 0 || *from > 0) {
-    Json& items = (*l)["items"];
-    int64_t total = static_cast<int64_t>(items.size());
-    int64_t begin = std::min(*from, total);
-    int64_t end = *limit > 0 ? std::min(total, begin + *limit) : total;
-    Json page(items.begin() + begin, items.begin() + end);
-    items = std::move(page);
-    (*l)["metadata"]["total"] = total;
-    if (end < total) (*l)["metadata"]["continue"] = std::to_string(end);
-  }
+  auto l = s.service->ListWorkloadsPage(q);
+  if (!l.ok()) return l.error();
   return JsonReply(*l);
 }
 
@@ -365,23 +348,26 @@ Result<Reply> WatchWorkload(const Services& s, RequestContext& c) {
   if (!ns.ok()) return ns.error();
   std::string id = c.PathParam("id");
   std::string step = c.Query("logStep");
-  std::unique_ptr<StepLog> log;
-  if (!step.empty()) {
+  bool all_logs = c.Query("allLogs") == "true";
+  std::vector<std::unique_ptr<StepLog>> logs;
+  if (!step.empty() || all_logs) {
     auto w = s.service->GetWorkload(id);
     if (!w.ok()) return w.error();
     auto steps = StepsOf(*w, step);
     if (!steps.ok()) return steps.error();
     auto tail = IntQuery(c, "tailBytes", kDefaultWatchTailBytes);
     if (!tail.ok()) return tail.error();
-    auto logs = s.service->OpenLogs(id, {step}, std::nullopt);
-    if (!logs.ok()) return logs.error();
-    // A serving step's first replica (one that wrote nothing yet: no log to follow).
-    if (!logs->empty()) log = std::move(logs->front());
-    if (log && *tail > 0) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
+    auto opened = s.service->OpenLogs(id, step.empty() ? *steps : std::vector<std::string>{step},
+                                         std::nullopt);
+    if (!opened.ok()) return opened.error();
+    logs = std::move(*opened);
+    if (*tail > 0) {
+      for (auto& log : logs) RSL_RETURN_IF_ERROR(log->SeekTail(*tail));
+    }
   }
   c.res.SetHeader("Cache-Control", "no-store");
   c.res.SetStream("text/event-stream; charset=utf-8",
-                  std::make_shared<WorkloadWatch>(s.service, id, std::move(log)));
+                  std::make_shared<WorkloadWatch>(s.service, id, std::move(logs)));
   return Reply{};
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "api/list_page.h"
 #include "api/metrics.h"
 #include "base/status.h"
 
@@ -70,6 +71,12 @@ class Service {
   //! WorkloadList of `namespaces` (empty = all), newest first; `name` filters (history).
   virtual Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
                                      const std::string& name) = 0;
+  //! A page of the list (GET /api/v1/workloads, list_page.h): AIWorkloadList with the items of
+  //! `query` newest first (by status.createdAtMs, then id) and, when paging (a limit or a
+  //! token), metadata.total (every match) and metadata.continue when more follow.
+  //! INVALID_ARGUMENT for a token this API did not give. The default cuts ListWorkloads in
+  //! memory; the real service reads one page from the store's index.
+  virtual Result<Json> ListWorkloadsPage(const WorkloadListQuery& query);
   //! Canonical spec (secrets redacted), placement, per-step timings and exit codes.
   virtual Result<Json> Describe(const std::string& id) = 0;
   virtual Result<Json> Events(const std::string& id) = 0;

@@ -78,6 +78,9 @@ struct Usage {
   int64_t wall_ms = 0;
   int64_t cpu_ms = 0;  //!< user + system
   int64_t peak_memory_bytes = 0;
+  //! The highest CPU rate over one usage sample interval (rsl-shim: 1 s), or the average when
+  //! higher; 1000 = one core busy. 0: not sampled (Slurm).
+  int64_t peak_cpu_millicores = 0;
 };
 
 struct AttemptExit {
@@ -113,6 +116,14 @@ struct ServingReplica {
   double utilization = 0;  //!< fraction of its request (1.0 = 100 %)
 };
 
+//! One point of a serving attempt's recent history: at each autoscaler evaluation.
+struct ServingSample {
+  int64_t time_ms = 0;     //!< wall clock
+  double utilization = 0;  //!< average over ready replicas, fraction of the request
+  int ready_replicas = 0;
+  int desired_replicas = 0;  //!< after that evaluation's decision
+};
+
 //! A serving attempt's state now (kept in memory by the backend that serves it).
 struct ServingStatus {
   std::string endpoint;  //!< http://host:port
@@ -124,6 +135,8 @@ struct ServingStatus {
   int64_t requests_total = 0;        //!< HAProxy's frontend counter
   int64_t request_errors_total = 0;  //!< 5xx answered by the frontend
   std::vector<ServingReplica> replica_list;
+  //! The latest evaluations, oldest first (at most serve's kServingHistorySamples).
+  std::vector<ServingSample> history;
 };
 
 //! A live sample of a running attempt's resource use so far (backends that can: the local

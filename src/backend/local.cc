@@ -559,6 +559,7 @@ class LocalBackend : public Backend {
     u.usage.wall_ms = msg.value("wall_ms", int64_t(0));
     u.usage.cpu_ms = msg.value("cpu_ms", int64_t(0));
     u.usage.peak_memory_bytes = msg.value("peak_memory_bytes", int64_t(0));
+    u.usage.peak_cpu_millicores = msg.value("peak_cpu_millicores", int64_t(0));
     on_usage(u);
   }
 
@@ -715,6 +716,7 @@ Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& 
   e.usage.wall_ms = atoll(kv["wall_ms"].c_str());
   e.usage.cpu_ms = atoll(kv["cpu_ms"].c_str());
   e.usage.peak_memory_bytes = atoll(kv["peak_memory_bytes"].c_str());
+  e.usage.peak_cpu_millicores = atoll(kv["peak_cpu_millicores"].c_str());
   std::string limits = kv["limits"];
   std::string how =
       e.signal ? "killed by " + SignalName(e.signal) : "exit code " + std::to_string(e.exit_code);

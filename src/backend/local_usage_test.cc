@@ -128,6 +128,31 @@ TEST_P(LiveUsageTest, MemoryAndCpuAreReportedWhileTheStepRuns) {
   EXPECT_FALSE(c.usage_after_exit());
 }
 
+// The CPU peak is the highest rate between two samples (1 s apart): a step that burns a core
+// for 3 s and then sleeps 3 s peaks well above its average whatever the machine's load (the
+// share of a core it gets while busy is still about twice its average over both parts).
+TEST_P(LiveUsageTest, CpuPeakOfABurstyStepIsAboveItsAverage) {
+  UsageCollector c;
+  c.Attach(backend_.get());
+  LaunchSpec spec = Spec("burst");
+  spec.argv = {"/usr/bin/python3", "-c",
+               "import time\nt = time.time()\nwhile time.time() - t < 3: pass\ntime.sleep(3)\n"};
+  if (GetParam()) spec.memory_bytes = 256LL << 20;
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  auto e = c.WaitExit(60'000);
+  ASSERT_TRUE(e.has_value());
+  ASSERT_EQ(e->kind, ExitKind::kSucceeded) << e->message;
+  ASSERT_GT(e->usage.wall_ms, 0);
+  int64_t average = e->usage.cpu_ms * 1000 / e->usage.wall_ms;
+  EXPECT_GT(e->usage.peak_cpu_millicores, 0);
+  EXPECT_GT(e->usage.peak_cpu_millicores * 2, average * 3)
+      << "peak " << e->usage.peak_cpu_millicores << "m, average " << average << "m";
+  EXPECT_LE(e->usage.peak_cpu_millicores, 1300);  // one thread: a core, and sampling jitter
+  auto live = c.last();                           // the live samples carry the peak so far
+  ASSERT_TRUE(live.has_value());
+  EXPECT_GT(live->usage.peak_cpu_millicores, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(LimitedAndNot, LiveUsageTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Limited" : "Unlimited"; });
 

@@ -42,9 +42,13 @@ struct Attempt {
   int status = 0;
   rusage ru{};
   int64_t wall_ms = 0, ended_us = 0, drain_until = -1;
-  // Live usage samples (SampleUsage): when the next is due, the highest memory seen.
+  // Live usage samples (SampleUsage): when the next is due, the highest memory seen, the CPU
+  // time at the last sample and the highest CPU rate between two samples (millicores).
   int64_t next_sample_ms = -1;
   long long sampled_peak = 0;
+  int64_t last_sample_ms = -1;
+  long long last_cpu_ms = 0;
+  long long peak_cpu_millicores = 0;
 };
 
 //! The attempt a {"op":"launch",...} message asks for (fields as in shim_supervisor.h's

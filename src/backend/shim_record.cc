@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace rsl::shim {
 
 namespace {
@@ -17,9 +19,15 @@ void WriteRecord(const std::string& path, const std::string& record) {
 
 }  // namespace
 
+long long PeakCpuMillicores(long long sampled_peak, long long cpu_ms, int64_t wall_ms) {
+  long long average = wall_ms > 0 ? cpu_ms * 1000 / wall_ms : 0;
+  return std::max(sampled_peak, average);
+}
+
 std::string Record(int exit_code, int sig, bool oom, const std::string& stop, int64_t wall_ms,
-                   long long cpu_ms, long long peak, const std::string& limits, int64_t started_us,
-                   int64_t ended_us, const std::string& message) {
+                   long long cpu_ms, long long peak, long long peak_cpu_millicores,
+                   const std::string& limits, int64_t started_us, int64_t ended_us,
+                   const std::string& message) {
   std::string m = message;
   for (char& c : m) {
     if (c == '\n') c = ' ';
@@ -27,8 +35,9 @@ std::string Record(int exit_code, int sig, bool oom, const std::string& stop, in
   return "exit_code=" + std::to_string(exit_code) + "\nsignal=" + std::to_string(sig) +
          "\noom=" + (oom ? "1" : "0") + "\nstop=" + stop + "\nwall_ms=" + std::to_string(wall_ms) +
          "\ncpu_ms=" + std::to_string(cpu_ms) + "\npeak_memory_bytes=" + std::to_string(peak) +
-         "\nlimits=" + limits + "\nstarted_us=" + std::to_string(started_us) +
-         "\nended_us=" + std::to_string(ended_us) + "\nmessage=" + m + "\nend=1\n";
+         "\npeak_cpu_millicores=" + std::to_string(peak_cpu_millicores) + "\nlimits=" + limits +
+         "\nstarted_us=" + std::to_string(started_us) + "\nended_us=" + std::to_string(ended_us) +
+         "\nmessage=" + m + "\nend=1\n";
 }
 
 namespace {

@@ -11,11 +11,17 @@
 namespace rsl::shim {
 
 //! The exit record: key=value lines (exit_code, signal, oom, stop, wall_ms, cpu_ms,
-//! peak_memory_bytes, limits, started_us, ended_us, message), "end=1" last (ReadExitFile
-//! rejects a record without it). Newlines in `message` become spaces.
+//! peak_memory_bytes, peak_cpu_millicores, limits, started_us, ended_us, message), "end=1"
+//! last (ReadExitFile rejects a record without it). Newlines in `message` become spaces.
 std::string Record(int exit_code, int sig, bool oom, const std::string& stop, int64_t wall_ms,
-                   long long cpu_ms, long long peak, const std::string& limits, int64_t started_us,
-                   int64_t ended_us, const std::string& message);
+                   long long cpu_ms, long long peak, long long peak_cpu_millicores,
+                   const std::string& limits, int64_t started_us, int64_t ended_us,
+                   const std::string& message);
+
+//! The highest CPU rate of an attempt, in millicores: the highest rate between two usage
+//! samples, or the attempt's average when that is higher (a step shorter than one sample
+//! interval, or busiest after the last sample). 0 when `wall_ms` is 0.
+long long PeakCpuMillicores(long long sampled_peak, long long cpu_ms, int64_t wall_ms);
 
 //! The record's "limits": the mechanism, and the limits asked for when there are any
 //! ("cgroup v2 (memory 1048576, cpu 500m)").

@@ -12,10 +12,17 @@ namespace rsl::shim {
 namespace {
 
 TEST(ShimRecordTest, RecordIsKeyValueLinesEndingInEnd) {
-  EXPECT_EQ(Record(3, 0, true, "timeout", 1500, 20, 4096, "cgroup v2", 10, 20, "two\nlines"),
+  EXPECT_EQ(Record(3, 0, true, "timeout", 1500, 20, 4096, 750, "cgroup v2", 10, 20, "two\nlines"),
             "exit_code=3\nsignal=0\noom=1\nstop=timeout\nwall_ms=1500\ncpu_ms=20\n"
-            "peak_memory_bytes=4096\nlimits=cgroup v2\nstarted_us=10\nended_us=20\n"
-            "message=two lines\nend=1\n");
+            "peak_memory_bytes=4096\npeak_cpu_millicores=750\nlimits=cgroup v2\nstarted_us=10\n"
+            "ended_us=20\nmessage=two lines\nend=1\n");
+}
+
+TEST(ShimRecordTest, PeakCpuIsTheHighestSampledRateOrTheAverageWhenThatIsHigher) {
+  EXPECT_EQ(PeakCpuMillicores(1800, 3000, 3000), 1800);  // busy in one interval: its rate
+  EXPECT_EQ(PeakCpuMillicores(0, 450, 500), 900);        // shorter than a sample interval
+  EXPECT_EQ(PeakCpuMillicores(400, 1500, 1000), 1500);   // busiest after the last sample
+  EXPECT_EQ(PeakCpuMillicores(0, 10, 0), 0);
 }
 
 TEST(ShimRecordTest, LimitsTextNamesTheLimitsAskedFor) {

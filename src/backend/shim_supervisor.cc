@@ -169,7 +169,7 @@ void Supervisor::SendExit(const Attempt& a, const std::string& record) {
 
 void Supervisor::FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why) {
   int64_t now = RealUs();
-  std::string rec = Record(-1, 0, false, "", 0, 0, 0, LimitsText(*a), now, now, why);
+  std::string rec = Record(-1, 0, false, "", 0, 0, 0, 0, LimitsText(*a), now, now, why);
   journals_.Write(a->exit_file, rec);
   SendExit(*a, rec);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
@@ -369,8 +369,9 @@ void Supervisor::Finish(Attempt* a) {
   bool oom = CgroupOomKilled(*a);
   int exit_code = WIFEXITED(a->status) ? WEXITSTATUS(a->status) : -1;
   int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
-  std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, LimitsText(*a),
-                           a->started_us, a->ended_us, a->note);
+  long long peak_cpu = PeakCpuMillicores(a->peak_cpu_millicores, cpu_ms, a->wall_ms);
+  std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, peak_cpu,
+                           LimitsText(*a), a->started_us, a->ended_us, a->note);
   spares_.Recycle(a->workdir);         // empty now: a later attempt may take it over
   journals_.Write(a->exit_file, rec);  // the durable truth first, then the fast path
   journals_.Release(a->journal);
@@ -394,7 +395,7 @@ int64_t Supervisor::NextDeadline() const {
   for (const auto& [id, a] : attempts_) {
     take(a->kill_at);
     take(a->drain_until);
-    if (!a->exited && a->owner >= 0) take(a->next_sample_ms);
+    if (!a->exited) take(a->next_sample_ms);
   }
   for (const auto& r : rmdirs_) take(r.next_ms);
   return next;
@@ -431,7 +432,8 @@ void Supervisor::Timers() {
 // memory.current, memory.peak, cpu.stat; v1: memory.usage_in_bytes, max_usage_in_bytes and,
 // where the cpu controller is mounted with cpuacct, cpuacct.usage), else from /proc of its
 // process group (the main process is the group leader). The engine keeps the latest for
-// `status`; the exit record has the totals.
+// `status`; the exit record has the totals. Attempts nobody owns are sampled too (not sent),
+// so their CPU peak (the highest rate between two samples) misses no interval.
 void Supervisor::SampleUsage(int64_t now) {
   struct Sample {
     Attempt* a;
@@ -443,7 +445,7 @@ void Supervisor::SampleUsage(int64_t now) {
     if (a->next_sample_ms < 0) a->next_sample_ms = a->start_ms + kUsageSampleMs;
     if (now < a->next_sample_ms) continue;
     a->next_sample_ms = now + kUsageSampleMs;
-    if (a->owner >= 0) due.push_back({a.get()});  // else nobody to tell
+    due.push_back({a.get()});
   }
   if (due.empty()) return;
   std::map<pid_t, GroupUsage> groups;  // the attempts without cgroup counters
@@ -463,11 +465,21 @@ void Supervisor::SampleUsage(int64_t now) {
       if (s.memory < 0) s.memory = g->second.rss_pages * kPage;
     }
     a->sampled_peak = std::max({a->sampled_peak, s.peak, s.memory});
+    long long cpu_ms = std::max(s.cpu_ms, 0LL);
+    int64_t since = a->last_sample_ms < 0 ? a->start_ms : a->last_sample_ms;
+    if (now > since && cpu_ms >= a->last_cpu_ms) {
+      a->peak_cpu_millicores =
+          std::max(a->peak_cpu_millicores, (cpu_ms - a->last_cpu_ms) * 1000 / (now - since));
+    }
+    a->last_sample_ms = now;
+    a->last_cpu_ms = cpu_ms;
+    if (a->owner < 0) continue;  // nobody to tell
     Send(a->owner, json{{"op", "usage"},
                         {"id", a->id},
                         {"wall_ms", now - a->start_ms},
-                        {"cpu_ms", std::max(s.cpu_ms, 0LL)},
-                        {"peak_memory_bytes", a->sampled_peak}});
+                        {"cpu_ms", cpu_ms},
+                        {"peak_memory_bytes", a->sampled_peak},
+                        {"peak_cpu_millicores", a->peak_cpu_millicores}});
   }
 }
 

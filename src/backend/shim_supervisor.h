@@ -15,8 +15,10 @@
 //   client -> {"op":"stop","id":..,"timed_out":bool}                              (no reply)
 //   client -> {"op":"query","id":..}  -> {"op":"state","id":..,"running":bool}
 //   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"}
-//   supervisor -> {"op":"usage","id":..,"wall_ms":N,"cpu_ms":N,"peak_memory_bytes":N}
-//                 about every kUsageSampleMs while the attempt runs (see SampleUsage)
+//   supervisor -> {"op":"usage","id":..,"wall_ms":N,"cpu_ms":N,"peak_memory_bytes":N,
+//                  "peak_cpu_millicores":N}
+//                 about every kUsageSampleMs (1 s) while the attempt runs (see SampleUsage);
+//                 peak_cpu_millicores: the highest CPU rate between two samples so far
 // "exit_file" names the attempt's exit record: it is appended to the journal beside it
 // (see below), the file itself is not created.
 // The exit message goes to the connection that owns the attempt: its launcher, or whoever

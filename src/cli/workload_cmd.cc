@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "api/client.h"
@@ -52,22 +54,23 @@ std::string IdPath(const std::string& id, const std::string& what = "") {
   return "/api/v1/workloads/" + api::UrlEncode(id) + (what.empty() ? "" : "/" + what);
 }
 
-// Reads workload `id`'s event stream (GET .../watch, docs/api.md) and hands each event to
-// `on_event` (type, data) until the run is terminal (the stream's `end`). A dropped stream is
-// opened again after `retry`, as long as `still_running()` says so; a refusal (an error
-// answer) ends the command with its error.
-void FollowStream(api::Client& client, const std::string& id, std::chrono::milliseconds retry,
-                  const std::function<void(const std::string&, const Json&)>& on_event,
-                  const std::function<bool()>& still_running) {
+// Reads the event stream at `path` (GET .../watch, docs/api.md) and hands each event to
+// `on_event` (type, data) until the run is terminal (the stream's `end`) or `on_event` answers
+// false. A dropped stream is opened again after `retry`, as long as `still_running()` says so;
+// a refusal (an error answer) ends the command with its error.
+void FollowStreamAt(api::Client& client, const std::string& path, std::chrono::milliseconds retry,
+                    const std::function<bool(const std::string&, const Json&)>& on_event,
+                    const std::function<bool()>& still_running) {
   for (;;) {
     api::SseParser parser;
     bool ended = false;
-    Status st = client.Stream(IdPath(id, "watch"), [&](std::string_view piece) {
+    Status st = client.Stream(path, [&](std::string_view piece) {
       for (auto& m : parser.Feed(piece)) {
         Json data = Json::parse(m.data, nullptr, false);
         if (data.is_discarded()) continue;
-        on_event(m.type, data);
+        ended |= !on_event(m.type, data);
         ended |= m.type == "end" || m.type == "error";
+        if (ended) break;
       }
       return !ended;
     });
@@ -79,6 +82,67 @@ void FollowStream(api::Client& client, const std::string& id, std::chrono::milli
     std::this_thread::sleep_for(retry);
   }
 }
+
+// FollowStreamAt on workload `id`'s own stream.
+void FollowStream(api::Client& client, const std::string& id, std::chrono::milliseconds retry,
+                  const std::function<void(const std::string&, const Json&)>& on_event,
+                  const std::function<bool()>& still_running) {
+  FollowStreamAt(
+      client, IdPath(id, "watch"), retry,
+      [&](const std::string& type, const Json& data) {
+        on_event(type, data);
+        return true;
+      },
+      still_running);
+}
+
+// `logs -f`: the step logs as the workload's event stream carries them (`log` pieces in step
+// order, `logEnd` when a step's log is whole), printed as GET .../logs prints them, with
+// "==> step <==" headers when there are several steps. A dropped stream is reopened from the
+// logs' start and what was printed already is skipped, so nothing is printed twice.
+class LogFollower {
+ public:
+  LogFollower(bool headers, size_t steps) : headers_(headers), steps_(steps) {}
+
+  //! Called at the start of each (re)opened stream.
+  void Reopen() { seen_.clear(); }
+
+  //! Handles one event; false once every followed log has ended.
+  bool OnEvent(const std::string& type, const Json& data) {
+    std::string step = data.value("step", std::string());
+    if (type == "log") {
+      std::string text = data.value("text", std::string());
+      size_t& seen = seen_[step];
+      size_t& printed = printed_[step];
+      size_t skip = printed > seen ? std::min(text.size(), printed - seen) : 0;
+      seen += text.size();
+      if (skip < text.size()) {
+        Header(step);
+        std::cout.write(text.data() + skip, static_cast<std::streamsize>(text.size() - skip));
+        std::cout.flush();
+        printed += text.size() - skip;
+      }
+    } else if (type == "logEnd") {
+      Header(step);
+      ended_.insert(step);
+    }
+    return ended_.size() < steps_;
+  }
+
+ private:
+  void Header(const std::string& step) {
+    if (!headers_ || headed_.count(step) != 0) return;
+    headed_.insert(step);
+    std::cout << "==> " << step << " <==\n";
+  }
+
+  bool headers_;
+  size_t steps_;
+  std::map<std::string, size_t> seen_;     // this stream's bytes per step
+  std::map<std::string, size_t> printed_;  // bytes printed per step, over every stream
+  std::set<std::string> headed_;
+  std::set<std::string> ended_;
+};
 
 }  // namespace
 
@@ -179,16 +243,43 @@ void RunWorkloadStatus(const WorkloadStatusFlags& f) {
 
 void RunWorkloadLogs(const WorkloadLogsFlags& f) {
   api::Client client = MakeClient(f.conn);
-  std::string path = IdPath(f.id, "logs") +
-                     api::QueryString({{"step", f.step},
-                                       {"replica", f.replica >= 0 ? std::to_string(f.replica) : ""},
-                                       {"follow", f.follow ? "true" : ""}});
-  Status st = client.Stream(path, [](std::string_view chunk) {
-    std::cout.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    std::cout.flush();
-    return true;
-  });
-  if (!st.ok()) FailWithClient(client);
+  // Without -f, and for one replica of a serving step, the logs route (it follows too).
+  if (!f.follow || f.replica >= 0) {
+    std::string path =
+        IdPath(f.id, "logs") +
+        api::QueryString({{"step", f.step},
+                          {"replica", f.replica >= 0 ? std::to_string(f.replica) : ""},
+                          {"follow", f.follow ? "true" : ""}});
+    Status st = client.Stream(path, [](std::string_view chunk) {
+      std::cout.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      std::cout.flush();
+      return true;
+    });
+    if (!st.ok()) FailWithClient(client);
+    return;
+  }
+  // -f: the logs from their start, then each new line as the workload's event stream brings
+  // it, until the step(s) end.
+  auto w = OrFail(client, client.Get(IdPath(f.id)));
+  size_t steps = f.step.empty() ? w["status"].value("steps", Json::array()).size() : 1;
+  if (steps == 0) return;
+  LogFollower follower(f.step.empty() && steps > 1, steps);
+  std::string path =
+      IdPath(f.id, "watch") +
+      api::QueryString(
+          {{"logStep", f.step}, {"allLogs", f.step.empty() ? "true" : ""}, {"tailBytes", "0"}});
+  bool more = true;
+  FollowStreamAt(
+      client, path, std::chrono::milliseconds(1000),
+      [&](const std::string& type, const Json& data) {
+        if (type == "workload") follower.Reopen();  // the first event of every stream
+        if (type == "error")
+          FailWith(Error(data.value("code", std::string(codes::kIoError)),
+                         data.value("message", std::string())));
+        more = follower.OnEvent(type, data);
+        return more;
+      },
+      [&]() { return more; });
 }
 
 void RunWorkloadEvents(const WorkloadEventsFlags& f) {

@@ -106,6 +106,23 @@ void EmitYaml(YAML::Emitter& out, const Json& j) {
   }
 }
 
+// An amount of a cost document in its currency: cents from a cent up ("12.35 USD"), more
+// digits below (a short CPU step costs a fraction of a cent: "0.000412 USD").
+std::string Money(const Json& cost, const char* key) {
+  double v = cost.contains(key) && cost[key].is_number() ? cost[key].get<double>() : 0;
+  return Fixed(v, v == 0 || v >= 0.01 ? 2 : 6) + " " + cost.value("currency", std::string("USD"));
+}
+
+// A step's CPU peak as a share of its CPU limit ("78%"), in cores without a limit ("1.85
+// cores"), "-" when it was not sampled.
+std::string CpuPeakText(const Json& s) {
+  int64_t peak = Int(s, "peakCpuMillicores");
+  if (peak <= 0) return "-";
+  int64_t limit = Int(s, "cpuLimitMillis");
+  if (limit > 0) return std::to_string((peak * 100 + limit / 2) / limit) + "%";
+  return Fixed(static_cast<double>(peak) / 1000, 2) + " cores";
+}
+
 }  // namespace
 
 std::string LocalTime(int64_t ms) {
@@ -177,6 +194,7 @@ std::string FormatStatus(const Json& w, bool wide) {
       out += "CPU: " + Fixed(static_cast<double>(cpu) / wall, 2) + " cores";
       if (cpu_limit > 0)
         out += " (limit " + Fixed(cpu_limit / 1000.0, cpu_limit % 1000 ? 1 : 0) + ")";
+      if (Int(cur, "peakCpuMillicores") > 0) out += ", peak " + CpuPeakText(cur);
       out += "\n";
     }
     if (cur.contains("gpuUtilPercent") && cur["gpuUtilPercent"].is_number()) {
@@ -359,15 +377,21 @@ std::string FormatDescribe(const Json& d) {
                                 " by the retention policy (steps, events and logs are gone; the "
                                 "spec, outcome, outputs and lineage stay)");
   }
+  if (st.contains("cost") && st["cost"].is_object()) {
+    const Json& c = st["cost"];
+    out += field("Cost", Money(c, "total") + " (GPU " + Money(c, "gpuCost") + ", CPU " +
+                             Money(c, "cpuCost") + ", memory " + Money(c, "memoryCost") + "; " +
+                             std::to_string(Int(c, "attempts")) + " attempts)");
+  }
   out += "Steps:\n";
   Table t({"NAME", "PHASE", "NODE", "ATTEMPTS", "STARTED", "FINISHED", "DURATION", "EXIT",
-           "CPU-TIME", "MAX-MEMORY", "LIMIT"});
+           "CPU-TIME", "CPU-PEAK", "MAX-MEMORY", "LIMIT"});
   for (const auto& s : st.value("steps", Json::array())) {
     int64_t limit = Int(s, "memoryLimitBytes");
     t.AddRow({Str(s, "name"), Str(s, "phase"), Str(s, "node").empty() ? "-" : Str(s, "node"),
               std::to_string(Int(s, "attempts")), LocalTime(Int(s, "startedAtMs")),
               LocalTime(Int(s, "finishedAtMs")), Duration(StepDuration(s)), ExitText(s),
-              Duration(Int(s, "cpuMs")), BinaryBytes(Int(s, "peakMemoryBytes")),
+              Duration(Int(s, "cpuMs")), CpuPeakText(s), BinaryBytes(Int(s, "peakMemoryBytes")),
               limit > 0 ? BinaryBytes(limit) : "-"});
   }
   out += Indent(t.Render());

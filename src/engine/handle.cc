@@ -217,6 +217,7 @@ void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exi
   rec.wall_ms = never_ran ? 0 : exit.usage.wall_ms;  // no duration for what never ran
   rec.cpu_ms = exit.usage.cpu_ms;
   rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
+  rec.peak_cpu_millicores = exit.usage.peak_cpu_millicores;
   if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
     rec.output_dir = r->workload.pipeline.atomic ? staging_dir : OutputDirFor(r, i);
   }

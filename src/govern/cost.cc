@@ -52,6 +52,8 @@ const std::vector<std::string>& GovernMigrations() {
            id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, run_id TEXT NOT NULL,
            step TEXT NOT NULL, attempt INTEGER NOT NULL, rule TEXT NOT NULL,
            action TEXT NOT NULL, detail TEXT NOT NULL);)",
+      // A run's cost (describe, the console) reads its records by run.
+      R"(CREATE INDEX govern_step_costs_run ON govern_step_costs(run_id);)",
   };
   return m;
 }
@@ -125,6 +127,13 @@ Result<std::vector<CostRecord>> CostStore::List(int64_t since_ms) {
   return db_->Rows(std::string("SELECT ") + kCostCols +
                        " FROM govern_step_costs WHERE ended_at_ms >= ? ORDER BY ended_at_ms, id",
                    ReadCostRecord, since_ms);
+}
+
+Result<std::vector<CostRecord>> CostStore::ListRun(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return db_->Rows(std::string("SELECT ") + kCostCols +
+                       " FROM govern_step_costs WHERE run_id = ? ORDER BY ended_at_ms, id",
+                   ReadCostRecord, run_id);
 }
 
 Result<std::vector<CostGroup>> GroupCosts(const std::vector<CostRecord>& records,

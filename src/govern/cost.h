@@ -66,6 +66,8 @@ class CostStore {
   Status Record(const CostRecord& r);
   //! Records that ended at or after `since_ms`, oldest first.
   Result<std::vector<CostRecord>> List(int64_t since_ms);
+  //! The records of run `run_id` (every attempt of its steps), oldest first.
+  Result<std::vector<CostRecord>> ListRun(const std::string& run_id);
 
   Db* db() { return db_.get(); }
   std::mutex& mu() { return mu_; }

@@ -171,6 +171,11 @@ TEST(Cost, StoreGroupAndPerMetric) {
   EXPECT_EQ((*all)[0].labels.at("team"), "risk");
   auto recent = (*store)->List(1500);
   ASSERT_EQ(recent->size(), 2u);
+  auto r2 = (*store)->ListRun("r2");
+  ASSERT_TRUE(r2.ok()) << r2.error().ToString();
+  ASSERT_EQ(r2->size(), 1u);
+  EXPECT_DOUBLE_EQ((*r2)[0].cost.total, 6);
+  EXPECT_TRUE((*store)->ListRun("r9")->empty());
 
   auto groups = GroupCosts(*all, "team");
   ASSERT_TRUE(groups.ok());

@@ -478,6 +478,19 @@ void ReplicaSet::Evaluate(int64_t now) {
   }
   ScaleDecision d = autoscaler_.Evaluate(now, desired_, samples,
                                          gpu ? Autoscaler::Metric::kGpu : Autoscaler::Metric::kCpu);
+  // The history the status carries: this evaluation's view, with its decision.
+  backend::ServingSample point;
+  point.time_ms = Env::Default()->NowMs();
+  double ready_sum = 0;
+  for (const auto& sample : samples) {
+    if (!sample.ready) continue;
+    ++point.ready_replicas;
+    ready_sum += sample.utilization;
+  }
+  point.utilization = point.ready_replicas ? ready_sum / point.ready_replicas : 0;
+  point.desired_replicas = d.desired;
+  history_.push_back(point);
+  if (history_.size() > kServingHistorySamples) history_.pop_front();
   if (d.desired > desired_) {
     Emit(spec::EventReason::kScaledUp, d.reason);
     desired_ = d.desired;
@@ -647,6 +660,7 @@ void ReplicaSet::Run() {
       st.replica_list.push_back(rep);
     }
     st.utilization = st.ready_replicas ? sum / st.ready_replicas : 0;
+    st.history.assign(history_.begin(), history_.end());
     std::unique_lock<std::mutex> lock(mu_);
     st.endpoint = status_.endpoint;
     st.last_scale_time_ms = status_.last_scale_time_ms;

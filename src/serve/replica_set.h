@@ -37,6 +37,11 @@
 
 namespace rsl::serve {
 
+//! How many autoscaler evaluations a serving attempt's status keeps (utilization, ready and
+//! desired replicas): at one evaluation every 2 s, the last 10 minutes, enough for the
+//! console's chart and a few KB in every status read.
+constexpr size_t kServingHistorySamples = 300;
+
 //! One endpoint: an HAProxy and its port, shared by the replica sets of one workload's
 //! serving step while a new version takes over from an old one. Destroyed (HAProxy stopped,
 //! its socket directory removed) with the last set that holds it.
@@ -168,7 +173,8 @@ class ReplicaSet {
   std::string superseded_by_;  //!< loop's copy once it acts on it
   int64_t start_ms_ = 0;       //!< steady clock
   int64_t next_evaluate_ms_ = 0;
-  std::map<std::string, int64_t> sessions_;  //!< server name -> current sessions (show stat)
+  std::map<std::string, int64_t> sessions_;     //!< server name -> current sessions (show stat)
+  std::deque<backend::ServingSample> history_;  //!< the latest evaluations, oldest first
 
   std::mutex mu_;
   std::condition_variable cv_;

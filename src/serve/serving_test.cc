@@ -254,6 +254,18 @@ TEST_F(ServingTest, ScalesUpUnderLoadAndDownAfterTheDelayWithoutAFailedRequest) 
   auto run = rt_->store()->GetRun(id);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kRunning);
+  // The status keeps the evaluations: time ordered, busy and 2 desired under the load, back
+  // to 1 after it.
+  auto history = Serving(id)->history;
+  ASSERT_GE(history.size(), 3u);
+  EXPECT_LE(history.size(), kServingHistorySamples);
+  bool busy_two = false;
+  for (size_t i = 0; i < history.size(); ++i) {
+    if (i > 0) EXPECT_GE(history[i].time_ms, history[i - 1].time_ms);
+    busy_two |= history[i].desired_replicas == 2 && history[i].utilization > 0.25;
+  }
+  EXPECT_TRUE(busy_two);
+  EXPECT_EQ(history.back().desired_replicas, 1);
 }
 
 TEST_F(ServingTest, AKilledReplicaIsReplacedWhileTheEndpointAnswers) {

@@ -3,9 +3,11 @@
 // last committed state while the engine writes the next batch.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -94,6 +96,17 @@ CREATE INDEX store_events_run ON store_events(run_id, seq);
       R"sql(
 ALTER TABLE store_runs ADD COLUMN collected_at INTEGER NOT NULL DEFAULT 0;
 )sql",
+      // 4: a step's CPU peak (the highest rate between two usage samples, millicores).
+      R"sql(
+ALTER TABLE store_steps ADD COLUMN peak_cpu_millicores INTEGER NOT NULL DEFAULT 0;
+)sql",
+      // 5: the workloads list pages by keyset, newest first (ListRunsPage): an index per way
+      // it is read (all namespaces, one namespace, one name's history).
+      R"sql(
+CREATE INDEX store_runs_created ON store_runs(created_at, workload_id);
+CREATE INDEX store_runs_ns_created ON store_runs(namespace, created_at, workload_id);
+CREATE INDEX store_runs_ns_name_created ON store_runs(namespace, name, created_at, workload_id);
+)sql",
   };
   return kMigrations;
 }
@@ -123,7 +136,7 @@ constexpr char kRunCols[] =
 constexpr char kStepCols[] =
     "run_id, name, idx, phase, attempts, retries_used, attempt_id, node, exit_code, signal, "
     "wall_ms, cpu_ms, peak_memory_bytes, started_at, finished_at, next_attempt_at, "
-    "failure_code, message, metrics_json, progress, output_dir";
+    "failure_code, message, metrics_json, progress, output_dir, peak_cpu_millicores";
 constexpr char kVersionCols[] =
     "id, name, namespace, spec_json, digest, created_at, created_by, labels_json, version, "
     "rollback_of";
@@ -147,7 +160,7 @@ Result<Step> ReadStep(const Stmt& s) {
   s.Into(&st.run_id, &st.name, &st.index, &phase, &st.attempts, &st.retries_used, &st.attempt_id,
          &st.node, &st.exit_code, &st.signal, &st.wall_ms, &st.cpu_ms, &st.peak_memory_bytes,
          &st.started_at, &st.finished_at, &st.next_attempt_at, &st.failure_code, &st.message,
-         &st.metrics_json, &st.progress, &st.output_dir);
+         &st.metrics_json, &st.progress, &st.output_dir, &st.peak_cpu_millicores);
   auto parsed = spec::ParseStepPhase(phase);
   if (!parsed.ok()) {
     return parsed.error().Path("store_steps[" + st.run_id + "/" + st.name + "].phase");
@@ -239,7 +252,7 @@ class SqliteStore : public Store {
                                  "committed_uri=excluded.committed_uri",
                              &put_run_));
     steps_.head = std::string("INSERT INTO store_steps (") + kStepCols + ") VALUES ";
-    steps_.cols = 21;
+    steps_.cols = 22;
     steps_.tail =
         " ON CONFLICT(run_id, name) DO UPDATE SET idx=excluded.idx, phase=excluded.phase, "
         "attempts=excluded.attempts, retries_used=excluded.retries_used, "
@@ -249,7 +262,7 @@ class SqliteStore : public Store {
         "finished_at=excluded.finished_at, next_attempt_at=excluded.next_attempt_at, "
         "failure_code=excluded.failure_code, message=excluded.message, "
         "metrics_json=excluded.metrics_json, progress=excluded.progress, "
-        "output_dir=excluded.output_dir";
+        "output_dir=excluded.output_dir, peak_cpu_millicores=excluded.peak_cpu_millicores";
     // An attempt written again with an empty launch_json (its exit) keeps the stored one.
     attempts_.head =
         "INSERT INTO store_attempts (id, run_id, step, number, launch_json, state, exit_kind, "
@@ -349,6 +362,26 @@ class SqliteStore : public Store {
     sql += " ORDER BY created_at DESC, id DESC";
     if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit);
     return reader_->Rows(sql, ReadRun, f.namespace_, f.name);
+  }
+
+  Result<std::vector<Run>> ListRunsPage(const RunPageQuery& q) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto st = PageQuery(q, /*count=*/false);
+    if (!st.ok()) return st.error();
+    return st->Rows(ReadRun);
+  }
+
+  Result<int64_t> CountRuns(const RunPageQuery& q) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto st = PageQuery(q, /*count=*/true);
+    if (!st.ok()) return st.error();
+    auto n = st->First([](const Stmt& row) {
+      int64_t v = 0;
+      row.Into(&v);
+      return v;
+    });
+    if (!n.ok()) return n.error();
+    return n->value_or(0);
   }
 
   Result<std::vector<Step>> ListSteps(const std::string& run_id) override {
@@ -538,7 +571,7 @@ class SqliteStore : public Store {
       q.Bind(o + 14, s.started_at).Bind(o + 15, s.finished_at).Bind(o + 16, s.next_attempt_at);
       q.BindRef(o + 17, s.failure_code).BindRef(o + 18, s.message);
       q.BindRef(o + 19, s.metrics_json).BindRef(o + 20, s.progress);
-      q.BindRef(o + 21, s.output_dir);
+      q.BindRef(o + 21, s.output_dir).Bind(o + 22, s.peak_cpu_millicores);
     }));
     RSL_RETURN_IF_ERROR(attempts_.Write(b->attempts, [](Stmt& q, int o, const Attempt& a) {
       q.BindRef(o + 1, a.id).BindRef(o + 2, a.run_id).BindRef(o + 3, a.step);
@@ -644,6 +677,56 @@ class SqliteStore : public Store {
   std::condition_variable ckpt_cv_;
   bool ckpt_wanted_ = false;  // GUARDED_BY(ckpt_mu_)
   bool closing_ = false;      // GUARDED_BY(ckpt_mu_)
+  // REQUIRES: read_mu_ held. The statement of ListRunsPage (or, with `count`, its COUNT(*)):
+  // only the conditions the query has, so SQLite walks the index that fits (created_at,
+  // namespace + created_at or namespace + name + created_at) backwards and stops at LIMIT.
+  Result<Stmt> PageQuery(const RunPageQuery& q, bool count) {
+    static const std::string cols = [] {
+      std::string out;
+      for (const auto& c : Split(kRunCols, ','))
+        out += (out.empty() ? "r." : ", r.") + std::string(Trim(c));
+      return out;
+    }();
+    std::string sql = "SELECT " + (count ? std::string("COUNT(*)") : cols) + " FROM store_runs r";
+    std::vector<std::string> where;
+    std::vector<std::function<void(Stmt&, int)>> binds;
+    if (!q.label_key.empty()) {
+      sql += " JOIN store_versions v ON v.id = r.workload_id";
+      // A JSON path naming the key as a quoted member ($."app.kubernetes.io/name").
+      std::string path = "$.\"";
+      for (char ch : q.label_key) {
+        if (ch == '"' || ch == '\\') path += '\\';
+        path += ch;
+      }
+      path += '"';
+      where.push_back("json_extract(v.labels_json, ?) = ?");
+      binds.push_back([path](Stmt& s, int i) { s.Bind(i, path); });
+      binds.push_back([&q](Stmt& s, int i) { s.BindRef(i, q.label_value); });
+    }
+    auto equal = [&](const char* column, const std::string& value) {
+      if (value.empty()) return;
+      where.push_back(std::string("r.") + column + " = ?");
+      binds.push_back([&value](Stmt& s, int i) { s.BindRef(i, value); });
+    };
+    equal("namespace", q.namespace_);
+    equal("name", q.name);
+    equal("phase", q.phase);
+    if (!count && !q.before_workload_id.empty()) {
+      where.push_back("(r.created_at, r.workload_id) < (?, ?)");
+      binds.push_back([&q](Stmt& s, int i) { s.Bind(i, q.before_created_at); });
+      binds.push_back([&q](Stmt& s, int i) { s.BindRef(i, q.before_workload_id); });
+    }
+    for (size_t i = 0; i < where.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + where[i];
+    if (!count) {
+      sql += " ORDER BY r.created_at DESC, r.workload_id DESC";
+      if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
+    }
+    auto st = reader_->Prepare(sql);
+    if (!st.ok()) return st.error();
+    for (size_t i = 0; i < binds.size(); ++i) binds[i](*st, static_cast<int>(i) + 1);
+    return st;
+  }
+
   std::thread checkpoint_thread_;
   std::mutex read_mu_;
   std::unique_ptr<Db> reader_;  // GUARDED_BY(read_mu_)
@@ -653,6 +736,58 @@ class SqliteStore : public Store {
 };
 
 }  // namespace
+
+namespace {
+
+// The runs of `q` in ListRunsPage's order, without cursor or limit, by ListRuns and the
+// versions' labels: what a Store without its own page query answers.
+Result<std::vector<Run>> MatchingRuns(Store* store, const RunPageQuery& q) {
+  RunFilter f;
+  f.namespace_ = q.namespace_;
+  f.name = q.name;
+  auto runs = store->ListRuns(f);
+  if (!runs.ok()) return runs.error();
+  std::vector<Run> out;
+  for (auto& r : *runs) {
+    if (!q.phase.empty() && spec::Name(r.phase) != q.phase) continue;
+    if (!q.label_key.empty()) {
+      auto v = store->GetVersion(r.workload_id);
+      if (!v.ok()) continue;
+      auto it = v->labels.find(q.label_key);
+      if (it == v->labels.end() || it->second != q.label_value) continue;
+    }
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at
+                                        : a.workload_id > b.workload_id;
+  });
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Run>> Store::ListRunsPage(const RunPageQuery& q) {
+  auto runs = MatchingRuns(this, q);
+  if (!runs.ok()) return runs.error();
+  std::vector<Run> out;
+  for (auto& r : *runs) {
+    if (!q.before_workload_id.empty() &&
+        !(r.created_at < q.before_created_at ||
+          (r.created_at == q.before_created_at && r.workload_id < q.before_workload_id))) {
+      continue;
+    }
+    if (q.limit > 0 && static_cast<int>(out.size()) >= q.limit) break;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<int64_t> Store::CountRuns(const RunPageQuery& q) {
+  auto runs = MatchingRuns(this, q);
+  if (!runs.ok()) return runs.error();
+  return static_cast<int64_t>(runs->size());
+}
 
 bool StepAttemptLive(const Step& s) {
   return s.phase == spec::StepPhase::kRunning ||

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -339,6 +340,7 @@ TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
   ASSERT_EQ(steps->size(), 1u);
   EXPECT_EQ((*steps)[0].metrics_json, "{\"auc\":0.9}");
   EXPECT_EQ((*steps)[0].output_dir, "/out/train");
+  EXPECT_EQ((*steps)[0].peak_cpu_millicores, 0);  // a column added later: its default
   auto attempts = (*store)->ListAttempts(run);
   ASSERT_TRUE(attempts.ok());
   ASSERT_EQ(attempts->size(), 1u);
@@ -360,6 +362,77 @@ TEST(StoreTest, UpgradesAStateDirectoryFromTheFirstSchema) {
   ASSERT_TRUE(steps.ok());
   ASSERT_EQ(steps->size(), 1u);
   EXPECT_EQ((*steps)[0].phase, spec::StepPhase::kFailed);
+}
+
+// The page query against the in-memory default (Store::ListRunsPage over ListRuns): the same
+// pages, newest first with ties broken by workload id, filtered by namespace, name, phase and
+// label, and paged by cursor so that the pages together are the list, each run once.
+class DefaultPaging : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Result<std::vector<Run>> ListRunsPage(const RunPageQuery& q) override {
+    return Store::ListRunsPage(q);
+  }
+  Result<int64_t> CountRuns(const RunPageQuery& q) override { return Store::CountRuns(q); }
+};
+
+TEST(StoreTest, RunPagesByKeysetAsTheDefaultDoes) {
+  rsl::testing::TempDir tmp("store_test_pages");
+  auto store = OpenSqliteStore(tmp.Sub("state"));
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  for (int i = 0; i < 12; ++i) {
+    char id[32];
+    std::snprintf(id, sizeof(id), "wl-20240615-%08x", i);
+    Batch b = NewRunBatch(id, i % 3 == 0 ? "fraud" : "churn");
+    b.versions[0].namespace_ = b.runs[0].namespace_ = i % 2 ? "risk" : "ads";
+    b.versions[0].labels = {{"app.kubernetes.io/team", i % 4 ? "a\"b" : "c"}};
+    b.runs[0].created_at = 1000 + i / 3;  // three runs per millisecond: ties
+    b.runs[0].phase = i % 5 ? spec::RunPhase::kSucceeded : spec::RunPhase::kFailed;
+    ASSERT_TRUE((*store)->Apply(&b).ok());
+  }
+  DefaultPaging slow(store->get());
+  std::vector<RunPageQuery> queries(6);
+  queries[1].namespace_ = "risk";
+  queries[2].name = "churn";
+  queries[2].namespace_ = "ads";
+  queries[3].phase = "FAILED";
+  queries[4].label_key = "app.kubernetes.io/team";
+  queries[4].label_value = "a\"b";
+  queries[5].namespace_ = "nobody";
+  for (size_t n = 0; n < queries.size(); ++n) {
+    RunPageQuery q = queries[n];
+    auto all = slow.ListRunsPage(q);
+    ASSERT_TRUE(all.ok());
+    auto count = (*store)->CountRuns(q);
+    ASSERT_TRUE(count.ok()) << count.error().ToString();
+    EXPECT_EQ(*count, static_cast<int64_t>(all->size())) << "query " << n;
+    EXPECT_EQ(*count, *slow.CountRuns(q));
+    std::vector<std::string> paged;
+    q.limit = 5;
+    for (int pages = 0; pages < 10; ++pages) {
+      auto page = (*store)->ListRunsPage(q);
+      ASSERT_TRUE(page.ok()) << page.error().ToString();
+      auto expected = slow.ListRunsPage(q);
+      ASSERT_EQ(page->size(), expected->size()) << "query " << n << " page " << pages;
+      for (size_t k = 0; k < page->size(); ++k) {
+        EXPECT_EQ((*page)[k].workload_id, (*expected)[k].workload_id);
+        paged.push_back((*page)[k].workload_id);
+      }
+      if (page->size() < 5) break;
+      q.before_created_at = page->back().created_at;
+      q.before_workload_id = page->back().workload_id;
+    }
+    std::vector<std::string> whole;
+    for (const auto& r : *all) whole.push_back(r.workload_id);
+    EXPECT_EQ(paged, whole) << "query " << n;
+  }
+  EXPECT_EQ(slow.ListRunsPage({})->size(), 12u);
+  EXPECT_EQ(*(*store)->CountRuns(queries[3]), 3);  // i = 0, 5, 10
+  // Newest first, ties by id descending.
+  auto first = (*store)->ListRunsPage({});
+  ASSERT_EQ(first->size(), 12u);
+  EXPECT_EQ((*first)[0].workload_id, "wl-20240615-0000000b");
+  EXPECT_EQ((*first)[11].workload_id, "wl-20240615-00000000");
 }
 
 // A row whose phase the platform does not know (a newer version wrote it, or the file was

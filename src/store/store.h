@@ -83,6 +83,7 @@ struct Step {
   int64_t wall_ms = 0;
   int64_t cpu_ms = 0;
   int64_t peak_memory_bytes = 0;
+  int64_t peak_cpu_millicores = 0;  //!< the highest CPU rate between two usage samples
   int64_t started_at = 0;
   int64_t finished_at = 0;
   int64_t next_attempt_at = 0;  //!< RETRYING: when the next attempt may start
@@ -173,6 +174,22 @@ struct RunFilter {
   int limit = 0;  //!< 0 = no limit; newest first
 };
 
+//! One page of runs for lists that page through many (the workloads list): newest first by
+//! (created_at, workload_id), read by keyset on an index, so a page costs the same however
+//! deep it is and however many runs there are.
+struct RunPageQuery {
+  std::string namespace_;  //!< "" = all
+  std::string name;        //!< "" = all
+  std::string phase;       //!< a RunPhase name; "" = all
+  //! Only runs whose version has label `label_key` = `label_value` ("" key = any).
+  std::string label_key, label_value;
+  //! The cursor: only runs strictly older than (before_created_at, before_workload_id) in the
+  //! order above; none when before_workload_id is "".
+  int64_t before_created_at = 0;
+  std::string before_workload_id;
+  int limit = 0;  //!< 0 = no limit
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -188,6 +205,11 @@ class Store {
   //! Errors: NOT_FOUND. Accepts a run id or its version id.
   virtual Result<Run> GetRun(const std::string& id) = 0;
   virtual Result<std::vector<Run>> ListRuns(const RunFilter& filter) = 0;
+  //! A page of runs (RunPageQuery). The default reads ListRuns and the versions' labels and
+  //! filters in memory; SqliteStore reads only the page.
+  virtual Result<std::vector<Run>> ListRunsPage(const RunPageQuery& query);
+  //! How many runs match `query` (its cursor and limit ignored).
+  virtual Result<int64_t> CountRuns(const RunPageQuery& query);
   //! In pipeline order.
   virtual Result<std::vector<Step>> ListSteps(const std::string& run_id) = 0;
   virtual Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) = 0;
@@ -234,6 +256,12 @@ class StoreWrapper : public Store {
   Result<Run> GetRun(const std::string& id) override { return target_->GetRun(id); }
   Result<std::vector<Run>> ListRuns(const RunFilter& filter) override {
     return target_->ListRuns(filter);
+  }
+  Result<std::vector<Run>> ListRunsPage(const RunPageQuery& query) override {
+    return target_->ListRunsPage(query);
+  }
+  Result<int64_t> CountRuns(const RunPageQuery& query) override {
+    return target_->CountRuns(query);
   }
   Result<std::vector<Step>> ListSteps(const std::string& run_id) override {
     return target_->ListSteps(run_id);

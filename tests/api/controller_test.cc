@@ -130,6 +130,28 @@ TEST_F(ControllerTest, SeedCommandsWorkAsWritten) {
   EXPECT_NE(describe.out.find("Spec:\n"), std::string::npos);
   EXPECT_NE(describe.out.find("when: output.train.metrics.auc > 0.92"), std::string::npos)
       << describe.out;
+  // The run's cost from the attempts' cost records, priced by the state directory's table.
+  EXPECT_TRUE(std::regex_search(
+      describe.out,
+      std::regex("\nCost: +[0-9.]+ USD \\(GPU [0-9.]+ USD, CPU [0-9.]+ USD, memory [0-9.]+ USD; "
+                 "3 attempts\\)\n")))
+      << describe.out;
+  CmdResult described = c_.Seedctl(editor_, {"workload", "describe", "--id", id, "-o", "json"});
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  Json cost = Json::parse(described.out)["status"]["cost"];
+  ASSERT_TRUE(cost.is_object()) << described.out;
+  EXPECT_EQ(cost["currency"], "USD");
+  EXPECT_GT(cost["total"].get<double>(), 0);
+  ASSERT_EQ(cost["steps"].size(), 3u) << cost.dump();
+  double by_step = 0;
+  for (const auto& st : cost["steps"]) by_step += st["total"].get<double>();
+  EXPECT_NEAR(by_step, cost["total"].get<double>(), 1e-12);
+  EXPECT_NEAR(cost["gpuCost"].get<double>() + cost["cpuCost"].get<double>() +
+                  cost["memoryCost"].get<double>(),
+              cost["total"].get<double>(), 1e-12);
+  // CPU-PEAK: each step's peak against its CPU limit of 1 core.
+  EXPECT_TRUE(std::regex_search(describe.out, std::regex("CPU-TIME +CPU-PEAK +MAX-MEMORY")))
+      << describe.out;
 
   CmdResult lineage = c_.Seedctl(editor_, {"workload", "lineage", "--id", id});
   ASSERT_EQ(lineage.exit_code, 0) << lineage.err;
@@ -341,6 +363,10 @@ TEST_F(ControllerTest, AStepThatPrintsNothingHasAnEmptyLog) {
   CmdResult all = c_.Seedctl(editor_, {"workload", "logs", "--id", id});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_NE(all.out.find("loud-ran\n"), std::string::npos) << all.out;
+  // Followed, the silent step still has its header.
+  CmdResult all_followed = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "-f"});
+  EXPECT_EQ(all_followed.exit_code, 0) << all_followed.err;
+  EXPECT_EQ(all_followed.out, "==> silent <==\n==> loud <==\nloud-ran\n");
 }
 
 TEST_F(ControllerTest, IdenticalSpecsAreTwoVersionsAndRollbackRerunsTheSnapshot) {
@@ -401,6 +427,14 @@ TEST_F(ControllerTest, FollowWatchAndCancel) {
   CmdResult follow = c_.Seedctl(viewer_, {"workload", "logs", "--id", id, "-f"});
   ASSERT_EQ(follow.exit_code, 0) << follow.err;
   EXPECT_EQ(follow.out, "==> a <==\ntick 1\ntick 2\ntick 3\n==> b <==\nb-done\n");
+  // -f reads the workload's event stream, not the logs route.
+  std::string metrics = BodyOf(RawRequest(c_.port(), "GET", "/metrics", admin_));
+  EXPECT_NE(metrics.find("rsl_api_requests_total{route=\"/api/v1/workloads/{id}/watch\""),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("rsl_api_requests_total{route=\"/api/v1/workloads/{id}/logs\""),
+            std::string::npos)
+      << metrics;
   CmdResult watch =
       c_.Seedctl(viewer_, {"workload", "status", "--id", id, "--watch", "--interval-ms", "200"});
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
@@ -423,6 +457,44 @@ TEST_F(ControllerTest, FollowWatchAndCancel) {
   CmdResult again = c_.Seedctl(editor_, {"workload", "cancel", "--id", sid});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_EQ(again.LastErrLine(), "CONFLICT");
+}
+
+// GET /api/v1/nodes says which step runs on which node while it runs, and nothing after.
+TEST_F(ControllerTest, TheNodesListShowsWhatRunsWhere) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: napper, namespace: "
+      "risk}\nspec:\n  pipeline:\n    - name: nap\n      command: [\"sleep\", \"30\"]\n";
+  std::string id = SubmitFile(editor_, "napper.yaml", yaml);
+  ASSERT_FALSE(id.empty());
+  auto running_on = [&]() {
+    std::map<std::string, Json> where;  // node -> its running attempts
+    Json nodes = Json::parse(BodyOf(RawRequest(c_.port(), "GET", "/api/v1/nodes", admin_)));
+    for (const auto& n : nodes["items"]) {
+      for (const auto& a : n["status"]["running"]) {
+        where[n["metadata"]["name"].get<std::string>()].push_back(a);
+      }
+    }
+    return where;
+  };
+  std::map<std::string, Json> where;
+  for (int i = 0; i < 150 && where.empty(); ++i) {
+    where = running_on();
+    if (where.empty()) std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(where.size(), 1u) << c_.Log();
+  const Json& a = where.begin()->second[0];
+  EXPECT_EQ(a["workloadId"], id);
+  EXPECT_EQ(a["workload"], "napper");
+  EXPECT_EQ(a["namespace"], "risk");
+  EXPECT_EQ(a["step"], "nap");
+  EXPECT_EQ(a["attempt"], 1);
+  EXPECT_EQ(a["phase"], "RUNNING");
+  // The node is the one the step's status names.
+  CmdResult st = c_.Seedctl(editor_, {"workload", "status", "--id", id, "-o", "json"});
+  EXPECT_EQ(Json::parse(st.out)["status"]["steps"][0]["node"], where.begin()->first) << st.out;
+  ASSERT_EQ(c_.Seedctl(editor_, {"workload", "cancel", "--id", id}).exit_code, 0);
+  ASSERT_EQ(c_.WaitPhase(editor_, id), "CANCELLED");
+  EXPECT_TRUE(running_on().empty());
 }
 
 TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {

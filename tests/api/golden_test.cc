@@ -52,6 +52,8 @@ Json Step(const std::string& name, int index, const std::string& phase, int64_t 
           {"finishedAtMs", end},
           {"wallMs", end > start ? end - start : 0},
           {"cpuMs", 1500},
+          {"peakCpuMillicores", start > 0 ? 12480 : 0},
+          {"cpuLimitMillis", name == "preprocess" ? 0 : 16000},
           {"peakMemoryBytes", int64_t{45206069248}},
           {"memoryLimitBytes", int64_t{68719476736}},
           {"message", ""},
@@ -92,6 +94,7 @@ Json Workload() {
               {"progress", {{"done", 127}, {"total", 200}, {"percent", 63.5}}},
               {"cpuMs", 178000},
               {"wallMs", 200000},
+              {"peakCpuMillicores", 12480},
               {"peakMemoryBytes", int64_t{45206069248}},
               {"memoryLimitBytes", int64_t{68719476736}},
               {"cpuLimitMillis", 16000}}}}}};
@@ -187,6 +190,8 @@ TEST_F(GoldenTest, Describe) {
                               {"reason", "Admitted"},
                               {"step", ""},
                               {"message", "ok"}}});
+  d["status"]["cost"] = {{"currency", "USD"}, {"total", 12.3456},     {"gpuCost", 10.5},
+                         {"cpuCost", 1.5},    {"memoryCost", 0.3456}, {"attempts", 3}};
   ExpectGolden("describe", FormatDescribe(d));
 }
 

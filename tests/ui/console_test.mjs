@@ -2,6 +2,8 @@
 // only through the console's data-testid hooks and the REST API.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { chmodSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Controller, launchBrowser, signIn, workloadYaml } from './harness.mjs';
 
 const INJECTION = '<img src=x onerror=alert(1)>';
@@ -62,6 +64,12 @@ test('a submitted workload turns SUCCEEDED node by node, live', async () => {
   }
   await page.waitForSelector('[data-testid="run-phase"][data-phase="SUCCEEDED"]', { timeout: 30000 });
   await page.getByTestId('timeline-bar-train').waitFor();
+  // The run's cost (priced by the state directory's price table) arrives with its status.
+  await page.waitForFunction(
+    () => /cost [0-9.]+ USD \(3 attempts\)/.test(document.querySelector('[data-testid="run-facts"]')?.textContent || ''),
+    null,
+    { timeout: 30000 },
+  );
   assert.match(await page.getByTestId('step-row-train').textContent(), /SUCCEEDED/);
   assert.match(await page.getByTestId('events-view').textContent(), /Succeeded/);
   assert.match(await page.getByTestId('lineage-view').textContent(), /prep|report/);
@@ -132,6 +140,119 @@ test('a step killed for memory shows OOMKilled with its limit', async () => {
   const text = await row.textContent();
   assert.match(text, /OOMKilled \(limit 64Mi\)/);
   assert.equal(await page.getByTestId('dag-node-hog').getAttribute('data-phase'), 'FAILED');
+  await page.close();
+});
+
+test('a step that burns CPU for a while shows its CPU peak against its limit, above its average', async () => {
+  const burn = "python3 -c 'import time\nt = time.time()\nwhile time.time() - t < 3: pass\ntime.sleep(3)'";
+  const yaml = workloadYaml('burn', 'risk', [{ name: 'burn', run: burn }], '{cpu: "1", memory: 256Mi}');
+  const id = await c.submit(editor, yaml);
+  await c.waitPhase(editor, id, ['SUCCEEDED']);
+  const w = await c.call(viewer, 'GET', `/api/v1/workloads/${id}`);
+  const step = w.json.status.steps[0];
+  assert.ok(step.peakCpuMillicores > 0, JSON.stringify(step));
+  const page = await signIn(browser, c.url, viewer);
+  await page.goto(`${c.url}/ui/#/run/${id}`);
+  const row = page.getByTestId('step-row-burn');
+  await row.waitFor();
+  const text = await row.textContent();
+  const m = text.match(/([0-9]+)% \(avg ([0-9]+)%\) of 1/);
+  assert.ok(m, text);
+  assert.ok(Number(m[1]) > Number(m[2]), `peak ${m[1]}% is above the average ${m[2]}%`);
+  assert.equal(Number(m[1]), Math.round(step.peakCpuMillicores / 10));
+  await page.close();
+});
+
+test('the cluster page shows which step runs on which node', async () => {
+  const admin = c.token('*', 'admin', 'ada');
+  const id = await c.submit(editor, workloadYaml('napper', 'risk', [{ name: 'nap', run: 'sleep 60' }]));
+  await c.waitPhase(editor, id, ['RUNNING']);
+  const page = await signIn(browser, c.url, admin);
+  await page.goto(`${c.url}/ui/#/cluster`);
+  await page.getByTestId('nodes-view').waitFor();
+  // The step may take a moment to reach its node after the run turns RUNNING: reload until then.
+  let cell = null;
+  for (let i = 0; i < 50 && !cell; i++) {
+    const found = page.locator(`[data-testid^="node-step-"][data-testid$="-${id}-nap"]`);
+    if (await found.count()) cell = found.first();
+    else {
+      await page.waitForTimeout(200);
+      await page.reload();
+      await page.getByTestId('nodes-view').waitFor();
+    }
+  }
+  assert.ok(cell, 'the running step is listed under a node');
+  assert.match(await cell.textContent(), /^risk\/napper nap \(attempt 1, RUNNING/);
+  assert.equal(await cell.getByRole('link').getAttribute('href'), `#/run/${id}`);
+  const cancel = await c.call(editor, 'POST', `/api/v1/workloads/${id}/cancel`, '{}');
+  assert.equal(cancel.status, 200, cancel.text);
+  await page.close();
+});
+
+test('a serving workload shows its endpoint, replicas, utilization over time and scale events, live', async () => {
+  // A real serving step: replicas of a Python HTTP server behind a real HAProxy.
+  const server = path.join(c.root, 'server.py');
+  writeFileSync(
+    server,
+    [
+      'import http.server, os, time',
+      'port = int(os.environ["RSL_PORT"])',
+      'class H(http.server.BaseHTTPRequestHandler):',
+      '    protocol_version = "HTTP/1.1"',
+      '    def do_GET(self):',
+      '        if self.path == "/burn":',
+      '            t = time.process_time()',
+      '            while time.process_time() - t < 0.01:',
+      '                pass',
+      '        self.send_response(200)',
+      '        self.send_header("Content-Length", "2")',
+      '        self.end_headers()',
+      '        self.wfile.write(b"ok")',
+      '    def log_message(self, *a):',
+      '        pass',
+      'http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(server, 0o644);
+  const yaml =
+    'apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: svc\n  namespace: risk\n' +
+    'spec:\n  resources: {cpu: 500m, memory: 256Mi}\n  pipeline:\n' +
+    `    - name: serve\n      serving: true\n      command: [/usr/bin/python3, ${server}]\n` +
+    '      resources:\n        autoscaling: {targetUtilization: 50, minReplicas: 1, maxReplicas: 2, scaleDownDelay: 4s}\n';
+  const id = await c.submit(editor, yaml);
+  const page = await signIn(browser, c.url, viewer);
+  await page.goto(`${c.url}/ui/#/run/${id}`);
+  await page.getByTestId('serving-view').waitFor();
+  // The endpoint arrives live once the first replica is ready.
+  await page.waitForFunction(() => /^http:\/\/127\.0\.0\.1:[0-9]+$/.test(document.querySelector('[data-testid="serving-endpoint"]')?.textContent || ''), null, {
+    timeout: 60000,
+  });
+  const endpoint = await page.getByTestId('serving-endpoint').textContent();
+  // Load until the autoscaler scales up, then the page shows 2/2 and the ScaledUp event.
+  let stop = false;
+  const clients = [0, 1, 2].map(async () => {
+    while (!stop) await fetch(endpoint + '/burn').then((r) => r.text()).catch(() => {});
+  });
+  try {
+    await page.waitForFunction(() => (document.querySelector('[data-testid="serving-scale-events"]')?.textContent || '').includes('ScaledUp'), null, { timeout: 90000 });
+    await page.waitForFunction(() => /^2\/2 ready\/desired/.test(document.querySelector('[data-testid="serving-replicas"]')?.textContent || ''), null, { timeout: 60000 });
+  } finally {
+    stop = true;
+    await Promise.all(clients);
+  }
+  assert.match(await page.getByTestId('serving-scale-events').textContent(), /ScaledUp.*1 -> 2/);
+  const chart = page.getByTestId('serving-chart');
+  assert.ok(Number(await chart.getAttribute('data-samples')) >= 2, 'the chart has the evaluations so far');
+  assert.equal(await chart.locator('polyline').count(), 3);
+  // The API's shape the page drew from.
+  const w = await c.call(viewer, 'GET', `/api/v1/workloads/${id}`);
+  const h = w.json.status.serving.history;
+  assert.ok(h.length >= 2 && h.some((p) => p.desiredReplicas === 2 && p.utilization > 0), JSON.stringify(h));
+  assert.deepEqual(page.cspErrors, []);
+  const cancel = await c.call(editor, 'POST', `/api/v1/workloads/${id}/cancel`, '{}');
+  assert.equal(cancel.status, 200, cancel.text);
+  await c.waitPhase(editor, id, ['CANCELLED']);
   await page.close();
 });
 

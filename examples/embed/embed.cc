@@ -31,13 +31,13 @@ class FunctionBackend : public backend::Backend {
     for (const auto& dir : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(dir));
     std::thread([this, spec] {
       bool ok = steps.at(spec.step)(spec);
-      on_exit({spec.attempt_id,
-               ok ? backend::ExitKind::kSucceeded : backend::ExitKind::kFailed,
-               ok ? 0 : 1,
-               0,
-               "here",
-               ok ? "done" : "failed",
-               {}});
+      backend::AttemptExit exit;
+      exit.attempt_id = spec.attempt_id;
+      exit.kind = ok ? backend::ExitKind::kSucceeded : backend::ExitKind::kFailed;
+      exit.exit_code = ok ? 0 : 1;
+      exit.node = "here";
+      exit.message = ok ? "done" : "failed";
+      on_exit(exit);
     }).detach();
     return Status::Ok();
   }

@@ -358,7 +358,7 @@ Result<Reply> WatchWorkload(const Services& s, RequestContext& c) {
     auto tail = IntQuery(c, "tailBytes", kDefaultWatchTailBytes);
     if (!tail.ok()) return tail.error();
     auto opened = s.service->OpenLogs(id, step.empty() ? *steps : std::vector<std::string>{step},
-                                         std::nullopt);
+                                      std::nullopt);
     if (!opened.ok()) return opened.error();
     logs = std::move(*opened);
     if (*tail > 0) {

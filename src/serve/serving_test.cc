@@ -17,6 +17,7 @@
 #include "base/strings.h"
 #include "runtime/runtime.h"
 #include "serve/haproxy.h"
+#include "serve/replica_set.h"
 #include "spec/parse.h"
 
 namespace rsl::serve {
@@ -261,7 +262,9 @@ TEST_F(ServingTest, ScalesUpUnderLoadAndDownAfterTheDelayWithoutAFailedRequest) 
   EXPECT_LE(history.size(), kServingHistorySamples);
   bool busy_two = false;
   for (size_t i = 0; i < history.size(); ++i) {
-    if (i > 0) EXPECT_GE(history[i].time_ms, history[i - 1].time_ms);
+    if (i > 0) {
+      EXPECT_GE(history[i].time_ms, history[i - 1].time_ms);
+    }
     busy_two |= history[i].desired_replicas == 2 && history[i].utilization > 0.25;
   }
   EXPECT_TRUE(busy_two);

@@ -83,4 +83,8 @@ class ControllerService : public Service {
   std::unique_ptr<govern::CostStore> costs_;  // GUARDED_BY(mu_), opened at the first read
 };
 
+//! The secret values of namespace `ns`, longest first (so a secret that contains another is
+//! masked whole): what logs and describe output mask (controller_logs.cc).
+std::vector<std::string> SecretValuesOf(store::Store* store, const std::string& ns);
+
 }  // namespace rsl::api

@@ -154,31 +154,13 @@ Result<std::string> ControllerService::NamespaceOf(const std::string& id) {
   return v->namespace_;
 }
 
+// The whole list is the page without a limit: one way to read runs and build their summaries.
 Result<Json> ControllerService::ListWorkloads(const std::vector<std::string>& namespaces,
                                               const std::string& name) {
-  std::vector<store::Run> runs;
-  std::vector<std::string> nss = namespaces.empty() ? std::vector<std::string>{""} : namespaces;
-  for (const auto& ns : nss) {
-    store::RunFilter f;
-    f.namespace_ = ns;
-    f.name = name;
-    auto r = store_->ListRuns(f);
-    if (!r.ok()) return r.error();
-    runs.insert(runs.end(), r->begin(), r->end());
-  }
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-    return a.created_at != b.created_at ? a.created_at > b.created_at : a.id > b.id;
-  });
-  Json items = Json::array();
-  for (const auto& run : runs) {
-    auto v = store_->GetVersion(run.workload_id);
-    if (!v.ok()) continue;
-    Json s = WorkloadSummary(*v, run);
-    auto steps = store_->ListSteps(run.id);
-    if (steps.ok()) AddStepCounts(*steps, &s["status"]);
-    items.push_back(std::move(s));
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "AIWorkloadList"}, {"items", items}};
+  WorkloadListQuery q;
+  q.namespaces = namespaces;
+  q.name = name;
+  return ListWorkloadsPage(q);
 }
 
 Result<Json> ControllerService::ListWorkloadsPage(const WorkloadListQuery& q) {

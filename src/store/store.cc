@@ -1,0 +1,93 @@
+// What every Store shares, whatever keeps its rows: ids, the liveness of a step's attempt, and
+// the page query answered from ListRuns for a store without an index of its own.
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <random>
+
+#include "base/strings.h"
+#include "store/store.h"
+
+namespace rsl::store {
+
+namespace {
+
+// The runs of `q` in ListRunsPage's order, without cursor or limit, by ListRuns and the
+// versions' labels: what a Store without its own page query answers.
+Result<std::vector<Run>> MatchingRuns(Store* store, const RunPageQuery& q) {
+  RunFilter f;
+  f.namespace_ = q.namespace_;
+  f.name = q.name;
+  auto runs = store->ListRuns(f);
+  if (!runs.ok()) return runs.error();
+  std::vector<Run> out;
+  for (auto& r : *runs) {
+    if (!q.phase.empty() && spec::Name(r.phase) != q.phase) continue;
+    if (!q.label_key.empty()) {
+      auto v = store->GetVersion(r.workload_id);
+      if (!v.ok()) continue;
+      auto it = v->labels.find(q.label_key);
+      if (it == v->labels.end() || it->second != q.label_value) continue;
+    }
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at
+                                        : a.workload_id > b.workload_id;
+  });
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Run>> Store::ListRunsPage(const RunPageQuery& q) {
+  auto runs = MatchingRuns(this, q);
+  if (!runs.ok()) return runs.error();
+  std::vector<Run> out;
+  for (auto& r : *runs) {
+    if (!q.before_workload_id.empty() &&
+        !(r.created_at < q.before_created_at ||
+          (r.created_at == q.before_created_at && r.workload_id < q.before_workload_id))) {
+      continue;
+    }
+    if (q.limit > 0 && static_cast<int>(out.size()) >= q.limit) break;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<int64_t> Store::CountRuns(const RunPageQuery& q) {
+  auto runs = MatchingRuns(this, q);
+  if (!runs.ok()) return runs.error();
+  return static_cast<int64_t>(runs->size());
+}
+
+bool StepAttemptLive(const Step& s) {
+  return s.phase == spec::StepPhase::kRunning ||
+         (s.phase == spec::StepPhase::kPending && s.attempts > 0 && !s.attempt_id.empty() &&
+          s.finished_at == 0) ||
+         (s.phase == spec::StepPhase::kTimedOut && s.attempts > 0 && !s.attempt_id.empty() &&
+          s.finished_at == 0);
+}
+
+std::string NewVersionId(int64_t now_ms) {
+  std::string date = FormatUtc(now_ms / 1000, "%Y%m%d");
+  static std::mutex mu;
+  static std::random_device rd;
+  static std::mt19937_64 gen(rd() ^ static_cast<uint64_t>(now_ms));
+  uint32_t r;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    r = static_cast<uint32_t>(gen());
+  }
+  char hex[9];
+  snprintf(hex, sizeof(hex), "%08x", r);
+  return std::string("wl-") + date + "-" + hex;
+}
+
+std::string RunIdFor(const std::string& version_id) {
+  if (StartsWith(version_id, "wl-")) return "run-" + version_id.substr(3);
+  return "run-" + version_id;
+}
+
+}  // namespace rsl::store

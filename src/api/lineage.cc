@@ -4,6 +4,7 @@
 
 #include "api/objects.h"
 #include "api/server.h"
+#include "base/file.h"
 #include "base/sha256.h"
 #include "base/strings.h"
 
@@ -97,14 +98,7 @@ int64_t LocalSize(const std::string& uri_or_path) {
     return ec ? -1 : static_cast<int64_t>(n);
   }
   if (!std::filesystem::is_directory(status)) return -1;
-  int64_t total = 0;
-  int64_t files = 0;
-  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (++files > kMaxFilesWalked) return -1;
-    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
-  }
-  return ec ? -1 : total;
+  return TreeBytes(path, kMaxFilesWalked);
 }
 
 nlohmann::json LineageJson(const LineageInput& in) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 
 #include "base/codes.h"
 #include "base/env.h"
@@ -151,5 +152,18 @@ Status RemoveAll(const std::string& path) { return Env::Default()->RemoveAll(pat
 bool PathExists(const std::string& path) { return Env::Default()->PathExists(path); }
 
 bool IsDirectory(const std::string& path) { return Env::Default()->IsDirectory(path); }
+
+int64_t TreeBytes(const std::string& dir, int64_t max_entries) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int64_t total = 0;
+  int64_t entries = 0;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (++entries > max_entries) return -1;
+    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
+  }
+  return ec ? -1 : total;
+}
 
 }  // namespace rsl

@@ -4,6 +4,7 @@
 // for the hot path and for files someone else controls, and stay direct.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ Status MakePrivateDir(const std::string& path);
 Status RemoveAll(const std::string& path);
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
+//! Bytes of the regular files below directory `dir`, recursively (symbolic links are not
+//! followed); -1 when it cannot be read whole or holds more than `max_entries` entries.
+int64_t TreeBytes(const std::string& dir, int64_t max_entries = INT64_MAX);
 //! fsync a directory so renames and creations inside it are durable.
 Status SyncDir(const std::string& path);
 

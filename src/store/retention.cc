@@ -1,12 +1,11 @@
 #include "store/retention.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
-#include <system_error>
 #include <utility>
 
 #include "base/codes.h"
+#include "base/file.h"
 #include "base/strings.h"
 
 namespace rsl::store {
@@ -14,19 +13,6 @@ namespace {
 
 bool Finished(const Run& r) {
   return spec::IsTerminal(r.phase) && r.commit_state != kCommitCommitting && r.finished_at > 0;
-}
-
-// Bytes of the regular files below `dir` (0 when it is gone); unreadable parts are skipped.
-int64_t TreeBytes(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  int64_t total = 0;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code e2;
-    if (it->is_regular_file(e2)) total += int64_t(it->file_size(e2));
-  }
-  return total;
 }
 
 // True when `path` is strictly below `root` (both absolute, lexically normal).
@@ -88,7 +74,7 @@ Result<Collected> Collect(Store* store, Env* env, const std::string& runs_dir,
   for (const std::string& id : RunsToCollect(*runs, policy, env->NowMs())) {
     const Run& r = *by_id[id];
     bool owned_dir = Below(r.run_dir, runs_dir) && env->PathExists(r.run_dir);
-    if (owned_dir) done.bytes_freed += TreeBytes(r.run_dir);
+    if (owned_dir) done.bytes_freed += std::max<int64_t>(0, TreeBytes(r.run_dir));
     if (!dry_run) {
       if (owned_dir) {
         Status rm = env->RemoveAll(r.run_dir);

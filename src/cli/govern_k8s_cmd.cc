@@ -1,5 +1,6 @@
 // seedctl k8s qos|lint|qos-rules|qos-check|crd-diff|shadow-pods|crd-audit|tenancy: Kubernetes
-// audits from manifests, dumps and logs, no cluster needed (docs/govern.md).
+// audits from manifests, dumps and logs, no cluster needed (docs/govern.md); `k8s render` is
+// in k8s_render_cmd.cc.
 #include <algorithm>
 #include <ctime>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "base/strings.h"
 #include "cli/cli.h"
 #include "cli/govern_cmd.h"
+#include "cli/k8s_render_cmd.h"
 #include "cli/table.h"
 #include "govern/cost.h"
 #include "govern/crd_audit.h"
@@ -156,8 +158,11 @@ void RunK8sTenancy(const AuditFlags& f) {
 
 void RegisterK8sCommands(CLI::App& app) {
   auto* k8s = app.add_subcommand(
-      "k8s", "Kubernetes audits from manifests, dumps and logs (no cluster needed)");
+      "k8s",
+      "Kubernetes: the objects a run becomes (render); audits from manifests, dumps and logs "
+      "(no cluster needed)");
   k8s->require_subcommand(1);
+  RegisterK8sRenderCommand(k8s);
 
   auto qos = std::make_shared<K8sQosFlags>();
   auto* c = k8s->add_subcommand(

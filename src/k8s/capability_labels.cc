@@ -154,9 +154,13 @@ Result<CapabilityLabels> CapabilityLabels::Parse(const std::string& text, const 
   CapabilityLabels t = Defaults();
   for (const auto& kv : root) {
     std::string field = kv.first.Scalar();
-    if (field == "gpuMemoryLabel" && kv.second.IsScalar() &&
-        spec::CheckLabelKey(kv.second.Scalar()).empty()) {
-      t.gpu_memory_label_ = kv.second.Scalar();
+    if (field == "gpuMemoryLabel") {
+      std::string key = kv.second.IsScalar() ? kv.second.Scalar() : "";
+      if (!spec::CheckLabelKey(key).empty()) {
+        return TableError(file, kv.second, "gpuMemoryLabel is not a valid label key", key,
+                          "a label key such as nvidia.com/gpu.memory");
+      }
+      t.gpu_memory_label_ = key;
     } else if (field == "capabilityLabels" && kv.second.IsMap()) {
       for (const auto& entry : kv.second) {
         std::string cap = entry.first.Scalar();

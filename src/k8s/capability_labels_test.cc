@@ -62,6 +62,7 @@ TEST(K8sCapabilityLabels, BadTablesAreRefusedWithPlaceAndValue) {
       {"capabilityLabels:\n  x: {key: a/b, operator: Exists, colour: red}\n", 2, "colour",
        "unknown or malformed field"},
       {"labels: {}\n", 1, "labels", "unknown or malformed field"},
+      {"gpuMemoryLabel: 'no good'\n", 1, "no good", "gpuMemoryLabel is not a valid label key"},
   };
   for (const auto& c : cases) {
     auto t = CapabilityLabels::Parse(c.text, "labels.yaml");

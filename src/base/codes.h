@@ -41,5 +41,11 @@ inline constexpr char kTooManyRequests[] = "TOO_MANY_REQUESTS";  // a client ove
 inline constexpr char kInternal[] = "INTERNAL";
 inline constexpr char kIoError[] = "IO_ERROR";
 inline constexpr char kInvalidArgument[] = "INVALID_ARGUMENT";  // bad CLI flag or API body
+// Kubernetes (src/k8s): the connection and the API server's answers.
+inline constexpr char kKubeconfigInvalid[] = "KUBECONFIG_INVALID";
+inline constexpr char kK8sApiError[] = "K8S_API_ERROR";  // 5xx after retries, malformed answer
+inline constexpr char kK8sGone[] = "K8S_GONE";           // 410: resourceVersion too old
+inline constexpr char kK8sInvalid[] = "K8S_INVALID";     // 422: the object was refused
+inline constexpr char kK8sContainerConfig[] = "K8S_CONTAINER_CONFIG_ERROR";
 
 }  // namespace rsl::codes

@@ -61,10 +61,6 @@ struct LaunchSpec {
   std::map<std::string, std::string> labels;  //!< namespace/team/... for accounting
   //! Set for a serving step: a backend that serves (serve::ServingBackend) runs replicas.
   std::optional<ServingLaunch> serving;
-  //! A serving replica on a backend whose scheduler picks the node (Slurm): where the
-  //! attempt, once on its node, writes the port it chose there ("port=<n>\nnode=<name>\n"),
-  //! which it also passes to the step as RSL_PORT. "" = RSL_PORT as in `env`.
-  std::string port_file;
 };
 
 //! How an attempt ended.

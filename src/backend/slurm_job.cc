@@ -129,6 +129,8 @@ Status WritePrivateFile(const std::string& path, const std::string& contents, mo
   return Status::Ok();
 }
 
+std::string PortFile(const LaunchSpec& spec) { return spec.exit_file + ".port"; }
+
 AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id) {
   AttemptFiles f;
   f.dir = base + "/" + Sanitize(attempt_id, 240);
@@ -226,7 +228,10 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   if (!spec.workdir.empty()) {
     s += "cd " + ShellQuote(spec.workdir) + " || exit 126\n";
   }
-  if (!spec.port_file.empty()) s += PickPort(spec.port_file);
+  if (auto port = spec.env.find("RSL_PORT");
+      port != spec.env.end() && port->second == kPortOnNode) {
+    s += PickPort(PortFile(spec));
+  }
   s += "rsl_start=$(date +%s%3N)\n";
   // Not exec: the script outlives the step to write its exit record. scancel signals every
   // process of the job, so the step gets SIGTERM directly.

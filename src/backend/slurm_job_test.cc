@@ -158,10 +158,9 @@ TEST(SlurmJob, ScriptPicksAFreePortForAServingReplica) {
   spec.attempt_id = "r/serve/1/r0-1";
   spec.workload_name = "w";
   spec.step = "serve";
-  spec.env = {{"PATH", "/usr/bin:/bin"}, {"RSL_PORT", "0"}};
+  spec.env = {{"PATH", "/usr/bin:/bin"}, {"RSL_PORT", kPortOnNode}};
   spec.argv = {"sh", "-c", "echo \"$RSL_PORT\" > " + dir.Sub("seen")};
   spec.exit_file = dir.Sub("exit");
-  spec.port_file = dir.Sub("port");
   auto files = AttemptPaths(dir.path(), spec.attempt_id);
   ASSERT_TRUE(MakeDirs(files.dir).ok());
   ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
@@ -169,7 +168,8 @@ TEST(SlurmJob, ScriptPicksAFreePortForAServingReplica) {
   int rc = std::system(
       ("env -u SLURM_JOB_ID SLURMD_NODENAME=n7 /bin/bash " + files.script + " >/dev/null").c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 0);
-  auto kv = ReadRecord(spec.port_file);
+  EXPECT_EQ(PortFile(spec), dir.Sub("exit") + ".port");
+  auto kv = ReadRecord(PortFile(spec));
   int port = std::atoi(kv["port"].c_str());
   EXPECT_GE(port, 1024);
   EXPECT_LT(port, 65536);
@@ -177,7 +177,7 @@ TEST(SlurmJob, ScriptPicksAFreePortForAServingReplica) {
   auto seen = ReadFileIfExists(dir.Sub("seen"), 64);
   ASSERT_TRUE(seen.ok() && *seen);
   EXPECT_EQ(**seen, std::to_string(port) + "\n");
-  // Without a port file nothing is picked.
+  // Without the marker nothing is picked.
   EXPECT_EQ(BatchScript(Spec(), AttemptPaths("/st/slurm", "a")).find("rsl_port"),
             std::string::npos);
 }

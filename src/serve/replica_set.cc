@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "backend/slurm_job.h"
 #include "base/codes.h"
 #include "base/env.h"
 #include "base/file.h"
@@ -309,7 +310,7 @@ bool ReplicaSet::AdoptRecord() {
     r->node = rep.node;
     r->host = rep.host.empty() && !node_ports_ ? opts_.replica_host : rep.host;
     backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
-    if (node_ports_) s.port_file = r->port_file = s.exit_file + ".port";
+    if (node_ports_) r->port_file = backend::slurm::PortFile(s);
     r->attempt_id = s.attempt_id;
     r->log_path = s.log_path;
     r->running = true;
@@ -364,9 +365,9 @@ void ReplicaSet::Launch(Replica* r, int64_t now) {
   r->host = node_ports_ ? "" : opts_.replica_host;
   backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
   if (node_ports_) {
-    s.env.erase("RSL_PORT");  // the job sets it
-    s.port_file = r->port_file = s.exit_file + ".port";
-    (void)RemoveAll(s.port_file);  // a stale one from an earlier controller
+    s.env["RSL_PORT"] = backend::slurm::kPortOnNode;  // the job picks it on its node
+    r->port_file = backend::slurm::PortFile(s);
+    (void)RemoveAll(r->port_file);  // a stale one from an earlier controller
   }
   r->attempt_id = s.attempt_id;
   r->log_path = s.log_path;

@@ -177,8 +177,8 @@ class ReplicaSet {
   Autoscaler autoscaler_;
   std::thread thread_;
   //! Replicas whose backend's scheduler picks the node (Slurm): each job chooses its port
-  //! there and writes it to a port file (LaunchSpec::port_file); else the controller's host
-  //! runs them and FreePort chooses.
+  //! there and writes it to a port file (backend/slurm_job.h: kPortOnNode, PortFile); else the
+  //! controller's host runs them and FreePort chooses.
   bool node_ports_;
   std::string prefix_;  //!< of its HAProxy server names (ServerPrefix)
   std::string record_path_;

@@ -70,6 +70,40 @@ done < /proc/self/cgroup 2>/dev/null
 [[ $rsl_peak =~ ^[0-9]+$ ]] || rsl_peak=0
 )sh";
 
+// A serving replica's port, chosen on the node it landed on (bash only): a port no socket
+// of the node listens on (/proc/net/tcp and tcp6, state 0A), at random below the kernel's
+// ephemeral range (so no outgoing connection takes it meanwhile), handed to the step as
+// RSL_PORT (the later of two assignments wins in env -i) and written to the port file for
+// the controller. Two replicas that pick the same port at the same instant: one fails to
+// bind, exits, and its restart picks again.
+std::string PickPort(const std::string& port_file) {
+  std::string s;
+  s += "rsl_port_file=" + ShellQuote(port_file) + "\n";
+  s += R"sh(rsl_used=" "
+for rsl_f in /proc/net/tcp /proc/net/tcp6; do
+  [ -r "$rsl_f" ] || continue
+  while read -r _ rsl_local _ rsl_st _; do
+    [[ $rsl_st == 0A && $rsl_local == *:* ]] && rsl_used+="$((16#${rsl_local##*:})) "
+  done < "$rsl_f"
+done
+rsl_hi=32768
+read -r rsl_lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && rsl_hi=$rsl_lo
+rsl_lo=$(( rsl_hi - 12000 ))
+(( rsl_lo >= 1024 )) || { rsl_lo=40000; rsl_hi=60000; }
+rsl_port=0
+for (( rsl_i = 0; rsl_i < 200; rsl_i++ )); do
+  rsl_p=$(( rsl_lo + (RANDOM * 32768 + RANDOM) % (rsl_hi - rsl_lo) ))
+  case "$rsl_used" in *" $rsl_p "*) continue ;; esac
+  rsl_port=$rsl_p; break
+done
+[ "$rsl_port" -gt 0 ] || { echo "rsl: no free port on ${SLURMD_NODENAME:-this node}" >&2; exit 75; }
+rsl_env+=("RSL_PORT=$rsl_port")
+printf 'port=%d\nnode=%s\n' "$rsl_port" "${SLURMD_NODENAME:-}" > "$rsl_port_file.tmp.$$" &&
+  mv -f "$rsl_port_file.tmp.$$" "$rsl_port_file"
+)sh";
+  return s;
+}
+
 }  // namespace
 
 Status WritePrivateFile(const std::string& path, const std::string& contents, mode_t mode) {
@@ -94,6 +128,8 @@ Status WritePrivateFile(const std::string& path, const std::string& contents, mo
   }
   return Status::Ok();
 }
+
+std::string PortFile(const LaunchSpec& spec) { return spec.exit_file + ".port"; }
 
 AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id) {
   AttemptFiles f;
@@ -191,6 +227,10 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
        "; do [ -n \"${!v+x}\" ] && rsl_env+=(\"$v=${!v}\"); done\n";
   if (!spec.workdir.empty()) {
     s += "cd " + ShellQuote(spec.workdir) + " || exit 126\n";
+  }
+  if (auto port = spec.env.find("RSL_PORT");
+      port != spec.env.end() && port->second == kPortOnNode) {
+    s += PickPort(PortFile(spec));
   }
   s += "rsl_start=$(date +%s%3N)\n";
   // Not exec: the script outlives the step to write its exit record. scancel signals every

@@ -71,6 +71,14 @@ std::string EnvFileContents(const LaunchSpec& spec);
 //! `'text'` for bash, with embedded single quotes escaped.
 std::string ShellQuote(std::string_view s);
 
+//! A serving replica whose port its node chooses (the scheduler picks the node, so nobody
+//! else can): its LaunchSpec's env has RSL_PORT set to this. The batch script then picks a
+//! port nothing listens on there, passes it to the step as RSL_PORT and writes
+//! "port=<n>\nnode=<SLURMD_NODENAME>\n" to PortFile(spec).
+inline constexpr char kPortOnNode[] = "on-node";
+//! <exit_file>.port: where a replica's job writes the port its node chose.
+std::string PortFile(const LaunchSpec& spec);
+
 //! Replaces every secret value in a stream of log bytes with "***", also when a secret is
 //! split across two chunks: bytes that could be the start of a secret are held back until
 //! the next chunk or Finish().

@@ -149,6 +149,39 @@ TEST(SlurmJob, ScriptRecordsTheStepsCpuTime) {
   }
 }
 
+// A serving replica's port is chosen by the batch script on its node: a port nothing listens
+// on there, below the ephemeral range, passed to the step as RSL_PORT (over the env file's)
+// and written to the port file with the node's name.
+TEST(SlurmJob, ScriptPicksAFreePortForAServingReplica) {
+  rsl::testing::TempDir dir("slurm-port");
+  LaunchSpec spec;
+  spec.attempt_id = "r/serve/1/r0-1";
+  spec.workload_name = "w";
+  spec.step = "serve";
+  spec.env = {{"PATH", "/usr/bin:/bin"}, {"RSL_PORT", kPortOnNode}};
+  spec.argv = {"sh", "-c", "echo \"$RSL_PORT\" > " + dir.Sub("seen")};
+  spec.exit_file = dir.Sub("exit");
+  auto files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files.dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  ASSERT_TRUE(WritePrivateFile(files.script, BatchScript(spec, files), 0700).ok());
+  int rc = std::system(
+      ("env -u SLURM_JOB_ID SLURMD_NODENAME=n7 /bin/bash " + files.script + " >/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  EXPECT_EQ(PortFile(spec), dir.Sub("exit") + ".port");
+  auto kv = ReadRecord(PortFile(spec));
+  int port = std::atoi(kv["port"].c_str());
+  EXPECT_GE(port, 1024);
+  EXPECT_LT(port, 65536);
+  EXPECT_EQ(kv["node"], "n7");
+  auto seen = ReadFileIfExists(dir.Sub("seen"), 64);
+  ASSERT_TRUE(seen.ok() && *seen);
+  EXPECT_EQ(**seen, std::to_string(port) + "\n");
+  // Without the marker nothing is picked.
+  EXPECT_EQ(BatchScript(Spec(), AttemptPaths("/st/slurm", "a")).find("rsl_port"),
+            std::string::npos);
+}
+
 TEST(SlurmJob, AttemptPathsAreFlat) {
   auto f = AttemptPaths("/st/slurm", "run-1/train/2");
   EXPECT_EQ(f.dir, "/st/slurm/run-1_train_2");

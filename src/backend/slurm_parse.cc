@@ -260,6 +260,8 @@ Result<std::vector<sched::Node>> ParseSinfoJson(std::string_view text, const std
     std::string raw_state = st.state;
     for (const auto& f : st.flags) raw_state += "+" + ToLower(f);
     node.labels["slurm.state"] = raw_state;
+    // Where the node is reached (NodeAddr): serving replicas listen there.
+    if (std::string addr = Str(n, "address"); !addr.empty()) node.labels["slurm.address"] = addr;
     node.labels["slurm.partitions"] = Join(partitions, ",");
     if (!st.reason.empty()) node.labels["slurm.reason"] = st.reason;
     out.push_back(std::move(node));

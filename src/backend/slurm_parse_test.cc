@@ -44,6 +44,7 @@ TEST(SlurmParse, SinfoIdleClusterBecomesNodes) {
   EXPECT_EQ((*nodes)[2].cpu_millis, 4000);
   EXPECT_EQ((*nodes)[2].capabilities, (std::vector<std::string>{"cpu_only"}));
   EXPECT_EQ((*nodes)[2].labels.at("slurm.partitions"), "debug");
+  EXPECT_EQ((*nodes)[2].labels.at("slurm.address"), "127.0.0.1");  // NodeAddr
   ASSERT_EQ(states.size(), 3u);
   EXPECT_FALSE(states[0].down());
 }

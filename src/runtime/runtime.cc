@@ -94,8 +94,10 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   if (!backend.ok()) return backend.error();
   // Serving steps run as replica sets behind HAProxy on top of whichever backend runs steps.
   serve::ServeOptions serve_options = o.serve;
-  rt->backend_ =
+  auto serving =
       std::make_unique<serve::ServingBackend>(std::move(*backend), std::move(serve_options));
+  rt->serving_ = serving.get();
+  rt->backend_ = std::move(serving);
 
   engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, o.images) : engine::Hooks{};
   if (o.extend_hooks) o.extend_hooks(&hooks, rt->store_.get());
@@ -110,6 +112,10 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
 
 Status Runtime::PublishAddress(const std::string& url) const {
   return WriteFileAtomic(options_.state_dir + "/controller.addr", url + "\n");
+}
+
+void Runtime::LeaveServingRunning() {
+  if (serving_) serving_->LeaveRunning();
 }
 
 Runtime::~Runtime() {

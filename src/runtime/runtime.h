@@ -19,6 +19,10 @@
 #include "store/retention.h"
 #include "store/store.h"
 
+namespace rsl::serve {
+class ServingBackend;
+}
+
 namespace rsl::runtime {
 
 struct RuntimeOptions {
@@ -79,6 +83,10 @@ class Runtime {
   store::Store* store() const { return store_.get(); }
   backend::Backend* backend() const { return backend_.get(); }
   engine::Engine* engine() const { return engine_.get(); }
+  //! For a controller that exits to be restarted (SIGTERM): serving steps keep serving, their
+  //! HAProxy and replicas left for the next start to adopt (serve::ServingBackend::LeaveRunning).
+  //! Call after the engine stopped.
+  void LeaveServingRunning();
 
   //! Writes `url` to <state_dir>/controller.addr (atomically), where the programs sharing
   //! this state directory find the controller serving it.
@@ -91,6 +99,7 @@ class Runtime {
   int lock_fd_ = -1;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<backend::Backend> backend_;
+  serve::ServingBackend* serving_ = nullptr;  //!< backend_ itself
   std::unique_ptr<engine::Engine> engine_;
 };
 

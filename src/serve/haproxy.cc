@@ -250,7 +250,9 @@ Result<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Adopt(pid_t pid, const s
   return p;
 }
 
-HaproxyProcess::~HaproxyProcess() { Stop(); }
+HaproxyProcess::~HaproxyProcess() {
+  if (!released_) Stop();
+}
 
 bool HaproxyProcess::Gone(pid_t pid) {
   if (kill(pid, 0) != 0) return true;

@@ -93,6 +93,9 @@ class HaproxyProcess {
   //! SIGTERM (SIGKILL after a second) and waits until it is gone (reaped when it is our
   //! child). Idempotent.
   void Stop();
+  //! Lets it run on after this object goes (a controller that exits for a restart leaves
+  //! it to the next one, which adopts it). pid() stays. Idempotent.
+  void Release() { released_ = true; }
   pid_t pid() const { return pid_; }
   const std::string& dir() const { return dir_; }
   HaproxyRuntime& runtime() { return runtime_; }
@@ -104,6 +107,7 @@ class HaproxyProcess {
       : pid_(pid), dir_(std::move(dir)), child_(child), runtime_(std::move(socket)) {}
   pid_t pid_;
   std::string dir_;
+  bool released_ = false;  //!< Release(): the destructor leaves it running
   bool child_;  //!< ours to reap (waitpid); an adopted one is reaped by whoever inherited it
   HaproxyRuntime runtime_;
 };

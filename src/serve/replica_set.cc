@@ -1,5 +1,8 @@
 #include "serve/replica_set.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -10,6 +13,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "backend/slurm_job.h"
 #include "base/codes.h"
 #include "base/env.h"
 #include "base/file.h"
@@ -34,6 +38,21 @@ int64_t SteadyMs() {
       .count();
 }
 
+// `host` as a numeric address (HAProxy's runtime `add server` takes no name without a
+// resolvers section): itself when numeric or unresolvable, else its first IPv4 address.
+std::string NumericHost(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res) return host;
+  char buf[INET_ADDRSTRLEN] = {};
+  const auto* in = reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+  std::string out = inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf) ? buf : host;
+  freeaddrinfo(res);
+  return out;
+}
+
 std::string Tail(const std::string& path, size_t lines) {
   auto text = ReadFileIfExists(path, size_t(kLogTailBytes) * 64);
   if (!text.ok() || !*text) return "";
@@ -48,6 +67,7 @@ std::string Tail(const std::string& path, size_t lines) {
 }  // namespace
 
 Frontend::~Frontend() {
+  if (left_running) return;  // HAProxy, its socket and directory stay for the next controller
   if (proxy) proxy->Stop();  // the frontend goes with it
   if (!socket_dir.empty()) (void)RemoveAll(socket_dir);
 }
@@ -61,6 +81,7 @@ ReplicaSet::ReplicaSet(backend::Backend* inner, ServeOptions options, backend::L
       cb_(std::move(callbacks)),
       begin_(std::move(begin)),
       autoscaler_(serving_.autoscaling),
+      node_ports_(inner_->QueuesAttempts()),
       prefix_(ServerPrefix(spec_)),
       record_path_(SetRecordPath(spec_)),
       started_ms_(begin_.adopt ? begin_.adopt->started_ms : Env::Default()->NowMs()) {}
@@ -86,6 +107,17 @@ void ReplicaSet::RequestStop(int64_t grace_ms, bool timed_out, bool report) {
     stop_timed_out_ = timed_out;
     stop_report_ = report;
     stop_grace_ms_ = grace_ms;
+  }
+  cv_.notify_all();
+}
+
+void ReplicaSet::Leave() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+    leave_ = true;
+    stop_report_ = false;
   }
   cv_.notify_all();
 }
@@ -275,7 +307,10 @@ bool ReplicaSet::AdoptRecord() {
     r->port = rep.port;
     r->restarts = rep.restarts;
     r->retiring = rep.retiring;
+    r->node = rep.node;
+    r->host = rep.host.empty() && !node_ports_ ? opts_.replica_host : rep.host;
     backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
+    if (node_ports_) r->port_file = backend::slurm::PortFile(s);
     r->attempt_id = s.attempt_id;
     r->log_path = s.log_path;
     r->running = true;
@@ -313,7 +348,7 @@ void ReplicaSet::Persist() {
   rec.superseded_by = superseded_by_;
   for (const auto& r : replicas_) {
     if (!r->running && r->state != State::kRestarting) continue;
-    rec.replicas.push_back({r->index, r->generation, r->port, r->restarts,
+    rec.replicas.push_back({r->index, r->generation, r->port, r->node, r->host, r->restarts,
                             r->retiring || r->state == State::kStopping});
   }
   std::string text = SetRecordToJson(rec);
@@ -323,9 +358,17 @@ void ReplicaSet::Persist() {
 
 void ReplicaSet::Launch(Replica* r, int64_t now) {
   ++r->generation;
-  auto port = FreePort(opts_.replica_host);
+  // On its node (Slurm): the job chooses and writes the port; here: a free one of this host.
+  auto port = node_ports_ ? Result<int>(0) : FreePort(opts_.replica_host);
   r->port = port.ok() ? *port : 0;
+  r->node = node_ports_ ? "" : spec_.node;
+  r->host = node_ports_ ? "" : opts_.replica_host;
   backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
+  if (node_ports_) {
+    s.env["RSL_PORT"] = backend::slurm::kPortOnNode;  // the job picks it on its node
+    r->port_file = backend::slurm::PortFile(s);
+    (void)RemoveAll(r->port_file);  // a stale one from an earlier controller
+  }
   r->attempt_id = s.attempt_id;
   r->log_path = s.log_path;
   r->state = State::kStarting;
@@ -385,13 +428,42 @@ void ReplicaSet::HandleExit(const backend::AttemptExit& e, int64_t now) {
   }
 }
 
+bool ReplicaSet::LearnPort(Replica* r) {
+  if (r->port > 0 && !r->host.empty()) return true;
+  if (r->port_file.empty()) return false;
+  auto text = ReadFileIfExists(r->port_file, 4096);
+  if (!text.ok() || !*text) return false;
+  int port = 0;
+  std::string node;
+  for (const auto& line : Split(**text, '\n')) {
+    if (StartsWith(line, "port=")) port = std::atoi(line.c_str() + 5);
+    if (StartsWith(line, "node=")) node = line.substr(5);
+  }
+  if (port <= 0 || port > 65535) return false;
+  // The node's address as the scheduler knows it (Slurm NodeAddr), else its name.
+  std::string host = node.empty() ? opts_.replica_host : node;
+  if (!node.empty()) {
+    if (auto nodes = inner_->ListNodes(); nodes.ok()) {
+      for (const auto& n : *nodes) {
+        auto addr = n.labels.find("slurm.address");
+        if (n.name == node && addr != n.labels.end() && !addr->second.empty()) host = addr->second;
+      }
+    }
+  }
+  r->port = port;
+  r->node = node;
+  r->host = NumericHost(host);
+  return true;
+}
+
 void ReplicaSet::Probe(Replica* r, int64_t now) {
   if (!r->running || now < r->next_probe_ms) return;
   if (r->state == State::kDraining || r->state == State::kStopping) return;
+  if (!LearnPort(r)) return;  // its job has not started (or not chosen its port) yet
   r->next_probe_ms = now + serving_.readiness.period_ms;
   HttpRequest req;
   int port = serving_.readiness.port ? int(*serving_.readiness.port) : r->port;
-  req.url = "http://" + opts_.replica_host + ":" + std::to_string(port) + serving_.readiness.path;
+  req.url = "http://" + r->host + ":" + std::to_string(port) + serving_.readiness.path;
   req.connect_timeout_ms = kProbeTimeoutMs;
   req.timeout_ms = std::min<long>(kProbeTimeoutMs, long(serving_.readiness.period_ms));
   auto resp = HttpSend(req);
@@ -401,7 +473,7 @@ void ReplicaSet::Probe(Replica* r, int64_t now) {
     if (r->state == State::kReady) return;
     std::string name = ServerName(*r);
     if (!r->in_proxy) {
-      rsl::Status s = proxy().AddServer(name, opts_.replica_host, r->port);
+      rsl::Status s = proxy().AddServer(name, r->host, r->port);
       if (!s.ok()) return;  // tried again at the next probe
       r->in_proxy = true;
     }
@@ -556,6 +628,7 @@ void ReplicaSet::Run() {
     bool stop = false, timed_out = false;
     int64_t grace = 0;
     std::string superseded_by;
+    bool leave = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(opts_.tick_ms),
@@ -565,8 +638,23 @@ void ReplicaSet::Run() {
       timed_out = stop_timed_out_;
       grace = stop_grace_ms_;
       superseded_by = supersede_;
+      leave = leave_;
     }
     int64_t now = NowMs();
+    if (leave) {
+      // Exits seen now stay unhandled: the next controller finds them through adoption.
+      Persist();
+      std::shared_ptr<Frontend> f;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        f.swap(frontend_);
+      }
+      if (f) {
+        f->left_running = true;
+        f->proxy->Release();
+      }
+      return;
+    }
     for (const auto& e : exits) HandleExit(e, now);
     if (!stop && !superseded_by.empty()) {
       superseded_by_ = superseded_by;
@@ -647,7 +735,7 @@ void ReplicaSet::Run() {
     for (auto& r : replicas_) {
       backend::ServingReplica rep;
       rep.index = r->index;
-      rep.node = spec_.node;
+      rep.node = r->node.empty() ? spec_.node : r->node;
       rep.port = r->port;
       rep.state = StateName(r->state);
       rep.restarts = r->restarts;

@@ -9,6 +9,11 @@
 // in-flight ones finish), stops them, lets go of the frontend and ends as succeeded. HAProxy
 // stops with the last set that holds its Frontend.
 //
+// Where replicas run: on the local backend on this host (127.0.0.1, a port FreePort chose);
+// on a backend whose scheduler places attempts (Slurm) each replica is a job that chooses a
+// free port on the node it landed on and writes it to a port file beside its exit record;
+// the set then probes and routes to the node's address (Slurm's NodeAddr) and that port.
+//
 // Recovery: the set keeps a SetRecord (serving_state.h) beside the attempt's files; a set
 // built with one adopts what it names (HAProxy, or a new one on the same port, and every
 // replica through the inner backend's Adopt) instead of starting anything.
@@ -17,6 +22,7 @@
 // frontend and Supersede may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -59,6 +65,8 @@ struct Frontend {
   int port = 0;
   std::string endpoint;
   std::string socket_dir;  //!< the runtime socket's (removed with it)
+  //! Left to the next controller (ReplicaSet::Leave): HAProxy keeps running.
+  std::atomic<bool> left_running{false};
 };
 
 class ReplicaSet {
@@ -97,6 +105,10 @@ class ReplicaSet {
   //! Drains, stops every replica and HAProxy, then reports the attempt's exit (kCancelled, or
   //! kTimedOut) when `report`. Returns at once; the thread does it.
   void RequestStop(int64_t grace_ms, bool timed_out, bool report = true);
+  //! The controller exits for a restart (SIGTERM): the set writes its record and ends
+  //! without stopping anything and without reporting an exit; HAProxy and every replica run
+  //! on and the next controller adopts them (as after a crash). Returns at once.
+  void Leave();
   void Join();
 
   void OnReplicaExit(const backend::AttemptExit& exit);
@@ -110,7 +122,10 @@ class ReplicaSet {
     int generation = 0;
     std::string attempt_id;  //!< of the current generation
     std::string log_path;
-    int port = 0;
+    int port = 0;           //!< 0: not known yet (chosen on its node, in port_file)
+    std::string node;       //!< where it runs ("" until known)
+    std::string host;       //!< the address it listens on ("" until known)
+    std::string port_file;  //!< node-chosen ports (Slurm): where its job writes the port
     State state = State::kStarting;
     bool running = false;   //!< launched, exit not seen
     bool in_proxy = false;  //!< a server in HAProxy
@@ -136,6 +151,9 @@ class ReplicaSet {
   void Persist();
   HaproxyRuntime& proxy() { return frontend_->runtime(); }
   void Launch(Replica* r, int64_t now);
+  //! A replica whose port its node chose: reads the port file and resolves the node's
+  //! address. False while the job has not written it.
+  bool LearnPort(Replica* r);
   void HandleExit(const backend::AttemptExit& e, int64_t now);
   void Probe(Replica* r, int64_t now);
   void Evaluate(int64_t now);
@@ -158,6 +176,10 @@ class ReplicaSet {
   Begin begin_;
   Autoscaler autoscaler_;
   std::thread thread_;
+  //! Replicas whose backend's scheduler picks the node (Slurm): each job chooses its port
+  //! there and writes it to a port file (backend/slurm_job.h: kPortOnNode, PortFile); else the
+  //! controller's host runs them and FreePort chooses.
+  bool node_ports_;
   std::string prefix_;  //!< of its HAProxy server names (ServerPrefix)
   std::string record_path_;
   int64_t started_ms_;       //!< wall clock, kept across adoption (SetRecord::started_ms)
@@ -182,6 +204,7 @@ class ReplicaSet {
   bool stop_ = false;                       // GUARDED_BY(mu_)
   bool stop_timed_out_ = false;             // GUARDED_BY(mu_)
   bool stop_report_ = true;                 // GUARDED_BY(mu_)
+  bool leave_ = false;                      // GUARDED_BY(mu_): Leave()
   std::string supersede_;                   // GUARDED_BY(mu_): by whom, once asked
   std::shared_ptr<Frontend> frontend_;      // GUARDED_BY(mu_) for readers; set by the loop
   int64_t stop_grace_ms_ = 0;               // GUARDED_BY(mu_)

@@ -48,6 +48,18 @@ ServingBackend::~ServingBackend() {
   inner_->on_nodes = nullptr;
 }
 
+void ServingBackend::LeaveRunning() {
+  std::map<std::string, Entry> sets;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sets.swap(sets_);
+    owner_.clear();
+  }
+  for (auto& [id, e] : sets) e.set->Leave();
+  for (auto& [id, e] : sets) e.set->Join();
+  ReapFinished();
+}
+
 std::shared_ptr<ReplicaSet> ServingBackend::SetOf(const std::string& attempt_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sets_.find(attempt_id);

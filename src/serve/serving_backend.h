@@ -31,8 +31,13 @@ namespace rsl::serve {
 class ServingBackend : public backend::Backend {
  public:
   ServingBackend(std::unique_ptr<backend::Backend> inner, ServeOptions options);
-  //! Stops every replica set (replicas and HAProxy) without reporting their exits.
+  //! Stops every replica set (replicas and HAProxy) without reporting their exits, unless
+  //! LeaveRunning() let them go first.
   ~ServingBackend() override;
+  //! The controller exits for a restart (SIGTERM): every replica set records its state and
+  //! lets go of HAProxy and its replicas, which keep serving; the next controller adopts them
+  //! (Adopt), as after a crash. Returns once every set let go; the backend runs nothing then.
+  void LeaveRunning();
 
   std::string name() const override { return inner_->name(); }
   Result<std::vector<sched::Node>> ListNodes() override { return inner_->ListNodes(); }

@@ -15,6 +15,8 @@ std::string SetRecordToJson(const SetRecord& r) {
     replicas.push_back({{"index", p.index},
                         {"generation", p.generation},
                         {"port", p.port},
+                        {"node", p.node},
+                        {"host", p.host},
                         {"restarts", p.restarts},
                         {"retiring", p.retiring}});
   }
@@ -56,6 +58,8 @@ Result<SetRecord> SetRecordFromJson(const std::string& text) {
       rep.index = p.value("index", 0);
       rep.generation = p.value("generation", 0);
       rep.port = p.value("port", 0);
+      rep.node = p.value("node", "");
+      rep.host = p.value("host", "");
       rep.restarts = p.value("restarts", 0);
       rep.retiring = p.value("retiring", false);
       r.replicas.push_back(rep);

@@ -19,7 +19,9 @@ namespace rsl::serve {
 struct ReplicaRecord {
   int index = 0;
   int generation = 0;  //!< of the process running now (its attempt id ends r<index>-<gen>)
-  int port = 0;
+  int port = 0;        //!< 0: chosen on its node, not known yet
+  std::string node;    //!< where it runs ("" = unknown or this host)
+  std::string host;    //!< the address it listens on
   int restarts = 0;
   bool retiring = false;  //!< draining: scaled down or superseded, not restarted
 };

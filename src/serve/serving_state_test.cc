@@ -33,7 +33,7 @@ TEST(ServingStateTest, RecordRoundTrips) {
   r.serving_ready = true;
   r.started_ms = 1764633600000;
   r.superseded_by = "wl-20261202-deadbeef";
-  r.replicas = {{0, 2, 40001, 1, false}, {3, 1, 40002, 0, true}};
+  r.replicas = {{0, 2, 40001, "", "127.0.0.1", 1, false}, {3, 1, 40002, "n2", "10.0.0.2", 0, true}};
   auto back = SetRecordFromJson(SetRecordToJson(r));
   ASSERT_TRUE(back.ok()) << back.error().ToString();
   EXPECT_EQ(back->proxy_pid, 4242);
@@ -55,6 +55,10 @@ TEST(ServingStateTest, RecordRoundTrips) {
   EXPECT_FALSE(back->replicas[0].retiring);
   EXPECT_EQ(back->replicas[1].index, 3);
   EXPECT_TRUE(back->replicas[1].retiring);
+  // Where a Slurm replica runs (its node chose the port): kept for adoption.
+  EXPECT_EQ(back->replicas[1].node, "n2");
+  EXPECT_EQ(back->replicas[1].host, "10.0.0.2");
+  EXPECT_EQ(back->replicas[0].host, "127.0.0.1");
 }
 
 TEST(ServingStateTest, AGarbledRecordIsAnError) {

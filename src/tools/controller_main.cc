@@ -197,6 +197,9 @@ int main(int argc, char** argv) {
   std::cout << "rsl-controller: " << strsignal(sig) << ", shutting down" << std::endl;
   server.Stop();
   engine->Stop(/*stop_steps=*/false);
+  // Like every running step, serving steps run on (HAProxy answers throughout) and the next
+  // start adopts them: a restart (an upgrade) does not take a service down.
+  (*rt)->LeaveServingRunning();
   std::cout << "rsl-controller: stopped" << std::endl;
   return 0;
 }

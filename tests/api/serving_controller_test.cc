@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <set>
 #include <thread>
 
@@ -203,6 +205,110 @@ TEST_F(ServingControllerTest, AKilledControllerAdoptsTheReplicasAndCancelLeavesN
   for (int i = 0; i < 100 && Alive(proxy_pid); ++i) std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(Alive(proxy_pid)) << "HAProxy still runs";
   EXPECT_EQ(Get(port, "/version"), "") << "the frontend still answers";
+}
+
+// A controller stopped with SIGTERM (a restart, an upgrade) leaves the service up: HAProxy
+// and the replicas keep answering while it is down, the next start adopts them (no replica
+// started twice), and no request fails. The step's secret values stay masked in the replica
+// logs the API serves after each adoption (SIGTERM, then SIGKILL), also for a replica
+// restarted after the adoption.
+TEST_F(ServingControllerTest, ASigtermedControllerLeavesTheServiceUpAndSecretsMasked) {
+  const std::string secret = "tok-5f2a9c81e7d3b6a4";
+  CmdResult created = c_.Seedctl(
+      editor_, {"secret", "create", "svc-creds", "--from-literal", "API_TOKEN=" + secret});
+  ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+  std::string leaky = c_.work_dir() + "/leaky.py";
+  WriteText(leaky, "import os\nprint('token', os.environ.get('API_TOKEN', ''), flush=True)\n" +
+                       std::string(kServer));
+  chmod(leaky.c_str(), 0644);
+  WriteText(c_.work_dir() + "/svc.yaml",
+            "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+            "metadata: {name: svc, namespace: risk}\n"
+            "spec:\n  resources: {cpu: 500m, memory: 256Mi}\n  pipeline:\n"
+            "    - name: serve\n      serving: true\n"
+            "      command: [/usr/bin/python3, " +
+                leaky +
+                "]\n      envFrom: [{secretRef: svc-creds}]\n"
+                "      resources:\n"
+                "        autoscaling: {targetUtilization: 90, minReplicas: 2, maxReplicas: 2}\n");
+  CmdResult sub = c_.Seedctl(editor_, {"workload", "submit", "-f", "svc.yaml"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out << sub.err;
+  std::string id = IdFromSubmit(sub.out);
+  Json sv = WaitServing(id, 2);
+  ASSERT_TRUE(sv.is_object()) << Status(id).dump() << c_.Log();
+  std::string endpoint = sv["endpoint"];
+  int port = PortOf(endpoint);
+  std::set<int> pids = Pids(port);
+  ASSERT_EQ(pids.size(), 2u);
+  std::string running = EventMessage(id, "Running");
+  size_t at = running.find("HAProxy pid ");
+  ASSERT_NE(at, std::string::npos) << running;
+  int proxy_pid = atoi(running.c_str() + at + 12);
+  auto logs_masked = [&](const std::string& when) {
+    CmdResult all = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "serve"});
+    EXPECT_EQ(all.exit_code, 0) << when << all.err;
+    EXPECT_EQ(all.out.find(secret), std::string::npos) << when << ": " << all.out;
+    EXPECT_NE(all.out.find("token ***"), std::string::npos) << when << ": " << all.out;
+  };
+  logs_masked("before any restart");
+
+  // Requests all along, from before the SIGTERM to after the second adoption.
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0}, failed{0};
+  std::thread load([&] {
+    while (!stop) {
+      ++sent;
+      if (Get(port, "/version").empty()) ++failed;
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+
+  EXPECT_EQ(c_.Terminate(), 0) << c_.Log();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(Get(port, "/version"), "1") << "controller down " << i;
+  EXPECT_TRUE(Alive(proxy_pid)) << "SIGTERM took HAProxy down";
+  for (int pid : pids) EXPECT_TRUE(Alive(pid)) << "SIGTERM stopped replica " << pid;
+
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+  sv = WaitServing(id, 2);
+  ASSERT_TRUE(sv.is_object()) << Status(id).dump() << c_.Log();
+  EXPECT_EQ(sv["endpoint"], endpoint);
+  bool adopted = false;
+  for (const auto& [reason, message] : Events(id)) {
+    adopted =
+        adopted || (reason == "Recovered" &&
+                    message.find("adopted 2 replica(s) behind " + endpoint + " (HAProxy pid " +
+                                 std::to_string(proxy_pid) + " adopted)") != std::string::npos);
+  }
+  EXPECT_TRUE(adopted) << EventMessage(id, "Recovered");
+  EXPECT_EQ(Pids(port), pids);  // adopted, not started again
+  logs_masked("after the SIGTERM restart");
+
+  c_.Kill9();
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+  ASSERT_TRUE(WaitServing(id, 2).is_object()) << Status(id).dump() << c_.Log();
+  logs_masked("after the SIGKILL restart");
+  // A replica restarted after the adoption: its log is masked too.
+  int victim = *pids.begin();
+  kill(victim, SIGKILL);
+  bool restarted = false;
+  for (int i = 0; i < 300 && !restarted; ++i) {
+    std::set<int> now = Pids(port);
+    restarted = now.size() == 2 && !now.count(victim) && WaitServing(id, 2, 1s).is_object();
+    if (!restarted) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(restarted) << Status(id).dump();
+  logs_masked("after a replica restarted after the adoption");
+  stop = true;
+  load.join();
+  std::cout << "controller SIGTERM + restart + SIGKILL + restart + replica kill: " << failed
+            << " failed of " << sent << " requests" << std::endl;
+  EXPECT_EQ(failed, 0) << "of " << sent;
+
+  CmdResult cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.out << cancel.err;
+  EXPECT_EQ(c_.WaitPhase(editor_, id, 60000), "CANCELLED");
+  for (int i = 0; i < 100 && Alive(proxy_pid); ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(Alive(proxy_pid)) << "HAProxy still runs";
 }
 
 TEST_F(ServingControllerTest, RollbackRollsTheServiceOntoTheEarlierVersion) {

@@ -1,0 +1,221 @@
+// Serving on Slurm through a real rsl-controller (--backend slurm) on the fixture's cluster:
+// each replica is a Slurm job that chooses its port on its node, HAProxy on this host routes
+// to node-address:port. Two replicas land on two nodes behind one endpoint and both answer
+// through it; a replica job killed with scancel is replaced while the endpoint keeps
+// answering; cancel leaves no job and no frontend.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "api/http_test_util.h"
+#include "base/strings.h"
+#include "cluster_util.h"
+#include "harness.h"
+
+namespace rsl::apitest {
+namespace {
+
+using Json = nlohmann::json;
+using api::testing::BodyOf;
+using api::testing::RawRequest;
+using api::testing::StatusOf;
+using namespace std::chrono_literals;
+using slurm_test::Sh;
+
+constexpr char kHaproxy[] = "/usr/sbin/haproxy";
+
+// Each replica says who it is: its index and the Slurm node its job runs on.
+constexpr char kServer[] = R"PY(
+import http.server, os
+port = int(os.environ["RSL_PORT"])
+who = "replica %s node %s" % (os.environ["RSL_REPLICA"], os.environ.get("SLURMD_NODENAME", "?"))
+print(who, "listening on", port, flush=True)
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = who.encode() if self.path == "/who" else b"ok"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+)PY";
+
+class SlurmServingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(access(kHaproxy, X_OK), 0) << "haproxy is not installed (scripts/deps/serve.txt)";
+    slurm_test::UseFixtureCluster();
+    slurm_test::EnsureAllNodesIdle();
+    c_.UseArgs({"--backend", "slurm"});
+    ASSERT_TRUE(c_.Start()) << c_.Log();
+    editor_ = c_.CreateToken("risk", "editor", "eddie");
+    chmod(c_.work_dir().c_str(), 0755);  // steps may run as other users
+    script_ = c_.work_dir() + "/server.py";
+    WriteText(script_, kServer);
+    chmod(script_.c_str(), 0644);
+  }
+  void TearDown() override { Sh("squeue -h -o %A | xargs -r scancel"); }
+
+  // cpu 2 and one GPU: only n1 and n2 (2 CPUs each, GPUs) fit a replica, one each, so the
+  // two replicas run on two different nodes.
+  std::string Submit() {
+    WriteText(c_.work_dir() + "/svc.yaml",
+              "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+              "metadata: {name: svc, namespace: risk}\n"
+              "spec:\n  resources: {cpu: \"2\", memory: 256Mi, gpu: \"1\"}\n  pipeline:\n"
+              "    - name: serve\n      serving: true\n"
+              "      command: [/usr/bin/python3, " +
+                  script_ +
+                  "]\n"
+                  "      resources:\n"
+                  "        autoscaling: {targetUtilization: 90, minReplicas: 2, maxReplicas: 2}\n");
+    CmdResult r = c_.Seedctl(editor_, {"workload", "submit", "-f", "svc.yaml"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return IdFromSubmit(r.out);
+  }
+
+  Json Status(const std::string& id) {
+    CmdResult s = c_.Seedctl(editor_, {"workload", "status", "--id", id, "-o", "json"});
+    return Json::parse(s.out, nullptr, false);
+  }
+
+  Json WaitServing(const std::string& id, int ready, std::chrono::seconds timeout = 120s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Json st = Status(id);
+      if (st.is_object()) {
+        Json sv = st["status"].value("serving", Json());
+        if (sv.is_object() && sv.value("readyReplicas", 0) == ready) return sv;
+      }
+      std::this_thread::sleep_for(200ms);
+    }
+    return Json();
+  }
+
+  std::vector<std::pair<std::string, std::string>> Events(const std::string& id) {
+    std::string body =
+        BodyOf(RawRequest(c_.port(), "GET", "/api/v1/workloads/" + id + "/events", editor_));
+    std::vector<std::pair<std::string, std::string>> out;
+    Json j = Json::parse(body, nullptr, false);
+    if (!j.is_object()) return out;
+    for (const auto& e : j["items"])
+      out.emplace_back(e.value("reason", ""), e.value("message", ""));
+    return out;
+  }
+  int CountEvents(const std::string& id, const std::string& reason) {
+    int n = 0;
+    for (const auto& [r, m] : Events(id)) n += r == reason ? 1 : 0;
+    return n;
+  }
+  std::string EventMessage(const std::string& id, const std::string& reason) {
+    for (const auto& [r, m] : Events(id)) {
+      if (r == reason) return m;
+    }
+    return "";
+  }
+
+  static int PortOf(const std::string& endpoint) {
+    return atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
+  }
+  static std::string Get(int port, const std::string& path) {
+    std::string answer = RawRequest(port, "GET", path, "", "", 5s);
+    return StatusOf(answer) == 200 ? BodyOf(answer) : "";
+  }
+  // The Slurm jobs of the run: job id -> state (their comment names the run's attempts).
+  std::map<std::string, std::string> Jobs(const std::string& run_id) {
+    std::map<std::string, std::string> jobs;
+    for (const auto& line : Split(Sh("squeue -h -o '%A %T %k'"), '\n')) {
+      auto f = Split(line, ' ');
+      if (f.size() >= 3 && line.find(run_id) != std::string::npos) jobs[f[0]] = f[1];
+    }
+    return jobs;
+  }
+
+  Controller c_;
+  std::string editor_;
+  std::string script_;
+};
+
+TEST_F(SlurmServingTest, TwoReplicaJobsOnTwoNodesBehindOneEndpoint) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::string id = Submit();
+  ASSERT_FALSE(id.empty());
+  Json sv = WaitServing(id, 2);
+  ASSERT_TRUE(sv.is_object()) << Status(id).dump() << c_.Log() << Sh("squeue");
+  double ready_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "submit to 2 ready replicas on Slurm: " << ready_s << " s" << std::endl;
+  std::string run_id = Status(id)["status"].value("runId", "");
+  ASSERT_FALSE(run_id.empty());
+  std::string endpoint = sv["endpoint"];
+  int port = PortOf(endpoint);
+  ASSERT_GT(port, 0);
+
+  // Two replica jobs, on two nodes (the status rows say so too).
+  std::map<std::string, std::string> jobs = Jobs(run_id);
+  EXPECT_EQ(jobs.size(), 2u) << Sh("squeue -o '%A %T %N %k'");
+  std::set<std::string> status_nodes;
+  for (const auto& r : sv["replicaList"]) status_nodes.insert(r.value("node", ""));
+  EXPECT_EQ(status_nodes.size(), 2u) << sv.dump();
+
+  // Requests through the endpoint reach both replicas, each on its own node.
+  std::set<std::string> who;
+  for (int i = 0; i < 40; ++i) who.insert(Get(port, "/who"));
+  std::set<std::string> nodes;
+  for (const auto& w : who) {
+    ASSERT_FALSE(w.empty()) << "a request failed";
+    nodes.insert(w.substr(w.rfind(' ') + 1));
+  }
+  EXPECT_EQ(who.size(), 2u) << Join(std::vector<std::string>(who.begin(), who.end()), "; ");
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes, status_nodes);
+
+  // A replica's job killed with scancel (outside RSL): restarted as a new job, the endpoint
+  // answering all along (HAProxy retries a refused connection on the other replica).
+  std::string victim = jobs.begin()->first;
+  Sh("scancel " + victim);
+  int failed = 0, sent = 0;
+  auto deadline = std::chrono::steady_clock::now() + 120s;
+  bool replaced = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (int i = 0; i < 5; ++i, ++sent) failed += Get(port, "/who").empty() ? 1 : 0;
+    if (CountEvents(id, "ReplicaRestarted") >= 1) {
+      Json now = WaitServing(id, 2, 1s);
+      auto j = Jobs(run_id);
+      if (now.is_object() && j.size() == 2 && !j.count(victim)) {
+        replaced = true;
+        break;
+      }
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  std::cout << "replica job replaced: " << failed << " failed of " << sent << " requests"
+            << std::endl;
+  EXPECT_TRUE(replaced) << Status(id).dump() << Sh("squeue -o '%A %T %N %k'");
+  EXPECT_EQ(failed, 0) << "of " << sent;
+  EXPECT_NE(EventMessage(id, "ReplicaRestarted").find("restart 1"), std::string::npos)
+      << EventMessage(id, "ReplicaRestarted");
+  EXPECT_EQ(Status(id)["status"].value("phase", ""), "RUNNING");
+
+  // Cancel: every replica job scancel'ed, the frontend gone.
+  CmdResult cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.out << cancel.err;
+  EXPECT_EQ(c_.WaitPhase(editor_, id, 90000), "CANCELLED") << c_.Log();
+  for (int i = 0; i < 100 && !Jobs(run_id).empty(); ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(Jobs(run_id).empty()) << Sh("squeue -o '%A %T %N %k'");
+  EXPECT_EQ(Get(port, "/who"), "") << "the frontend still answers";
+}
+
+}  // namespace
+}  // namespace rsl::apitest

@@ -76,6 +76,8 @@ enum class EventReason {
   kPostProcessSucceeded,
   kPostProcessFailed,
   kPostProcessSkipped,
+  // The local backend runs an attempt in its container image (which bundle, runc).
+  kPulled,
 };
 
 //! Whether a node takes new work.

@@ -47,7 +47,17 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
   ContainerPlan p;
   p.id = ContainerId(spec.attempt_id);
   p.bundle_dir = o.containers_dir + "/" + p.id;
-  p.argv = {o.runc, "--root", o.runc_root, "run", "--bundle", p.bundle_dir, p.id};
+  // runc's own messages (its warnings that it cannot remove the attempt's cgroup, which
+  // rsl-shim still reads and removes) go beside the step's log; a failure to start is also
+  // printed to its stderr, the step's log.
+  p.argv = {o.runc, "--root", o.runc_root};
+  if (!spec.log_path.empty()) {
+    p.argv.push_back("--log");
+    p.argv.push_back(spec.log_path + ".runc");
+  }
+  for (const char* a : {"run", "--bundle"}) p.argv.push_back(a);
+  p.argv.push_back(p.bundle_dir);
+  p.argv.push_back(p.id);
 
   // Host directories and where they appear inside: the longest host prefix wins when an
   // RSL_* value is rewritten.

@@ -27,7 +27,7 @@ struct ContainerPlan {
   std::string id;          //!< the runc container id: "rsl-" + sanitized attempt id
   std::string bundle_dir;  //!< holds config.json; root.path points into the image cache
   nlohmann::json config;   //!< the OCI runtime config
-  std::vector<std::string> argv;  //!< what rsl-shim runs: runc --root R run --bundle B ID
+  std::vector<std::string> argv;  //!< rsl-shim runs: runc --root R [--log L] run --bundle B ID
 };
 
 struct ContainerOptions {

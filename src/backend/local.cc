@@ -418,7 +418,7 @@ class LocalBackend : public Backend {
       SendLocked(line);
     }
     if (on_event) {
-      on_event({spec.attempt_id, spec::EventReason::kPulled,
+      on_event({spec.attempt_id, spec::EventReason::kStarted,
                 "container " + plan.id + " (runc) from " + pinned + ", cached bundle " +
                     cached->dir + ", read-only rootfs",
                 spec.node});

@@ -76,8 +76,6 @@ enum class EventReason {
   kPostProcessSucceeded,
   kPostProcessFailed,
   kPostProcessSkipped,
-  // The local backend runs an attempt in its container image (which bundle, runc).
-  kPulled,
 };
 
 //! Whether a node takes new work.

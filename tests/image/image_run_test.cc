@@ -140,7 +140,7 @@ TEST_F(ImageRunTest, AStepRunsInItsImageAndARollbackRunsTheRecordedDigest) {
   EXPECT_NE(logs.find("no-host"), std::string::npos) << logs;
   json d = Describe(id);
   std::string events = Events(d);
-  EXPECT_NE(events.find("Pulled: container rsl-"), std::string::npos) << events;
+  EXPECT_NE(events.find("Started: container rsl-"), std::string::npos) << events;
   EXPECT_NE(events.find("@" + first), std::string::npos) << events;
 
   // The cache holds the digest's bundle; nothing is in use any more.

@@ -64,13 +64,16 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
   std::vector<std::pair<std::string, std::string>> maps;  // host -> container
   json mounts = json::array();
   mounts.push_back(Mount("/proc", "proc", "proc", {}));
-  mounts.push_back(Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
+  mounts.push_back(
+      Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
   mounts.push_back(Mount("/dev/pts", "devpts", "devpts",
                          {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}));
-  mounts.push_back(Mount("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}));
+  mounts.push_back(
+      Mount("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}));
   mounts.push_back(Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
   mounts.push_back(Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
-  mounts.push_back(Mount("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}));
+  mounts.push_back(
+      Mount("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}));
   mounts.push_back(Mount("/tmp", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=1777"}));
   // Host network: the host's name resolution.
   for (const char* f : {"/etc/resolv.conf", "/etc/hosts"}) {
@@ -132,7 +135,8 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
     }
     env[k] = value;
   }
-  if (!env.count("PATH")) env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  if (!env.count("PATH"))
+    env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   env["RSL_CONTAINER"] = p.id;
   std::vector<std::string> env_list;
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
@@ -160,14 +164,14 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
     resources["cpu"] = {{"quota", spec.cpu_millis * 100}, {"period", 100000}};
   }
   json linux = {
-      {"namespaces", json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}},
-                                  {{"type", "mount"}}})},
+      {"namespaces",
+       json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}})},
       {"resources", resources},
-      {"maskedPaths", {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
-                       "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-                       "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
-      {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
-                         "/proc/sysrq-trigger"}},
+      {"maskedPaths",
+       {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
+        "/proc/scsi"}},
+      {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}},
   };
   if (!o.cgroups_path.empty()) linux["cgroupsPath"] = o.cgroups_path;
   p.config = {

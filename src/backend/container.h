@@ -16,17 +16,17 @@ namespace rsl::backend {
 
 //! Fixed paths inside every container (the RSL_* variables that name host paths below the
 //! attempt's directories are rewritten to these).
-inline constexpr char kContainerWorkdir[] = "/rsl/work";      // the attempt's working dir
-inline constexpr char kContainerOutput[] = "/rsl/output";     // RSL_OUTPUT's staging dir
-inline constexpr char kContainerInputs[] = "/rsl/inputs";     // dependencies' outputs: /N
-inline constexpr char kContainerAttempt[] = "/rsl/attempt";   // the log's dir (progress file)
-inline constexpr char kContainerPaths[] = "/rsl/paths";       // other RSL_* paths: /NAME
-inline constexpr char kContainerInit[] = "/.rsl/init";        // rsl-cinit, PID 1
+inline constexpr char kContainerWorkdir[] = "/rsl/work";     // the attempt's working dir
+inline constexpr char kContainerOutput[] = "/rsl/output";    // RSL_OUTPUT's staging dir
+inline constexpr char kContainerInputs[] = "/rsl/inputs";    // dependencies' outputs: /N
+inline constexpr char kContainerAttempt[] = "/rsl/attempt";  // the log's dir (progress file)
+inline constexpr char kContainerPaths[] = "/rsl/paths";      // other RSL_* paths: /NAME
+inline constexpr char kContainerInit[] = "/.rsl/init";       // rsl-cinit, PID 1
 
 struct ContainerPlan {
-  std::string id;          //!< the runc container id: "rsl-" + sanitized attempt id
-  std::string bundle_dir;  //!< holds config.json; root.path points into the image cache
-  nlohmann::json config;   //!< the OCI runtime config
+  std::string id;                 //!< the runc container id: "rsl-" + sanitized attempt id
+  std::string bundle_dir;         //!< holds config.json; root.path points into the image cache
+  nlohmann::json config;          //!< the OCI runtime config
   std::vector<std::string> argv;  //!< rsl-shim runs: runc --root R [--log L] run --bundle B ID
 };
 

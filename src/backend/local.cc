@@ -27,10 +27,10 @@
 #include <string_view>
 #include <thread>
 
+#include "backend/container.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
-#include "backend/container.h"
 #include "image/cache.h"
 #include "image/reference.h"
 #include "sched/inventory.h"
@@ -105,8 +105,8 @@ bool Writable(const std::string& dir) {
 }
 
 struct CgroupBases {
-  std::string mechanism;     // "cgroup v2" | "cgroup v1" | "rlimit"
-  std::string v2, mem, cpu;  // parent directories for per-attempt cgroups
+  std::string mechanism;            // "cgroup v2" | "cgroup v1" | "rlimit"
+  std::string v2, mem, cpu;         // parent directories for per-attempt cgroups
   std::string v2_mount, mem_mount;  // their hierarchies' mount points (runc's cgroupsPath)
 };
 
@@ -395,7 +395,8 @@ class LocalBackend : public Backend {
     }
     ContainerPlan plan = PlanContainer(spec, *cached, co);
     Status written = MakeDirs(plan.bundle_dir);
-    if (written.ok()) written = WriteFileAtomic(plan.bundle_dir + "/config.json", plan.config.dump(1) + "\n");
+    if (written.ok())
+      written = WriteFileAtomic(plan.bundle_dir + "/config.json", plan.config.dump(1) + "\n");
     if (!written.ok()) {
       close(cached->in_use_fd);
       return written;
@@ -410,9 +411,10 @@ class LocalBackend : public Backend {
         close(cached->in_use_fd);
         return connected;
       }
-      // runc runs as us (root): the step's identity is the container's process.user.
-      std::string line = LaunchLine(run, limited, socket_name_, std::nullopt, /*container=*/true,
-                                    cached->dir + "/in-use");
+      // runc runs as us (root): the step's identity is the container's process.user, and
+      // rsl-shim hands the attempt's directories to it as for a host step.
+      std::string line =
+          LaunchLine(run, limited, socket_name_, who, /*container=*/true, cached->dir + "/in-use");
       owned_[spec.attempt_id] = spec.exit_file;
       in_use_[spec.attempt_id] = cached->in_use_fd;
       SendLocked(line);
@@ -423,9 +425,10 @@ class LocalBackend : public Backend {
                     cached->dir + ", read-only rootfs",
                 spec.node});
       if (limited) {
-        std::string what = cg_.mechanism == "none" ? "no limits enforced (--limits none)"
-                                                   : "limits via " + cg_.mechanism +
-                                                         " (container cgroup " + co.cgroups_path + ")";
+        std::string what =
+            cg_.mechanism == "none"
+                ? "no limits enforced (--limits none)"
+                : "limits via " + cg_.mechanism + " (container cgroup " + co.cgroups_path + ")";
         on_event({spec.attempt_id, spec::EventReason::kLimitsApplied, what, spec.node});
       }
     }
@@ -748,12 +751,12 @@ class LocalBackend : public Backend {
   int wake_ = -1;
   std::thread reader_;
   std::mutex mu_;
-  bool stopping_ = false;                       // GUARDED_BY(mu_)
-  int fd_ = -1;                                 // GUARDED_BY(mu_); closed by the reader
-  std::map<std::string, std::string> owned_;    // GUARDED_BY(mu_): id -> exit_file
+  bool stopping_ = false;                     // GUARDED_BY(mu_)
+  int fd_ = -1;                               // GUARDED_BY(mu_); closed by the reader
+  std::map<std::string, std::string> owned_;  // GUARDED_BY(mu_): id -> exit_file
   // The in-use locks of the image bundles our container attempts run from (image/cache.h):
   // held from the launch until the exit is reported (rsl-shim holds its own meanwhile).
-  std::map<std::string, int> in_use_;  // GUARDED_BY(mu_): id -> fd
+  std::map<std::string, int> in_use_;           // GUARDED_BY(mu_): id -> fd
   std::map<std::string, std::string> queries_;  // GUARDED_BY(mu_): Adopt in flight
   std::vector<AttemptExit> local_reports_;      // GUARDED_BY(mu_)
 };

@@ -37,8 +37,11 @@ void RemoveStaleContainers(const std::string& state_dir) {
         dup2(null, 1);
         dup2(null, 2);
       }
-      execlp("runc", "runc", "--root", root.c_str(), "delete", "--force", id.c_str(),
-             static_cast<char*>(nullptr));
+      // runc from PATH, else where Debian installs it (a daemon's PATH may lack sbin).
+      for (const char* runc : {"runc", "/usr/sbin/runc", "/usr/bin/runc"}) {
+        execlp(runc, "runc", "--root", root.c_str(), "delete", "--force", id.c_str(),
+               static_cast<char*>(nullptr));
+      }
       _exit(127);
     }
     if (pid > 0) {

@@ -227,8 +227,8 @@ void Supervisor::Launch(int fd, const json& msg) {
     if (a->in_use_fd < 0 || flock(a->in_use_fd, LOCK_SH) != 0) {
       if (a->in_use_fd >= 0) close(a->in_use_fd);
       a->in_use_fd = -1;
-      return FailBeforeStart(std::move(a),
-                             "image bundle gone from the cache: " + a->in_use + ": " + strerror(errno));
+      return FailBeforeStart(
+          std::move(a), "image bundle gone from the cache: " + a->in_use + ": " + strerror(errno));
     }
   }
   // stdout+stderr through a pipe: the log is created at the first byte (WriteLog).
@@ -256,8 +256,10 @@ void Supervisor::Launch(int fd, const json& msg) {
   plan.devnull = devnull_;
   plan.out = out_pipe[1];
   plan.parent = getpid();
-  plan.uid = a->uid;
-  plan.gid = a->gid;
+  // A container attempt's uid only owns its directories: runc runs as us and starts the
+  // step as that uid (its config's process.user).
+  plan.uid = a->in_use.empty() ? a->uid : -1;
+  plan.gid = a->in_use.empty() ? a->gid : -1;
   NsPlan ns;
   if (a->userns) {
     ns = PlanNamespace(*a);

@@ -117,8 +117,8 @@ void RunImageInspect(const ImageInspectFlags& f) {
 namespace {
 
 nlohmann::json CachedJson(const image::CachedImage& c) {
-  return {{"digest", c.digest}, {"reference", c.reference}, {"bytes", c.bytes},
-          {"lastUsedMs", c.last_used_ms}, {"inUse", c.in_use}, {"dir", c.dir}};
+  return {{"digest", c.digest},           {"reference", c.reference}, {"bytes", c.bytes},
+          {"lastUsedMs", c.last_used_ms}, {"inUse", c.in_use},        {"dir", c.dir}};
 }
 
 void PrintCached(const std::vector<image::CachedImage>& list) {
@@ -151,8 +151,9 @@ void RunImageList(const ImageCacheFlags& flags) {
 
 void RunImagePrune(const ImageCacheFlags& flags) {
   if (flags.all == (flags.keep_bytes >= 0)) {
-    FailWith(Error(codes::kInvalidArgument, "image prune needs exactly one of --all and --keep-bytes N")
-                 .Hint("seedctl image prune --all, or --keep-bytes 1073741824"));
+    FailWith(
+        Error(codes::kInvalidArgument, "image prune needs exactly one of --all and --keep-bytes N")
+            .Hint("seedctl image prune --all, or --keep-bytes 1073741824"));
   }
   image::BundleCache cache(flags.state_dir.empty() ? DefaultStateDir() : flags.state_dir);
   auto r = cache.Prune(flags.all ? 0 : flags.keep_bytes);
@@ -160,13 +161,15 @@ void RunImagePrune(const ImageCacheFlags& flags) {
   if (flags.output == "json") {
     nlohmann::json removed = nlohmann::json::array();
     for (const auto& c : r->removed) removed.push_back(CachedJson(c));
-    std::cout << nlohmann::json{{"removed", removed}, {"freedBytes", r->freed_bytes},
+    std::cout << nlohmann::json{{"removed", removed},
+                                {"freedBytes", r->freed_bytes},
                                 {"keptBytes", r->kept_bytes}}
                      .dump(2)
               << "\n";
     return;
   }
-  for (const auto& c : r->removed) std::cout << "removed " << c.digest << " (" << c.bytes << " bytes)\n";
+  for (const auto& c : r->removed)
+    std::cout << "removed " << c.digest << " (" << c.bytes << " bytes)\n";
   std::cout << "freed " << r->freed_bytes << " bytes; " << r->kept_bytes
             << " bytes kept (bundles in use are never removed)\n";
 }

@@ -1,6 +1,6 @@
-// seedctl image inspect, ls and prune (docs/image.md): resolve an image reference against its registry and
-// show the manifest it names for linux/amd64. Functions print to stdout/stderr and end a
-// failing command by throwing Exit (cli.h).
+// seedctl image inspect, ls and prune (docs/image.md): resolve an image reference against its
+// registry and show the manifest it names for linux/amd64. Functions print to stdout/stderr and end
+// a failing command by throwing Exit (cli.h).
 #pragma once
 
 #include <string>
@@ -21,9 +21,9 @@ struct ImageInspectFlags {
 void RunImageInspect(const ImageInspectFlags& flags);
 
 struct ImageCacheFlags {
-  std::string state_dir;  //!< the local backend's state directory (its image cache)
-  std::string output;     //!< "" (table) | json
-  bool all = false;       //!< prune: every bundle not in use
+  std::string state_dir;      //!< the local backend's state directory (its image cache)
+  std::string output;         //!< "" (table) | json
+  bool all = false;           //!< prune: every bundle not in use
   long long keep_bytes = -1;  //!< prune: evict down to this many bytes
 };
 

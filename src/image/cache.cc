@@ -222,8 +222,7 @@ Result<std::vector<CachedImage>> BundleCache::List() const {
   }
   closedir(d);
   std::sort(out.begin(), out.end(), [](const CachedImage& a, const CachedImage& b) {
-    return a.last_used_ms != b.last_used_ms ? a.last_used_ms < b.last_used_ms
-                                            : a.digest < b.digest;
+    return a.last_used_ms != b.last_used_ms ? a.last_used_ms < b.last_used_ms : a.digest < b.digest;
   });
   return out;
 }

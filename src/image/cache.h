@@ -55,8 +55,7 @@ class BundleCache {
   //! not cached yet, marked used now and locked in use (see CachedImage::in_use_fd); then
   //! bundles beyond the size bound are evicted. `plain_http`: the registry is reached without
   //! TLS (loopback or marked insecure). IMAGE_PULL_FAILED with skopeo's or umoci's answer.
-  Result<CachedImage> Ensure(const std::string& pinned, const std::string& digest,
-                             bool plain_http);
+  Result<CachedImage> Ensure(const std::string& pinned, const std::string& digest, bool plain_http);
 
   //! Every cached bundle, least recently used first.
   Result<std::vector<CachedImage>> List() const;

@@ -67,10 +67,10 @@ class ImageRunTest : public ::testing::Test {
   // Pushes host/volc/run:TAG holding busybox and the marker `marker`; returns its digest.
   std::string Push(const std::string& tag, const std::string& marker) {
     std::string why;
-    std::string digest = registry_.Push(
-        "volc/run", tag, "linux/amd64",
-        {"bin/busybox=@/bin/busybox", "bin/sh=@/bin/busybox", std::string(kMarker + 1) + "=" + marker},
-        &why);
+    std::string digest = registry_.Push("volc/run", tag, "linux/amd64",
+                                        {"bin/busybox=@/bin/busybox", "bin/sh=@/bin/busybox",
+                                         std::string(kMarker + 1) + "=" + marker},
+                                        &why);
     EXPECT_FALSE(digest.empty()) << why;
     return digest;
   }
@@ -172,8 +172,7 @@ TEST_F(ImageRunTest, AStepRunsInItsImageAndARollbackRunsTheRecordedDigest) {
 TEST_F(ImageRunTest, TheMemoryLimitIsEnforcedInTheContainer) {
   Push("v1", "oom");
   std::string id = Submit("hog", Image("v1"),
-                          "x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo survived",
-                          "64Mi");
+                          "x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo survived", "64Mi");
   ASSERT_FALSE(id.empty());
   std::string phase = c_.WaitPhase(token_, id, 90000);
   json d = Describe(id);

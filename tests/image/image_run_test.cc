@@ -36,7 +36,14 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-// Pids whose command line contains every one of `parts` (NUL-separated argv).
+// A process that exists and is not a zombie (a zombie left to a non-reaping init is gone).
+bool Alive(pid_t pid) {
+  std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// Live pids whose command line contains every one of `parts` (NUL-separated argv).
 std::vector<pid_t> PidsWith(const std::vector<std::string>& parts) {
   std::vector<pid_t> out;
   DIR* d = opendir("/proc");
@@ -47,7 +54,7 @@ std::vector<pid_t> PidsWith(const std::vector<std::string>& parts) {
     std::string cmd = Slurp("/proc/" + std::string(e->d_name) + "/cmdline");
     bool all = !cmd.empty();
     for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
-    if (all) out.push_back(pid);
+    if (all && Alive(pid)) out.push_back(pid);
   }
   closedir(d);
   return out;
@@ -202,7 +209,7 @@ TEST_F(ImageRunTest, AKilledSupervisorLeavesNoContainerBehind) {
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
     gone = true;
-    for (pid_t p : sleepers) gone = gone && kill(p, 0) != 0;
+    for (pid_t p : sleepers) gone = gone && !Alive(p);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(gone) << "the container's process outlived its supervisor";

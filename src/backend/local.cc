@@ -27,9 +27,12 @@
 #include <string_view>
 #include <thread>
 
+#include "backend/container.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "image/cache.h"
+#include "image/reference.h"
 #include "sched/inventory.h"
 #include "spec/names.h"
 
@@ -41,6 +44,17 @@ namespace {
 std::string Dirname(const std::string& path) {
   size_t p = path.rfind('/');
   return p == std::string::npos ? "." : path.substr(0, p);
+}
+
+// The executable `name` in $PATH, or "".
+std::string FindInPath(const std::string& name) {
+  const char* path = getenv("PATH");
+  for (const auto& dir : Split(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin", ':')) {
+    if (dir.empty()) continue;
+    std::string f = dir + "/" + name;
+    if (access(f.c_str(), X_OK) == 0) return f;
+  }
+  return "";
 }
 
 std::string SelfDir() {
@@ -91,8 +105,9 @@ bool Writable(const std::string& dir) {
 }
 
 struct CgroupBases {
-  std::string mechanism;     // "cgroup v2" | "cgroup v1" | "rlimit"
-  std::string v2, mem, cpu;  // parent directories for per-attempt cgroups
+  std::string mechanism;            // "cgroup v2" | "cgroup v1" | "rlimit"
+  std::string v2, mem, cpu;         // parent directories for per-attempt cgroups
+  std::string v2_mount, mem_mount;  // their hierarchies' mount points (runc's cgroupsPath)
 };
 
 CgroupBases Detect(const std::string& wanted) {
@@ -110,6 +125,7 @@ CgroupBases Detect(const std::string& wanted) {
         std::ofstream(base + "/rsl/cgroup.subtree_control") << "+memory +cpu";
         b.mechanism = "cgroup v2";
         b.v2 = base + "/rsl";
+        b.v2_mount = mount;
         return b;
       }
     }
@@ -122,6 +138,7 @@ CgroupBases Detect(const std::string& wanted) {
       if (Writable(mem_base)) {
         b.mechanism = "cgroup v1";
         b.mem = mem_base + "/rsl";
+        b.mem_mount = mem;
         if (!cpu.empty()) {
           std::string cpu_base = cpu + SelfCgroupPath("cpu");
           if (Writable(cpu_base)) b.cpu = cpu_base + "/rsl";
@@ -272,6 +289,7 @@ class LocalBackend : public Backend {
         nodes_(std::move(nodes)),
         cg_(std::move(cg)),
         shim_(std::move(shim)),
+        cache_(opts_.state_dir, CacheMaxBytes()),
         isolation_(isolation),
         identities_(opts_.state_dir, isolation.uid_base) {}
 
@@ -298,12 +316,22 @@ class LocalBackend : public Backend {
 
   std::string name() const override { return "local"; }
 
+  //! Registry images run in containers with `runc` and `cinit` (rsl-cinit); unset: on the host.
+  void SetContainerRuntime(std::string runc, std::string cinit) {
+    runc_ = std::move(runc);
+    cinit_ = std::move(cinit);
+  }
+
   Result<std::vector<sched::Node>> ListNodes() override { return nodes_; }
 
   Status Launch(const LaunchSpec& spec) override {
     bool limited = spec.memory_bytes > 0 || spec.cpu_millis > 0;
     auto who = StepIdentityFor(isolation_, &identities_, spec.namespace_);
     if (!who.ok()) return who.error();
+    auto image_it = spec.env.find("RSL_IMAGE_DIGEST");
+    if (image_it != spec.env.end() && !runc_.empty()) {
+      return LaunchContainer(spec, limited, *who, image_it->second);
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (fd_ < 0) RSL_RETURN_IF_ERROR(ConnectLocked());
@@ -340,11 +368,95 @@ class LocalBackend : public Backend {
   }
 
  private:
+  // A step whose image came from a registry (admission recorded its digest): its bundle from
+  // the image cache (pulled and unpacked once per digest), an OCI runtime config for this
+  // attempt, and rsl-shim runs `runc run` in the attempt's cgroup (docs/image.md).
+  Status LaunchContainer(const LaunchSpec& spec, bool limited,
+                         const std::optional<StepIdentity>& who, const std::string& digest) {
+    auto ref = image::ParseReference(spec.env.at("RSL_IMAGE"));
+    if (!ref.ok()) return ref.error();
+    std::string pinned = ref->Name() + "@" + digest;
+    auto cached = cache_.Ensure(pinned, digest, ref->plain_http);
+    if (!cached.ok()) return cached.error();
+    ContainerOptions co;
+    co.runc = runc_;
+    co.runc_root = opts_.state_dir + "/runc";
+    co.containers_dir = opts_.state_dir + "/containers";
+    co.cinit = cinit_;
+    std::string cg_name = SanitizeId(spec.attempt_id);
+    if (limited && cg_.mechanism == "cgroup v2" && !cg_.v2_mount.empty()) {
+      co.cgroups_path = (cg_.v2 + "/" + cg_name).substr(cg_.v2_mount.size());
+    } else if (limited && cg_.mechanism == "cgroup v1" && !cg_.mem_mount.empty()) {
+      co.cgroups_path = (cg_.mem + "/" + cg_name).substr(cg_.mem_mount.size());
+    }
+    if (who) {
+      co.uid = int64_t(who->uid);
+      co.gid = int64_t(who->gid);
+    }
+    ContainerPlan plan = PlanContainer(spec, *cached, co);
+    Status written = MakeDirs(plan.bundle_dir);
+    if (written.ok())
+      written = WriteFileAtomic(plan.bundle_dir + "/config.json", plan.config.dump(1) + "\n");
+    if (!written.ok()) {
+      close(cached->in_use_fd);
+      return written;
+    }
+    LaunchSpec run = spec;
+    run.argv = plan.argv;
+    run.read_dirs.clear();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Status connected = fd_ < 0 ? ConnectLocked() : Status::Ok();
+      if (!connected.ok()) {
+        close(cached->in_use_fd);
+        return connected;
+      }
+      // runc runs as us (root): the step's identity is the container's process.user, and
+      // rsl-shim hands the attempt's directories to it as for a host step.
+      std::string line =
+          LaunchLine(run, limited, socket_name_, who, /*container=*/true, cached->dir + "/in-use");
+      owned_[spec.attempt_id] = spec.exit_file;
+      in_use_[spec.attempt_id] = cached->in_use_fd;
+      SendLocked(line);
+    }
+    if (on_event) {
+      on_event({spec.attempt_id, spec::EventReason::kStarted,
+                "container " + plan.id + " (runc) from " + pinned + ", cached bundle " +
+                    cached->dir + ", read-only rootfs",
+                spec.node});
+      if (limited) {
+        std::string what =
+            cg_.mechanism == "none"
+                ? "no limits enforced (--limits none)"
+                : "limits via " + cg_.mechanism + " (container cgroup " + co.cgroups_path + ")";
+        on_event({spec.attempt_id, spec::EventReason::kLimitsApplied, what, spec.node});
+      }
+    }
+    return Status::Ok();
+  }
+
+  // REQUIRES: mu_ held.
+  void ReleaseImage(const std::string& id) {
+    auto it = in_use_.find(id);
+    if (it == in_use_.end()) return;
+    if (it->second >= 0) close(it->second);
+    in_use_.erase(it);
+  }
+
+  static int64_t CacheMaxBytes() {
+    const char* v = getenv("RSL_IMAGE_CACHE_BYTES");
+    if (v == nullptr || *v == 0) return image::BundleCache::kDefaultMaxBytes;
+    char* end = nullptr;
+    long long n = strtoll(v, &end, 10);
+    return end && *end == 0 && n >= 0 ? int64_t(n) : image::BundleCache::kDefaultMaxBytes;
+  }
+
   // The launch message, written by hand like the engine's launch record: one per attempt on
   // the engine's loop thread. Strings are strict JSON; bytes that are not UTF-8 become U+FFFD
   // (AppendJsonString), as Dump does for the other messages.
   std::string LaunchLine(const LaunchSpec& spec, bool limited, const std::string& socket_name,
-                         const std::optional<StepIdentity>& who) const {
+                         const std::optional<StepIdentity>& who, bool container = false,
+                         const std::string& in_use = "") const {
     std::string line;
     line.reserve(1024);
     JsonObjectWriter w(&line);
@@ -360,7 +472,9 @@ class LocalBackend : public Backend {
       w.Int("uid", int64_t(who->uid));
       w.Int("gid", int64_t(who->gid));
     }
-    if (isolation_.mode == IsolationMode::kNamespace) {
+    if (container) {
+      w.Str("in_use", in_use);
+    } else if (isolation_.mode == IsolationMode::kNamespace) {
       w.Int("userns", 1);
       w.StrList("hide", hidden_);
       w.StrList("ro", spec.read_dirs);
@@ -380,7 +494,8 @@ class LocalBackend : public Backend {
     kv.assign(kMarkerVar).append(Marker(socket_name, spec.attempt_id));
     AppendJsonString(&env, kv);
     env += ']';
-    if (cg_.mechanism != "none") {
+    // A container under RLIMIT_AS would limit runc itself: its limits are linux.resources.
+    if (cg_.mechanism != "none" && !(container && cg_.mechanism == "rlimit")) {
       if (spec.memory_bytes > 0) w.Int("memory", spec.memory_bytes);
       if (spec.cpu_millis > 0) w.Int("cpu_millis", spec.cpu_millis);
     }
@@ -536,6 +651,7 @@ class LocalBackend : public Backend {
       if (it == owned_.end()) return;
       auto e = ParseExitRecord(msg.value("record", ""), it->second, id);
       owned_.erase(it);
+      ReleaseImage(id);
       out->push_back(e.ok() ? std::move(*e) : Lost(id));
     } else if (op == "state") {
       auto it = queries_.find(id);
@@ -625,6 +741,8 @@ class LocalBackend : public Backend {
   std::vector<sched::Node> nodes_;
   CgroupBases cg_;
   std::string shim_;
+  std::string runc_, cinit_;  // "" runc_: registry images run on the host (no runtime)
+  image::BundleCache cache_;
   Isolation isolation_;
   IdentityMap identities_;
   // What a step isolated by a mount namespace sees empty: the state and runs directories.
@@ -633,9 +751,12 @@ class LocalBackend : public Backend {
   int wake_ = -1;
   std::thread reader_;
   std::mutex mu_;
-  bool stopping_ = false;                       // GUARDED_BY(mu_)
-  int fd_ = -1;                                 // GUARDED_BY(mu_); closed by the reader
-  std::map<std::string, std::string> owned_;    // GUARDED_BY(mu_): id -> exit_file
+  bool stopping_ = false;                     // GUARDED_BY(mu_)
+  int fd_ = -1;                               // GUARDED_BY(mu_); closed by the reader
+  std::map<std::string, std::string> owned_;  // GUARDED_BY(mu_): id -> exit_file
+  // The in-use locks of the image bundles our container attempts run from (image/cache.h):
+  // held from the launch until the exit is reported (rsl-shim holds its own meanwhile).
+  std::map<std::string, int> in_use_;           // GUARDED_BY(mu_): id -> fd
   std::map<std::string, std::string> queries_;  // GUARDED_BY(mu_): Adopt in flight
   std::vector<AttemptExit> local_reports_;      // GUARDED_BY(mu_)
 };
@@ -773,6 +894,18 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
   if (opts.state_dir.empty()) opts.state_dir = DefaultStateDir();
   auto backend = std::make_unique<LocalBackend>(opts, std::move(nodes), Detect(options.limits),
                                                 shim, *isolation);
+  // Registry images run in containers where runc is installed (RSL_CONTAINER_RUNTIME=none:
+  // on the host, as before containers; =PATH: that runc) and rsl-cinit is beside rsl-shim.
+  const char* rt = getenv("RSL_CONTAINER_RUNTIME");
+  std::string runtime = rt && *rt ? rt : "runc";
+  if (runtime != "none") {
+    std::string runc = runtime.find('/') == std::string::npos ? FindInPath(runtime) : runtime;
+    const char* ci = getenv("RSL_CINIT");
+    std::string cinit = ci && *ci ? ci : Dirname(shim) + "/rsl-cinit";
+    if (!runc.empty() && access(runc.c_str(), X_OK) == 0 && access(cinit.c_str(), R_OK) == 0) {
+      backend->SetContainerRuntime(runc, cinit);
+    }
+  }
   RSL_RETURN_IF_ERROR(backend->Init());
   return std::unique_ptr<Backend>(std::move(backend));
 }

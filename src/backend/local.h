@@ -33,10 +33,16 @@
 // RSL_SUPERVISED_ATTEMPT, which every step gets); the next Launch starts a new supervisor.
 // With no client and no step for a few seconds the supervisor exits.
 //
+// Container images: a step whose image came from a registry (admission put RSL_IMAGE_DIGEST
+// in its environment) runs in a container with runc when runc and rsl-cinit are installed
+// (container.h, image/cache.h, docs/image.md); RSL_CONTAINER_RUNTIME=none keeps such steps on
+// the host.
+//
 // Threading: Launch/Stop/Adopt may be called from any thread; Launch only writes one line to
-// the socket (the supervisor is started first if needed). Exits and live usage samples
-// (on_usage, about every second while an attempt runs) are reported from one reader thread,
-// events from the calling thread.
+// the socket (the supervisor is started first if needed), after, for a container step, taking
+// its image's bundle from the cache (pulling it first when missing: that blocks). Exits and live
+// usage samples (on_usage, about every second while an attempt runs) are reported from one reader
+// thread, events from the calling thread.
 #pragma once
 
 #include <memory>

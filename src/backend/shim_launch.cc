@@ -40,6 +40,7 @@ std::unique_ptr<Attempt> ParseLaunch(const json& msg) {
   a->userns = msg.value("userns", 0) != 0;
   a->hide = Strings(msg, "hide");
   a->ro = Strings(msg, "ro");
+  a->in_use = msg.value("in_use", "");
   return a;
 }
 

@@ -25,6 +25,8 @@ struct Attempt {
   long long uid = -1, gid = -1;  // isolation by uid: the step's identity (-1: ours)
   bool userns = false;           // isolation by a mount namespace
   std::vector<std::string> hide, ro;
+  std::string in_use;  // an image bundle's in-use file: shared-locked while the attempt lives
+  int in_use_fd = -1;
 
   // What the supervisor keeps while the attempt lives.
   std::string mechanism = "none", note;

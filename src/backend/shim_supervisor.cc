@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 
 #include "backend/shim_cgroup.h"
+#include "backend/shim_container.h"
 #include "backend/shim_identity.h"
 #include "backend/shim_io.h"
 #include "backend/shim_log.h"
@@ -169,6 +171,8 @@ void Supervisor::SendExit(const Attempt& a, const std::string& record) {
 
 void Supervisor::FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why) {
   int64_t now = RealUs();
+  if (a->in_use_fd >= 0) close(a->in_use_fd);
+  if (!a->in_use.empty()) RemoveContainerConfig(a->argv);
   std::string rec = Record(-1, 0, false, "", 0, 0, 0, 0, LimitsText(*a), now, now, why);
   journals_.Write(a->exit_file, rec);
   SendExit(*a, rec);
@@ -217,6 +221,16 @@ void Supervisor::Launch(int fd, const json& msg) {
       }
     }
   }
+  if (!a->in_use.empty()) {
+    // The image bundle the container runs from is not evicted while we hold this.
+    a->in_use_fd = open(a->in_use.c_str(), O_RDWR | O_CLOEXEC);
+    if (a->in_use_fd < 0 || flock(a->in_use_fd, LOCK_SH) != 0) {
+      if (a->in_use_fd >= 0) close(a->in_use_fd);
+      a->in_use_fd = -1;
+      return FailBeforeStart(
+          std::move(a), "image bundle gone from the cache: " + a->in_use + ": " + strerror(errno));
+    }
+  }
   // stdout+stderr through a pipe: the log is created at the first byte (WriteLog).
   int out_pipe[2] = {-1, -1};
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -242,8 +256,10 @@ void Supervisor::Launch(int fd, const json& msg) {
   plan.devnull = devnull_;
   plan.out = out_pipe[1];
   plan.parent = getpid();
-  plan.uid = a->uid;
-  plan.gid = a->gid;
+  // A container attempt's uid only owns its directories: runc runs as us and starts the
+  // step as that uid (its config's process.user).
+  plan.uid = a->in_use.empty() ? a->uid : -1;
+  plan.gid = a->in_use.empty() ? a->gid : -1;
   NsPlan ns;
   if (a->userns) {
     ns = PlanNamespace(*a);
@@ -376,6 +392,8 @@ void Supervisor::Finish(Attempt* a) {
   journals_.Write(a->exit_file, rec);  // the durable truth first, then the fast path
   journals_.Release(a->journal);
   if (a->log_fd >= 0) close(a->log_fd);
+  if (a->in_use_fd >= 0) close(a->in_use_fd);
+  if (!a->in_use.empty()) RemoveContainerConfig(a->argv);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
   SendExit(*a, rec);
   attempts_.erase(a->id);  // destroys *a
@@ -492,6 +510,7 @@ int Supervisor::Run(const std::string& state_dir, const std::string& socket_name
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
   if (fcntl(lock_fd, F_OFD_SETLK, &fl) != 0) return 0;  // another supervisor serves this dir
+  RemoveStaleContainers(state_dir);
 
   listen_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   sockaddr_un addr{};

@@ -11,7 +11,11 @@
 // Protocol: newline-delimited JSON. On accept the supervisor sends {"op":"hello"}. Then:
 //   client -> {"op":"launch","id":..,"argv":[..],"env":["K=V",..],"workdir":..,
 //              "make_dirs":[..],"log":..,"exit_file":..,"memory":N,"cpu_millis":N,
-//              "v2_cg":..,"mem_cg":..,"cpu_cg":..,"grace_ms":N,"secrets":[..]}   (no reply)
+//              "v2_cg":..,"mem_cg":..,"cpu_cg":..,"grace_ms":N,"secrets":[..],
+//              "in_use":..}                                                      (no reply)
+//   ("in_use": a container attempt (argv is `runc ... run`, shim_container.h): the image
+//   bundle's in-use file, shared-locked while the attempt lives; its uid/gid then only own
+//   the attempt's directories, runc runs as us)
 //   client -> {"op":"stop","id":..,"timed_out":bool}                              (no reply)
 //   client -> {"op":"query","id":..}  -> {"op":"state","id":..,"running":bool}
 //   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"}

@@ -17,6 +17,7 @@ inline constexpr char kDataFreshness[] = "DATA_QUALITY_FRESHNESS_EXCEEDED";
 inline constexpr char kDataFormatError[] = "DATA_FORMAT_ERROR";  // corrupt/truncated file
 inline constexpr char kImageNotFound[] = "IMAGE_NOT_FOUND";
 inline constexpr char kImageReferenceInvalid[] = "IMAGE_REFERENCE_INVALID";
+inline constexpr char kImagePullFailed[] = "IMAGE_PULL_FAILED";  // pull or unpack for running
 inline constexpr char kModelDependencyMismatch[] = "MODEL_DEPENDENCY_MISMATCH";
 inline constexpr char kModelFingerprintMismatch[] = "MODEL_FINGERPRINT_MISMATCH";
 inline constexpr char kOutputSchemaMismatch[] = "OUTPUT_SCHEMA_MISMATCH";

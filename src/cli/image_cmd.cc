@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/table.h"
 #include "cli/workload_format.h"
+#include "image/cache.h"
 #include "image/reference.h"
 #include "image/registry.h"
 #include "model/image_inspect.h"
@@ -113,6 +114,66 @@ void RunImageInspect(const ImageInspectFlags& f) {
   std::cout << "Debian packages: " << dpkg << " (dpkg status)\n";
 }
 
+namespace {
+
+nlohmann::json CachedJson(const image::CachedImage& c) {
+  return {{"digest", c.digest},           {"reference", c.reference}, {"bytes", c.bytes},
+          {"lastUsedMs", c.last_used_ms}, {"inUse", c.in_use},        {"dir", c.dir}};
+}
+
+void PrintCached(const std::vector<image::CachedImage>& list) {
+  Table t({"DIGEST", "REFERENCE", "SIZE", "LAST USED (ms)", "IN USE"});
+  for (const auto& c : list) {
+    t.AddRow({c.digest, c.reference, std::to_string(c.bytes), std::to_string(c.last_used_ms),
+              c.in_use ? "yes" : "no"});
+  }
+  std::cout << t.Render();
+}
+
+}  // namespace
+
+void RunImageList(const ImageCacheFlags& flags) {
+  image::BundleCache cache(flags.state_dir.empty() ? DefaultStateDir() : flags.state_dir);
+  auto list = cache.List();
+  if (!list.ok()) FailWith(list.error());
+  if (flags.output == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& c : *list) out.push_back(CachedJson(c));
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  int64_t total = 0;
+  for (const auto& c : *list) total += c.bytes;
+  std::cout << "Cache: " << cache.dir() << " (" << list->size() << " bundle"
+            << (list->size() == 1 ? "" : "s") << ", " << total << " bytes)\n";
+  PrintCached(*list);
+}
+
+void RunImagePrune(const ImageCacheFlags& flags) {
+  if (flags.all == (flags.keep_bytes >= 0)) {
+    FailWith(
+        Error(codes::kInvalidArgument, "image prune needs exactly one of --all and --keep-bytes N")
+            .Hint("seedctl image prune --all, or --keep-bytes 1073741824"));
+  }
+  image::BundleCache cache(flags.state_dir.empty() ? DefaultStateDir() : flags.state_dir);
+  auto r = cache.Prune(flags.all ? 0 : flags.keep_bytes);
+  if (!r.ok()) FailWith(r.error());
+  if (flags.output == "json") {
+    nlohmann::json removed = nlohmann::json::array();
+    for (const auto& c : r->removed) removed.push_back(CachedJson(c));
+    std::cout << nlohmann::json{{"removed", removed},
+                                {"freedBytes", r->freed_bytes},
+                                {"keptBytes", r->kept_bytes}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  for (const auto& c : r->removed)
+    std::cout << "removed " << c.digest << " (" << c.bytes << " bytes)\n";
+  std::cout << "freed " << r->freed_bytes << " bytes; " << r->kept_bytes
+            << " bytes kept (bundles in use are never removed)\n";
+}
+
 void RegisterImageCommands(CLI::App& app) {
   CLI::App* img = app.add_subcommand("image", "Container images in registries");
   img->require_subcommand(1);
@@ -132,6 +193,22 @@ void RegisterImageCommands(CLI::App& app) {
                     "read the registry password from the first line of stdin");
   AddOutput(inspect, &i->output, {"json"});
   Bind(inspect, i, &RunImageInspect);
+
+  auto l = std::make_shared<ImageCacheFlags>();
+  CLI::App* ls = img->add_subcommand(
+      "ls", "The local backend's image cache: unpacked bundles, size, last use, in use");
+  AddStateDir(ls, &l->state_dir);
+  AddOutput(ls, &l->output, {"json"});
+  Bind(ls, l, &RunImageList);
+
+  auto p = std::make_shared<ImageCacheFlags>();
+  CLI::App* prune = img->add_subcommand(
+      "prune", "Evict least recently used bundles not in use from the local image cache");
+  AddStateDir(prune, &p->state_dir);
+  prune->add_flag("--all", p->all, "every bundle that is not in use");
+  prune->add_option("--keep-bytes", p->keep_bytes, "evict until at most N bytes remain");
+  AddOutput(prune, &p->output, {"json"});
+  Bind(prune, p, &RunImagePrune);
 }
 
 }  // namespace rsl::cli

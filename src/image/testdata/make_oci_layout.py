@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes an OCI image layout (an independent writer for the image tests): one image per
 platform given, each with a gzip'd layer holding /etc/rsl-image (its platform and tag) and
-any extra files; `--layer` starts another layer above it (a file named .wh.NAME is a
+any extra files (CONTENT @HOSTFILE: that file's bytes and mode); `--layer` starts another layer above it (a file named .wh.NAME is a
 whiteout, .wh..wh..opq an opaque one). With several platforms, the tag names an image index
 over them.
 
@@ -28,10 +28,16 @@ def layer(files):
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path, content in sorted(files.items()):
-            data = content.encode()
+            mode = 0o644
+            if content.startswith("@"):  # a host file's bytes and mode: @/bin/busybox
+                with open(content[1:], "rb") as f:
+                    data = f.read()
+                mode = os.stat(content[1:]).st_mode & 0o7777
+            else:
+                data = content.encode()
             info = tarfile.TarInfo(path)
             info.size = len(data)
-            info.mode = 0o644
+            info.mode = mode
             info.mtime = 0
             tar.addfile(info, io.BytesIO(data))
     raw = raw.getvalue()

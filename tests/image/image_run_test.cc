@@ -1,0 +1,237 @@
+// Steps run in their container images, as a user meets it: the real rsl-controller and seedctl
+// (tests/api/harness.h), the local backend's real rsl-shim, real runc, and images pushed with
+// skopeo to Debian's docker-registry on loopback. Each image holds a static busybox (Debian's
+// busybox-static) as its shell and /etc/rsl-image-marker, which the host does not have.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "harness.h"
+#include "image/testing.h"
+
+namespace rsl::image {
+namespace {
+
+using apitest::CmdResult;
+using apitest::Controller;
+using apitest::IdFromSubmit;
+using apitest::WriteText;
+using nlohmann::json;
+using testing::LocalRegistry;
+
+constexpr char kMarker[] = "/etc/rsl-image-marker";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A process that exists and is not a zombie (a zombie left to a non-reaping init is gone).
+bool Alive(pid_t pid) {
+  std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// Live pids whose command line contains every one of `parts` (NUL-separated argv).
+std::vector<pid_t> PidsWith(const std::vector<std::string>& parts) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    std::string cmd = Slurp("/proc/" + std::string(e->d_name) + "/cmdline");
+    bool all = !cmd.empty();
+    for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
+    if (all && Alive(pid)) out.push_back(pid);
+  }
+  closedir(d);
+  return out;
+}
+
+class ImageRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(access("/bin/busybox", X_OK), 0 - 1) << "busybox-static is needed (scripts/deps)";
+    ASSERT_NE(access(kMarker, F_OK), 0) << "the host must not have " << kMarker;
+    ASSERT_FALSE(registry_.host().empty()) << registry_.Log();
+    unsetenv("RSL_CONTAINER_RUNTIME");
+    ASSERT_TRUE(c_.Start()) << c_.Log();
+    token_ = c_.CreateToken("risk", "editor", "eddie");
+  }
+
+  // Pushes host/volc/run:TAG holding busybox and the marker `marker`; returns its digest.
+  std::string Push(const std::string& tag, const std::string& marker) {
+    std::string why;
+    std::string digest = registry_.Push("volc/run", tag, "linux/amd64",
+                                        {"bin/busybox=@/bin/busybox", "bin/sh=@/bin/busybox",
+                                         std::string(kMarker + 1) + "=" + marker},
+                                        &why);
+    EXPECT_FALSE(digest.empty()) << why;
+    return digest;
+  }
+
+  std::string Image(const std::string& tag) { return registry_.host() + "/volc/run:" + tag; }
+
+  // One step in `image` running `script` (busybox sh), with `memory` as its limit.
+  std::string Submit(const std::string& name, const std::string& image, const std::string& script,
+                     const std::string& memory = "256Mi") {
+    std::string yaml =
+        "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: " + name +
+        "\n  namespace: risk\nspec:\n  resources: {cpu: \"1\", memory: " + memory +
+        "}\n  pipeline:\n    - name: train\n      image: \"" + image +
+        "\"\n      command: [\"/bin/busybox\", \"sh\", \"-c\", " + json(script).dump() + "]\n";
+    WriteText(c_.work_dir() + "/" + name + ".yaml", yaml);
+    CmdResult r = c_.Seedctl(token_, {"workload", "submit", "-f", name + ".yaml"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return IdFromSubmit(r.out);
+  }
+
+  json Describe(const std::string& id) {
+    CmdResult r = c_.Seedctl(token_, {"workload", "describe", "--id", id, "-o", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out, nullptr, false);
+  }
+
+  std::string Logs(const std::string& id) {
+    return c_.Seedctl(token_, {"workload", "logs", "--id", id, "--step", "train"}).out;
+  }
+
+  static std::string Events(const json& d) {
+    std::string out;
+    for (const auto& e : d["events"]) {
+      out += e.value("reason", "") + ": " + e.value("message", "") + "\n";
+    }
+    return out;
+  }
+
+  std::string RuncList() {
+    std::string out;
+    testing::RunCommand({"runc", "--root", c_.state_dir() + "/runc", "list", "-q"},
+                        c_.work_dir() + "/runc-list.out", &out);
+    return out;
+  }
+
+  LocalRegistry registry_;
+  Controller c_;
+  std::string token_;
+};
+
+// The step sees the image's files, not the host's, at the documented container paths; the
+// recorded digest is what runs, also for a rollback after the tag moved.
+TEST_F(ImageRunTest, AStepRunsInItsImageAndARollbackRunsTheRecordedDigest) {
+  std::string first = Push("v1", "first-image");
+  std::string id = Submit(
+      "in-image", Image("v1"),
+      "echo marker=$(cat /etc/rsl-image-marker); echo output=$RSL_OUTPUT; echo pwd=$(pwd); "
+      "echo pid1=$(cat /proc/1/cmdline | tr '\\0' ' '); test -e /usr/bin/cmake || echo no-host; "
+      "echo data > $RSL_OUTPUT/out.txt");
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(c_.WaitPhase(token_, id, 60000), "SUCCEEDED") << c_.Log() << Describe(id).dump(2);
+  std::string logs = Logs(id);
+  EXPECT_NE(logs.find("marker=first-image"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("output=/rsl/output"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("pwd=/rsl/work"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("pid1=/.rsl/init /bin/busybox sh -c"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("no-host"), std::string::npos) << logs;
+  json d = Describe(id);
+  std::string events = Events(d);
+  EXPECT_NE(events.find("Started: container rsl-"), std::string::npos) << events;
+  EXPECT_NE(events.find("@" + first), std::string::npos) << events;
+
+  // The cache holds the digest's bundle; nothing is in use any more.
+  CmdResult ls = apitest::RunCmd(
+      {apitest::SeedctlPath(), "image", "ls", "--state-dir", c_.state_dir(), "-o", "json"}, {});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  json cached = json::parse(ls.out, nullptr, false);
+  ASSERT_TRUE(cached.is_array()) << ls.out;
+  ASSERT_EQ(cached.size(), 1u) << ls.out;
+  EXPECT_EQ(cached[0]["digest"], first);
+  EXPECT_EQ(cached[0]["inUse"], false);
+
+  // The tag moves; a rollback runs the recorded digest, a new submission the new one.
+  std::string second = Push("v1", "second-image");
+  ASSERT_NE(second, first);
+  CmdResult rollback = c_.Seedctl(token_, {"rollback", "--id", id});
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.err;
+  std::string rid = IdFromSubmit(rollback.out);
+  ASSERT_FALSE(rid.empty()) << rollback.out;
+  ASSERT_EQ(c_.WaitPhase(token_, rid, 60000), "SUCCEEDED") << c_.Log();
+  EXPECT_NE(Logs(rid).find("marker=first-image"), std::string::npos) << Logs(rid);
+  std::string fresh = Submit("in-image", Image("v1"), "echo marker=$(cat /etc/rsl-image-marker)");
+  ASSERT_EQ(c_.WaitPhase(token_, fresh, 60000), "SUCCEEDED") << c_.Log();
+  EXPECT_NE(Logs(fresh).find("marker=second-image"), std::string::npos) << Logs(fresh);
+  EXPECT_EQ(RuncList(), "");
+}
+
+// The step's memory limit holds inside the container: OOMKilled, as for a host step.
+TEST_F(ImageRunTest, TheMemoryLimitIsEnforcedInTheContainer) {
+  Push("v1", "oom");
+  std::string id = Submit("hog", Image("v1"),
+                          "x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo survived", "64Mi");
+  ASSERT_FALSE(id.empty());
+  std::string phase = c_.WaitPhase(token_, id, 90000);
+  json d = Describe(id);
+  EXPECT_EQ(phase, "FAILED") << d.dump(2);
+  std::string events = Events(d);
+  EXPECT_NE(events.find("OOMKilled"), std::string::npos) << events;
+  EXPECT_EQ(Logs(id).find("survived"), std::string::npos) << Logs(id);
+  EXPECT_EQ(RuncList(), "");
+}
+
+// rsl-shim SIGKILLed while a container runs: the container's processes go with it at once;
+// what runc kept of it is removed by the next supervisor, before the step runs again.
+TEST_F(ImageRunTest, AKilledSupervisorLeavesNoContainerBehind) {
+  Push("v1", "sleeper");
+  std::string id = Submit("sleeper", Image("v1"), "exec /bin/busybox sleep 3177");
+  ASSERT_FALSE(id.empty());
+  std::vector<pid_t> sleepers;
+  for (int i = 0; i < 600 && sleepers.empty(); ++i) {
+    sleepers = PidsWith({"sleep", "3177"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(sleepers.empty()) << c_.Log() << Describe(id).dump(2);
+  EXPECT_NE(RuncList(), "");
+  std::vector<pid_t> shims = PidsWith({"rsl-shim", "--serve", c_.state_dir()});
+  ASSERT_EQ(shims.size(), 1u);
+  ASSERT_EQ(kill(shims[0], SIGKILL), 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = true;
+    for (pid_t p : sleepers) gone = gone && !Alive(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone) << "the container's process outlived its supervisor";
+  // The controller starts a new supervisor for the rescheduled attempt, which removes the
+  // stale container first; cancelling the run ends the new one.
+  CmdResult cancel = c_.Seedctl(token_, {"workload", "cancel", "--id", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  c_.WaitPhase(token_, id, 60000);
+  std::string left = "x";
+  for (int i = 0; i < 200 && !left.empty(); ++i) {
+    left = RuncList();
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(left, "") << "runc still lists containers";
+  std::vector<pid_t> after;
+  for (int i = 0; i < 100; ++i) {
+    after = PidsWith({"sleep", "3177"});
+    if (after.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(after.empty()) << Events(Describe(id));
+}
+
+}  // namespace
+}  // namespace rsl::image

@@ -46,17 +46,6 @@ std::string Dirname(const std::string& path) {
   return p == std::string::npos ? "." : path.substr(0, p);
 }
 
-// The executable `name` in $PATH, or "".
-std::string FindInPath(const std::string& name) {
-  const char* path = getenv("PATH");
-  for (const auto& dir : Split(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin", ':')) {
-    if (dir.empty()) continue;
-    std::string f = dir + "/" + name;
-    if (access(f.c_str(), X_OK) == 0) return f;
-  }
-  return "";
-}
-
 std::string SelfDir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);

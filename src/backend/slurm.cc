@@ -57,13 +57,8 @@ bool IsUnreachable(const std::string& err) {
 
 // Every client the backend runs, looked up now rather than at the first launch.
 Status CheckSlurmClients() {
-  const char* path = std::getenv("PATH");
-  std::vector<std::string> dirs = Split(path ? path : "/usr/bin:/bin", ':');
   for (const char* cmd : {"sbatch", "squeue", "sinfo", "scancel", "sacct"}) {
-    bool found = std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) {
-      return !d.empty() && ::access((d + "/" + cmd).c_str(), X_OK) == 0;
-    });
-    if (!found) {
+    if (FindInPath(cmd).empty()) {
       return Error(codes::kInvalidArgument, std::string("Slurm client '") + cmd + "' not found")
           .Value(cmd)
           .Hint("install Slurm's client commands (slurm-client) and put them on PATH");

@@ -13,6 +13,7 @@
 
 #include "base/codes.h"
 #include "base/env.h"
+#include "base/strings.h"
 
 namespace rsl {
 
@@ -164,6 +165,16 @@ int64_t TreeBytes(const std::string& dir, int64_t max_entries) {
     if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
   }
   return ec ? -1 : total;
+}
+
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : Split(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin", ':')) {
+    if (dir.empty()) continue;
+    std::string f = dir + "/" + name;
+    if (::access(f.c_str(), X_OK) == 0) return f;
+  }
+  return "";
 }
 
 }  // namespace rsl

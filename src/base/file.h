@@ -41,6 +41,9 @@ Status MakePrivateDir(const std::string& path);
 Status RemoveAll(const std::string& path);
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
+
+// The executable `name` in $PATH ("/usr/sbin:/usr/bin:/sbin:/bin" where unset or empty), or "".
+std::string FindInPath(const std::string& name);
 //! Bytes of the regular files below directory `dir`, recursively (symbolic links are not
 //! followed); -1 when it cannot be read whole or holds more than `max_entries` entries.
 int64_t TreeBytes(const std::string& dir, int64_t max_entries = INT64_MAX);

@@ -226,13 +226,15 @@ Error Client::RequestError(int error) const {
               "pass --client-certificate FILE --client-key FILE (or the config keys "
               "client-certificate: and client-key:) with a certificate its client CA issued");
     }
+    const bool revoked = refusal->find("revoked") != std::string::npos;
     return Error(codes::kUnauthenticated, "TLS: the server " + where +
                                               " refused the client certificate " +
                                               config_.client_certificate + ": " + *refusal)
         .Value(config_.client_certificate)
-        .Hint(
-            "use a certificate issued by the controller's --tls-client-ca, within its validity "
-            "period");
+        .Hint(revoked ? "the controller's revocation lists (--tls-client-crl) revoke this "
+                        "certificate: ask its CA for a new one"
+                      : "use a certificate issued by the controller's --tls-client-ca, within "
+                        "its validity period");
   }
   if (!tls_failure) return ConnectionError(httplib::to_string(e));
   auto peer = ProbeTlsPeer(host, port, config_.certificate_authority);

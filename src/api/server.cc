@@ -1,5 +1,7 @@
 #include "api/server.h"
 
+#include <iostream>
+
 #include "api/routes.h"
 #include "base/codes.h"
 #include "base/strings.h"
@@ -107,6 +109,14 @@ Status ApiServer::EnableClientCertificates(const std::string& ca_file, bool requ
     e.result = codes::kUnauthenticated;
     e.message = "TLS handshake from " + peer + " refused: " + why;
     (void)audit->Append(e);  // the refusal stands even if the audit write fails
+  });
+  return Status::Ok();
+}
+
+Status ApiServer::EnableClientCrl(const std::string& crl_file) {
+  RSL_RETURN_IF_ERROR(tls_->LoadClientCrl(crl_file));
+  tls_->SetOnNote([](const std::string& note) {
+    std::cerr << "rsl-controller: --tls-client-crl " << note << std::endl;
   });
   return Status::Ok();
 }

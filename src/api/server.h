@@ -45,6 +45,9 @@ class ApiServer {
   //! `required`: a client without a certificate fails the handshake too. REQUIRES: after
   //! EnableTls. INVALID_ARGUMENT naming the file when it does not load.
   Status EnableClientCertificates(const std::string& ca_file, bool required);
+  //! Revocation lists for client certificates (--tls-client-crl; tls_server.h): revoked ones
+  //! fail the handshake (audited). REQUIRES: after EnableClientCertificates.
+  Status EnableClientCrl(const std::string& crl_file);
   //! The SHA-256 fingerprint of the TLS certificate ("" without TLS).
   std::string tls_fingerprint() const { return tls_ ? tls_->fingerprint() : ""; }
   //! Start in two halves: Listen binds (so a taken address fails before anything else

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -243,7 +244,93 @@ Status TlsFrontend::LoadClientCa(const std::string& ca_file, bool required) {
   static const unsigned char kSessionContext[] = "rsl-controller";
   SSL_CTX_set_session_id_context(ctx_, kSessionContext, sizeof(kSessionContext) - 1);
   client_ca_ = true;
+  client_ca_file_ = ca_file;
   return Status::Ok();
+}
+
+namespace {
+
+// A file's modification time and size, "" when it cannot be read: what tells a changed file.
+std::string FileStamp(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "/" +
+         std::to_string(st.st_size);
+}
+
+// A verification store of the CA certificates of `ca_file` and the revocation lists of
+// `crl_file`, checking the leaf certificate against them; `lists` counts the lists read.
+Result<std::shared_ptr<X509_STORE>> MakeCrlStore(const std::string& ca_file,
+                                                 const std::string& crl_file, int* lists) {
+  std::shared_ptr<X509_STORE> store(X509_STORE_new(), X509_STORE_free);
+  auto refuse = [&](const std::string& why) {
+    return Error(codes::kInvalidArgument,
+                 "cannot load the certificate revocation lists " + crl_file + ": " + why)
+        .Value(crl_file)
+        .Hint(
+            "--tls-client-crl takes a PEM file of the client CAs' CRLs (-----BEGIN X509 CRL-----)");
+  };
+  if (!store || X509_STORE_load_file(store.get(), ca_file.c_str()) != 1) {
+    return refuse("the client CA file " + ca_file + " does not load: " + OpenSslReason());
+  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(crl_file.c_str(), "r"), BIO_free);
+  if (!bio) return refuse(PathExists(crl_file) ? OpenSslReason() : "no such file");
+  *lists = 0;
+  for (;;) {
+    X509_CRL* crl = PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr);
+    if (!crl) break;
+    int added = X509_STORE_add_crl(store.get(), crl);
+    X509_CRL_free(crl);
+    if (added != 1) return refuse(OpenSslReason());
+    ++*lists;
+  }
+  // The loop ends at the end of the file (no further PEM block) or at a block that does not
+  // parse: only the first is fine.
+  unsigned long last = ERR_peek_last_error();
+  ERR_clear_error();
+  if (last != 0 &&
+      !(ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE)) {
+    char buf[256];
+    ERR_error_string_n(last, buf, sizeof(buf));
+    return refuse(std::string("list ") + std::to_string(*lists + 1) + " does not parse: " + buf);
+  }
+  if (*lists == 0) return refuse("no certificate revocation list in it");
+  X509_STORE_set_flags(store.get(), X509_V_FLAG_CRL_CHECK);
+  return store;
+}
+
+}  // namespace
+
+Status TlsFrontend::LoadClientCrl(const std::string& crl_file) {
+  int lists = 0;
+  auto store = MakeCrlStore(client_ca_file_, crl_file, &lists);
+  if (!store.ok()) return store.error();
+  std::lock_guard<std::mutex> lock(crl_mu_);
+  crl_file_ = crl_file;
+  verify_store_ = *store;
+  crl_stamp_ = FileStamp(crl_file);
+  crl_checked_ = std::chrono::steady_clock::now();
+  return Status::Ok();
+}
+
+std::shared_ptr<X509_STORE> TlsFrontend::VerifyStore() {
+  std::lock_guard<std::mutex> lock(crl_mu_);
+  if (crl_file_.empty()) return nullptr;
+  auto now = std::chrono::steady_clock::now();
+  if (now - crl_checked_ < std::chrono::seconds(1)) return verify_store_;
+  crl_checked_ = now;
+  std::string stamp = FileStamp(crl_file_);
+  if (stamp == crl_stamp_) return verify_store_;
+  crl_stamp_ = stamp;
+  int lists = 0;
+  auto store = MakeCrlStore(client_ca_file_, crl_file_, &lists);
+  if (store.ok()) {
+    verify_store_ = *store;
+    if (on_note_) on_note_(crl_file_ + ": reloaded, " + std::to_string(lists) + " list(s)");
+  } else if (on_note_) {
+    on_note_("kept the previous revocation lists: " + store.error().message);
+  }
+  return verify_store_;
 }
 
 void TlsFrontend::Attach() {
@@ -272,6 +359,11 @@ void TlsFrontend::Serve(int fd, std::string peer) {
   SSL* ssl = SSL_new(ctx_);
   int pair[2] = {-1, -1};
   SSL_set_fd(ssl, fd);
+  if (client_ca_) {
+    // With revocation lists, this connection verifies against the current ones (the store
+    // stays alive while the connection holds it, whatever a reload does meanwhile).
+    if (auto store = VerifyStore()) SSL_set1_verify_cert_store(ssl, store.get());
+  }
   std::string refused_client;  // NoteRefusedClient's note
   SSL_set_app_data(ssl, &refused_client);
   // The handshake, within its deadline (a client that connects and says nothing holds

@@ -16,6 +16,13 @@
 // subject (CN, O entries) and fingerprint travel with every request of the connection
 // (HttpRequest::client_cert); what it may do is the router's business (auth.h).
 //
+// Revocation (LoadClientCrl): with certificate revocation lists, a client certificate that a
+// list revokes fails the handshake ("certificate revoked"), as does one whose CA has no list
+// in the file or whose list is past its nextUpdate (fail closed, as OpenSSL's CRL check does).
+// The file is read again when it changes (looked at no more than once a second), so a list the
+// CA publishes takes effect without a restart; a new file that does not load leaves the
+// previous lists in force and is reported through the note callback.
+//
 // Threading: Start/Stop from one thread; a thread per live connection.
 #pragma once
 
@@ -23,6 +30,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -30,6 +38,7 @@
 #include "base/status.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
+typedef struct x509_store_st X509_STORE;
 
 namespace rsl::api {
 
@@ -50,6 +59,13 @@ class TlsFrontend {
   //! `ca_file`; `required`: a client without one fails the handshake too. REQUIRES: after
   //! LoadCertificate. INVALID_ARGUMENT naming the file when it holds no CA certificate.
   Status LoadClientCa(const std::string& ca_file, bool required);
+  //! Checks client certificates against the PEM certificate revocation lists of `crl_file`
+  //! (one or more, of the client CAs). REQUIRES: after LoadClientCa. INVALID_ARGUMENT naming
+  //! the file when it holds no list or a list does not parse.
+  Status LoadClientCrl(const std::string& crl_file);
+  //! Called when the CRL file changed: read again ("reloaded: N lists") or not ("kept the
+  //! previous lists: why"). Set before Attach.
+  void SetOnNote(std::function<void(const std::string& note)> f) { on_note_ = std::move(f); }
   //! Called (on a connection's thread) for each handshake refused over its client certificate:
   //! the client's address and why ("certificate has expired", "no client certificate").
   //! Set before Attach.
@@ -70,12 +86,22 @@ class TlsFrontend {
 
  private:
   void Serve(int fd, std::string peer);
+  //! The store client certificates are verified against now (CAs and CRLs), after reading
+  //! the CRL file again if it changed; null without CRLs (the context's store is used).
+  std::shared_ptr<X509_STORE> VerifyStore();
 
   HttpServer* http_;
   int max_connections_;
   SSL_CTX* ctx_ = nullptr;
   std::string fingerprint_;
   bool client_ca_ = false;
+  std::string client_ca_file_;
+  std::string crl_file_;
+  std::mutex crl_mu_;
+  std::shared_ptr<X509_STORE> verify_store_;           // GUARDED_BY(crl_mu_)
+  std::string crl_stamp_;                              // GUARDED_BY(crl_mu_): mtime and size
+  std::chrono::steady_clock::time_point crl_checked_;  // GUARDED_BY(crl_mu_)
+  std::function<void(const std::string&)> on_note_;
   std::function<void(const std::string&, const std::string&)> on_refused_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

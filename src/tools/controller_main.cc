@@ -31,6 +31,7 @@ struct Flags {
   std::string retain_for;
   std::string tls_client_ca;
   bool tls_require_client_cert = false;
+  std::string tls_client_crl;
   rsl::runtime::RuntimeOptions runtime;
 };
 
@@ -86,6 +87,10 @@ int main(int argc, char** argv) {
   app.add_flag("--tls-require-client-cert", f.tls_require_client_cert,
                "with --tls-client-ca: refuse the TLS handshake of a client without a certificate "
                "(default: such clients authenticate with bearer tokens)")
+      ->needs(client_ca);
+  app.add_option("--tls-client-crl", f.tls_client_crl,
+                 "with --tls-client-ca: refuse client certificates these PEM revocation lists "
+                 "revoke (read again when the file changes; a CA without a list fails closed)")
       ->needs(client_ca);
   app.add_flag("--insecure-listen", f.insecure_listen,
                "allow plain HTTP on an address other than loopback (tokens and secrets would "
@@ -160,6 +165,10 @@ int main(int argc, char** argv) {
   if (!f.tls_client_ca.empty()) {
     st = server.EnableClientCertificates(f.tls_client_ca, f.tls_require_client_cert);
     if (!st.ok()) return Fail(st.error());
+    if (!f.tls_client_crl.empty()) {
+      st = server.EnableClientCrl(f.tls_client_crl);
+      if (!st.ok()) return Fail(st.error());
+    }
   }
   // The address first: a controller that cannot have its port starts and recovers nothing.
   st = server.Listen(host, port);
@@ -181,7 +190,10 @@ int main(int argc, char** argv) {
   if (!f.tls_client_ca.empty()) {
     std::cout << "rsl-controller: client certificates "
               << (f.tls_require_client_cert ? "required" : "accepted") << ", verified against "
-              << f.tls_client_ca << std::endl;
+              << f.tls_client_ca
+              << (f.tls_client_crl.empty() ? ""
+                                           : ", revocation checked against " + f.tls_client_crl)
+              << std::endl;
   }
   (void)(*rt)->PublishAddress(scheme + host + ":" + std::to_string(server.port()));
 

@@ -90,6 +90,27 @@ class MutualTlsTest : public ::testing::Test {
     return c_.Seedctl(token, args);
   }
 
+  // Certificate revocation lists of `ca` (openssl ca -gencrl) revoking `revoked` (certificate
+  // names), written to `out` by a rename (a CA publishing a new list).
+  void PublishCrl(const std::vector<std::string>& revoked, const std::string& out,
+                  const std::string& ca = "ca") {
+    const std::string db = ca + "-crl";
+    fs::remove_all(dir_ + "/" + db);
+    fs::create_directories(dir_ + "/" + db);
+    WriteText(dir_ + "/" + db + "/index.txt", "");
+    WriteText(dir_ + "/" + db + "/crlnumber", "01\n");
+    WriteText(dir_ + "/" + db + "/ca.cnf", "[ca]\ndefault_ca = rsl\n[rsl]\ndatabase = " + dir_ +
+                                               "/" + db + "/index.txt\ncrlnumber = " + dir_ + "/" +
+                                               db +
+                                               "/crlnumber\ndefault_md = sha256\n"
+                                               "default_crl_days = 2\n");
+    const std::string ca_args =
+        "ca -config " + db + "/ca.cnf -keyfile " + ca + ".key -cert " + ca + ".crt ";
+    for (const auto& name : revoked) Openssl(ca_args + "-revoke " + name + ".crt");
+    Openssl(ca_args + "-gencrl -out " + out + ".tmp");
+    fs::rename(dir_ + "/" + out + ".tmp", dir_ + "/" + out);
+  }
+
   std::string Audit() {
     CmdResult r = As("root", {"audit"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -222,6 +243,71 @@ TEST_F(MutualTlsTest, NoCertificateWhenOneIsRequiredFailsTheHandshake) {
   EXPECT_NE(audit.find("no client certificate (one is required)"), std::string::npos) << audit;
 }
 
+TEST_F(MutualTlsTest, ARevokedCertificateFailsTheHandshakeAndANewListTakesEffectLive) {
+  Issue("alice", "/CN=alice/O=risk:viewer", 2);
+  Issue("mallory", "/CN=mallory/O=risk:editor", 2);
+  Issue("root", "/CN=root/O=*:admin", 2);
+  PublishCrl({"mallory"}, "ca.crl");
+  c_.UseArgs({"--tls-cert", dir_ + "/server.crt", "--tls-key", dir_ + "/server.key",
+              "--tls-client-ca", dir_ + "/ca.crt", "--tls-client-crl", dir_ + "/ca.crl"});
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+
+  CmdResult good = As("alice", {"workload", "list", "-n", "risk"});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  CmdResult revoked = As("mallory", {"workload", "list", "-n", "risk"});
+  EXPECT_EQ(revoked.exit_code, 1);
+  EXPECT_EQ(revoked.LastErrLine(), "UNAUTHENTICATED");
+  EXPECT_NE(revoked.err.find("refused the client certificate " + dir_ +
+                             "/mallory.crt: certificate revoked"),
+            std::string::npos)
+      << revoked.err;
+  EXPECT_NE(revoked.err.find("--tls-client-crl"), std::string::npos) << revoked.err;
+  std::string audit = Audit();
+  EXPECT_NE(audit.find("client certificate refused: certificate revoked (/CN=mallory"),
+            std::string::npos)
+      << audit;
+
+  // The CA revokes alice too and publishes a new list: it applies without a restart.
+  PublishCrl({"mallory", "alice"}, "ca.crl");
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    refused = As("alice", {"workload", "list", "-n", "risk"}).exit_code != 0;
+  }
+  EXPECT_TRUE(refused) << c_.Log();
+  EXPECT_NE(c_.Log().find("--tls-client-crl " + dir_ + "/ca.crl: reloaded, 1 list(s)"),
+            std::string::npos)
+      << c_.Log();
+  // A broken new list keeps the last good one in force (alice stays out, root stays in).
+  WriteText(dir_ + "/ca.crl", "-----BEGIN X509 CRL-----\nnot base64\n-----END X509 CRL-----\n");
+  for (int i = 0;
+       i < 100 && c_.Log().find("kept the previous revocation lists") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)As("root", {"workload", "list", "-n", "risk"});
+  }
+  EXPECT_NE(c_.Log().find("kept the previous revocation lists"), std::string::npos) << c_.Log();
+  EXPECT_EQ(As("root", {"workload", "list", "-n", "risk"}).exit_code, 0);
+  EXPECT_EQ(As("alice", {"workload", "list", "-n", "risk"}).LastErrLine(), "UNAUTHENTICATED");
+}
+
+TEST_F(MutualTlsTest, ACaWithoutARevocationListFailsClosed) {
+  Issue("alice", "/CN=alice/O=risk:viewer", 2);
+  // Lists of another CA only: nothing says whether alice's certificate is revoked.
+  PublishCrl({}, "other.crl", "other-ca");
+  c_.UseArgs({"--tls-cert", dir_ + "/server.crt", "--tls-key", dir_ + "/server.key",
+              "--tls-client-ca", dir_ + "/ca.crt", "--tls-client-crl", dir_ + "/other.crl"});
+  ASSERT_TRUE(c_.Start()) << c_.Log();
+  CmdResult r = As("alice", {"workload", "list", "-n", "risk"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.LastErrLine(), "UNAUTHENTICATED") << r.err;
+  EXPECT_NE(r.err.find("refused the client certificate " + dir_ + "/alice.crt"), std::string::npos)
+      << r.err;
+  Issue("root", "/CN=root/O=*:admin", 2);
+  CmdResult root = As("root", {"audit"});
+  EXPECT_EQ(root.exit_code, 1);  // root's CA has no list either: nobody gets in
+  EXPECT_NE(c_.Log().find("listening"), std::string::npos);
+}
+
 TEST_F(MutualTlsTest, BadFlagsAreClearErrors) {
   CmdResult no_tls = RunCmd({ControllerPath(), "--listen", "127.0.0.1:0", "--state-dir",
                              c_.state_dir(), "--tls-client-ca", dir_ + "/ca.crt"},
@@ -236,6 +322,16 @@ TEST_F(MutualTlsTest, BadFlagsAreClearErrors) {
   EXPECT_NE(missing.err.find("cannot load the client CA file " + dir_ + "/nope.crt: no such file"),
             std::string::npos)
       << missing.err;
+  CmdResult no_crl =
+      RunCmd({ControllerPath(), "--listen", "127.0.0.1:0", "--state-dir", c_.state_dir(),
+              "--tls-cert", dir_ + "/server.crt", "--tls-key", dir_ + "/server.key",
+              "--tls-client-ca", dir_ + "/ca.crt", "--tls-client-crl", dir_ + "/ca.crt"},
+             {});
+  EXPECT_EQ(no_crl.exit_code, 1);
+  EXPECT_NE(no_crl.err.find("cannot load the certificate revocation lists " + dir_ +
+                            "/ca.crt: no certificate revocation list in it"),
+            std::string::npos)
+      << no_crl.err;
   CmdResult half = c_.Seedctl("", {"workload", "list", "--client-certificate", dir_ + "/ca.crt"});
   EXPECT_EQ(half.exit_code, 1);
   EXPECT_NE(half.err.find("a client certificate and its key go together"), std::string::npos)

@@ -222,5 +222,41 @@ TEST(WorkloadListWatchTest, FollowsOnlyTheNewestWindow) {
             "\"SUCCEEDED\"}}\n\n");
 }
 
+// Regression (the API fuzzer): a byte that is not UTF-8 in what a stream sends (a step name,
+// an event's message, a list item) made the JSON dump throw on the stream's thread, which has
+// nothing to catch it and would have ended the controller. It goes out replaced (U+FFFD).
+TEST(WorkloadWatchTest, BytesThatAreNotUtf8GoOutReplacedAndTheStreamGoesOn) {
+  ChangingService svc;
+  svc.steps = {
+      {"pr\xff"
+       "ep",
+       "RUNNING"}};
+  svc.events.push_back({{"seq", 1}, {"reason", "Started"}, {"message", "bad \xc3("}});
+  WorkloadWatch w(&svc, "wl-20260101-0000000a", {}, Immediate());
+  StreamSource::State state;
+  std::string first;
+  ASSERT_NO_THROW(first = Pull(w, &state));
+  EXPECT_EQ(state, StreamSource::State::kWait);
+  EXPECT_NE(first.find("pr\xef\xbf\xbd"
+                       "ep"),
+            std::string::npos)
+      << first;
+  EXPECT_NE(first.find("\"message\":\"bad \xef\xbf\xbd(\""), std::string::npos) << first;
+  svc.steps[0].second = "SUCCEEDED";
+  svc.Change();
+  std::string next;
+  ASSERT_NO_THROW(next = Pull(w));
+  EXPECT_NE(next.find("\"phase\":\"SUCCEEDED\""), std::string::npos) << next;
+
+  ChangingService list_svc;
+  WorkloadListWatch lw(&list_svc, {"risk"}, "", Immediate());
+  EXPECT_EQ(Pull(lw), "event: ready\ndata: {\"count\":1}\n\n");
+  list_svc.list["wl-\xfe"] = "PENDING";
+  list_svc.Change();
+  std::string item;
+  ASSERT_NO_THROW(item = Pull(lw));
+  EXPECT_NE(item.find("wl-\xef\xbf\xbd"), std::string::npos) << item;
+}
+
 }  // namespace
 }  // namespace rsl::api

@@ -164,8 +164,8 @@ http:
 EOF
   docker-registry serve "$reg/config.yml" >"$reg/registry.log" 2>&1 &
   local pid=$!
-  local port="" i
-  for i in $(seq 1 200); do
+  local port=""
+  for _ in $(seq 1 200); do
     port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$reg/registry.log" | head -n 1)
     [ -n "$port" ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$reg/registry.log" >&2; die "docker-registry exited"; }

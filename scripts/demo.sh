@@ -244,34 +244,8 @@ if [ "$USE_IMAGES" = 1 ]; then
   for step in ingest preprocess train validate; do
     "$SEEDCTL" workload logs --id "$id" --step "$step" >"$DEMO_DIR/log-$step.txt" 2>&1 || true
   done
-  $PY - "$DEMO_DIR" "$workload" "$DEMO_IMAGE_ID" <<'PYEOF' || die "a step did not run in its container image (above)"
-import json, re, sys
-demo, workload, image_id = sys.argv[1:4]
-digests = dict(l.split() for l in open(demo + "/registry/digests") if l.strip())
-images = dict(re.findall(r'- name: "([^"]+)"\n\s+image: "([^"]+)"', open(workload).read()))
-events = json.load(open(demo + "/events.json")).get("items", [])
-status = json.load(open(demo + "/status.json"))
-steps = status.get("status", status).get("steps", [])
-phases = {s.get("name"): s.get("phase") for s in steps} if isinstance(steps, list) else \
-         {k: v.get("phase") for k, v in steps.items()}
-bad = 0
-for step, image in images.items():
-    if phases.get(step) == "SKIPPED":
-        print(f"  {step:<11} SKIPPED (its `when` was false): nothing ran")
-        continue
-    started = [e["message"] for e in events
-               if e.get("step") == step and e.get("reason") == "Started"]
-    want = f"(runc) from {image.rsplit(':', 1)[0]}@{digests[image]}"
-    ok_event = any(m.startswith("container rsl-") and want in m for m in started)
-    log = open(f"{demo}/log-{step}.txt").read()
-    ok_log = f"rsl-demo-image {image_id} " in log and "; container rsl-" in log
-    print(f"  {step:<11} {'ok' if ok_event and ok_log else 'NOT IN ITS IMAGE'}: "
-          f"{image}@{digests[image][:19]}...; Started: {started[-1] if started else '(none)'}")
-    line = next((l for l in log.splitlines() if l.startswith("rsl-demo-image ")), "(no marker line)")
-    print(f"  {'':<11} the step's log: {line}")
-    bad += not (ok_event and ok_log)
-sys.exit(1 if bad else 0)
-PYEOF
+  $PY "$here/scripts/demo_check_images.py" "$DEMO_DIR" "$workload" "$DEMO_IMAGE_ID" ||
+    die "a step did not run in its container image (above)"
   echo "every step ran in its container image (path: container images)"
 else
   echo "every step ran on the host (path: host environments)"

@@ -95,6 +95,8 @@ else
 fi
 
 # A fresh demo directory: state, the "HDFS" and "Ceph" directories the local datasources map.
+# (A registry a KEEP=1 demo left running there is stopped first: its storage is about to go.)
+bash scripts/demo_images.sh down "$DEMO_DIR"
 rm -rf "$DEMO_DIR"
 mkdir -p "$DEMO_DIR"
 STATE=$DEMO_DIR/state

@@ -23,6 +23,11 @@ status = json.load(open(demo + "/status.json"))
 steps = status.get("status", status).get("steps", [])
 phases = {s.get("name"): s.get("phase") for s in steps} if isinstance(steps, list) else \
          {k: v.get("phase") for k, v in steps.items()}
+# Shown, not checked (the run was admitted): admission resolved each image to its digest and
+# checked the model's pins against the packages read from the image's layers.
+for e in events:
+    if e.get("reason") == "Admitted":
+        print("  admission: " + e.get("message", ""))
 bad = 0
 for step, image in images.items():
     if phases.get(step) == "SKIPPED":

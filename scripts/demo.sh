@@ -6,7 +6,8 @@
 # creates a token, registers the datasources and the environments, generates the day's
 # transactions, submits examples/fraud-detect/fraud-detect-workload.yaml with
 # `seedctl workload submit`, watches it to the end (progress bars on a terminal), then prints
-# `status`, `lineage` and the model's fingerprint, and stops the controller. Exits non-zero
+# `status`, `lineage` and the model's fingerprint, and stops the controller. By default the
+# steps run in real container images (below: DEMO_HOST_ENV). Exits non-zero
 # if any of it fails (the workload not SUCCEEDED included).
 #
 # Knobs (environment):
@@ -18,6 +19,17 @@
 #   SKIP_BUILD=1     do not run `make build`
 #   BIN_DIR=build/bin    where seedctl and rsl-controller are
 #   KEEP=1           leave the controller running at the end (prints how to stop it)
+#   DEMO_HOST_ENV=   which environments the steps run in:
+#                    unset (default): the real container images where this machine can run
+#                      them (root, runc, mmdebstrap, umoci, skopeo, docker-registry): built from
+#                      Debian packages by scripts/demo_images.sh (cached in DEMO_IMAGE_CACHE,
+#                      default .rsl-demo-images/), pushed to a docker-registry the demo starts
+#                      on loopback (config and storage in DEMO_DIR/registry), every step run
+#                      with runc; otherwise the host environments (and it says why);
+#                    0: the container images, or fail saying what is missing;
+#                    1: the host environments (`seedctl env register NAME --python ...`:
+#                      Debian's python3 on this machine, no container).
+#                    The demo prints which path it took.
 #   FILE_URIS=0      (default) submit the example as written (hdfs://ns1, ceph://models): the
 #                    `local` datasources map those authorities onto directories, for the
 #                    admission's data checks, the steps' RSL_INPUT and the output commit.
@@ -42,6 +54,15 @@ t_start=$(date +%s)
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 die() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
 
+# Which path: container images (runc) or host environments.
+image_tools=(runc mmdebstrap umoci skopeo docker-registry)
+images_missing() {
+  local m=()
+  [ "$(id -u)" = 0 ] || m+=("root (mmdebstrap and runc run as root here)")
+  for t in "${image_tools[@]}"; do command -v "$t" >/dev/null 2>&1 || m+=("$t"); done
+  printf '%s\n' "${m[@]}"
+}
+
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
   say "install what is missing (scripts/install-deps.sh)"
   bash scripts/install-deps.sh
@@ -55,7 +76,27 @@ CONTROLLER=$BIN_DIR/rsl-controller
 [ -x "$SEEDCTL" ] || die "$SEEDCTL not found (build first: make build)"
 [ -x "$CONTROLLER" ] || die "$CONTROLLER not found (build first: make build)"
 
+# The path: container images or host environments (DEMO_HOST_ENV, above).
+missing=$(images_missing)
+[ -f "$BIN_DIR/rsl-cinit" ] || missing+=$'\n'"$BIN_DIR/rsl-cinit (PID 1 of every container; built with rsl-shim)"
+missing=$(printf '%s\n' "$missing" | sed '/^$/d' | paste -sd, - | sed 's/,/, /g')
+case "${DEMO_HOST_ENV:-}" in
+  1) USE_IMAGES=0; path_why="DEMO_HOST_ENV=1" ;;
+  0) [ -z "$missing" ] || die "DEMO_HOST_ENV=0 (container images) needs: $missing"
+     USE_IMAGES=1; path_why="DEMO_HOST_ENV=0" ;;
+  "") if [ -z "$missing" ]; then USE_IMAGES=1; path_why="runc and the image tools are here"
+      else USE_IMAGES=0; path_why="missing: $missing"; fi ;;
+  *) die "DEMO_HOST_ENV must be 0, 1 or unset, not '$DEMO_HOST_ENV'" ;;
+esac
+if [ "$USE_IMAGES" = 1 ]; then
+  say "path: container images (every step in its image, with runc; $path_why)"
+else
+  say "path: host environments (Debian's python3 on this machine, no container; $path_why)"
+fi
+
 # A fresh demo directory: state, the "HDFS" and "Ceph" directories the local datasources map.
+# (A registry a KEEP=1 demo left running there is stopped first: its storage is about to go.)
+bash scripts/demo_images.sh down "$DEMO_DIR"
 rm -rf "$DEMO_DIR"
 mkdir -p "$DEMO_DIR"
 STATE=$DEMO_DIR/state
@@ -79,6 +120,8 @@ stop_controller() {
     kill -TERM "$controller_pid" 2>/dev/null || true
     wait "$controller_pid" 2>/dev/null || true
   fi
+  # The registry scripts/demo_images.sh started (nothing when it did not).
+  bash "$here/scripts/demo_images.sh" down "$DEMO_DIR" || true
 }
 if [ "${KEEP:-0}" != 1 ]; then
   trap stop_controller EXIT
@@ -105,14 +148,23 @@ say "register the datasources: hdfs://ns1 and ceph://models as local directories
 "$SEEDCTL" datasource register local --name ceph-models --authority ceph://models --path "$CEPH_ROOT"
 "$SEEDCTL" datasource list
 
-say "register the environments the steps name (Debian's python3 with numpy)"
-# image/python3 is Debian's /usr/bin/python3 started in the example's folder (the "image's
-# WORKDIR", where ingest.py and the other programs are).
-for image in volc/ingest:v1.0 volc/preprocess-fraud:v1.1 volc/train-fraud-pytorch:v2.1 \
-             volc/validate-fraud:v1.0; do
-  "$SEEDCTL" env register "$image" --python "$EXAMPLE/image/python3"
-done
-"$SEEDCTL" env list
+IMAGES=(volc/ingest:v1.0 volc/preprocess-fraud:v1.1 volc/train-fraud-pytorch:v2.1 volc/validate-fraud:v1.0)
+if [ "$USE_IMAGES" = 1 ]; then
+  say "build the step images from Debian packages and push them (scripts/demo_images.sh up)"
+  t_img=$(date +%s)
+  bash scripts/demo_images.sh up "$DEMO_DIR"
+  # shellcheck disable=SC1091
+  . "$DEMO_DIR/registry/env"
+  echo "images: $(( $(date +%s) - t_img )) s; registry $REGISTRY (pid $REGISTRY_PID), image $DEMO_IMAGE_ID"
+else
+  say "register the environments the steps name (Debian's python3 with numpy)"
+  # image/python3 is Debian's /usr/bin/python3 started in the example's folder (the "image's
+  # WORKDIR", where ingest.py and the other programs are).
+  for image in "${IMAGES[@]}"; do
+    "$SEEDCTL" env register "$image" --python "$EXAMPLE/image/python3"
+  done
+  "$SEEDCTL" env list
+fi
 
 say "generate the day's transactions ($ROWS rows)"
 gen_flags=(--out "$HDFS_ROOT" --rows "$ROWS")
@@ -120,7 +172,8 @@ gen_flags=(--out "$HDFS_ROOT" --rows "$ROWS")
 $PY "$EXAMPLE/gen_transactions.py" "${gen_flags[@]}"
 
 workload=$EXAMPLE/fraud-detect-workload.yaml
-if [ "$ROWS" != "$DEFAULT_ROWS" ] || [ "${NO_PATTERN:-0}" = 1 ] || [ "$FILE_URIS" = 1 ]; then
+if [ "$ROWS" != "$DEFAULT_ROWS" ] || [ "${NO_PATTERN:-0}" = 1 ] || [ "$FILE_URIS" = 1 ] ||
+   [ "$USE_IMAGES" = 1 ]; then
   workload=$DEMO_DIR/fraud-detect-workload.yaml
   cp "$EXAMPLE/fraud-detect-workload.yaml" "$workload"
 fi
@@ -128,6 +181,14 @@ if [ "$ROWS" != "$DEFAULT_ROWS" ] || [ "${NO_PATTERN:-0}" = 1 ]; then
   # The pinned fingerprint is the model of the default data; another day gives another model.
   sed -i '/^ *buildFingerprint:/d' "$workload"
   echo "note: data differs from the default, so the submitted copy has no buildFingerprint"
+fi
+if [ "$USE_IMAGES" = 1 ]; then
+  # The example names volc/...: Docker would look for those on Docker Hub. The demo's copy
+  # names the same repositories and tags on the loopback registry (plain HTTP: allowed for
+  # loopback registries, as Docker does). The model's pins (numpy==1.24.2) are what the image's
+  # python3-numpy says (bookworm), so admission checks them against the image's layers as is.
+  sed -i -e "s|image: \"volc/|image: \"$REGISTRY/volc/|" "$workload"
+  echo "note: the submitted copy names the images on the demo's registry: $REGISTRY/volc/..."
 fi
 if [ "$FILE_URIS" = 1 ]; then
   sed -i -e "s|hdfs://ns1/|file://$HDFS_ROOT/|" -e "s|ceph://models/|file://$CEPH_ROOT/|" "$workload"
@@ -162,5 +223,32 @@ echo
 echo "workload $id: $phase (submit to finished: ${elapsed} s; demo total: $(( $(date +%s) - t_start )) s)"
 if [ "${KEEP:-0}" = 1 ]; then
   echo "controller still running: pid $controller_pid, SEEDCTL_SERVER=$SERVER; stop it with: kill $controller_pid"
+  [ "$USE_IMAGES" = 1 ] &&
+    echo "registry still running: $REGISTRY; stop it with: bash scripts/demo_images.sh down $DEMO_DIR"
 fi
 [ "$phase" = SUCCEEDED ] || die "workload $id ended $phase"
+
+if [ "$USE_IMAGES" = 1 ]; then
+  say "check: every step that ran, ran in its container image"
+  # 1. The Started event of each step that ran names its runc container and the image's digest
+  #    on the demo registry, which must be the digest the registry serves for the step's tag.
+  # 2. The step's log has the line the image's `python` prints from the image's own
+  #    /etc/rsl-demo-image (this host has no such file) and the container's name.
+  [ ! -e /etc/rsl-demo-image ] || die "this host has /etc/rsl-demo-image: the check cannot tell host from image"
+  digests=$DEMO_DIR/registry/digests
+  : >"$digests"
+  for image in "${IMAGES[@]}"; do
+    printf '%s %s\n' "$REGISTRY/$image" \
+      "$(skopeo inspect --tls-verify=false --format '{{.Digest}}' "docker://$REGISTRY/$image")" >>"$digests"
+  done
+  "$SEEDCTL" workload events --id "$id" -o json >"$DEMO_DIR/events.json"
+  "$SEEDCTL" workload status --id "$id" -o json >"$DEMO_DIR/status.json"
+  for step in ingest preprocess train validate; do
+    "$SEEDCTL" workload logs --id "$id" --step "$step" >"$DEMO_DIR/log-$step.txt" 2>&1 || true
+  done
+  $PY "$here/scripts/demo_check_images.py" "$DEMO_DIR" "$workload" "$DEMO_IMAGE_ID" ||
+    die "a step did not run in its container image (above)"
+  echo "every step ran in its container image (path: container images)"
+else
+  echo "every step ran on the host (path: host environments)"
+fi

@@ -1,8 +1,9 @@
-// The demo flow as a test (label `demo`): scripts/demo.sh against this build's binaries, on a
-// smaller day (100,000 transactions) in a temporary directory, without installing or
-// building. It starts rsl-controller, registers everything, submits, watches, and exits 0
-// only if the workload SUCCEEDED; the test also checks what the demo printed and that the
-// model was committed to the "ceph://models" directory.
+// The demo flow as a test (label `demo`): scripts/demo.sh on its host-environment path
+// (DEMO_HOST_ENV=1; the container-image path is demo_image_test.cc) against this build's
+// binaries, on a smaller day (100,000 transactions) in a temporary directory, without
+// installing or building. It starts rsl-controller, registers everything, submits, watches,
+// and exits 0 only if the workload SUCCEEDED; the test also checks what the demo printed and
+// that the model was committed to the "ceph://models" directory.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -20,7 +21,10 @@ CmdResult RunDemo(const TempDir& dir, bool pattern) {
                                             {"SKIP_BUILD", "1"},
                                             {"BIN_DIR", BinaryDir() + "/bin"},
                                             {"ROWS", kRows},
-                                            {"DEMO_DIR", dir.Sub("demo")}};
+                                            {"DEMO_DIR", dir.Sub("demo")},
+                                            // The host-environment path (the image path:
+                                            // demo_image_test.cc).
+                                            {"DEMO_HOST_ENV", "1"}};
   if (!pattern) env["NO_PATTERN"] = "1";
   return RunCmd({"/bin/bash", SourceDir() + "/scripts/demo.sh"}, env);
 }

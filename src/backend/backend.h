@@ -28,6 +28,12 @@ struct ServingLaunch {
   int64_t ready_timeout_ms = 300'000;
 };
 
+//! A registry login from spec.imagePullSecrets (keys USERNAME, PASSWORD).
+struct PullCredential {
+  std::string username;
+  std::string password;  //!< a secret: never in messages, logs or the launch record
+};
+
 //! Everything needed to start one attempt of one step.
 struct LaunchSpec {
   std::string attempt_id;  //!< unique per attempt: <run_id>/<step>/<attempt>
@@ -61,6 +67,10 @@ struct LaunchSpec {
   std::map<std::string, std::string> labels;  //!< namespace/team/... for accounting
   //! Set for a serving step: a backend that serves (serve::ServingBackend) runs replicas.
   std::optional<ServingLaunch> serving;
+  //! For a step with an image: the logins of spec.imagePullSecrets by registry, as references
+  //! spell it ("127.0.0.1:5000", "docker.io"), for a backend that pulls the image. Never
+  //! written to the launch record (the passwords are in secret_values too).
+  std::map<std::string, PullCredential> pull_credentials;
 };
 
 //! How an attempt ended.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <condition_variable>
 #include <cstddef>
 #include <cstring>
 #include <fstream>
@@ -293,8 +294,10 @@ class LocalBackend : public Backend {
 
   ~LocalBackend() override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       stopping_ = true;
+      // A pull in flight is waited for (skopeo is not interrupted); it launches nothing now.
+      pulls_done_.wait(lock, [this] { return active_pulls_ == 0; });
     }
     Wake();
     if (reader_.joinable()) reader_.join();
@@ -319,6 +322,8 @@ class LocalBackend : public Backend {
     if (!who.ok()) return who.error();
     auto image_it = spec.env.find("RSL_IMAGE_DIGEST");
     if (image_it != spec.env.end() && !runc_.empty()) {
+      // An image not in the cache yet is pulled by a worker: the launch path never waits.
+      if (!cache_.Has(image_it->second)) return QueuePull(spec, limited, *who, image_it->second);
       return LaunchContainer(spec, limited, *who, image_it->second);
     }
     {
@@ -340,6 +345,17 @@ class LocalBackend : public Backend {
   void Stop(const std::string& attempt_id, int64_t /*grace_ms*/, bool timed_out) override {
     std::string line = Dump({{"op", "stop"}, {"id", attempt_id}, {"timed_out", timed_out}});
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto p = pending_.find(attempt_id); p != pending_.end()) {
+      // Still waiting for its image: it never starts (the pull goes on for the cache).
+      AttemptExit e;
+      e.attempt_id = attempt_id;
+      e.kind = timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
+      e.message = "stopped while its image was being pulled";
+      pending_.erase(p);
+      local_reports_.push_back(std::move(e));
+      Wake();
+      return;
+    }
     if (fd_ >= 0) SendLocked(line);
   }
 
@@ -357,15 +373,129 @@ class LocalBackend : public Backend {
   }
 
  private:
-  // A step whose image came from a registry (admission recorded its digest): its bundle from
-  // the image cache (pulled and unpacked once per digest), an OCI runtime config for this
-  // attempt, and rsl-shim runs `runc run` in the attempt's cgroup (docs/image.md).
-  Status LaunchContainer(const LaunchSpec& spec, bool limited,
-                         const std::optional<StepIdentity>& who, const std::string& digest) {
+  // The registry login of `spec` for `ref`'s registry, or null.
+  static const image::Credentials* CredentialsFor(const LaunchSpec& spec,
+                                                  const image::Reference& ref,
+                                                  image::Credentials* out) {
+    auto it = spec.pull_credentials.find(ref.registry);
+    if (it == spec.pull_credentials.end()) return nullptr;
+    *out = image::Credentials{it->second.username, it->second.password};
+    return out;
+  }
+
+  // A container attempt whose image is not cached: ImagePulling now, the pull on a worker
+  // thread (one per digest: attempts wanting a digest being pulled wait for that pull), then
+  // ImagePulled and the launch, or the attempt fails IMAGE_PULL_FAILED. Until then the
+  // attempt is pending: Stop ends it at once, and nothing of it reaches the supervisor.
+  Status QueuePull(const LaunchSpec& spec, bool limited, const std::optional<StepIdentity>& who,
+                   const std::string& digest) {
     auto ref = image::ParseReference(spec.env.at("RSL_IMAGE"));
     if (!ref.ok()) return ref.error();
     std::string pinned = ref->Name() + "@" + digest;
-    auto cached = cache_.Ensure(pinned, digest, ref->plain_http);
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return Error(codes::kInternal, "the local backend is stopping");
+      first = pulls_.count(digest) == 0;
+    }
+    if (on_event) {
+      on_event({spec.attempt_id, spec::EventReason::kImagePulling,
+                (first ? "pulling " : "waiting for the pull of ") + pinned +
+                    " into the image cache (the step starts when it is unpacked)",
+                spec.node});
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_[spec.attempt_id] = Pending{spec, limited, who};
+    std::vector<std::string>& waiting = pulls_[digest];
+    waiting.push_back(spec.attempt_id);
+    if (waiting.size() > 1) return Status::Ok();  // that pull launches it too
+    image::Credentials creds;
+    const image::Credentials* c = CredentialsFor(spec, *ref, &creds);
+    bool plain_http = ref->plain_http;
+    ++active_pulls_;
+    std::thread([this, digest, pinned, plain_http, c, creds] {
+      PullThenLaunch(digest, pinned, plain_http, c ? &creds : nullptr);
+    }).detach();
+    return Status::Ok();
+  }
+
+  // On a puller thread: one pull of `digest`, then every attempt still waiting for it.
+  void PullThenLaunch(const std::string& digest, const std::string& pinned, bool plain_http,
+                      const image::Credentials* creds) {
+    int64_t t0 = MonoMs();
+    auto cached = cache_.Ensure(pinned, digest, plain_http, creds);
+    int64_t took = MonoMs() - t0;
+    std::vector<Pending> ready;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<std::string> ids = std::move(pulls_[digest]);
+      pulls_.erase(digest);
+      for (const auto& id : ids) {
+        auto p = pending_.find(id);
+        if (p == pending_.end()) continue;  // stopped meanwhile
+        if (stopping_ || !cached.ok()) {
+          AttemptExit e;
+          e.attempt_id = id;
+          e.kind = stopping_ ? ExitKind::kNodeLost : ExitKind::kFailed;
+          e.message = cached.ok() ? "the local backend stopped while its image was pulled"
+                                  : "cannot start: " + cached.error().ToString();
+          if (!cached.ok()) e.code = cached.error().code;
+          pending_.erase(p);
+          local_reports_.push_back(std::move(e));
+          continue;
+        }
+        ready.push_back(p->second);  // erased by LaunchContainer when it sends the launch
+      }
+      if (!local_reports_.empty()) Wake();
+    }
+    for (const auto& p : ready) {
+      if (on_event) {
+        std::string what =
+            cached->pulled ? "pulled and unpacked " + pinned + " in " + FormatSeconds(took) + " (" +
+                                 std::to_string(cached->bytes / (1024 * 1024)) + " MiB)"
+                           : pinned + " was cached meanwhile (waited " + FormatSeconds(took) + ")";
+        on_event({p.spec.attempt_id, spec::EventReason::kImagePulled, what, p.spec.node});
+      }
+      Status s = LaunchContainer(p.spec, p.limited, p.who, digest, /*pending=*/true);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (pending_.erase(p.spec.attempt_id) > 0) {
+          AttemptExit e;
+          e.attempt_id = p.spec.attempt_id;
+          e.kind = ExitKind::kFailed;
+          e.message = "cannot start: " + s.error().ToString();
+          e.code = s.error().code;
+          local_reports_.push_back(std::move(e));
+          Wake();
+        }
+      }
+    }
+    // Held until the waiting attempts hold their own in-use locks: never evicted between.
+    if (cached.ok() && cached->in_use_fd >= 0) close(cached->in_use_fd);
+    std::lock_guard<std::mutex> lock(mu_);
+    --active_pulls_;
+    pulls_done_.notify_all();
+  }
+
+  static std::string FormatSeconds(int64_t ms) {
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.1f s", double(ms) / 1000.0);
+    return buf;
+  }
+
+  // A step whose image came from a registry (admission recorded its digest): its bundle from
+  // the image cache (pulled and unpacked once per digest), an OCI runtime config for this
+  // attempt, and rsl-shim runs `runc run` in the attempt's cgroup (docs/image.md).
+  // `pending`: the attempt waited for a pull (QueuePull); launched only if still pending.
+  Status LaunchContainer(const LaunchSpec& spec, bool limited,
+                         const std::optional<StepIdentity>& who, const std::string& digest,
+                         bool pending = false) {
+    auto ref = image::ParseReference(spec.env.at("RSL_IMAGE"));
+    if (!ref.ok()) return ref.error();
+    std::string pinned = ref->Name() + "@" + digest;
+    image::Credentials creds;
+    auto cached =
+        cache_.Ensure(pinned, digest, ref->plain_http, CredentialsFor(spec, *ref, &creds));
     if (!cached.ok()) return cached.error();
     ContainerOptions co;
     co.runc = runc_;
@@ -395,6 +525,10 @@ class LocalBackend : public Backend {
     run.read_dirs.clear();
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (pending && pending_.count(spec.attempt_id) == 0) {
+        close(cached->in_use_fd);  // stopped (and reported) while it waited
+        return Status::Ok();
+      }
       Status connected = fd_ < 0 ? ConnectLocked() : Status::Ok();
       if (!connected.ok()) {
         close(cached->in_use_fd);
@@ -404,6 +538,7 @@ class LocalBackend : public Backend {
       // rsl-shim hands the attempt's directories to it as for a host step.
       std::string line =
           LaunchLine(run, limited, socket_name_, who, /*container=*/true, cached->dir + "/in-use");
+      pending_.erase(spec.attempt_id);
       owned_[spec.attempt_id] = spec.exit_file;
       in_use_[spec.attempt_id] = cached->in_use_fd;
       SendLocked(line);
@@ -745,7 +880,17 @@ class LocalBackend : public Backend {
   std::map<std::string, std::string> owned_;  // GUARDED_BY(mu_): id -> exit_file
   // The in-use locks of the image bundles our container attempts run from (image/cache.h):
   // held from the launch until the exit is reported (rsl-shim holds its own meanwhile).
-  std::map<std::string, int> in_use_;           // GUARDED_BY(mu_): id -> fd
+  std::map<std::string, int> in_use_;  // GUARDED_BY(mu_): id -> fd
+  // Container attempts waiting for their image (QueuePull), and the pulls in flight.
+  struct Pending {
+    LaunchSpec spec;
+    bool limited = false;
+    std::optional<StepIdentity> who;
+  };
+  std::map<std::string, Pending> pending_;                 // GUARDED_BY(mu_): id -> attempt
+  std::map<std::string, std::vector<std::string>> pulls_;  // GUARDED_BY(mu_): digest -> ids
+  int active_pulls_ = 0;                                   // GUARDED_BY(mu_)
+  std::condition_variable pulls_done_;
   std::map<std::string, std::string> queries_;  // GUARDED_BY(mu_): Adopt in flight
   std::vector<AttemptExit> local_reports_;      // GUARDED_BY(mu_)
 };

@@ -3,7 +3,9 @@
 #include "engine/engine.h"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <algorithm>
 
 #include <filesystem>
 #include <functional>
@@ -521,6 +523,50 @@ TEST(EngineTest, StepAndRunTimeoutsOnTheClock) {
   ASSERT_TRUE(run2.ok());
   EXPECT_EQ(run2->phase, spec::RunPhase::kTimedOut);
   EXPECT_EQ(run2->failure_code, codes::kWorkloadTimedOut);
+}
+
+// The logins of spec.imagePullSecrets reach the backend with a step that has an image (for
+// its pull), never the step's environment, the launch record or events.
+TEST(EngineTest, PullSecretsReachTheBackendButNeverTheRecords) {
+  Fixture f("pull-secrets");
+  ASSERT_TRUE(
+      f.store
+          ->PutConfigMap(
+              {"risk",
+               "regcred",
+               true,
+               {{"REGISTRY", "127.0.0.1:5000"}, {"USERNAME", "ci"}, {"PASSWORD", "pull-pw-0815"}},
+               1})
+          .ok());
+  auto w = Parse(Header("pull-secrets") +
+                 "  imagePullSecrets: [regcred]\n  pipeline:\n"
+                 "    - {name: a, image: \"127.0.0.1:5000/volc/t:v1\", command: [a]}\n"
+                 "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto id = f.engine->Submit(w, "alice");
+  ASSERT_TRUE(id.ok()) << id.error().ToString();
+  auto a = f.backend.WaitLaunch(1);
+  ASSERT_EQ(a.pull_credentials.size(), 1u);
+  EXPECT_EQ(a.pull_credentials.at("127.0.0.1:5000").username, "ci");
+  EXPECT_EQ(a.pull_credentials.at("127.0.0.1:5000").password, "pull-pw-0815");
+  EXPECT_NE(std::find(a.secret_values.begin(), a.secret_values.end(), "pull-pw-0815"),
+            a.secret_values.end());
+  for (const auto& [k, v] : a.env) EXPECT_EQ(v.find("pull-pw"), std::string::npos) << k;
+  f.backend.Succeed(a.attempt_id);
+  auto b = f.backend.WaitLaunch(2);
+  EXPECT_TRUE(b.pull_credentials.empty());  // no image: nothing to pull
+  f.backend.Succeed(b.attempt_id);
+  auto run = f.engine->Wait(*id, 5000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
+  auto attempts = f.store->ListAttempts(run->id);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 2u);
+  for (const auto& att : *attempts) {
+    EXPECT_EQ(att.launch_json.find("pull-pw"), std::string::npos);
+  }
+  auto events = f.store->ListEvents("", 0);
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) EXPECT_EQ(e.message.find("pull-pw"), std::string::npos);
 }
 
 TEST(EngineTest, SecretsReachTheStepButNeverTheRecords) {

@@ -214,6 +214,23 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
       if (secret) s.secret_values.push_back(value);
     }
   }
+  if (!step.image.empty()) {
+    // The registry logins a backend pulls the image with (admission checked the secrets).
+    for (size_t k = 0; k < r->workload.image_pull_secrets.size(); ++k) {
+      auto cm = store_->GetConfigMap(r->workload.namespace_, r->workload.image_pull_secrets[k],
+                                     /*secret=*/true);
+      if (!cm.ok()) {
+        Error e = cm.error();
+        return e.Path("spec.imagePullSecrets[" + std::to_string(k) + "]");
+      }
+      auto reg = cm->data.find("REGISTRY");
+      auto user = cm->data.find("USERNAME");
+      auto pass = cm->data.find("PASSWORD");
+      if (reg == cm->data.end() || user == cm->data.end() || pass == cm->data.end()) continue;
+      s.pull_credentials[reg->second] = {user->second, pass->second};
+      if (!pass->second.empty()) s.secret_values.push_back(pass->second);
+    }
+  }
   for (const auto& [k, v] : step.env) s.env[k] = v;
   if (r->workload.data.input) {
     const std::string& uri = r->workload.data.input->uri;

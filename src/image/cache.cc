@@ -137,8 +137,75 @@ void Touch(const std::string& path) {
 BundleCache::BundleCache(std::string state_dir, int64_t max_bytes)
     : dir_(std::move(state_dir) + "/images/bundles"), max_bytes_(max_bytes) {}
 
+bool BundleCache::Has(const std::string& digest) const {
+  return IsDirectory(dir_ + "/" + Hex(digest) + "/rootfs");
+}
+
+Status BundleCache::Pull(const std::string& pinned, const std::string& tmp, bool plain_http,
+                         const Credentials* credentials) {
+  auto fail = [&](const std::string& what) {
+    return Error(codes::kImagePullFailed, "image " + pinned + ": " + what)
+        .Value(pinned)
+        .Hint(credentials == nullptr
+                  ? "check that skopeo and umoci are installed and the registry is reachable; a "
+                    "registry that wants a login needs spec.imagePullSecrets (docs/image.md)"
+                  : "check the credentials of spec.imagePullSecrets, that skopeo and umoci are "
+                    "installed and the registry is reachable");
+  };
+  // What skopeo says never carries the password; masked anyway, with its Basic form.
+  auto masked = [&](std::string text) {
+    if (credentials == nullptr) return text;
+    for (const std::string& secret :
+         {credentials->password, Base64(credentials->username + ":" + credentials->password)}) {
+      if (secret.empty()) continue;
+      for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
+        text.replace(at, secret.size(), "***");
+      }
+    }
+    return text;
+  };
+  (void)RemoveAll(tmp);
+  RSL_RETURN_IF_ERROR(MakeDirs(tmp));
+  // gzip'd layers in the local layout: umoci (0.4.7) unpacks tar and tar+gzip only, so skopeo
+  // recompresses zstd layers (gzip ones are copied as they are).
+  std::vector<std::string> copy = {"skopeo", "copy", "--quiet", "--dest-compress-format", "gzip"};
+  if (plain_http) copy.push_back("--src-tls-verify=false");
+  std::string authfile = tmp + "/auth.json";
+  if (credentials != nullptr) {
+    // An authfile only we can read, for the length of one skopeo run: never a command line
+    // (which `ps` shows) and never the user's own auth files.
+    std::string registry = pinned.substr(0, pinned.find('/'));
+    json auth = {
+        {"auths",
+         {{registry, {{"auth", Base64(credentials->username + ":" + credentials->password)}}}}}};
+    std::string text = auth.dump();
+    int fd = open(authfile.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    bool written = fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (fd >= 0) close(fd);
+    if (!written) {
+      (void)unlink(authfile.c_str());
+      return OsError(codes::kInternal, "cannot write the registry authfile", authfile, errno);
+    }
+    copy.push_back("--src-authfile");
+    copy.push_back(authfile);
+  }
+  copy.push_back("docker://" + pinned);
+  copy.push_back("oci:" + tmp + "/layout:image");
+  int rc = RunTool(copy, tmp + "/skopeo.log");
+  if (credentials != nullptr) (void)unlink(authfile.c_str());
+  if (rc != 0) return fail("skopeo copy failed: " + masked(Tail(tmp + "/skopeo.log")));
+  if (RunTool({"umoci", "unpack", "--image", tmp + "/layout:image", tmp + "/bundle"},
+              tmp + "/umoci.log") != 0) {
+    return fail("umoci unpack failed: " + Tail(tmp + "/umoci.log"));
+  }
+  int64_t bytes = TreeBytes(tmp + "/bundle/rootfs");
+  std::string hex = Hex(pinned.substr(pinned.rfind('@') + 1));
+  json meta = {{"digest", "sha256:" + hex}, {"reference", pinned}, {"bytes", bytes}};
+  return WriteFileAtomic(tmp + "/bundle/image.json", meta.dump() + "\n");
+}
+
 Result<CachedImage> BundleCache::Ensure(const std::string& pinned, const std::string& digest,
-                                        bool plain_http) {
+                                        bool plain_http, const Credentials* credentials) {
   auto fail = [&](const std::string& what) {
     return Error(codes::kImagePullFailed, "image " + pinned + ": " + what)
         .Value(pinned)
@@ -148,60 +215,74 @@ Result<CachedImage> BundleCache::Ensure(const std::string& pinned, const std::st
   if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
     return fail("not a sha256 digest: " + digest);
   }
+  if (pinned.size() < digest.size() ||
+      pinned.compare(pinned.size() - digest.size(), digest.size(), digest) != 0) {
+    return fail("the reference does not end in its digest " + digest);
+  }
   RSL_RETURN_IF_ERROR(MakeDirs(dir_));
-  int lock = LockFile(dir_ + "/.lock", LOCK_EX);
-  if (lock < 0) return OsError(codes::kInternal, "cannot lock the image cache", dir_, errno);
   std::string bundle = dir_ + "/" + hex;
-  auto unlock = [&] { close(lock); };
-  if (!IsDirectory(bundle + "/rootfs")) {
-    // Pulled and unpacked beside the cache, renamed into place whole: a bundle that is
-    // there is complete.
-    std::string tmp = dir_ + "/.tmp-" + hex;
-    (void)RemoveAll(tmp);
-    if (auto s = MakeDirs(tmp); !s.ok()) {
-      unlock();
-      return s.error();
+  std::string tmp = dir_ + "/.tmp-" + hex;
+  bool pulled = false;
+  int64_t pull_ms = 0;
+  for (int round = 0;; ++round) {
+    int pull_lock = -1;
+    if (!IsDirectory(bundle + "/rootfs")) {
+      // Pulled under the digest's own lock (one pull per digest, across processes too),
+      // unpacked beside the cache and moved in whole below: a bundle that is there is complete.
+      pull_lock = LockFile(dir_ + "/.pull-" + hex + ".lock", LOCK_EX);
+      if (pull_lock < 0) {
+        return OsError(codes::kInternal, "cannot lock the image's pull", dir_, errno);
+      }
+      if (!IsDirectory(bundle + "/rootfs")) {  // nobody pulled it while we waited
+        int64_t t0 = NowMs();
+        Status s = Pull(pinned, tmp, plain_http, credentials);
+        if (!s.ok()) {
+          (void)RemoveAll(tmp);
+          close(pull_lock);
+          return s.error();
+        }
+        pulled = true;
+        pull_ms = NowMs() - t0;
+      }
     }
-    std::vector<std::string> copy = {"skopeo", "copy", "--quiet"};
-    if (plain_http) copy.push_back("--src-tls-verify=false");
-    copy.push_back("docker://" + pinned);
-    copy.push_back("oci:" + tmp + "/layout:image");
-    if (RunTool(copy, tmp + "/skopeo.log") != 0) {
-      std::string why = Tail(tmp + "/skopeo.log");
+    int lock = LockFile(dir_ + "/.lock", LOCK_EX);
+    if (lock < 0) {
+      if (pull_lock >= 0) close(pull_lock);
+      return OsError(codes::kInternal, "cannot lock the image cache", dir_, errno);
+    }
+    Status moved = Status::Ok();
+    if (IsDirectory(tmp + "/bundle") && rename((tmp + "/bundle").c_str(), bundle.c_str()) != 0) {
+      moved =
+          OsError(codes::kInternal, "cannot move the unpacked image into the cache", bundle, errno);
+    }
+    if (pull_lock >= 0) {
       (void)RemoveAll(tmp);
-      unlock();
-      return fail("skopeo copy failed: " + why);
+      close(pull_lock);
     }
-    if (RunTool({"umoci", "unpack", "--image", tmp + "/layout:image", tmp + "/bundle"},
-                tmp + "/umoci.log") != 0) {
-      std::string why = Tail(tmp + "/umoci.log");
-      (void)RemoveAll(tmp);
-      unlock();
-      return fail("umoci unpack failed: " + why);
+    if (!moved.ok()) {
+      close(lock);
+      return moved.error();
     }
-    int64_t bytes = TreeBytes(tmp + "/bundle/rootfs");
-    json meta = {{"digest", "sha256:" + hex}, {"reference", pinned}, {"bytes", bytes}};
-    Status s = WriteFileAtomic(tmp + "/bundle/image.json", meta.dump() + "\n");
-    if (s.ok() && rename((tmp + "/bundle").c_str(), bundle.c_str()) != 0) {
-      s = OsError(codes::kInternal, "cannot move the unpacked image into the cache", bundle, errno);
+    if (!IsDirectory(bundle + "/rootfs")) {
+      // Evicted between our look and the cache's lock: pulled again (twice at most).
+      close(lock);
+      if (round >= 2) return fail("it was evicted again as soon as it was pulled");
+      continue;
     }
-    (void)RemoveAll(tmp);
-    if (!s.ok()) {
-      unlock();
-      return s.error();
+    Touch(bundle + "/last-used");
+    CachedImage c = ReadBundle(bundle);
+    c.in_use_fd = LockFile(bundle + "/in-use", LOCK_SH);
+    c.in_use = true;
+    c.pulled = pulled;
+    c.pull_ms = pull_ms;
+    auto pruned = PruneLocked(max_bytes_, c.digest);
+    close(lock);
+    if (!pruned.ok()) {
+      if (c.in_use_fd >= 0) close(c.in_use_fd);
+      return pruned.error();
     }
+    return c;
   }
-  Touch(bundle + "/last-used");
-  CachedImage c = ReadBundle(bundle);
-  c.in_use_fd = LockFile(bundle + "/in-use", LOCK_SH);
-  c.in_use = true;
-  auto pruned = PruneLocked(max_bytes_, c.digest);
-  unlock();
-  if (!pruned.ok()) {
-    if (c.in_use_fd >= 0) close(c.in_use_fd);
-    return pruned.error();
-  }
-  return c;
 }
 
 Result<std::vector<CachedImage>> BundleCache::List() const {

@@ -1,12 +1,13 @@
 // The image cache of the local backend: each manifest digest pulled once (skopeo copy to an OCI
 // layout) and unpacked once (umoci unpack) into a runtime bundle under
 // <state-dir>/images/bundles/<hex>/ (rootfs/, umoci's config.json, image.json, in-use),
-// atomically (unpacked in a temporary directory, then renamed) and under one lock per cache
-// (two attempts wanting one digest: one pull). The cache keeps to a size bound by evicting
-// the least recently used bundles that are not in use: a bundle is in use while someone holds
-// a shared flock on its `in-use` file (the local backend from Ensure until the attempt's exit
-// is reported, rsl-shim while the attempt runs), and eviction takes that file's exclusive
-// lock without waiting.
+// atomically (unpacked in a temporary directory, then renamed). A pull holds a lock of its
+// digest only (two attempts wanting one digest: one pull; other digests pull and launch
+// meanwhile); the cache's own lock is held briefly, to move a bundle in and to evict. The cache
+// keeps to a size bound by evicting the least recently used bundles that are not in use: a bundle
+// is in use while someone holds a shared flock on its `in-use` file (the local backend from Ensure
+// until the attempt's exit is reported, rsl-shim while the attempt runs), and eviction takes that
+// file's exclusive lock without waiting.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "image/registry.h"
 
 namespace rsl::image {
 
@@ -33,6 +35,9 @@ struct CachedImage {
   //! The in-use file's descriptor holding a shared lock (Ensure only); the caller closes it
   //! when the attempt has ended (and not before it has been handed on).
   int in_use_fd = -1;
+  //! Ensure pulled and unpacked it now (it was not cached), taking pull_ms.
+  bool pulled = false;
+  int64_t pull_ms = 0;
 };
 
 struct PruneResult {
@@ -54,8 +59,14 @@ class BundleCache {
   //! The bundle of `pinned` (registry/repository@sha256:...), pulled and unpacked when it is
   //! not cached yet, marked used now and locked in use (see CachedImage::in_use_fd); then
   //! bundles beyond the size bound are evicted. `plain_http`: the registry is reached without
-  //! TLS (loopback or marked insecure). IMAGE_PULL_FAILED with skopeo's or umoci's answer.
-  Result<CachedImage> Ensure(const std::string& pinned, const std::string& digest, bool plain_http);
+  //! TLS (loopback or marked insecure). `credentials` (may be null): the registry's, given to
+  //! skopeo in an authfile of mode 0600 that is removed as soon as skopeo ends (never on a
+  //! command line). IMAGE_PULL_FAILED with skopeo's or umoci's answer (the password masked).
+  Result<CachedImage> Ensure(const std::string& pinned, const std::string& digest, bool plain_http,
+                             const Credentials* credentials = nullptr);
+
+  //! Whether the digest's bundle is in the cache now (it may be evicted any time after).
+  bool Has(const std::string& digest) const;
 
   //! Every cached bundle, least recently used first.
   Result<std::vector<CachedImage>> List() const;
@@ -66,6 +77,9 @@ class BundleCache {
 
  private:
   Result<PruneResult> PruneLocked(int64_t keep_bytes, const std::string& keep_digest);
+  //! skopeo copy + umoci unpack of `pinned` into tmp/bundle (holding the digest's pull lock).
+  Status Pull(const std::string& pinned, const std::string& tmp, bool plain_http,
+              const Credentials* credentials);
   std::string dir_;
   int64_t max_bytes_;
 };

@@ -1,6 +1,7 @@
 #include "image/layers.h"
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -23,20 +24,29 @@ Error Corrupt(const std::string& why) {
       .Hint("the registry serves a damaged layer; push the image again");
 }
 
+enum class Compression { kNone, kGzip, kZstd };
+
 // The layer's bytes in order: the blob itself, or what gzip inflates it to (several members
-// in a row, as pigz writes them, are one stream).
+// in a row, as pigz writes them, are one stream), or what zstd decompresses it to (several
+// frames in a row likewise).
 class LayerStream {
  public:
-  LayerStream(std::string_view blob, bool gzip) : blob_(blob), gzip_(gzip) {
+  LayerStream(std::string_view blob, Compression c)
+      : blob_(blob), gzip_(c == Compression::kGzip), zstd_(c == Compression::kZstd) {
     if (gzip_) {
       std::memset(&zs_, 0, sizeof(zs_));
       ok_ = inflateInit2(&zs_, 15 + 16) == Z_OK;
       zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(blob_.data()));
       zs_.avail_in = static_cast<uInt>(blob_.size());
     }
+    if (zstd_) {
+      zds_ = ZSTD_createDStream();
+      ok_ = zds_ != nullptr && !ZSTD_isError(ZSTD_initDStream(zds_));
+    }
   }
   ~LayerStream() {
     if (gzip_ && ok_) inflateEnd(&zs_);
+    if (zds_ != nullptr) ZSTD_freeDStream(zds_);
   }
   LayerStream(const LayerStream&) = delete;
   LayerStream& operator=(const LayerStream&) = delete;
@@ -58,6 +68,7 @@ class LayerStream {
   bool Fill() {
     buf_.clear();
     pos_ = 0;
+    if (zstd_) return FillZstd();
     if (!gzip_) {
       if (offset_ >= blob_.size()) return false;
       size_t take = std::min(kInflateChunk, blob_.size() - offset_);
@@ -95,8 +106,41 @@ class LayerStream {
     return true;
   }
 
+  bool FillZstd() {
+    if (!ok_) {
+      error_ = "zstd: cannot initialise libzstd";
+      return false;
+    }
+    while (buf_.empty()) {
+      if (offset_ >= blob_.size()) {
+        if (!frame_ended_) error_ = "zstd: the stream ends early";
+        return false;
+      }
+      buf_.resize(kInflateChunk);
+      ZSTD_inBuffer in = {blob_.data(), blob_.size(), offset_};
+      ZSTD_outBuffer out = {buf_.data(), buf_.size(), 0};
+      size_t rc = ZSTD_decompressStream(zds_, &out, &in);
+      buf_.resize(out.pos);
+      if (ZSTD_isError(rc)) {
+        error_ = std::string("zstd: ") + ZSTD_getErrorName(rc);
+        buf_.clear();
+        return false;
+      }
+      if (in.pos == offset_ && out.pos == 0 && rc != 0) {
+        error_ = "zstd: no progress (a corrupt stream)";
+        return false;
+      }
+      offset_ = in.pos;
+      frame_ended_ = rc == 0;  // a frame is complete; another may follow
+    }
+    return true;
+  }
+
   std::string_view blob_;
   bool gzip_;
+  bool zstd_;
+  ZSTD_DStream* zds_ = nullptr;
+  bool frame_ended_ = false;
   bool ok_ = true;
   bool ended_ = false;
   z_stream zs_{};
@@ -190,14 +234,12 @@ std::string BaseOf(const std::string& path) {
 
 Status ApplyLayer(std::string_view blob, const std::string& media_type, const WantFile& want,
                   LayerFiles* files) {
-  bool gzip_magic = blob.size() >= 2 && static_cast<unsigned char>(blob[0]) == 0x1f &&
-                    static_cast<unsigned char>(blob[1]) == 0x8b;
-  if (media_type.find("zstd") != std::string::npos) {
-    return Error(codes::kImageNotFound, "layer media type " + Quote(media_type) +
-                                            " is not supported (tar and tar+gzip are)")
-        .Hint("push the image with gzip'd layers (skopeo copy --dest-compress-format gzip)");
-  }
-  LayerStream in(blob, gzip_magic);
+  auto byte = [&](size_t i) { return i < blob.size() ? static_cast<unsigned char>(blob[i]) : 0; };
+  bool gzip_magic = byte(0) == 0x1f && byte(1) == 0x8b;
+  bool zstd_magic = byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd;
+  Compression c = gzip_magic ? Compression::kGzip : Compression::kNone;
+  if (zstd_magic || media_type.find("zstd") != std::string::npos) c = Compression::kZstd;
+  LayerStream in(blob, c);
   LayerFiles upper;                                    // this layer's kept files
   std::vector<std::string> whiteouts;                  // paths, or "dir/" + kOpaque
   std::vector<std::pair<std::string, bool>> replaced;  // path, is a directory

@@ -1,7 +1,7 @@
 // An image's files read from its layers without unpacking or running it: each layer (a tar,
-// plain or gzip'd) is applied over the ones below it with the OCI whiteout rules, keeping only
-// the files a caller asks for (package metadata, say), so memory holds the compressed layer and
-// the kept files, never the image.
+// plain, gzip'd or zstd-compressed) is applied over the ones below it with the OCI whiteout rules,
+// keeping only the files a caller asks for (package metadata, say), so memory holds the compressed
+// layer and the kept files, never the image.
 #pragma once
 
 #include <functional>
@@ -16,6 +16,7 @@ namespace rsl::image {
 inline constexpr char kOciLayerTar[] = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr char kOciLayerGzip[] = "application/vnd.oci.image.layer.v1.tar+gzip";
 inline constexpr char kDockerLayerGzip[] = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+inline constexpr char kOciLayerZstd[] = "application/vnd.oci.image.layer.v1.tar+zstd";
 
 //! What a file kept from the layers is: its bytes, or a symbolic link's target.
 struct LayerFile {
@@ -30,14 +31,15 @@ using LayerFiles = std::map<std::string, LayerFile>;
 //! Which paths to keep (regular files and symbolic links; directories are implied).
 using WantFile = std::function<bool(const std::string& path)>;
 
-//! Applies one layer `blob` of `media_type` (tar or gzip'd tar, OCI or Docker; gzip is also
-//! recognised by its magic bytes) over `files`, which holds the layers below it:
+//! Applies one layer `blob` of `media_type` (tar, gzip'd tar or zstd-compressed tar, OCI or
+//! Docker; gzip and zstd are also recognised by their magic bytes) over `files`, which holds the
+//! layers below it:
 //!  - `.wh..wh..opq` in a directory removes what the lower layers had below it;
 //!  - `.wh.NAME` removes NAME (a file, or a directory and everything below it);
 //!  - a kept path written again replaces the lower layer's file.
 //! Whiteouts act on the lower layers only, whatever their place in the tar.
-//! Errors: IMAGE_NOT_FOUND naming the layer for a truncated or corrupt tar or gzip stream, an
-//! unsupported media type (zstd) or a kept file above kMaxKeptFileBytes.
+//! Errors: IMAGE_NOT_FOUND naming the layer for a truncated or corrupt tar, gzip or zstd
+//! stream, or a kept file above kMaxKeptFileBytes.
 Status ApplyLayer(std::string_view blob, const std::string& media_type, const WantFile& want,
                   LayerFiles* files);
 

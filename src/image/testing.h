@@ -123,8 +123,10 @@ class LocalRegistry {
   //! Writes an OCI layout (one image per platform in `platforms`, "linux/amd64,linux/arm64"
   //! makes an index), pushes it as host()/repo:tag with skopeo and returns the digest of what
   //! the tag names (the index or the manifest); "" on failure, with skopeo's output in *why.
+  //! `compress`: "zstd" pushes the layers zstd-compressed (skopeo --dest-compress-format).
   std::string Push(const std::string& repo, const std::string& tag, const std::string& platforms,
-                   const std::vector<std::string>& files = {}, std::string* why = nullptr) {
+                   const std::vector<std::string>& files = {}, std::string* why = nullptr,
+                   const std::string& compress = "") {
     std::string layout = dir_.Sub("layout-" + std::to_string(++pushes_));
     std::vector<std::string> make = {
         "python3", std::string(RSL_SOURCE_DIR) + "/src/image/testdata/make_oci_layout.py", layout,
@@ -136,6 +138,12 @@ class LocalRegistry {
       return "";
     }
     std::vector<std::string> copy = {"skopeo", "copy", "--all", "--dest-tls-verify=false"};
+    if (!compress.empty()) {  // recompressed: the digest is the one skopeo pushed
+      copy.push_back("--dest-compress-format");
+      copy.push_back(compress);
+      copy.push_back("--digestfile");
+      copy.push_back(layout + ".pushed");
+    }
     if (auth_ != Auth::kNone) {
       copy.push_back("--dest-creds");
       copy.push_back(std::string(kUser) + ":" + kPassword);
@@ -147,6 +155,7 @@ class LocalRegistry {
       if (why) *why = out;
       return "";
     }
+    if (!compress.empty()) digest = ReadAll(layout + ".pushed");
     while (!digest.empty() && digest.back() == '\n') digest.pop_back();
     return digest;
   }

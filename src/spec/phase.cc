@@ -50,13 +50,15 @@ constexpr const char* kEventReasonNames[] = {"Admitted",
                                              "Superseded",
                                              "PostProcessSucceeded",
                                              "PostProcessFailed",
-                                             "PostProcessSkipped"};
+                                             "PostProcessSkipped",
+                                             "ImagePulling",
+                                             "ImagePulled"};
 constexpr const char* kNodeStateNames[] = {"Ready", "NotReady", "Drained", "Down"};
 
 static_assert(std::size(kRunPhaseNames) == size_t(RunPhase::kRejected) + 1);
 static_assert(std::size(kStepPhaseNames) == size_t(StepPhase::kCancelled) + 1);
 static_assert(std::size(kAttemptPhaseNames) == size_t(AttemptPhase::kExited) + 1);
-static_assert(std::size(kEventReasonNames) == size_t(EventReason::kPostProcessSkipped) + 1);
+static_assert(std::size(kEventReasonNames) == size_t(EventReason::kImagePulled) + 1);
 static_assert(std::size(kNodeStateNames) == size_t(NodeState::kDown) + 1);
 
 template <typename E, size_t N>

@@ -76,6 +76,9 @@ enum class EventReason {
   kPostProcessSucceeded,
   kPostProcessFailed,
   kPostProcessSkipped,
+  // The local backend pulls a step's container image off the launch path (docs/image.md).
+  kImagePulling,
+  kImagePulled,
 };
 
 //! Whether a node takes new work.

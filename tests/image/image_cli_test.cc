@@ -86,6 +86,28 @@ TEST_F(ImageCliTest, InspectJsonFollowsTheIndex) {
   EXPECT_EQ(nlohmann::json::parse(arm.output)["platform"], "linux/arm64");
 }
 
+// A zstd-compressed layer (skopeo copy --dest-compress-format zstd) is read like a gzip'd one:
+// the Python packages in it are listed.
+TEST_F(ImageCliTest, InspectReadsZstdLayers) {
+  LocalRegistry reg;
+  ASSERT_FALSE(reg.host().empty()) << reg.Log();
+  std::string why;
+  std::string pushed = reg.Push(
+      "volc/zstd", "v1", "linux/amd64",
+      {"usr/lib/python3/dist-packages/six-1.16.0.dist-info/METADATA=Metadata-Version: 2.1\n"
+       "Name: six\nVersion: 1.16.0\n"},
+      &why, "zstd");
+  ASSERT_FALSE(pushed.empty()) << why;
+  auto r = Seed({"image", "inspect", reg.host() + "/volc/zstd:v1", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["layers"].size(), 1u);
+  EXPECT_EQ(j["layers"][0]["mediaType"], "application/vnd.oci.image.layer.v1.tar+zstd");
+  ASSERT_EQ(j["pythonPackages"].size(), 1u) << r.output;
+  EXPECT_EQ(j["pythonPackages"][0]["name"], "six");
+  EXPECT_EQ(j["pythonPackages"][0]["version"], "1.16.0");
+}
+
 TEST_F(ImageCliTest, MissingTagAndBadReferenceFail) {
   LocalRegistry reg;
   ASSERT_FALSE(reg.host().empty()) << reg.Log();

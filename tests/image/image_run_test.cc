@@ -5,11 +5,13 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -85,13 +87,18 @@ class ImageRunTest : public ::testing::Test {
   std::string Image(const std::string& tag) { return registry_.host() + "/volc/run:" + tag; }
 
   // One step in `image` running `script` (busybox sh), with `memory` as its limit.
+  // `spec_extra`: more spec lines ("  imagePullSecrets: [regcred]\n"); an empty `image`: a
+  // host step (no image) running `script` with the host's /bin/sh.
   std::string Submit(const std::string& name, const std::string& image, const std::string& script,
-                     const std::string& memory = "256Mi") {
+                     const std::string& memory = "256Mi", const std::string& spec_extra = "") {
     std::string yaml =
         "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: " + name +
-        "\n  namespace: risk\nspec:\n  resources: {cpu: \"1\", memory: " + memory +
-        "}\n  pipeline:\n    - name: train\n      image: \"" + image +
-        "\"\n      command: [\"/bin/busybox\", \"sh\", \"-c\", " + json(script).dump() + "]\n";
+        "\n  namespace: risk\nspec:\n" + spec_extra +
+        "  resources: {cpu: \"250m\", memory: " + memory + "}\n  pipeline:\n    - name: train\n" +
+        (image.empty() ? "      command: [\"/bin/sh\", \"-c\", " + json(script).dump() + "]\n"
+                       : "      image: \"" + image +
+                             "\"\n      command: [\"/bin/busybox\", \"sh\", \"-c\", " +
+                             json(script).dump() + "]\n");
     WriteText(c_.work_dir() + "/" + name + ".yaml", yaml);
     CmdResult r = c_.Seedctl(token_, {"workload", "submit", "-f", name + ".yaml"});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -231,6 +238,128 @@ TEST_F(ImageRunTest, AKilledSupervisorLeavesNoContainerBehind) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(after.empty()) << Events(Describe(id));
+}
+
+// A registry that wants a login: the image is pulled with the login of the secret
+// spec.imagePullSecrets names (skopeo gets it in a 0600 authfile removed after the pull),
+// and the password is in no answer, event, log or file of the controller.
+TEST_F(ImageRunTest, APrivateImageIsPulledWithThePullSecret) {
+  LocalRegistry locked(LocalRegistry::Auth::kBasic);
+  ASSERT_FALSE(locked.host().empty()) << locked.Log();
+  std::string why;
+  std::string digest =
+      locked.Push("volc/private", "v1", "linux/amd64",
+                  {"bin/busybox=@/bin/busybox", std::string(kMarker + 1) + "=private-image"}, &why);
+  ASSERT_FALSE(digest.empty()) << why;
+  CmdResult secret = c_.Seedctl(
+      token_, {"secret", "create", "regcred", "--from-literal", "REGISTRY=" + locked.host(),
+               "--from-literal", std::string("USERNAME=") + LocalRegistry::kUser, "--from-literal",
+               std::string("PASSWORD=") + LocalRegistry::kPassword, "-n", "risk"});
+  ASSERT_EQ(secret.exit_code, 0) << secret.err;
+  std::string id = Submit("private", locked.host() + "/volc/private:v1",
+                          "echo marker=$(cat /etc/rsl-image-marker)", "256Mi",
+                          "  imagePullSecrets: [regcred]\n");
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(c_.WaitPhase(token_, id, 90000), "SUCCEEDED") << c_.Log() << Describe(id).dump(2);
+  EXPECT_NE(Logs(id).find("marker=private-image"), std::string::npos) << Logs(id);
+  json d = Describe(id);
+  std::string events = Events(d);
+  // (The registry's host is masked in events: it is a value of the secret.)
+  EXPECT_NE(events.find("ImagePulling: pulling "), std::string::npos) << events;
+  EXPECT_NE(events.find("/volc/private@" + digest + " into the image cache"), std::string::npos)
+      << events;
+  EXPECT_NE(events.find("ImagePulled: pulled and unpacked"), std::string::npos) << events;
+  EXPECT_EQ(d.dump().find(LocalRegistry::kPassword), std::string::npos);
+  EXPECT_EQ(c_.Log().find(LocalRegistry::kPassword), std::string::npos);
+  // No authfile is left, and no file of the run or the cache holds the password (the
+  // secret itself is in the store's database, sealed or not, by design: not searched).
+  std::string found;
+  testing::RunCommand({"find", c_.state_dir(), c_.state_dir() + "-runs", "-name", "auth.json"},
+                      c_.work_dir() + "/find.out", &found);
+  EXPECT_EQ(found, "");
+  testing::RunCommand({"grep", "-rl", "--exclude=*.db*", LocalRegistry::kPassword, c_.state_dir(),
+                       c_.state_dir() + "-runs"},
+                      c_.work_dir() + "/grep.out", &found);
+  EXPECT_EQ(found, "");
+}
+
+// The first pull of an image happens off the launch path: while a slow pull runs (a proxy
+// holds skopeo's blob downloads for 20 s), another workload's host step starts and ends.
+TEST_F(ImageRunTest, ASlowFirstPullDoesNotDelayAnotherStep) {
+  Push("slow", "slow-image");
+  std::string proxy_log = c_.work_dir() + "/proxy.log";
+  pid_t proxy =
+      testing::Spawn({"python3", std::string(RSL_SOURCE_DIR) + "/tests/image/slow_proxy.py",
+                      registry_.host(), "20"},
+                     proxy_log);
+  std::string port = testing::WaitForMatch(proxy_log, "^([0-9]+)\n");
+  ASSERT_FALSE(port.empty()) << Slurp(proxy_log);
+  std::string slow = Submit("slow-pull", "127.0.0.1:" + port + "/volc/run:slow",
+                            "echo marker=$(cat /etc/rsl-image-marker)");
+  ASSERT_FALSE(slow.empty());
+  std::string events;
+  for (int i = 0; i < 600 && events.find("ImagePulling") == std::string::npos; ++i) {
+    events = Events(Describe(slow));
+    if (events.find("ImagePulling") == std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ASSERT_NE(events.find("ImagePulling: pulling 127.0.0.1:" + port), std::string::npos)
+      << events << c_.Log();
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::string host = Submit("host-step", "", "echo host-ran");
+  ASSERT_EQ(c_.WaitPhase(token_, host, 60000), "SUCCEEDED") << c_.Log();
+  double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(Logs(host).find("host-ran"), std::string::npos);
+  events = Events(Describe(slow));
+  // Synchronous pulls would have launched the container before the host step could start.
+  EXPECT_EQ(events.find("Started: container"), std::string::npos) << events;
+  EXPECT_EQ(events.find("ImagePulled"), std::string::npos)
+      << "the host step waited for the pull (" << host_s << " s)\n"
+      << events;
+  std::cout << "host step submitted to SUCCEEDED during the slow pull: " << host_s << " s\n";
+
+  ASSERT_EQ(c_.WaitPhase(token_, slow, 120000), "SUCCEEDED") << c_.Log();
+  events = Events(Describe(slow));
+  EXPECT_NE(events.find("ImagePulled: pulled and unpacked"), std::string::npos) << events;
+  EXPECT_NE(Logs(slow).find("marker=slow-image"), std::string::npos) << Logs(slow);
+  kill(proxy, SIGTERM);
+  waitpid(proxy, nullptr, 0);
+}
+
+// Cancelling a step that waits for its image ends it at once, without starting it.
+TEST_F(ImageRunTest, ACancelWhileTheImageIsPulledEndsTheStepAtOnce) {
+  Push("cancel", "never-runs");
+  std::string proxy_log = c_.work_dir() + "/proxy.log";
+  pid_t proxy =
+      testing::Spawn({"python3", std::string(RSL_SOURCE_DIR) + "/tests/image/slow_proxy.py",
+                      registry_.host(), "20"},
+                     proxy_log);
+  std::string port = testing::WaitForMatch(proxy_log, "^([0-9]+)\n");
+  ASSERT_FALSE(port.empty()) << Slurp(proxy_log);
+  std::string id =
+      Submit("cancel-pull", "127.0.0.1:" + port + "/volc/run:cancel", "echo started-anyway");
+  ASSERT_FALSE(id.empty());
+  std::string events;
+  for (int i = 0; i < 600 && events.find("ImagePulling") == std::string::npos; ++i) {
+    events = Events(Describe(id));
+    if (events.find("ImagePulling") == std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ASSERT_NE(events.find("ImagePulling"), std::string::npos) << events << c_.Log();
+  auto t0 = std::chrono::steady_clock::now();
+  CmdResult cancel = c_.Seedctl(token_, {"workload", "cancel", "--id", id});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(c_.WaitPhase(token_, id, 60000), "CANCELLED") << Events(Describe(id));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 15.0) << "the cancel waited for the pull";
+  events = Events(Describe(id));
+  EXPECT_EQ(events.find("Started: container"), std::string::npos) << events;
+  EXPECT_EQ(Logs(id).find("started-anyway"), std::string::npos);
+  kill(proxy, SIGTERM);
+  waitpid(proxy, nullptr, 0);
 }
 
 }  // namespace

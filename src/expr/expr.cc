@@ -381,9 +381,9 @@ class Evaluator {
         auto v = Eval(*node.kids[0]);
         if (!v.ok()) return v;
         if (v->v.index() != 2) {
-          return TypeError(node, "- needs a number, got " + std::string(TypeName(*v)) + " " +
-                                     v->ToString(),
-                           "negate numbers, e.g. '-output.train.metrics.loss > -0.5'");
+          return TypeError(
+              node, "- needs a number, got " + std::string(TypeName(*v)) + " " + v->ToString(),
+              "negate numbers, e.g. '-output.train.metrics.loss > -0.5'");
         }
         return Value{-std::get<double>(v->v)};
       }

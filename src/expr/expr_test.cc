@@ -95,15 +95,15 @@ TEST(ExprTest, PlusAndMinusBindAsInCommonLanguages) {
   EXPECT_EQ(value("-2 * 3"), -6);
   EXPECT_EQ(value("- 2 - -3"), 1);
   EXPECT_EQ(value("--4"), 4);
-  EXPECT_EQ(value("1-2"), -1);  // a number ends where '-' begins
+  EXPECT_EQ(value("1-2"), -1);                              // a number ends where '-' begins
   EXPECT_EQ(value("-output.train-2.metrics.loss"), -0.25);  // '-' inside a name is the name's
   EXPECT_EQ(value("output.train-2.metrics.loss - 1"), -0.75);
   EXPECT_EQ(value("1e-2 + 1E+1"), 10.01);
   // The alert: accuracy dropped by more than 5 points.
-  EXPECT_TRUE(EvalOk(
-      "previous.output.validate.metrics.acc - output.validate.metrics.acc > 0.05", ctx));
-  EXPECT_FALSE(EvalOk(
-      "output.validate.metrics.acc - previous.output.validate.metrics.acc > -0.05", ctx));
+  EXPECT_TRUE(
+      EvalOk("previous.output.validate.metrics.acc - output.validate.metrics.acc > 0.05", ctx));
+  EXPECT_FALSE(
+      EvalOk("output.validate.metrics.acc - previous.output.validate.metrics.acc > -0.05", ctx));
   EXPECT_TRUE(EvalOk("!(1 - 1 > 0) && -1 < 0 && -(1 + 1) == -2", ctx));
   auto neg = Expr::Parse("-x > 0 || -5 < y");
   ASSERT_TRUE(neg.ok());

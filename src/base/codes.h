@@ -48,7 +48,5 @@ inline constexpr char kK8sApiError[] = "K8S_API_ERROR";  // 5xx after retries, m
 inline constexpr char kK8sGone[] = "K8S_GONE";           // 410: resourceVersion too old
 inline constexpr char kK8sInvalid[] = "K8S_INVALID";     // 422: the object was refused
 inline constexpr char kK8sContainerConfig[] = "K8S_CONTAINER_CONFIG_ERROR";
-// Serving: a request's tensors contradict model.signature.inputs (model/request_check.h).
-inline constexpr char kInputSchemaMismatch[] = "INPUT_SCHEMA_MISMATCH";
 
 }  // namespace rsl::codes

@@ -186,7 +186,7 @@ Result<std::vector<spec::TensorSpec>> SignatureInputsFromJson(const json& signat
 }
 
 Error InputMismatch::ToError() const {
-  Error e(codes::kInputSchemaMismatch, message);
+  Error e(kInputSchemaMismatch, message);
   if (!path.empty()) e.Path(path);
   if (!hint.empty()) e.Hint(hint);
   return e;
@@ -249,7 +249,7 @@ std::vector<InputMismatch> CheckRequest(const std::vector<spec::TensorSpec>& inp
 json RequestErrorJson(const std::vector<InputMismatch>& mismatches) {
   json all = json::array();
   for (const auto& m : mismatches) {
-    all.push_back({{"code", codes::kInputSchemaMismatch},
+    all.push_back({{"code", kInputSchemaMismatch},
                    {"tensor", m.tensor},
                    {"field", m.field},
                    {"expected", m.expected},

@@ -26,6 +26,10 @@
 
 namespace rsl::model {
 
+//! The code of every mismatch. Kept here rather than in base/codes.h, which every file
+//! includes: only serving replicas answer with it (docs/errors.md lists it).
+inline constexpr char kInputSchemaMismatch[] = "INPUT_SCHEMA_MISMATCH";
+
 //! The environment variable a serving replica finds its model's signature in.
 inline constexpr char kSignatureEnv[] = "RSL_MODEL_SIGNATURE";
 

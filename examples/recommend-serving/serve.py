@@ -4,8 +4,12 @@
 Listens on $RSL_PORT (RSL gives every replica its own) and loads the model that the train step
 committed ($RSL_INPUT_TRAIN/model.npz). The seed's signature:
   POST /predict {"user_features": [[128 x float32]], "item_features": [[64 x float32]]}
+    (or the same tensors under "inputs": {"inputs": {"user_features": ..., ...}})
     -> 200 {"prediction": [[p]]}, p float32 in [0, 1]
-  anything else in the body -> 400 {"error": "..."}
+  tensors that contradict model.signature.inputs (RSL passes it in RSL_MODEL_SIGNATURE) ->
+    400 {"error": {"code": "INPUT_SCHEMA_MISMATCH", "tensor", "expected", "actual", "message",
+    "hint", ...}, "errors": [...]} (python/rsl_signature.py)
+  other bad bodies (NaN, no signature given) -> 400 {"error": "..."}
   GET /healthz -> 200 once the model is loaded (RSL's readiness probe)
 BURN_MS (environment, default 0) adds that much CPU per prediction (the demo's load).
 """
@@ -17,6 +21,11 @@ import time
 
 import numpy as np
 
+# The project's request check (standard library only), two directories up from this example.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import rsl_signature  # noqa: E402
+
+SIGNATURE = rsl_signature.from_env()  # None when the workload declares no signature
 MODEL = np.load(os.path.join(os.environ["RSL_INPUT_TRAIN"], "model.npz"))
 USER, ITEM, BIAS = MODEL["user_tower"], MODEL["item_tower"], MODEL["bias"]
 BURN_S = float(os.environ.get("BURN_MS", "0")) / 1000.0
@@ -58,11 +67,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path != "/predict":
             return self.answer(404, {"error": "POST /predict"})
         length = int(self.headers.get("Content-Length", "0"))
+        status, body = rsl_signature.check_body(SIGNATURE, self.rfile.read(length))
+        if status != 200:
+            return self.answer(status, body)
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
-            p = predict(body)
+            p = predict(rsl_signature.tensors_of(SIGNATURE, body))
         except (ValueError, TypeError) as e:
             return self.answer(400, {"error": str(e)})
         if BURN_S > 0:

@@ -11,7 +11,8 @@
 
 namespace rsl::expr {
 
-enum class NodeKind { kLiteral, kRef, kNot, kBinary, kCall, kList };
+//! kNeg: unary minus of a number (kids[0]).
+enum class NodeKind { kLiteral, kRef, kNot, kNeg, kBinary, kCall, kList };
 
 struct Node {
   NodeKind kind = NodeKind::kLiteral;
@@ -28,5 +29,11 @@ const char* TypeName(const Value& v);
 
 //! == != < <= > >=
 bool IsComparison(Tok t);
+
+//! + - * / (between numbers)
+bool IsArithmetic(Tok t);
+
+//! "+", "-", "*" or "/" for an arithmetic operator.
+const char* ArithmeticName(Tok t);
 
 }  // namespace rsl::expr

@@ -62,6 +62,16 @@ class Checker {
         RSL_RETURN_IF_ERROR(NeedBool(*n.kids[0], "!"));
         t.kind = Kind::kBoolean;
         return t;
+      case NodeKind::kNeg: {
+        auto k = Infer(*n.kids[0]);
+        if (!k.ok()) return k;
+        if (k->kind != Kind::kAny && k->kind != Kind::kNumber) {
+          return ExprError(n.column, "- needs a number, got " + Describe(*k),
+                           "negate numbers, e.g. '-output.train.metrics.loss > -0.5'");
+        }
+        t.kind = Kind::kNumber;
+        return t;
+      }
       case NodeKind::kList:
         for (const auto& kid : n.kids) {
           auto k = Infer(*kid);
@@ -75,7 +85,7 @@ class Checker {
         return t;
       case NodeKind::kBinary:
         RSL_RETURN_IF_ERROR(Binary(n));
-        t.kind = n.op == Tok::kStar || n.op == Tok::kSlash ? Kind::kNumber : Kind::kBoolean;
+        t.kind = IsArithmetic(n.op) ? Kind::kNumber : Kind::kBoolean;
         return t;
     }
     return t;
@@ -120,13 +130,12 @@ class Checker {
     auto b = Infer(*n.kids[1]);
     if (!b.ok()) return b.status();
     bool known = a->kind != Kind::kAny && b->kind != Kind::kAny;
-    if (n.op == Tok::kStar || n.op == Tok::kSlash) {
+    if (IsArithmetic(n.op)) {
       for (const Typed* t : {&*a, &*b}) {
         if (t->kind != Kind::kAny && t->kind != Kind::kNumber) {
           return ExprError(
-              n.column,
-              std::string(n.op == Tok::kStar ? "*" : "/") + " needs numbers, got " + Describe(*t),
-              "multiply or divide numbers, e.g. 'x < y * 0.95'");
+              n.column, std::string(ArithmeticName(n.op)) + " needs numbers, got " + Describe(*t),
+              "arithmetic is on numbers, e.g. 'x < y * 0.95' or 'x - y > 0.05'");
         }
       }
       return Status::Ok();

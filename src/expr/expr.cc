@@ -81,6 +81,23 @@ bool IsComparison(Tok t) {
          t == Tok::kGe;
 }
 
+bool IsArithmetic(Tok t) {
+  return t == Tok::kPlus || t == Tok::kMinus || t == Tok::kStar || t == Tok::kSlash;
+}
+
+const char* ArithmeticName(Tok t) {
+  switch (t) {
+    case Tok::kPlus:
+      return "+";
+    case Tok::kMinus:
+      return "-";
+    case Tok::kStar:
+      return "*";
+    default:
+      return "/";
+  }
+}
+
 namespace {
 
 class Parser {
@@ -145,14 +162,14 @@ class Parser {
   }
   NodeResult And(int depth) { return Binary(depth, Tok::kAnd, &Parser::Compare); }
 
-  // a * b / c: left to right, binding tighter than comparisons.
-  NodeResult Product(int depth) {
-    auto left = Unary(depth);
+  // One left-associative level of arithmetic: operands from `sub`, operators `a` or `b`.
+  NodeResult Arithmetic(int depth, Tok a, Tok b, NodeResult (Parser::*sub)(int)) {
+    auto left = (this->*sub)(depth);
     if (!left.ok()) return left;
     std::unique_ptr<Node> node = std::move(left).value();
-    while (Peek().kind == Tok::kStar || Peek().kind == Tok::kSlash) {
+    while (Peek().kind == a || Peek().kind == b) {
       Token op = Next();
-      auto right = Unary(depth);
+      auto right = (this->*sub)(depth);
       if (!right.ok()) return right;
       auto parent = std::make_unique<Node>();
       parent->kind = NodeKind::kBinary;
@@ -165,11 +182,18 @@ class Parser {
     return node;
   }
 
+  // a + b - c, then a * b / c: left to right, * and / binding tighter than + and -, both
+  // tighter than comparisons (as in C, Python and JavaScript).
+  NodeResult Sum(int depth) { return Arithmetic(depth, Tok::kPlus, Tok::kMinus, &Parser::Product); }
+  NodeResult Product(int depth) {
+    return Arithmetic(depth, Tok::kStar, Tok::kSlash, &Parser::Unary);
+  }
+
   NodeResult Compare(int depth) {
-    auto left = Product(depth);
+    auto left = Sum(depth);
     if (!left.ok() || !IsComparison(Peek().kind)) return left;
     Token op = Next();
-    auto right = Product(depth);
+    auto right = Sum(depth);
     if (!right.ok()) return right;
     if (IsComparison(Peek().kind)) {
       return ExprError(Peek().column, "comparisons cannot be chained",
@@ -194,6 +218,23 @@ class Parser {
       node->kind = NodeKind::kNot;
       node->column = column;
       node->kids.push_back(std::move(operand).value());
+      return node;
+    }
+    if (Peek().kind == Tok::kMinus) {
+      int column = Next().column;
+      auto operand = Unary(depth + 1);
+      if (!operand.ok()) return operand;
+      std::unique_ptr<Node> inner = std::move(operand).value();
+      // -5 stays a literal (so messages and the checker read "number -5"), placed at the '-'.
+      if (inner->kind == NodeKind::kLiteral && inner->literal.v.index() == 2) {
+        inner->literal.v = -std::get<double>(inner->literal.v);
+        inner->column = column;
+        return inner;
+      }
+      auto node = std::make_unique<Node>();
+      node->kind = NodeKind::kNeg;
+      node->column = column;
+      node->kids.push_back(std::move(inner));
       return node;
     }
     return Primary(depth);
@@ -336,6 +377,16 @@ class Evaluator {
         if (!b.ok()) return b.error();
         return Value{!*b};
       }
+      case NodeKind::kNeg: {
+        auto v = Eval(*node.kids[0]);
+        if (!v.ok()) return v;
+        if (v->v.index() != 2) {
+          return TypeError(
+              node, "- needs a number, got " + std::string(TypeName(*v)) + " " + v->ToString(),
+              "negate numbers, e.g. '-output.train.metrics.loss > -0.5'");
+        }
+        return Value{-std::get<double>(v->v)};
+      }
       case NodeKind::kList: {
         List list;
         for (const auto& kid : node.kids) {
@@ -381,16 +432,25 @@ class Evaluator {
     if (!right.ok()) return right;
     const Value& a = *left;
     const Value& b = *right;
-    if (node.op == Tok::kStar || node.op == Tok::kSlash) {
-      const char* op = node.op == Tok::kStar ? "*" : "/";
+    if (IsArithmetic(node.op)) {
       if (a.v.index() != 2 || b.v.index() != 2) {
         return TypeError(node,
-                         std::string(op) + " needs two numbers, got " + TypeName(a) + " " +
-                             a.ToString() + " and " + TypeName(b) + " " + b.ToString(),
-                         "multiply or divide numbers, e.g. 'x < y * 0.95'");
+                         std::string(ArithmeticName(node.op)) + " needs two numbers, got " +
+                             TypeName(a) + " " + a.ToString() + " and " + TypeName(b) + " " +
+                             b.ToString(),
+                         "arithmetic is on numbers, e.g. 'x < y * 0.95' or 'x - y > 0.05'");
       }
       double x = std::get<double>(a.v), y = std::get<double>(b.v);
-      return Value{node.op == Tok::kStar ? x * y : x / y};  // x / 0: inf, or nan (never ordered)
+      switch (node.op) {
+        case Tok::kPlus:
+          return Value{x + y};
+        case Tok::kMinus:
+          return Value{x - y};
+        case Tok::kStar:
+          return Value{x * y};
+        default:
+          return Value{x / y};  // x / 0: inf, or nan (never ordered)
+      }
     }
     if (node.op == Tok::kEq || node.op == Tok::kNe) {
       bool eq;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 namespace rsl::expr {
@@ -73,6 +74,59 @@ TEST(ExprTest, EvaluatesComparisonsAndLogic) {
   EXPECT_FALSE(EvalOk("status.train == null", ctx));
 }
 
+TEST(ExprTest, PlusAndMinusBindAsInCommonLanguages) {
+  MapContext ctx;
+  ctx.values["output.validate.metrics.acc"] = Num(0.90);
+  ctx.values["previous.output.validate.metrics.acc"] = Num(0.96);
+  ctx.values["output.train-2.metrics.loss"] = Num(0.25);
+  auto value = [&ctx](const std::string& text) {
+    auto e = Expr::Parse(text);
+    EXPECT_TRUE(e.ok()) << text << ": " << e.error().ToString();
+    if (!e.ok()) return std::nan("");
+    auto v = e->Eval(ctx);
+    EXPECT_TRUE(v.ok() && v->v.index() == 2) << text;
+    return v.ok() && v->v.index() == 2 ? std::get<double>(v->v) : std::nan("");
+  };
+  EXPECT_EQ(value("1 + 2 * 3"), 7);    // * before +
+  EXPECT_EQ(value("(1 + 2) * 3"), 9);  // parentheses first
+  EXPECT_EQ(value("10 - 4 - 3"), 3);   // left to right: (10 - 4) - 3
+  EXPECT_EQ(value("8 / 4 / 2"), 1);
+  EXPECT_EQ(value("2 - 3 * 4 + 1"), -9);
+  EXPECT_EQ(value("-2 * 3"), -6);
+  EXPECT_EQ(value("- 2 - -3"), 1);
+  EXPECT_EQ(value("--4"), 4);
+  EXPECT_EQ(value("1-2"), -1);                              // a number ends where '-' begins
+  EXPECT_EQ(value("-output.train-2.metrics.loss"), -0.25);  // '-' inside a name is the name's
+  EXPECT_EQ(value("output.train-2.metrics.loss - 1"), -0.75);
+  EXPECT_EQ(value("1e-2 + 1E+1"), 10.01);
+  // The alert: accuracy dropped by more than 5 points.
+  EXPECT_TRUE(
+      EvalOk("previous.output.validate.metrics.acc - output.validate.metrics.acc > 0.05", ctx));
+  EXPECT_FALSE(
+      EvalOk("output.validate.metrics.acc - previous.output.validate.metrics.acc > -0.05", ctx));
+  EXPECT_TRUE(EvalOk("!(1 - 1 > 0) && -1 < 0 && -(1 + 1) == -2", ctx));
+  auto neg = Expr::Parse("-x > 0 || -5 < y");
+  ASSERT_TRUE(neg.ok());
+  EXPECT_EQ(neg->references()[0].column, 2);
+  EXPECT_EQ(neg->references()[1].column, 16);
+}
+
+TEST(ExprTest, PlusAndMinusNeedNumbers) {
+  MapContext ctx;
+  ctx.values["status.train"] = Str("SUCCEEDED");
+  EXPECT_EQ(EvalError("status.train + 1 > 0", ctx).ToString(),
+            "EXPRESSION_INVALID: + needs two numbers, got string 'SUCCEEDED' and number 1 at "
+            "column 14 (arithmetic is on numbers, e.g. 'x < y * 0.95' or 'x - y > 0.05')");
+  EXPECT_EQ(EvalError("1 > -status.train", ctx).ToString(),
+            "EXPRESSION_INVALID: - needs a number, got string 'SUCCEEDED' at column 5 (negate "
+            "numbers, e.g. '-output.train.metrics.loss > -0.5')");
+  EXPECT_EQ(EvalError("true - 1 < 0", ctx).ToString(),
+            "EXPRESSION_INVALID: - needs two numbers, got boolean true and number 1 at column 6 "
+            "(arithmetic is on numbers, e.g. 'x < y * 0.95' or 'x - y > 0.05')");
+  std::string minuses(2000, '-');
+  EXPECT_NE(ParseError(minuses + "1 > 0").message.find("nested too deeply"), std::string::npos);
+}
+
 TEST(ExprTest, ShortCircuitSkipsTheRightSide) {
   MapContext ctx;
   // The right side refers to an unknown reference; short-circuit never evaluates it.
@@ -101,7 +155,9 @@ TEST(ExprTest, ParseErrorsCarryColumns) {
       {"len(a, b) > 1", 1, "exactly one argument"},
       {"max() > 1", 1, "needs an argument"},
       {"", 1, "empty expression"},
-      {"a - b", 3, "unexpected '-'"},
+      {"a > 1 +", 8, "expected a value, got end of expression"},
+      {"+1 > 0", 1, "expected a value, got '+'"},
+      {"a > 1 - * 2", 9, "expected a value, got '*'"},
   };
   for (const auto& c : cases) {
     Error e = ParseError(c.text);
@@ -197,6 +253,19 @@ TEST(ExprTest, CheckFindsBeforeEvaluationWhatEvaluationWouldRefuse) {
       {"len(status.a)",
        "EXPRESSION_INVALID: condition is number len(...), not a boolean at column 1 (compare it, "
        "e.g. 'output.train.metrics.auc > 0.9')"},
+      {"output.a.metrics.x - 1 > -output.a.metrics.y + 2 * 3", ""},
+      {"status.a - 1 > 0",
+       "EXPRESSION_INVALID: - needs numbers, got string status.a at column 10 (arithmetic is on "
+       "numbers, e.g. 'x < y * 0.95' or 'x - y > 0.05')"},
+      {"-status.a > 0",
+       "EXPRESSION_INVALID: - needs a number, got string status.a at column 1 (negate numbers, "
+       "e.g. '-output.train.metrics.loss > -0.5')"},
+      {"1 + 2",
+       "EXPRESSION_INVALID: condition is number result, not a boolean at column 1 (compare it, "
+       "e.g. 'output.train.metrics.auc > 0.9')"},
+      {"-1 == 'a'",
+       "EXPRESSION_INVALID: cannot compare number -1 with string 'a' at column 4 (compare values "
+       "of the same type)"},
       {"status.a == 1",
        "EXPRESSION_INVALID: cannot compare string status.a with number 1 at column 10 (compare "
        "values of the same type)"},

@@ -51,6 +51,10 @@ std::string TokName(Tok kind) {
       return "'*'";
     case Tok::kSlash:
       return "'/'";
+    case Tok::kPlus:
+      return "'+'";
+    case Tok::kMinus:
+      return "'-'";
     case Tok::kLParen:
       return "'('";
     case Tok::kRParen:
@@ -93,10 +97,8 @@ Result<std::vector<Token>> Lex(const std::string& text) {
       return out;
     }
     char c = text[i];
-    if (IsDigit(c) || (c == '-' && i + 1 < n && (IsDigit(text[i + 1]) || text[i + 1] == '.')) ||
-        (c == '.' && i + 1 < n && IsDigit(text[i + 1]))) {
+    if (IsDigit(c) || (c == '.' && i + 1 < n && IsDigit(text[i + 1]))) {
       size_t start = i;
-      if (c == '-') ++i;
       while (i < n && (IsDigit(text[i]) || text[i] == '.')) ++i;
       if (i < n && (text[i] == 'e' || text[i] == 'E')) {
         size_t save = i++;
@@ -119,9 +121,6 @@ Result<std::vector<Token>> Lex(const std::string& text) {
                          "separate tokens with spaces or operators");
       }
       t.kind = Tok::kNumber;
-    } else if (c == '-') {
-      return ExprError(t.column, "unexpected '-'",
-                       "the language has no arithmetic; '-' may only start a number");
     } else if (IsIdentStart(c)) {
       size_t start = i;
       while (i < n && IsIdentChar(text[i])) ++i;
@@ -198,6 +197,12 @@ Result<std::vector<Token>> Lex(const std::string& text) {
         case '/':
           t.kind = Tok::kSlash;
           break;
+        case '+':
+          t.kind = Tok::kPlus;
+          break;
+        case '-':
+          t.kind = Tok::kMinus;
+          break;
         case '&':
           if (!two('&')) return ExprError(t.column, "unexpected '&'", "use '&&' for 'and'");
           t.kind = Tok::kAnd;
@@ -231,7 +236,7 @@ Result<std::vector<Token>> Lex(const std::string& text) {
                                   ? std::string(1, c)
                                   : "\\x" + HexEncode(std::string(1, c));
           return ExprError(t.column, "unexpected character " + Quote(shown),
-                           "allowed: literals, names, == != < <= > >= && || ! * / ( ) [ ] ,");
+                           "allowed: literals, names, == != < <= > >= && || ! + - * / ( ) [ ] ,");
         }
       }
     }

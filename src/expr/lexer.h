@@ -26,6 +26,8 @@ enum class Tok {
   kNot,
   kStar,   //!< '*' (numbers)
   kSlash,  //!< '/' (numbers)
+  kPlus,   //!< '+' (numbers)
+  kMinus,  //!< '-' (numbers; binary, or unary before an operand)
   kLParen,
   kRParen,
   kLBracket,
@@ -43,9 +45,9 @@ struct Token {
 };
 
 //! Splits `text` into tokens ending with kEnd. Identifiers are [A-Za-z_][A-Za-z0-9_-]* (step
-//! names are DNS-1123 labels, and the language has no subtraction (only * and /), so '-' inside a
-//! name is unambiguous); a '-' that starts a token must begin a number. Errors: EXPRESSION_INVALID
-//! with pos.column.
+//! names are DNS-1123 labels): a '-' inside a name belongs to the name, so `a-b` is one name and
+//! subtraction after a name needs a space (`a - b`). A '-' that starts a token is kMinus (a
+//! negative number is unary minus applied to it). Errors: EXPRESSION_INVALID with pos.column.
 Result<std::vector<Token>> Lex(const std::string& text);
 
 //! "'=='", "end of expression", ...: how a token kind reads in messages.

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "model/model_checks.h"
+#include "model/request_check.h"
 
 namespace rsl::runtime {
 namespace {
@@ -45,6 +46,13 @@ class ModelHook : public engine::StepHook {
 
   Status BeforeStep(const engine::RunInfo& run, const spec::Step& step,
                     backend::LaunchSpec* launch) override {
+    // A serving step's replicas check requests against signature.inputs: they read it here.
+    if (run.workload && run.workload->model && step.serving) {
+      const spec::ModelSpec& m = *run.workload->model;
+      if (!m.inputs.empty() || !m.outputs.empty()) {
+        launch->env[model::kSignatureEnv] = model::SignatureJson(m);
+      }
+    }
     return model::ResolveImage(step, &stores_, &launch->argv, &launch->env,
                                model::RecordedImages(run.admission_report_json));
   }

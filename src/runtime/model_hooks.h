@@ -21,9 +21,10 @@ std::shared_ptr<engine::AdmissionCheck> EnvironmentAdmissionCheck(const std::str
 //! <state_dir>/images: the package metadata of registry images, one directory per digest.
 std::string ImageCacheDir(const std::string& state_dir);
 
-//! The "model" step hook. BeforeStep: model::ResolveImage on the launch. AfterStep
-//! (succeeded attempts): model::CheckModelOutput, its events through the RunControl the hook
-//! was last handed in OnStepStarted. AfterRun: model::FinishModelArtifacts.
+//! The "model" step hook. BeforeStep: model::ResolveImage on the launch, and for a serving
+//! step of a workload with a signature, RSL_MODEL_SIGNATURE (model::SignatureJson) in its env.
+//! AfterStep (succeeded attempts): model::CheckModelOutput, its events through the RunControl the
+//! hook was last handed in OnStepStarted. AfterRun: model::FinishModelArtifacts.
 std::shared_ptr<engine::StepHook> ModelStepHook(const std::string& state_dir);
 
 }  // namespace rsl::runtime

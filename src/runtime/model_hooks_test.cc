@@ -307,6 +307,34 @@ TEST_F(ModelHooksTest, BeforeStepResolvesTheInterpreterAndEntrypoint) {
   EXPECT_FALSE(IsPythonCommand("pythonista"));
 }
 
+TEST_F(ModelHooksTest, AServingStepGetsTheSignatureInItsEnvironment) {
+  auto w = Fraud({});
+  w.model->inputs.push_back({"features", "float32", {1, 128}, std::nullopt});
+  auto hook = runtime::ModelStepHook(state_);
+  spec::Step serve;
+  serve.name = "serve";
+  serve.serving = true;
+  serve.command = {"/usr/bin/python3", "serve.py"};
+  backend::LaunchSpec launch;
+  launch.argv = serve.command;
+  ASSERT_TRUE(hook->BeforeStep(Info(w, "r"), serve, &launch).ok());
+  EXPECT_EQ(
+      launch.env["RSL_MODEL_SIGNATURE"],
+      R"({"inputs":[{"dtype":"float32","name":"features","shape":[1,128]}],)"
+      R"("outputs":[{"dtype":"float32","name":"fraud_prob","range":[0.0,1.0],"shape":[-1,1]}]})");
+  // Batch steps, and serving steps of a workload without a signature, get none.
+  backend::LaunchSpec batch;
+  batch.argv = {"python3", "-c", "pass"};
+  ASSERT_TRUE(hook->BeforeStep(Info(w, "r"), w.pipeline.steps[0], &batch).ok());
+  EXPECT_EQ(batch.env.count("RSL_MODEL_SIGNATURE"), 0u);
+  w.model->inputs.clear();
+  w.model->outputs.clear();
+  backend::LaunchSpec bare;
+  bare.argv = serve.command;
+  ASSERT_TRUE(hook->BeforeStep(Info(w, "r"), serve, &bare).ok());
+  EXPECT_EQ(bare.env.count("RSL_MODEL_SIGNATURE"), 0u);
+}
+
 // The end-to-end reproducibility check: the same training twice gives the same fingerprint
 // (equal to an independent computation in Python), a pinned buildFingerprint passes, and a
 // changed training fails with MODEL_FINGERPRINT_MISMATCH.

@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "base/http_client.h"
 #include "base/strings.h"
+#include "nlohmann/json.hpp"
 #include "runtime/runtime.h"
 #include "serve/haproxy.h"
 #include "serve/replica_set.h"
@@ -85,10 +86,10 @@ class ServingTest : public ::testing::Test {
     if (!dir_.empty()) RemoveAll(dir_);
   }
 
-  void Open(ServeOptions serve = {}) {
+  void Open(ServeOptions serve = {}, bool hooks = false) {
     runtime::RuntimeOptions o;
     o.state_dir = dir_ + "/state";
-    o.hooks = false;
+    o.hooks = hooks;
     o.serve = serve;
     auto rt = runtime::Runtime::Open(o);
     ASSERT_TRUE(rt.ok()) << rt.error().ToString();
@@ -476,6 +477,119 @@ TEST_F(ServingTest, ANewVersionThatNeverBecomesReadyLeavesTheOldOneServing) {
   auto old_run = rt_->store()->GetRun(old_id);
   ASSERT_TRUE(old_run.ok());
   EXPECT_EQ(old_run->phase, spec::RunPhase::kRunning);
+}
+
+}  // namespace
+}  // namespace rsl::serve
+
+namespace rsl::serve {
+namespace {
+
+HttpResponse Post(const std::string& url, const std::string& body) {
+  HttpRequest req;
+  req.method = "POST";
+  req.url = url;
+  req.headers = {"Content-Type: application/json"};
+  req.body = body;
+  req.connect_timeout_ms = 2'000;
+  req.timeout_ms = 10'000;
+  auto r = HttpSend(req);
+  EXPECT_TRUE(r.ok()) << url << ": " << r.error().ToString();
+  return r.ok() ? *r : HttpResponse{};
+}
+
+// "[[0.01, 0.01, ...]]": one row of `n` numbers.
+std::string Row(int n) {
+  std::string s = "[[";
+  for (int i = 0; i < n; ++i) s += i ? ", 0.01" : "0.01";
+  return s + "]]";
+}
+
+// The serving example as a user runs it (examples/recommend-serving: train, then serve, with
+// the model hooks on): its replicas get model.signature and check requests against
+// signature.inputs (python/rsl_signature.py), through the endpoint.
+TEST_F(ServingTest, TheExampleAnswersRequestsThatContradictTheSignatureWith400) {
+  ASSERT_EQ(system("/usr/bin/python3 -c 'import numpy' 2>/dev/null"), 0)
+      << "the example needs Debian's python3-numpy (scripts/deps/serve.txt)";
+  const std::string example = std::string(RSL_SOURCE_DIR) + "/examples/recommend-serving";
+  auto text = ReadFile(example + "/workload.yaml");
+  ASSERT_TRUE(text.ok());
+  std::string yaml = *text;
+  for (size_t at; (at = yaml.find("EXAMPLE_DIR")) != std::string::npos;) {
+    yaml.replace(at, 11, example);
+  }
+  Open({}, /*hooks=*/true);
+  auto parsed = spec::ParseWorkload(yaml, "workload.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.errors[0].ToString();
+  auto id = rt_->engine()->Submit(parsed.workload, "test");
+  ASSERT_TRUE(id.ok()) << id.error().ToString();
+  ASSERT_TRUE(WaitEvent(*id, "ServingReady", 120'000)) << "never ready";
+  // The serving step is the second (train runs first).
+  auto run_id = rt_->engine()->ResolveRunId(*id);
+  ASSERT_TRUE(run_id.ok());
+  auto steps = rt_->store()->ListSteps(*run_id);
+  ASSERT_TRUE(steps.ok());
+  std::optional<backend::ServingStatus> sv;
+  for (const auto& step : *steps) {
+    if (step.name == "serve") sv = rt_->backend()->Serving(step.attempt_id);
+  }
+  ASSERT_TRUE(sv && !sv->endpoint.empty());
+  const std::string url = sv->endpoint + "/predict";
+
+  // Good requests, in both forms, are answered with a prediction in [0, 1].
+  for (const std::string& body :
+       {"{\"user_features\": " + Row(128) + ", \"item_features\": " + Row(64) + "}",
+        "{\"inputs\": {\"user_features\": " + Row(128) + ", \"item_features\": " + Row(64) +
+            "}}"}) {
+    HttpResponse r = Post(url, body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    auto answer = nlohmann::json::parse(r.body);
+    double p = answer["prediction"][0][0].get<double>();
+    EXPECT_TRUE(p >= 0.0 && p <= 1.0) << r.body;
+  }
+
+  // A wrong shape: 400 with the mismatch, word for word as the C++ check words it.
+  HttpResponse bad =
+      Post(url, "{\"user_features\": " + Row(127) + ", \"item_features\": " + Row(64) + "}");
+  ASSERT_EQ(bad.status, 400) << bad.body;
+  auto error = nlohmann::json::parse(bad.body)["error"];
+  EXPECT_EQ(error["code"], "INPUT_SCHEMA_MISMATCH");
+  EXPECT_EQ(error["tensor"], "user_features");
+  EXPECT_EQ(error["field"], "shape");
+  EXPECT_EQ(error["expected"], "[1, 128]");
+  EXPECT_EQ(error["actual"], "[1, 127]");
+  EXPECT_EQ(error["message"], "user_features.shape expected [1, 128], got [1, 127]");
+  EXPECT_EQ(error["hint"], "send user_features as float32 [1, 128]");
+  EXPECT_EQ(error["path"], "spec.model.signature.inputs[0]");
+
+  // A wrong dtype, a missing tensor and an unknown one.
+  std::string with_text = Row(128);
+  with_text.replace(2, 4, "\"x\"");  // [["x", 0.01, ...]]
+  HttpResponse typed =
+      Post(url, "{\"user_features\": " + with_text + ", \"item_features\": " + Row(64) + "}");
+  ASSERT_EQ(typed.status, 400) << typed.body;
+  EXPECT_EQ(nlohmann::json::parse(typed.body)["error"]["message"],
+            "user_features.dtype expected float32, got string at index [0, 0]");
+  HttpResponse missing = Post(url, "{\"inputs\": {\"user_feature\": " + Row(128) + "}}");
+  ASSERT_EQ(missing.status, 400) << missing.body;
+  std::vector<std::string> messages;
+  const auto missing_answer = nlohmann::json::parse(missing.body);
+  for (const auto& e : missing_answer["errors"]) {
+    messages.push_back(e["message"].get<std::string>() + " (" + e["hint"].get<std::string>() + ")");
+  }
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{
+                "user_features missing from the request (expected float32 [1, 128]) (send "
+                "user_features as float32 [1, 128])",
+                "item_features missing from the request (expected float32 [1, 64]) (send "
+                "item_features as float32 [1, 64])",
+                "user_feature is not an input of the signature (did you mean "
+                "\"user_features\"?)"}));
+
+  // The endpoint still answers good requests after bad ones.
+  EXPECT_EQ(
+      Post(url, "{\"user_features\": " + Row(128) + ", \"item_features\": " + Row(64) + "}").status,
+      200);
 }
 
 }  // namespace

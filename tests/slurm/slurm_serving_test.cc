@@ -33,7 +33,8 @@ using slurm_test::Sh;
 
 constexpr char kHaproxy[] = "/usr/sbin/haproxy";
 
-// Each replica says who it is: its index and the Slurm node its job runs on.
+// Each replica says who it is: its index and the Slurm node its job runs on; /signature
+// answers the model signature RSL gave it (RSL_MODEL_SIGNATURE).
 constexpr char kServer[] = R"PY(
 import http.server, os
 port = int(os.environ["RSL_PORT"])
@@ -42,7 +43,10 @@ print(who, "listening on", port, flush=True)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def do_GET(self):
-        body = who.encode() if self.path == "/who" else b"ok"
+        if self.path == "/signature":
+            body = os.environ.get("RSL_MODEL_SIGNATURE", "none").encode()
+        else:
+            body = who.encode() if self.path == "/who" else b"ok"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -74,7 +78,10 @@ class SlurmServingTest : public ::testing::Test {
     WriteText(c_.work_dir() + "/svc.yaml",
               "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
               "metadata: {name: svc, namespace: risk}\n"
-              "spec:\n  resources: {cpu: \"2\", memory: 256Mi, gpu: \"1\"}\n  pipeline:\n"
+              "spec:\n  resources: {cpu: \"2\", memory: 256Mi, gpu: \"1\"}\n"
+              "  model:\n    framework: custom\n    version: \"1.0.0\"\n"
+              "    signature: {inputs: [{name: x, dtype: float32, shape: [-1, 4]}]}\n"
+              "  pipeline:\n"
               "    - name: serve\n      serving: true\n"
               "      command: [/usr/bin/python3, " +
                   script_ +
@@ -180,6 +187,12 @@ TEST_F(SlurmServingTest, TwoReplicaJobsOnTwoNodesBehindOneEndpoint) {
   EXPECT_EQ(who.size(), 2u) << Join(std::vector<std::string>(who.begin(), who.end()), "; ");
   EXPECT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes, status_nodes);
+  // The replica jobs got the model signature through the job's environment.
+  std::set<std::string> signatures;
+  for (int i = 0; i < 10; ++i) signatures.insert(Get(port, "/signature"));
+  EXPECT_EQ(signatures,
+            (std::set<std::string>{R"({"inputs":[{"dtype":"float32","name":"x","shape":[-1,4]}],)"
+                                   R"("outputs":[]})"}));
 
   // A replica's job killed with scancel (outside RSL): restarted as a new job, the endpoint
   // answering all along (HAProxy retries a refused connection on the other replica).

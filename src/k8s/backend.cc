@@ -567,7 +567,9 @@ void K8sBackend::RefreshNodes(bool force) {
 bool K8sBackend::NodeLost(const std::string& node) {  // mu_ held
   if (node.empty() || !nodes_known_ || nodes_.empty()) return false;
   for (const auto& n : nodes_) {
-    if (n.name == node) return n.state == spec::NodeState::kDown;
+    if (n.name == node) {
+      return n.state == spec::NodeState::kDown || n.state == spec::NodeState::kNotReady;
+    }
   }
   return true;  // the node is gone
 }

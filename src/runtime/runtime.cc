@@ -105,7 +105,9 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
     rt->backend_ = std::move(serving);
   }
 
-  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, o.images) : engine::Hooks{};
+  model::ImageAccess images = o.images;
+  images.cluster_images = o.backend == "k8s";  // the cluster pulls images itself
+  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, images) : engine::Hooks{};
   if (o.extend_hooks) o.extend_hooks(&hooks, rt->store_.get());
   engine::EngineOptions eo;
   eo.state_dir = o.state_dir;

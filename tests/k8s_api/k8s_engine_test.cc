@@ -15,6 +15,7 @@
 #include "fake_kubelet.h"
 #include "harness.h"
 #include "k8s/backend.h"
+#include "runtime/runtime.h"
 #include "spec/parse.h"
 #include "store/store.h"
 
@@ -367,6 +368,88 @@ TEST_F(K8sEngineTest, ServingStepsAreRefusedClearly) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), "SPEC_INVALID");
   EXPECT_NE(s.error().message.find("serving"), std::string::npos);
+}
+
+// What `seedctl run --backend k8s` and `rsl-controller --backend k8s` build: the runtime
+// with its admission hooks, a kubeconfig naming the double, an image from a registry the
+// controller cannot reach (the cluster pulls it: admission checks the reference's form).
+TEST_F(K8sEngineTest, RuntimeWithBackendK8sRunsAWorkloadThroughItsKubeconfig) {
+  std::string kubeconfig = dir_ + "/kubeconfig";
+  ASSERT_TRUE(
+      WriteFileAtomic(kubeconfig,
+                      "apiVersion: v1\nkind: Config\n"
+                      "current-context: test\n"
+                      "clusters:\n- name: double\n  cluster:\n"
+                      "    server: " +
+                          server_->url() +
+                          "\n"
+                          "    certificate-authority: " +
+                          PkiDir() +
+                          "/ca.crt\n"
+                          "users:\n- name: me\n  user:\n"
+                          "    client-certificate: " +
+                          PkiDir() +
+                          "/client.crt\n"
+                          "    client-key: " +
+                          PkiDir() +
+                          "/client.key\n"
+                          "contexts:\n- name: test\n  context: {cluster: double, user: me}\n")
+          .ok());
+  runtime::RuntimeOptions ro;
+  ro.state_dir = dir_ + "/rt-state";
+  ro.backend = "k8s";
+  ro.sync_full = false;
+  ro.backend_options.kubeconfig = kubeconfig;
+  ro.backend_options.k8s_namespaces = {"ml=default"};
+  ro.backend_options.k8s_staging = "file://" + dir_ + "/staging";
+  auto rt = runtime::Runtime::Open(ro);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  EXPECT_EQ((*rt)->backend()->name(), "k8s");
+  ASSERT_TRUE((*rt)->engine()->Start().ok());
+  auto parsed = spec::ParseWorkload(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: pulled, namespace: ml}
+spec:
+  pipeline:
+    - name: ingest
+      image: "volc/ingest:v1.0"
+      command: ["sh", "-c", "echo $RSL_IMAGE > \"$RSL_OUTPUT/image\""]
+)yaml",
+                                    "test.yaml");
+  ASSERT_TRUE(parsed.ok());
+  auto id = (*rt)->engine()->Submit(parsed.workload, "test");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto run = (*rt)->engine()->Wait(*id, 60'000);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded)
+      << run->failure_code << ": " << run->failure_message;
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/ingest/image"), "volc/ingest:v1.0\n");
+  bool pod_image = false;
+  for (const auto& pod : server_->List("pods", "default")) {
+    pod_image = pod_image || pod["spec"]["containers"][0]["image"] == "volc/ingest:v1.0";
+  }
+  EXPECT_TRUE(pod_image);
+}
+
+TEST_F(K8sEngineTest, BackendK8sFlagsAreCheckedWithClearErrors) {
+  runtime::RuntimeOptions ro;
+  ro.state_dir = dir_ + "/rt-bad";
+  ro.backend = "k8s";
+  ro.backend_options.kubeconfig = dir_ + "/missing-kubeconfig";
+  ro.backend_options.k8s_staging = "file:///tmp/x";
+  auto rt = runtime::Runtime::Open(ro);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().code(), "IO_ERROR") << rt.status().ToString();
+
+  k8s::K8sBackendOptions ko;
+  Status s = k8s::CheckK8sOptions(ko);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), "INVALID_ARGUMENT");
+  EXPECT_NE(s.ToString().find("--k8s-staging"), std::string::npos) << s.ToString();
+  ko.staging_prefix = "bucket/prefix";
+  s = k8s::CheckK8sOptions(ko);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("no scheme"), std::string::npos) << s.ToString();
 }
 
 }  // namespace

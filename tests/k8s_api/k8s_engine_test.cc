@@ -452,5 +452,69 @@ TEST_F(K8sEngineTest, BackendK8sFlagsAreCheckedWithClearErrors) {
   EXPECT_NE(s.ToString().find("no scheme"), std::string::npos) << s.ToString();
 }
 
+// Every object the backend creates (owner ConfigMap, Secret, Pods of a run; Pods of
+// generated variations: GPUs and capabilities, timeouts, secrets, digests, long names) through
+// the schema validator (RSL_K8S_VALIDATE: "node .../validate.mjs", set by CMake).
+TEST_F(K8sEngineTest, DISABLED_ObjectsTheBackendCreatesValidate) {
+  const char* validate = std::getenv("RSL_K8S_VALIDATE");
+  ASSERT_NE(validate, nullptr) << "run through ctest (K8sBackendSchema...): needs node";
+  StartEngine();
+  store::ConfigMap secret;
+  secret.namespace_ = "default";
+  secret.name = "db";
+  secret.secret = true;
+  secret.data = {{"DB_PASSWORD", "hunter2-very-secret"}};
+  ASSERT_TRUE(store_->PutConfigMap(secret).ok());
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: schema}
+spec:
+  pipeline:
+    - name: a
+      envFrom: [{secretRef: {name: db}}]
+      command: ["sh", "-c", "echo a > \"$RSL_OUTPUT/a\""]
+      timeout: 1h
+    - name: b
+      command: ["true"]
+      dependsOn: [a]
+)yaml");
+  // Read the objects while the run lives (its end deletes the owner).
+  nlohmann::json objects = nlohmann::json::array();
+  ASSERT_TRUE(WaitFor([&] { return server_->List("pods", "default").size() >= 2; }, 30'000));
+  for (const char* r : {"pods", "secrets", "configmaps"}) {
+    for (auto& o : server_->List(r, "default")) objects.push_back(o);
+  }
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  backend::LaunchSpec spec;
+  spec.attempt_id = "r/s/3";
+  spec.run_id = "run-20260101-0000abcd";
+  spec.workload_name = std::string(120, 'W') + ".with.dots";
+  spec.namespace_ = "Team_A";
+  spec.step = "Train_Model";
+  spec.attempt = 3;
+  spec.argv = {"python", "train.py"};
+  spec.env = {{"RSL_OUTPUT", "/x"},
+              {"RSL_IMAGE", "registry.example:5000/team/train:v2"},
+              {"RSL_IMAGE_DIGEST", "sha256:" + std::string(64, 'a')},
+              {"TOKEN", "s3cr3t-value"}};
+  spec.secret_values = {"s3cr3t-value"};
+  spec.cpu_millis = 2500;
+  spec.memory_bytes = int64_t{3} << 30;
+  spec.gpus = 2;
+  spec.capabilities = {"fp16_support", "tensor_core"};
+  spec.timeout_ms = 1500;
+  auto pod = k8s_->PodFor(spec, "3f0c1a2b-0000-4000-8000-000000000001");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ(pod->dump().find("s3cr3t"), std::string::npos);
+  objects.push_back(*pod);
+  std::string file = dir_ + "/objects.json";
+  ASSERT_TRUE(WriteFileAtomic(file, objects.dump(2)).ok());
+  std::string cmd = std::string(validate) + " " + file + " > " + dir_ + "/validate.out 2>&1";
+  int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << Slurp(dir_ + "/validate.out");
+  EXPECT_GE(objects.size(), 5u);  // owner, secret, two pods, the generated pod
+}
+
 }  // namespace
 }  // namespace rsl::k8stest

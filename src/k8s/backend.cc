@@ -536,7 +536,10 @@ void K8sBackend::EnsureWatcher(const std::string& ns) {
       Status s = inf->Run(&stopping_, 1 << 30, 200);
       if (stopping_) break;
       if (!s.ok()) fprintf(stderr, "k8s: pod watch: %s\n", s.ToString().c_str());
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      // The first LIST failed (forbidden, no such namespace, unreachable): try again slowly.
+      for (int i = 0; i < 20 && !stopping_; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     }
   });
   watchers_[ns] = std::move(w);

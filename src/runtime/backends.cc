@@ -18,7 +18,8 @@ Status FetchPrefix(const std::string& uri, const std::string& dir) {
   if (!storage.ok()) return storage.error();
   RSL_RETURN_IF_ERROR(MakeDirs(dir));
   auto objects = (*storage)->List(uri);
-  if (!objects.ok() && objects.error().code == codes::kNotFound) return Status::Ok();  // empty
+  // Nothing below the prefix: the step wrote no outputs (S3 and files both say so this way).
+  if (!objects.ok() && objects.error().code == codes::kDataSourceNotFound) return Status::Ok();
   if (!objects.ok()) return objects.error();
   for (const auto& o : *objects) {
     if (o.is_dir || o.relative.empty()) continue;

@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := -G Ninja
 
-.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo demo-serving clean
+.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo demo-serving k8s-e2e clean
 
 help:
 	@echo "make deps    install Debian packages (scripts/install-deps.sh)"
@@ -20,6 +20,7 @@ help:
 	@echo "make format  clang-format -i over src/ bench/ fuzz/ tests/"
 	@echo "make format-check  fail if clang-format would change a file (nothing rewritten)"
 	@echo "make tidy    clang-tidy over src/"
+	@echo "make k8s-e2e the fraud example on a real Kubernetes cluster (scripts/k8s-e2e.sh; skips without one)"
 
 deps:
 	bash scripts/install-deps.sh
@@ -69,6 +70,9 @@ demo:
 
 demo-serving:
 	bash scripts/demo_serving.sh
+
+k8s-e2e: build
+	BUILD=$(BUILD) bash scripts/k8s-e2e.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

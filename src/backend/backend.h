@@ -196,6 +196,10 @@ class Backend {
                  "the " + name() + " backend cannot run serving step '" + step.name + "'")
         .Hint("run it through rsl-controller or seedctl run, which front replicas with HAProxy");
   }
+  //! The run ended (whatever its outcome) and its outputs are committed or discarded: a
+  //! backend that made cluster objects for it (Kubernetes) deletes them. Default: nothing.
+  virtual void RunFinished(const std::string& /*namespace_*/, const std::string& /*workload*/,
+                           const std::string& /*run_id*/) {}
   //! A serving attempt's status, or nothing (unknown attempt, batch attempt, not serving).
   virtual std::optional<ServingStatus> Serving(const std::string& /*attempt_id*/) {
     return std::nullopt;

@@ -29,10 +29,15 @@ Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name,
                                              const BackendOptions& options) {
   if (name == "local") return NewLocalBackend(options);
   if (name == "slurm") return NewSlurmBackend(options);
-  std::vector<std::string> known = {"local", "slurm"};
+  if (name == "k8s") {
+    return Error(codes::kInvalidArgument, "the k8s backend is made by the runtime")
+        .Value(name)
+        .Hint("use runtime::MakeAnyBackend (seedctl run and rsl-controller do)");
+  }
+  std::vector<std::string> known = {"local", "slurm", "k8s"};
   return Error(codes::kInvalidArgument, "unknown backend " + Quote(name))
       .Value(name)
-      .Hint(ClosestHint(name, known, "use --backend local or --backend slurm"));
+      .Hint(ClosestHint(name, known, "use --backend local, slurm or k8s"));
 }
 
 }  // namespace rsl::backend

@@ -151,6 +151,7 @@ std::unique_ptr<runtime::Runtime> Open(const RunFlags& o, const std::string& sta
   ro.state_dir = state_dir;
   ro.runs_dir = o.runs_dir;
   ro.backend = o.backend;
+  ro.backend_options = o.k8s;
   ro.backend_options.node_file = o.node_file;
   ro.backend_options.isolation = o.step_isolation;
   ro.sync_full = o.sync == "full";
@@ -358,8 +359,17 @@ void RegisterRunCommands(CLI::App& app) {
                   "state directory (default $RSL_STATE_DIR or ~/.local/state/rsl)");
   run->add_option("--node-file", o->node_file,
                   "YAML node file: devices declared, not probed (docs/engine.md)");
-  run->add_option("--backend", o->backend, "local (default) or slurm")
-      ->check(CLI::IsMember({"local", "slurm"}));
+  run->add_option("--backend", o->backend, "local (default), slurm or k8s")
+      ->check(CLI::IsMember({"local", "slurm", "k8s"}));
+  run->add_option("--kubeconfig", o->k8s.kubeconfig,
+                  "k8s: kubeconfig file (default $KUBECONFIG, ~/.kube/config, in-cluster)");
+  run->add_option("--context", o->k8s.kube_context, "k8s: kubeconfig context (default: current)");
+  run->add_option("--k8s-namespace", o->k8s.k8s_namespaces,
+                  "k8s: RSLNS=K8SNS namespace mapping; repeatable (default: the same name)");
+  run->add_option("--k8s-staging", o->k8s.k8s_staging,
+                  "k8s: where pods write outputs: s3://bucket/prefix or file:///shared/dir");
+  run->add_option("--capability-labels", o->k8s.capability_labels,
+                  "k8s: capability -> node label table file (docs/backends/k8s.md)");
   run->add_option("-o,--output", o->output, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
   run->add_option("--sync", o->sync,

@@ -1,6 +1,8 @@
 // seedctl run (docs/engine.md): the command's flags and the function that runs it.
 #pragma once
 
+#include "backend/factory.h"
+
 #include <string>
 #include <vector>
 
@@ -10,7 +12,7 @@ struct RunFlags {
   std::string file;
   std::string state_dir;  //!< "" = $RSL_STATE_DIR, else ~/.local/state/rsl
   std::string node_file;
-  std::string backend = "local";  //!< local | slurm
+  std::string backend = "local";  //!< local | slurm | k8s
   std::string output = "table";   //!< table | json
   std::string sync = "full";      //!< full | normal
   std::string step_isolation = "auto";
@@ -18,6 +20,8 @@ struct RunFlags {
   bool recover = false;
   bool no_hooks = false;
   std::vector<std::string> insecure_registries;  //!< --insecure-registry (docs/image.md)
+  //! --kubeconfig, --context, --k8s-namespace, --k8s-staging, --capability-labels.
+  backend::BackendOptions k8s;
 };
 
 //! `seedctl run -f FILE`: admits and runs the workload in this process, with live progress

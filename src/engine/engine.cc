@@ -375,7 +375,11 @@ void Engine::Impl::Perform(Actions* a) {
   for (auto& d : a->deliveries) sender_->Enqueue(std::move(d));
   for (const auto& id : a->finished_runs) {
     auto it = runs_.find(id);
-    if (it != runs_.end()) FinishRun(it->second.get());
+    if (it == runs_.end()) continue;
+    // FinishRun may forget the run: what the backend needs is copied first.
+    const std::string ns = it->second->workload.namespace_, name = it->second->workload.name;
+    FinishRun(it->second.get());
+    if (!runs_.count(id)) backend_->RunFinished(ns, name, id);  // durably ended
   }
   for (auto& p : a->barriers) p->set_value();
 }

@@ -28,7 +28,7 @@ namespace rsl::k8s {
 using LabelCapabilities = std::map<std::string, std::string>;
 
 //! nvidia.com/gpu.compute.major=8 -> compute_capability_8 and the like, plus
-//! feature.node.kubernetes.io/... defaults; docs/backends/k8s-client.md lists them.
+//! feature.node.kubernetes.io/... defaults; docs/backends/k8s.md lists them.
 LabelCapabilities DefaultLabelCapabilities();
 
 //! One Node object. Errors: K8S_API_ERROR for a quantity that does not parse (the field path

@@ -3,10 +3,12 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "image/reference.h"
 #include "model/dependencies.h"
 #include "model/fingerprint.h"
 #include "model/image_inspect.h"
@@ -171,9 +173,47 @@ Result<Inspection> ResolveFromRegistry(const std::string& ref_text, const ImageA
 
 }  // namespace
 
+namespace {
+
+// --backend k8s: the cluster pulls the images; each reference must parse.
+Status AdmitClusterImages(const spec::Workload& w, EnvironmentAdmission* report) {
+  json env_report = json::array();
+  std::set<std::string> seen;
+  for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+    const auto& step = w.pipeline.steps[i];
+    if (step.image.empty() || !seen.insert(step.image).second) continue;
+    auto ref = image::ParseReference(step.image);
+    if (!ref.ok()) {
+      Error e = ref.error();
+      e.message = "step " + Quote(step.name) + ": " + e.message;
+      e.Path(StepPath(i) + ".image").At(w.PosOf(StepPath(i) + ".image"));
+      report->event_reason = "InvalidImageName";
+      report->event_message = e.message;
+      return e;
+    }
+    env_report.push_back({{"image", step.image}, {"kind", "cluster"}, {"reference", ref->Name()}});
+  }
+  Errors contradictions = CheckDeclaredOutputs(w);
+  if (!contradictions.empty()) {
+    Error e = Combine(contradictions);
+    report->event_reason = "OutputSchemaMismatch";
+    report->event_message = e.message;
+    return e;
+  }
+  report->report_json = json{{"environments", env_report}}.dump();
+  if (!seen.empty()) {
+    report->event_message =
+        std::to_string(seen.size()) + " image reference(s) checked; the cluster pulls them";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status AdmitEnvironments(const spec::Workload& w, ModelStores* stores, EnvironmentAdmission* report,
                          const ImageAccess& access,
                          const std::map<std::string, RecordedImage>& pinned) {
+  if (access.cluster_images) return AdmitClusterImages(w, report);
   auto reg = stores->registry();
   if (!reg.ok()) return reg.status();
 
@@ -373,6 +413,10 @@ Status ResolveImage(const spec::Step& step, ModelStores* stores, std::vector<std
                     const std::map<std::string, RecordedImage>& recorded) {
   if (step.image.empty()) return Status::Ok();
   auto rec = recorded.find(step.image);
+  if (rec != recorded.end() && rec->second.kind == "cluster") {
+    (*launch_env)["RSL_IMAGE"] = step.image;  // the cluster pulls it (--backend k8s)
+    return Status::Ok();
+  }
   if (rec != recorded.end() && rec->second.kind == "registry") {
     // What admission resolved and checked, not what the tag names now.
     if (argv->empty()) {

@@ -46,6 +46,10 @@ struct ImageAccess {
   //! ("" = nothing kept: every admission reads the layers again).
   std::string cache_dir;
   int64_t connect_timeout_ms = 10000;
+  //! The steps run on a cluster that pulls images itself (--backend k8s): admission checks
+  //! each image reference's form only (the node's container runtime pulls it; no host
+  //! environment, no local inspection of its packages).
+  bool cluster_images = false;
 };
 
 //! Adds the credentials of spec.imagePullSecrets (`secrets`: their data, in the spec's order)

@@ -14,6 +14,7 @@
 
 #include "base/codes.h"
 #include "base/file.h"
+#include "runtime/backends.h"
 #include "runtime/default_hooks.h"
 #include "serve/serving_backend.h"
 #include "spec/quantity.h"
@@ -90,16 +91,23 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   backend::BackendOptions bo = o.backend_options;
   bo.state_dir = o.state_dir;
   bo.runs_dir = o.runs_dir;
-  auto backend = backend::MakeBackend(o.backend, bo);
+  auto backend = MakeAnyBackend(o.backend, bo);
   if (!backend.ok()) return backend.error();
-  // Serving steps run as replica sets behind HAProxy on top of whichever backend runs steps.
-  serve::ServeOptions serve_options = o.serve;
-  auto serving =
-      std::make_unique<serve::ServingBackend>(std::move(*backend), std::move(serve_options));
-  rt->serving_ = serving.get();
-  rt->backend_ = std::move(serving);
+  if (o.backend == "k8s") {
+    // Pods are not reachable from a local HAProxy: the k8s backend refuses serving steps.
+    rt->backend_ = std::move(*backend);
+  } else {
+    // Serving steps run as replica sets behind HAProxy on top of whichever backend runs steps.
+    serve::ServeOptions serve_options = o.serve;
+    auto serving =
+        std::make_unique<serve::ServingBackend>(std::move(*backend), std::move(serve_options));
+    rt->serving_ = serving.get();
+    rt->backend_ = std::move(serving);
+  }
 
-  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, o.images) : engine::Hooks{};
+  model::ImageAccess images = o.images;
+  images.cluster_images = o.backend == "k8s";  // the cluster pulls images itself
+  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, images) : engine::Hooks{};
   if (o.extend_hooks) o.extend_hooks(&hooks, rt->store_.get());
   engine::EngineOptions eo;
   eo.state_dir = o.state_dir;

@@ -51,6 +51,10 @@ class ServingBackend : public backend::Backend {
   //! HAProxy installed (SERVING_PROXY_MISSING), a fixed port free or the endpoint of the
   //! running version of the same service (SERVING_PORT_IN_USE).
   Status CheckServing(const spec::Workload& workload, const spec::Step& step) override;
+  void RunFinished(const std::string& ns, const std::string& workload,
+                   const std::string& run_id) override {
+    inner_->RunFinished(ns, workload, run_id);
+  }
   std::optional<backend::ServingStatus> Serving(const std::string& attempt_id) override;
 
   backend::Backend* inner() { return inner_.get(); }

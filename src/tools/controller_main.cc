@@ -54,7 +54,17 @@ int main(int argc, char** argv) {
                  "a registry (HOST[:PORT]) reached over plain HTTP besides loopback ones; "
                  "repeatable (docs/image.md)");
   app.add_option("--tokens", f.tokens_file, "static tokens file: token,subject,role,ns1;ns2");
-  app.add_option("--backend", f.runtime.backend, "local | slurm");
+  app.add_option("--backend", f.runtime.backend, "local | slurm | k8s");
+  app.add_option("--kubeconfig", f.runtime.backend_options.kubeconfig,
+                 "k8s: kubeconfig file (default $KUBECONFIG, ~/.kube/config, in-cluster)");
+  app.add_option("--context", f.runtime.backend_options.kube_context,
+                 "k8s: kubeconfig context (default: current)");
+  app.add_option("--k8s-namespace", f.runtime.backend_options.k8s_namespaces,
+                 "k8s: RSLNS=K8SNS namespace mapping; repeatable (default: the same name)");
+  app.add_option("--k8s-staging", f.runtime.backend_options.k8s_staging,
+                 "k8s: where pods write outputs: s3://bucket/prefix or file:///shared/dir");
+  app.add_option("--capability-labels", f.runtime.backend_options.capability_labels,
+                 "k8s: capability -> node label table file (docs/backends/k8s.md)");
   app.add_option("--slurm-conf", f.runtime.backend_options.slurm_conf,
                  "SLURM_CONF for --backend slurm");
   app.add_option("--slurm-partition", f.runtime.backend_options.slurm_partition,

@@ -525,6 +525,16 @@ bool FakeApiServer::Has(const std::string& resource, const std::string& ns,
   return !Get(resource, ns, name).is_null();
 }
 
+std::vector<json> FakeApiServer::List(const std::string& resource, const std::string& ns) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<json> out;
+  const std::string prefix = Impl::Key(resource, ns, "");
+  for (const auto& [key, obj] : impl_->objects) {
+    if (key.compare(0, prefix.size(), prefix) == 0) out.push_back(obj);
+  }
+  return out;
+}
+
 void FakeApiServer::SetPodPhase(const std::string& ns, const std::string& name, PodPhase phase,
                                 const std::string& node, int exit_code) {
   std::lock_guard<std::mutex> lock(impl_->mu);

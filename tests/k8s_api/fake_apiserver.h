@@ -83,6 +83,8 @@ class FakeApiServer {
   nlohmann::json Add(const std::string& resource, const std::string& ns, nlohmann::json object);
   nlohmann::json Get(const std::string& resource, const std::string& ns, const std::string& name);
   bool Has(const std::string& resource, const std::string& ns, const std::string& name);
+  //! Every object of `resource` in `ns` ("" = cluster-scoped), as stored.
+  std::vector<nlohmann::json> List(const std::string& resource, const std::string& ns);
   //! Moves a pod to `phase` on `node` (a MODIFIED event).
   void SetPodPhase(const std::string& ns, const std::string& name, PodPhase phase,
                    const std::string& node = "node-1", int exit_code = 1);

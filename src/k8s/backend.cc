@@ -1,0 +1,788 @@
+#include "k8s/backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "backend/slurm_job.h"
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/strings.h"
+#include "image/reference.h"
+#include "k8s/codes.h"
+#include "k8s/names.h"
+#include "k8s/pod_status.h"
+#include "k8s/render.h"
+#include "spec/names.h"
+
+namespace rsl::k8s {
+
+using backend::AttemptEvent;
+using backend::AttemptExit;
+using backend::ExitKind;
+using backend::LaunchSpec;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kGpuResource[] = "nvidia.com/gpu";
+constexpr char kWorkVolume[] = "rsl-work";
+constexpr char kStagingVolume[] = "rsl-staging";
+constexpr char kAnnotationAttempt[] = "rsl.dev/attempt-id";
+constexpr char kSelector[] = "app.kubernetes.io/managed-by=rsl";
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string CpuQuantity(int64_t millis) {
+  return millis % 1000 == 0 ? std::to_string(millis / 1000) : std::to_string(millis) + "m";
+}
+
+std::string MemoryQuantity(int64_t bytes) {
+  constexpr int64_t kMi = 1024 * 1024;
+  if (bytes > 0 && bytes % (kMi * 1024) == 0) return std::to_string(bytes / (kMi * 1024)) + "Gi";
+  if (bytes > 0 && bytes % kMi == 0) return std::to_string(bytes / kMi) + "Mi";
+  return std::to_string(bytes);
+}
+
+std::string Str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool IsFileUri(const std::string& uri) { return StartsWith(uri, "file://"); }
+std::string FilePath(const std::string& uri) { return uri.substr(std::string("file://").size()); }
+
+std::string KubeNs(const std::map<std::string, std::string>& map, const std::string& ns) {
+  auto it = map.find(ns);
+  return it != map.end() ? it->second : DnsLabel(ns);
+}
+
+std::string PodsPath(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/pods"; }
+
+// The attempt's labels: what adoption selects on.
+json AttemptLabels(const LaunchSpec& s) {
+  return {{kLabelManagedBy, kManagedByValue},
+          {kLabelWorkload, LabelValue(s.workload_name)},
+          {kLabelNamespace, LabelValue(s.namespace_)},
+          {kLabelRun, LabelValue(s.run_id)},
+          {kLabelStep, LabelValue(s.step)},
+          {kLabelAttempt, std::to_string(s.attempt)}};
+}
+
+bool LabelsMatch(const json& pod, const LaunchSpec& s) {
+  const json want = AttemptLabels(s);
+  auto meta = pod.find("metadata");
+  if (meta == pod.end() || !meta->contains("labels")) return false;
+  const json& have = (*meta)["labels"];
+  for (const auto& [k, v] : want.items()) {
+    if (!have.contains(k) || have[k] != v) return false;
+  }
+  return true;
+}
+
+Status CopyTree(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::create_directories(to, ec);
+  if (ec) return Error(codes::kIoError, "cannot create " + to + ": " + ec.message());
+  if (!std::filesystem::exists(from, ec)) return Status::Ok();  // the step wrote nothing
+  std::filesystem::copy(
+      from, to,
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing,
+      ec);
+  if (ec) return Error(codes::kIoError, "cannot copy " + from + " to " + to + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckK8sOptions(const K8sBackendOptions& o) {
+  const std::string& p = o.staging_prefix;
+  if (p.empty()) {
+    return Error(codes::kInvalidArgument, "the k8s backend needs a staging prefix")
+        .Path("--k8s-staging")
+        .Hint(
+            "pods do not share the controller's disk: --k8s-staging s3://bucket/prefix, or "
+            "file:///dir for a directory every node mounts at the same path");
+  }
+  if (IsFileUri(p)) {
+    if (FilePath(p).empty() || FilePath(p)[0] != '/') {
+      return Error(codes::kInvalidArgument, "file:// staging needs an absolute path")
+          .Path("--k8s-staging")
+          .Value(p)
+          .Hint("file:///shared/rsl-staging");
+    }
+    return Status::Ok();
+  }
+  if (p.find("://") == std::string::npos) {
+    return Error(codes::kInvalidArgument, "staging prefix " + Quote(p) + " has no scheme")
+        .Path("--k8s-staging")
+        .Value(p)
+        .Hint("s3://bucket/prefix or file:///dir");
+  }
+  if (!o.fetch_staging) {
+    return Error(codes::kInvalidArgument,
+                 "staging prefix " + Quote(p) + ": no object-store client for its scheme")
+        .Path("--k8s-staging")
+        .Value(p)
+        .Hint("use s3://... (AWS_ENDPOINT_URL and keys, or a registered datasource) or file://");
+  }
+  return Status::Ok();
+}
+
+std::string RunOwnerName(const std::string& workload, const std::string& run_id) {
+  return DnsLabel("rsl-" + workload + "-" + run_id);
+}
+
+std::string AttemptPodName(const std::string& workload, const std::string& run_id,
+                           const std::string& step, int attempt) {
+  return DnsLabel("rsl-" + workload + "-" + run_id + "-" + step + "-" + std::to_string(attempt));
+}
+
+std::string AttemptStagingUri(const std::string& prefix, const std::string& rsl_namespace,
+                              const std::string& run_id, const std::string& step, int attempt) {
+  std::string p = prefix;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  std::string uri = p + "/" + rsl_namespace + "/" + run_id + "/staging/" + step;
+  if (attempt > 1) uri += "." + std::to_string(attempt);
+  return IsFileUri(uri) ? FilePath(uri) : uri;
+}
+
+K8sBackend::K8sBackend(K8sBackendOptions options)
+    : opts_(std::move(options)), client_(opts_.connection, opts_.retry) {
+  reconciler_ = std::thread([this] { ReconcileLoop(); });
+}
+
+K8sBackend::~K8sBackend() {
+  stopping_ = true;
+  cv_.notify_all();
+  if (reconciler_.joinable()) reconciler_.join();
+  std::vector<FinisherThread> finishers;
+  std::map<std::string, std::unique_ptr<Watcher>> watchers;
+  std::map<std::string, std::unique_ptr<Attempt>> attempts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finishers.swap(finishers_);
+    watchers.swap(watchers_);
+    attempts.swap(attempts_);
+  }
+  for (auto& [id, a] : attempts) a->log_stop = true;
+  for (auto& f : finishers) f.thread.join();
+  for (auto& [id, a] : attempts) {
+    if (a->log_thread.joinable()) a->log_thread.join();
+  }
+  for (auto& [ns, w] : watchers) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+std::vector<std::string> K8sBackend::DeclaredCapabilities() {
+  std::set<std::string> caps;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& n : nodes_) caps.insert(n.capabilities.begin(), n.capabilities.end());
+  return {caps.begin(), caps.end()};
+}
+
+Result<std::vector<sched::Node>> K8sBackend::ListNodes() {
+  auto nodes = k8s::ListNodes(&client_, opts_.label_capabilities);
+  if (!nodes.ok()) return nodes.error();
+  std::lock_guard<std::mutex> lock(mu_);
+  nodes_ = *nodes;
+  nodes_known_ = true;
+  nodes_read_ms_ = NowMs();
+  return nodes;
+}
+
+Status K8sBackend::CheckServing(const spec::Workload& /*workload*/, const spec::Step& step) {
+  return Error(codes::kSpecInvalid,
+               "the k8s backend does not run serving steps yet (step " + Quote(step.name) + ")")
+      .Value(step.name)
+      .Hint(
+          "`seedctl k8s render` prints the Deployment, Service and HPA for review; run serving "
+          "steps with --backend local or slurm for now");
+}
+
+Status K8sBackend::EnsureRunObjects(const LaunchSpec& spec, const std::string& ns,
+                                    std::string* owner_uid) {
+  const std::string owner = RunOwnerName(spec.workload_name, spec.run_id);
+  const std::string key = ns + "/" + owner;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = owner_uids_.find(key); it != owner_uids_.end()) {
+      *owner_uid = it->second;
+      return Status::Ok();
+    }
+  }
+  json labels = {{kLabelManagedBy, kManagedByValue},
+                 {kLabelWorkload, LabelValue(spec.workload_name)},
+                 {kLabelNamespace, LabelValue(spec.namespace_)},
+                 {kLabelRun, LabelValue(spec.run_id)}};
+  json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata", {{"name", owner}, {"namespace", ns}, {"labels", labels}}},
+             {"data",
+              {{"workload", spec.workload_name},
+               {"namespace", spec.namespace_},
+               {"run", spec.run_id},
+               {"workloadId", spec.version_id}}}};
+  const std::string path = "/api/v1/namespaces/" + ns + "/configmaps";
+  auto made = client_.Create(path, cm);
+  json obj;
+  if (made.ok()) {
+    obj = *made;
+  } else if (made.error().code == codes::kConflict) {
+    auto got = client_.Get(path + "/" + owner);
+    if (!got.ok()) return got.error();
+    obj = *got;
+  } else {
+    return made.error();
+  }
+  std::string uid = Str(obj.value("metadata", json::object()), "uid");
+  std::lock_guard<std::mutex> lock(mu_);
+  owner_uids_[key] = uid;
+  *owner_uid = uid;
+  return Status::Ok();
+}
+
+std::string K8sBackend::InputUriFor(const LaunchSpec& spec, const std::string& dep,
+                                    const std::string& ns) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = succeeded_staging_.find(spec.run_id + "/" + dep);
+    if (it != succeeded_staging_.end()) return it->second;
+  }
+  // Not seen by this process (a restart): the dependency's succeeded Pod says which attempt.
+  int best = 0;
+  if (Informer* inf = InformerFor(ns)) {
+    for (const auto& [name, pod] : inf->Snapshot()) {
+      const json labels = pod.value("metadata", json::object()).value("labels", json::object());
+      if (labels.value(kLabelRun, "") != LabelValue(spec.run_id) ||
+          labels.value(kLabelStep, "") != LabelValue(dep)) {
+        continue;
+      }
+      if (Str(pod.value("status", json::object()), "phase") != "Succeeded") continue;
+      best = std::max(best, std::atoi(labels.value(kLabelAttempt, "0").c_str()));
+    }
+  }
+  return AttemptStagingUri(opts_.staging_prefix, spec.namespace_, spec.run_id, dep,
+                           best > 0 ? best : 1);
+}
+
+Result<json> K8sBackend::PodFor(const LaunchSpec& spec, const std::string& owner_uid) {
+  const std::string ns = KubeNs(opts_.namespaces, spec.namespace_);
+  const std::string pod = AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt);
+  const std::string staging = AttemptStagingUri(opts_.staging_prefix, spec.namespace_, spec.run_id,
+                                                spec.step, spec.attempt);
+  // The image admission resolved (the model hooks set RSL_IMAGE), pinned by digest.
+  std::string image = opts_.default_image;
+  if (auto it = spec.env.find("RSL_IMAGE"); it != spec.env.end() && !it->second.empty()) {
+    image = it->second;
+  }
+  auto ref = image::ParseReference(image);
+  if (!ref.ok()) return ref.error();
+  if (auto d = spec.env.find("RSL_IMAGE_DIGEST"); d != spec.env.end() && !d->second.empty()) {
+    image = ref->Name() + "@" + d->second;
+  }
+  // Dependencies' inputs: the engine's values are local paths; which variables they are.
+  std::set<std::string> dep_vars;
+  std::map<std::string, std::string> env = spec.env;
+  for (const auto& [k, v] : spec.env) {
+    if (!StartsWith(k, "RSL_INPUT_") || k == "RSL_INPUT_URI") continue;
+    dep_vars.insert(k);
+  }
+  env.erase("PATH");  // the image's own PATH applies
+  env["RSL_OUTPUT"] = staging;
+  env["RSL_BACKEND"] = "k8s";
+  env["RSL_METRICS_FILE"] = std::string(kWorkDir) + "/.rsl-metrics.json";
+  env["RSL_PROGRESS_FILE"] = std::string(kWorkDir) + "/.rsl-progress";
+  if (auto in = spec.env.find("RSL_INPUT_URI"); in != spec.env.end()) env["RSL_INPUT"] = in->second;
+  json env_list = json::array();
+  std::set<std::string> secrets(spec.secret_values.begin(), spec.secret_values.end());
+  for (const auto& [k, v] : env) {
+    if (dep_vars.count(k)) continue;
+    if (secrets.count(v) && !v.empty()) {
+      env_list.push_back(
+          {{"name", k}, {"valueFrom", {{"secretKeyRef", {{"name", pod}, {"key", k}}}}}});
+    } else {
+      env_list.push_back({{"name", k}, {"value", v}});
+    }
+  }
+  // RSL_INPUT_<DEP>: the dependency's succeeded attempt's staging URI.
+  // (InputUriFor may read the informer's cache: no lock held here.)
+  for (const auto& var : dep_vars) {
+    // The engine's value is the dependency's committed output directory, which ends with
+    // the step's name (and the variable is named after it: spec::StepInputVariable).
+    const std::string& local = spec.env.at(var);
+    std::string base = local;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    const std::string dep_step = base.substr(base.find_last_of('/') + 1);
+    if (spec::StepInputVariable(dep_step) != var) {
+      // A hook moved it: keep the engine's value (a shared path, or an object-store URI).
+      env_list.push_back({{"name", var}, {"value", local}});
+      continue;
+    }
+    env_list.push_back({{"name", var}, {"value", InputUriFor(spec, dep_step, ns)}});
+  }
+  std::sort(env_list.begin(), env_list.end(),
+            [](const json& a, const json& b) { return a["name"] < b["name"]; });
+
+  int64_t cpu = spec.cpu_millis > 0 ? spec.cpu_millis : opts_.default_cpu_millis;
+  int64_t mem = spec.memory_bytes > 0 ? spec.memory_bytes : opts_.default_memory_bytes;
+  json limits = {{"cpu", CpuQuantity(cpu)}, {"memory", MemoryQuantity(mem)}};
+  if (spec.gpus > 0) limits[kGpuResource] = std::to_string(spec.gpus);
+  json requests = {{"cpu", CpuQuantity(cpu)}, {"memory", MemoryQuantity(mem)}};
+
+  json mounts = json::array({{{"name", kWorkVolume}, {"mountPath", kWorkDir}}});
+  json volumes = json::array({{{"name", kWorkVolume}, {"emptyDir", json::object()}}});
+  if (IsFileUri(opts_.staging_prefix)) {
+    std::string root = FilePath(opts_.staging_prefix);
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    mounts.push_back({{"name", kStagingVolume}, {"mountPath", root}});
+    volumes.push_back(
+        {{"name", kStagingVolume}, {"hostPath", {{"path", root}, {"type", "DirectoryOrCreate"}}}});
+  }
+  json container = {{"name", "main"},
+                    {"image", image},
+                    {"command", spec.argv},
+                    {"env", env_list},
+                    {"resources", {{"requests", requests}, {"limits", limits}}},
+                    {"workingDir", kWorkDir},
+                    {"volumeMounts", mounts}};
+  json pod_spec = {{"restartPolicy", "Never"},
+                   {"containers", json::array({container})},
+                   {"volumes", volumes},
+                   {"enableServiceLinks", false}};
+  if (spec.timeout_ms && *spec.timeout_ms > 0) {
+    pod_spec["activeDeadlineSeconds"] = std::max<int64_t>(1, (*spec.timeout_ms + 999) / 1000);
+  }
+  if (!spec.capabilities.empty()) {
+    json exprs = json::array();
+    for (const auto& cap : spec.capabilities) {
+      const NodeRequirement* r = opts_.capability_labels.Find(cap);
+      if (r == nullptr) {
+        return Error(codes::kK8sCapabilityUnmapped,
+                     "capability " + Quote(cap) + " has no node label on Kubernetes")
+            .Path("step " + spec.step + ": resources.gpu.capability")
+            .Value(cap)
+            .Hint("map it in the capability label table (--capability-labels FILE)");
+      }
+      json e = {{"key", r->key}, {"operator", r->op}};
+      if (!r->values.empty()) e["values"] = r->values;
+      exprs.push_back(e);
+    }
+    pod_spec["affinity"] = {
+        {"nodeAffinity",
+         {{"requiredDuringSchedulingIgnoredDuringExecution",
+           {{"nodeSelectorTerms", json::array({{{"matchExpressions", exprs}}})}}}}}};
+  }
+  if (spec.gpus > 0) {
+    pod_spec["tolerations"] =
+        json::array({{{"key", kGpuResource}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
+  }
+  json meta = {
+      {"name", pod},
+      {"namespace", ns},
+      {"labels", AttemptLabels(spec)},
+      {"annotations", {{kAnnotationAttempt, spec.attempt_id}}},
+      {"ownerReferences", json::array({{{"apiVersion", "v1"},
+                                        {"kind", "ConfigMap"},
+                                        {"name", RunOwnerName(spec.workload_name, spec.run_id)},
+                                        {"uid", owner_uid},
+                                        {"controller", true}}})}};
+  return json{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", pod_spec}};
+}
+
+Status K8sBackend::Launch(const LaunchSpec& spec) {
+  if (spec.serving) {
+    return Error(codes::kSpecInvalid, "the k8s backend does not run serving steps yet")
+        .Value(spec.step);
+  }
+  for (const auto& d : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(d));
+  for (const auto& f : {spec.log_path, spec.exit_file}) {
+    auto slash = f.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(f.substr(0, slash)));
+  }
+  const std::string ns = KubeNs(opts_.namespaces, spec.namespace_);
+  EnsureWatcher(ns);
+  std::string owner_uid;
+  RSL_RETURN_IF_ERROR(EnsureRunObjects(spec, ns, &owner_uid));
+  auto pod = PodFor(spec, owner_uid);
+  if (!pod.ok()) return pod.error();
+  const std::string name = (*pod)["metadata"]["name"];
+  // The secret values the Pod reads through secretKeyRef: a Secret of the attempt.
+  json secret_data = json::object();
+  std::set<std::string> secrets(spec.secret_values.begin(), spec.secret_values.end());
+  for (const auto& [k, v] : spec.env) {
+    if (!v.empty() && secrets.count(v)) secret_data[k] = v;
+  }
+  if (!secret_data.empty()) {
+    json secret = {{"apiVersion", "v1"},
+                   {"kind", "Secret"},
+                   {"type", "Opaque"},
+                   {"metadata",
+                    {{"name", name},
+                     {"namespace", ns},
+                     {"labels", AttemptLabels(spec)},
+                     {"ownerReferences", (*pod)["metadata"]["ownerReferences"]}}},
+                   {"stringData", secret_data}};
+    auto made = client_.Create("/api/v1/namespaces/" + ns + "/secrets", secret);
+    if (!made.ok() && made.error().code != codes::kConflict) {
+      // The API's message names the object, never its data.
+      return made.error();
+    }
+  }
+  auto a = std::make_unique<Attempt>();
+  a->spec = spec;
+  a->ns = ns;
+  a->pod = name;
+  a->staging = AttemptStagingUri(opts_.staging_prefix, spec.namespace_, spec.run_id, spec.step,
+                                 spec.attempt);
+  a->started_ms = NowMs();
+  if (IsFileUri(opts_.staging_prefix)) RSL_RETURN_IF_ERROR(MakeDirs(a->staging));
+  auto made = client_.Create(PodsPath(ns), *pod);
+  bool adopted = false;
+  if (!made.ok()) {
+    if (made.error().code != codes::kConflict) return made.error();
+    adopted = true;  // a retried create, or this attempt's Pod from before a restart
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    attempts_[spec.attempt_id] = std::move(a);
+  }
+  if (on_event) {
+    on_event({spec.attempt_id, spec::EventReason::kSubmitted,
+              (adopted ? "pod " + ns + "/" + name + " already exists: adopted"
+                       : "created pod " + ns + "/" + name),
+              "", false});
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void K8sBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) {
+  std::string ns, pod;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = attempts_.find(attempt_id);
+    if (it == attempts_.end() || it->second->ended) return;
+    it->second->stop_requested = true;
+    it->second->timed_out = timed_out;
+    ns = it->second->ns;
+    pod = it->second->pod;
+  }
+  DeleteOptions del;
+  del.grace_period_seconds = std::max<int64_t>(0, (grace_ms + 999) / 1000);
+  auto r = client_.Delete(PodsPath(ns) + "/" + pod, del);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = attempts_.find(attempt_id);
+  if (it == attempts_.end()) return;
+  it->second->delete_sent = r.ok() || r.error().code == codes::kNotFound;
+  cv_.notify_all();
+}
+
+void K8sBackend::Adopt(const LaunchSpec& spec) {
+  const std::string ns = KubeNs(opts_.namespaces, spec.namespace_);
+  EnsureWatcher(ns);
+  auto a = std::make_unique<Attempt>();
+  a->spec = spec;
+  a->ns = ns;
+  a->pod = AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt);
+  a->staging = AttemptStagingUri(opts_.staging_prefix, spec.namespace_, spec.run_id, spec.step,
+                                 spec.attempt);
+  a->adopted = true;
+  a->started_ms = NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  attempts_[spec.attempt_id] = std::move(a);
+  cv_.notify_all();
+}
+
+void K8sBackend::RunFinished(const std::string& rsl_namespace, const std::string& workload,
+                             const std::string& run_id) {
+  const std::string ns = KubeNs(opts_.namespaces, rsl_namespace);
+  const std::string owner = RunOwnerName(workload, run_id);
+  DeleteOptions del;
+  del.propagation_policy = "Background";
+  auto r = client_.Delete("/api/v1/namespaces/" + ns + "/configmaps/" + owner, del);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_uids_.erase(ns + "/" + owner);
+    for (auto it = succeeded_staging_.begin(); it != succeeded_staging_.end();) {
+      it = StartsWith(it->first, run_id + "/") ? succeeded_staging_.erase(it) : std::next(it);
+    }
+  }
+  if (!r.ok() && r.error().code != codes::kNotFound && on_event) {
+    // No attempt to name: the engine drops events of unknown attempts; say it on stderr.
+    fprintf(stderr, "k8s: could not delete run %s's objects (%s): %s\n", run_id.c_str(),
+            owner.c_str(), r.error().message.c_str());
+  }
+}
+
+void K8sBackend::EnsureWatcher(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (watchers_.count(ns) || stopping_) return;
+  auto w = std::make_unique<Watcher>();
+  w->informer = std::make_unique<Informer>(&client_, PodsPath(ns), kSelector,
+                                           [this](const Informer::Change&) { cv_.notify_all(); });
+  w->informer->set_watch_timeout_seconds(opts_.watch_timeout_s);
+  Informer* inf = w->informer.get();
+  w->thread = std::thread([this, inf] {
+    while (!stopping_) {
+      Status s = inf->Run(&stopping_, 1 << 30, 200);
+      if (stopping_) break;
+      if (!s.ok()) fprintf(stderr, "k8s: pod watch: %s\n", s.ToString().c_str());
+      // The first LIST failed (forbidden, no such namespace, unreachable): try again slowly.
+      for (int i = 0; i < 20 && !stopping_; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  });
+  watchers_[ns] = std::move(w);
+}
+
+Informer* K8sBackend::InformerFor(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = watchers_.find(ns);
+  return it == watchers_.end() ? nullptr : it->second->informer.get();
+}
+
+void K8sBackend::RefreshNodes(bool force) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!force && NowMs() - nodes_read_ms_ < opts_.node_refresh_ms) return;
+    nodes_read_ms_ = NowMs();
+  }
+  auto nodes = k8s::ListNodes(&client_, opts_.label_capabilities);
+  if (!nodes.ok()) return;  // not allowed to read nodes, or not now: no node-loss decisions
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes_ = *nodes;
+    nodes_known_ = true;
+  }
+  if (on_nodes) on_nodes(*nodes);
+}
+
+bool K8sBackend::NodeLost(const std::string& node) {  // mu_ held
+  if (node.empty() || !nodes_known_ || nodes_.empty()) return false;
+  for (const auto& n : nodes_) {
+    if (n.name == node) {
+      return n.state == spec::NodeState::kDown || n.state == spec::NodeState::kNotReady;
+    }
+  }
+  return true;  // the node is gone
+}
+
+void K8sBackend::ReconcileLoop() {
+  while (!stopping_) {
+    RefreshNodes(false);
+    ReconcileOnce();
+    std::vector<FinisherThread> done;  // threads that reported: joined off the lock
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = finishers_.begin(); it != finishers_.end();) {
+        if (*it->done) {
+          done.push_back(std::move(*it));
+          it = finishers_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& f : done) f.thread.join();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(opts_.reconcile_ms));
+  }
+}
+
+void K8sBackend::ReconcileOnce() {
+  // Each namespace's cache, read without the backend lock (the informer has its own).
+  std::map<std::string, Informer*> informers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [ns, w] : watchers_) informers[ns] = w->informer.get();
+  }
+  std::map<std::string, std::map<std::string, json>> snaps;
+  for (auto& [ns, inf] : informers) {
+    if (inf->synced()) snaps[ns] = inf->Snapshot();
+  }
+  std::vector<AttemptEvent> events;
+  std::vector<std::pair<std::string, std::string>> deletes;  // blocked pods: ns, name
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, a] : attempts_) {
+      if (a->ended) continue;
+      auto snap = snaps.find(a->ns);
+      if (snap == snaps.end()) continue;  // not synced yet
+      if (a->synced_ms == 0) a->synced_ms = NowMs();
+      const json* pod = nullptr;
+      if (auto p = snap->second.find(a->pod); p != snap->second.end()) {
+        pod = &p->second;
+      } else {
+        for (const auto& [name, obj] : snap->second) {
+          if (LabelsMatch(obj, a->spec)) {
+            pod = &obj;
+            a->pod = name;
+            break;
+          }
+        }
+      }
+      if (pod == nullptr) {
+        if (a->stop_requested && (a->seen || a->delete_sent)) {
+          AttemptExit e;
+          e.attempt_id = id;
+          e.kind = a->timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
+          e.message = a->timed_out ? "time limit reached: pod deleted" : "cancelled: pod deleted";
+          FinishLocked(a.get(), e);
+        } else if (a->seen) {
+          AttemptExit e;
+          e.attempt_id = id;
+          e.kind = ExitKind::kNodeLost;
+          e.message = "pod " + a->ns + "/" + a->pod + " was deleted outside RSL";
+          FinishLocked(a.get(), e);
+        } else if (a->adopted && NowMs() - a->synced_ms > opts_.adopt_grace_ms) {
+          // After a restart, the synced cache does not hold it: it is gone.
+          AttemptExit e;
+          e.attempt_id = id;
+          e.kind = ExitKind::kNodeLost;
+          e.message = "pod " + a->ns + "/" + a->pod + " not found after a controller restart";
+          FinishLocked(a.get(), e);
+        }
+        continue;
+      }
+      a->seen = true;
+      const std::string node = Str(pod->value("spec", json::object()), "nodeName");
+      PodOutcome o = ClassifyPod(*pod, NodeLost(node));
+      if (o.state == PodOutcome::State::kRunning || o.state == PodOutcome::State::kEnded) {
+        if (!a->running_reported && o.state == PodOutcome::State::kRunning) {
+          a->running_reported = true;
+          events.push_back({id, spec::EventReason::kRunning,
+                            "pod " + a->ns + "/" + a->pod + " running on " + node, node, false});
+        }
+        StartLog(a.get());
+      }
+      if (o.state == PodOutcome::State::kEnded || o.state == PodOutcome::State::kBlocked) {
+        AttemptExit e = o.exit;
+        e.attempt_id = id;
+        e.node = node;
+        if (a->stop_requested && e.kind != ExitKind::kSucceeded) {
+          e.kind = a->timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
+        }
+        bool lost = e.kind == ExitKind::kNodeLost;
+        if (o.state == PodOutcome::State::kBlocked || lost) deletes.push_back({a->ns, a->pod});
+        FinishLocked(a.get(), e);
+      }
+    }
+  }
+  for (const auto& e : events) {
+    if (on_event) on_event(e);
+  }
+  for (const auto& [ns, name] : deletes) {
+    DeleteOptions del;
+    del.grace_period_seconds = 0;
+    (void)client_.Delete(PodsPath(ns) + "/" + name, del);
+  }
+}
+
+void K8sBackend::StartLog(Attempt* a) {  // mu_ held
+  if (a->log_thread.joinable() || a->spec.log_path.empty()) return;
+  a->log_thread = std::thread([this, a] { LogLoop(a); });
+}
+
+void K8sBackend::LogLoop(Attempt* a) {
+  std::FILE* f = std::fopen(a->spec.log_path.c_str(), "ab");
+  if (f == nullptr) {
+    a->log_done = true;
+    return;
+  }
+  backend::slurm::LogMasker masker(a->spec.secret_values);
+  int64_t received = 0;  // a re-read stream starts at the beginning: skip what was written
+  for (int tries = 0; tries < 50 && !a->log_stop; ++tries) {
+    int64_t offset = 0;
+    Status s = StreamPodLog(
+        &client_, a->ns, a->pod, "", true,
+        [&](std::string_view data) {
+          if (offset + int64_t(data.size()) <= received) {
+            offset += int64_t(data.size());
+            return true;
+          }
+          size_t skip = offset < received ? size_t(received - offset) : 0;
+          std::string out = masker.Feed(data.substr(skip));
+          offset += int64_t(data.size());
+          received = offset;
+          if (!out.empty()) {
+            std::fwrite(out.data(), 1, out.size(), f);
+            std::fflush(f);
+          }
+          return true;
+        },
+        &a->log_stop);
+    if (s.ok()) break;  // the container ended (or we were told to stop)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::string rest = masker.Finish();
+  if (!rest.empty()) std::fwrite(rest.data(), 1, rest.size(), f);
+  std::fclose(f);
+  a->log_done = true;
+}
+
+void K8sBackend::FinishLocked(Attempt* a, AttemptExit exit) {
+  a->ended = true;
+  auto it = attempts_.find(exit.attempt_id);
+  if (it == attempts_.end()) return;
+  std::unique_ptr<Attempt> owned = std::move(it->second);
+  attempts_.erase(it);
+  if (exit.kind == ExitKind::kSucceeded) {
+    succeeded_staging_[owned->spec.run_id + "/" + owned->spec.step] = owned->staging;
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  finishers_.push_back({std::thread([this, p = owned.release(), exit, done]() mutable {
+                          Finisher(std::unique_ptr<Attempt>(p), exit);
+                          *done = true;
+                        }),
+                        done});
+}
+
+Status K8sBackend::FetchStaging(const std::string& uri, const std::string& dir) {
+  if (IsFileUri(opts_.staging_prefix)) return CopyTree(uri, dir);
+  if (!opts_.fetch_staging) {
+    return Error(codes::kInvalidArgument, "no object-store client for staging " + uri);
+  }
+  return opts_.fetch_staging(uri, dir);
+}
+
+void K8sBackend::Finisher(std::unique_ptr<Attempt> a, AttemptExit exit) {
+  // The Pod ended: its log stream ends too; wait for it (bounded), then report.
+  if (a->log_thread.joinable()) {
+    bool natural = exit.kind == ExitKind::kSucceeded || exit.kind == ExitKind::kFailed ||
+                   exit.kind == ExitKind::kOomKilled;
+    if (!natural) a->log_stop = true;  // deleted or lost: no end of stream to wait for
+    int64_t until = NowMs() + opts_.log_drain_ms;
+    while (!a->log_done && NowMs() < until && !stopping_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    a->log_stop = true;
+    a->log_thread.join();
+  }
+  if (exit.kind == ExitKind::kSucceeded) {
+    auto local = a->spec.env.find("RSL_OUTPUT");
+    if (local != a->spec.env.end()) {
+      Status s = FetchStaging(a->staging, local->second);
+      if (!s.ok()) {
+        exit.kind = ExitKind::kFailed;
+        exit.exit_code = 0;
+        exit.code = s.code();
+        exit.message = "the pod succeeded but its outputs could not be fetched from " + a->staging +
+                       ": " + s.error().message;
+      }
+    }
+  }
+  if (stopping_) return;  // the controller goes away: the next one adopts the Pod
+  if (on_exit) on_exit(exit);
+}
+
+}  // namespace rsl::k8s

@@ -1,0 +1,541 @@
+// Whole runs through the Engine (store, plan, staging and commit) on the Kubernetes backend,
+// against the API-server double over real TLS with a fake kubelet that runs each Pod's
+// command as a real local process (fake_kubelet.h). Staging is file:// (a directory the
+// "nodes" share with the controller, as a hostPath or NFS mount would be).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/file.h"
+#include "base/test_util.h"
+#include "engine/engine.h"
+#include "fake_kubelet.h"
+#include "harness.h"
+#include "k8s/backend.h"
+#include "runtime/backends.h"
+#include "runtime/runtime.h"
+#include "spec/parse.h"
+#include "store/store.h"
+
+namespace rsl::k8stest {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  auto t = ReadFile(path);
+  return t.ok() ? *t : "<missing " + path + ">";
+}
+
+class K8sEngineTest : public DoubleTest {
+ protected:
+  void SetUp() override {
+    DoubleTest::SetUp();
+    dir_ = ::testing::TempDir() + "k8s_engine_test/" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(MakeDirs(dir_ + "/staging").ok());
+    kubelet_ = std::make_unique<FakeKubelet>(server_.get(), "default", dir_ + "/kubelet");
+  }
+  void TearDown() override {
+    if (engine_) engine_->Stop(true);
+    engine_.reset();
+    backend_.reset();
+    store_.reset();
+    kubelet_.reset();
+  }
+
+  void StartEngine() {
+    k8s::K8sBackendOptions ko;
+    ko.connection = ClientConnection(*server_);
+    ko.retry = {4, 20, 200, 2'000};
+    ko.staging_prefix = "file://" + dir_ + "/staging";
+    ko.node_refresh_ms = 200;
+    ko.watch_timeout_s = 5;
+    ASSERT_TRUE(k8s::CheckK8sOptions(ko).ok());
+    auto b = std::make_unique<k8s::K8sBackend>(std::move(ko));
+    k8s_ = b.get();
+    backend_ = std::move(b);
+    store::StoreOptions so;
+    so.sync_full = false;
+    auto s = store::OpenSqliteStore(dir_ + "/state", so);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    engine::EngineOptions eo;
+    eo.state_dir = dir_ + "/state";
+    eo.stop_grace_ms = 1000;
+    engine_ = std::make_unique<engine::Engine>(store_.get(), backend_.get(), engine::Hooks{}, eo);
+    auto st = engine_->Start();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  //! The controller goes away (its Pods keep running) and a new one over the same store
+  //! adopts them.
+  void RestartController() {
+    engine_->Stop(false);
+    engine_.reset();
+    backend_.reset();
+    store_.reset();
+    StartEngine();
+    ASSERT_TRUE(engine_->Recover().ok());
+  }
+
+  std::string Submit(const std::string& yaml) {
+    auto parsed = spec::ParseWorkload(yaml, "test.yaml");
+    EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0].ToString());
+    if (!parsed.ok()) return "";
+    auto id = engine_->Submit(parsed.workload, "test");
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : "";
+  }
+
+  std::map<std::string, store::Step> Steps(const std::string& run_id) {
+    std::map<std::string, store::Step> out;
+    auto steps = store_->ListSteps(run_id);
+    if (steps.ok()) {
+      for (auto& s : *steps) out[s.name] = s;
+    }
+    return out;
+  }
+
+  std::string EventText(const std::string& run_id) {
+    std::string out;
+    auto ev = store_->ListEvents(run_id, 0);
+    if (!ev.ok()) return out;
+    for (const auto& e : *ev) out += e.step + " " + e.reason + ": " + e.message + "\n";
+    return out;
+  }
+
+  int LivePods() { return int(server_->List("pods", "default").size()); }
+  int RunningPods() {
+    int n = 0;
+    for (const auto& pod : server_->List("pods", "default")) {
+      n += pod["status"].value("phase", "") == "Running";
+    }
+    return n;
+  }
+
+  std::string dir_;
+  std::unique_ptr<FakeKubelet> kubelet_;
+  k8s::K8sBackend* k8s_ = nullptr;
+  std::unique_ptr<backend::Backend> backend_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+constexpr char kFanYaml[] = R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: fan}
+spec:
+  pipeline:
+    atomic: true
+    steps:
+      - name: ingest
+        command: ["sh", "-c", "echo rows=100 > \"$RSL_OUTPUT/rows\"; echo ingest-log-line"]
+      - name: left
+        command: ["sh", "-c", "cat \"$RSL_INPUT_INGEST/rows\" > \"$RSL_OUTPUT/l\"; echo L >> \"$RSL_OUTPUT/l\""]
+        dependsOn: [ingest]
+      - name: right
+        command: ["sh", "-c", "cat \"$RSL_INPUT_INGEST/rows\" > \"$RSL_OUTPUT/r\"; echo R >> \"$RSL_OUTPUT/r\""]
+        dependsOn: [ingest]
+      - name: join
+        command: ["sh", "-c", "cat \"$RSL_INPUT_LEFT/l\" \"$RSL_INPUT_RIGHT/r\" > \"$RSL_OUTPUT/joined\"; test \"$RSL_BACKEND\" = k8s"]
+        dependsOn: [left, right]
+)yaml";
+
+TEST_F(K8sEngineTest, FanOutFanInSucceedsWithCommittedOutputsAndCleansUp) {
+  StartEngine();
+  // The wire misbehaves meanwhile: a watch cut mid-stream, 429s and a 503 on pod creation.
+  server_->CutNextWatchAfter(2);
+  server_->InjectFault({"POST", "/pods", 429, "TooManyRequests", "0", 1});
+  server_->InjectFault({"POST", "/pods", 503, "ServiceUnavailable", "", 1});
+  std::string id = Submit(kFanYaml);
+  ASSERT_FALSE(id.empty());
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded)
+      << run->failure_code << ": " << run->failure_message << "\n"
+      << EventText(run->id);
+  auto steps = Steps(run->id);
+  for (std::string s : {"ingest", "left", "right", "join"}) {
+    EXPECT_EQ(steps[s].phase, spec::StepPhase::kSucceeded) << s << ": " << steps[s].message;
+  }
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/ingest/rows"), "rows=100\n");
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/join/joined"), "rows=100\nL\nrows=100\nR\n");
+  // The step's log came through pods/log.
+  bool logged = false;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(run->run_dir)) {
+    if (entry.path().extension() == ".log" &&
+        Slurp(entry.path()).find("ingest-log-line") != std::string::npos) {
+      logged = true;
+    }
+  }
+  EXPECT_TRUE(logged);
+  std::string events = EventText(run->id);
+  EXPECT_NE(events.find("running on node-"), std::string::npos) << events;
+  // Cleanup: the owner ConfigMap goes (Kubernetes' garbage collector takes the rest).
+  EXPECT_TRUE(WaitFor([&] { return server_->List("configmaps", "default").empty(); }, 10'000));
+  EXPECT_GE(server_->requests("DELETE", "/configmaps/"), 1);
+}
+
+TEST_F(K8sEngineTest, FailedAttemptIsRetriedAndSecretsStayOutOfThePod) {
+  StartEngine();
+  store::ConfigMap secret;
+  secret.namespace_ = "default";
+  secret.name = "db";
+  secret.secret = true;
+  secret.data = {{"DB_PASSWORD", "hunter2-very-secret"}};
+  ASSERT_TRUE(store_->PutConfigMap(secret).ok());
+  std::string marker = dir_ + "/staging/tried";
+  std::string id =
+      Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: flaky}
+spec:
+  pipeline:
+    - name: flaky
+      envFrom: [{secretRef: {name: db}}]
+      command: ["sh", "-c", "echo pw=$DB_PASSWORD; if [ -e )yaml" +
+             marker + R"yaml( ]; then echo ok > \"$RSL_OUTPUT/done\"; else touch )yaml" + marker +
+             R"yaml(; exit 3; fi"]
+      retryPolicy: {maxRetries: 2, backoff: 1s}
+)yaml");
+  ASSERT_FALSE(id.empty());
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message << "\n"
+                                                    << EventText(run->id);
+  auto steps = Steps(run->id);
+  EXPECT_EQ(steps["flaky"].attempts, 2);
+  EXPECT_EQ(steps["flaky"].retries_used, 1);
+  EXPECT_NE(EventText(run->id).find("exit code 3"), std::string::npos) << EventText(run->id);
+  // The value reached the process (through the Secret), never the Pod or the log.
+  for (const auto& pod : server_->List("pods", "default")) {
+    EXPECT_EQ(pod.dump().find("hunter2"), std::string::npos);
+  }
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(run->run_dir)) {
+    if (entry.path().extension() == ".log") {
+      std::string log = Slurp(entry.path());
+      EXPECT_EQ(log.find("hunter2"), std::string::npos) << log;
+      EXPECT_NE(log.find("pw=***"), std::string::npos) << log;
+    }
+  }
+}
+
+TEST_F(K8sEngineTest, OomKilledPodEndsTheStepOomKilled) {
+  StartEngine();
+  kubelet_->InjectNext("hungry", Inject::kOom);
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: oom}
+spec:
+  pipeline:
+    - name: hungry
+      command: ["true"]
+      resources: {memory: 64Mi}
+)yaml");
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
+  auto steps = Steps(run->id);
+  EXPECT_EQ(steps["hungry"].failure_code, "STEP_OOM_KILLED") << steps["hungry"].message;
+  EXPECT_NE(steps["hungry"].message.find("OOM"), std::string::npos) << steps["hungry"].message;
+}
+
+TEST_F(K8sEngineTest, StepPastItsTimeoutIsTimedOutAndItsPodStopped) {
+  StartEngine();
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: slow}
+spec:
+  pipeline:
+    - name: slow
+      command: ["sleep", "300"]
+      timeout: 2s
+)yaml");
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  // The step is TIMED_OUT; the run fails because of it (as on the other backends).
+  EXPECT_EQ(run->failure_code, "STEP_TIMED_OUT") << EventText(run->id);
+  EXPECT_EQ(Steps(run->id)["slow"].phase, spec::StepPhase::kTimedOut);
+  // activeDeadlineSeconds (or the engine's Stop) ended it; the ended Pod stays for its logs
+  // until the run's owner ConfigMap goes.
+  EXPECT_TRUE(WaitFor([&] { return RunningPods() == 0; }, 10'000));
+}
+
+TEST_F(K8sEngineTest, NodeLossRetriesWithoutSpendingARetry) {
+  StartEngine();
+  kubelet_->InjectNext("train", Inject::kNodeDown);
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: lost}
+spec:
+  pipeline:
+    - name: train
+      command: ["sh", "-c", "sleep 1; echo m > \"$RSL_OUTPUT/model\""]
+)yaml");
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message << "\n"
+                                                    << EventText(run->id);
+  auto steps = Steps(run->id);
+  EXPECT_EQ(steps["train"].attempts, 2);
+  EXPECT_EQ(steps["train"].retries_used, 0);
+  EXPECT_NE(EventText(run->id).find("node-2"), std::string::npos) << EventText(run->id);
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/train/model"), "m\n");
+}
+
+TEST_F(K8sEngineTest, CancelDeletesThePodWithAGracePeriod) {
+  StartEngine();
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: cancel-me}
+spec:
+  pipeline:
+    - name: long
+      command: ["sleep", "300"]
+)yaml");
+  ASSERT_TRUE(WaitFor([&] { return RunningPods() == 1; }));
+  ASSERT_TRUE(engine_->Cancel(id, "test").ok());
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run->id);
+  EXPECT_EQ(LivePods(), 0);
+  EXPECT_TRUE(server_->last_delete_options().contains("gracePeriodSeconds"))
+      << server_->last_delete_options().dump();
+}
+
+TEST_F(K8sEngineTest, RestartedControllerAdoptsRunningPodsByLabel) {
+  StartEngine();
+  kubelet_->InjectNext("a", Inject::kHoldRunning);
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: adopt}
+spec:
+  pipeline:
+    - name: a
+      command: ["sh", "-c", "echo a > \"$RSL_OUTPUT/a\""]
+    - name: b
+      command: ["sh", "-c", "cat \"$RSL_INPUT_A/a\" > \"$RSL_OUTPUT/b\""]
+      dependsOn: [a]
+)yaml");
+  ASSERT_TRUE(WaitFor([&] { return RunningPods() == 1; }));
+  RestartController();  // the Pod of a keeps running meanwhile
+  kubelet_->Release();
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message << "\n"
+                                                    << EventText(run->id);
+  EXPECT_EQ(Steps(run->id)["a"].attempts, 1);  // adopted, not relaunched
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/b/b"), "a\n");
+}
+
+TEST_F(K8sEngineTest, AdoptingAVanishedPodIsNodeLost) {
+  StartEngine();
+  kubelet_->InjectNext("a", Inject::kHoldRunning);
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: vanish}
+spec:
+  pipeline:
+    - name: a
+      command: ["true"]
+)yaml");
+  ASSERT_TRUE(WaitFor([&] { return RunningPods() == 1; }));
+  engine_->Stop(false);
+  engine_.reset();
+  backend_.reset();
+  store_.reset();
+  for (const auto& pod : server_->List("pods", "default")) {
+    server_->DeleteObject("pods", "default", pod["metadata"]["name"]);
+  }
+  kubelet_->Release();
+  StartEngine();
+  ASSERT_TRUE(engine_->Recover().ok());
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << EventText(run->id);
+  EXPECT_NE(EventText(run->id).find("not found after a controller restart"), std::string::npos)
+      << EventText(run->id);
+  EXPECT_EQ(Steps(run->id)["a"].retries_used, 0);
+}
+
+TEST_F(K8sEngineTest, ServingStepsAreRefusedClearly) {
+  StartEngine();
+  spec::Step step;
+  step.name = "api";
+  Status s = backend_->CheckServing(spec::Workload{}, step);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), "SPEC_INVALID");
+  EXPECT_NE(s.error().message.find("serving"), std::string::npos);
+}
+
+// What `seedctl run --backend k8s` and `rsl-controller --backend k8s` build: the runtime
+// with its admission hooks, a kubeconfig naming the double, an image from a registry the
+// controller cannot reach (the cluster pulls it: admission checks the reference's form).
+TEST_F(K8sEngineTest, RuntimeWithBackendK8sRunsAWorkloadThroughItsKubeconfig) {
+  std::string kubeconfig = dir_ + "/kubeconfig";
+  ASSERT_TRUE(
+      WriteFileAtomic(kubeconfig,
+                      "apiVersion: v1\nkind: Config\n"
+                      "current-context: test\n"
+                      "clusters:\n- name: double\n  cluster:\n"
+                      "    server: " +
+                          server_->url() +
+                          "\n"
+                          "    certificate-authority: " +
+                          PkiDir() +
+                          "/ca.crt\n"
+                          "users:\n- name: me\n  user:\n"
+                          "    client-certificate: " +
+                          PkiDir() +
+                          "/client.crt\n"
+                          "    client-key: " +
+                          PkiDir() +
+                          "/client.key\n"
+                          "contexts:\n- name: test\n  context: {cluster: double, user: me}\n")
+          .ok());
+  runtime::RuntimeOptions ro;
+  ro.state_dir = dir_ + "/rt-state";
+  ro.backend = "k8s";
+  ro.sync_full = false;
+  ro.backend_options.kubeconfig = kubeconfig;
+  ro.backend_options.k8s_namespaces = {"ml=default"};
+  ro.backend_options.k8s_staging = "file://" + dir_ + "/staging";
+  auto rt = runtime::Runtime::Open(ro);
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  EXPECT_EQ((*rt)->backend()->name(), "k8s");
+  ASSERT_TRUE((*rt)->engine()->Start().ok());
+  auto parsed = spec::ParseWorkload(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: pulled, namespace: ml}
+spec:
+  pipeline:
+    - name: ingest
+      image: "volc/ingest:v1.0"
+      command: ["sh", "-c", "echo $RSL_IMAGE > \"$RSL_OUTPUT/image\""]
+)yaml",
+                                    "test.yaml");
+  ASSERT_TRUE(parsed.ok());
+  auto id = (*rt)->engine()->Submit(parsed.workload, "test");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto run = (*rt)->engine()->Wait(*id, 60'000);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded)
+      << run->failure_code << ": " << run->failure_message;
+  EXPECT_EQ(Slurp(run->run_dir + "/outputs/ingest/image"), "volc/ingest:v1.0\n");
+  bool pod_image = false;
+  for (const auto& pod : server_->List("pods", "default")) {
+    pod_image = pod_image || pod["spec"]["containers"][0]["image"] == "volc/ingest:v1.0";
+  }
+  EXPECT_TRUE(pod_image);
+}
+
+// The staging fetch for non-file staging goes through the data layer's storage; over a
+// file:// URI here (s3:// takes the same path with the S3 client): nested objects keep their
+// relative paths, hidden names (_SUCCESS, .crc) are not copied, an empty prefix is no error.
+TEST_F(K8sEngineTest, FetchPrefixCopiesAStagingPrefixIntoALocalDirectory) {
+  std::string src = dir_ + "/store/ns/run/staging/train";
+  ASSERT_TRUE(MakeDirs(src + "/part=1").ok());
+  ASSERT_TRUE(WriteFileAtomic(src + "/model.bin", "weights").ok());
+  ASSERT_TRUE(WriteFileAtomic(src + "/part=1/rows.csv", "a,b\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(src + "/_SUCCESS", "").ok());
+  std::string dst = dir_ + "/local-staging/train";
+  Status s = runtime::FetchPrefix("file://" + src, dst);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Slurp(dst + "/model.bin"), "weights");
+  EXPECT_EQ(Slurp(dst + "/part=1/rows.csv"), "a,b\n");
+  EXPECT_FALSE(PathExists(dst + "/_SUCCESS"));
+  s = runtime::FetchPrefix("file://" + dir_ + "/store/nothing-here", dir_ + "/empty");
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(IsDirectory(dir_ + "/empty"));
+}
+
+TEST_F(K8sEngineTest, BackendK8sFlagsAreCheckedWithClearErrors) {
+  runtime::RuntimeOptions ro;
+  ro.state_dir = dir_ + "/rt-bad";
+  ro.backend = "k8s";
+  ro.backend_options.kubeconfig = dir_ + "/missing-kubeconfig";
+  ro.backend_options.k8s_staging = "file:///tmp/x";
+  auto rt = runtime::Runtime::Open(ro);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().code(), "IO_ERROR") << rt.status().ToString();
+
+  k8s::K8sBackendOptions ko;
+  Status s = k8s::CheckK8sOptions(ko);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), "INVALID_ARGUMENT");
+  EXPECT_NE(s.ToString().find("--k8s-staging"), std::string::npos) << s.ToString();
+  ko.staging_prefix = "bucket/prefix";
+  s = k8s::CheckK8sOptions(ko);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("no scheme"), std::string::npos) << s.ToString();
+}
+
+// Every object the backend creates (owner ConfigMap, Secret, Pods of a run; Pods of
+// generated variations: GPUs and capabilities, timeouts, secrets, digests, long names) through
+// the schema validator (RSL_K8S_VALIDATE: "node .../validate.mjs", set by CMake).
+TEST_F(K8sEngineTest, DISABLED_ObjectsTheBackendCreatesValidate) {
+  const char* validate = std::getenv("RSL_K8S_VALIDATE");
+  ASSERT_NE(validate, nullptr) << "run through ctest (K8sBackendSchema...): needs node";
+  StartEngine();
+  store::ConfigMap secret;
+  secret.namespace_ = "default";
+  secret.name = "db";
+  secret.secret = true;
+  secret.data = {{"DB_PASSWORD", "hunter2-very-secret"}};
+  ASSERT_TRUE(store_->PutConfigMap(secret).ok());
+  std::string id = Submit(R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: schema}
+spec:
+  pipeline:
+    - name: a
+      envFrom: [{secretRef: {name: db}}]
+      command: ["sh", "-c", "echo a > \"$RSL_OUTPUT/a\""]
+      timeout: 1h
+    - name: b
+      command: ["true"]
+      dependsOn: [a]
+)yaml");
+  // Read the objects while the run lives (its end deletes the owner).
+  nlohmann::json objects = nlohmann::json::array();
+  ASSERT_TRUE(WaitFor([&] { return server_->List("pods", "default").size() >= 2; }, 30'000));
+  for (const char* r : {"pods", "secrets", "configmaps"}) {
+    for (auto& o : server_->List(r, "default")) objects.push_back(o);
+  }
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok());
+  backend::LaunchSpec spec;
+  spec.attempt_id = "r/s/3";
+  spec.run_id = "run-20260101-0000abcd";
+  spec.workload_name = std::string(120, 'W') + ".with.dots";
+  spec.namespace_ = "Team_A";
+  spec.step = "Train_Model";
+  spec.attempt = 3;
+  spec.argv = {"python", "train.py"};
+  spec.env = {{"RSL_OUTPUT", "/x"},
+              {"RSL_IMAGE", "registry.example:5000/team/train:v2"},
+              {"RSL_IMAGE_DIGEST", "sha256:" + std::string(64, 'a')},
+              {"TOKEN", "s3cr3t-value"}};
+  spec.secret_values = {"s3cr3t-value"};
+  spec.cpu_millis = 2500;
+  spec.memory_bytes = int64_t{3} << 30;
+  spec.gpus = 2;
+  spec.capabilities = {"fp16_support", "tensor_core"};
+  spec.timeout_ms = 1500;
+  auto pod = k8s_->PodFor(spec, "3f0c1a2b-0000-4000-8000-000000000001");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ(pod->dump().find("s3cr3t"), std::string::npos);
+  objects.push_back(*pod);
+  std::string file = dir_ + "/objects.json";
+  ASSERT_TRUE(WriteFileAtomic(file, objects.dump(2)).ok());
+  std::string cmd = std::string(validate) + " " + file + " > " + dir_ + "/validate.out 2>&1";
+  int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << Slurp(dir_ + "/validate.out");
+  EXPECT_GE(objects.size(), 5u);  // owner, secret, two pods, the generated pod
+}
+
+}  // namespace
+}  // namespace rsl::k8stest

@@ -5,6 +5,7 @@
 // other writers produced (tests/data/parquet-testing), which DuckDB reads alike.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <tuple>
 
@@ -435,6 +436,86 @@ TEST(ParquetCorrupt, NestedTruncationsAndBitFlipsNeverCrash) {
     }
   }
 }
+
+// Nested paths in the conformance files, value by value as DuckDB reads them: `sql` selects
+// the path's values as `x` (`{f}` is the file), `schema` declares the path with a
+// constraint so the contract addresses it.
+struct PathCase {
+  std::string file, path, schema, sql;
+};
+
+class OtherWritersPaths : public ::testing::TestWithParam<PathCase> {};
+
+TEST_P(OtherWritersPaths, NestedPathAsDuckDbReadsIt) {
+  const PathCase& c = GetParam();
+  std::string file = OtherWriter(c.file);
+  auto r = Validate(Input(file, R"({"type":"record","name":"t","fields":[)" + c.schema + "]}"),
+                    nullptr, Opts());
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString() << "\n" << r.ToText();
+  const FieldReport* f = FieldNamed(r, c.path);
+  ASSERT_NE(f, nullptr) << r.ToText();
+  std::string sql = c.sql;
+  sql.replace(sql.find("{f}"), 3, "'" + file + "'");
+  auto d = DuckRows(
+      "SELECT count(x)::INTEGER AS v, (count(*) - count(x))::INTEGER AS n, "
+      "min(x)::DOUBLE AS lo, max(x)::DOUBLE AS hi FROM (" +
+      sql + ")");
+  ASSERT_TRUE(d.is_array() && !d.empty()) << sql;
+  EXPECT_EQ(f->values, d[0]["v"].get<int64_t>());
+  EXPECT_EQ(f->nulls, d[0]["n"].get<int64_t>());
+  if (!d[0]["lo"].is_null()) {
+    ASSERT_TRUE(f->min && f->max);
+    EXPECT_DOUBLE_EQ(*f->min, d[0]["lo"].get<double>());
+    EXPECT_DOUBLE_EQ(*f->max, d[0]["hi"].get<double>());
+  }
+}
+
+constexpr char kAnyLong[] = R"("constraints":{"min":-9000000000000000000})";
+
+INSTANTIATE_TEST_SUITE_P(
+    ParquetTesting, OtherWritersPaths,
+    ::testing::Values(
+        // 3-level LIST with null lists and null elements
+        PathCase{
+            "list_columns", "int64_list[]",
+            R"({"name":"int64_list","type":["null",{"type":"array","items":["null","long"]}],)" +
+                std::string(kAnyLong) + "}",
+            "SELECT unnest(int64_list) AS x FROM {f}"},
+        // a bare repeated primitive (no LIST annotation)
+        PathCase{"repeated_primitive_no_list", "Int32_list[]",
+                 R"({"name":"Int32_list","type":{"type":"array","items":"long"},)" +
+                     std::string(kAnyLong) + "}",
+                 "SELECT unnest(Int32_list) AS x FROM {f}"},
+        // a legacy 2-level list of lists (`repeated group array`)
+        PathCase{"old_list_structure", "a[][]",
+                 R"({"name":"a","type":{"type":"array","items":{"type":"array","items":"long"}},)" +
+                     std::string(kAnyLong) + "}",
+                 "SELECT unnest(flatten(a)) AS x FROM {f}"},
+        // a repeated group without annotation, inside an optional struct
+        PathCase{"repeated_no_annotation", "phoneNumbers.phone[].number",
+                 R"({"name":"phoneNumbers","type":["null",{"type":"record","name":"p","fields":[
+                   {"name":"phone","type":{"type":"array","items":{"type":"record","name":"q",
+                    "fields":[{"name":"number","type":"long",)" +
+                     std::string(kAnyLong) + "}]}}}]}]}",
+                 "SELECT unnest(phoneNumbers.phone).number AS x FROM {f}"},
+        // MAP values
+        PathCase{"nullable.impala", "int_map{}",
+                 R"({"name":"int_map","type":["null",{"type":"map","values":["null","long"]}],)" +
+                     std::string(kAnyLong) + "}",
+                 "SELECT unnest(map_values(int_map)) AS x FROM {f}"},
+        // a field of a null struct is null
+        PathCase{"nulls.snappy", "b_struct.b_c_int",
+                 R"({"name":"b_struct","type":["null",{"type":"record","name":"b","fields":[
+                   {"name":"b_c_int","type":["null","long"],)" +
+                     std::string(kAnyLong) + "}]}]}",
+                 "SELECT b_struct.b_c_int AS x FROM {f}"}),
+    [](const auto& info) {
+      std::string name = info.param.file + "_" + info.param.path;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
 
 }  // namespace
 }  // namespace rsl::data

@@ -106,7 +106,7 @@ struct Leaf {
 };
 
 constexpr int kMaxNesting = 32;
-constexpr int64_t kMaxLevels = int64_t{1} << 27;  // level entries per column chunk
+constexpr int64_t kMaxLevels = int64_t{1} << 26;  // level entries per nested column chunk
 
 int BitWidth(int max_level) {
   int w = 0;
@@ -861,7 +861,12 @@ class ParquetReader : public SelfDescribedReader {
         if (!e.empty()) return Corrupt(page_at, c, e);
         p = reinterpret_cast<const uint8_t*>(page_buf.data());
         pend = p + page_buf.size();
-        if (out ? (n < 0 || n > cm.num_values - read || n > kMaxLevels) : (n < 0 || n > rows - row))
+        if (out && (n < 0 || n > cm.num_values - read || n > kMaxLevels - read)) {
+          return Corrupt(page_at, c,
+                         "page has more values than the column chunk declares (at most " +
+                             std::to_string(kMaxLevels) + " in one row group)");
+        }
+        if (!out && (n < 0 || n > rows - row))
           return Corrupt(page_at, c, "page has more values than the row group rows");
         levels.assign(n, 1);
         if (out && c.max_rep > 0) {
@@ -894,7 +899,7 @@ class ParquetReader : public SelfDescribedReader {
         encoding = dh->Int(4, -1);
         int64_t dlen = dh->Int(5, 0), rlen = dh->Int(6, 0);
         bool compressed = dh->Int(7, 1) != 0;
-        if (n < 0 || (out ? n > cm.num_values - read || n > kMaxLevels : n > rows - row) ||
+        if (n < 0 || (out ? n > cm.num_values - read || n > kMaxLevels - read : n > rows - row) ||
             dlen < 0 || rlen < 0 || dlen + rlen > csize || dlen + rlen > usize) {
           return Corrupt(page_at, c, "bad data page v2 header");
         }

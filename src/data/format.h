@@ -56,6 +56,8 @@ class FileReader {
   //! After every chunk was read (not after a failed read): checks that need the whole file,
   //! e.g. that a declared JSONL field occurs in some record.
   virtual Status Finish() { return Status::Ok(); }
+  //! Whether ReadChunk feeds the plan's nested paths ("a.b", "items[]"): Parquet only.
+  virtual bool ReadsNestedPaths() const { return false; }
 };
 
 //! The common part of the readers of files that carry their writer schema (Avro, Parquet):

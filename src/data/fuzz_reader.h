@@ -22,7 +22,14 @@ inline void FuzzOne(Format format, const uint8_t* data, size_t size) {
       R"({"type":"record","name":"r","fields":[{"name":"a","type":["null","long"]},)"
       R"({"name":"b","type":["null","double"],"constraints":{"min":0}},)"
       R"({"name":"c","type":["null","string"],"constraints":{"enum":["x","y"]}},)"
-      R"({"name":"t","type":["null","long"],"logicalType":"timestamp-micros"}]})");
+      R"({"name":"t","type":["null","long"],"logicalType":"timestamp-micros"},)"
+      // nested paths (Parquet): a.b, items[], m{}
+      R"({"name":"n","type":["null",{"type":"record","name":"n","fields":[)"
+      R"({"name":"b","type":["null","long"],"constraints":{"min":0}}]}],"default":null},)"
+      R"({"name":"l","type":["null",{"type":"array","items":["null","long"]}],"default":null,)"
+      R"("constraints":{"max":9}},)"
+      R"({"name":"m","type":["null",{"type":"map","values":["null","string"]}],"default":null,)"
+      R"("constraints":{"enum":["x"]}}]})");
   for (int pass = 0; pass < 2; pass++) {
     const schema::Schema& s = pass == 0 ? (*reader)->writer_schema() : *kDeclared;
     if (pass == 1 && !kDeclared.ok()) return;

@@ -144,8 +144,7 @@ class JsonlReader : public FileReader {
       b.writer_to_reader.push_back(idx);
       if (idx < 0) b.ignored.push_back(f.name);
     }
-    for (size_t i = 0; i < plan->fields.size(); i++)
-      index_[plan->fields[i].name] = static_cast<int>(i);
+    for (size_t i = 0; i < plan->top_level; i++) index_[plan->fields[i].name] = static_cast<int>(i);
     if (compression_ != Compression::kNone) {
       starts_ = {body_, body_};  // one chunk, read streaming
     } else {
@@ -160,7 +159,7 @@ class JsonlReader : public FileReader {
     int64_t rows = 0;
     for (int64_t r : chunk_rows_) rows += r;
     if (rows == 0) return Status::Ok();
-    for (size_t f = 0; f < plan_->fields.size(); f++) {
+    for (size_t f = 0; f < plan_->top_level; f++) {
       const FieldPlan& p = plan_->fields[f];
       if (p.default_json) continue;
       bool present = false;
@@ -212,7 +211,7 @@ class JsonlReader : public FileReader {
     // The padded copy keeps SIMDJSON_PADDING readable bytes after every line, so lines are
     // parsed in place (the DOM parser picks the best SIMD kernel at run time).
     simdjson::padded_string buf(text.data(), text.size());
-    const size_t nfields = plan_->fields.size();
+    const size_t nfields = plan_->top_level;
     std::vector<int64_t>& seen_row = lines->seen_row;
     int64_t row = lines->row;
     size_t pos = 0;

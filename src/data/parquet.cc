@@ -1,13 +1,17 @@
-// Parquet (flat schemas): the footer (Thrift compact FileMetaData) gives the writer schema and
+// Parquet: the footer (Thrift compact FileMetaData) gives the writer schema and
 // the row groups; each row group is one chunk, decoded column by column. Columns the declared
 // schema does not name are never decompressed. Supported: data pages v1 and v2, dictionary
 // pages, encodings PLAIN, PLAIN_DICTIONARY/RLE_DICTIONARY, RLE (booleans and levels),
 // DELTA_BINARY_PACKED (ints), BYTE_STREAM_SPLIT (floats); codecs none, snappy, gzip, zstd,
 // LZ4_RAW, LZ4 (Hadoop framing or raw), Brotli.
-// Nested columns (groups, repeated fields) are reported as unsupported.
+// Nested columns (groups, LIST, MAP/MAP_KEY_VALUE, legacy 2-level lists, bare repeated fields)
+// are decoded with their repetition and definition levels (Dremel): a top-level field's
+// presence and item count come from its first column; the nested paths the plan addresses
+// ("a.b", "items[]", "m{}") get their values from their own columns (sink.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "base/codes.h"
 #include "base/strings.h"
@@ -21,6 +25,13 @@ namespace {
 
 using schema::Kind;
 using thrift::Node;
+
+// Values of one page or dictionary: fixed/byte arrays as views, numbers as 64-bit.
+struct Values {
+  std::vector<int64_t> ints;
+  std::vector<double> dbls;
+  std::vector<std::string_view> strs;
+};
 
 enum PType {
   kBoolean = 0,
@@ -55,7 +66,53 @@ struct Column {
   int64_t ts_divisor = 0;    // INT64 timestamps: 0 none
   bool is_unsigned = false;  // UINT_8..UINT_64 / INTEGER(isSigned=false)
   int decimal_scale = -1;    // DECIMAL: the scale (value = unscaled / 10^scale); -1 none
+  // Nested columns (Dremel): the highest definition and repetition levels, the definition
+  // level at which the innermost repeated ancestor has an instance (0: none), and the path as
+  // the contract addresses it ("a.b", "items[]", "m{}", "items[].x").
+  int max_def = 0;
+  int max_rep = 0;
+  int slot_def = 0;
+  bool nested = false;
+  std::string path;
 };
+
+// A node of the Parquet schema tree.
+struct SNode {
+  std::string name;
+  int rep = 0;         // 0 required, 1 optional, 2 repeated
+  int def = 0;         // definition level at which this node is present
+  int rlevel = 0;      // repetition level of this node
+  int leaf = -1;       // column index of a primitive
+  int converted = -1;  // ConvertedType: 1 MAP, 2 MAP_KEY_VALUE, 3 LIST
+  bool list = false;   // LIST (converted or logical)
+  bool map = false;    // MAP / MAP_KEY_VALUE
+  std::vector<SNode> children;
+};
+
+// A top-level field: one flat column, or a nested tree of columns.
+struct Top {
+  SNode node;
+  bool flat = true;
+  int first_leaf = 0;  // its columns are [first_leaf, first_leaf + leaves)
+  int leaves = 0;
+};
+
+// One nested column chunk, decoded: levels per entry and its non-null values in order.
+struct Leaf {
+  std::vector<uint8_t> rep, def;
+  std::vector<int64_t> ints;
+  std::vector<double> dbls;
+  std::vector<std::string> strs;
+};
+
+constexpr int kMaxNesting = 32;
+constexpr int64_t kMaxLevels = int64_t{1} << 26;  // level entries per nested column chunk
+
+int BitWidth(int max_level) {
+  int w = 0;
+  while ((1 << w) <= max_level) w++;
+  return w;
+}
 
 struct ChunkMeta {
   int column = 0;
@@ -203,32 +260,35 @@ class ParquetReader : public SelfDescribedReader {
     const Node* schema = meta.Field(2);
     if (!schema || schema->items.empty())
       return FormatError(name_, footer_at, "footer has no schema");
-    // Flat schemas: the root group, then leaf columns only.
+    // The schema tree (depth first, each group followed by its children): top-level
+    // primitives are flat columns; groups and repeated fields are nested (Dremel levels).
     std::vector<schema::Field> fields;
-    for (size_t i = 1; i < schema->items.size(); i++) {
-      const Node& el = schema->items[i];
-      Column c;
-      c.name = std::string(el.Str(4));
-      if (el.Int(5, 0) > 0 || !el.Field(1)) {
+    size_t next = 1;
+    const size_t top_n = static_cast<size_t>(std::max<int64_t>(schema->items[0].Int(5, 0), 0));
+    for (size_t t = 0; t < top_n || (top_n == 0 && next < schema->items.size()); t++) {
+      if (next >= schema->items.size()) {
+        return FormatError(name_, footer_at, "schema has fewer elements than its root declares");
+      }
+      Top top;
+      top.first_leaf = static_cast<int>(columns_.size());
+      auto node = ParseNode(*schema, &next, 0, 0, "", 0, footer_at);
+      if (!node.ok()) return node.error();
+      top.node = std::move(*node);
+      top.leaves = static_cast<int>(columns_.size()) - top.first_leaf;
+      top.flat = top.node.leaf >= 0 && top.node.rep != 2;
+      AssignPaths(top.node, top.node.name);
+      if (top.leaves == 0) {
         return FormatError(name_, footer_at,
-                           "column " + Quote(c.name) + " is nested (flat Parquet schemas only)");
+                           "column " + Quote(top.node.name) + " is a group without columns");
       }
-      int64_t rep = el.Int(3, 0);
-      if (rep == 2) {
-        return FormatError(name_, footer_at,
-                           "column " + Quote(c.name) + " is repeated (flat Parquet schemas only)");
-      }
-      c.optional = rep == 1;
-      c.type = static_cast<PType>(el.Int(1));
-      c.type_length = static_cast<int32_t>(el.Int(2, 0));
-      if (c.type < kBoolean || c.type > kFixed) {
-        return FormatError(name_, footer_at, "column " + Quote(c.name) + " has an unknown type");
-      }
-      if (c.type == kFixed && (c.type_length <= 0 || c.type_length > (1 << 20))) {
-        return FormatError(name_, footer_at, "column " + Quote(c.name) + " has a bad type_length");
-      }
-      fields.push_back(schema::Field{c.name, WriterType(el, &c), std::nullopt, {}, {}});
-      columns_.push_back(c);
+      auto type = FieldType(top.node, footer_at);
+      if (!type.ok()) return type.error();
+      fields.push_back(schema::Field{top.node.name, *type, std::nullopt, {}, {}});
+      tops_.push_back(std::move(top));
+    }
+    leaf_el_.clear();
+    if (next != schema->items.size()) {
+      return FormatError(name_, footer_at, "schema elements do not form one tree");
     }
     schema_ = RecordSchema(std::string(schema->items[0].Str(4)), std::move(fields));
     const Node* groups = meta.Field(4);
@@ -295,19 +355,229 @@ class ParquetReader : public SelfDescribedReader {
   }
 
   size_t chunks() const override { return groups_.size(); }
+  bool ReadsNestedPaths() const override { return true; }
 
   Status ReadChunk(size_t chunk, ChunkSink* sink) override {
     const RowGroup& rg = groups_[chunk];
-    for (const ChunkMeta& cm : rg.chunks) {
-      int r = map_[cm.column];
+    for (size_t t = 0; t < tops_.size(); t++) {
+      int r = map_[t];
       if (r < 0) continue;
-      RSL_RETURN_IF_ERROR(ReadColumn(cm, rg.rows, r, sink));
+      if (tops_[t].flat) {
+        RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[tops_[t].first_leaf], rg.rows, r, sink, nullptr));
+      } else {
+        RSL_RETURN_IF_ERROR(ReadNested(tops_[t], rg, r, sink));
+      }
     }
     sink->rows = rg.rows;
     return Status::Ok();
   }
 
  private:
+  // Parses the element at *next and its children. `def`/`rlevel`: the parent's levels;
+  // `path`: the parent's column path (dotted, for messages); `slot_def`: the definition level
+  // of the innermost repeated ancestor.
+  Result<SNode> ParseNode(const Node& schema, size_t* next, int def, int rlevel,
+                          const std::string& path, int slot_def, size_t footer_at, int depth = 0) {
+    if (depth > kMaxNesting)
+      return FormatError(name_, footer_at,
+                         "schema nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    if (*next >= schema.items.size())
+      return FormatError(name_, footer_at, "schema has fewer elements than its groups declare");
+    const Node& el = schema.items[(*next)++];
+    SNode n;
+    n.name = std::string(el.Str(4));
+    n.rep = static_cast<int>(el.Int(3, 0));
+    if (n.rep < 0 || n.rep > 2) n.rep = 0;
+    n.def = def + (n.rep != 0 ? 1 : 0);
+    n.rlevel = rlevel + (n.rep == 2 ? 1 : 0);
+    n.converted = static_cast<int>(el.Int(6, -1));
+    const Node* logical = el.Field(10);
+    n.list = n.converted == 3 || (logical && logical->Field(3));
+    n.map = n.converted == 1 || n.converted == 2 || (logical && logical->Field(2));
+    std::string my_path = path.empty() ? n.name : path + "." + n.name;
+    if (n.rep == 2) slot_def = n.def;
+    const int64_t kids = el.Int(5, 0);
+    if (kids <= 0 && el.Field(1)) {  // a primitive column
+      Column c;
+      c.name = my_path;
+      c.optional = n.rep == 1;
+      const int64_t ptype = el.Int(1);
+      c.type_length = static_cast<int32_t>(el.Int(2, 0));
+      if (ptype < kBoolean || ptype > kFixed) {
+        return FormatError(name_, footer_at, "column " + Quote(c.name) + " has an unknown type");
+      }
+      c.type = static_cast<PType>(ptype);
+      if (c.type == kFixed && (c.type_length <= 0 || c.type_length > (1 << 20))) {
+        return FormatError(name_, footer_at, "column " + Quote(c.name) + " has a bad type_length");
+      }
+      c.max_def = n.def;
+      c.max_rep = n.rlevel;
+      c.slot_def = slot_def;
+      c.nested = depth > 0 || n.rep == 2;
+      n.leaf = static_cast<int>(columns_.size());
+      leaf_el_.push_back(&el);
+      columns_.push_back(std::move(c));
+      return n;
+    }
+    if (kids <= 0 || static_cast<size_t>(kids) > schema.items.size() - *next) {
+      return FormatError(name_, footer_at,
+                         "column " + Quote(my_path) + " is a group with a bad number of children");
+    }
+    for (int64_t k = 0; k < kids; k++) {
+      auto child =
+          ParseNode(schema, next, n.def, n.rlevel, my_path, slot_def, footer_at, depth + 1);
+      if (!child.ok()) return child.error();
+      n.children.push_back(std::move(*child));
+    }
+    // A LIST or MAP needs one repeated child; otherwise it is read as the group it is.
+    if ((n.list || n.map) && (n.children.size() != 1 || n.children[0].rep != 2)) {
+      n.list = n.map = false;
+    }
+    if (n.map && (n.children[0].leaf >= 0 || n.children[0].children.empty())) n.map = false;
+    return n;
+  }
+
+  // A LIST's element: in the 3-level form the single child of the repeated group; in the
+  // legacy 2-level forms the repeated field itself (a primitive, a group of several fields,
+  // or a group named "array" or "<list>_tuple").
+  static const SNode& ListElement(const SNode& list, bool* two_level) {
+    const SNode& r = list.children[0];
+    *two_level = r.leaf >= 0 || r.children.size() != 1 || r.name == "array" ||
+                 r.name == list.name + "_tuple";
+    return *two_level ? r : r.children[0];
+  }
+
+  // The contract path of each column: "a.b" (record field), "items[]" (list elements, a
+  // repeated field's values), "m{}" (map values; keys are "m{key}"), "items[].x".
+  // `p` is the path of the value of `n`.
+  void AssignPaths(const SNode& n, const std::string& p) {
+    if (n.list) {
+      bool two;
+      const SNode& e = ListElement(n, &two);
+      if (two) {
+        AssignValue(e, p + "[]");  // the repeated field is the element
+      } else {
+        AssignPaths(e, p + "[]");
+      }
+      return;
+    }
+    if (n.map) {
+      for (const SNode& kv : n.children[0].children) {
+        AssignPaths(kv, kv.name == "key" ? p + "{key}" : p + "{}");
+      }
+      return;
+    }
+    if (n.rep == 2) {
+      AssignValue(n, p + "[]");
+      return;
+    }
+    AssignValue(n, p);
+  }
+
+  // As AssignPaths for a node whose own repetition is already accounted for in `p`.
+  void AssignValue(const SNode& n, const std::string& p) {
+    if (n.leaf >= 0) {
+      columns_[n.leaf].path = p;
+      return;
+    }
+    if (n.list || n.map) {
+      // A container as a list element: its own markers follow.
+      if (n.list) {
+        bool two;
+        const SNode& e = ListElement(n, &two);
+        two ? AssignValue(e, p + "[]") : AssignPaths(e, p + "[]");
+      } else {
+        for (const SNode& kv : n.children[0].children) {
+          AssignPaths(kv, kv.name == "key" ? p + "{key}" : p + "{}");
+        }
+      }
+      return;
+    }
+    for (const SNode& k : n.children) AssignPaths(k, p + "." + k.name);
+  }
+
+  // The schema type of the field `n` (nullable when optional, an array when repeated).
+  Result<schema::TypePtr> FieldType(const SNode& n, size_t footer_at) {
+    auto t = ValueType(n, footer_at);
+    if (!t.ok()) return t;
+    if (n.rep == 2) return ArrayOf(*t);
+    if (n.rep == 1) return NullableType(*t);
+    return t;
+  }
+
+  // The type of one value of `n`, its own repetition aside.
+  Result<schema::TypePtr> ValueType(const SNode& n, size_t footer_at) {
+    if (n.leaf >= 0) {
+      Column& c = columns_[n.leaf];
+      bool opt = c.optional;
+      c.optional = false;
+      auto t = WriterType(*leaf_el_[n.leaf], &c);
+      c.optional = opt;
+      return t;
+    }
+    if (n.list) {
+      bool two;
+      const SNode& e = ListElement(n, &two);
+      auto et = two ? ValueType(e, footer_at) : FieldType(e, footer_at);
+      if (!et.ok()) return et;
+      return ArrayOf(*et);
+    }
+    if (n.map) {
+      const SNode& kv = n.children[0];
+      const SNode* key = nullptr;
+      const SNode* value = nullptr;
+      for (const SNode& k : kv.children) {
+        if (k.name == "key") key = &k;
+        if (k.name == "value") value = &k;
+      }
+      if (key && value && key->leaf >= 0 && kv.children.size() == 2) {
+        auto kt = ValueType(*key, footer_at);
+        auto vt = FieldType(*value, footer_at);
+        if (!kt.ok()) return kt;
+        if (!vt.ok()) return vt;
+        if ((*kt)->kind == Kind::kString) {
+          auto m = std::make_shared<schema::Type>();
+          m->kind = Kind::kMap;
+          m->items = *vt;
+          return schema::TypePtr(m);
+        }
+      }
+      // A map whose keys are not strings: an array of key/value records.
+      auto rt = RecordType(kv, footer_at);
+      if (!rt.ok()) return rt;
+      return ArrayOf(*rt);
+    }
+    return RecordType(n, footer_at);
+  }
+
+  Result<schema::TypePtr> RecordType(const SNode& n, size_t footer_at) {
+    auto t = std::make_shared<schema::Type>();
+    t->kind = Kind::kRecord;
+    t->name = n.name;
+    for (const SNode& k : n.children) {
+      auto kt = FieldType(k, footer_at);
+      if (!kt.ok()) return kt;
+      t->fields.push_back(schema::Field{k.name, *kt, std::nullopt, {}, {}});
+    }
+    return schema::TypePtr(t);
+  }
+
+  static schema::TypePtr ArrayOf(schema::TypePtr items) {
+    auto a = std::make_shared<schema::Type>();
+    a->kind = Kind::kArray;
+    a->items = std::move(items);
+    return a;
+  }
+
+  static schema::TypePtr NullableType(schema::TypePtr t) {
+    auto n = std::make_shared<schema::Type>();
+    n->kind = Kind::kNull;
+    auto u = std::make_shared<schema::Type>();
+    u->kind = Kind::kUnion;
+    u->branches = {n, std::move(t)};
+    return u;
+  }
+
   schema::TypePtr WriterType(const Node& el, Column* c) {
     auto t = std::make_shared<schema::Type>();
     int64_t converted = el.Int(6, -1);
@@ -405,11 +675,6 @@ class ParquetReader : public SelfDescribedReader {
   }
 
   // Decodes `n` PLAIN values into `vals` (as views of fixed/byte arrays, or 64-bit numbers).
-  struct Values {
-    std::vector<int64_t> ints;
-    std::vector<double> dbls;
-    std::vector<std::string_view> strs;
-  };
 
   bool DecodePlain(const Column& c, const uint8_t* p, const uint8_t* end, size_t n, Values* v) {
     v->ints.clear();
@@ -440,8 +705,13 @@ class ParquetReader : public SelfDescribedReader {
           int32_t day;
           std::memcpy(&nanos, p + 12 * i, 8);
           std::memcpy(&day, p + 12 * i + 8, 4);
-          v->ints.push_back((static_cast<int64_t>(day) - kJulianEpochDay) * 86400000000ll +
-                            nanos / 1000);
+          // Days far from 1970 (Spark writes some) overflow microseconds: saturate.
+          __int128 us =
+              static_cast<__int128>(static_cast<int64_t>(day) - kJulianEpochDay) * 86400000000ll +
+              nanos / 1000;
+          us = std::clamp<__int128>(us, std::numeric_limits<int64_t>::min(),
+                                    std::numeric_limits<int64_t>::max());
+          v->ints.push_back(static_cast<int64_t>(us));
         }
         return true;
       case kFloat:
@@ -521,7 +791,9 @@ class ParquetReader : public SelfDescribedReader {
     }
   }
 
-  Status ReadColumn(const ChunkMeta& cm, int64_t rows, int r, ChunkSink* sink) {
+  // Reads a column chunk: a flat column's values go to reader field r of `sink`; a nested
+  // column's levels and values (out != nullptr) are collected into `out`.
+  Status ReadColumn(const ChunkMeta& cm, int64_t rows, int r, ChunkSink* sink, Leaf* out) {
     const Column& c = columns_[cm.column];
     const uint8_t* base = reinterpret_cast<const uint8_t*>(blob_->data().data());
     int64_t pos = cm.start;
@@ -534,11 +806,16 @@ class ParquetReader : public SelfDescribedReader {
     std::vector<int64_t> delta;
     std::vector<uint8_t> dict_enum;  // per dictionary entry: in the declared enum
     int64_t row = 0;
-    while (row < rows) {
+    int64_t read = 0;  // nested: level entries read
+    std::vector<uint32_t> reps;
+    const int def_width = out ? BitWidth(c.max_def) : 1;
+    while (out ? read < cm.num_values : row < rows) {
       if (pos >= end)
         return Corrupt(pos, c,
-                       "column chunk ends after " + std::to_string(row) + " of " +
-                           std::to_string(rows) + " rows");
+                       out ? "column chunk ends after " + std::to_string(read) + " of " +
+                                 std::to_string(cm.num_values) + " values"
+                           : "column chunk ends after " + std::to_string(row) + " of " +
+                                 std::to_string(rows) + " rows");
       Node ph;
       size_t hlen;
       std::string err = thrift::ReadStruct(
@@ -584,17 +861,34 @@ class ParquetReader : public SelfDescribedReader {
         if (!e.empty()) return Corrupt(page_at, c, e);
         p = reinterpret_cast<const uint8_t*>(page_buf.data());
         pend = p + page_buf.size();
-        if (n < 0 || n > rows - row)
+        if (out && (n < 0 || n > cm.num_values - read || n > kMaxLevels - read)) {
+          return Corrupt(page_at, c,
+                         "page has more values than the column chunk declares (at most " +
+                             std::to_string(kMaxLevels) + " in one row group)");
+        }
+        if (!out && (n < 0 || n > rows - row))
           return Corrupt(page_at, c, "page has more values than the row group rows");
         levels.assign(n, 1);
-        if (c.optional) {
+        if (out && c.max_rep > 0) {
+          if (pend - p < 4) return Corrupt(page_at, c, "truncated repetition levels");
+          uint32_t len;
+          std::memcpy(&len, p, 4);
+          p += 4;
+          if (len > static_cast<size_t>(pend - p))
+            return Corrupt(page_at, c, "repetition levels exceed the page");
+          reps.assign(n, 0);
+          Hybrid h(p, p + len, BitWidth(c.max_rep));
+          if (!h.Decode(n, reps.data())) return Corrupt(page_at, c, "corrupt repetition levels");
+          p += len;
+        }
+        if (out ? c.max_def > 0 : c.optional) {
           if (pend - p < 4) return Corrupt(page_at, c, "truncated definition levels");
           uint32_t len;
           std::memcpy(&len, p, 4);
           p += 4;
           if (len > static_cast<size_t>(pend - p))
             return Corrupt(page_at, c, "definition levels exceed the page");
-          Hybrid h(p, p + len, 1);
+          Hybrid h(p, p + len, def_width);
           if (!h.Decode(n, levels.data())) return Corrupt(page_at, c, "corrupt definition levels");
           p += len;
         }
@@ -605,13 +899,18 @@ class ParquetReader : public SelfDescribedReader {
         encoding = dh->Int(4, -1);
         int64_t dlen = dh->Int(5, 0), rlen = dh->Int(6, 0);
         bool compressed = dh->Int(7, 1) != 0;
-        if (n < 0 || n > rows - row || dlen < 0 || rlen < 0 || dlen + rlen > csize ||
-            dlen + rlen > usize) {
+        if (n < 0 || (out ? n > cm.num_values - read || n > kMaxLevels - read : n > rows - row) ||
+            dlen < 0 || rlen < 0 || dlen + rlen > csize || dlen + rlen > usize) {
           return Corrupt(page_at, c, "bad data page v2 header");
         }
         levels.assign(n, 1);
-        if (c.optional && dlen > 0) {
-          Hybrid h(body + rlen, body + rlen + dlen, 1);
+        if (out && c.max_rep > 0) {
+          reps.assign(n, 0);
+          Hybrid h(body, body + rlen, BitWidth(c.max_rep));
+          if (!h.Decode(n, reps.data())) return Corrupt(page_at, c, "corrupt repetition levels");
+        }
+        if (out ? c.max_def > 0 : c.optional && dlen > 0) {
+          Hybrid h(body + rlen, body + rlen + dlen, def_width);
           if (!h.Decode(n, levels.data())) return Corrupt(page_at, c, "corrupt definition levels");
         }
         std::string_view rest(reinterpret_cast<const char*>(body + rlen + dlen),
@@ -627,9 +926,29 @@ class ParquetReader : public SelfDescribedReader {
         p = reinterpret_cast<const uint8_t*>(page_buf.data());
         pend = p + page_buf.size();
       }
-      for (int64_t i = 0; i < n; i++) {
-        if (levels[i] > 1) return Corrupt(page_at, c, "definition level above 1 in a flat column");
-        nonnull += levels[i];
+      if (out) {
+        if (c.max_def == 0) levels.assign(n, 0);
+        for (int64_t i = 0; i < n; i++) {
+          if (levels[i] > static_cast<uint32_t>(c.max_def))
+            return Corrupt(page_at, c,
+                           "definition level " + std::to_string(levels[i]) +
+                               " above the column's " + std::to_string(c.max_def));
+          nonnull += levels[i] == static_cast<uint32_t>(c.max_def);
+        }
+        for (int64_t i = 0; c.max_rep > 0 && i < n; i++) {
+          if (reps[i] > static_cast<uint32_t>(c.max_rep))
+            return Corrupt(page_at, c,
+                           "repetition level " + std::to_string(reps[i]) + " above the column's " +
+                               std::to_string(c.max_rep));
+        }
+        if (read == 0 && n > 0 && c.max_rep > 0 && reps[0] != 0)
+          return Corrupt(page_at, c, "the first value continues a record (repetition level not 0)");
+      } else {
+        for (int64_t i = 0; i < n; i++) {
+          if (levels[i] > 1)
+            return Corrupt(page_at, c, "definition level above 1 in a flat column");
+          nonnull += levels[i];
+        }
       }
       // Decode the non-null values.
       const Values* src = &vals;
@@ -735,6 +1054,24 @@ class ParquetReader : public SelfDescribedReader {
       } else {
         return Corrupt(page_at, c, "unsupported encoding " + std::to_string(encoding));
       }
+      if (out) {
+        for (int64_t i = 0; i < n; i++) {
+          out->def.push_back(static_cast<uint8_t>(levels[i]));
+          out->rep.push_back(c.max_rep > 0 ? static_cast<uint8_t>(reps[i]) : 0);
+          if (out->rep.back() == 0) row++;
+        }
+        read += n;
+        for (size_t i = 0; i < nonnull; i++) {
+          size_t k = dictionary ? idx[i] : i;
+          if (c.type == kByteArray || c.type == kFixed)
+            out->strs.emplace_back(src->strs[k]);
+          else if (c.type == kFloat || c.type == kDouble)
+            out->dbls.push_back(src->dbls[k]);
+          else
+            out->ints.push_back(src->ints[k]);
+        }
+        continue;
+      }
       if (dictionary && src->strs.size() > 0 && plan_->fields[r].kind == ValueKind::kString) {
         // Enum membership once per dictionary entry, not once per value.
         if (dict_enum.size() != src->strs.size()) {
@@ -765,10 +1102,86 @@ class ParquetReader : public SelfDescribedReader {
         vi++;
       }
     }
+    if (out && row != rows) {
+      return Corrupt(cm.start, c,
+                     "column chunk holds " + std::to_string(row) + " records, its row group " +
+                         std::to_string(rows));
+    }
+    return Status::Ok();
+  }
+
+  // A nested top-level field for one row group: its presence (null or not, and how many
+  // items a list or map has) from its first column, and the values of the nested paths the
+  // plan addresses ("a.b", "items[]") from their columns. A path's value exists where its
+  // innermost list has an element (or once per row outside lists): there it is a value or a
+  // null (a null struct makes its fields null); an empty or null list holds none.
+  Status ReadNested(const Top& top, const RowGroup& rg, int r, ChunkSink* sink) {
+    Leaf first;
+    const int fc = top.first_leaf;
+    RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[fc], rg.rows, r, sink, &first));
+    const SNode& t = top.node;
+    int items_def = -1, items_rep = 0;  // a list or map: the level of an item
+    if (t.list || t.map) {
+      items_def = t.children[0].def;
+      items_rep = t.children[0].rlevel;
+    } else if (t.rep == 2) {
+      items_def = t.def;
+      items_rep = t.rlevel;
+    }
+    int64_t row = 0;
+    for (size_t i = 0; i < first.def.size(); row++) {
+      size_t j = i + 1;
+      while (j < first.def.size() && first.rep[j] != 0) j++;
+      if (t.rep == 1 && first.def[i] < t.def) {
+        sink->Null(r);
+      } else {
+        int64_t items = -1;
+        if (items_def >= 0) {
+          items = 0;
+          for (size_t k = i; k < j; k++) {
+            items += first.rep[k] <= items_rep && first.def[k] >= items_def;
+          }
+        }
+        sink->Other(r, row, items);
+      }
+      i = j;
+    }
+    for (size_t s = 0; s < plan_->fields.size(); s++) {
+      if (plan_->fields[s].parent != r) continue;
+      int col = -1;
+      for (int k = fc; k < fc + top.leaves; k++) {
+        if (columns_[k].path == plan_->fields[s].name) col = k;
+      }
+      if (col < 0) continue;  // declared with a default, absent from the data
+      Leaf own;
+      const Leaf* l = &first;
+      if (col != fc) {
+        RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[col], rg.rows, r, sink, &own));
+        l = &own;
+      }
+      const Column& c = columns_[col];
+      Values view;
+      view.ints = l->ints;
+      view.dbls = l->dbls;
+      view.strs.assign(l->strs.begin(), l->strs.end());
+      int64_t rr = -1;
+      size_t vi = 0;
+      const int si = static_cast<int>(s);
+      for (size_t k = 0; k < l->def.size(); k++) {
+        if (l->rep[k] == 0) rr++;
+        if (l->def[k] == c.max_def) {
+          Deliver(c, view, vi++, si, rr, sink);
+        } else if (l->def[k] >= c.slot_def) {
+          sink->Null(si);
+        }
+      }
+    }
     return Status::Ok();
   }
 
   std::vector<Column> columns_;
+  std::vector<Top> tops_;
+  std::vector<const Node*> leaf_el_;  // per column: its schema element (only during Open)
   std::vector<RowGroup> groups_;
 };
 

@@ -268,9 +268,19 @@ class Validator {
     if (key.empty() && input_->quality.uniqueness) key = DefaultKey(reader_schema_);
     plan_ = std::make_unique<Plan>();
     BuildPlan(reader_schema_, key, plan_.get());
+    if (plan_->key_field >= static_cast<int>(plan_->top_level) &&
+        key.find_first_of("[{") != std::string::npos) {
+      return Fail("schema", Error(codes::kDataSchemaMismatch,
+                                  "uniqueKey " + Quote(key) + " is inside a list or map")
+                                .Path(InputPath("quality.uniqueKey"))
+                                .Value(key)
+                                .Hint("a key is one value per row: a top-level field or a "
+                                      "record field such as `a.b`"));
+    }
     if (input_->quality.uniqueness && plan_->key_field < 0) {
       std::vector<std::string> names;
-      for (const auto& f : plan_->fields) names.push_back(f.name);
+      for (size_t f = 0; f < plan_->top_level; f++) names.push_back(plan_->fields[f].name);
+      for (const auto& p : NestedPaths(reader_schema_)) names.push_back(p);
       std::string close = ClosestMatch(key, names);
       return Fail("schema",
                   Error(codes::kDataSchemaMismatch,
@@ -292,6 +302,13 @@ class Validator {
         return Fail("schema", e);
       }
       f.binding = std::move(*b);
+      if (plan_->fields.size() > plan_->top_level && !f.reader->ReadsNestedPaths()) {
+        std::vector<std::string> paths;
+        for (size_t k = plan_->top_level; k < plan_->fields.size(); k++)
+          paths.push_back(plan_->fields[k].name);
+        report_.notes.push_back("nested paths (" + Join(paths, ", ") +
+                                ") are checked in Parquet files only: not in " + f.info.relative);
+      }
       for (const auto& name : f.binding.ignored) {
         if (std::find(ignored.begin(), ignored.end(), name) == ignored.end())
           ignored.push_back(name);
@@ -492,6 +509,7 @@ class Validator {
     for (size_t f = 0; f < stats_.size(); f++) {
       const FieldPlan& p = plan_->fields[f];
       if (p.enum_set.empty() && !p.has_min && !p.has_max && p.array_size == 0) continue;
+      if (p.parent >= 0 && stats_[f].values + stats_[f].nulls == 0) continue;  // never read
       checked++;
       const Violation& v = stats_[f].constraint;
       if (v.count == 0) continue;
@@ -529,13 +547,21 @@ class Validator {
     return Status::Ok();
   }
 
+  // Values a field could have: one per row for a top-level field; for a nested path one per
+  // row outside lists, one per item inside them (values and nulls the reader saw).
+  int64_t Slots(size_t f) const {
+    if (plan_->fields[f].parent < 0) return report_.rows;
+    return stats_[f].values + stats_[f].nulls;
+  }
+
   Status Completeness() {
     // The field with the lowest non-null rate decides; its numbers are the message.
     int worst = -1;
     double worst_rate = 101;
     for (size_t f = 0; f < stats_.size(); f++) {
-      double rate = 100.0 * static_cast<double>(report_.rows - stats_[f].nulls) /
-                    static_cast<double>(report_.rows);
+      if (Slots(f) == 0) continue;
+      double rate =
+          100.0 * static_cast<double>(Slots(f) - stats_[f].nulls) / static_cast<double>(Slots(f));
       if (rate < worst_rate) {
         worst_rate = rate;
         worst = static_cast<int>(f);
@@ -552,14 +578,14 @@ class Validator {
     // First failing field in declaration order, so the message is stable.
     for (size_t f = 0; f < stats_.size(); f++) {
       int64_t nulls = stats_[f].nulls;
-      double rate =
-          100.0 * static_cast<double>(report_.rows - nulls) / static_cast<double>(report_.rows);
+      if (Slots(f) == 0) continue;
+      double rate = 100.0 * static_cast<double>(Slots(f) - nulls) / static_cast<double>(Slots(f));
       if (rate >= threshold) continue;
       return Fail("completeness",
                   Error(codes::kDataCompleteness,
                         "non-null " + FormatPercents(rate, threshold).first + "% < " +
                             FormatPercents(rate, threshold).second + "% (" + std::to_string(nulls) +
-                            " of " + std::to_string(report_.rows) + " null)")
+                            " of " + std::to_string(Slots(f)) + " null)")
                       .Path(plan_->fields[f].name)
                       .Value(FormatPercents(rate, threshold).first));
     }

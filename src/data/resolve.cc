@@ -201,7 +201,7 @@ Result<Binding> Resolve(const schema::Schema& writer, const Plan& plan, const st
               "-> float -> double, string <-> bytes)");
     }
   }
-  for (size_t i = 0; i < plan.fields.size(); i++) {
+  for (size_t i = 0; i < plan.top_level; i++) {
     if (seen[i]) continue;
     const FieldPlan& rf = plan.fields[i];
     if (!rf.default_json) {

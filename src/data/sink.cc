@@ -25,13 +25,22 @@ const char* ValueKindName(ValueKind kind) {
 }
 
 int Plan::FieldIndex(std::string_view name) const {
-  for (size_t i = 0; i < fields.size(); i++) {
+  for (size_t i = 0; i < top_level; i++) {
     if (fields[i].name == name) return static_cast<int>(i);
   }
-  for (size_t i = 0; i < fields.size(); i++) {
+  for (size_t i = 0; i < top_level; i++) {
     for (const auto& a : fields[i].aliases) {
       if (a == name) return static_cast<int>(i);
     }
+  }
+  return -1;
+}
+
+int Plan::PathIndex(std::string_view path) const {
+  int i = FieldIndex(path);
+  if (i >= 0) return i;
+  for (size_t k = top_level; k < fields.size(); k++) {
+    if (fields[k].name == path) return static_cast<int>(k);
   }
   return -1;
 }
@@ -79,6 +88,68 @@ int64_t IntBound(std::optional<int64_t> exact, std::optional<double> bound, bool
   return static_cast<int64_t>(b);
 }
 
+// One primitive (or enum/fixed) found at `path` below a top-level field.
+struct Leafpath {
+  std::string path;
+  schema::TypePtr type;
+  const schema::Constraints* constraints;  // null: none
+};
+
+// The primitives below type `t` (the value at `path`); `c` are the constraints that apply to
+// a primitive reached through arrays and maps only (those of the field that holds them).
+void Walk(const schema::TypePtr& t, const std::string& path, const schema::Constraints* c,
+          int depth, std::vector<Leafpath>* out) {
+  if (depth > 32) return;
+  const schema::Type& b = t->NonNull();
+  switch (b.kind) {
+    case Kind::kRecord:
+      for (const auto& f : b.fields) {
+        Walk(f.type, path + "." + f.name, f.constraints.empty() ? nullptr : &f.constraints,
+             depth + 1, out);
+      }
+      return;
+    case Kind::kArray:
+      if (b.items) Walk(b.items, path + "[]", c, depth + 1, out);
+      return;
+    case Kind::kMap:
+      if (b.items) Walk(b.items, path + "{}", c, depth + 1, out);
+      return;
+    case Kind::kUnion:  // a union of several non-null types: not addressable
+      return;
+    default:
+      if (depth > 0) out->push_back({path, t, c});
+      return;
+  }
+}
+
+std::vector<Leafpath> Leaves(const schema::Schema& reader) {
+  std::vector<Leafpath> out;
+  for (const auto& f : reader.record().fields) {
+    Walk(f.type, f.name, f.constraints.empty() ? nullptr : &f.constraints, 0, &out);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> NestedPaths(const schema::Schema& reader) {
+  std::vector<std::string> out;
+  for (const auto& l : Leaves(reader)) out.push_back(l.path);
+  return out;
+}
+
+namespace {
+
+void SetConstraints(const schema::Constraints& c, FieldPlan* p) {
+  p->has_min = c.min.has_value();
+  p->has_max = c.max.has_value();
+  p->min = c.min.value_or(0);
+  p->max = c.max.value_or(0);
+  p->imin = IntBound(c.min_int, c.min, true);
+  p->imax = IntBound(c.max_int, c.max, false);
+  p->enum_values = c.enum_values;
+}
+
 }  // namespace
 
 void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan* plan) {
@@ -104,15 +175,38 @@ void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan
     if (p.base->kind == Kind::kInt || p.base->kind == Kind::kLong) {
       p.ts_scale = TimestampScale(p.base->logical_type);
     }
+    // Constraints of an array or map field constrain its items (the "items[]" path).
+    if (p.base->kind == Kind::kArray || p.base->kind == Kind::kMap) {
+      p.has_min = p.has_max = false;
+      p.imin = std::numeric_limits<int64_t>::min();
+      p.imax = std::numeric_limits<int64_t>::max();
+      p.enum_values.clear();
+    }
+    plan->fields.push_back(std::move(p));
+  }
+  plan->top_level = plan->fields.size();
+  // Nested paths the contract addresses: constrained ones and the uniqueKey.
+  for (const auto& l : Leaves(reader)) {
+    if (l.constraints == nullptr && l.path != unique_key) continue;
+    FieldPlan p;
+    p.name = l.path;
+    p.type = l.type;
+    p.base = &l.type->NonNull();
+    p.kind = KindOf(*p.base);
+    if (l.constraints) SetConstraints(*l.constraints, &p);
+    if (p.enum_values.empty() && p.base->kind == Kind::kEnum) p.enum_values = p.base->symbols;
+    std::string top = l.path.substr(0, l.path.find_first_of(".[{"));
+    p.parent = plan->FieldIndex(top);
+    p.default_json = std::string("null");  // absent from the data: nothing to check
     plan->fields.push_back(std::move(p));
   }
   // Views into the plan's own strings: built after the vector stopped moving.
   for (auto& p : plan->fields) {
     for (const auto& v : p.enum_values) p.enum_set.insert(v);
   }
-  plan->key_field = unique_key.empty() ? -1 : plan->FieldIndex(unique_key);
+  plan->key_field = unique_key.empty() ? -1 : plan->PathIndex(unique_key);
   plan->ts_field = -1;
-  for (size_t i = 0; i < plan->fields.size(); i++) {
+  for (size_t i = 0; i < plan->top_level; i++) {
     if (plan->fields[i].ts_scale != 0) {
       plan->ts_field = static_cast<int>(i);
       break;

@@ -51,20 +51,34 @@ struct FieldPlan {
   bool is_key = false;
   //! timestamp-micros: 1, timestamp-millis: 1000, timestamp-nanos: -1000 (divide); 0: none.
   int64_t ts_scale = 0;
+  //! A nested path ("a.b", "items[]", "m{}"): the index of its top-level field; -1 for a
+  //! top-level field. Nested paths follow the top-level fields in Plan::fields.
+  int parent = -1;
 };
 
 //! The reader schema prepared for one validation.
+//! Nested paths are planned where the contract addresses them: a nested record field with
+//! constraints ("a.b"), the items of an array or map field with constraints ("items[]",
+//! "m{}"), and a uniqueKey path. Readers that decode nested values (Parquet) feed them; for
+//! other formats Plan::NestedPaths() names them as not checked.
 struct Plan {
   std::vector<FieldPlan> fields;
-  int key_field = -1;  //!< index of the uniqueKey field, -1 when uniqueness is not checked
-  int ts_field = -1;   //!< index of the first timestamp-logicalType field, -1 when none
-  //! Index of the field with this name (or alias), -1 when none.
+  size_t top_level = 0;  //!< fields[0, top_level) are the schema's top-level fields
+  int key_field = -1;    //!< index of the uniqueKey field, -1 when uniqueness is not checked
+  int ts_field = -1;     //!< index of the first timestamp-logicalType field, -1 when none
+  //! Index of the top-level field with this name (or alias), -1 when none.
   int FieldIndex(std::string_view name) const;
+  //! Index of the top-level field or nested path ("a.b", "items[]"), -1 when none.
+  int PathIndex(std::string_view path) const;
 };
 
 //! Builds the plan: kinds, constraints, key and timestamp fields. The plan keeps views into
 //! itself (enum_set): do not copy it after building; hold it by pointer or unique_ptr.
 void BuildPlan(const schema::Schema& reader, const std::string& unique_key, Plan* plan);
+
+//! Every nested path of a primitive inside `reader`'s records, arrays and maps ("a.b",
+//! "items[]", "m{}", "items[].x"): what a contract may address (did-you-mean hints).
+std::vector<std::string> NestedPaths(const schema::Schema& reader);
 
 //! The first value of a field that broke a rule (constraint or type), with how many did.
 struct Violation {

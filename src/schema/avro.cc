@@ -346,7 +346,14 @@ class AvroParser {
       return Fail(where, "constraints must be an object", "{\"min\": 0, \"max\": 1}", f.name);
     }
     Constraints c;
-    const schema::Type& base = f.type->NonNull();
+    // Constraints of an array or map constrain its items ("items[]" in the data contract).
+    const schema::Type* items = &f.type->NonNull();
+    for (int depth = 0;
+         depth < 32 && (items->kind == Kind::kArray || items->kind == Kind::kMap) && items->items;
+         depth++) {
+      items = &items->items->NonNull();
+    }
+    const schema::Type& base = *items;
     bool numeric = base.kind == Kind::kInt || base.kind == Kind::kLong ||
                    base.kind == Kind::kFloat || base.kind == Kind::kDouble || base.IsDecimal();
     for (const auto& [key, value] : j.items()) {

@@ -191,6 +191,48 @@ const Field* Schema::FindField(const std::string& name) const {
   return nullptr;
 }
 
+const Field* Schema::FindPath(const std::string& path) const {
+  if (!root) return nullptr;
+  const Type* t = root.get();
+  const Field* found = nullptr;
+  size_t at = 0;
+  for (int depth = 0; depth < 64; depth++) {
+    size_t dot = path.find('.', at);
+    std::string name = path.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+    const Type& rec = t->NonNull();
+    if (rec.kind != Kind::kRecord) return nullptr;
+    found = nullptr;
+    for (const auto& f : rec.fields) {
+      if (f.name == name) found = &f;
+    }
+    if (found == nullptr || dot == std::string::npos) return found;
+    t = found->type.get();
+    at = dot + 1;
+  }
+  return nullptr;
+}
+
+namespace {
+
+void AddPaths(const Type& t, const std::string& prefix, int depth, std::vector<std::string>* out) {
+  const Type& rec = t.NonNull();
+  if (rec.kind != Kind::kRecord || depth > 32) return;
+  for (const auto& f : rec.fields) {
+    out->push_back(prefix + f.name);
+    AddPaths(*f.type, prefix + f.name + ".", depth + 1, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Schema::RecordPaths() const {
+  std::vector<std::string> out;
+  if (!root) return out;
+  for (const auto& f : root->fields) out.push_back(f.name);
+  for (const auto& f : root->fields) AddPaths(*f.type, f.name + ".", 1, &out);
+  return out;
+}
+
 Result<Schema> ParseSchema(const std::string& text) {
   std::string_view t = Trim(text);
   if (t.empty()) {

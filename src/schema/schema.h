@@ -92,6 +92,11 @@ struct Schema {
   TypePtr root;
   const Type& record() const { return *root; }
   const Field* FindField(const std::string& name) const;
+  //! A top-level field or a field of nested records by its dotted path ("a.b": field b of the
+  //! record a, nullable or not); nullptr when none.
+  const Field* FindPath(const std::string& path) const;
+  //! Every dotted path FindPath finds (top-level names first), for did-you-mean hints.
+  std::vector<std::string> RecordPaths() const;
   std::string ToJson() const { return root ? root->ToJson() : "null"; }
 };
 

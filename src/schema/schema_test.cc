@@ -223,4 +223,25 @@ TEST(SchemaTest, ExtendSchemaAddsFeatures) {
 }
 
 }  // namespace
+// uniqueKey may name a field of a nested record ("a.b", through nullable unions).
+TEST(SchemaTest, FindPathWalksNestedRecords) {
+  auto s = ParseSchema(R"({"type":"record","name":"t","fields":[
+    {"name":"id","type":"long"},
+    {"name":"a","type":["null",{"type":"record","name":"a","fields":[
+      {"name":"b","type":"long"},
+      {"name":"c","type":{"type":"record","name":"c","fields":[{"name":"d","type":"string"}]}}]}]},
+    {"name":"items","type":{"type":"array","items":"long"}}]})");
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  ASSERT_NE(s->FindPath("id"), nullptr);
+  ASSERT_NE(s->FindPath("a.b"), nullptr);
+  EXPECT_EQ(s->FindPath("a.b")->type->kind, Kind::kLong);
+  ASSERT_NE(s->FindPath("a.c.d"), nullptr);
+  EXPECT_EQ(s->FindPath("a.x"), nullptr);
+  EXPECT_EQ(s->FindPath("id.x"), nullptr);
+  EXPECT_EQ(s->FindPath("items.x"), nullptr);
+  EXPECT_EQ(s->FindPath("a."), nullptr);
+  EXPECT_EQ(s->RecordPaths(),
+            (std::vector<std::string>{"id", "a", "items", "a.b", "a.c", "a.c.d"}));
+}
+
 }  // namespace rsl::schema

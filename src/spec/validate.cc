@@ -376,9 +376,8 @@ class Validator {
     if (auto& in = w_.data.input) {
       Quality& q = in->quality;
       const std::string qpath = "spec.data.input.quality";
-      if (q.unique_key && in->schema && !in->schema->FindField(*q.unique_key)) {
-        std::vector<std::string> fields;
-        for (const auto& f : in->schema->record().fields) fields.push_back(f.name);
+      if (q.unique_key && in->schema && !in->schema->FindPath(*q.unique_key)) {
+        std::vector<std::string> fields = in->schema->RecordPaths();
         std::string close = DidYouMean(*q.unique_key, fields);
         Fail(qpath + ".uniqueKey", "uniqueKey " + Quote(*q.unique_key) + " is not a schema field",
              close.empty() ? "fields: " + Join(fields, ", ") : "did you mean '" + close + "'?")

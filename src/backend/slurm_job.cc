@@ -74,7 +74,8 @@ done < /proc/self/cgroup 2>/dev/null
 
 // Live usage while the step runs: a sampler beside the step (a bash subshell, started before
 // the step and killed after it; it also stops once the script is gone) rewrites
-// UsageFile(spec) right away and then every kUsageSampleSeconds, atomically (tmp + rename),
+// UsageFile(spec) every kUsageSampleSeconds, atomically (tmp + rename), the first time one
+// interval after the start (a rate over the step's first milliseconds says nothing),
 // for the backend's monitor to read (ReadUsageSample). Where the numbers come from:
 //  - CPU: the job's cgroup (v2 cpu.stat usage_usec; v1 cpuacct.usage where the job has a
 //    cpuacct cgroup, i.e. jobacct_gather/cgroup), else /proc of the job's processes (the
@@ -105,7 +106,14 @@ constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
   [ -n "$memf" ] && [ -r "$memf" ] && mem_from=cgroup-v$(( v2 ? 2 : 1 ))
   local now wall cpu mem peak=0 pk=0 hi_cpu=0 last_cpu=0 last_wall=0 ticks rss r pid
   local -a pids fs
-  while kill -0 $$ 2>/dev/null; do
+  local nap=""
+  trap '[ -n "$nap" ] && kill "$nap"; exit 0' TERM
+  while :; do
+    sleep "$rsl_sample_s" &
+    nap=$!
+    wait "$nap" || break
+    nap=""
+    kill -0 $$ 2>/dev/null || break
     now=${EPOCHREALTIME//[.,]/}; wall=$(( now / 1000 - rsl_start ))
     cpu=-1; mem=-1
     if [ "$cpu_from" != proc ]; then
@@ -154,27 +162,26 @@ constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
     fi
     printf 'wall_ms=%d\ncpu_ms=%d\nmemory_bytes=%d\npeak_memory_bytes=%d\npeak_cpu_millicores=%d\ncpu_from=%s\nmemory_from=%s\n' \
       "$wall" "$cpu" "$mem" "$peak" "$pk" "$cpu_from" "$mem_from" > "$f.tmp" && mv -f "$f.tmp" "$f"
-    sleep "$rsl_sample_s"
   done
 }
 )sh";
 
-// A serving replica's port, chosen on the node it landed on (bash only): a port no socket
-// of the node listens on (/proc/net/tcp and tcp6, state 0A), at random below the kernel's
-// ephemeral range (so no outgoing connection takes it meanwhile), handed to the step as
-// RSL_PORT (the later of two assignments wins in env -i) and written to the port file for
-// the controller. Two replicas that pick the same port at the same instant: one fails to
+// A serving replica's port, chosen on the node it landed on (bash and grep): a port no socket
+// of the node listens on (/proc/net/tcp and tcp6, state 0A; read by grep in one go: bash's
+// `read` takes such a file in small pieces, and each piece makes the kernel walk the socket
+// table again, which took minutes on a node with tens of thousands of sockets in TIME_WAIT), at
+// random below the kernel's ephemeral range (so no outgoing connection takes it meanwhile), handed
+// to the step as RSL_PORT (the later of two assignments wins in env -i) and written to the port
+// file for the controller. Two replicas that pick the same port at the same instant: one fails to
 // bind, exits, and its restart picks again.
 std::string PickPort(const std::string& port_file) {
   std::string s;
   s += "rsl_port_file=" + ShellQuote(port_file) + "\n";
   s += R"sh(rsl_used=" "
-for rsl_f in /proc/net/tcp /proc/net/tcp6; do
-  [ -r "$rsl_f" ] || continue
-  while read -r _ rsl_local _ rsl_st _; do
-    [[ $rsl_st == 0A && $rsl_local == *:* ]] && rsl_used+="$((16#${rsl_local##*:})) "
-  done < "$rsl_f"
-done
+rsl_listen=$(grep -h ' 0A ' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+while read -r _ rsl_local _ rsl_st _; do
+  [[ $rsl_st == 0A && $rsl_local == *:* ]] && rsl_used+="$((16#${rsl_local##*:})) "
+done <<< "$rsl_listen"
 rsl_hi=32768
 read -r rsl_lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && rsl_hi=$rsl_lo
 rsl_lo=$(( rsl_hi - 12000 ))

@@ -372,5 +372,46 @@ TEST_F(SlurmServingTest, ScalesOutUnderLoadAndBackInAfterTheDelay) {
   EXPECT_EQ(c_.WaitPhase(editor_, id, 90000), "CANCELLED") << c_.Log();
 }
 
+// The same controller, a batch step: `seedctl workload status` shows a running Slurm step's
+// CPU and memory so far (the batch script's samples), as it does for a local step
+// (tests/api/live_status_inputs_test.cc).
+using SlurmControllerTest = SlurmServingTest;
+TEST_F(SlurmControllerTest, StatusShowsTheUseOfARunningSlurmStep) {
+  WriteText(
+      c_.work_dir() + "/hog.yaml",
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n"
+      "metadata: {name: hog, namespace: risk}\nspec:\n  pipeline:\n"
+      "    - name: hog\n      resources: {cpu: \"1\", memory: 256Mi}\n"
+      "      command: [/usr/bin/python3, -c, \"x = b'a' * (80 << 20)\\nwhile True: pass\\n\"]\n");
+  CmdResult submitted = c_.Seedctl(editor_, {"workload", "submit", "-f", "hog.yaml"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  std::string id = IdFromSubmit(submitted.out);
+  Json cur;
+  auto until = std::chrono::steady_clock::now() + 120s;
+  while (std::chrono::steady_clock::now() < until) {
+    Json w = Status(id);
+    if (w.is_object() && w["status"].contains("currentStep")) cur = w["status"]["currentStep"];
+    if (cur.is_object() && cur.value("cpuMs", 0) >= 300 &&
+        cur.value("peakMemoryBytes", int64_t(0)) >= (80LL << 20)) {
+      break;
+    }
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_TRUE(cur.is_object()) << Status(id).dump();
+  std::cout << "running Slurm step in status: " << cur.dump() << std::endl;
+  EXPECT_EQ(cur.value("phase", ""), "RUNNING");
+  EXPECT_GE(cur.value("cpuMs", 0), 300) << cur.dump();
+  EXPECT_GE(cur.value("peakMemoryBytes", int64_t(0)), 80LL << 20) << cur.dump();
+  EXPECT_LE(cur.value("peakMemoryBytes", int64_t(0)), 256LL << 20) << cur.dump();
+  EXPECT_GE(cur.value("wallMs", 0), 2000) << cur.dump();
+  CmdResult text = c_.Seedctl(editor_, {"workload", "status", "--id", id});
+  EXPECT_NE(text.out.find("\nCPU: "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("MEMORY_USED: 0/"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("/256Mi\n"), std::string::npos) << text.out;
+  CmdResult cancel = c_.Seedctl(editor_, {"workload", "cancel", "--id", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(c_.WaitPhase(editor_, id, 90000), "CANCELLED") << c_.Log();
+}
+
 }  // namespace
 }  // namespace rsl::apitest

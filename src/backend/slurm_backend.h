@@ -108,6 +108,9 @@ class SlurmBackend : public Backend {
   };
 
   Status CheckFeasible(const LaunchSpec& spec);
+  //! spec.spread_from, when a node outside it (Ready, with the features, free CPUs, memory
+  //! and GPUs as last read) can take the job now; else nothing (Slurm places it anywhere).
+  std::vector<std::string> SpreadExclude(const LaunchSpec& spec);
   //! Runs sbatch for `a` (no lock held): the job id, or why not; `unreachable` is set when
   //! Slurm did not answer (try again later) rather than refused.
   Result<int64_t> Submit(const Attempt& a, bool* unreachable);

@@ -449,6 +449,39 @@ TEST_F(SlurmBackendTest, TimedOutStepsUsageIsItsLastSample) {
   EXPECT_GE(exits_[0].usage.peak_cpu_millicores, 1010);
 }
 
+// Anti-affinity for serving replicas: off the nodes holding siblings when another node can
+// take the job now; anywhere when none can (never a reason to wait).
+TEST_F(SlurmBackendTest, ReplicaIsSpreadFromItsSiblingsWhereAnotherNodeFits) {
+  auto exclude_of = [](const std::vector<std::string>& args) {
+    for (const auto& a : args) {
+      if (a.rfind("--exclude=", 0) == 0) return a.substr(10);
+    }
+    return std::string();
+  };
+  fake_->Answer("sbatch", "8\n");
+  fake_->Answer("sbatch", "9\n");
+  fake_->Answer("sbatch", "10\n");
+  auto spread = Spec("serve");
+  spread.spread_from = {"n1"};
+  ASSERT_TRUE(backend_->Launch(spread).ok());
+  // Only n1 has tensor_core: the replica goes there anyway.
+  auto only_n1 = Spec("serve2");
+  only_n1.spread_from = {"n1"};
+  only_n1.capabilities = {"tensor_core"};
+  ASSERT_TRUE(backend_->Launch(only_n1).ok());
+  // 3 CPUs fit n3 alone (4 CPUs): off n3 nothing fits, so no exclusion.
+  auto big = Spec("serve3");
+  big.spread_from = {"n3"};
+  big.cpu_millis = 3000;
+  ASSERT_TRUE(backend_->Launch(big).ok());
+  auto sb = fake_->Calls("sbatch");
+  ASSERT_EQ(sb.size(), 3u);
+  EXPECT_EQ(exclude_of(sb[0]), "n1");
+  EXPECT_EQ(exclude_of(sb[1]), "");
+  EXPECT_EQ(exclude_of(sb[2]), "");
+  EXPECT_EQ(exclude_of(slurm::SbatchArgs(Spec(), "", "/dev/null")), "") << "batch steps: none";
+}
+
 TEST(SlurmUsageSample, ParsesTheSamplersRecord) {
   auto s = slurm::ParseUsageSample(
       "wall_ms=10\ncpu_ms=5\nmemory_bytes=7\npeak_memory_bytes=9\npeak_cpu_millicores=3\n"

@@ -283,7 +283,8 @@ std::string JobComment(const LaunchSpec& spec) {
 }
 
 std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
-                                    const std::string& output) {
+                                    const std::string& output,
+                                    const std::vector<std::string>& exclude) {
   std::vector<std::string> a = {"sbatch", "--parsable", "--no-requeue"};
   a.push_back("--job-name=" + JobName(spec));
   if (!spec.workdir.empty()) a.push_back("--chdir=" + spec.workdir);
@@ -299,6 +300,7 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
   if (!spec.capabilities.empty()) a.push_back("--constraint=" + Join(spec.capabilities, "&"));
   if (spec.timeout_ms) a.push_back("--time=" + std::to_string(TimeLimitMinutes(*spec.timeout_ms)));
   if (!partition.empty()) a.push_back("--partition=" + partition);
+  if (!exclude.empty()) a.push_back("--exclude=" + Join(exclude, ","));
   a.push_back("--comment=" + JobComment(spec));
   if (!spec.namespace_.empty()) a.push_back("--wckey=" + CommentValue(spec.namespace_));
   // The batch script sets the step's complete environment itself (env -i); nothing of the

@@ -47,10 +47,13 @@ std::string JobComment(const LaunchSpec& spec);
 //! sbatch's argv (without the script path, which comes last):
 //!   sbatch --parsable --no-requeue --job-name=... --chdir=... --output=LOG --error=LOG
 //!   --open-mode=append --cpus-per-task=N [--mem=NM] [--gres=gpu:N] [--constraint=a&b]
-//!   [--time=M] [--partition=P] --comment=... --wckey=<namespace> --export=NONE
-//! `output` is where Slurm writes stdout+stderr (the step's log, or the raw log to mask).
+//!   [--time=M] [--partition=P] [--exclude=a,b] --comment=... --wckey=<namespace>
+//!   --export=NONE
+//! `output` is where Slurm writes stdout+stderr (the step's log, or the raw log to mask);
+//! `exclude`: nodes to keep the job off (a serving replica's anti-affinity).
 std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
-                                    const std::string& output);
+                                    const std::string& output,
+                                    const std::vector<std::string>& exclude = {});
 
 //! The batch script: reads the NUL-separated environment file, runs argv under exactly that
 //! environment in the working directory, and writes the exit record (JSON, atomically via

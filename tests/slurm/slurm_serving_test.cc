@@ -335,6 +335,12 @@ TEST_F(SlurmServingTest, ScalesOutUnderLoadAndBackInAfterTheDelay) {
     EXPECT_NE(EventMessage(id, "ScaledUp").find("target 20%, 1 ready: 1 -> 2"), std::string::npos)
         << EventMessage(id, "ScaledUp");
     EXPECT_GE(ready_s, 0) << Status(id).dump() << Sh("squeue -o '%A %T %N %k'");
+    // Anti-affinity: every node can take a 1-CPU replica, so the second went elsewhere.
+    std::set<std::string> nodes;
+    for (const auto& line : Split(Sh("squeue -h -o '%N %k'"), '\n')) {
+      if (line.find(run_id) != std::string::npos) nodes.insert(line.substr(0, line.find(' ')));
+    }
+    EXPECT_EQ(nodes.size(), 2u) << Sh("squeue -o '%A %T %N %k'");
     // The replica's CPU rate over its request of 1 CPU: about one busy core where the machine
     // has one to spare (its 2 cores are shared with other tests here).
     EXPECT_GT(busy_utilization, 0.2);

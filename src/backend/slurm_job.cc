@@ -84,9 +84,14 @@ done < /proc/self/cgroup 2>/dev/null
 //  - memory: the job's cgroup now and its high-water mark (v1 memory.usage_in_bytes and
 //    max_usage_in_bytes, v2 memory.current and memory.peak), else the processes' RSS;
 //  - peak_cpu_millicores: the highest CPU rate between two samples at least a second apart.
-// The sampler leaves itself out of the /proc sums.
+// The sampler leaves itself out of the /proc sums. It never leaves a process behind: its TERM
+// trap is its first command (bash runs a trap only once a foreground child has ended, so no
+// child is orphaned), and it waits with `read -t` on a FIFO only it holds open, a builtin
+// that TERM interrupts at once: a background `sleep` killed mid-fork stayed a zombie that
+// kept the job COMPLETING until init reaped it, 1-3 s here.
 constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
-  local f="$rsl_exit_file.usage" tck=100 page=4096 v k line
+  trap 'exit 0' TERM
+  local f="$rsl_exit_file.usage" tck=100 page=4096 v k line nap=""
   v=$(getconf CLK_TCK 2>/dev/null) && [[ $v =~ ^[1-9][0-9]*$ ]] && tck=$v
   v=$(getconf PAGESIZE 2>/dev/null) && [[ $v =~ ^[1-9][0-9]*$ ]] && page=$v
   local ctl cg procs="" cpuf="" memf="" peakf="" v2=0 cpu_from=proc mem_from=proc
@@ -106,13 +111,11 @@ constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
   [ -n "$memf" ] && [ -r "$memf" ] && mem_from=cgroup-v$(( v2 ? 2 : 1 ))
   local now wall cpu mem peak=0 pk=0 hi_cpu=0 last_cpu=0 last_wall=0 ticks rss r pid
   local -a pids fs
-  local nap=""
-  trap '[ -n "$nap" ] && kill "$nap"; exit 0' TERM
+  rm -f "$f.nap"
+  mkfifo -m 600 "$f.nap" && exec {nap}<>"$f.nap"
+  rm -f "$f.nap"
   while :; do
-    sleep "$rsl_sample_s" &
-    nap=$!
-    wait "$nap" || break
-    nap=""
+    if [ -n "$nap" ]; then read -r -t "$rsl_sample_s" -u "$nap" _; else sleep "$rsl_sample_s"; fi
     kill -0 $$ 2>/dev/null || break
     now=${EPOCHREALTIME//[.,]/}; wall=$(( now / 1000 - rsl_start ))
     cpu=-1; mem=-1

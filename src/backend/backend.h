@@ -64,6 +64,10 @@ struct LaunchSpec {
   std::vector<std::string> capabilities;
   std::optional<int64_t> timeout_ms;  //!< the backend may enforce it too (Slurm --time)
   std::string node;                   //!< placement chosen by the engine; "" = the backend decides
+  //! Nodes that already hold replicas of the same serving step: a backend that places
+  //! attempts itself (Slurm) keeps this one off them when another node can take it now
+  //! (anti-affinity, best effort: never a reason to wait).
+  std::vector<std::string> spread_from;
   std::map<std::string, std::string> labels;  //!< namespace/team/... for accounting
   //! Set for a serving step: a backend that serves (serve::ServingBackend) runs replicas.
   std::optional<ServingLaunch> serving;

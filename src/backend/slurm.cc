@@ -333,6 +333,39 @@ Status SlurmBackend::Accept(Attempt* a, int64_t job_id, std::vector<AttemptEvent
   return s;
 }
 
+std::vector<std::string> SlurmBackend::SpreadExclude(const LaunchSpec& spec) {
+  if (spec.spread_from.empty()) return {};
+  std::vector<sched::Node> nodes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes = node_cache_;
+  }
+  auto avoided = [&spec](const std::string& name) {
+    return std::find(spec.spread_from.begin(), spec.spread_from.end(), name) !=
+           spec.spread_from.end();
+  };
+  int64_t cpus = std::max<int64_t>(1, (spec.cpu_millis + 999) / 1000) * 1000;  // as sbatch asks
+  std::vector<std::string> exclude;
+  bool elsewhere = false;
+  for (const auto& n : nodes) {
+    if (avoided(n.name)) {
+      exclude.push_back(n.name);
+      continue;
+    }
+    if (n.state != spec::NodeState::kReady) continue;
+    bool features = std::all_of(spec.capabilities.begin(), spec.capabilities.end(), [&](auto& c) {
+      return std::find(n.capabilities.begin(), n.capabilities.end(), c) != n.capabilities.end();
+    });
+    if (features && n.cpu_millis - n.used_cpu_millis >= cpus &&
+        n.memory_bytes - n.used_memory_bytes >= spec.memory_bytes &&
+        int64_t(n.gpus.size()) - n.used_gpus >= spec.gpus) {
+      elsewhere = true;
+    }
+  }
+  if (!elsewhere) return {};
+  return exclude;
+}
+
 Status SlurmBackend::Launch(const LaunchSpec& spec) {
   if (spec.argv.empty()) {
     return Error(codes::kInvalidArgument, "step '" + spec.step + "' has no command")
@@ -354,7 +387,8 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   }
   bool mask = !spec.secret_values.empty() && !spec.log_path.empty();
   std::string output = mask ? files.raw_log : (spec.log_path.empty() ? "/dev/null" : spec.log_path);
-  a->sbatch_args = slurm::SbatchArgs(spec, options_.backend.slurm_partition, output);
+  std::vector<std::string> exclude = SpreadExclude(spec);
+  a->sbatch_args = slurm::SbatchArgs(spec, options_.backend.slurm_partition, output, exclude);
   a->sbatch_args.push_back(files.script);
   if (mask) a->masker = std::make_unique<slurm::LogMasker>(spec.secret_values);
   std::string why;

@@ -17,6 +17,11 @@
 // its scancel to the monitor, and only after `patience_ms` without an answer do the live
 // attempts end kFailed ("Slurm unreachable for ...").
 //
+// Live usage: the batch script's sampler rewrites <exit_file>.usage every ~2 s while the
+// step runs (slurm_job.h); the monitor reads it for running attempts and reports each new
+// sample through on_usage. At the end, the last sample fills in what the exit record lacks
+// (a step killed at its --time or OOM-killed before the script wrote its record).
+//
 // Nodes: the monitor reads `sinfo --json` every node_refresh_ms, also while idle, and hands
 // each fresh inventory to on_nodes.
 //
@@ -98,9 +103,14 @@ class SlurmBackend : public Backend {
     std::optional<AttemptExit> immediate_exit;  // decided outside the poll (Adopt)
     std::unique_ptr<slurm::LogMasker> masker;   // only when the step has secrets
     int64_t raw_log_offset = 0;
+    int64_t usage_read_ms = 0;   // when its usage file was last read (monotonic)
+    int64_t usage_wall_ms = -1;  // the wall_ms of the last sample reported (on_usage)
   };
 
   Status CheckFeasible(const LaunchSpec& spec);
+  //! spec.spread_from, when a node outside it (Ready, with the features, free CPUs, memory
+  //! and GPUs as last read) can take the job now; else nothing (Slurm places it anywhere).
+  std::vector<std::string> SpreadExclude(const LaunchSpec& spec);
   //! Runs sbatch for `a` (no lock held): the job id, or why not; `unreachable` is set when
   //! Slurm did not answer (try again later) rather than refused.
   Result<int64_t> Submit(const Attempt& a, bool* unreachable);
@@ -118,7 +128,11 @@ class SlurmBackend : public Backend {
   //! Removes the files of an ended attempt that may hold secret values.
   void RemoveSecretFiles(const Attempt& a);
   void RefreshNodes(bool force);
-  void Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits);
+  void Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits,
+              const std::vector<AttemptUsage>& usages = {});
+  //! A running attempt's newest usage sample (its batch script's sampler), at most once a
+  //! second, when it is new since the last one reported.
+  void ReadLiveUsage(Attempt* a, int64_t now_ms, std::vector<AttemptUsage>* usages);
   Status WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files,
                            const std::optional<StepIdentity>& who);
   Result<std::vector<sched::Node>> QueryNodes(std::vector<slurm::NodeState>* states);

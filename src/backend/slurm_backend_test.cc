@@ -390,6 +390,116 @@ TEST_F(SlurmBackendTest, SucceededStepReportsTheRecordsUsage) {
   EXPECT_EQ(exits_[0].usage.peak_memory_bytes, 52428800);
 }
 
+// Live usage: the batch script's sampler rewrites <exit_file>.usage while the step runs; the
+// monitor reports each new sample once (on_usage), and not before the job runs.
+TEST_F(SlurmBackendTest, RunningJobsSamplesAreReportedAsLiveUsage) {
+  std::vector<AttemptUsage> usages;
+  backend_->on_usage = [&usages](const AttemptUsage& u) { usages.push_back(u); };
+  fake_->Answer("sbatch", "6\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  fake_->Answer("squeue", SqueueWith(6, "PENDING", "", 0, "Resources"));
+  ASSERT_TRUE(WriteFileAtomic(slurm::UsageFile(spec), "wall_ms=1\ncpu_ms=0\n").ok());
+  backend_->PollOnce();
+  EXPECT_TRUE(usages.empty()) << "a pending job has no usage";
+  fake_->Replace("squeue", SqueueWith(6, "RUNNING", "n1"));
+  ASSERT_TRUE(WriteFileAtomic(slurm::UsageFile(spec),
+                              "wall_ms=2000\ncpu_ms=1500\nmemory_bytes=1000\n"
+                              "peak_memory_bytes=4096\npeak_cpu_millicores=800\n"
+                              "cpu_from=proc\nmemory_from=cgroup-v1\n")
+                  .ok());
+  backend_->PollOnce();
+  ASSERT_EQ(usages.size(), 1u);
+  EXPECT_EQ(usages[0].attempt_id, spec.attempt_id);
+  EXPECT_EQ(usages[0].usage.wall_ms, 2000);
+  EXPECT_EQ(usages[0].usage.cpu_ms, 1500);
+  EXPECT_EQ(usages[0].usage.peak_memory_bytes, 4096);
+  EXPECT_EQ(usages[0].usage.peak_cpu_millicores, 800);
+  clock_.Advance(1000);
+  backend_->PollOnce();
+  EXPECT_EQ(usages.size(), 1u) << "the same sample is reported once";
+  ASSERT_TRUE(WriteFileAtomic(slurm::UsageFile(spec),
+                              "wall_ms=4000\ncpu_ms=3500\npeak_memory_bytes=8192\n"
+                              "peak_cpu_millicores=1000\n")
+                  .ok());
+  clock_.Advance(1000);
+  backend_->PollOnce();
+  ASSERT_EQ(usages.size(), 2u);
+  EXPECT_EQ(usages[1].usage.cpu_ms, 3500);
+  EXPECT_TRUE(exits_.empty());
+}
+
+// A step killed at its --time before its script wrote the exit record: its last sample is
+// its usage (and the peak rate the sampler saw).
+TEST_F(SlurmBackendTest, TimedOutStepsUsageIsItsLastSample) {
+  fake_->Answer("sbatch", "7\n");
+  auto spec = Spec();
+  ASSERT_TRUE(backend_->Launch(spec).ok());
+  ASSERT_TRUE(WriteFileAtomic(slurm::UsageFile(spec),
+                              "wall_ms=58000\ncpu_ms=57000\nmemory_bytes=1000\n"
+                              "peak_memory_bytes=73400320\npeak_cpu_millicores=1010\n")
+                  .ok());
+  fake_->Answer("squeue", SqueueWith(7, "TIMEOUT", "n1", 0, "TimeLimit"));
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kTimedOut);
+  EXPECT_EQ(exits_[0].usage.wall_ms, 3000) << "Slurm's start and end times (100 to 103)";
+  EXPECT_EQ(exits_[0].usage.cpu_ms, 57000);
+  EXPECT_EQ(exits_[0].usage.peak_memory_bytes, 73400320);
+  EXPECT_GE(exits_[0].usage.peak_cpu_millicores, 1010);
+}
+
+// Anti-affinity for serving replicas: off the nodes holding siblings when another node can
+// take the job now; anywhere when none can (never a reason to wait).
+TEST_F(SlurmBackendTest, ReplicaIsSpreadFromItsSiblingsWhereAnotherNodeFits) {
+  auto exclude_of = [](const std::vector<std::string>& args) {
+    for (const auto& a : args) {
+      if (a.rfind("--exclude=", 0) == 0) return a.substr(10);
+    }
+    return std::string();
+  };
+  fake_->Answer("sbatch", "8\n");
+  fake_->Answer("sbatch", "9\n");
+  fake_->Answer("sbatch", "10\n");
+  auto spread = Spec("serve");
+  spread.spread_from = {"n1"};
+  ASSERT_TRUE(backend_->Launch(spread).ok());
+  // Only n1 has tensor_core: the replica goes there anyway.
+  auto only_n1 = Spec("serve2");
+  only_n1.spread_from = {"n1"};
+  only_n1.capabilities = {"tensor_core"};
+  ASSERT_TRUE(backend_->Launch(only_n1).ok());
+  // 3 CPUs fit n3 alone (4 CPUs): off n3 nothing fits, so no exclusion.
+  auto big = Spec("serve3");
+  big.spread_from = {"n3"};
+  big.cpu_millis = 3000;
+  ASSERT_TRUE(backend_->Launch(big).ok());
+  auto sb = fake_->Calls("sbatch");
+  ASSERT_EQ(sb.size(), 3u);
+  EXPECT_EQ(exclude_of(sb[0]), "n1");
+  EXPECT_EQ(exclude_of(sb[1]), "");
+  EXPECT_EQ(exclude_of(sb[2]), "");
+  EXPECT_EQ(exclude_of(slurm::SbatchArgs(Spec(), "", "/dev/null")), "") << "batch steps: none";
+}
+
+TEST(SlurmUsageSample, ParsesTheSamplersRecord) {
+  auto s = slurm::ParseUsageSample(
+      "wall_ms=10\ncpu_ms=5\nmemory_bytes=7\npeak_memory_bytes=9\npeak_cpu_millicores=3\n"
+      "cpu_from=cgroup-v2\nmemory_from=proc\n");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->usage.wall_ms, 10);
+  EXPECT_EQ(s->usage.cpu_ms, 5);
+  EXPECT_EQ(s->memory_bytes, 7);
+  EXPECT_EQ(s->usage.peak_memory_bytes, 9);
+  EXPECT_EQ(s->usage.peak_cpu_millicores, 3);
+  EXPECT_EQ(s->cpu_from, "cgroup-v2");
+  EXPECT_EQ(s->memory_from, "proc");
+  EXPECT_FALSE(slurm::ParseUsageSample(""));
+  EXPECT_FALSE(slurm::ParseUsageSample("wall_ms=10\n"));
+  EXPECT_FALSE(slurm::ParseUsageSample("wall_ms=1x\ncpu_ms=2\n"));
+  EXPECT_FALSE(slurm::ParseUsageSample("wall_ms=10\ncpu_ms=-2\n"));
+}
+
 // A slurmd killed between slurmctld's allocation and the batch script's start: the launch
 // fails and Slurm requeues the job (even with --no-requeue). Nothing ended: the attempt says
 // so and follows the job to the node where it runs next.

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <map>
 
 #include "base/codes.h"
 #include "base/strings.h"
@@ -70,22 +72,119 @@ done < /proc/self/cgroup 2>/dev/null
 [[ $rsl_peak =~ ^[0-9]+$ ]] || rsl_peak=0
 )sh";
 
-// A serving replica's port, chosen on the node it landed on (bash only): a port no socket
-// of the node listens on (/proc/net/tcp and tcp6, state 0A), at random below the kernel's
-// ephemeral range (so no outgoing connection takes it meanwhile), handed to the step as
-// RSL_PORT (the later of two assignments wins in env -i) and written to the port file for
-// the controller. Two replicas that pick the same port at the same instant: one fails to
+// Live usage while the step runs: a sampler beside the step (a bash subshell, started before
+// the step and killed after it; it also stops once the script is gone) rewrites
+// UsageFile(spec) every kUsageSampleSeconds, atomically (tmp + rename), the first time one
+// interval after the start (a rate over the step's first milliseconds says nothing),
+// for the backend's monitor to read (ReadUsageSample). Where the numbers come from:
+//  - CPU: the job's cgroup (v2 cpu.stat usage_usec; v1 cpuacct.usage where the job has a
+//    cpuacct cgroup, i.e. jobacct_gather/cgroup), else /proc of the job's processes (the
+//    memory cgroup's cgroup.procs, else the script's process tree): utime + stime + the
+//    children's they reaped, never decreasing;
+//  - memory: the job's cgroup now and its high-water mark (v1 memory.usage_in_bytes and
+//    max_usage_in_bytes, v2 memory.current and memory.peak), else the processes' RSS;
+//  - peak_cpu_millicores: the highest CPU rate between two samples at least a second apart.
+// The sampler leaves itself out of the /proc sums. It never leaves a process behind: its TERM
+// trap is its first command (bash runs a trap only once a foreground child has ended, so no
+// child is orphaned), and it waits with `read -t` on a FIFO only it holds open, a builtin
+// that TERM interrupts at once: a background `sleep` killed mid-fork stayed a zombie that
+// kept the job COMPLETING until init reaped it, 1-3 s here.
+constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
+  trap 'exit 0' TERM
+  local f="$rsl_exit_file.usage" tck=100 page=4096 v k line nap=""
+  v=$(getconf CLK_TCK 2>/dev/null) && [[ $v =~ ^[1-9][0-9]*$ ]] && tck=$v
+  v=$(getconf PAGESIZE 2>/dev/null) && [[ $v =~ ^[1-9][0-9]*$ ]] && page=$v
+  local ctl cg procs="" cpuf="" memf="" peakf="" v2=0 cpu_from=proc mem_from=proc
+  while IFS=: read -r _ ctl cg; do
+    case "$cg" in */job_${SLURM_JOB_ID:-none}/*) ;; *) continue ;; esac
+    if [ -z "$ctl" ]; then
+      v2=1; cpuf=/sys/fs/cgroup$cg/cpu.stat; procs=/sys/fs/cgroup$cg/cgroup.procs
+      memf=/sys/fs/cgroup$cg/memory.current; peakf=/sys/fs/cgroup$cg/memory.peak
+    elif [[ ,$ctl, == *,cpuacct,* ]]; then cpuf=/sys/fs/cgroup/cpuacct$cg/cpuacct.usage
+    elif [ "$ctl" = memory ]; then
+      procs=/sys/fs/cgroup/memory$cg/cgroup.procs
+      memf=/sys/fs/cgroup/memory$cg/memory.usage_in_bytes
+      peakf=/sys/fs/cgroup/memory$cg/memory.max_usage_in_bytes
+    fi
+  done < /proc/self/cgroup
+  [ -n "$cpuf" ] && [ -r "$cpuf" ] && cpu_from=cgroup-v$(( v2 ? 2 : 1 ))
+  [ -n "$memf" ] && [ -r "$memf" ] && mem_from=cgroup-v$(( v2 ? 2 : 1 ))
+  local now wall cpu mem peak=0 pk=0 hi_cpu=0 last_cpu=0 last_wall=0 ticks rss r pid
+  local -a pids fs
+  rm -f "$f.nap"
+  mkfifo -m 600 "$f.nap" && exec {nap}<>"$f.nap"
+  rm -f "$f.nap"
+  while :; do
+    if [ -n "$nap" ]; then read -r -t "$rsl_sample_s" -u "$nap" _; else sleep "$rsl_sample_s"; fi
+    kill -0 $$ 2>/dev/null || break
+    now=${EPOCHREALTIME//[.,]/}; wall=$(( now / 1000 - rsl_start ))
+    cpu=-1; mem=-1
+    if [ "$cpu_from" != proc ]; then
+      if (( v2 )); then
+        while read -r k v; do [ "$k" = usage_usec ] && cpu=$(( v / 1000 )); done < "$cpuf"
+      elif read -r v < "$cpuf" && [[ $v =~ ^[0-9]+$ ]]; then cpu=$(( v / 1000000 )); fi
+    fi
+    if [ "$mem_from" != proc ] && read -r v < "$memf" && [[ $v =~ ^[0-9]+$ ]]; then mem=$v; fi
+    if [ -n "$peakf" ] && read -r v < "$peakf" && [[ $v =~ ^[0-9]+$ ]] && (( v > peak )); then
+      peak=$v
+    fi
+    if (( cpu < 0 || mem < 0 )); then
+      pids=()
+      if [ -n "$procs" ] && [ -r "$procs" ]; then
+        mapfile -t pids < "$procs"
+      else
+        local -A kids=()
+        for k in /proc/[0-9]*/stat; do
+          read -r line < "$k" || continue
+          fs=(${line##*) }); pid=${k#/proc/}; kids[${fs[1]}]+=" ${pid%/stat}"
+        done
+        local queue=" $$"
+        while [ -n "${queue// /}" ]; do
+          pid=${queue##* }; queue=${queue% *}
+          [ "$pid" = "$BASHPID" ] && continue
+          pids+=("$pid"); queue+="${kids[$pid]:-}"
+        done
+        unset kids
+      fi
+      ticks=0; rss=0
+      for pid in "${pids[@]}"; do
+        [ "$pid" = "$BASHPID" ] && continue
+        read -r line < "/proc/$pid/stat" || continue
+        fs=(${line##*) })
+        ticks=$(( ticks + fs[11] + fs[12] + fs[13] + fs[14] )); rss=$(( rss + fs[21] ))
+      done
+      (( cpu < 0 )) && cpu=$(( ticks * 1000 / tck ))
+      (( mem < 0 )) && mem=$(( rss * page ))
+    fi
+    (( cpu < hi_cpu )) && cpu=$hi_cpu
+    hi_cpu=$cpu
+    (( mem > peak )) && peak=$mem
+    if (( wall - last_wall >= 1000 )); then
+      r=$(( (cpu - last_cpu) * 1000 / (wall - last_wall) )); (( r > pk )) && pk=$r
+      last_cpu=$cpu; last_wall=$wall
+    fi
+    printf 'wall_ms=%d\ncpu_ms=%d\nmemory_bytes=%d\npeak_memory_bytes=%d\npeak_cpu_millicores=%d\ncpu_from=%s\nmemory_from=%s\n' \
+      "$wall" "$cpu" "$mem" "$peak" "$pk" "$cpu_from" "$mem_from" > "$f.tmp" && mv -f "$f.tmp" "$f"
+  done
+}
+)sh";
+
+// A serving replica's port, chosen on the node it landed on (bash and grep): a port no socket
+// of the node listens on (/proc/net/tcp and tcp6, state 0A; read by grep in one go: bash's
+// `read` takes such a file in small pieces, and each piece makes the kernel walk the socket
+// table again, which took minutes on a node with tens of thousands of sockets in TIME_WAIT), at
+// random below the kernel's ephemeral range (so no outgoing connection takes it meanwhile), handed
+// to the step as RSL_PORT (the later of two assignments wins in env -i) and written to the port
+// file for the controller. Two replicas that pick the same port at the same instant: one fails to
 // bind, exits, and its restart picks again.
 std::string PickPort(const std::string& port_file) {
   std::string s;
   s += "rsl_port_file=" + ShellQuote(port_file) + "\n";
   s += R"sh(rsl_used=" "
-for rsl_f in /proc/net/tcp /proc/net/tcp6; do
-  [ -r "$rsl_f" ] || continue
-  while read -r _ rsl_local _ rsl_st _; do
-    [[ $rsl_st == 0A && $rsl_local == *:* ]] && rsl_used+="$((16#${rsl_local##*:})) "
-  done < "$rsl_f"
-done
+rsl_listen=$(grep -h ' 0A ' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+while read -r _ rsl_local _ rsl_st _; do
+  [[ $rsl_st == 0A && $rsl_local == *:* ]] && rsl_used+="$((16#${rsl_local##*:})) "
+done <<< "$rsl_listen"
 rsl_hi=32768
 read -r rsl_lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && rsl_hi=$rsl_lo
 rsl_lo=$(( rsl_hi - 12000 ))
@@ -131,6 +230,33 @@ Status WritePrivateFile(const std::string& path, const std::string& contents, mo
 
 std::string PortFile(const LaunchSpec& spec) { return spec.exit_file + ".port"; }
 
+std::string UsageFile(const LaunchSpec& spec) { return spec.exit_file + ".usage"; }
+
+std::optional<UsageSample> ParseUsageSample(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  for (const auto& line : Split(text, '\n')) {
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  auto num = [&kv](const char* key, int64_t* out) {
+    auto it = kv.find(key);
+    if (it == kv.end() || it->second.empty()) return false;
+    for (char c : it->second) {
+      if (c < '0' || c > '9') return false;
+    }
+    *out = std::atoll(it->second.c_str());
+    return true;
+  };
+  UsageSample u;
+  if (!num("wall_ms", &u.usage.wall_ms) || !num("cpu_ms", &u.usage.cpu_ms)) return std::nullopt;
+  num("memory_bytes", &u.memory_bytes);
+  num("peak_memory_bytes", &u.usage.peak_memory_bytes);
+  num("peak_cpu_millicores", &u.usage.peak_cpu_millicores);
+  u.cpu_from = kv["cpu_from"];
+  u.memory_from = kv["memory_from"];
+  return u;
+}
+
 AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id) {
   AttemptFiles f;
   f.dir = base + "/" + Sanitize(attempt_id, 240);
@@ -160,7 +286,8 @@ std::string JobComment(const LaunchSpec& spec) {
 }
 
 std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
-                                    const std::string& output) {
+                                    const std::string& output,
+                                    const std::vector<std::string>& exclude) {
   std::vector<std::string> a = {"sbatch", "--parsable", "--no-requeue"};
   a.push_back("--job-name=" + JobName(spec));
   if (!spec.workdir.empty()) a.push_back("--chdir=" + spec.workdir);
@@ -176,6 +303,7 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
   if (!spec.capabilities.empty()) a.push_back("--constraint=" + Join(spec.capabilities, "&"));
   if (spec.timeout_ms) a.push_back("--time=" + std::to_string(TimeLimitMinutes(*spec.timeout_ms)));
   if (!partition.empty()) a.push_back("--partition=" + partition);
+  if (!exclude.empty()) a.push_back("--exclude=" + Join(exclude, ","));
   a.push_back("--comment=" + JobComment(spec));
   if (!spec.namespace_.empty()) a.push_back("--wckey=" + CommentValue(spec.namespace_));
   // The batch script sets the step's complete environment itself (env -i); nothing of the
@@ -244,8 +372,16 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   // The step's stderr goes where Slurm sends it (fd 3); the script's own stderr is dropped
   // so bash's "line N: PID Killed ..." report of a signalled step never reaches the log.
   s += "exec 3>&2 2>/dev/null\n";
+  s += "rsl_sample_s=" + std::to_string(kUsageSampleSeconds) + "\n";
+  s += kSampleUsage;
+  s += "rsl_sampler=\n";
+  s += "if [ -n \"$rsl_exit_file\" ]; then\n";
+  s += "  rsl_sample_usage </dev/null >/dev/null 2>&1 3>&- &\n";
+  s += "  rsl_sampler=$!\n";
+  s += "fi\n";
   s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&-\n";
   s += "rsl_rc=$?\n";
+  s += "if [ -n \"$rsl_sampler\" ]; then kill \"$rsl_sampler\"; wait \"$rsl_sampler\"; fi\n";
   s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
   s += kMeasureUsage;
   s += "rsl_sig=0; rsl_code=$rsl_rc\n";

@@ -47,10 +47,13 @@ std::string JobComment(const LaunchSpec& spec);
 //! sbatch's argv (without the script path, which comes last):
 //!   sbatch --parsable --no-requeue --job-name=... --chdir=... --output=LOG --error=LOG
 //!   --open-mode=append --cpus-per-task=N [--mem=NM] [--gres=gpu:N] [--constraint=a&b]
-//!   [--time=M] [--partition=P] --comment=... --wckey=<namespace> --export=NONE
-//! `output` is where Slurm writes stdout+stderr (the step's log, or the raw log to mask).
+//!   [--time=M] [--partition=P] [--exclude=a,b] --comment=... --wckey=<namespace>
+//!   --export=NONE
+//! `output` is where Slurm writes stdout+stderr (the step's log, or the raw log to mask);
+//! `exclude`: nodes to keep the job off (a serving replica's anti-affinity).
 std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& partition,
-                                    const std::string& output);
+                                    const std::string& output,
+                                    const std::vector<std::string>& exclude = {});
 
 //! The batch script: reads the NUL-separated environment file, runs argv under exactly that
 //! environment in the working directory, and writes the exit record (JSON, atomically via
@@ -59,7 +62,10 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
 //! the job id file no longer names this job (an orphan on a lost node). cpu_ms is the step's
 //! user + system time (bash `times`: the step and the descendants it waited for);
 //! peak_memory_bytes the high-water mark of the job's memory cgroup (Slurm's task/cgroup,
-//! cgroup v1 or v2), 0 where the job has none.
+//! cgroup v1 or v2), 0 where the job has none. While the step runs, a sampler beside it
+//! rewrites UsageFile(spec) every kUsageSampleSeconds (the job's cgroup, else /proc of its
+//! processes): the monitor's live usage, and the usage of a step killed before the script
+//! could write the exit record.
 //! With `who`, the step runs as that identity (setpriv: uid, gid, no supplementary groups,
 //! no capabilities) while the script, root, keeps writing the exit record.
 std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
@@ -78,6 +84,22 @@ std::string ShellQuote(std::string_view s);
 inline constexpr char kPortOnNode[] = "on-node";
 //! <exit_file>.port: where a replica's job writes the port its node chose.
 std::string PortFile(const LaunchSpec& spec);
+
+//! How often the batch script's sampler rewrites UsageFile while the step runs.
+inline constexpr int kUsageSampleSeconds = 2;
+//! <exit_file>.usage: the step's usage so far, rewritten by the batch script's sampler
+//! (key=value lines: wall_ms, cpu_ms, memory_bytes, peak_memory_bytes, peak_cpu_millicores,
+//! cpu_from, memory_from).
+std::string UsageFile(const LaunchSpec& spec);
+//! One sample of UsageFile.
+struct UsageSample {
+  Usage usage;               //!< wall, CPU time, peak memory, peak CPU rate so far
+  int64_t memory_bytes = 0;  //!< memory in use at the sample
+  std::string cpu_from;      //!< cgroup-v1 | cgroup-v2 | proc
+  std::string memory_from;   //!< cgroup-v1 | cgroup-v2 | proc
+};
+//! Parses UsageFile's contents; nothing when wall_ms or cpu_ms is missing or not a number.
+std::optional<UsageSample> ParseUsageSample(const std::string& text);
 
 //! Replaces every secret value in a stream of log bytes with "***", also when a secret is
 //! split across two chunks: bytes that could be the start of a secret are held back until

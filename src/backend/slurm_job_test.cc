@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "base/file.h"
 #include "base/strings.h"
@@ -147,6 +150,71 @@ TEST(SlurmJob, ScriptRecordsTheStepsCpuTime) {
     EXPECT_EQ(entry.path().filename().string().find(".times."), std::string::npos)
         << "left behind: " << entry.path();
   }
+}
+
+// The sampler beside the step, outside Slurm (no job cgroup: /proc of the script's process
+// tree): while a step burns CPU in a grandchild and holds memory, the usage file says so and
+// grows; after the step the sampler is gone and the last sample stays.
+TEST(SlurmJob, ScriptSamplesUsageWhileTheStepRuns) {
+  rsl::testing::TempDir dir("slurm-sample");
+  LaunchSpec spec;
+  spec.attempt_id = "r/burn/1";
+  spec.workload_name = "w";
+  spec.step = "burn";
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.argv = {"sh", "-c",
+               "python3 -c \"import time\nx = b'a' * (40 << 20)\nt = time.process_time()\n"
+               "while time.process_time() - t < 4.5: pass\""};
+  spec.exit_file = dir.Sub("exit");
+  auto files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files.dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  ASSERT_TRUE(WritePrivateFile(files.script, BatchScript(spec, files), 0700).ok());
+  ASSERT_EQ(
+      std::system(("env -u SLURM_JOB_ID /bin/bash " + files.script + " >/dev/null 2>&1 &").c_str()),
+      0);
+  std::vector<UsageSample> seen;
+  for (int i = 0; i < 600; ++i) {  // up to 60 s (a loaded machine)
+    auto text = ReadFileIfExists(UsageFile(spec), 4096);
+    if (text.ok() && *text) {
+      if (auto s = ParseUsageSample(**text);
+          s && (seen.empty() || s->usage.wall_ms != seen.back().usage.wall_ms)) {
+        seen.push_back(*s);
+      }
+    }
+    if (PathExists(spec.exit_file)) break;
+    usleep(100'000);
+  }
+  ASSERT_TRUE(PathExists(spec.exit_file)) << "the step did not end";
+  ASSERT_GE(seen.size(), 2u) << "a sample every 2 s while the step runs (over 4.5 s)";
+  std::string trace;
+  for (const auto& u : seen) {
+    trace +=
+        " wall " + std::to_string(u.usage.wall_ms) + " cpu " + std::to_string(u.usage.cpu_ms) + ";";
+  }
+  SCOPED_TRACE("samples:" + trace);
+  const UsageSample& last = seen.back();
+  EXPECT_EQ(last.cpu_from, "proc");
+  EXPECT_EQ(last.memory_from, "proc");
+  EXPECT_GE(last.usage.wall_ms, 2000);
+  // Some of the 4.5 s of CPU it burns (how much by 2 s of wall depends on the machine's load),
+  // never more than the wall time of one thread, nor more than the script's own total.
+  EXPECT_GE(last.usage.cpu_ms, 100);
+  EXPECT_LE(last.usage.cpu_ms, last.usage.wall_ms + 500);
+  auto record = ReadRecord(spec.exit_file);
+  EXPECT_LE(last.usage.cpu_ms, std::atoll(record["cpu_ms"].c_str()) + 200);
+  EXPECT_GE(last.usage.peak_memory_bytes, 40LL << 20) << "the 40 MiB it held";
+  EXPECT_GT(last.usage.peak_cpu_millicores, 0);
+  EXPECT_LE(last.usage.peak_cpu_millicores, 1500);
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i].usage.cpu_ms, seen[i - 1].usage.cpu_ms) << "CPU time never decreases";
+  }
+  // The sampler ends with the script: no process of it is left, nor a temporary file.
+  usleep(300'000);
+  std::string left = "pgrep -f '^/bin/bash " + files.script + "' >/dev/null";
+  EXPECT_NE(std::system(left.c_str()), 0) << "the script or its sampler still runs";
+  EXPECT_FALSE(PathExists(UsageFile(spec) + ".nap")) << "the sampler's FIFO is removed";
+  EXPECT_FALSE(PathExists(UsageFile(spec) + ".tmp"));
 }
 
 // A serving replica's port is chosen by the batch script on its node: a port nothing listens

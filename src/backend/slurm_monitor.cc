@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "backend/slurm_backend.h"
@@ -48,7 +49,41 @@ void TakeUsage(const std::optional<AttemptExit>& rec, AttemptExit* e) {
   if (rec->usage.peak_memory_bytes > 0) e->usage.peak_memory_bytes = rec->usage.peak_memory_bytes;
 }
 
+// The sampler's last sample fills in what the exit record lacks (a step killed before its
+// script wrote the record: --time, OOM, scancel) and gives the peak CPU rate; the average
+// rate counts too when higher (as rsl-shim's).
+void TakeSample(const LaunchSpec& spec, AttemptExit* e) {
+  if (!spec.exit_file.empty()) {
+    if (auto text = ReadFile(slurm::UsageFile(spec)); text.ok()) {
+      if (auto s = slurm::ParseUsageSample(*text)) {
+        if (e->usage.wall_ms <= 0) e->usage.wall_ms = s->usage.wall_ms;
+        e->usage.cpu_ms = std::max(e->usage.cpu_ms, s->usage.cpu_ms);
+        e->usage.peak_memory_bytes =
+            std::max(e->usage.peak_memory_bytes, s->usage.peak_memory_bytes);
+        e->usage.peak_cpu_millicores =
+            std::max(e->usage.peak_cpu_millicores, s->usage.peak_cpu_millicores);
+      }
+    }
+  }
+  if (e->usage.wall_ms > 0) {
+    e->usage.peak_cpu_millicores =
+        std::max(e->usage.peak_cpu_millicores, e->usage.cpu_ms * 1000 / e->usage.wall_ms);
+  }
+}
+
 }  // namespace
+
+void SlurmBackend::ReadLiveUsage(Attempt* a, int64_t now_ms, std::vector<AttemptUsage>* usages) {
+  if (!a->running_reported || a->spec.exit_file.empty()) return;
+  if (a->usage_read_ms != 0 && now_ms - a->usage_read_ms < 1000) return;
+  a->usage_read_ms = now_ms;
+  auto text = ReadFile(slurm::UsageFile(a->spec));
+  if (!text.ok()) return;
+  auto s = slurm::ParseUsageSample(*text);
+  if (!s || s->usage.wall_ms <= a->usage_wall_ms) return;
+  a->usage_wall_ms = s->usage.wall_ms;
+  usages->push_back({a->spec.attempt_id, s->usage});
+}
 
 std::optional<AttemptExit> SlurmBackend::FromSacctOrExitFile(Attempt* a) {
   if (a->job_id > 0) {
@@ -224,9 +259,13 @@ void SlurmBackend::RemoveSecretFiles(const Attempt& a) {
   ::unlink(a.files.raw_log.c_str());
 }
 
-void SlurmBackend::Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits) {
+void SlurmBackend::Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits,
+                          const std::vector<AttemptUsage>& usages) {
   for (const auto& e : *events) {
     if (on_event) on_event(e);
+  }
+  for (const auto& u : usages) {
+    if (on_usage) on_usage(u);
   }
   for (const auto& e : *exits) {
     if (on_exit) on_exit(e);
@@ -269,6 +308,7 @@ void SlurmBackend::WhileUnreachable(const std::string& why, std::vector<AttemptE
     }
     CopyMaskedLog(a, true);
     RemoveSecretFiles(*a);
+    TakeSample(a->spec, &*exit);
     exits->push_back(std::move(*exit));
     it = attempts_.erase(it);
   }
@@ -370,6 +410,7 @@ void SlurmBackend::PollOnce() {
   }
 
   std::vector<int64_t> to_cancel;
+  std::vector<AttemptUsage> usages;
   int64_t now = env_->MonotonicMs();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -384,9 +425,11 @@ void SlurmBackend::PollOnce() {
       auto exit = Decide(a, job == by_id.end() ? nullptr : &job->second, node_states, &events, now);
       CopyMaskedLog(a, exit.has_value());
       if (!exit) {
+        ReadLiveUsage(a, now, &usages);
         ++it;
         continue;
       }
+      TakeSample(a->spec, &*exit);
       if (exit->kind == ExitKind::kNodeLost && a->job_id > 0) {
         to_cancel.push_back(a->job_id);
         // The orphan's batch script checks this file before writing the exit record.
@@ -398,7 +441,7 @@ void SlurmBackend::PollOnce() {
     }
   }
   for (int64_t id : to_cancel) (void)runner_->Run({"scancel", std::to_string(id)});
-  Report(&events, &exits);
+  Report(&events, &exits, usages);
 }
 
 void SlurmBackend::MonitorLoop() {

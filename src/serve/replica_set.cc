@@ -365,6 +365,14 @@ void ReplicaSet::Launch(Replica* r, int64_t now) {
   r->host = node_ports_ ? "" : opts_.replica_host;
   backend::LaunchSpec s = ReplicaLaunch(spec_, r->index, r->generation, r->port);
   if (node_ports_) {
+    // Anti-affinity: off the nodes that hold its siblings, where the scheduler has another.
+    for (const auto& other : replicas_) {
+      if (other.get() == r || !other->running || other->node.empty()) continue;
+      if (std::find(s.spread_from.begin(), s.spread_from.end(), other->node) ==
+          s.spread_from.end()) {
+        s.spread_from.push_back(other->node);
+      }
+    }
     s.env["RSL_PORT"] = backend::slurm::kPortOnNode;  // the job picks it on its node
     r->port_file = backend::slurm::PortFile(s);
     (void)RemoveAll(r->port_file);  // a stale one from an earlier controller

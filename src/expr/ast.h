@@ -22,6 +22,7 @@ struct Node {
   Tok op = Tok::kEnd;    //!< kBinary
   std::string fn;        //!< kCall: len, sum, min or max
   std::vector<std::unique_ptr<Node>> kids;
+  int height = 1;  //!< levels from here down (the parser keeps it <= kMaxHeight)
 };
 
 //! "null", "boolean", "number", "string" or "list": how a value's type reads in messages.

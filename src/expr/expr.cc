@@ -137,6 +137,21 @@ class Parser {
 
   using NodeResult = Result<std::unique_ptr<Node>>;
 
+  // Sets `n`'s height from its kids'; a tree taller than kMaxHeight is refused (the nesting
+  // depth does not bound a long chain of operators: see kMaxHeight).
+  static Status Grow(Node* n) {
+    int h = 0;
+    for (const auto& k : n->kids) h = std::max(h, k->height);
+    n->height = h + 1;
+    if (n->height > kMaxHeight) {
+      return ExprError(
+          n->column,
+          "expression too long: more than " + std::to_string(kMaxHeight) + " levels of operators",
+          "split the condition, or add many values with sum([...])");
+    }
+    return Status::Ok();
+  }
+
   NodeResult Binary(int depth, Tok op, NodeResult (Parser::*sub)(int)) {
     auto left = (this->*sub)(depth);
     if (!left.ok()) return left;
@@ -151,6 +166,7 @@ class Parser {
       parent->column = column;
       parent->kids.push_back(std::move(node));
       parent->kids.push_back(std::move(right).value());
+      RSL_RETURN_IF_ERROR(Grow(parent.get()));
       node = std::move(parent);
     }
     return node;
@@ -177,6 +193,7 @@ class Parser {
       parent->column = op.column;
       parent->kids.push_back(std::move(node));
       parent->kids.push_back(std::move(right).value());
+      RSL_RETURN_IF_ERROR(Grow(parent.get()));
       node = std::move(parent);
     }
     return node;
@@ -205,6 +222,7 @@ class Parser {
     node->column = op.column;
     node->kids.push_back(std::move(left).value());
     node->kids.push_back(std::move(right).value());
+    RSL_RETURN_IF_ERROR(Grow(node.get()));
     return node;
   }
 
@@ -218,6 +236,7 @@ class Parser {
       node->kind = NodeKind::kNot;
       node->column = column;
       node->kids.push_back(std::move(operand).value());
+      RSL_RETURN_IF_ERROR(Grow(node.get()));
       return node;
     }
     if (Peek().kind == Tok::kMinus) {
@@ -235,6 +254,7 @@ class Parser {
       node->kind = NodeKind::kNeg;
       node->column = column;
       node->kids.push_back(std::move(inner));
+      RSL_RETURN_IF_ERROR(Grow(node.get()));
       return node;
     }
     return Primary(depth);
@@ -290,6 +310,7 @@ class Parser {
       case Tok::kLBracket: {
         node->kind = NodeKind::kList;
         RSL_RETURN_IF_ERROR(Items(depth, Tok::kRBracket, node.get()));
+        RSL_RETURN_IF_ERROR(Grow(node.get()));
         return node;
       }
       case Tok::kIdent:
@@ -322,6 +343,7 @@ class Parser {
     if (node->fn == "len" && node->kids.size() != 1) {
       return ExprError(name.column, "len() takes exactly one argument", "len(list) or len(string)");
     }
+    RSL_RETURN_IF_ERROR(Grow(node.get()));
     return node;
   }
 

@@ -19,6 +19,10 @@ namespace rsl::expr {
 
 inline constexpr size_t kMaxExpressionBytes = 4096;
 inline constexpr int kMaxDepth = 64;
+//! The tallest expression tree the parser builds: a chain such as `1-1-1-...` or `a && b && ...`
+//! grows the tree one level per operator without nesting, and evaluating (and freeing) a tree
+//! recurses once per level.
+inline constexpr int kMaxHeight = 256;
 
 struct Value;
 using List = std::vector<Value>;

@@ -199,6 +199,31 @@ TEST(ExprTest, InputIsBounded) {
   EXPECT_TRUE(EvalOk(std::string(20, '(') + "1 == 1" + std::string(20, ')'), ctx));
 }
 
+// A chain of operators grows the tree one level per operator without any nesting: the
+// when fuzzer found `m-m*n/m/C*n/...` (1,908 bytes) overflowing the evaluator's stack. Every
+// kind of chain is refused past kMaxHeight levels, at the operator where it got too tall.
+TEST(ExprTest, LongChainsOfOperatorsAreBoundedToo) {
+  MapContext ctx;
+  for (const std::string op : {"-", "+", "*", "/", "&&", "||"}) {
+    std::string chain = "1";
+    for (int i = 0; i < 1000; ++i) chain += op + "1";  // within kMaxExpressionBytes
+    Error e = ParseError(chain + (op == "&&" || op == "||" ? "" : " > 0"));
+    EXPECT_EQ(e.code, "EXPRESSION_INVALID") << op;
+    EXPECT_NE(e.message.find("expression too long: more than 256 levels of operators"),
+              std::string::npos)
+        << op << e.message;
+    EXPECT_GT(e.pos.column, 1);
+  }
+  // Chains inside parentheses add up (40 levels of nesting, within kMaxDepth, of 10 each).
+  std::string mixed = "1";
+  for (int i = 0; i < 40; ++i) mixed = "(" + mixed + "-1-1-1-1-1-1-1-1-1-1)";
+  EXPECT_NE(ParseError(mixed + " > 0").message.find("expression too long"), std::string::npos);
+  // 200 terms are fine.
+  std::string sum = "0";
+  for (int i = 0; i < 200; ++i) sum += " + 1";
+  EXPECT_TRUE(EvalOk(sum + " == 200", ctx));
+}
+
 TEST(ExprTest, ValueToString) {
   EXPECT_EQ(Num(0.93).ToString(), "0.93");
   EXPECT_EQ(Str("SUCCEEDED").ToString(), "'SUCCEEDED'");

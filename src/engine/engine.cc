@@ -56,12 +56,31 @@ Status Engine::Impl::Start() {
   ledger_.SetNodes(std::move(*nodes), /*keep_usage=*/false);
   PublishInventory();
   default_cpu_millis_ = DefaultCpuMillis(ledger_.nodes());
-  backend_->on_exit = [this](const backend::AttemptExit& e) { Post(ExitMsg{e}); };
-  backend_->on_event = [this](const backend::AttemptEvent& e) { Post(EventMsg{e}); };
-  backend_->on_nodes = [this](const std::vector<sched::Node>& n) { Post(NodesMsg{n}); };
-  backend_->on_usage = [this](const backend::AttemptUsage& u) {
-    std::lock_guard<std::mutex> lock(usage_mu_);  // no turn of the loop: not a transition
-    live_usage_[u.attempt_id] = u;
+  {
+    // A fresh sink per Start: calls through an earlier Start's callbacks stay detached.
+    std::lock_guard<std::mutex> lock(sink_->mu);
+    sink_->impl = nullptr;
+  }
+  sink_ = std::make_shared<CallbackSink>();
+  sink_->impl = this;
+  std::shared_ptr<CallbackSink> sink = sink_;
+  backend_->on_exit = [sink](const backend::AttemptExit& e) {
+    std::lock_guard<std::mutex> lock(sink->mu);
+    if (sink->impl) sink->impl->Post(ExitMsg{e});
+  };
+  backend_->on_event = [sink](const backend::AttemptEvent& e) {
+    std::lock_guard<std::mutex> lock(sink->mu);
+    if (sink->impl) sink->impl->Post(EventMsg{e});
+  };
+  backend_->on_nodes = [sink](const std::vector<sched::Node>& n) {
+    std::lock_guard<std::mutex> lock(sink->mu);
+    if (sink->impl) sink->impl->Post(NodesMsg{n});
+  };
+  backend_->on_usage = [sink](const backend::AttemptUsage& u) {
+    std::lock_guard<std::mutex> lock(sink->mu);
+    if (!sink->impl) return;
+    std::lock_guard<std::mutex> usage(sink->impl->usage_mu_);  // not a transition: no turn
+    sink->impl->live_usage_[u.attempt_id] = u;
   };
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
@@ -104,10 +123,10 @@ void Engine::Impl::Stop(bool stop_steps) {
   cv_.notify_all();
   for (auto& t : admissions) t.join();
   loop_.join();
-  backend_->on_exit = nullptr;
-  backend_->on_event = nullptr;
-  backend_->on_usage = nullptr;
-  backend_->on_nodes = nullptr;
+  // The callbacks stay set (reassigning them could race a backend thread's call); what
+  // they reach is detached: a late exit, event or sample goes nowhere.
+  std::lock_guard<std::mutex> lock(sink_->mu);
+  sink_->impl = nullptr;
 }
 
 void Engine::Impl::Post(Msg m) {

@@ -302,6 +302,16 @@ class Engine::Impl : public RunControl {
   // Live usage samples of running attempts (backend thread writes, API readers read).
   std::mutex usage_mu_;
   std::map<std::string, backend::AttemptUsage> live_usage_;  // GUARDED_BY(usage_mu_)
+
+  //! What the backend's callbacks reach. They are set once (Start) and never reassigned
+  //! while backend threads may call them (a std::function written while another thread
+  //! calls it is a data race); Stop detaches the engine here instead, so a call from a
+  //! backend thread after Stop, or after this Impl is gone, reaches nothing.
+  struct CallbackSink {
+    std::mutex mu;
+    Impl* impl = nullptr;  // GUARDED_BY(mu)
+  };
+  std::shared_ptr<CallbackSink> sink_ = std::make_shared<CallbackSink>();
 };
 
 }  // namespace rsl::engine

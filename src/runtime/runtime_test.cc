@@ -119,7 +119,7 @@ TEST_F(RuntimeTest, UnknownBackendOrStepIsolationIsAnError) {
   Error e = OpenFails(bad_backend);
   EXPECT_EQ(e.code, codes::kInvalidArgument);
   EXPECT_EQ(e.message, "unknown backend \"slrum\"");
-  EXPECT_EQ(e.hint, "use --backend local or --backend slurm");
+  EXPECT_EQ(e.hint, "use --backend local, slurm or k8s");
 
   RuntimeOptions bad_isolation;
   bad_isolation.backend_options.isolation = "sometimes";

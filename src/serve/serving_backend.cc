@@ -42,10 +42,9 @@ ServingBackend::~ServingBackend() {
     sets_.clear();
   }
   ReapFinished();
-  inner_->on_exit = nullptr;
-  inner_->on_event = nullptr;
-  inner_->on_usage = nullptr;
-  inner_->on_nodes = nullptr;
+  // The wrapped backend goes first, while this one still stands: its threads may call the
+  // callbacks above until it has joined them (clearing them instead would race those calls).
+  inner_.reset();
 }
 
 void ServingBackend::LeaveRunning() {

@@ -883,17 +883,19 @@ void K8sBackend::ReconcileOnce() {
     if (inf->synced()) snaps[collection] = inf->Snapshot();
   }
   std::vector<AttemptEvent> events;
-  std::vector<std::pair<std::string, std::string>> deletes;          // blocked pods: ns, name
-  std::vector<std::pair<std::string, std::string>> serving_deletes;  // never ready: ns, name
+  std::vector<std::pair<std::string, std::string>> deletes;  // blocked pods: ns, name
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, a] : attempts_) {
+    // FinishLocked erases the attempt it ends from attempts_: step past it first.
+    for (auto next = attempts_.begin(); next != attempts_.end();) {
+      const std::string id = next->first;
+      Attempt* a = (next++)->second.get();
       if (a->ended) continue;
       auto snap = snaps.find(a->serving ? DeploymentsPath(a->ns) : PodsPath(a->ns));
       if (snap == snaps.end()) continue;  // not synced yet
       if (a->serving) {
         if (a->synced_ms == 0) a->synced_ms = NowMs();
-        ReconcileServing(a.get(), snap->second, &events, &serving_deletes);
+        ReconcileServing(a, snap->second, &events);
         continue;
       }
       if (a->synced_ms == 0) a->synced_ms = NowMs();
@@ -915,20 +917,20 @@ void K8sBackend::ReconcileOnce() {
           e.attempt_id = id;
           e.kind = a->timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
           e.message = a->timed_out ? "time limit reached: pod deleted" : "cancelled: pod deleted";
-          FinishLocked(a.get(), e);
+          FinishLocked(a, e);
         } else if (a->seen) {
           AttemptExit e;
           e.attempt_id = id;
           e.kind = ExitKind::kNodeLost;
           e.message = "pod " + a->ns + "/" + a->pod + " was deleted outside RSL";
-          FinishLocked(a.get(), e);
+          FinishLocked(a, e);
         } else if (a->adopted && NowMs() - a->synced_ms > opts_.adopt_grace_ms) {
           // After a restart, the synced cache does not hold it: it is gone.
           AttemptExit e;
           e.attempt_id = id;
           e.kind = ExitKind::kNodeLost;
           e.message = "pod " + a->ns + "/" + a->pod + " not found after a controller restart";
-          FinishLocked(a.get(), e);
+          FinishLocked(a, e);
         }
         continue;
       }
@@ -941,7 +943,7 @@ void K8sBackend::ReconcileOnce() {
           events.push_back({id, spec::EventReason::kRunning,
                             "pod " + a->ns + "/" + a->pod + " running on " + node, node, false});
         }
-        StartLog(a.get());
+        StartLog(a);
       }
       if (o.state == PodOutcome::State::kEnded || o.state == PodOutcome::State::kBlocked) {
         AttemptExit e = o.exit;
@@ -952,7 +954,7 @@ void K8sBackend::ReconcileOnce() {
         }
         bool lost = e.kind == ExitKind::kNodeLost;
         if (o.state == PodOutcome::State::kBlocked || lost) deletes.push_back({a->ns, a->pod});
-        FinishLocked(a.get(), e);
+        FinishLocked(a, e);
       }
     }
   }
@@ -964,12 +966,10 @@ void K8sBackend::ReconcileOnce() {
     del.grace_period_seconds = 0;
     (void)client_.Delete(PodsPath(ns) + "/" + name, del);
   }
-  for (const auto& [ns, name] : serving_deletes) (void)DeleteServingObjects(ns, name, 0);
 }
 
 void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>& deploys,
-                                  std::vector<AttemptEvent>* events,
-                                  std::vector<std::pair<std::string, std::string>>* deletes) {
+                                  std::vector<AttemptEvent>* events) {
   const std::string& id = a->spec.attempt_id;
   const std::string where = "deployment " + a->ns + "/" + a->pod;
   auto finish = [&](ExitKind kind, const std::string& message, const std::string& code = "") {
@@ -1055,7 +1055,7 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
         std::to_string(a->spec.serving->ready_timeout_ms / 1000) +
         "s (readyTimeout); `kubectl -n " + a->ns + " describe deployment " + a->pod + "` says why";
     events->push_back({id, spec::EventReason::kServingNotReady, msg, "", true});
-    deletes->push_back({a->ns, a->pod});
+    a->delete_objects = true;  // by the finisher, before the engine hears (and relaunches)
     finish(ExitKind::kFailed, msg, codes::kServingNotReady);
   }
 }
@@ -1135,6 +1135,7 @@ Status K8sBackend::FetchStaging(const std::string& uri, const std::string& dir) 
 }
 
 void K8sBackend::Finisher(std::unique_ptr<Attempt> a, AttemptExit exit) {
+  if (a->delete_objects) (void)DeleteServingObjects(a->ns, a->pod, 0);
   // The Pod ended: its log stream ends too; wait for it (bounded), then report.
   if (a->log_thread.joinable()) {
     bool natural = exit.kind == ExitKind::kSucceeded || exit.kind == ExitKind::kFailed ||

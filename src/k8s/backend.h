@@ -161,6 +161,7 @@ class K8sBackend : public backend::Backend {
     bool ever_ready = false;        // readyTimeout no longer applies
     int last_desired = -1;          // spec.replicas last seen
     std::string cluster_ip;         // the Service's, when assigned
+    bool delete_objects = false;    // never ready: the finisher deletes them before reporting
     backend::ServingStatus status;  // what Serving() answers
     std::atomic<bool> log_stop{false};
     std::atomic<bool> log_done{false};
@@ -182,8 +183,7 @@ class K8sBackend : public backend::Backend {
                              const std::string& name, const nlohmann::json& owner_refs);
   //! One reconciler pass over serving attempt `a` (mu_ held); `deploys` the namespace's cache.
   void ReconcileServing(Attempt* a, const std::map<std::string, nlohmann::json>& deploys,
-                        std::vector<backend::AttemptEvent>* events,
-                        std::vector<std::pair<std::string, std::string>>* deletes);
+                        std::vector<backend::AttemptEvent>* events);
   //! Deletes a serving attempt's Deployment, Service and HPA (no lock held). True when the
   //! Deployment is gone (deleted now, or absent).
   bool DeleteServingObjects(const std::string& ns, const std::string& name, int64_t grace_ms);

@@ -470,6 +470,11 @@ TEST_F(K8sEngineTest, ServingStepIsADeploymentServiceAndHpaUntilCancelled) {
   const int posts = server_->requests("POST", "/deployments");
   EXPECT_EQ(posts, 1);
   RestartController();
+  // The adopted attempt has seen the Deployment as it was; then the HPA scales down.
+  ASSERT_TRUE(WaitFor([&] {
+    auto sv = backend_->Serving(attempt);
+    return sv && sv->desired_replicas == 4 && sv->ready_replicas == 4;
+  }));
   server_->SetDeploymentReplicas("default", name, 3, 3);
   ASSERT_TRUE(WaitFor([&] {
     return EventText(run_id).find("ScaledDown: replicas 4 -> 3") != std::string::npos;
@@ -518,7 +523,9 @@ TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadUpdatesItsDeploymentInPlace) {
   EXPECT_NE(EventText(run2).find("in place (rolling update from " + run1 + "/api/1)"),
             std::string::npos)
       << EventText(run2);
-  EXPECT_EQ(server_->requests("POST", "/deployments"), 1);
+  // One create, one create answered 409 AlreadyExists, then one merge patch.
+  EXPECT_EQ(server_->requests("POST", "/deployments"), 2);
+  EXPECT_EQ(server_->requests("PATCH", "/deployments"), 1);
   ASSERT_EQ(server_->List("deployments", "default").size(), 1u);
   nlohmann::json d = server_->List("deployments", "default")[0];
   EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["command"][2], "--v2");

@@ -999,8 +999,9 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
   if (holder != id) {
     if (!a->seen && !a->adopted) return;  // our own update is not in the cache yet
     // A newer version took the objects over (updated them in place): this one is done.
-    events->push_back({id, spec::EventReason::kSuperseded,
-                       holder + " now runs " + where + " (rolling update in place)", "", false});
+    a->last_events.push_back({id, spec::EventReason::kSuperseded,
+                              holder + " now runs " + where + " (rolling update in place)", "",
+                              false});
     finish(ExitKind::kSucceeded, "superseded by " + holder);
     return;
   }
@@ -1054,7 +1055,7 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
         std::to_string(ready) + " of " + std::to_string(min_ready) + " replica(s) ready after " +
         std::to_string(a->spec.serving->ready_timeout_ms / 1000) +
         "s (readyTimeout); `kubectl -n " + a->ns + " describe deployment " + a->pod + "` says why";
-    events->push_back({id, spec::EventReason::kServingNotReady, msg, "", true});
+    a->last_events.push_back({id, spec::EventReason::kServingNotReady, msg, "", true});
     a->delete_objects = true;  // by the finisher, before the engine hears (and relaunches)
     finish(ExitKind::kFailed, msg, codes::kServingNotReady);
   }
@@ -1136,6 +1137,10 @@ Status K8sBackend::FetchStaging(const std::string& uri, const std::string& dir) 
 
 void K8sBackend::Finisher(std::unique_ptr<Attempt> a, AttemptExit exit) {
   if (a->delete_objects) (void)DeleteServingObjects(a->ns, a->pod, 0);
+  // Before the exit: the engine drops the events of an attempt that ended.
+  for (const auto& e : a->last_events) {
+    if (on_event && !stopping_) on_event(e);
+  }
   // The Pod ended: its log stream ends too; wait for it (bounded), then report.
   if (a->log_thread.joinable()) {
     bool natural = exit.kind == ExitKind::kSucceeded || exit.kind == ExitKind::kFailed ||

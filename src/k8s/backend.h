@@ -157,12 +157,13 @@ class K8sBackend : public backend::Backend {
     int64_t synced_ms = 0;  // when the reconciler first had its namespace's synced cache
     // Serving attempts: `pod` is the Deployment's (and Service's, HPA's) name.
     bool serving = false;
-    bool ready_reported = false;    // ServingReady said (and not taken back since)
-    bool ever_ready = false;        // readyTimeout no longer applies
-    int last_desired = -1;          // spec.replicas last seen
-    std::string cluster_ip;         // the Service's, when assigned
-    bool delete_objects = false;    // never ready: the finisher deletes them before reporting
-    backend::ServingStatus status;  // what Serving() answers
+    bool ready_reported = false;  // ServingReady said (and not taken back since)
+    bool ever_ready = false;      // readyTimeout no longer applies
+    int last_desired = -1;        // spec.replicas last seen
+    std::string cluster_ip;       // the Service's, when assigned
+    bool delete_objects = false;  // never ready: the finisher deletes them before reporting
+    std::vector<backend::AttemptEvent> last_events;  // the finisher's, before the exit
+    backend::ServingStatus status;                   // what Serving() answers
     std::atomic<bool> log_stop{false};
     std::atomic<bool> log_done{false};
     std::thread log_thread;

@@ -65,6 +65,50 @@ std::string KubeNs(const std::map<std::string, std::string>& map, const std::str
 }
 
 std::string PodsPath(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/pods"; }
+std::string DeploymentsPath(const std::string& ns) {
+  return "/apis/apps/v1/namespaces/" + ns + "/deployments";
+}
+std::string ServicesPath(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/services"; }
+std::string HpasPath(const std::string& ns) {
+  return "/apis/autoscaling/v2/namespaces/" + ns + "/horizontalpodautoscalers";
+}
+
+// The longest behavior.scaleDown.stabilizationWindowSeconds the API server accepts.
+constexpr int64_t kMaxStabilizationSeconds = 3600;
+
+int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
+
+int64_t ServingPort(const LaunchSpec& s) {
+  return s.serving && s.serving->port ? *s.serving->port : kDefaultServingPort;
+}
+
+// An HPA only where there is something to decide.
+bool Scales(const backend::ServingLaunch& sv) {
+  return sv.autoscaling.max_replicas > sv.autoscaling.min_replicas &&
+         sv.autoscaling.target_utilization > 0;
+}
+
+// What a serving step's Deployment selects its Pods by, and its Service routes to: stable
+// across versions (a Deployment's selector cannot change), so no run and no attempt.
+json ServingSelector(const LaunchSpec& s) {
+  return {{kLabelManagedBy, kManagedByValue},
+          {kLabelWorkload, LabelValue(s.workload_name)},
+          {kLabelNamespace, LabelValue(s.namespace_)},
+          {kLabelStep, LabelValue(s.step)}};
+}
+
+std::string AttemptAnnotation(const json& obj) {
+  return obj.value("metadata", json::object())
+      .value("annotations", json::object())
+      .value(kAnnotationAttempt, "");
+}
+
+int64_t IntAt(const json& obj, const char* section, const char* key) {
+  auto sec = obj.find(section);
+  if (sec == obj.end() || !sec->is_object()) return 0;
+  auto it = sec->find(key);
+  return it != sec->end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
 
 // The attempt's labels: what adoption selects on.
 json AttemptLabels(const LaunchSpec& s) {
@@ -140,6 +184,10 @@ std::string RunOwnerName(const std::string& workload, const std::string& run_id)
   return DnsLabel("rsl-" + workload + "-" + run_id);
 }
 
+std::string ServingObjectName(const std::string& workload, const std::string& step) {
+  return DnsLabel("rsl-" + workload + "-" + step);
+}
+
 std::string AttemptPodName(const std::string& workload, const std::string& run_id,
                            const std::string& step, int attempt) {
   return DnsLabel("rsl-" + workload + "-" + run_id + "-" + step + "-" + std::to_string(attempt));
@@ -199,13 +247,24 @@ Result<std::vector<sched::Node>> K8sBackend::ListNodes() {
   return nodes;
 }
 
-Status K8sBackend::CheckServing(const spec::Workload& /*workload*/, const spec::Step& step) {
-  return Error(codes::kSpecInvalid,
-               "the k8s backend does not run serving steps yet (step " + Quote(step.name) + ")")
-      .Value(step.name)
-      .Hint(
-          "`seedctl k8s render` prints the Deployment, Service and HPA for review; run serving "
-          "steps with --backend local or slurm for now");
+Status K8sBackend::CheckServing(const spec::Workload& workload, const spec::Step& step) {
+  // The HPA carries every setting but one: a stabilization window over an hour.
+  const std::optional<spec::Autoscaling>& as = step.effective.autoscaling;
+  if (as && as->scale_down_delay_ms > kMaxStabilizationSeconds * 1000) {
+    std::string path = "spec.resources.autoscaling.scaleDownDelay";
+    for (size_t i = 0; i < workload.pipeline.steps.size(); ++i) {
+      if (workload.pipeline.steps[i].name == step.name && step.resources.autoscaling) {
+        path = spec::StepPath(i) + ".resources.autoscaling.scaleDownDelay";
+      }
+    }
+    return Error(codes::kK8sNotRepresentable,
+                 "scaleDownDelay is longer than the HorizontalPodAutoscaler's longest "
+                 "stabilization window (1h)")
+        .Path(path)
+        .Value(std::to_string(CeilSeconds(as->scale_down_delay_ms)) + "s")
+        .Hint("use a scaleDownDelay of at most 1h on Kubernetes");
+  }
+  return Status::Ok();
 }
 
 Status K8sBackend::EnsureRunObjects(const LaunchSpec& spec, const std::string& ns,
@@ -259,7 +318,7 @@ std::string K8sBackend::InputUriFor(const LaunchSpec& spec, const std::string& d
   }
   // Not seen by this process (a restart): the dependency's succeeded Pod says which attempt.
   int best = 0;
-  if (Informer* inf = InformerFor(ns)) {
+  if (Informer* inf = InformerFor(PodsPath(ns))) {
     for (const auto& [name, pod] : inf->Snapshot()) {
       const json labels = pod.value("metadata", json::object()).value("labels", json::object());
       if (labels.value(kLabelRun, "") != LabelValue(spec.run_id) ||
@@ -399,44 +458,20 @@ Result<json> K8sBackend::PodFor(const LaunchSpec& spec, const std::string& owner
 }
 
 Status K8sBackend::Launch(const LaunchSpec& spec) {
-  if (spec.serving) {
-    return Error(codes::kSpecInvalid, "the k8s backend does not run serving steps yet")
-        .Value(spec.step);
-  }
   for (const auto& d : spec.make_dirs) RSL_RETURN_IF_ERROR(MakeDirs(d));
   for (const auto& f : {spec.log_path, spec.exit_file}) {
     auto slash = f.find_last_of('/');
     if (slash != std::string::npos && slash > 0) RSL_RETURN_IF_ERROR(MakeDirs(f.substr(0, slash)));
   }
   const std::string ns = KubeNs(opts_.namespaces, spec.namespace_);
-  EnsureWatcher(ns);
+  if (spec.serving) return LaunchServing(spec, ns);
+  EnsureWatcher(PodsPath(ns));
   std::string owner_uid;
   RSL_RETURN_IF_ERROR(EnsureRunObjects(spec, ns, &owner_uid));
   auto pod = PodFor(spec, owner_uid);
   if (!pod.ok()) return pod.error();
   const std::string name = (*pod)["metadata"]["name"];
-  // The secret values the Pod reads through secretKeyRef: a Secret of the attempt.
-  json secret_data = json::object();
-  std::set<std::string> secrets(spec.secret_values.begin(), spec.secret_values.end());
-  for (const auto& [k, v] : spec.env) {
-    if (!v.empty() && secrets.count(v)) secret_data[k] = v;
-  }
-  if (!secret_data.empty()) {
-    json secret = {{"apiVersion", "v1"},
-                   {"kind", "Secret"},
-                   {"type", "Opaque"},
-                   {"metadata",
-                    {{"name", name},
-                     {"namespace", ns},
-                     {"labels", AttemptLabels(spec)},
-                     {"ownerReferences", (*pod)["metadata"]["ownerReferences"]}}},
-                   {"stringData", secret_data}};
-    auto made = client_.Create("/api/v1/namespaces/" + ns + "/secrets", secret);
-    if (!made.ok() && made.error().code != codes::kConflict) {
-      // The API's message names the object, never its data.
-      return made.error();
-    }
-  }
+  RSL_RETURN_IF_ERROR(CreateAttemptSecret(spec, ns, name, (*pod)["metadata"]["ownerReferences"]));
   auto a = std::make_unique<Attempt>();
   a->spec = spec;
   a->ns = ns;
@@ -465,8 +500,217 @@ Status K8sBackend::Launch(const LaunchSpec& spec) {
   return Status::Ok();
 }
 
+Status K8sBackend::CreateAttemptSecret(const LaunchSpec& spec, const std::string& ns,
+                                       const std::string& name, const json& owner_refs) {
+  // The secret values the Pod reads through secretKeyRef: a Secret of the attempt.
+  json secret_data = json::object();
+  std::set<std::string> secrets(spec.secret_values.begin(), spec.secret_values.end());
+  for (const auto& [k, v] : spec.env) {
+    if (!v.empty() && secrets.count(v)) secret_data[k] = v;
+  }
+  if (secret_data.empty()) return Status::Ok();
+  json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"type", "Opaque"},
+                 {"metadata",
+                  {{"name", name},
+                   {"namespace", ns},
+                   {"labels", AttemptLabels(spec)},
+                   {"ownerReferences", owner_refs}}},
+                 {"stringData", secret_data}};
+  auto made = client_.Create("/api/v1/namespaces/" + ns + "/secrets", secret);
+  if (!made.ok() && made.error().code != codes::kConflict) {
+    return made.error();  // the API's message names the object, never its data
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<json>> K8sBackend::ServingObjectsFor(const LaunchSpec& spec,
+                                                        const std::string& owner_uid) {
+  if (!spec.serving) {
+    return Error(codes::kInvalidArgument, "step " + Quote(spec.step) + " is not a serving step");
+  }
+  const backend::ServingLaunch& sv = *spec.serving;
+  const int64_t port = ServingPort(spec);
+  LaunchSpec replica = spec;
+  replica.env["RSL_PORT"] = std::to_string(port);
+  replica.env.erase("RSL_REPLICA");  // a Deployment numbers nothing: the Pod's name instead
+  replica.timeout_ms.reset();        // a serving step runs until it is stopped
+  auto pod = PodFor(replica, owner_uid);
+  if (!pod.ok()) return pod.error();
+  json pod_spec = (*pod)["spec"];
+  pod_spec["restartPolicy"] = "Always";
+  json& c = pod_spec["containers"][0];
+  c["env"].push_back(
+      {{"name", "RSL_REPLICA"},
+       {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "metadata.name"}}}}}});
+  std::sort(c["env"].begin(), c["env"].end(),
+            [](const json& a, const json& b) { return a["name"] < b["name"]; });
+  c["ports"] = json::array({{{"name", "http"}, {"containerPort", port}, {"protocol", "TCP"}}});
+  c["readinessProbe"] = {
+      {"httpGet", {{"path", sv.readiness.path}, {"port", sv.readiness.port.value_or(port)}}},
+      {"periodSeconds", CeilSeconds(sv.readiness.period_ms)},
+      {"failureThreshold", std::max<int64_t>(1, sv.readiness.failure_threshold)}};
+
+  const std::string ns = (*pod)["metadata"]["namespace"];
+  const std::string name = ServingObjectName(spec.workload_name, spec.step);
+  json labels = AttemptLabels(spec);
+  json meta = {{"name", name},
+               {"namespace", ns},
+               {"labels", labels},
+               {"annotations", {{kAnnotationAttempt, spec.attempt_id}}},
+               {"ownerReferences", (*pod)["metadata"]["ownerReferences"]}};
+  const json selector = ServingSelector(spec);
+  std::vector<json> out;
+  out.push_back(
+      {{"apiVersion", "apps/v1"},
+       {"kind", "Deployment"},
+       {"metadata", meta},
+       {"spec",
+        {{"replicas", std::max<int64_t>(1, sv.autoscaling.min_replicas)},
+         {"selector", {{"matchLabels", selector}}},
+         // A new version's Pods come up before an old one goes: the endpoint never lacks one.
+         {"strategy",
+          {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxUnavailable", 0}, {"maxSurge", 1}}}}},
+         {"progressDeadlineSeconds", CeilSeconds(sv.ready_timeout_ms)},
+         {"template",
+          {{"metadata",
+            {{"labels", labels}, {"annotations", {{kAnnotationAttempt, spec.attempt_id}}}}},
+           {"spec", pod_spec}}}}}});
+  out.push_back(
+      {{"apiVersion", "v1"},
+       {"kind", "Service"},
+       {"metadata", meta},
+       {"spec",
+        {{"type", "ClusterIP"},
+         {"selector", selector},
+         {"ports",
+          json::array(
+              {{{"name", "http"}, {"port", port}, {"targetPort", port}, {"protocol", "TCP"}}})}}}});
+  if (Scales(sv)) {
+    const spec::Autoscaling& as = sv.autoscaling;
+    int64_t window = as.scale_down_delay_ms == 0 ? 0 : CeilSeconds(as.scale_down_delay_ms);
+    if (window > kMaxStabilizationSeconds) {
+      return Error(codes::kK8sNotRepresentable,
+                   "scaleDownDelay is longer than the HorizontalPodAutoscaler's longest "
+                   "stabilization window (1h)")
+          .Value(std::to_string(window) + "s")
+          .Hint("use a scaleDownDelay of at most 1h on Kubernetes");
+    }
+    out.push_back(
+        {{"apiVersion", "autoscaling/v2"},
+         {"kind", "HorizontalPodAutoscaler"},
+         {"metadata", meta},
+         {"spec",
+          {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", name}}},
+           {"minReplicas", std::max<int64_t>(1, as.min_replicas)},
+           {"maxReplicas", as.max_replicas},
+           {"metrics", json::array({{{"type", "Resource"},
+                                     {"resource",
+                                      {{"name", "cpu"},
+                                       {"target",
+                                        {{"type", "Utilization"},
+                                         {"averageUtilization", as.target_utilization}}}}}}})},
+           {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", window}}}}}}}});
+  }
+  return out;
+}
+
+Status K8sBackend::LaunchServing(const LaunchSpec& spec, const std::string& ns) {
+  EnsureWatcher(DeploymentsPath(ns));
+  std::string owner_uid;
+  RSL_RETURN_IF_ERROR(EnsureRunObjects(spec, ns, &owner_uid));
+  auto objects = ServingObjectsFor(spec, owner_uid);
+  if (!objects.ok()) return objects.error();
+  const json& deploy = (*objects)[0];
+  const std::string name = deploy["metadata"]["name"];
+  RSL_RETURN_IF_ERROR(CreateAttemptSecret(
+      spec, ns, AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt),
+      deploy["metadata"]["ownerReferences"]));
+  // Create each object; one already there is this attempt's (a retried create, a relaunch
+  // after a restart: left as it is) or an older version's (updated in place: a rollout).
+  std::string cluster_ip;
+  std::string replaced;  // the attempt whose objects this one took over
+  bool adopted = false;
+  auto apply = [&](const std::string& path, const json& obj) -> Status {
+    auto made = client_.Create(path, obj);
+    json now;
+    if (made.ok()) {
+      now = *made;
+    } else if (made.error().code == codes::kConflict) {
+      auto got = client_.Get(path + "/" + name);
+      if (!got.ok()) return got.error();
+      now = *got;
+      const std::string holder = AttemptAnnotation(now);
+      if (holder == spec.attempt_id) {
+        adopted = true;
+      } else {
+        if (replaced.empty()) replaced = holder;
+        // A merge patch replaces the lists (ownerReferences, containers) whole.
+        json patch = {{"metadata",
+                       {{"labels", obj["metadata"]["labels"]},
+                        {"annotations", obj["metadata"]["annotations"]},
+                        {"ownerReferences", obj["metadata"]["ownerReferences"]}}},
+                      {"spec", obj["spec"]}};
+        auto patched = client_.MergePatch(path + "/" + name, patch);
+        if (!patched.ok()) return patched.error();
+        now = *patched;
+      }
+    } else {
+      return made.error();
+    }
+    if (obj["kind"] == "Service") cluster_ip = Str(now.value("spec", json::object()), "clusterIP");
+    return Status::Ok();
+  };
+  RSL_RETURN_IF_ERROR(apply(DeploymentsPath(ns), deploy));
+  RSL_RETURN_IF_ERROR(apply(ServicesPath(ns), (*objects)[1]));
+  if (objects->size() > 2) {
+    RSL_RETURN_IF_ERROR(apply(HpasPath(ns), (*objects)[2]));
+  } else {
+    // The older version scaled; this one does not: its HPA would fight the replica count.
+    auto r = client_.Delete(HpasPath(ns) + "/" + name);
+    if (!r.ok() && r.error().code != codes::kNotFound) return r.error();
+  }
+  auto a = std::make_unique<Attempt>();
+  a->spec = spec;
+  a->ns = ns;
+  a->pod = name;
+  a->serving = true;
+  a->cluster_ip = cluster_ip == "None" ? "" : cluster_ip;
+  a->staging = AttemptStagingUri(opts_.staging_prefix, spec.namespace_, spec.run_id, spec.step,
+                                 spec.attempt);
+  a->started_ms = NowMs();
+  a->status.endpoint = "http://" + name + "." + ns + ".svc:" + std::to_string(ServingPort(spec));
+  a->status.desired_replicas = int(deploy["spec"]["replicas"].get<int64_t>());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    attempts_[spec.attempt_id] = std::move(a);
+  }
+  std::string what = "deployment, service" + std::string(objects->size() > 2 ? " and hpa " : " ") +
+                     ns + "/" + name;
+  std::string msg = adopted ? what + " already exist: adopted"
+                    : replaced.empty()
+                        ? "created " + what
+                        : "updated " + what + " in place (rolling update from " + replaced + ")";
+  if (on_event) on_event({spec.attempt_id, spec::EventReason::kSubmitted, msg, "", false});
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+bool K8sBackend::DeleteServingObjects(const std::string& ns, const std::string& name,
+                                      int64_t grace_ms) {
+  DeleteOptions del;
+  del.grace_period_seconds = std::max<int64_t>(0, (grace_ms + 999) / 1000);
+  del.propagation_policy = "Background";  // its ReplicaSets and Pods follow
+  (void)client_.Delete(HpasPath(ns) + "/" + name, del);
+  (void)client_.Delete(ServicesPath(ns) + "/" + name, del);
+  auto r = client_.Delete(DeploymentsPath(ns) + "/" + name, del);
+  return r.ok() || r.error().code == codes::kNotFound;
+}
+
 void K8sBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) {
   std::string ns, pod;
+  bool serving = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = attempts_.find(attempt_id);
@@ -475,24 +719,52 @@ void K8sBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool time
     it->second->timed_out = timed_out;
     ns = it->second->ns;
     pod = it->second->pod;
+    serving = it->second->serving;
   }
-  DeleteOptions del;
-  del.grace_period_seconds = std::max<int64_t>(0, (grace_ms + 999) / 1000);
-  auto r = client_.Delete(PodsPath(ns) + "/" + pod, del);
+  bool sent = false;
+  if (serving) {
+    // Only while the objects are still this attempt's: a newer version may hold them now.
+    bool ours = true;
+    if (Informer* inf = InformerFor(DeploymentsPath(ns)); inf != nullptr && inf->synced()) {
+      auto snap = inf->Snapshot();
+      auto d = snap.find(pod);
+      ours = d == snap.end() || AttemptAnnotation(d->second) == attempt_id;
+    }
+    sent = !ours || DeleteServingObjects(ns, pod, grace_ms);
+  } else {
+    DeleteOptions del;
+    del.grace_period_seconds = std::max<int64_t>(0, (grace_ms + 999) / 1000);
+    auto r = client_.Delete(PodsPath(ns) + "/" + pod, del);
+    sent = r.ok() || r.error().code == codes::kNotFound;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = attempts_.find(attempt_id);
   if (it == attempts_.end()) return;
-  it->second->delete_sent = r.ok() || r.error().code == codes::kNotFound;
+  it->second->delete_sent = sent;
   cv_.notify_all();
 }
 
 void K8sBackend::Adopt(const LaunchSpec& spec) {
   const std::string ns = KubeNs(opts_.namespaces, spec.namespace_);
-  EnsureWatcher(ns);
   auto a = std::make_unique<Attempt>();
+  if (spec.serving) {
+    // The Deployment (found by name, checked by its attempt annotation) is watched again;
+    // nothing is created.
+    EnsureWatcher(DeploymentsPath(ns));
+    a->serving = true;
+    a->pod = ServingObjectName(spec.workload_name, spec.step);
+    a->status.endpoint =
+        "http://" + a->pod + "." + ns + ".svc:" + std::to_string(ServingPort(spec));
+    if (auto svc = client_.Get(ServicesPath(ns) + "/" + a->pod); svc.ok()) {
+      std::string ip = Str(svc->value("spec", json::object()), "clusterIP");
+      if (ip != "None") a->cluster_ip = ip;
+    }
+  } else {
+    EnsureWatcher(PodsPath(ns));
+    a->pod = AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt);
+  }
   a->spec = spec;
   a->ns = ns;
-  a->pod = AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt);
   a->staging = AttemptStagingUri(opts_.staging_prefix, spec.namespace_, spec.run_id, spec.step,
                                  spec.attempt);
   a->adopted = true;
@@ -523,11 +795,11 @@ void K8sBackend::RunFinished(const std::string& rsl_namespace, const std::string
   }
 }
 
-void K8sBackend::EnsureWatcher(const std::string& ns) {
+void K8sBackend::EnsureWatcher(const std::string& collection) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (watchers_.count(ns) || stopping_) return;
+  if (watchers_.count(collection) || stopping_) return;
   auto w = std::make_unique<Watcher>();
-  w->informer = std::make_unique<Informer>(&client_, PodsPath(ns), kSelector,
+  w->informer = std::make_unique<Informer>(&client_, collection, kSelector,
                                            [this](const Informer::Change&) { cv_.notify_all(); });
   w->informer->set_watch_timeout_seconds(opts_.watch_timeout_s);
   Informer* inf = w->informer.get();
@@ -535,19 +807,19 @@ void K8sBackend::EnsureWatcher(const std::string& ns) {
     while (!stopping_) {
       Status s = inf->Run(&stopping_, 1 << 30, 200);
       if (stopping_) break;
-      if (!s.ok()) fprintf(stderr, "k8s: pod watch: %s\n", s.ToString().c_str());
+      if (!s.ok()) fprintf(stderr, "k8s: watch: %s\n", s.ToString().c_str());
       // The first LIST failed (forbidden, no such namespace, unreachable): try again slowly.
       for (int i = 0; i < 20 && !stopping_; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
   });
-  watchers_[ns] = std::move(w);
+  watchers_[collection] = std::move(w);
 }
 
-Informer* K8sBackend::InformerFor(const std::string& ns) {
+Informer* K8sBackend::InformerFor(const std::string& collection) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = watchers_.find(ns);
+  auto it = watchers_.find(collection);
   return it == watchers_.end() ? nullptr : it->second->informer.get();
 }
 
@@ -600,24 +872,32 @@ void K8sBackend::ReconcileLoop() {
 }
 
 void K8sBackend::ReconcileOnce() {
-  // Each namespace's cache, read without the backend lock (the informer has its own).
+  // Each collection's cache, read without the backend lock (the informer has its own).
   std::map<std::string, Informer*> informers;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [ns, w] : watchers_) informers[ns] = w->informer.get();
+    for (auto& [collection, w] : watchers_) informers[collection] = w->informer.get();
   }
   std::map<std::string, std::map<std::string, json>> snaps;
-  for (auto& [ns, inf] : informers) {
-    if (inf->synced()) snaps[ns] = inf->Snapshot();
+  for (auto& [collection, inf] : informers) {
+    if (inf->synced()) snaps[collection] = inf->Snapshot();
   }
   std::vector<AttemptEvent> events;
   std::vector<std::pair<std::string, std::string>> deletes;  // blocked pods: ns, name
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, a] : attempts_) {
+    // FinishLocked erases the attempt it ends from attempts_: step past it first.
+    for (auto next = attempts_.begin(); next != attempts_.end();) {
+      const std::string id = next->first;
+      Attempt* a = (next++)->second.get();
       if (a->ended) continue;
-      auto snap = snaps.find(a->ns);
+      auto snap = snaps.find(a->serving ? DeploymentsPath(a->ns) : PodsPath(a->ns));
       if (snap == snaps.end()) continue;  // not synced yet
+      if (a->serving) {
+        if (a->synced_ms == 0) a->synced_ms = NowMs();
+        ReconcileServing(a, snap->second, &events);
+        continue;
+      }
       if (a->synced_ms == 0) a->synced_ms = NowMs();
       const json* pod = nullptr;
       if (auto p = snap->second.find(a->pod); p != snap->second.end()) {
@@ -637,20 +917,20 @@ void K8sBackend::ReconcileOnce() {
           e.attempt_id = id;
           e.kind = a->timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
           e.message = a->timed_out ? "time limit reached: pod deleted" : "cancelled: pod deleted";
-          FinishLocked(a.get(), e);
+          FinishLocked(a, e);
         } else if (a->seen) {
           AttemptExit e;
           e.attempt_id = id;
           e.kind = ExitKind::kNodeLost;
           e.message = "pod " + a->ns + "/" + a->pod + " was deleted outside RSL";
-          FinishLocked(a.get(), e);
+          FinishLocked(a, e);
         } else if (a->adopted && NowMs() - a->synced_ms > opts_.adopt_grace_ms) {
           // After a restart, the synced cache does not hold it: it is gone.
           AttemptExit e;
           e.attempt_id = id;
           e.kind = ExitKind::kNodeLost;
           e.message = "pod " + a->ns + "/" + a->pod + " not found after a controller restart";
-          FinishLocked(a.get(), e);
+          FinishLocked(a, e);
         }
         continue;
       }
@@ -663,7 +943,7 @@ void K8sBackend::ReconcileOnce() {
           events.push_back({id, spec::EventReason::kRunning,
                             "pod " + a->ns + "/" + a->pod + " running on " + node, node, false});
         }
-        StartLog(a.get());
+        StartLog(a);
       }
       if (o.state == PodOutcome::State::kEnded || o.state == PodOutcome::State::kBlocked) {
         AttemptExit e = o.exit;
@@ -674,7 +954,7 @@ void K8sBackend::ReconcileOnce() {
         }
         bool lost = e.kind == ExitKind::kNodeLost;
         if (o.state == PodOutcome::State::kBlocked || lost) deletes.push_back({a->ns, a->pod});
-        FinishLocked(a.get(), e);
+        FinishLocked(a, e);
       }
     }
   }
@@ -686,6 +966,106 @@ void K8sBackend::ReconcileOnce() {
     del.grace_period_seconds = 0;
     (void)client_.Delete(PodsPath(ns) + "/" + name, del);
   }
+}
+
+void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>& deploys,
+                                  std::vector<AttemptEvent>* events) {
+  const std::string& id = a->spec.attempt_id;
+  const std::string where = "deployment " + a->ns + "/" + a->pod;
+  auto finish = [&](ExitKind kind, const std::string& message, const std::string& code = "") {
+    AttemptExit e;
+    e.attempt_id = id;
+    e.kind = kind;
+    e.exit_code = kind == ExitKind::kSucceeded ? 0 : -1;
+    e.message = message;
+    e.code = code;
+    FinishLocked(a, e);
+  };
+  auto d = deploys.find(a->pod);
+  if (d == deploys.end()) {
+    if (a->stop_requested && (a->seen || a->delete_sent)) {
+      finish(a->timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled,
+             a->timed_out ? "time limit reached: " + where + " deleted"
+                          : "cancelled: " + where + " deleted");
+    } else if (a->seen) {
+      finish(ExitKind::kNodeLost, where + " was deleted outside RSL");
+    } else if (a->adopted && NowMs() - a->synced_ms > opts_.adopt_grace_ms) {
+      finish(ExitKind::kNodeLost, where + " not found after a controller restart");
+    }
+    return;
+  }
+  const json& deploy = d->second;
+  const std::string holder = AttemptAnnotation(deploy);
+  if (holder != id) {
+    if (!a->seen && !a->adopted) return;  // our own update is not in the cache yet
+    // A newer version took the objects over (updated them in place): this one is done.
+    a->last_events.push_back({id, spec::EventReason::kSuperseded,
+                              holder + " now runs " + where + " (rolling update in place)", "",
+                              false});
+    finish(ExitKind::kSucceeded, "superseded by " + holder);
+    return;
+  }
+  a->seen = true;
+  if (a->stop_requested) return;  // deleted; its end comes when the cache loses it
+  const int64_t min_ready = std::max<int64_t>(1, a->spec.serving->autoscaling.min_replicas);
+  const int desired = int(IntAt(deploy, "spec", "replicas"));
+  if (!a->running_reported) {
+    // The attempt runs once the cluster holds its Deployment (its Pods go wherever the
+    // scheduler puts them: no one node).
+    a->running_reported = true;
+    events->push_back({id, spec::EventReason::kRunning,
+                       where + ": " + std::to_string(desired) + " replica(s), waiting for " +
+                           std::to_string(min_ready) + " ready",
+                       "", false});
+  }
+  const int ready = int(IntAt(deploy, "status", "readyReplicas"));
+  const int running = int(IntAt(deploy, "status", "replicas"));
+  std::string endpoint = a->status.endpoint;
+  if (!a->cluster_ip.empty()) {
+    endpoint += " (ClusterIP " + a->cluster_ip + ":" + std::to_string(ServingPort(a->spec)) + ")";
+  }
+  if (a->last_desired >= 0 && desired != a->last_desired) {
+    bool up = desired > a->last_desired;
+    events->push_back({id, up ? spec::EventReason::kScaledUp : spec::EventReason::kScaledDown,
+                       "replicas " + std::to_string(a->last_desired) + " -> " +
+                           std::to_string(desired) + " (" + where + ")",
+                       "", false});
+    a->status.last_scale_time_ms = NowMs();
+  }
+  a->last_desired = desired;
+  if (!a->ready_reported && ready >= min_ready) {
+    a->ready_reported = true;
+    a->ever_ready = true;
+    events->push_back({id, spec::EventReason::kServingReady,
+                       std::to_string(ready) + "/" + std::to_string(desired) +
+                           " replica(s) ready behind " + endpoint,
+                       "", false});
+  } else if (a->ready_reported && ready < min_ready) {
+    a->ready_reported = false;
+    events->push_back({id, spec::EventReason::kServingNotReady,
+                       std::to_string(ready) + " of " + std::to_string(min_ready) +
+                           " replica(s) ready (" + where + ")",
+                       "", true});
+  }
+  a->status.replicas = running;
+  a->status.ready_replicas = ready;
+  a->status.desired_replicas = desired;
+  if (!a->ever_ready && NowMs() - a->started_ms >= a->spec.serving->ready_timeout_ms) {
+    std::string msg =
+        std::to_string(ready) + " of " + std::to_string(min_ready) + " replica(s) ready after " +
+        std::to_string(a->spec.serving->ready_timeout_ms / 1000) +
+        "s (readyTimeout); `kubectl -n " + a->ns + " describe deployment " + a->pod + "` says why";
+    a->last_events.push_back({id, spec::EventReason::kServingNotReady, msg, "", true});
+    a->delete_objects = true;  // by the finisher, before the engine hears (and relaunches)
+    finish(ExitKind::kFailed, msg, codes::kServingNotReady);
+  }
+}
+
+std::optional<backend::ServingStatus> K8sBackend::Serving(const std::string& attempt_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = attempts_.find(attempt_id);
+  if (it == attempts_.end() || !it->second->serving) return std::nullopt;
+  return it->second->status;
 }
 
 void K8sBackend::StartLog(Attempt* a) {  // mu_ held
@@ -756,6 +1136,11 @@ Status K8sBackend::FetchStaging(const std::string& uri, const std::string& dir) 
 }
 
 void K8sBackend::Finisher(std::unique_ptr<Attempt> a, AttemptExit exit) {
+  if (a->delete_objects) (void)DeleteServingObjects(a->ns, a->pod, 0);
+  // Before the exit: the engine drops the events of an attempt that ended.
+  for (const auto& e : a->last_events) {
+    if (on_event && !stopping_) on_event(e);
+  }
   // The Pod ended: its log stream ends too; wait for it (bounded), then report.
   if (a->log_thread.joinable()) {
     bool natural = exit.kind == ExitKind::kSucceeded || exit.kind == ExitKind::kFailed ||

@@ -1,6 +1,7 @@
 #pragma once
 
-// The Kubernetes backend (docs/backends/k8s.md): each attempt of a batch step is a Pod.
+// The Kubernetes backend (docs/backends/k8s.md): each attempt of a batch step is a Pod; each
+// attempt of a serving step a Deployment, a Service and (when it scales) an HPA.
 //
 //   Launch  creates, on the run's first launch, the run's owner ConfigMap (every other object
 //           names it in ownerReferences); then per attempt a Secret holding the step's secret
@@ -25,6 +26,22 @@
 //           commit is unchanged. file:// staging is a directory every node mounts at the same
 //           path (the Pod gets a hostPath volume there; RSL_OUTPUT is a plain path); any
 //           other scheme (s3://) goes through options.fetch_staging.
+//   Serving Launch of a serving attempt creates (owned by the run's owner ConfigMap) the
+//           Deployment rsl-<workload>-<step> (replicas = minReplicas, RollingUpdate with
+//           maxUnavailable 0, readinessProbe from the spec, RSL_PORT the container port,
+//           RSL_REPLICA the Pod's name through the downward API), the Service of the same name
+//           (ClusterIP, the endpoint) and, when maxReplicas > minReplicas, an autoscaling/v2
+//           HorizontalPodAutoscaler. The name has no run in it: a new version of the workload
+//           (a later run's attempt) finds them there and updates them in place (merge patch:
+//           template, labels, owner), and the older attempt, seeing the Deployment's attempt
+//           annotation move on, ends succeeded ("superseded"). A watch of the Deployments
+//           reports ServingReady (readyReplicas >= minReplicas, with the Service's endpoint),
+//           ScaledUp / ScaledDown (spec.replicas changed: the HPA's decisions),
+//           ServingNotReady (ready replicas below minReplicas; never ready within
+//           readyTimeout fails the attempt SERVING_NOT_READY). The attempt runs until Stop,
+//           which deletes the three objects and reports kCancelled. Serving() reports
+//           replicas, ready replicas and the endpoint. Adopt finds the Deployment by name and
+//           attempt annotation and watches it again (nothing is created).
 //   Cleanup RunFinished deletes the owner ConfigMap (propagation Background): Kubernetes'
 //           garbage collector deletes the run's Pods and Secrets.
 //
@@ -37,6 +54,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -85,6 +103,9 @@ Status CheckK8sOptions(const K8sBackendOptions& options);
 //! The deterministic name of an attempt's Pod (and of its Secret).
 std::string AttemptPodName(const std::string& workload, const std::string& run_id,
                            const std::string& step, int attempt);
+//! The name of a serving step's Deployment, Service and HPA: one per workload name and step
+//! (a new version updates them in place).
+std::string ServingObjectName(const std::string& workload, const std::string& step);
 //! The run's owner ConfigMap name (as render.h's RunObjectName).
 std::string RunOwnerName(const std::string& workload, const std::string& run_id);
 //! The staging URI (or, for file://, the plain path) of an attempt's outputs.
@@ -106,6 +127,13 @@ class K8sBackend : public backend::Backend {
   Status CheckServing(const spec::Workload& workload, const spec::Step& step) override;
   void RunFinished(const std::string& rsl_namespace, const std::string& workload,
                    const std::string& run_id) override;
+  std::optional<backend::ServingStatus> Serving(const std::string& attempt_id) override;
+
+  //! The Deployment, Service and (when it scales) HorizontalPodAutoscaler Launch creates for
+  //! serving attempt `spec`, in that order. Errors: as PodFor; K8S_NOT_REPRESENTABLE for a
+  //! scale-down delay over the HPA's longest stabilization window (1h).
+  Result<std::vector<nlohmann::json>> ServingObjectsFor(const backend::LaunchSpec& spec,
+                                                        const std::string& owner_uid);
 
   //! The Pod JSON Launch would create for `spec` (tests, `describe`): secret values replaced
   //! by secretKeyRefs. `owner_uid` fills the ownerReference.
@@ -119,7 +147,7 @@ class K8sBackend : public backend::Backend {
     std::string pod;  // Pod name
     std::string staging;
     bool adopted = false;
-    bool seen = false;  // the Pod was in the informer's cache once
+    bool seen = false;  // the Pod (serving: the Deployment) was in the informer's cache once
     bool running_reported = false;
     bool stop_requested = false;
     bool timed_out = false;
@@ -127,6 +155,15 @@ class K8sBackend : public backend::Backend {
     bool ended = false;
     int64_t started_ms = 0;
     int64_t synced_ms = 0;  // when the reconciler first had its namespace's synced cache
+    // Serving attempts: `pod` is the Deployment's (and Service's, HPA's) name.
+    bool serving = false;
+    bool ready_reported = false;  // ServingReady said (and not taken back since)
+    bool ever_ready = false;      // readyTimeout no longer applies
+    int last_desired = -1;        // spec.replicas last seen
+    std::string cluster_ip;       // the Service's, when assigned
+    bool delete_objects = false;  // never ready: the finisher deletes them before reporting
+    std::vector<backend::AttemptEvent> last_events;  // the finisher's, before the exit
+    backend::ServingStatus status;                   // what Serving() answers
     std::atomic<bool> log_stop{false};
     std::atomic<bool> log_done{false};
     std::thread log_thread;
@@ -140,12 +177,24 @@ class K8sBackend : public backend::Backend {
     std::thread thread;
   };
 
+  //! Launch of a serving attempt (spec.serving set).
+  Status LaunchServing(const backend::LaunchSpec& spec, const std::string& ns);
+  //! Creates the attempt's Secret of secret environment values (none: nothing).
+  Status CreateAttemptSecret(const backend::LaunchSpec& spec, const std::string& ns,
+                             const std::string& name, const nlohmann::json& owner_refs);
+  //! One reconciler pass over serving attempt `a` (mu_ held); `deploys` the namespace's cache.
+  void ReconcileServing(Attempt* a, const std::map<std::string, nlohmann::json>& deploys,
+                        std::vector<backend::AttemptEvent>* events);
+  //! Deletes a serving attempt's Deployment, Service and HPA (no lock held). True when the
+  //! Deployment is gone (deleted now, or absent).
+  bool DeleteServingObjects(const std::string& ns, const std::string& name, int64_t grace_ms);
   Status EnsureRunObjects(const backend::LaunchSpec& spec, const std::string& ns,
                           std::string* owner_uid);
   std::string InputUriFor(const backend::LaunchSpec& spec, const std::string& dep_step,
                           const std::string& ns);
-  void EnsureWatcher(const std::string& ns);
-  Informer* InformerFor(const std::string& ns);
+  //! Starts the list+watch of `collection` (PodsPath / DeploymentsPath of a namespace).
+  void EnsureWatcher(const std::string& collection);
+  Informer* InformerFor(const std::string& collection);
   void ReconcileLoop();
   void ReconcileOnce();
   void RefreshNodes(bool force);
@@ -163,7 +212,7 @@ class K8sBackend : public backend::Backend {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<Attempt>> attempts_;  // GUARDED_BY(mu_)
-  std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // GUARDED_BY(mu_): by namespace
+  std::map<std::string, std::unique_ptr<Watcher>> watchers_;  // GUARDED_BY(mu_): by collection
   std::map<std::string, std::string> owner_uids_;             // GUARDED_BY(mu_): ns/owner
   //! "<run>/<step>" -> the staging URI of its succeeded attempt.
   std::map<std::string, std::string> succeeded_staging_;  // GUARDED_BY(mu_)

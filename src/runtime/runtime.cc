@@ -94,7 +94,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   auto backend = MakeAnyBackend(o.backend, bo);
   if (!backend.ok()) return backend.error();
   if (o.backend == "k8s") {
-    // Pods are not reachable from a local HAProxy: the k8s backend refuses serving steps.
+    // Pods are not reachable from a local HAProxy: the k8s backend serves itself (a
+    // Deployment, a Service and an HPA per serving step).
     rt->backend_ = std::move(*backend);
   } else {
     // Serving steps run as replica sets behind HAProxy on top of whichever backend runs steps.

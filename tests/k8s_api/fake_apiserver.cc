@@ -36,7 +36,16 @@ std::string KindOf(const std::string& resource) {
   if (resource == "pods") return "Pod";
   if (resource == "secrets") return "Secret";
   if (resource == "configmaps") return "ConfigMap";
+  if (resource == "services") return "Service";
+  if (resource == "deployments") return "Deployment";
+  if (resource == "horizontalpodautoscalers") return "HorizontalPodAutoscaler";
   return "Node";
+}
+
+std::string ApiVersionOf(const std::string& resource) {
+  if (resource == "deployments") return "apps/v1";
+  if (resource == "horizontalpodautoscalers") return "autoscaling/v2";
+  return "v1";
 }
 
 json StatusObject(int code, const std::string& reason, const std::string& message,
@@ -164,7 +173,7 @@ struct FakeApiServer::Impl {
   // REQUIRES: mu held.
   json Create(const std::string& resource, const std::string& ns, json object) {
     object["kind"] = KindOf(resource);
-    object["apiVersion"] = "v1";
+    object["apiVersion"] = ApiVersionOf(resource);
     if (!ns.empty()) object["metadata"]["namespace"] = ns;
     char uid[40];
     std::snprintf(uid, sizeof uid, "3f0c1a2b-0000-4000-8000-%012lld",
@@ -173,6 +182,20 @@ struct FakeApiServer::Impl {
     object["metadata"]["creationTimestamp"] = Now();
     if (resource == "pods" && !object.contains("status")) {
       object["status"] = {{"phase", "Pending"}, {"qosClass", "Guaranteed"}};
+    }
+    if (resource == "services" && object.contains("spec") &&
+        !object["spec"].contains("clusterIP")) {
+      object["spec"]["clusterIP"] = "10.96.0." + std::to_string(10 + uid_counter % 200);
+    }
+    if (resource == "deployments") {
+      // No controller runs the Deployment: its Pods are not made; the test sets the status
+      // (SetDeploymentReplicas) as the ReplicaSet controller and the kubelets would.
+      object["metadata"]["generation"] = 1;
+      object["status"] = {{"observedGeneration", 1},
+                          {"replicas", 0},
+                          {"readyReplicas", 0},
+                          {"updatedReplicas", 0},
+                          {"availableReplicas", 0}};
     }
     return Store("ADDED", resource, ns, std::move(object));
   }
@@ -353,7 +376,9 @@ struct FakeApiServer::Impl {
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
-    const std::string coll = R"(/api/v1/namespaces/([^/]+)/(pods|secrets|configmaps))";
+    const std::string coll =
+        R"(/(?:api/v1|apis/apps/v1|apis/autoscaling/v2)/namespaces/([^/]+)/)"
+        R"((pods|secrets|configmaps|services|deployments|horizontalpodautoscalers))";
     const std::string item = coll + R"(/([^/]+))";
     auto list_or_watch = [this](const httplib::Request& req, httplib::Response& res,
                                 const std::string& resource, const std::string& ns) {
@@ -466,6 +491,9 @@ struct FakeApiServer::Impl {
       }
       json obj = it->second;
       obj.merge_patch(patch);
+      if (resource == "deployments" && patch.contains("spec")) {
+        obj["metadata"]["generation"] = obj["metadata"].value("generation", 1) + 1;
+      }
       Reply(res, 200, Store("MODIFIED", resource, ns, std::move(obj)));
     });
   }
@@ -625,6 +653,21 @@ void FakeApiServer::SetPodPhase(const std::string& ns, const std::string& name, 
   }
   pod["status"] = status;
   impl_->Store("MODIFIED", "pods", ns, std::move(pod));
+}
+
+void FakeApiServer::SetDeploymentReplicas(const std::string& ns, const std::string& name,
+                                          int desired, int ready) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->objects.find(Impl::Key("deployments", ns, name));
+  if (it == impl_->objects.end()) return;
+  json d = it->second;
+  d["spec"]["replicas"] = desired;
+  d["status"] = {{"observedGeneration", d["metadata"].value("generation", 1)},
+                 {"replicas", desired},
+                 {"readyReplicas", ready},
+                 {"updatedReplicas", desired},
+                 {"availableReplicas", ready}};
+  impl_->Store("MODIFIED", "deployments", ns, std::move(d));
 }
 
 void FakeApiServer::DeleteObject(const std::string& resource, const std::string& ns,

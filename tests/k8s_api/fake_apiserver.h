@@ -2,7 +2,8 @@
 
 // An API-server test double for the Kubernetes client (tests only): an HTTPS server on
 // 127.0.0.1 (cpp-httplib over OpenSSL, with a CA and certificates made by openssl at test time)
-// that speaks the core/v1 wire format for pods, secrets, configmaps and nodes:
+// that speaks the core/v1 wire format for pods, secrets, configmaps, services and nodes, and
+// apps/v1 deployments and autoscaling/v2 horizontalpodautoscalers:
 //   - objects with metadata.resourceVersion (one cluster-wide counter), uid,
 //     creationTimestamp; List kinds with the List's resourceVersion; Status objects for errors
 //     (NotFound 404, AlreadyExists 409, Conflict 409 on a stale resourceVersion in a patch,
@@ -16,7 +17,10 @@
 //   - faults: the next N requests matching a method and path fail with a status (429 with
 //     Retry-After, 5xx, 409); the next watch stream cut after N events, mid-line; a malformed
 //     line in the next watch stream;
-//   - pods moved through phases by the test (SetPodPhase) as the kubelet would report them.
+//   - pods moved through phases by the test (SetPodPhase) as the kubelet would report them;
+//   - services get a spec.clusterIP; deployments a status (no replicas ready) that the test
+//     moves (SetDeploymentReplicas) as the ReplicaSet controller, the kubelets and the HPA
+//     would (no Pods are made for a Deployment).
 // What it does not model: admission, defaulting and validation beyond metadata.name,
 // graceful deletion (deletionTimestamp; objects go at once), field selectors, set-based
 // label selectors, protobuf, HTTP/2, server-side apply, other resources.
@@ -88,6 +92,10 @@ class FakeApiServer {
   //! Moves a pod to `phase` on `node` (a MODIFIED event).
   void SetPodPhase(const std::string& ns, const std::string& name, PodPhase phase,
                    const std::string& node = "node-1", int exit_code = 1);
+  //! A Deployment's spec.replicas becomes `desired` (as the HPA would set it) and its status
+  //! `desired` replicas of which `ready` are ready (a MODIFIED event).
+  void SetDeploymentReplicas(const std::string& ns, const std::string& name, int desired,
+                             int ready);
   void DeleteObject(const std::string& resource, const std::string& ns, const std::string& name);
   void AppendPodLog(const std::string& ns, const std::string& name, const std::string& text);
   //! Forgets history: watches from an RV older than now get 410 Gone.

@@ -12,6 +12,9 @@
 //   kEvict: the Pod is reported Evicted (node pressure) while it runs;
 //   kNodeDown: the Pod's node turns NotReady while it runs (the process is killed);
 //   kHoldRunning: the Pod stays Running, its process not started (tests that restart).
+// Deployments (serving steps) run no process: with ReadyDeployments(true) every Deployment
+// in the namespace is reported with all of its spec.replicas ready (status.readyReplicas), as
+// the ReplicaSet controller and passing readiness probes would make it.
 // activeDeadlineSeconds is enforced (process killed, Pod DeadlineExceeded); a deleted Pod's
 // process is killed (SIGTERM).
 
@@ -81,6 +84,8 @@ class FakeKubelet {
     for (const auto& [n, p] : pods_) out.push_back(n);
     return out;
   }
+  //! From now on (true), every Deployment's spec.replicas are reported ready.
+  void ReadyDeployments(bool on) { ready_deployments_ = on; }
   //! Lets held pods run their process from now on.
   void Release() { hold_released_ = true; }
 
@@ -222,6 +227,15 @@ class FakeKubelet {
           server_->SetPodPhase(ns_, name, PodPhase::kFailed, p.node, code);
         }
       }
+      if (ready_deployments_) {
+        for (const auto& d : server_->List("deployments", ns_)) {
+          int want = d["spec"].value("replicas", 1);
+          const auto& st = d.value("status", nlohmann::json::object());
+          if (st.value("readyReplicas", 0) != want || st.value("replicas", 0) != want) {
+            server_->SetDeploymentReplicas(ns_, d["metadata"]["name"], want, want);
+          }
+        }
+      }
       {
         // Deleted pods: their processes go (SIGTERM; the grace period is not modelled).
         std::lock_guard<std::mutex> lock(mu_);
@@ -247,6 +261,7 @@ class FakeKubelet {
   std::string root_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> hold_released_{false};
+  std::atomic<bool> ready_deployments_{false};
   std::mutex mu_;
   std::map<std::string, Proc> pods_;
   std::map<std::string, Inject> inject_;

@@ -361,14 +361,219 @@ spec:
   EXPECT_EQ(Steps(run->id)["a"].retries_used, 0);
 }
 
-TEST_F(K8sEngineTest, ServingStepsAreRefusedClearly) {
+// A serving step on the k8s backend is a Deployment, a Service and an HPA; the attempt
+// reports the cluster's readiness and scaling and lives until it is cancelled.
+constexpr char kShopYaml[] = R"yaml(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: shop}
+spec:
+  pipeline:
+    - name: api
+      serving: true
+      port: 9000
+      command: ["python3", "serve.py", "--v1"]
+      readinessProbe: {httpGet: {path: /ready}, periodSeconds: 2, failureThreshold: 4}
+      resources:
+        autoscaling: {targetUtilization: 60, minReplicas: 2, maxReplicas: 5, scaleDownDelay: 2m}
+)yaml";
+
+int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(K8sEngineTest, ServingStepIsADeploymentServiceAndHpaUntilCancelled) {
+  StartEngine();
+  std::string id = Submit(kShopYaml);
+  ASSERT_FALSE(id.empty());
+  const std::string run_id = store::RunIdFor(id);
+  const std::string name = "rsl-shop-api";
+  ASSERT_TRUE(WaitFor([&] { return server_->Has("horizontalpodautoscalers", "default", name); }))
+      << EventText(run_id);
+  nlohmann::json d = server_->Get("deployments", "default", name);
+  nlohmann::json svc = server_->Get("services", "default", name);
+  nlohmann::json hpa = server_->Get("horizontalpodautoscalers", "default", name);
+  const std::string owner = k8s::RunOwnerName("shop", run_id);
+  for (const auto* o : {&d, &svc, &hpa}) {
+    EXPECT_EQ((*o)["metadata"]["ownerReferences"][0]["name"], owner) << o->dump();
+    EXPECT_EQ((*o)["metadata"]["labels"]["rsl.dev/step"], "api");
+  }
+  EXPECT_EQ(d["spec"]["replicas"], 2);
+  EXPECT_EQ(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
+  EXPECT_FALSE(d["spec"]["selector"]["matchLabels"].contains("rsl.dev/run"));
+  const auto& tpl = d["spec"]["template"];
+  EXPECT_EQ(tpl["spec"]["restartPolicy"], "Always");
+  EXPECT_FALSE(tpl["spec"].contains("activeDeadlineSeconds"));
+  const auto& c = tpl["spec"]["containers"][0];
+  EXPECT_EQ(c["command"], nlohmann::json({"python3", "serve.py", "--v1"}));
+  EXPECT_EQ(c["ports"][0]["containerPort"], 9000);
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"], "/ready");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"], 9000);
+  EXPECT_EQ(c["readinessProbe"]["periodSeconds"], 2);
+  EXPECT_EQ(c["readinessProbe"]["failureThreshold"], 4);
+  std::map<std::string, nlohmann::json> env;
+  for (const auto& e : c["env"]) env[e["name"]] = e;
+  EXPECT_EQ(env["RSL_PORT"]["value"], "9000");
+  EXPECT_EQ(env["RSL_REPLICA"]["valueFrom"]["fieldRef"]["fieldPath"], "metadata.name");
+  EXPECT_EQ(env["RSL_STEP"]["value"], "api");
+  EXPECT_EQ(env["RSL_BACKEND"]["value"], "k8s");
+  // The Service routes to the Deployment's Pods, whatever version runs them.
+  EXPECT_EQ(svc["spec"]["selector"], d["spec"]["selector"]["matchLabels"]);
+  EXPECT_EQ(svc["spec"]["ports"][0]["port"], 9000);
+  EXPECT_EQ(hpa["spec"]["scaleTargetRef"]["name"], name);
+  EXPECT_EQ(hpa["spec"]["minReplicas"], 2);
+  EXPECT_EQ(hpa["spec"]["maxReplicas"], 5);
+  EXPECT_EQ(hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"], 60);
+  EXPECT_EQ(hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"], 120);
+  const std::string ip = svc["spec"]["clusterIP"];
+
+  // Not ready until minReplicas are.
+  server_->SetDeploymentReplicas("default", name, 2, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(EventText(run_id).find("ServingReady"), std::string::npos) << EventText(run_id);
+  kubelet_->ReadyDeployments(true);
+  const std::string ready =
+      "2/2 replica(s) ready behind http://rsl-shop-api.default.svc:9000 "
+      "(ClusterIP " +
+      ip + ":9000)";
+  ASSERT_TRUE(WaitFor([&] { return EventText(run_id).find(ready) != std::string::npos; }))
+      << EventText(run_id);
+  const std::string attempt = Steps(run_id)["api"].attempt_id;
+  ASSERT_TRUE(WaitFor([&] {
+    auto sv = backend_->Serving(attempt);
+    return sv && sv->ready_replicas == 2;
+  }));
+  EXPECT_EQ(backend_->Serving(attempt)->endpoint, "http://rsl-shop-api.default.svc:9000");
+  EXPECT_EQ(Steps(run_id)["api"].phase, spec::StepPhase::kRunning);
+
+  // The HPA scales up: the attempt says so.
+  server_->SetDeploymentReplicas("default", name, 4, 4);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run_id).find("ScaledUp: replicas 2 -> 4") != std::string::npos;
+  })) << EventText(run_id);
+  ASSERT_TRUE(WaitFor([&] {
+    auto sv = backend_->Serving(attempt);
+    return sv && sv->ready_replicas == 4 && sv->desired_replicas == 4;
+  }));
+  // Ready replicas below minReplicas: ServingNotReady (a warning), then ready again.
+  kubelet_->ReadyDeployments(false);
+  server_->SetDeploymentReplicas("default", name, 4, 1);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run_id).find("ServingNotReady: 1 of 2 replica(s) ready") != std::string::npos;
+  })) << EventText(run_id);
+  kubelet_->ReadyDeployments(true);
+  ASSERT_TRUE(WaitFor([&] { return CountOf(EventText(run_id), "ServingReady:") == 2; }))
+      << EventText(run_id);
+
+  // A controller restart adopts the Deployment: nothing is created twice, watching resumes.
+  const int posts = server_->requests("POST", "/deployments");
+  EXPECT_EQ(posts, 1);
+  RestartController();
+  // The adopted attempt has seen the Deployment as it was; then the HPA scales down.
+  ASSERT_TRUE(WaitFor([&] {
+    auto sv = backend_->Serving(attempt);
+    return sv && sv->desired_replicas == 4 && sv->ready_replicas == 4;
+  }));
+  server_->SetDeploymentReplicas("default", name, 3, 3);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run_id).find("ScaledDown: replicas 4 -> 3") != std::string::npos;
+  })) << EventText(run_id);
+  EXPECT_EQ(server_->requests("POST", "/deployments"), posts);
+  EXPECT_EQ(server_->requests("POST", "/services"), 1);
+  EXPECT_EQ(server_->requests("POST", "/horizontalpodautoscalers"), 1);
+  EXPECT_EQ(server_->List("deployments", "default").size(), 1u);
+  EXPECT_EQ(server_->List("services", "default").size(), 1u);
+  ASSERT_TRUE(WaitFor([&] {
+    auto sv = backend_->Serving(attempt);
+    return sv && sv->ready_replicas == 3;
+  }));
+
+  // Cancel deletes the three objects and ends the attempt.
+  ASSERT_TRUE(engine_->Cancel(id, "test").ok());
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run->id);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
+  EXPECT_TRUE(server_->List("services", "default").empty());
+  EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
+  EXPECT_FALSE(backend_->Serving(attempt).has_value());
+}
+
+// A new version of the workload updates the Deployment in place; the old run ends superseded.
+TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadUpdatesItsDeploymentInPlace) {
+  StartEngine();
+  kubelet_->ReadyDeployments(true);
+  std::string v1 = Submit(kShopYaml);
+  const std::string run1 = store::RunIdFor(v1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
+      << EventText(run1);
+  std::string yaml2 = kShopYaml;
+  yaml2.replace(yaml2.find("--v1"), 4, "--v2");
+  // Version 2 does not scale: the HPA goes.
+  yaml2.replace(yaml2.find("maxReplicas: 5"), 14, "maxReplicas: 2");
+  std::string v2 = Submit(yaml2);
+  const std::string run2 = store::RunIdFor(v2);
+  auto old = engine_->Wait(v1, 60'000);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->phase, spec::RunPhase::kSucceeded) << EventText(run1);
+  EXPECT_NE(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run2).find("ServingReady") != std::string::npos; }))
+      << EventText(run2);
+  EXPECT_NE(EventText(run2).find("in place (rolling update from " + run1 + "/api/1)"),
+            std::string::npos)
+      << EventText(run2);
+  // One create, one create answered 409 AlreadyExists, then one merge patch.
+  EXPECT_EQ(server_->requests("POST", "/deployments"), 2);
+  EXPECT_EQ(server_->requests("PATCH", "/deployments"), 1);
+  ASSERT_EQ(server_->List("deployments", "default").size(), 1u);
+  nlohmann::json d = server_->List("deployments", "default")[0];
+  EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["command"][2], "--v2");
+  EXPECT_EQ(d["metadata"]["ownerReferences"].size(), 1u);
+  EXPECT_EQ(d["metadata"]["ownerReferences"][0]["name"], k8s::RunOwnerName("shop", run2));
+  EXPECT_EQ(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
+  EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
+  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
+  auto run = engine_->Wait(v2, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
+  EXPECT_TRUE(server_->List("services", "default").empty());
+}
+
+TEST_F(K8sEngineTest, ServingStepNeverReadyFailsAndLeavesNothing) {
+  StartEngine();
+  std::string yaml = kShopYaml;
+  yaml.replace(yaml.find("      resources:"), 0, "      readyTimeout: 1s\n");
+  std::string id = Submit(yaml);
+  auto run = engine_->Wait(id, 60'000);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed) << EventText(run->id);
+  EXPECT_EQ(Steps(run->id)["api"].failure_code, "SERVING_NOT_READY") << EventText(run->id);
+  EXPECT_NE(EventText(run->id).find("0 of 2 replica(s) ready after 1s (readyTimeout)"),
+            std::string::npos)
+      << EventText(run->id);
+  EXPECT_TRUE(WaitFor([&] { return server_->List("deployments", "default").empty(); }));
+  EXPECT_TRUE(server_->List("services", "default").empty());
+  EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
+}
+
+TEST_F(K8sEngineTest, ServingScaleDownDelayOverAnHourIsRefused) {
   StartEngine();
   spec::Step step;
   step.name = "api";
+  step.serving = true;
+  EXPECT_TRUE(backend_->CheckServing(spec::Workload{}, step).ok());
+  spec::Autoscaling as;
+  as.target_utilization = 50;
+  as.max_replicas = 3;
+  as.scale_down_delay_ms = 2 * 3600 * 1000;
+  step.effective.autoscaling = as;
   Status s = backend_->CheckServing(spec::Workload{}, step);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), "SPEC_INVALID");
-  EXPECT_NE(s.error().message.find("serving"), std::string::npos);
+  EXPECT_EQ(s.code(), "K8S_NOT_REPRESENTABLE");
+  EXPECT_EQ(s.error().path, "spec.resources.autoscaling.scaleDownDelay");
+  EXPECT_EQ(s.error().value, "7200s");
 }
 
 // What `seedctl run --backend k8s` and `rsl-controller --backend k8s` build: the runtime
@@ -474,7 +679,8 @@ TEST_F(K8sEngineTest, BackendK8sFlagsAreCheckedWithClearErrors) {
 }
 
 // Every object the backend creates (owner ConfigMap, Secret, Pods of a run; Pods of
-// generated variations: GPUs and capabilities, timeouts, secrets, digests, long names) through
+// generated variations: GPUs and capabilities, timeouts, secrets, digests, long names; a
+// serving attempt's Deployment, Service and HPA) through
 // the schema validator (tests/k8s/validate.mjs under node, with kubernetes-models installed by
 // scripts/npm-tests.sh; RSL_K8S_VALIDATE overrides the command). Without node it fails.
 TEST_F(K8sEngineTest, ObjectsTheBackendCreatesValidate) {
@@ -532,12 +738,22 @@ spec:
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   EXPECT_EQ(pod->dump().find("s3cr3t"), std::string::npos);
   objects.push_back(*pod);
+  // A serving attempt's Deployment, Service and HPA (the same odd names).
+  spec.serving = backend::ServingLaunch{};
+  spec.serving->autoscaling = {70, 2, 6, 90'000};
+  spec.serving->port = 8443;
+  spec.serving->readiness.path = "/v1/ready";
+  auto serving = k8s_->ServingObjectsFor(spec, "3f0c1a2b-0000-4000-8000-000000000001");
+  ASSERT_TRUE(serving.ok()) << serving.status().ToString();
+  ASSERT_EQ(serving->size(), 3u);
+  EXPECT_EQ(nlohmann::json(*serving).dump().find("s3cr3t"), std::string::npos);
+  for (auto& o : *serving) objects.push_back(o);
   std::string file = dir_ + "/objects.json";
   ASSERT_TRUE(WriteFileAtomic(file, objects.dump(2)).ok());
   std::string cmd = validate + " " + file + " > " + dir_ + "/validate.out 2>&1";
   int rc = std::system(cmd.c_str());
   EXPECT_EQ(rc, 0) << Slurp(dir_ + "/validate.out");
-  EXPECT_GE(objects.size(), 5u);  // owner, secret, two pods, the generated pod
+  EXPECT_GE(objects.size(), 8u);  // owner, secret, two pods, the generated pod, serving (3)
 }
 
 }  // namespace

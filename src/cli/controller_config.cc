@@ -58,6 +58,7 @@ std::vector<Binding> Bindings(ControllerFlags* f) {
       {"tls-client-crl", PathValue{&f->tls_client_crl}},
       {"insecure-listen", &f->insecure_listen},
       {"key-file", PathValue{&f->key_file}},
+      {"prices", PathValue{&f->runtime.price_file}},
   };
 }
 
@@ -277,6 +278,9 @@ void AddControllerFlags(CLI::App& app, ControllerFlags* f) {
   app.add_option("--key-file", f->key_file,
                  "key ring sealing secrets at rest (default <state-dir>/secret.key; env "
                  "RSL_SECRET_KEY_FILE)");
+  app.add_option("--prices", f->runtime.price_file,
+                 "price table YAML that cost accounting uses (default <state-dir>/prices.yaml; "
+                 "docs/govern.md)");
   app.add_flag("--rotate-key", f->rotate_key,
                "re-seal every secret with a new key, then exit (stop the controller first)");
 }

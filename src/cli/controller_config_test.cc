@@ -40,7 +40,7 @@ TEST(ControllerConfigTest, KeysAreTheFlagsInCamelCase) {
       EXPECT_NE(std::find(keys.begin(), keys.end(), ConfigKeyOfFlag(name)), keys.end()) << name;
     }
   }
-  EXPECT_EQ(keys.size(), 26u);
+  EXPECT_EQ(keys.size(), 27u);
 }
 
 TEST(ControllerConfigTest, ReadsEveryKindOfValue) {
@@ -67,6 +67,7 @@ TEST(ControllerConfigTest, ReadsEveryKindOfValue) {
       "insecureListen: false\n"
       "stepIsolation: users\n"
       "slurmPartition: gpu\n"
+      "prices: prices/2026.yaml\n"
       "nodeFile:\n",  // null: not set
       "/etc/rsl/controller.yaml", &f);
   ASSERT_TRUE(st.ok()) << st.error().ToString();
@@ -91,6 +92,7 @@ TEST(ControllerConfigTest, ReadsEveryKindOfValue) {
   EXPECT_EQ(f.runtime.backend_options.isolation, "users");
   EXPECT_EQ(f.runtime.backend_options.slurm_partition, "gpu");
   EXPECT_EQ(f.runtime.backend_options.node_file, "");
+  EXPECT_EQ(f.runtime.price_file, "/etc/rsl/prices/2026.yaml");
   EXPECT_TRUE(CheckControllerFlags(f).ok());
 }
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "api/client_contexts.h"
 #include "api/errors.h"
 #include "api/tls_probe.h"
 #include "base/codes.h"
@@ -109,11 +110,34 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
       file[key] = value;
     }
   }
+  // The current context sits between the environment and the older file.
+  std::map<std::string, std::string> context;
+  std::string contexts_path = ContextsPath();
+  Result<ContextsFile> contexts = LoadContexts(contexts_path);
+  if (!contexts.ok()) return contexts.error();
+  Result<Context> current = CurrentContext(*contexts, contexts_path);
+  if (!current.ok()) return current.error();
+  if (!current->name.empty()) {
+    c.context = current->name;
+    context = {{"server", current->server},
+               {"namespace", current->namespace_},
+               {"certificate-authority", current->certificate_authority},
+               {"client-certificate", current->client_certificate},
+               {"client-key", current->client_key}};
+    if (flag_token.empty() && Env("SEEDCTL_TOKEN").empty() && !current->token_file.empty()) {
+      Result<std::string> token = ReadContextToken(*current);
+      if (!token.ok()) return token.error();
+      context["token"] = *token;
+    }
+  }
   auto pick = [&](const std::string& flag, const char* env, const std::string& key,
                   const std::string& fallback) {
     if (!flag.empty()) return flag;
     std::string e = Env(env);
     if (!e.empty()) return e;
+    if (auto it = context.find(key); it != context.end() && !it->second.empty()) {
+      return it->second;
+    }
     auto it = file.find(key);
     if (it != file.end() && !it->second.empty()) return it->second;
     return fallback;

@@ -5,10 +5,13 @@
 // environment and kubeconfig):
 //   1. flags --server / --token / -n
 //   2. environment SEEDCTL_SERVER / SEEDCTL_TOKEN / SEEDCTL_NAMESPACE
-//   3. the config file $SEEDCTL_CONFIG, else $XDG_CONFIG_HOME/seedctl/config, else
+//   3. the current context of the contexts file (api/client_contexts.h: $RSL_CONFIG or
+//      seedctl --config, else $XDG_CONFIG_HOME/rsl/config.yaml, else
+//      ~/.config/rsl/config.yaml); its token is read from its tokenFile
+//   4. the older config file $SEEDCTL_CONFIG, else $XDG_CONFIG_HOME/seedctl/config, else
 //      ~/.config/seedctl/config: `key: value` lines (server, token, namespace,
 //      certificate-authority, client-certificate, client-key), '#' comments
-//   4. server http://127.0.0.1:7070; no token; the token's default namespace.
+//   5. server http://127.0.0.1:7070; no token; the token's default namespace.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -35,9 +38,13 @@ struct ClientConfig {
   std::string token;
   std::string namespace_;   //!< "" = let the server use the token's default namespace
   std::string config_path;  //!< the config file consulted (for messages)
+  std::string context;      //!< the context used ("" = none)
 };
 
-//! Resolves the config as described above. Flags that are empty do not count.
+//! Resolves the config as described above. Flags that are empty do not count. A context's
+//! token file is read only when neither --token nor SEEDCTL_TOKEN gives a token. Errors: the
+//! contexts file's (CONFIG_INVALID, NOT_FOUND for an unknown current context), a context's
+//! unreadable token file (INVALID_ARGUMENT).
 //! The CA file: --certificate-authority, SEEDCTL_CERTIFICATE_AUTHORITY, `certificate-authority:`;
 //! the client certificate and key: --client-certificate / --client-key,
 //! SEEDCTL_CLIENT_CERTIFICATE / SEEDCTL_CLIENT_KEY, `client-certificate:` / `client-key:`

@@ -42,6 +42,8 @@ inline constexpr char kTooManyRequests[] = "TOO_MANY_REQUESTS";  // a client ove
 inline constexpr char kInternal[] = "INTERNAL";
 inline constexpr char kIoError[] = "IO_ERROR";
 inline constexpr char kInvalidArgument[] = "INVALID_ARGUMENT";  // bad CLI flag or API body
+// A config file (rsl-controller --config, seedctl's contexts): unknown key, wrong type, bad YAML.
+inline constexpr char kConfigInvalid[] = "CONFIG_INVALID";
 // Kubernetes (src/k8s): the connection and the API server's answers.
 inline constexpr char kKubeconfigInvalid[] = "KUBECONFIG_INVALID";
 inline constexpr char kK8sApiError[] = "K8S_API_ERROR";  // 5xx after retries, malformed answer

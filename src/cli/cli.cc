@@ -34,6 +34,15 @@ std::string DefaultStateDir() {
   return std::string(home && *home ? home : "/tmp") + "/.local/state/rsl";
 }
 
+void AddConfigFileFlag(CLI::App& app) {
+  // The contexts file is found through RSL_CONFIG (api/client_contexts.h); the flag sets it
+  // before any command runs (options are processed before the commands' callbacks).
+  app.add_option_function<std::string>(
+      "--config", [](const std::string& path) { ::setenv("RSL_CONFIG", path.c_str(), 1); },
+      "contexts file (default: $RSL_CONFIG, else $XDG_CONFIG_HOME/rsl/config.yaml, else "
+      "~/.config/rsl/config.yaml)");
+}
+
 void AddStateDir(CLI::App* cmd, std::string* state_dir) {
   cmd->add_option("--state-dir", *state_dir,
                   "state directory (default: $RSL_STATE_DIR or ~/.local/state/rsl)");

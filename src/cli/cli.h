@@ -66,5 +66,8 @@ void RegisterImageCommands(CLI::App& app);     // image                    (imag
 void RegisterGovernCommands(CLI::App& app);    // advise, cost, policy, k8s (govern/)
 void RegisterWorkloadCommands(CLI::App& app);  // workload, rollback, cluster, node, token,
                                                // secret, configmap, audit  (api/)
+void RegisterConfigCommands(CLI::App& app);    // config: contexts          (api/)
+//! seedctl --config FILE: the contexts file for this command (as $RSL_CONFIG).
+void AddConfigFileFlag(CLI::App& app);
 
 }  // namespace rsl::cli

@@ -218,6 +218,17 @@ Result<PriceTable> LoadPriceTable(const std::string& state_dir) {
   return ParsePriceTable(*text, path);
 }
 
+Result<PriceTable> LoadPriceTableFile(const std::string& path) {
+  if (!PathExists(path)) {
+    return Error(codes::kNotFound, "no price table " + Quote(path))
+        .Value(path)
+        .Hint("write one as docs/govern.md shows, or leave it out for <state-dir>/prices.yaml");
+  }
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.error();
+  return ParsePriceTable(*text, path);
+}
+
 double RoundCents(double v) {
   double cents = std::floor(std::fabs(v) * 100 + 0.5 + kCentEpsilon);
   return std::copysign(cents / 100, v);

@@ -58,6 +58,9 @@ Result<PriceTable> ParsePriceTable(const std::string& yaml, const std::string& f
 
 //! Reads <state_dir>/prices.yaml, writing the defaults there first when it does not exist.
 Result<PriceTable> LoadPriceTable(const std::string& state_dir);
+//! Reads the price table at `path` (an operator's file: never written). Errors:
+//! ParsePriceTable's; NOT_FOUND / IO_ERROR when it cannot be read.
+Result<PriceTable> LoadPriceTableFile(const std::string& path);
 
 //! Rounds money half-up to cents (tolerating binary representation: 59.995 -> 60.00).
 double RoundCents(double v);

@@ -6,8 +6,10 @@
 
 namespace rsl::runtime {
 
-CostHook::CostHook(std::string state_dir, Env* env)
-    : state_dir_(std::move(state_dir)), env_(env ? env : Env::Default()) {}
+CostHook::CostHook(std::string state_dir, Env* env, std::string price_file)
+    : state_dir_(std::move(state_dir)),
+      env_(env ? env : Env::Default()),
+      price_file_(std::move(price_file)) {}
 
 std::string CostHook::last_error() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -29,7 +31,8 @@ Status CostHook::AfterStep(const engine::RunInfo& run, const spec::Step& step,
     if (!s.ok()) return fail(s.error());
     store_ = std::move(*s);
   }
-  Result<govern::PriceTable> prices = govern::LoadPriceTable(state_dir);
+  Result<govern::PriceTable> prices = price_file_.empty() ? govern::LoadPriceTable(state_dir)
+                                                          : govern::LoadPriceTableFile(price_file_);
   if (!prices.ok()) return fail(prices.error());
 
   govern::AttemptFacts a;

@@ -16,8 +16,10 @@ namespace rsl::runtime {
 class CostHook : public engine::StepHook {
  public:
   //! `state_dir`: where rsl.db and prices.yaml live ("" = the run's). `env` is the clock
-  //! (tests fake it); nullptr: Env::Default(). It must outlive the hook.
-  explicit CostHook(std::string state_dir, Env* env = nullptr);
+  //! (tests fake it); nullptr: Env::Default(). It must outlive the hook. `price_file`: the
+  //! price table to use instead of <state_dir>/prices.yaml ("" = that one); read at every
+  //! attempt's end, so an edit counts from the next attempt on.
+  explicit CostHook(std::string state_dir, Env* env = nullptr, std::string price_file = "");
 
   std::string name() const override { return "cost"; }
   //! Records the attempt; never fails the step (accounting errors go to stderr and the
@@ -31,6 +33,7 @@ class CostHook : public engine::StepHook {
  private:
   std::string state_dir_;
   Env* env_;
+  std::string price_file_;
   mutable std::mutex mu_;
   std::unique_ptr<govern::CostStore> store_;  // GUARDED_BY(mu_), opened on first use
   std::string last_error_;                    // GUARDED_BY(mu_)

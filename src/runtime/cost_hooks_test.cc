@@ -72,5 +72,51 @@ TEST(CostHook, RecordsEveryAttemptWithLabels) {
   RemoveAll(dir);
 }
 
+// rsl-controller --prices FILE: that table, and <state-dir>/prices.yaml never written.
+TEST(CostHook, PricesWithTheOperatorsFile) {
+  std::string dir = "/tmp/rsl-govern-hook-file-" + std::to_string(getpid());
+  RemoveAll(dir);
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  std::string prices = dir + "/ops-prices.yaml";
+  ASSERT_TRUE(WriteFileAtomic(prices,
+                              "cpu_core_hour: {on-demand: 0.5}\n"
+                              "memory_gib_hour: {on-demand: 0.25}\n"
+                              "devices: {A100: {on-demand: 7.0}}\n")
+                  .ok());
+  spec::Workload w;
+  w.name = "llama";
+  w.namespace_ = "llm";
+  spec::Step step;
+  step.name = "train";
+  engine::RunInfo run{"wl-20240101-abcdef12", "run-1", dir, dir + "/runs/run-1", &w};
+  FakeClockEnv clock(5000);
+  CostHook hook(dir, &clock, prices);
+  engine::StepOutcome out;
+  out.step = "train";
+  out.attempt = 1;
+  out.exit.kind = backend::ExitKind::kSucceeded;
+  out.exit.usage.wall_ms = 3600 * 1000;
+  out.allocated_cpu_millis = 1000;
+  out.allocated_memory_bytes = 1LL << 30;
+  out.allocated_gpus = 1;
+  out.gpu_model = "A100";
+  EXPECT_TRUE(hook.AfterStep(run, step, out).ok());
+  EXPECT_EQ(hook.last_error(), "");
+  EXPECT_FALSE(PathExists(dir + "/prices.yaml"));
+  auto store = CostStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  auto recs = (*store)->List(0);
+  ASSERT_TRUE(recs.ok());
+  ASSERT_EQ(recs->size(), 1u);
+  // 1 GPU-hour 7.0 + 1 core x 0.5 + 1 GiB x 0.25.
+  EXPECT_NEAR((*recs)[0].cost.total, 7.0 + 0.5 + 0.25, 1e-12);
+
+  // A file that went missing is reported, without failing the step.
+  RemoveAll(prices);
+  EXPECT_TRUE(hook.AfterStep(run, step, out).ok());
+  EXPECT_NE(hook.last_error().find("NOT_FOUND"), std::string::npos) << hook.last_error();
+  RemoveAll(dir);
+}
+
 }  // namespace
 }  // namespace rsl::govern

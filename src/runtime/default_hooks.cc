@@ -7,7 +7,8 @@
 
 namespace rsl::runtime {
 
-engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAccess& images) {
+engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAccess& images,
+                           const std::string& price_file) {
   engine::Hooks hooks;
   // Admission, cheapest first: images, dependencies and declared outputs are answered from the
   // environment registry in milliseconds; the data contract may read the whole input.
@@ -17,7 +18,7 @@ engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAcces
   // fingerprints after; policies watch running steps; cost is recorded for every attempt.
   hooks.steps.push_back(ModelStepHook(state_dir));
   hooks.steps.push_back(std::make_shared<PolicyHook>(state_dir));
-  hooks.steps.push_back(std::make_shared<CostHook>(state_dir));
+  hooks.steps.push_back(std::make_shared<CostHook>(state_dir, nullptr, price_file));
   hooks.publisher = std::make_shared<DataPublisher>(state_dir);
   return hooks;
 }

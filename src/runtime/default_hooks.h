@@ -11,7 +11,9 @@ namespace rsl::runtime {
 
 //! Admission: model environments (cheap) before the data contract (may read the whole
 //! input). Step hooks: model, cost policies, cost. Publisher: the data layer's storage.
-//! `images`: how registry images are reached (model_hooks.h).
-engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAccess& images = {});
+//! `images`: how registry images are reached (model_hooks.h). `price_file`: the cost hook's
+//! price table ("" = <state_dir>/prices.yaml).
+engine::Hooks DefaultHooks(const std::string& state_dir, const model::ImageAccess& images = {},
+                           const std::string& price_file = "");
 
 }  // namespace rsl::runtime

@@ -14,6 +14,7 @@
 
 #include "base/codes.h"
 #include "base/file.h"
+#include "govern/price.h"
 #include "runtime/backends.h"
 #include "runtime/default_hooks.h"
 #include "serve/serving_backend.h"
@@ -108,7 +109,12 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
 
   model::ImageAccess images = o.images;
   images.cluster_images = o.backend == "k8s";  // the cluster pulls images itself
-  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, images) : engine::Hooks{};
+  if (!o.price_file.empty()) {
+    // A table that does not parse would only show as cost errors at each attempt's end.
+    Result<govern::PriceTable> prices = govern::LoadPriceTableFile(o.price_file);
+    if (!prices.ok()) return prices.error();
+  }
+  engine::Hooks hooks = o.hooks ? DefaultHooks(o.state_dir, images, o.price_file) : engine::Hooks{};
   if (o.extend_hooks) o.extend_hooks(&hooks, rt->store_.get());
   engine::EngineOptions eo;
   eo.state_dir = o.state_dir;

@@ -53,6 +53,9 @@ struct RuntimeOptions {
   //! How admission reaches the registries of images that are not registered host
   //! environments (--insecure-registry); its cache_dir defaults to <state_dir>/images.
   model::ImageAccess images;
+  //! The price table the cost hook prices attempts with; "" = <state_dir>/prices.yaml (written
+  //! with the defaults on first use). Open checks that it parses.
+  std::string price_file;
 };
 
 //! Makes `options->state_dir` and `options->runs_dir` absolute and lexically normal, without

@@ -40,7 +40,10 @@ void Reader::Record(const std::string& path, const YAML::Node& node) {
 
 Error& Reader::FailAt(SourcePos pos, const std::string& path, const std::string& message,
                       const std::string& hint, const std::string& code) {
-  Error e(code.empty() ? codes::kSpecInvalid : code, message);
+  Error e(!code.empty()            ? code
+          : !default_code_.empty() ? default_code_
+                                   : codes::kSpecInvalid,
+          message);
   e.pos = std::move(pos);
   e.path = path;
   e.hint = hint;

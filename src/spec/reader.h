@@ -1,5 +1,6 @@
 // Typed access to yaml-cpp nodes that records positions and collects errors instead of
-// throwing. Internal to spec/: parse.cc builds the Workload with it.
+// throwing. parse.cc builds the Workload with it; the settings files (the controller's
+// --config, seedctl's contexts) are read with it too, under their own error code.
 #pragma once
 
 #include <map>
@@ -20,6 +21,8 @@ class Reader {
       : file_(std::move(file)), positions_(positions), errors_(errors) {}
 
   const std::string& file() const { return file_; }
+  //! The code of errors that name none (SPEC_INVALID until this is called).
+  void UseCode(std::string code) { default_code_ = std::move(code); }
   //! 1-based position of a node (yaml-cpp marks are 0-based).
   SourcePos Pos(const YAML::Node& node) const;
   SourcePos Pos(const YAML::Mark& mark) const;
@@ -77,6 +80,7 @@ class Reader {
   std::string file_;
   std::map<std::string, SourcePos>* positions_;
   Errors* errors_;
+  std::string default_code_;
   size_t visits_ = 0;
 };
 

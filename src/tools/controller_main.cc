@@ -1,8 +1,7 @@
 // rsl-controller: the daemon. Store + engine + backend behind the HTTP/JSON API
 // (docs/api.md). Recovers unfinished runs on start; on SIGTERM/SIGINT stops accepting
 // requests and stops the engine, leaving running steps to be adopted by the next start.
-#include <CLI/CLI.hpp>
-
+// Its settings come from flags and `--config FILE` (cli/controller_config.h).
 #include <cstring>
 #include <iostream>
 
@@ -12,28 +11,11 @@
 #include "api/metrics.h"
 #include "api/metrics_hooks.h"
 #include "api/server.h"
-#include "cli/cli.h"
+#include "cli/controller_config.h"
 #include "runtime/rotate_key.h"
 #include "runtime/runtime.h"
 
 namespace {
-
-struct Flags {
-  std::string listen = "127.0.0.1:7070";
-  std::string tokens_file;
-  std::string key_file;
-  bool rotate_key = false;
-  std::string tls_cert;
-  std::string tls_key;
-  bool insecure_listen = false;
-  bool tls_self_signed = false;
-  int retain_versions = 0;
-  std::string retain_for;
-  std::string tls_client_ca;
-  bool tls_require_client_cert = false;
-  std::string tls_client_crl;
-  rsl::runtime::RuntimeOptions runtime;
-};
 
 int Fail(const rsl::Error& e) {
   std::cerr << "rsl-controller: " << e.ToString() << "\n" << e.code << "\n";
@@ -43,74 +25,8 @@ int Fail(const rsl::Error& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags f;
-  CLI::App app{"rsl-controller: the RSL daemon (REST API, engine, store)", "rsl-controller"};
-  app.add_option("--listen", f.listen, "HOST:PORT to listen on (port 0: any free port)");
-  app.add_option("--state-dir", f.runtime.state_dir, "state directory (database, runs, logs)")
-      ->required();
-  app.add_option("--node-file", f.runtime.backend_options.node_file,
-                 "declared nodes and devices (local backend)");
-  app.add_option("--insecure-registry", f.runtime.images.insecure_registries,
-                 "a registry (HOST[:PORT]) reached over plain HTTP besides loopback ones; "
-                 "repeatable (docs/image.md)");
-  app.add_option("--tokens", f.tokens_file, "static tokens file: token,subject,role,ns1;ns2");
-  app.add_option("--backend", f.runtime.backend, "local | slurm | k8s");
-  app.add_option("--kubeconfig", f.runtime.backend_options.kubeconfig,
-                 "k8s: kubeconfig file (default $KUBECONFIG, ~/.kube/config, in-cluster)");
-  app.add_option("--context", f.runtime.backend_options.kube_context,
-                 "k8s: kubeconfig context (default: current)");
-  app.add_option("--k8s-namespace", f.runtime.backend_options.k8s_namespaces,
-                 "k8s: RSLNS=K8SNS namespace mapping; repeatable (default: the same name)");
-  app.add_option("--k8s-staging", f.runtime.backend_options.k8s_staging,
-                 "k8s: where pods write outputs: s3://bucket/prefix or file:///shared/dir");
-  app.add_option("--capability-labels", f.runtime.backend_options.capability_labels,
-                 "k8s: capability -> node label table file (docs/backends/k8s.md)");
-  app.add_option("--slurm-conf", f.runtime.backend_options.slurm_conf,
-                 "SLURM_CONF for --backend slurm");
-  app.add_option("--slurm-partition", f.runtime.backend_options.slurm_partition,
-                 "partition for --backend slurm");
-  app.add_option("--slurm-patience", f.runtime.backend_options.slurm_patience,
-                 "how long live steps wait for an unreachable slurmctld before they fail "
-                 "(default 5m)");
-  app.add_option(
-      "--step-isolation", f.runtime.backend_options.isolation,
-      "who steps run as: auto | users | user:NAME | namespace | none (docs/security.md)");
-  app.add_option("--runs-dir", f.runtime.runs_dir,
-                 "where run directories live (default: <state-dir>-runs)");
-  app.add_option("--retain-versions", f.retain_versions,
-                 "retention: keep the history of the newest N finished runs of each workload "
-                 "name (0: all; docs/api.md, Retention)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--retain-for", f.retain_for,
-                 "retention: keep a finished run's history this long, e.g. 7d (default: forever)");
-  app.add_option("--tls-cert", f.tls_cert, "serve HTTPS: PEM certificate chain (with --tls-key)");
-  app.add_option("--tls-key", f.tls_key, "PEM private key of --tls-cert");
-  app.add_flag("--tls-self-signed", f.tls_self_signed,
-               "serve HTTPS with a key pair made on first start in the state directory "
-               "(tls.crt, tls.key); prints its fingerprint")
-      ->excludes("--tls-cert")
-      ->excludes("--tls-key");
-  auto* client_ca = app.add_option(
-      "--tls-client-ca", f.tls_client_ca,
-      "mutual TLS: ask clients for a certificate and verify it against this PEM CA file; a "
-      "verified certificate authenticates as CN=subject, O=namespace:role (docs/security.md)");
-  app.add_flag("--tls-require-client-cert", f.tls_require_client_cert,
-               "with --tls-client-ca: refuse the TLS handshake of a client without a certificate "
-               "(default: such clients authenticate with bearer tokens)")
-      ->needs(client_ca);
-  app.add_option("--tls-client-crl", f.tls_client_crl,
-                 "with --tls-client-ca: refuse client certificates these PEM revocation lists "
-                 "revoke (read again when the file changes; a CA without a list fails closed)")
-      ->needs(client_ca);
-  app.add_flag("--insecure-listen", f.insecure_listen,
-               "allow plain HTTP on an address other than loopback (tokens and secrets would "
-               "cross the network in clear)");
-  app.add_option("--key-file", f.key_file,
-                 "key ring sealing secrets at rest (default <state-dir>/secret.key; env "
-                 "RSL_SECRET_KEY_FILE)");
-  app.add_flag("--rotate-key", f.rotate_key,
-               "re-seal every secret with a new key, then exit (stop the controller first)");
-  if (auto rc = rsl::cli::ParseCommandLine(app, argc, argv)) return *rc;
+  rsl::cli::ControllerFlags f;
+  if (auto rc = rsl::cli::ParseControllerCommandLine(argc, argv, &f)) return *rc;
   // Every component that seals or opens secrets reads the key ring through this variable.
   if (!f.key_file.empty()) rsl::runtime::UseSecretKeyFile(f.key_file);
   if (f.rotate_key) {

@@ -14,5 +14,7 @@ int main(int argc, char** argv) {
   rsl::cli::RegisterImageCommands(app);
   rsl::cli::RegisterGovernCommands(app);
   rsl::cli::RegisterWorkloadCommands(app);
+  rsl::cli::RegisterConfigCommands(app);
+  rsl::cli::AddConfigFileFlag(app);
   return rsl::cli::ParseCommandLine(app, argc, argv).value_or(0);
 }

@@ -130,6 +130,7 @@ bool Controller::Start() {
     setpgid(0, 0);  // its own process group: kill -9 hits it alone, steps survive via rsl-shim
     std::vector<std::string> args = {ControllerPath(), "--listen", listen, "--state-dir",
                                      state_dir_};
+    if (!config_file_.empty()) args = {ControllerPath(), "--config", config_file_};
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

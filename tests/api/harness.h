@@ -41,6 +41,9 @@ class Controller {
   //! More rsl-controller flags for the next Start (e.g. --tls-cert F --tls-key F); with
   //! --tls-cert, server() is https://localhost:PORT.
   void UseArgs(std::vector<std::string> args) { extra_args_ = std::move(args); }
+  //! Starts it with `--config path` and extra args alone (no --listen, no --state-dir): the
+  //! file must give `listen: 127.0.0.1:0` and `stateDir: state_dir()`.
+  void UseConfigFile(std::string path) { config_file_ = std::move(path); }
   //! The exit status of a controller that ended during Start(); -1 otherwise.
   int exit_status() const { return exit_status_; }
   //! kill -9, no cleanup: the crash case.
@@ -58,6 +61,7 @@ class Controller {
 
   const std::string& state_dir() const { return state_dir_; }
   const std::string& work_dir() const { return work_dir_; }
+  const std::string& root() const { return root_; }
   std::string server() const {
     return (tls_ ? "https://localhost:" : "http://127.0.0.1:") + std::to_string(port_);
   }
@@ -66,6 +70,7 @@ class Controller {
 
  private:
   std::vector<std::string> extra_args_;
+  std::string config_file_;
   bool tls_ = false;
   std::string root_;
   std::string state_dir_;

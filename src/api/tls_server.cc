@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -52,6 +54,34 @@ bool Wait(int fd, short events, int timeout_ms, const std::atomic<bool>& stoppin
     waited += kPollMs;
   }
   return false;
+}
+
+// Closes a connection whose handshake failed without resetting it: the client (TLS 1.3)
+// may already have sent its request after its half of the handshake, and a close with
+// unread data sends a reset, which can discard the alert telling the client why (it would
+// then see "connection reset" instead of "certificate expired"). So: no more writes, read
+// and drop what the client sends for a moment (bounded in time and bytes), then close.
+void LingeringClose(int fd, const std::atomic<bool>& stopping) {
+  constexpr int kLingerMs = 1000;
+  constexpr size_t kLingerBytes = 256 * 1024;
+  ::shutdown(fd, SHUT_WR);
+  size_t dropped = 0;
+  char buf[4096];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLingerMs);
+  while (!stopping && dropped < kLingerBytes) {
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    deadline - std::chrono::steady_clock::now())
+                                    .count());
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, std::min(left, kPollMs));
+    if (r < 0 && errno != EINTR) break;
+    if (r <= 0) continue;
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN))) break;  // EOF or error
+    if (n > 0) dropped += static_cast<size_t>(n);
+  }
+  ::close(fd);
 }
 
 // Writes all of data through ssl on a non-blocking socket.
@@ -383,6 +413,7 @@ void TlsFrontend::Serve(int fd, std::string peer) {
       break;
     }
   }
+  const bool handshaken = ok;
   std::shared_ptr<const ClientCertificate> client;
   if (client_ca_ && ok) {
     X509* cert = SSL_get1_peer_certificate(ssl);
@@ -435,7 +466,11 @@ void TlsFrontend::Serve(int fd, std::string peer) {
   }
   ERR_clear_error();
   SSL_free(ssl);
-  ::close(fd);
+  if (handshaken) {
+    ::close(fd);
+  } else {
+    LingeringClose(fd, stopping_);
+  }
   if (pair[0] >= 0) ::close(pair[0]);
   if (pair[1] >= 0) ::close(pair[1]);
   std::lock_guard<std::mutex> lock(mu_);

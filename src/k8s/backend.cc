@@ -73,11 +73,6 @@ std::string HpasPath(const std::string& ns) {
   return "/apis/autoscaling/v2/namespaces/" + ns + "/horizontalpodautoscalers";
 }
 
-// The longest behavior.scaleDown.stabilizationWindowSeconds the API server accepts.
-constexpr int64_t kMaxStabilizationSeconds = 3600;
-
-int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
-
 int64_t ServingPort(const LaunchSpec& s) {
   return s.serving && s.serving->port ? *s.serving->port : kDefaultServingPort;
 }
@@ -577,41 +572,11 @@ Result<std::vector<json>> K8sBackend::ServingObjectsFor(const LaunchSpec& spec,
           {{"metadata",
             {{"labels", labels}, {"annotations", {{kAnnotationAttempt, spec.attempt_id}}}}},
            {"spec", pod_spec}}}}}});
-  out.push_back(
-      {{"apiVersion", "v1"},
-       {"kind", "Service"},
-       {"metadata", meta},
-       {"spec",
-        {{"type", "ClusterIP"},
-         {"selector", selector},
-         {"ports",
-          json::array(
-              {{{"name", "http"}, {"port", port}, {"targetPort", port}, {"protocol", "TCP"}}})}}}});
+  out.push_back(ServingService(meta, selector, port));
   if (Scales(sv)) {
-    const spec::Autoscaling& as = sv.autoscaling;
-    int64_t window = as.scale_down_delay_ms == 0 ? 0 : CeilSeconds(as.scale_down_delay_ms);
-    if (window > kMaxStabilizationSeconds) {
-      return Error(codes::kK8sNotRepresentable,
-                   "scaleDownDelay is longer than the HorizontalPodAutoscaler's longest "
-                   "stabilization window (1h)")
-          .Value(std::to_string(window) + "s")
-          .Hint("use a scaleDownDelay of at most 1h on Kubernetes");
-    }
-    out.push_back(
-        {{"apiVersion", "autoscaling/v2"},
-         {"kind", "HorizontalPodAutoscaler"},
-         {"metadata", meta},
-         {"spec",
-          {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", name}}},
-           {"minReplicas", std::max<int64_t>(1, as.min_replicas)},
-           {"maxReplicas", as.max_replicas},
-           {"metrics", json::array({{{"type", "Resource"},
-                                     {"resource",
-                                      {{"name", "cpu"},
-                                       {"target",
-                                        {{"type", "Utilization"},
-                                         {"averageUtilization", as.target_utilization}}}}}}})},
-           {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", window}}}}}}}});
+    auto hpa = ServingAutoscaler(meta, name, sv.autoscaling);
+    if (!hpa.ok()) return hpa.error();
+    out.push_back(std::move(*hpa));
   }
   return out;
 }

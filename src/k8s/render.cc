@@ -21,13 +21,9 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kKi = 1024, kMi = kKi * 1024, kGi = kMi * 1024;
-// autoscaling/v2 refuses a stabilization window over an hour.
-constexpr int64_t kMaxStabilizationSeconds = 3600;
 constexpr char kGpuResource[] = "nvidia.com/gpu";
 constexpr char kWorkVolume[] = "rsl-work";
 constexpr char kDefaultStagingPrefix[] = "s3://rsl-staging";
-
-int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
 
 std::string CpuQuantity(int64_t millis) {
   return millis % 1000 == 0 ? std::to_string(millis / 1000) : std::to_string(millis) + "m";
@@ -329,46 +325,17 @@ Result<std::vector<json>> ServingObjects(const spec::Workload& w, size_t i,
          {"selector", {{"matchLabels", selector}}},
          {"progressDeadlineSeconds", CeilSeconds(step.ready_timeout_ms)},
          {"template", {{"metadata", {{"labels", template_labels}}}, {"spec", *pod_spec}}}}}});
-  out.push_back(
-      {{"apiVersion", "v1"},
-       {"kind", "Service"},
-       {"metadata", Metadata(n, name, labels)},
-       {"spec",
-        {{"type", "ClusterIP"},
-         {"selector", selector},
-         {"ports",
-          json::array(
-              {{{"name", "http"}, {"port", port}, {"targetPort", port}, {"protocol", "TCP"}}})}}}});
+  out.push_back(ServingService(Metadata(n, name, labels), selector, port));
   if (as) {
-    int64_t window = CeilSeconds(as->scale_down_delay_ms);
-    if (as->scale_down_delay_ms == 0) window = 0;
-    if (window > kMaxStabilizationSeconds) {
+    auto hpa = ServingAutoscaler(Metadata(n, name, labels), name, *as);
+    if (!hpa.ok()) {
       std::string path = "spec.resources.autoscaling.scaleDownDelay";
       if (step.resources.autoscaling)
         path = spec::StepPath(i) + ".resources.autoscaling.scaleDownDelay";
-      return Error(codes::kK8sNotRepresentable,
-                   "scaleDownDelay is longer than the HorizontalPodAutoscaler's longest "
-                   "stabilization window (1h)")
-          .Path(path)
-          .At(w.PosOf(path))
-          .Value(std::to_string(window) + "s")
-          .Hint("use a scaleDownDelay of at most 1h on Kubernetes");
+      Error e = hpa.error();
+      return e.Path(path).At(w.PosOf(path));
     }
-    out.push_back(
-        {{"apiVersion", "autoscaling/v2"},
-         {"kind", "HorizontalPodAutoscaler"},
-         {"metadata", Metadata(n, name, labels)},
-         {"spec",
-          {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", name}}},
-           {"minReplicas", as->min_replicas},
-           {"maxReplicas", as->max_replicas},
-           {"metrics", json::array({{{"type", "Resource"},
-                                     {"resource",
-                                      {{"name", "cpu"},
-                                       {"target",
-                                        {{"type", "Utilization"},
-                                         {"averageUtilization", as->target_utilization}}}}}}})},
-           {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", window}}}}}}}});
+    out.push_back(std::move(*hpa));
   }
   return out;
 }
@@ -416,6 +383,48 @@ void Emit(YAML::Emitter& out, const json& j) {
 }
 
 }  // namespace
+
+int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
+
+json ServingService(const json& metadata, const json& selector, int64_t port) {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", metadata},
+      {"spec",
+       {{"type", "ClusterIP"},
+        {"selector", selector},
+        {"ports",
+         json::array(
+             {{{"name", "http"}, {"port", port}, {"targetPort", port}, {"protocol", "TCP"}}})}}}};
+}
+
+Result<json> ServingAutoscaler(const json& metadata, const std::string& deployment,
+                               const spec::Autoscaling& as) {
+  int64_t window = as.scale_down_delay_ms == 0 ? 0 : CeilSeconds(as.scale_down_delay_ms);
+  if (window > kMaxStabilizationSeconds) {
+    return Error(codes::kK8sNotRepresentable,
+                 "scaleDownDelay is longer than the HorizontalPodAutoscaler's longest "
+                 "stabilization window (1h)")
+        .Value(std::to_string(window) + "s")
+        .Hint("use a scaleDownDelay of at most 1h on Kubernetes");
+  }
+  json cpu = {
+      {"type", "Resource"},
+      {"resource",
+       {{"name", "cpu"},
+        {"target", {{"type", "Utilization"}, {"averageUtilization", as.target_utilization}}}}}};
+  return json{{"apiVersion", "autoscaling/v2"},
+              {"kind", "HorizontalPodAutoscaler"},
+              {"metadata", metadata},
+              {"spec",
+               {{"scaleTargetRef",
+                 {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", deployment}}},
+                {"minReplicas", std::max<int64_t>(1, as.min_replicas)},
+                {"maxReplicas", as.max_replicas},
+                {"metrics", json::array({cpu})},
+                {"behavior", {{"scaleDown", {{"stabilizationWindowSeconds", window}}}}}}}};
+}
 
 std::string KubeNamespace(const std::string& rsl_namespace, const RenderContext& ctx) {
   auto it = ctx.namespaces.find(rsl_namespace);

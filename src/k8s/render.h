@@ -98,6 +98,24 @@ Result<nlohmann::json> RenderStepPod(const spec::Workload& w, size_t step_index,
                                      const RenderContext& ctx,
                                      const std::map<std::string, int>& dep_attempts = {});
 
+//! The longest behavior.scaleDown.stabilizationWindowSeconds autoscaling/v2 accepts (1h).
+inline constexpr int64_t kMaxStabilizationSeconds = 3600;
+
+//! Whole seconds, rounded up, at least 1 (probe periods, deadlines, windows).
+int64_t CeilSeconds(int64_t ms);
+
+//! The ClusterIP Service in front of a serving step's Pods (selected by `selector`), on
+//! `port`, named port `http`. Shared by `seedctl k8s render` and the k8s backend.
+nlohmann::json ServingService(const nlohmann::json& metadata, const nlohmann::json& selector,
+                              int64_t port);
+
+//! The autoscaling/v2 HorizontalPodAutoscaler of Deployment `deployment`: CPU utilization
+//! target, min/max replicas and scaleDownDelay as the scale-down stabilization window.
+//! Errors: K8S_NOT_REPRESENTABLE (a window past the API's 1h; the caller adds the path).
+Result<nlohmann::json> ServingAutoscaler(const nlohmann::json& metadata,
+                                         const std::string& deployment,
+                                         const spec::Autoscaling& as);
+
 //! The objects as multi-document YAML ("---" between documents), strings quoted wherever YAML
 //! would read them as another type.
 std::string ToYamlDocuments(const std::vector<nlohmann::json>& objects);

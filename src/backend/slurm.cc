@@ -512,6 +512,10 @@ Result<slurm::ContainerJob> SlurmBackend::PrepareContainer(const LaunchSpec& spe
   }
   ContainerPlan plan = PlanContainer(spec, image, co);
   plan.config["process"]["env"].push_back(slurm::kSlurmEnvPlaceholder);
+  // Slurm's task/cgroup limits the job's cgroup, whose child the container's is: the limits
+  // stay the job's alone, so an OOM kill happens (and is counted, OUT_OF_MEMORY) there.
+  plan.config["linux"]["resources"].erase("memory");
+  plan.config["linux"]["resources"].erase("cpu");
   slurm::ContainerJob c;
   c.id = plan.id;
   c.config_template = files.dir + "/container.json";

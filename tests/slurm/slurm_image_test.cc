@@ -218,5 +218,21 @@ TEST_F(SlurmImageTest, CancellingARunningContainerStepLeavesNoContainer) {
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
 }
 
+// Slurm's limit is the job's cgroup, whose child the container's is: a container step over its
+// --mem is OOM-killed there and reported as a host step's is.
+TEST_F(SlurmImageTest, AContainerStepOverItsMemoryIsOomKilled) {
+  std::string digest = Push("v3", "hog");
+  ASSERT_FALSE(digest.empty());
+  // dd's one 300 MiB block is read from /dev/zero into memory: three times the 100 MiB limit.
+  LaunchSpec s =
+      Spec("hog", "v3", digest, "exec /bin/busybox dd if=/dev/zero of=/dev/null bs=300M count=1");
+  ASSERT_TRUE(backend_->Launch(s).ok());
+  auto e = rec_.WaitExit(s.attempt_id, 180);
+  ASSERT_TRUE(e.has_value()) << rec_.Events(s.attempt_id);
+  EXPECT_EQ(e->kind, ExitKind::kOomKilled) << e->message << "\n" << Slurp(s.log_path);
+  EXPECT_EQ(RuncList(), "");
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+}
+
 }  // namespace
 }  // namespace rsl::backend

@@ -518,7 +518,7 @@ Result<slurm::ContainerJob> SlurmBackend::PrepareContainer(const LaunchSpec& spe
   plan.config["linux"]["resources"].erase("cpu");
   slurm::ContainerJob c;
   c.id = plan.id;
-  c.config_template = files.dir + "/container.json";
+  c.config_template = files.container_config;
   c.bundle_dir = plan.bundle_dir;
   c.runc = co.runc;
   c.runc_root = co.runc_root;

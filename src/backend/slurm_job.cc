@@ -264,6 +264,7 @@ AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id
   f.env = f.dir + "/env";
   f.job_id = f.dir + "/job_id";
   f.raw_log = f.dir + "/output.raw";
+  f.container_config = f.dir + "/container.json";
   return f;
 }
 
@@ -350,8 +351,7 @@ std::string ContainerPrologue(const ContainerJob& c) {
   s += R"sh(rsl_cg=""
 while IFS=: read -r _ rsl_ctl rsl_p; do
   case "$rsl_p" in */job_${SLURM_JOB_ID:-none}/*) ;; *) continue ;; esac
-  if [ "$rsl_ctl" = memory ]; then rsl_cg=$rsl_p/$rsl_cid; break; fi
-  if [ -z "$rsl_ctl" ]; then rsl_cg=${rsl_p%/*}/$rsl_cid; break; fi
+  if [ "$rsl_ctl" = memory ] || [ -z "$rsl_ctl" ]; then rsl_cg=$rsl_p; break; fi
 done < /proc/self/cgroup 2>/dev/null
 [[ $rsl_cg =~ ^[A-Za-z0-9_./:-]+$ ]] || rsl_cg=/rsl-slurm/$rsl_cid
 rsl_senv='"RSL_SLURM=1"'
@@ -361,10 +361,12 @@ rsl_senv='"RSL_SLURM=1"'
             " ") +
        "; do [ -n \"${!v+x}\" ] && [[ ${!v} =~ ^[A-Za-z0-9,._:/-]*$ ]] && "
        "rsl_senv+=\",\\\"$v=${!v}\\\"\"; done\n";
-  s += "mkdir -p \"$rsl_bundle\" || exit 126\n";
+  s += "rsl_fail() { echo \"rsl: cannot write the container config in $rsl_bundle on "
+       "${SLURMD_NODENAME:-this node}\" >&3; exit 126; }\n";
+  s += "mkdir -p \"$rsl_bundle\" || rsl_fail\n";
   s += "(umask 077; sed -e \"s|\\\"" + std::string(kSlurmEnvPlaceholder) +
        "\\\"|$rsl_senv|\" -e \"s|" + kJobCgroupPlaceholder + "|$rsl_cg|\" " +
-       ShellQuote(c.config_template) + " > \"$rsl_bundle/config.json\") || exit 126\n";
+       ShellQuote(c.config_template) + " > \"$rsl_bundle/config.json\") || rsl_fail\n";
   // The bundle stays in use (never evicted) while the step runs, also without a controller.
   s += "exec 8<" + ShellQuote(c.in_use) + " && flock -s 8\n";
   return s;
@@ -425,6 +427,15 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
     s += "rsl_runc" + argv + " 2>&3 3>&-\n";
     s += "rsl_rc=$?\n";
     s += "rsl_runc delete --force \"$rsl_cid\" >/dev/null 2>&1\n";
+    // runc made the job's cgroup path in the hierarchies Slurm does not use (cpu, pids,
+    // blkio, ...) and removes only its leaf: the empty rest goes too (one that still holds a
+    // process, as the script's own does, is not empty and stays for Slurm).
+    s += "for rsl_h in /sys/fs/cgroup/*/; do rsl_d=$rsl_h${rsl_cg#/}\n"
+         "  while [[ $rsl_d == */job_${SLURM_JOB_ID:-none}* ]]; do\n"
+         "    if [ -d \"$rsl_d\" ]; then rmdir \"$rsl_d\" 2>/dev/null || break; fi\n"
+         "    rsl_d=${rsl_d%/*}\n"
+         "  done\n"
+         "done\n";
     s += "rm -f \"$rsl_bundle/config.json\"\n";
     s += "if [ -n \"$rsl_term\" ]; then trap - TERM; kill -TERM $$; fi\n";
   } else {

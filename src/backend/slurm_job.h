@@ -26,6 +26,7 @@ struct AttemptFiles {
   std::string env;
   std::string job_id;
   std::string raw_log;
+  std::string container_config;  //!< a container step's OCI config template (0600)
 };
 //! Writes `contents` to `path` (via path.tmp and rename) readable by its owner alone when
 //! `mode` says so (the environment file may hold secret values).
@@ -89,8 +90,9 @@ struct ContainerJob {
   std::string in_use;             //!< the image bundle's in-use file
   std::vector<std::string> args;  //!< runc's arguments after --root R: [--log L] run ... ID
 };
-//! linux.cgroupsPath: the script puts the job's memory cgroup there (cgroup v1; the parent of
-//! the script's own cgroup on v2) + "/" + id, or "/rsl-slurm/" + id without a job cgroup.
+//! linux.cgroupsPath: the script puts its own cgroup of the job there (the memory cgroup on
+//! v1, where Slurm's task/cgroup put it), so the container shares the job's limits and an OOM
+//! kill is Slurm's to see; "/rsl-slurm/" + id when the script is in no cgroup of the job.
 inline constexpr char kJobCgroupPlaceholder[] = "@RSL_JOB_CGROUP@";
 //! One process.env entry the script replaces with RSL_SLURM=1 and what Slurm decided for the
 //! job (the pass-through variables: SLURM_JOB_ID, CUDA_VISIBLE_DEVICES, ...).

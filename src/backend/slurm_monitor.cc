@@ -260,8 +260,10 @@ void SlurmBackend::RemoveSecretFiles(Attempt* a) {
   ::unlink(a->files.env.c_str());
   ::unlink(a->files.raw_log.c_str());
   if (a->in_use_fd >= 0) ::close(std::exchange(a->in_use_fd, -1));
+  // A container's config (the step's environment); also an adopted attempt's, whose
+  // ContainerJob a restarted controller does not have.
+  ::unlink(a->files.container_config.c_str());
   if (!a->container) return;
-  ::unlink(a->container->config_template.c_str());
   // The batch script deletes its container; one killed first (SIGKILL after KillWait) left
   // runc's state behind, with its processes gone (rsl-cinit dies with runc).
   struct stat st;

@@ -1,9 +1,13 @@
 #include "backend/container.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
+
+#include "base/file.h"
 
 namespace rsl::backend {
 
@@ -40,6 +44,21 @@ std::string ContainerId(const std::string& attempt_id) {
     if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
   }
   return s;
+}
+
+ContainerRuntime FindContainerRuntime(const std::string& cinit_dir) {
+  ContainerRuntime r;
+  const char* rt = getenv("RSL_CONTAINER_RUNTIME");
+  std::string runtime = rt && *rt ? rt : "runc";
+  if (runtime == "none") return r;
+  std::string runc = runtime.find('/') == std::string::npos ? FindInPath(runtime) : runtime;
+  const char* ci = getenv("RSL_CINIT");
+  std::string cinit = ci && *ci ? ci : cinit_dir + "/rsl-cinit";
+  if (!runc.empty() && access(runc.c_str(), X_OK) == 0 && access(cinit.c_str(), R_OK) == 0) {
+    r.runc = runc;
+    r.cinit = cinit;
+  }
+  return r;
 }
 
 ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& image,

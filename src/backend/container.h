@@ -46,4 +46,13 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
 //! The container id for an attempt.
 std::string ContainerId(const std::string& attempt_id);
 
+//! The runtime that runs registry images, for the local and the Slurm backend alike.
+struct ContainerRuntime {
+  std::string runc;   //!< absolute path; "" = no runtime (registry images run on the host)
+  std::string cinit;  //!< rsl-cinit's host path
+};
+//! RSL_CONTAINER_RUNTIME (default "runc": looked up in PATH; a path: that binary; "none": no
+//! runtime) and RSL_CINIT (default `cinit_dir`/rsl-cinit). Empty `runc` unless both exist.
+ContainerRuntime FindContainerRuntime(const std::string& cinit_dir);
+
 }  // namespace rsl::backend

@@ -1030,16 +1030,8 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
                                                 shim, *isolation);
   // Registry images run in containers where runc is installed (RSL_CONTAINER_RUNTIME=none:
   // on the host, as before containers; =PATH: that runc) and rsl-cinit is beside rsl-shim.
-  const char* rt = getenv("RSL_CONTAINER_RUNTIME");
-  std::string runtime = rt && *rt ? rt : "runc";
-  if (runtime != "none") {
-    std::string runc = runtime.find('/') == std::string::npos ? FindInPath(runtime) : runtime;
-    const char* ci = getenv("RSL_CINIT");
-    std::string cinit = ci && *ci ? ci : Dirname(shim) + "/rsl-cinit";
-    if (!runc.empty() && access(runc.c_str(), X_OK) == 0 && access(cinit.c_str(), R_OK) == 0) {
-      backend->SetContainerRuntime(runc, cinit);
-    }
-  }
+  ContainerRuntime runtime = FindContainerRuntime(Dirname(shim));
+  if (!runtime.runc.empty()) backend->SetContainerRuntime(runtime.runc, runtime.cinit);
   RSL_RETURN_IF_ERROR(backend->Init());
   return std::unique_ptr<Backend>(std::move(backend));
 }

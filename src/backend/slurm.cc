@@ -14,6 +14,7 @@
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
+#include "image/reference.h"
 #include "spec/quantity.h"
 
 namespace rsl::backend {
@@ -122,6 +123,25 @@ SlurmBackend::~SlurmBackend() {
   }
   cv_.notify_all();
   if (monitor_.joinable()) monitor_.join();
+  std::vector<std::thread> pullers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pullers.swap(pullers_);
+  }
+  for (auto& t : pullers) t.join();  // a pull in flight finishes (it fills the cache)
+  for (auto& [id, a] : attempts_) {
+    if (a->in_use_fd >= 0) ::close(a->in_use_fd);
+  }
+}
+
+void SlurmBackend::SetContainerRuntime(ContainerRuntime runtime) {
+  runtime_ = std::move(runtime);
+  const char* v = getenv("RSL_IMAGE_CACHE_BYTES");
+  char* end = nullptr;
+  long long n = v && *v ? strtoll(v, &end, 10) : -1;
+  int64_t max = end && *end == 0 && n >= 0 ? int64_t(n) : image::BundleCache::kDefaultMaxBytes;
+  cache_ = std::make_unique<image::BundleCache>(
+      options_.backend.state_dir.empty() ? std::string(".") : options_.backend.state_dir, max);
 }
 
 Result<std::vector<sched::Node>> SlurmBackend::QueryNodes(std::vector<slurm::NodeState>* states) {
@@ -276,14 +296,15 @@ Status SlurmBackend::CheckFeasible(const LaunchSpec& spec) {
 }
 
 Status SlurmBackend::WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files,
-                                       const std::optional<StepIdentity>& who) {
+                                       const std::optional<StepIdentity>& who,
+                                       const slurm::ContainerJob* container) {
   // The same attempt id launched again (rescheduled after node loss) reuses the directory:
   // every file is replaced by rename, so an orphan's bash keeps reading its own old script.
   RSL_RETURN_IF_ERROR(MakeDirs(files.dir));
   ::chmod(files.dir.c_str(), 0700);
   RSL_RETURN_IF_ERROR(slurm::WritePrivateFile(files.env, slurm::EnvFileContents(spec), 0600));
   RSL_RETURN_IF_ERROR(
-      slurm::WritePrivateFile(files.script, slurm::BatchScript(spec, files, who), 0700));
+      slurm::WritePrivateFile(files.script, slurm::BatchScript(spec, files, who, container), 0700));
   for (const std::string& file : {spec.log_path, spec.exit_file}) {
     if (file.empty()) continue;
     RSL_RETURN_IF_ERROR(MakeDirs(ParentDir(file)));
@@ -327,9 +348,15 @@ Status SlurmBackend::Accept(Attempt* a, int64_t job_id, std::vector<AttemptEvent
     std::lock_guard<std::mutex> lock(mu_);
     a->job_id = job_id;
   }
+  std::string in;
+  if (a->container) {
+    in = " to run in container " + a->container->id + " (runc) from " +
+         a->spec.env.at("RSL_IMAGE_DIGEST") + ", read-only rootfs";
+  }
   events->push_back(
       {a->spec.attempt_id, spec::EventReason::kSubmitted,
-       "Slurm job " + std::to_string(job_id) + " (" + slurm::JobName(a->spec) + ") submitted", ""});
+       "Slurm job " + std::to_string(job_id) + " (" + slurm::JobName(a->spec) + ") submitted" + in,
+       ""});
   return s;
 }
 
@@ -380,9 +407,37 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   auto a = std::make_unique<Attempt>();
   a->spec = spec;
   a->files = files;
-  Status written = WriteAttemptFiles(spec, files, *who);
+  // A registry image (admission recorded its digest) runs in a container where a runtime is
+  // installed: from the cache now, or after a puller has brought it (never on this path).
+  auto digest = spec.env.find("RSL_IMAGE_DIGEST");
+  auto image_ref = spec.env.find("RSL_IMAGE");
+  std::optional<image::Reference> ref;
+  if (digest != spec.env.end() && image_ref != spec.env.end() && !runtime_.runc.empty()) {
+    auto parsed = image::ParseReference(image_ref->second);
+    if (!parsed.ok()) return parsed.error();
+    ref = *parsed;
+  }
+  bool pull = ref && !cache_->Has(digest->second);
+  std::optional<image::Credentials> creds;
+  if (ref) {
+    if (auto it = spec.pull_credentials.find(ref->registry); it != spec.pull_credentials.end()) {
+      creds = image::Credentials{it->second.username, it->second.password};
+    }
+  }
+  Status written = Status::Ok();
+  if (ref && !pull) {
+    auto cached = cache_->Ensure(ref->Name() + "@" + digest->second, digest->second,
+                                 ref->plain_http, creds ? &*creds : nullptr);
+    if (!cached.ok()) return cached.error();
+    a->in_use_fd = cached->in_use_fd;
+    auto c = PrepareContainer(spec, files, *who, *cached);
+    if (c.ok()) a->container = *c;
+    written = c.ok() ? WriteAttemptFiles(spec, files, *who, &*a->container) : c.error();
+  } else if (!pull) {
+    written = WriteAttemptFiles(spec, files, *who);
+  }
   if (!written.ok()) {
-    RemoveSecretFiles(*a);
+    RemoveSecretFiles(a.get());
     return written;
   }
   bool mask = !spec.secret_values.empty() && !spec.log_path.empty();
@@ -397,7 +452,14 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
     if (unreachable_since_ms_ > 0) why = unreachable_why_;
   }
   std::vector<AttemptEvent> events;
-  if (why.empty()) {
+  if (pull) {
+    std::string pinned = ref->Name() + "@" + digest->second;
+    a->awaiting_image = true;
+    events.push_back(
+        {spec.attempt_id, spec::EventReason::kImagePulling,
+         "pulling " + pinned + " into the image cache (the job is submitted when it is unpacked)",
+         ""});
+  } else if (why.empty()) {
     bool unreachable = false;
     auto id = Submit(*a, &unreachable);
     if (id.ok()) {
@@ -406,11 +468,11 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
       why = id.error().message;
       MarkReachable(false, why);
     } else {
-      RemoveSecretFiles(*a);
+      RemoveSecretFiles(a.get());
       return id.error();
     }
   }
-  if (!why.empty()) {
+  if (!why.empty() && !pull) {
     // Slurm does not answer: the monitor submits it once it does (a dead slurmctld costs
     // the engine's loop one sbatch time-out, not one per step).
     a->awaiting_submit = true;
@@ -420,12 +482,96 @@ Status SlurmBackend::Launch(const LaunchSpec& spec) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     attempts_[spec.attempt_id] = std::move(a);
+    if (pull) {  // after the attempt is there for the puller to find
+      pullers_.emplace_back([this, id = spec.attempt_id,
+                             pinned = ref->Name() + "@" + digest->second, d = digest->second,
+                             plain = ref->plain_http,
+                             creds] { PullThenSubmit(id, pinned, d, plain, creds); });
+    }
   }
   cv_.notify_all();
   for (const auto& e : events) {
     if (on_event) on_event(e);
   }
   return Status::Ok();
+}
+
+Result<slurm::ContainerJob> SlurmBackend::PrepareContainer(const LaunchSpec& spec,
+                                                           const slurm::AttemptFiles& files,
+                                                           const std::optional<StepIdentity>& who,
+                                                           const image::CachedImage& image) {
+  ContainerOptions co;
+  co.runc = runtime_.runc;
+  co.runc_root = files_dir_ + "/runc";
+  co.containers_dir = files.dir;
+  co.cinit = runtime_.cinit;
+  co.cgroups_path = slurm::kJobCgroupPlaceholder;
+  if (who) {
+    co.uid = int64_t(who->uid);
+    co.gid = int64_t(who->gid);
+  }
+  ContainerPlan plan = PlanContainer(spec, image, co);
+  plan.config["process"]["env"].push_back(slurm::kSlurmEnvPlaceholder);
+  // Slurm's task/cgroup limits the job's cgroup, whose child the container's is: the limits
+  // stay the job's alone, so an OOM kill happens (and is counted, OUT_OF_MEMORY) there.
+  plan.config["linux"]["resources"].erase("memory");
+  plan.config["linux"]["resources"].erase("cpu");
+  slurm::ContainerJob c;
+  c.id = plan.id;
+  c.config_template = files.container_config;
+  c.bundle_dir = plan.bundle_dir;
+  c.runc = co.runc;
+  c.runc_root = co.runc_root;
+  c.in_use = image.dir + "/in-use";
+  // PlanContainer's argv is runc --root R [--log L] run --bundle B ID.
+  c.args.assign(plan.argv.begin() + 3, plan.argv.end());
+  RSL_RETURN_IF_ERROR(MakeDirs(files.dir));
+  ::chmod(files.dir.c_str(), 0700);
+  RSL_RETURN_IF_ERROR(MakeDirs(co.runc_root));
+  // The step's environment, secrets included: RSL's alone (0600), removed when it ends.
+  RSL_RETURN_IF_ERROR(slurm::WritePrivateFile(c.config_template, plan.config.dump(1) + "\n", 0600));
+  return c;
+}
+
+void SlurmBackend::PullThenSubmit(std::string attempt_id, std::string pinned, std::string digest,
+                                  bool plain_http, std::optional<image::Credentials> credentials) {
+  auto cached = cache_->Ensure(pinned, digest, plain_http, credentials ? &*credentials : nullptr);
+  std::optional<AttemptEvent> event;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = attempts_.find(attempt_id);
+    Attempt* a = it == attempts_.end() ? nullptr : it->second.get();
+    if (a == nullptr || !a->awaiting_image || a->immediate_exit || stopping_) {
+      if (cached.ok()) ::close(cached->in_use_fd);  // stopped meanwhile
+      return;
+    }
+    a->awaiting_image = false;
+    Status written = cached.ok() ? Status::Ok() : Status(cached.error());
+    if (cached.ok()) {
+      a->in_use_fd = cached->in_use_fd;
+      auto who = StepIdentityFor(options_.isolation, identities_.get(), a->spec.namespace_);
+      auto c = who.ok() ? PrepareContainer(a->spec, a->files, *who, *cached)
+                        : Result<slurm::ContainerJob>(who.error());
+      if (c.ok()) a->container = *c;
+      written = c.ok() ? WriteAttemptFiles(a->spec, a->files, *who, &*a->container) : c.error();
+    }
+    if (!written.ok()) {
+      AttemptExit e;
+      e.attempt_id = attempt_id;
+      e.kind = ExitKind::kFailed;
+      e.code = written.error().code;
+      e.message = "cannot start: " + written.error().ToString();
+      a->immediate_exit = e;
+    } else {
+      a->awaiting_submit = true;  // the monitor submits it
+      event = AttemptEvent{attempt_id, spec::EventReason::kImagePulled,
+                           (cached->pulled ? "pulled and unpacked " : "found in the cache ") +
+                               pinned + " (" + std::to_string(cached->bytes / kMiB) + " MiB)",
+                           ""};
+    }
+  }
+  cv_.notify_all();
+  if (event && on_event) on_event(*event);
 }
 
 void SlurmBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool timed_out) {
@@ -441,6 +587,7 @@ void SlurmBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool ti
     if (a->job_id == 0 && !a->submitting && !a->immediate_exit) {
       // Never reached Slurm: it ends here (the monitor reports it).
       a->awaiting_submit = false;
+      a->awaiting_image = false;  // its pull goes on and fills the cache
       AttemptExit e;
       e.attempt_id = attempt_id;
       e.kind = timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled;
@@ -526,6 +673,10 @@ Result<std::unique_ptr<Backend>> NewSlurmBackend(const BackendOptions& options) 
   }
   SlurmBackendOptions o;
   o.backend = options;
+  // rsl-cinit beside the program running the backend (rsl-controller, seedctl).
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string self_dir = n > 0 ? ParentDir(std::string(self, size_t(n))) : ".";
   auto isolation = ParseIsolation(options.isolation);
   if (!isolation.ok()) return isolation.error();
   if (isolation->mode == IsolationMode::kNamespace) {
@@ -553,7 +704,10 @@ Result<std::unique_ptr<Backend>> NewSlurmBackend(const BackendOptions& options) 
   auto runner = NewProcessRunner(env, kCommandTimeoutMs);
   // Fail early and clearly when there is no Slurm to talk to, or not the partition asked for.
   RSL_RETURN_IF_ERROR(CheckSlurmAnswers(runner.get(), options.slurm_partition));
-  return std::unique_ptr<Backend>(std::make_unique<SlurmBackend>(std::move(o), std::move(runner)));
+  auto backend = std::make_unique<SlurmBackend>(std::move(o), std::move(runner));
+  ContainerRuntime runtime = FindContainerRuntime(self_dir);
+  if (!runtime.runc.empty()) backend->SetContainerRuntime(runtime);
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 }  // namespace rsl::backend

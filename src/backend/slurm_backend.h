@@ -38,12 +38,14 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/container.h"
 #include "backend/factory.h"
 #include "backend/identity.h"
 #include "backend/slurm_job.h"
 #include "backend/slurm_parse.h"
 #include "backend/slurm_runner.h"
 #include "base/env.h"
+#include "image/cache.h"
 
 namespace rsl::backend {
 
@@ -83,6 +85,11 @@ class SlurmBackend : public Backend {
   //! The Slurm job id of a live attempt, 0 if none. For tests and `describe`.
   int64_t JobIdOf(const std::string& attempt_id);
 
+  //! Registry images run in containers (runc in the batch script) with this runtime, from the
+  //! image cache <state_dir>/images/bundles (which nodes must see at the same path, as they
+  //! see the state directory); unset: such steps run their command on the node, as before.
+  void SetContainerRuntime(ContainerRuntime runtime);
+
  private:
   struct Attempt {
     LaunchSpec spec;
@@ -105,6 +112,9 @@ class SlurmBackend : public Backend {
     int64_t raw_log_offset = 0;
     int64_t usage_read_ms = 0;   // when its usage file was last read (monotonic)
     int64_t usage_wall_ms = -1;  // the wall_ms of the last sample reported (on_usage)
+    std::optional<slurm::ContainerJob> container;  // runs in its registry image
+    bool awaiting_image = false;  // its image is being pulled into the cache (a puller)
+    int in_use_fd = -1;           // the image bundle held in use until the attempt ends
   };
 
   Status CheckFeasible(const LaunchSpec& spec);
@@ -125,8 +135,19 @@ class SlurmBackend : public Backend {
   void WhileUnreachable(const std::string& why, std::vector<AttemptEvent>* events,
                         std::vector<AttemptExit>* exits);
   void MarkReachable(bool reachable, const std::string& why);
-  //! Removes the files of an ended attempt that may hold secret values.
-  void RemoveSecretFiles(const Attempt& a);
+  //! Removes the files of an ended attempt that may hold secret values, releases its image
+  //! and deletes its container if the batch script could not (killed).
+  void RemoveSecretFiles(Attempt* a);
+  //! The container of a registry-image attempt: its OCI config template written beside the
+  //! attempt's files, from the cached bundle.
+  Result<slurm::ContainerJob> PrepareContainer(const LaunchSpec& spec,
+                                               const slurm::AttemptFiles& files,
+                                               const std::optional<StepIdentity>& who,
+                                               const image::CachedImage& image);
+  //! On a puller thread: the image of a waiting attempt into the cache, then the attempt is
+  //! written and left to the monitor to submit (or fails IMAGE_PULL_FAILED).
+  void PullThenSubmit(std::string attempt_id, std::string pinned, std::string digest,
+                      bool plain_http, std::optional<image::Credentials> credentials);
   void RefreshNodes(bool force);
   void Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits,
               const std::vector<AttemptUsage>& usages = {});
@@ -134,7 +155,8 @@ class SlurmBackend : public Backend {
   //! second, when it is new since the last one reported.
   void ReadLiveUsage(Attempt* a, int64_t now_ms, std::vector<AttemptUsage>* usages);
   Status WriteAttemptFiles(const LaunchSpec& spec, const slurm::AttemptFiles& files,
-                           const std::optional<StepIdentity>& who);
+                           const std::optional<StepIdentity>& who,
+                           const slurm::ContainerJob* container = nullptr);
   Result<std::vector<sched::Node>> QueryNodes(std::vector<slurm::NodeState>* states);
   void CopyMaskedLog(Attempt* a, bool final);
   std::optional<AttemptExit> Decide(Attempt* a, const slurm::Job* job,
@@ -159,6 +181,9 @@ class SlurmBackend : public Backend {
   int64_t unreachable_since_ms_ = 0;                          // GUARDED_BY(mu_): 0 = answers
   std::string unreachable_why_;                               // GUARDED_BY(mu_)
   std::thread monitor_;
+  ContainerRuntime runtime_;                   // set before the first Launch
+  std::unique_ptr<image::BundleCache> cache_;  // with runtime_
+  std::vector<std::thread> pullers_;           // GUARDED_BY(mu_); joined by the destructor
 };
 
 }  // namespace rsl::backend

@@ -264,6 +264,7 @@ AttemptFiles AttemptPaths(const std::string& base, const std::string& attempt_id
   f.env = f.dir + "/env";
   f.job_id = f.dir + "/job_id";
   f.raw_log = f.dir + "/output.raw";
+  f.container_config = f.dir + "/container.json";
   return f;
 }
 
@@ -335,10 +336,48 @@ std::string EnvFileContents(const LaunchSpec& spec) {
   return out;
 }
 
+namespace {
+
+// The container's part of the batch script (see ContainerJob): fill in the config, hold the
+// bundle in use, and a function that runs runc with a plain environment. Values that go into
+// the JSON config by sed are checked to hold no character JSON or sed would need escaped.
+std::string ContainerPrologue(const ContainerJob& c) {
+  std::string s;
+  s += "rsl_cid=" + ShellQuote(c.id) + "\n";
+  s += "rsl_bundle=" + ShellQuote(c.bundle_dir) + "\n";
+  s += "rsl_runc() { /usr/bin/env -i "
+       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin " +
+       ShellQuote(c.runc) + " --root " + ShellQuote(c.runc_root) + " \"$@\"; }\n";
+  s += R"sh(rsl_cg=""
+while IFS=: read -r _ rsl_ctl rsl_p; do
+  case "$rsl_p" in */job_${SLURM_JOB_ID:-none}/*) ;; *) continue ;; esac
+  if [ "$rsl_ctl" = memory ] || [ -z "$rsl_ctl" ]; then rsl_cg=$rsl_p; break; fi
+done < /proc/self/cgroup 2>/dev/null
+[[ $rsl_cg =~ ^[A-Za-z0-9_./:-]+$ ]] || rsl_cg=/rsl-slurm/$rsl_cid
+rsl_senv='"RSL_SLURM=1"'
+)sh";
+  s += "for v in " +
+       Join(std::vector<std::string>(std::begin(kSlurmPassThrough), std::end(kSlurmPassThrough)),
+            " ") +
+       "; do [ -n \"${!v+x}\" ] && [[ ${!v} =~ ^[A-Za-z0-9,._:/-]*$ ]] && "
+       "rsl_senv+=\",\\\"$v=${!v}\\\"\"; done\n";
+  s += "rsl_fail() { echo \"rsl: cannot write the container config in $rsl_bundle on "
+       "${SLURMD_NODENAME:-this node}\" >&3; exit 126; }\n";
+  s += "mkdir -p \"$rsl_bundle\" || rsl_fail\n";
+  s += "(umask 077; sed -e \"s|\\\"" + std::string(kSlurmEnvPlaceholder) +
+       "\\\"|$rsl_senv|\" -e \"s|" + kJobCgroupPlaceholder + "|$rsl_cg|\" " +
+       ShellQuote(c.config_template) + " > \"$rsl_bundle/config.json\") || rsl_fail\n";
+  // The bundle stays in use (never evicted) while the step runs, also without a controller.
+  s += "exec 8<" + ShellQuote(c.in_use) + " && flock -s 8\n";
+  return s;
+}
+
+}  // namespace
+
 std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
-                        const std::optional<StepIdentity>& who) {
+                        const std::optional<StepIdentity>& who, const ContainerJob* container) {
   std::string argv;
-  for (const auto& a : spec.argv) argv += " " + ShellQuote(a);
+  for (const auto& a : (container ? container->args : spec.argv)) argv += " " + ShellQuote(a);
   std::string s;
   s += "#!/bin/bash\n";
   s += "# RSL attempt " + CommentValue(spec.attempt_id) + " (written by the Slurm backend)\n";
@@ -364,7 +403,7 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   // Not exec: the script outlives the step to write its exit record. scancel signals every
   // process of the job, so the step gets SIGTERM directly.
   std::string drop;
-  if (who) {
+  if (who && !container) {  // a container's user is in its config (runc runs as root)
     drop = "/usr/bin/setpriv --reuid=" + std::to_string(who->uid) +
            " --regid=" + std::to_string(who->gid) +
            " --clear-groups --inh-caps=-all --bounding-set=-all -- ";
@@ -379,8 +418,30 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   s += "  rsl_sample_usage </dev/null >/dev/null 2>&1 3>&- &\n";
   s += "  rsl_sampler=$!\n";
   s += "fi\n";
-  s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&-\n";
-  s += "rsl_rc=$?\n";
+  if (container) {
+    s += ContainerPrologue(*container);
+    // scancel's TERM reaches runc, which forwards it into the container; the script waits
+    // for runc to end (a trapped signal runs its trap after the foreground command), deletes
+    // the container and then dies of the TERM as a host step's script does.
+    s += "rsl_term=\ntrap 'rsl_term=1' TERM\n";
+    s += "rsl_runc" + argv + " 2>&3 3>&-\n";
+    s += "rsl_rc=$?\n";
+    s += "rsl_runc delete --force \"$rsl_cid\" >/dev/null 2>&1\n";
+    // runc made the job's cgroup path in the hierarchies Slurm does not use (cpu, pids,
+    // blkio, ...) and removes only its leaf: the empty rest goes too (one that still holds a
+    // process, as the script's own does, is not empty and stays for Slurm).
+    s += "for rsl_h in /sys/fs/cgroup/*/; do rsl_d=$rsl_h${rsl_cg#/}\n"
+         "  while [[ $rsl_d == */job_${SLURM_JOB_ID:-none}* ]]; do\n"
+         "    if [ -d \"$rsl_d\" ]; then rmdir \"$rsl_d\" 2>/dev/null || break; fi\n"
+         "    rsl_d=${rsl_d%/*}\n"
+         "  done\n"
+         "done\n";
+    s += "rm -f \"$rsl_bundle/config.json\"\n";
+    s += "if [ -n \"$rsl_term\" ]; then trap - TERM; kill -TERM $$; fi\n";
+  } else {
+    s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&-\n";
+    s += "rsl_rc=$?\n";
+  }
   s += "if [ -n \"$rsl_sampler\" ]; then kill \"$rsl_sampler\"; wait \"$rsl_sampler\"; fi\n";
   s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
   s += kMeasureUsage;

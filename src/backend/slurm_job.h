@@ -26,6 +26,7 @@ struct AttemptFiles {
   std::string env;
   std::string job_id;
   std::string raw_log;
+  std::string container_config;  //!< a container step's OCI config template (0600)
 };
 //! Writes `contents` to `path` (via path.tmp and rename) readable by its owner alone when
 //! `mode` says so (the environment file may hold secret values).
@@ -68,8 +69,34 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
 //! could write the exit record.
 //! With `who`, the step runs as that identity (setpriv: uid, gid, no supplementary groups,
 //! no capabilities) while the script, root, keeps writing the exit record.
+//! With `container`, the step runs in its image instead (ContainerJob).
+struct ContainerJob;
 std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
-                        const std::optional<StepIdentity>& who = std::nullopt);
+                        const std::optional<StepIdentity>& who = std::nullopt,
+                        const ContainerJob* container = nullptr);
+
+//! A step that runs in its registry image (docs/backends/slurm.md "Container images"): the
+//! controller writes the attempt's OCI config (backend/container.h, as the local backend
+//! does) with two placeholders that only the node knows, and the batch script fills them in,
+//! holds the bundle in use (a shared flock on its in-use file), runs `runc run` inside the
+//! job's cgroup, and removes the container however the step ends (also when scancel'ed:
+//! TERM is forwarded by runc, and the script deletes the container before it dies of it).
+struct ContainerJob {
+  std::string id;                 //!< runc's container id
+  std::string config_template;    //!< the OCI config with the placeholders (mode 0600)
+  std::string bundle_dir;         //!< where the script writes config.json for runc
+  std::string runc;               //!< the runtime binary
+  std::string runc_root;          //!< runc --root
+  std::string in_use;             //!< the image bundle's in-use file
+  std::vector<std::string> args;  //!< runc's arguments after --root R: [--log L] run ... ID
+};
+//! linux.cgroupsPath: the script puts its own cgroup of the job there (the memory cgroup on
+//! v1, where Slurm's task/cgroup put it), so the container shares the job's limits and an OOM
+//! kill is Slurm's to see; "/rsl-slurm/" + id when the script is in no cgroup of the job.
+inline constexpr char kJobCgroupPlaceholder[] = "@RSL_JOB_CGROUP@";
+//! One process.env entry the script replaces with RSL_SLURM=1 and what Slurm decided for the
+//! job (the pass-through variables: SLURM_JOB_ID, CUDA_VISIBLE_DEVICES, ...).
+inline constexpr char kSlurmEnvPlaceholder[] = "@RSL_SLURM_ENV@";
 
 //! "K=V\0K=V\0..." for the environment file.
 std::string EnvFileContents(const LaunchSpec& spec);

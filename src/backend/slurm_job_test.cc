@@ -110,6 +110,11 @@ TEST(SlurmJob, ScriptKeepsBashReportsOutOfTheLog) {
   EXPECT_NE(script.find("'sleep' '60' 2>&3 3>&-\n"), std::string::npos) << script;
 }
 
+std::string Slurp(const std::string& path) {
+  auto text = ReadFile(path);
+  return text.ok() ? *text : "";
+}
+
 std::map<std::string, std::string> ReadRecord(const std::string& path) {
   std::map<std::string, std::string> kv;
   auto text = ReadFile(path);
@@ -248,6 +253,61 @@ TEST(SlurmJob, ScriptPicksAFreePortForAServingReplica) {
   // Without the marker nothing is picked.
   EXPECT_EQ(BatchScript(Spec(), AttemptPaths("/st/slurm", "a")).find("rsl_port"),
             std::string::npos);
+}
+
+// A container step (ContainerJob) with a fake runc that records what it was given: the
+// script fills in the config's placeholders (no job cgroup here: /rsl-slurm/ID; Slurm's
+// variables into the container's environment), runs `runc run` without dropping to the
+// step's identity (the config's user is the step's), passes its exit code on, and deletes
+// the container and the filled-in config afterwards.
+TEST(SlurmJob, ScriptRunsAContainerStepWithRunc) {
+  rsl::testing::TempDir dir("slurm-container");
+  LaunchSpec spec;
+  spec.attempt_id = "r/img/1";
+  spec.workload_name = "w";
+  spec.step = "img";
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.argv = {"never", "runs", "on", "the", "host"};
+  spec.exit_file = dir.Sub("exit");
+  auto files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files.dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  ContainerJob c;
+  c.id = "rsl-r_img_1";
+  c.config_template = files.dir + "/container.json";
+  c.bundle_dir = files.dir + "/" + c.id;
+  c.runc = dir.Sub("fake-runc");
+  c.runc_root = dir.Sub("runc root");
+  c.in_use = dir.Sub("in-use");
+  c.args = {"run", "--bundle", c.bundle_dir, c.id};
+  dir.Write("in-use", "");
+  dir.Write("fake-runc", "#!/bin/sh\necho \"$*\" >> " + dir.Sub("calls") + "\n" +
+                             "[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " +
+                             dir.Sub("seen.json") + "\nexit 7\n");
+  ASSERT_EQ(::chmod(c.runc.c_str(), 0755), 0);
+  ASSERT_TRUE(WritePrivateFile(c.config_template,
+                               std::string("{\"linux\": {\"cgroupsPath\": \"") +
+                                   kJobCgroupPlaceholder + "\"}, \"env\": [\"A=1\", \"" +
+                                   kSlurmEnvPlaceholder + "\"]}\n",
+                               0600)
+                  .ok());
+  StepIdentity who;
+  who.uid = 4242;
+  who.gid = 4242;
+  std::string script = BatchScript(spec, files, who, &c);
+  EXPECT_EQ(script.find("setpriv"), std::string::npos);
+  ASSERT_TRUE(WritePrivateFile(files.script, script, 0700).ok());
+  int rc = std::system(
+      ("env -u SLURM_JOB_ID SLURMD_NODENAME=n7 /bin/bash " + files.script + " >/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 7);
+  EXPECT_EQ(ReadRecord(spec.exit_file)["exit_code"], "7");
+  EXPECT_EQ(Slurp(dir.Sub("calls")), "--root " + c.runc_root + " run --bundle " + c.bundle_dir +
+                                         " " + c.id + "\n--root " + c.runc_root +
+                                         " delete --force " + c.id + "\n");
+  EXPECT_EQ(Slurp(dir.Sub("seen.json")),
+            "{\"linux\": {\"cgroupsPath\": \"/rsl-slurm/rsl-r_img_1\"}, \"env\": [\"A=1\", "
+            "\"RSL_SLURM=1\",\"SLURMD_NODENAME=n7\"]}\n");
+  EXPECT_FALSE(PathExists(c.bundle_dir + "/config.json"));
 }
 
 TEST(SlurmJob, AttemptPathsAreFlat) {

@@ -1,10 +1,12 @@
 // The Slurm backend's monitor (slurm_backend.h): one poll of squeue and sinfo, what it
 // decides for each attempt, and what it does while Slurm does not answer.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "backend/slurm_backend.h"
 #include "base/codes.h"
@@ -254,9 +256,23 @@ void SlurmBackend::CopyMaskedLog(Attempt* a, bool final) {
   ::close(out);
 }
 
-void SlurmBackend::RemoveSecretFiles(const Attempt& a) {
-  ::unlink(a.files.env.c_str());
-  ::unlink(a.files.raw_log.c_str());
+void SlurmBackend::RemoveSecretFiles(Attempt* a) {
+  ::unlink(a->files.env.c_str());
+  ::unlink(a->files.raw_log.c_str());
+  if (a->in_use_fd >= 0) ::close(std::exchange(a->in_use_fd, -1));
+  // A container's config (the step's environment); also an adopted attempt's, whose
+  // ContainerJob a restarted controller does not have.
+  ::unlink(a->files.container_config.c_str());
+  if (!a->container) return;
+  // The batch script deletes its container; one killed first (SIGKILL after KillWait) left
+  // runc's state behind, with its processes gone (rsl-cinit dies with runc).
+  struct stat st;
+  if (::stat((a->container->runc_root + "/" + a->container->id).c_str(), &st) == 0) {
+    (void)runner_->Run({a->container->runc, "--root", a->container->runc_root, "delete", "--force",
+                        a->container->id});
+  }
+  ::unlink((a->container->bundle_dir + "/config.json").c_str());
+  ::rmdir(a->container->bundle_dir.c_str());
 }
 
 void SlurmBackend::Report(std::vector<AttemptEvent>* events, std::vector<AttemptExit>* exits,
@@ -307,7 +323,7 @@ void SlurmBackend::WhileUnreachable(const std::string& why, std::vector<AttemptE
       continue;
     }
     CopyMaskedLog(a, true);
-    RemoveSecretFiles(*a);
+    RemoveSecretFiles(a);
     TakeSample(a->spec, &*exit);
     exits->push_back(std::move(*exit));
     it = attempts_.erase(it);
@@ -416,7 +432,8 @@ void SlurmBackend::PollOnce() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = attempts_.begin(); it != attempts_.end();) {
       Attempt* a = it->second.get();
-      if (a->awaiting_submit || a->submitting || std::exchange(a->fresh, false)) {
+      if (a->awaiting_submit || a->submitting || a->awaiting_image ||
+          std::exchange(a->fresh, false)) {
         ++it;  // not in this squeue reply: decided by the next poll
         continue;
       }
@@ -435,7 +452,7 @@ void SlurmBackend::PollOnce() {
         // The orphan's batch script checks this file before writing the exit record.
         (void)slurm::WritePrivateFile(a->files.job_id, "lost\n", 0600);
       }
-      RemoveSecretFiles(*a);
+      RemoveSecretFiles(a);
       exits.push_back(std::move(*exit));
       it = attempts_.erase(it);
     }

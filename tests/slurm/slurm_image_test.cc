@@ -1,0 +1,247 @@
+// Registry images on Slurm: the batch script runs the step in its image with runc (the same OCI
+// config as the local backend, rsl-cinit as PID 1) from the image cache in the state directory,
+// which every node of the fixture's single-host cluster sees. A real registry (Debian's
+// docker-registry on loopback, src/image/testing.h), a real Slurm cluster (fixture
+// `slurm_cluster`) and real runc; each image holds a static busybox and /etc/rsl-image-marker,
+// which the host does not have.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "backend/slurm.h"
+#include "base/file.h"
+#include "cluster_util.h"
+#include "image/testing.h"
+#include "spec/phase.h"
+
+namespace rsl::backend {
+namespace {
+
+using namespace rsl::slurm_test;  // NOLINT
+using image::testing::LocalRegistry;
+
+constexpr char kMarker[] = "/etc/rsl-image-marker";
+// A host file the image does not have: a step that sees it runs on the host.
+constexpr char kHostFile[] = "/etc/debian_version";
+
+class Recorder {
+ public:
+  void Attach(Backend* b) {
+    b->on_exit = [this](const AttemptExit& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      exits_[e.attempt_id].push_back(e);
+      cv_.notify_all();
+    };
+    b->on_event = [this](const AttemptEvent& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_[e.attempt_id].push_back(e);
+      cv_.notify_all();
+    };
+  }
+  std::optional<AttemptExit> WaitExit(const std::string& id, double timeout_s) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                 [&] { return !exits_[id].empty(); });
+    if (exits_[id].empty()) return std::nullopt;
+    return exits_[id].front();
+  }
+  bool WaitEvent(const std::string& id, spec::EventReason reason, double timeout_s) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
+      for (const auto& e : events_[id]) {
+        if (e.reason == reason) return true;
+      }
+      return !exits_[id].empty();
+    });
+  }
+  std::string Events(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string out;
+    for (const auto& e : events_[id]) {
+      out += std::string(spec::Name(e.reason)) + " " + e.node + ": " + e.message + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::vector<AttemptExit>> exits_;
+  std::map<std::string, std::vector<AttemptEvent>> events_;
+};
+
+class SlurmImageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(access("/bin/busybox", X_OK), 0) << "busybox-static is needed (scripts/deps)";
+    ASSERT_NE(access(kMarker, F_OK), 0) << "the host must not have " << kMarker;
+    ASSERT_EQ(access(kHostFile, F_OK), 0) << "the host must have " << kHostFile;
+    ASSERT_FALSE(FindInPath("runc").empty()) << "runc is needed";
+    ASSERT_FALSE(registry_.host().empty()) << registry_.Log();
+    UseFixtureCluster();
+    ASSERT_TRUE(PathExists(EnvVar("SLURM_CONF"))) << "run through ctest (fixture slurm_cluster)";
+    EnsureAllNodesIdle();
+    ::unsetenv("RSL_CONTAINER_RUNTIME");
+    dir_ = ::testing::TempDir() + "slurm_image_test/" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(MakeDirs(dir_).ok());
+    BackendOptions o;
+    o.state_dir = dir_ + "/state";
+    o.slurm_conf = EnvVar("SLURM_CONF");
+    o.isolation = "none";
+    auto b = NewSlurmBackend(o);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    backend_ = std::move(*b);
+    rec_.Attach(backend_.get());
+  }
+
+  void TearDown() override {
+    backend_.reset();
+    Sh("squeue -h -o %A | xargs -r scancel");
+  }
+
+  // Pushes host/volc/slurm:TAG holding busybox and the marker; returns its digest.
+  std::string Push(const std::string& tag, const std::string& marker) {
+    std::string why;
+    std::string digest = registry_.Push("volc/slurm", tag, "linux/amd64",
+                                        {"bin/busybox=@/bin/busybox", "bin/sh=@/bin/busybox",
+                                         std::string(kMarker + 1) + "=" + marker},
+                                        &why);
+    EXPECT_FALSE(digest.empty()) << why;
+    return digest;
+  }
+
+  LaunchSpec Spec(const std::string& step, const std::string& tag, const std::string& digest,
+                  const std::string& script) {
+    LaunchSpec s;
+    s.run_id = "run-img";
+    s.step = step;
+    s.attempt = 1;
+    s.attempt_id = s.run_id + "/" + step + "/1";
+    s.workload_name = "wl";
+    s.namespace_ = "risk";
+    s.argv = {"/bin/busybox", "sh", "-c", script};
+    std::string adir = dir_ + "/runs/" + step;
+    (void)MakeDirs(adir + "/out");
+    (void)MakeDirs(adir + "/work");
+    s.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+             {"RSL_OUTPUT", adir + "/out"},
+             {"RSL_STEP", step},
+             {"RSL_IMAGE", registry_.host() + "/volc/slurm:" + tag},
+             {"RSL_IMAGE_DIGEST", digest}};
+    s.make_dirs = {adir + "/out"};
+    s.workdir = adir + "/work";
+    s.log_path = adir + "/log";
+    s.exit_file = adir + "/exit";
+    s.cpu_millis = 1000;
+    s.memory_bytes = 100LL << 20;
+    return s;
+  }
+
+  std::string RuncRoot() { return dir_ + "/state/slurm/runc"; }
+  std::string RuncList() { return Sh("runc --root " + RuncRoot() + " list -q 2>&1"); }
+
+  LocalRegistry registry_;
+  std::string dir_;
+  std::unique_ptr<Backend> backend_;
+  Recorder rec_;
+};
+
+TEST_F(SlurmImageTest, TwoStepsRunInTheirImageOnTwoNodes) {
+  std::string digest = Push("v1", "slurm-image");
+  ASSERT_FALSE(digest.empty());
+  std::string script = std::string("echo marker=$(cat ") + kMarker + "); [ -e " + kHostFile +
+                       " ] && echo sees-host-file || echo no-host-file; "
+                       "echo node=$SLURMD_NODENAME container=$RSL_CONTAINER out=$RSL_OUTPUT; "
+                       "echo written > $RSL_OUTPUT/result";
+  LaunchSpec on_n1 = Spec("a", "v1", digest, script);
+  on_n1.capabilities = {"tensor_core"};  // only n1 has it
+  LaunchSpec on_n2 = Spec("b", "v1", digest, script);
+  on_n2.spread_from = {"n1", "n3"};  // n2 is free: kept off the others
+  ASSERT_TRUE(backend_->Launch(on_n1).ok());
+  ASSERT_TRUE(backend_->Launch(on_n2).ok());
+  for (const auto& [s, node] : {std::pair{&on_n1, "n1"}, std::pair{&on_n2, "n2"}}) {
+    auto e = rec_.WaitExit(s->attempt_id, 180);
+    ASSERT_TRUE(e.has_value()) << s->step << "\n" << rec_.Events(s->attempt_id);
+    std::string log = Slurp(s->log_path);
+    EXPECT_EQ(e->kind, ExitKind::kSucceeded)
+        << s->step << ": " << e->message << "\n"
+        << log << Slurp(s->log_path + ".runc") << rec_.Events(s->attempt_id);
+    EXPECT_EQ(e->node, node) << s->step;
+    EXPECT_NE(log.find("marker=slurm-image"), std::string::npos) << log;
+    EXPECT_NE(log.find("no-host-file"), std::string::npos) << log;
+    EXPECT_NE(log.find(std::string("node=") + node + " container=rsl-run-img_" + s->step +
+                       "_1 out=/rsl/output"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(Slurp(dir_ + "/runs/" + s->step + "/out/result"), "written\n");
+    std::string events = rec_.Events(s->attempt_id);
+    EXPECT_NE(events.find("(runc) from " + digest), std::string::npos) << events;
+  }
+  // Pulled into the one cache the nodes share, once.
+  std::string hex = digest.substr(digest.find(':') + 1);
+  EXPECT_TRUE(PathExists(dir_ + "/state/images/bundles/" + hex + "/rootfs/etc/rsl-image-marker"));
+  EXPECT_EQ(RuncList(), "");
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  // runc made the jobs' cgroup paths in hierarchies Slurm does not use: none stays behind
+  // (Slurm removes its own a moment after the job).
+  std::string left;
+  for (int i = 0; i < 300; ++i) {
+    left = Sh("ls -d /sys/fs/cgroup/*/slurm_n[12]/uid_*/job_* 2>/dev/null");
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(left, "");
+}
+
+TEST_F(SlurmImageTest, CancellingARunningContainerStepLeavesNoContainer) {
+  std::string digest = Push("v2", "sleeper");
+  ASSERT_FALSE(digest.empty());
+  // A duration no other test uses, to find its processes on the machine.
+  LaunchSpec s = Spec("sleeper", "v2", digest, "echo started; exec /bin/busybox sleep 311.75");
+  ASSERT_TRUE(backend_->Launch(s).ok());
+  std::string id = "rsl-run-img_sleeper_1";
+  bool running = false;
+  for (int i = 0; i < 1200 && !running; ++i) {  // up to 120 s on a loaded machine
+    running =
+        Sh("runc --root " + RuncRoot() + " list 2>/dev/null").find(id + " ") != std::string::npos &&
+        Slurp(s.log_path).find("started") != std::string::npos;
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(running) << Slurp(s.log_path) << Slurp(s.log_path + ".runc")
+                       << rec_.Events(s.attempt_id);
+  EXPECT_NE(Sh("pgrep -f '^/bin/busybox sleep 311.75$' || true"), "");
+  backend_->Stop(s.attempt_id, 1000, false);  // scancel
+  auto e = rec_.WaitExit(s.attempt_id, 120);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kCancelled) << e->message;
+  EXPECT_EQ(RuncList(), "");
+  EXPECT_EQ(Sh("pgrep -f '^/bin/busybox sleep 311.75$' || true"), "");
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+}
+
+// Slurm's limit is the job's cgroup, whose child the container's is: a container step over its
+// --mem is OOM-killed there and reported as a host step's is.
+TEST_F(SlurmImageTest, AContainerStepOverItsMemoryIsOomKilled) {
+  std::string digest = Push("v3", "hog");
+  ASSERT_FALSE(digest.empty());
+  // dd's one 300 MiB block is read from /dev/zero into memory: three times the 100 MiB limit.
+  LaunchSpec s =
+      Spec("hog", "v3", digest, "exec /bin/busybox dd if=/dev/zero of=/dev/null bs=300M count=1");
+  ASSERT_TRUE(backend_->Launch(s).ok());
+  auto e = rec_.WaitExit(s.attempt_id, 180);
+  ASSERT_TRUE(e.has_value()) << rec_.Events(s.attempt_id);
+  EXPECT_EQ(e->kind, ExitKind::kOomKilled) << e->message << "\n" << Slurp(s.log_path);
+  EXPECT_EQ(RuncList(), "");
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+}
+
+}  // namespace
+}  // namespace rsl::backend

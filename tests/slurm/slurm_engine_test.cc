@@ -268,7 +268,8 @@ std::string ChainYaml(const std::string& name) {
 TEST_F(SlurmEngineTest, TwentyStepChainReadyToRunningVsLocal) {
   StartEngine("slurm");
   std::string id = Submit(ChainYaml("chain-slurm"));
-  auto run = engine_->Wait(id, 180'000);
+  auto run =
+      engine_->Wait(id, 600'000);  // generous: 20 Slurm jobs in turn on a loaded 2-core machine
   ASSERT_TRUE(run.ok());
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   double slurm_total = 0;

@@ -1,13 +1,16 @@
 #include "backend/container.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
 
+#include "base/codes.h"
 #include "base/file.h"
+#include "base/strings.h"
 
 namespace rsl::backend {
 
@@ -36,6 +39,45 @@ bool Under(const std::string& path, const std::string& dir) {
                          path[dir.size()] == '/');
 }
 
+// The placed GPUs' host indices from CUDA_VISIBLE_DEVICES ("1,3"); none when unset, empty
+// or not all indices (a UUID list the step set itself: left as it is).
+std::vector<int> PlacedGpus(const std::map<std::string, std::string>& env) {
+  auto it = env.find("CUDA_VISIBLE_DEVICES");
+  std::vector<int> out;
+  if (it == env.end() || it->second.empty()) return out;
+  size_t start = 0;
+  while (start <= it->second.size()) {
+    size_t comma = it->second.find(',', start);
+    if (comma == std::string::npos) comma = it->second.size();
+    std::string part = it->second.substr(start, comma - start);
+    if (part.empty() || part.size() > 4 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      return {};
+    out.push_back(std::stoi(part));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// A host character device node as an OCI linux.devices entry at `dest` and its allow rule.
+bool DeviceEntry(const std::string& host, const std::string& dest, json* device, json* rule) {
+  struct stat st;
+  if (stat(host.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) return false;
+  *device = {{"path", dest},
+             {"type", "c"},
+             {"major", int64_t(major(st.st_rdev))},
+             {"minor", int64_t(minor(st.st_rdev))},
+             {"fileMode", int64_t(st.st_mode & 07777)},
+             {"uid", int64_t(st.st_uid)},
+             {"gid", int64_t(st.st_gid)}};
+  *rule = {{"allow", true},
+           {"type", "c"},
+           {"major", int64_t(major(st.st_rdev))},
+           {"minor", int64_t(minor(st.st_rdev))},
+           {"access", "rwm"}};
+  return true;
+}
+
 }  // namespace
 
 std::string ContainerId(const std::string& attempt_id) {
@@ -61,8 +103,8 @@ ContainerRuntime FindContainerRuntime(const std::string& cinit_dir) {
   return r;
 }
 
-ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& image,
-                            const ContainerOptions& o) {
+Result<ContainerPlan> PlanContainer(const LaunchSpec& spec, const image::CachedImage& image,
+                                    const ContainerOptions& o) {
   ContainerPlan p;
   p.id = ContainerId(spec.attempt_id);
   p.bundle_dir = o.containers_dir + "/" + p.id;
@@ -157,6 +199,56 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
   if (!env.count("PATH"))
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   env["RSL_CONTAINER"] = p.id;
+  // The placed GPUs (docs/image.md "GPUs in containers"): their nodes (at their host names)
+  // and the control nodes that exist; inside numbered 0..n-1, as Docker's --gpus does.
+  std::vector<int> gpus = o.gpu_devices ? PlacedGpus(spec.env) : std::vector<int>{};
+  json devices = json::array(), rules = json::array();
+  std::string host_indices;
+  if (!gpus.empty()) {
+    const char* dd = getenv("RSL_GPU_DEVICE_DIR");
+    std::string dev_dir = dd && *dd ? dd : "/dev";
+    auto declared = spec.env.find("RSL_GPUS_DECLARED_NOT_PROBED");
+    bool not_probed = declared != spec.env.end() && declared->second == "1";
+    std::vector<std::string> passed, missing, renumbered;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      std::string name = "nvidia" + std::to_string(gpus[i]);
+      json d, r;
+      if (DeviceEntry(dev_dir + "/" + name, "/dev/" + name, &d, &r)) {
+        devices.push_back(d);
+        rules.push_back(r);
+        passed.push_back("/dev/" + name);
+      } else {
+        missing.push_back(dev_dir + "/" + name);
+      }
+      renumbered.push_back(std::to_string(i));
+      host_indices += (i ? "," : "") + std::to_string(gpus[i]);
+    }
+    if (!missing.empty() && !not_probed) {
+      return Error(codes::kGpuDeviceNotFound, "the step's placed GPU " + host_indices +
+                                                  " has no device node " + Join(missing, ", "))
+          .Value(missing.front())
+          .Hint(
+              "check the NVIDIA driver on this host (nvidia-smi) and the node's GPU inventory; "
+              "RSL_GPU_DEVICE_DIR names another device directory");
+    }
+    for (const char* c : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"}) {
+      json d, r;
+      if (DeviceEntry(dev_dir + "/" + c, std::string("/dev/") + c, &d, &r)) {
+        devices.push_back(d);
+        rules.push_back(r);
+        passed.push_back(std::string("/dev/") + c);
+      }
+    }
+    env["CUDA_VISIBLE_DEVICES"] = Join(renumbered, ",");
+    env["NVIDIA_VISIBLE_DEVICES"] = host_indices;
+    env["RSL_GPU_HOST_INDICES"] = host_indices;
+    p.gpus = "GPUs " + host_indices + " as " + env["CUDA_VISIBLE_DEVICES"] + ": " +
+             (passed.empty() ? std::string("no device nodes") : Join(passed, " "));
+    if (!missing.empty()) {
+      p.gpus += "; declared, not probed: no device node " + Join(missing, ", ") +
+                ", the step runs without it";
+    }
+  }
   std::vector<std::string> env_list;
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
 
@@ -178,6 +270,7 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
   };
   json resources = json::object();
   resources["devices"] = json::array({{{"allow", false}, {"access", "rwm"}}});
+  for (const auto& r : rules) resources["devices"].push_back(r);
   if (spec.memory_bytes > 0) resources["memory"] = {{"limit", spec.memory_bytes}};
   if (spec.cpu_millis > 0) {
     resources["cpu"] = {{"quota", spec.cpu_millis * 100}, {"period", 100000}};
@@ -193,6 +286,7 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
       {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}},
   };
   if (!o.cgroups_path.empty()) linux["cgroupsPath"] = o.cgroups_path;
+  if (!devices.empty()) linux["devices"] = devices;
   p.config = {
       {"ociVersion", "1.0.2"},
       {"process", process},
@@ -201,6 +295,18 @@ ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& im
       {"mounts", mounts},
       {"linux", linux},
   };
+  // The NVIDIA container toolkit, where installed, mounts the driver's libraries and tools.
+  std::string hook = gpus.empty() ? "" : FindInPath("nvidia-container-runtime-hook");
+  if (!hook.empty()) {
+    p.config["hooks"] = {
+        {"prestart",
+         json::array({{{"path", hook},
+                       {"args", {"nvidia-container-runtime-hook", "prestart"}},
+                       {"env",
+                        {"NVIDIA_VISIBLE_DEVICES=" + host_indices,
+                         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}}})}};
+    p.gpus += "; nvidia-container-runtime-hook " + hook;
+  }
   return p;
 }
 

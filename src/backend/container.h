@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/status.h"
 #include "image/cache.h"
 
 namespace rsl::backend {
@@ -28,6 +29,7 @@ struct ContainerPlan {
   std::string bundle_dir;         //!< holds config.json; root.path points into the image cache
   nlohmann::json config;          //!< the OCI runtime config
   std::vector<std::string> argv;  //!< rsl-shim runs: runc --root R [--log L] run --bundle B ID
+  std::string gpus;               //!< what was passed of the placed GPUs ("" = none placed)
 };
 
 struct ContainerOptions {
@@ -37,11 +39,16 @@ struct ContainerOptions {
   std::string cinit;           //!< host path of rsl-cinit
   std::string cgroups_path;    //!< linux.cgroupsPath: the attempt's cgroup ("" = runc's)
   int64_t uid = -1, gid = -1;  //!< the step's identity; -1: the image's user
+  //! Pass the placed GPUs (CUDA_VISIBLE_DEVICES of the step's env: host indices) as devices
+  //! (docs/image.md "GPUs in containers"). Off where the placement is not this host's.
+  bool gpu_devices = true;
 };
 
-//! The plan for running `spec` in `image`. Pure (no files written).
-ContainerPlan PlanContainer(const LaunchSpec& spec, const image::CachedImage& image,
-                            const ContainerOptions& options);
+//! The plan for running `spec` in `image`. No files written; it reads the host's GPU device
+//! nodes (RSL_GPU_DEVICE_DIR, default /dev) and looks up nvidia-container-runtime-hook in PATH.
+//! GPU_DEVICE_NOT_FOUND when a placed GPU's node is missing (unless RSL_GPUS_DECLARED_NOT_PROBED).
+Result<ContainerPlan> PlanContainer(const LaunchSpec& spec, const image::CachedImage& image,
+                                    const ContainerOptions& options);
 
 //! The container id for an attempt.
 std::string ContainerId(const std::string& attempt_id);

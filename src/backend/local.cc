@@ -512,7 +512,12 @@ class LocalBackend : public Backend {
       co.uid = int64_t(who->uid);
       co.gid = int64_t(who->gid);
     }
-    ContainerPlan plan = PlanContainer(spec, *cached, co);
+    auto planned = PlanContainer(spec, *cached, co);
+    if (!planned.ok()) {
+      close(cached->in_use_fd);
+      return planned.error();
+    }
+    ContainerPlan plan = std::move(*planned);
     Status written = MakeDirs(plan.bundle_dir);
     if (written.ok())
       written = WriteFileAtomic(plan.bundle_dir + "/config.json", plan.config.dump(1) + "\n");
@@ -546,7 +551,8 @@ class LocalBackend : public Backend {
     if (on_event) {
       on_event({spec.attempt_id, spec::EventReason::kStarted,
                 "container " + plan.id + " (runc) from " + pinned + ", cached bundle " +
-                    cached->dir + ", read-only rootfs",
+                    cached->dir + ", read-only rootfs" +
+                    (plan.gpus.empty() ? "" : "; " + plan.gpus),
                 spec.node});
       if (limited) {
         std::string what =

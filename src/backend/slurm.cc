@@ -510,7 +510,11 @@ Result<slurm::ContainerJob> SlurmBackend::PrepareContainer(const LaunchSpec& spe
     co.uid = int64_t(who->uid);
     co.gid = int64_t(who->gid);
   }
-  ContainerPlan plan = PlanContainer(spec, image, co);
+  // Slurm picks the GPUs on the compute node (gres, ConstrainDevices): not this host's nodes.
+  co.gpu_devices = false;
+  auto planned = PlanContainer(spec, image, co);
+  if (!planned.ok()) return planned.error();
+  ContainerPlan plan = std::move(*planned);
   plan.config["process"]["env"].push_back(slurm::kSlurmEnvPlaceholder);
   // Slurm's task/cgroup limits the job's cgroup, whose child the container's is: the limits
   // stay the job's alone, so an OOM kill happens (and is counted, OUT_OF_MEMORY) there.

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -179,6 +182,66 @@ TEST_F(ImageRunTest, AStepRunsInItsImageAndARollbackRunsTheRecordedDigest) {
   std::string fresh = Submit("in-image", Image("v1"), "echo marker=$(cat /etc/rsl-image-marker)");
   ASSERT_EQ(c_.WaitPhase(token_, fresh, 60000), "SUCCEEDED") << c_.Log();
   EXPECT_NE(Logs(fresh).find("marker=second-image"), std::string::npos) << Logs(fresh);
+  EXPECT_EQ(RuncList(), "");
+}
+
+// GPUs in containers (docs/image.md): a node file declares 4 GPUs, RSL_GPU_DEVICE_DIR holds
+// fake nodes nvidia0..3 and nvidiactl (clones of /dev/null, char 1:3); a step asking for 2
+// sees exactly its two placed nodes at their host names and nvidiactl, can write to them,
+// and numbers them 0,1.
+TEST_F(ImageRunTest, AStepSeesExactlyItsPlacedGpus) {
+  std::string dev = c_.work_dir() + "/fake-dev";
+  ASSERT_EQ(mkdir(dev.c_str(), 0755), 0);
+  for (const char* n : {"nvidia0", "nvidia1", "nvidia2", "nvidia3", "nvidiactl"}) {
+    std::string node = dev + "/" + n;
+    ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << node << ": " << errno;
+    ASSERT_EQ(chmod(node.c_str(), 0666), 0);
+  }
+  WriteText(c_.work_dir() + "/nodes.yaml",
+            "nodes:\n  - name: local\n    gpus:\n      - {model: A10, count: 4}\n");
+  setenv("RSL_GPU_DEVICE_DIR", dev.c_str(), 1);  // the controller inherits it
+  ASSERT_EQ(c_.Terminate(), 0) << c_.Log();
+  c_.UseArgs({"--node-file", c_.work_dir() + "/nodes.yaml"});
+  bool started = c_.Start();
+  unsetenv("RSL_GPU_DEVICE_DIR");
+  ASSERT_TRUE(started) << c_.Log();
+  Push("v1", "gpu-image");
+  std::string script =
+      "for i in 0 1 2 3; do test -e /dev/nvidia$i && echo has:nvidia$i; done; "
+      "test -e /dev/nvidiactl && echo has:nvidiactl; "
+      "(IFS=,; for i in $RSL_GPU_HOST_INDICES; do echo x > /dev/nvidia$i && echo wrote:$i; done); "
+      "echo x > /dev/nvidiactl && echo wrote:ctl; "
+      "echo cvd=$CUDA_VISIBLE_DEVICES host=$RSL_GPU_HOST_INDICES nv=$NVIDIA_VISIBLE_DEVICES";
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: gpus\n"
+      "  namespace: risk\nspec:\n  resources: {cpu: \"250m\", memory: 256Mi, gpu: \"2\"}\n"
+      "  pipeline:\n    - name: train\n      image: \"" +
+      Image("v1") + "\"\n      command: [\"/bin/busybox\", \"sh\", \"-c\", " + json(script).dump() +
+      "]\n";
+  WriteText(c_.work_dir() + "/gpus.yaml", yaml);
+  CmdResult r = c_.Seedctl(token_, {"workload", "submit", "-f", "gpus.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string id = IdFromSubmit(r.out);
+  ASSERT_FALSE(id.empty()) << r.out;
+  ASSERT_EQ(c_.WaitPhase(token_, id, 60000), "SUCCEEDED") << c_.Log() << Describe(id).dump(2);
+  std::string logs = Logs(id);
+  size_t at = logs.find("host=");
+  ASSERT_NE(at, std::string::npos) << logs;
+  std::string host = logs.substr(at + 5, logs.find(' ', at) - at - 5);
+  ASSERT_EQ(host.size(), 3u) << logs;  // "a,b"
+  std::set<std::string> placed = {host.substr(0, 1), host.substr(2, 1)};
+  ASSERT_EQ(placed.size(), 2u) << logs;
+  for (int i = 0; i < 4; ++i) {
+    std::string n = std::to_string(i);
+    bool want = placed.count(n) > 0;
+    EXPECT_EQ(logs.find("has:nvidia" + n + "\n") != std::string::npos, want) << logs;
+    EXPECT_EQ(logs.find("wrote:" + n + "\n") != std::string::npos, want) << logs;
+  }
+  EXPECT_NE(logs.find("has:nvidiactl\n"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("wrote:ctl\n"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("cvd=0,1 host=" + host + " nv=" + host), std::string::npos) << logs;
+  std::string events = Events(Describe(id));
+  EXPECT_NE(events.find("GPUs " + host + " as 0,1: /dev/nvidia"), std::string::npos) << events;
   EXPECT_EQ(RuncList(), "");
 }
 

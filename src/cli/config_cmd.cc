@@ -1,5 +1,6 @@
 #include "cli/config_cmd.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -66,12 +67,11 @@ void RunUseContext(const ConfigFlags& flags) {
 void RunSetContext(const ConfigFlags& flags) {
   std::string path = api::ContextsPath();
   api::ContextsFile file = Load(path);
-  bool created = file.Find(flags.name) == nullptr;
-  if (created) file.contexts.push_back(api::Context{flags.name, "", "", "", "", "", ""});
-  api::Context* c = nullptr;
-  for (auto& each : file.contexts) {
-    if (each.name == flags.name) c = &each;
-  }
+  auto it = std::find_if(file.contexts.begin(), file.contexts.end(),
+                         [&](const api::Context& c) { return c.name == flags.name; });
+  bool created = it == file.contexts.end();
+  api::Context* c = created ? &file.contexts.emplace_back() : &*it;
+  c->name = flags.name;
   auto set = [](std::string* field, const std::string& value) {
     if (!value.empty()) *field = value;
   };

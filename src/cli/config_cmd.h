@@ -9,18 +9,13 @@
 
 #include <string>
 
+#include "api/client_contexts.h"
+
 namespace rsl::cli {
 
-struct ConfigFlags {
-  std::string name;  //!< the context (use-, set-, delete-context)
-  // set-context: the fields to set; empty ones keep the context's value.
-  std::string server;
-  std::string token_file;
-  std::string certificate_authority;
-  std::string client_certificate;
-  std::string client_key;
-  std::string namespace_;
-};
+//! A command's context name and (set-context) the fields to set; empty ones keep the
+//! context's value. The same fields as a context of the file.
+using ConfigFlags = api::Context;
 
 //! A table CURRENT NAME SERVER NAMESPACE, `*` in the current context's row.
 void RunGetContexts(const ConfigFlags& flags);

@@ -20,71 +20,18 @@
 #include "base/file.h"
 #include "base/strings.h"
 #include "cluster_util.h"
+#include "recorder.h"
 
 namespace rsl::backend {
 namespace {
 
 using namespace rsl::slurm_test;  // NOLINT
 
-using Clock = std::chrono::steady_clock;
-
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
 // Collects what the backend reports, and lets the test wait for it.
-class Recorder {
- public:
-  void Attach(Backend* b) {
-    b->on_exit = [this](const AttemptExit& e) {
-      std::lock_guard<std::mutex> lock(mu_);
-      exits_[e.attempt_id].push_back(e);
-      exit_at_[e.attempt_id] = Clock::now();
-      cv_.notify_all();
-    };
-    b->on_event = [this](const AttemptEvent& e) {
-      std::lock_guard<std::mutex> lock(mu_);
-      events_[e.attempt_id].push_back(e);
-      if (e.reason == spec::EventReason::kRunning) started_at_[e.attempt_id] = Clock::now();
-      cv_.notify_all();
-    };
-  }
-  std::optional<AttemptExit> WaitExit(const std::string& id, double timeout_s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                 [&] { return !exits_[id].empty(); });
-    if (exits_[id].empty()) return std::nullopt;
-    return exits_[id].front();
-  }
-  std::optional<AttemptEvent> WaitStarted(const std::string& id, double timeout_s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                 [&] { return started_at_.count(id) > 0 || !exits_[id].empty(); });
-    for (auto& e : events_[id]) {
-      if (e.reason == spec::EventReason::kRunning) return e;
-    }
-    return std::nullopt;
-  }
-  size_t ExitCount(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return exits_[id].size();
-  }
-  Clock::time_point StartedAt(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return started_at_[id];
-  }
-  Clock::time_point ExitAt(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return exit_at_[id];
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::vector<AttemptExit>> exits_;
-  std::map<std::string, std::vector<AttemptEvent>> events_;
-  std::map<std::string, Clock::time_point> started_at_, exit_at_;
-};
 
 class SlurmClusterTest : public ::testing::Test {
  protected:

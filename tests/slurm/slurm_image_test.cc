@@ -18,6 +18,7 @@
 #include "base/file.h"
 #include "cluster_util.h"
 #include "image/testing.h"
+#include "recorder.h"
 #include "spec/phase.h"
 
 namespace rsl::backend {
@@ -29,52 +30,6 @@ using image::testing::LocalRegistry;
 constexpr char kMarker[] = "/etc/rsl-image-marker";
 // A host file the image does not have: a step that sees it runs on the host.
 constexpr char kHostFile[] = "/etc/debian_version";
-
-class Recorder {
- public:
-  void Attach(Backend* b) {
-    b->on_exit = [this](const AttemptExit& e) {
-      std::lock_guard<std::mutex> lock(mu_);
-      exits_[e.attempt_id].push_back(e);
-      cv_.notify_all();
-    };
-    b->on_event = [this](const AttemptEvent& e) {
-      std::lock_guard<std::mutex> lock(mu_);
-      events_[e.attempt_id].push_back(e);
-      cv_.notify_all();
-    };
-  }
-  std::optional<AttemptExit> WaitExit(const std::string& id, double timeout_s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                 [&] { return !exits_[id].empty(); });
-    if (exits_[id].empty()) return std::nullopt;
-    return exits_[id].front();
-  }
-  bool WaitEvent(const std::string& id, spec::EventReason reason, double timeout_s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
-      for (const auto& e : events_[id]) {
-        if (e.reason == reason) return true;
-      }
-      return !exits_[id].empty();
-    });
-  }
-  std::string Events(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::string out;
-    for (const auto& e : events_[id]) {
-      out += std::string(spec::Name(e.reason)) + " " + e.node + ": " + e.message + "\n";
-    }
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::vector<AttemptExit>> exits_;
-  std::map<std::string, std::vector<AttemptEvent>> events_;
-};
 
 class SlurmImageTest : public ::testing::Test {
  protected:

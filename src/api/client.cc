@@ -115,6 +115,19 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
   std::string contexts_path = ContextsPath();
   Result<ContextsFile> contexts = LoadContexts(contexts_path);
   if (!contexts.ok()) return contexts.error();
+  // --context NAME (SEEDCTL_CONTEXT) picks a context for this one command.
+  if (std::string chosen = Env("SEEDCTL_CONTEXT"); !chosen.empty()) {
+    if (contexts->Find(chosen) == nullptr) {
+      return Error(codes::kNotFound,
+                   "no context named " + Quote(chosen) + " in " + Quote(contexts_path))
+          .Path("--context")
+          .Value(chosen)
+          .Hint(contexts->contexts.empty()
+                    ? "there are none yet: seedctl config set-context " + chosen + " --server URL"
+                    : "known contexts: " + contexts->Names() + " (seedctl config get-contexts)");
+    }
+    contexts->current_context = chosen;
+  }
   Result<Context> current = CurrentContext(*contexts, contexts_path);
   if (!current.ok()) return current.error();
   if (!current->name.empty()) {

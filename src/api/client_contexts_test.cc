@@ -111,7 +111,8 @@ class ResolveTest : public ::testing::Test {
   void SetUp() override {
     for (const char* v :
          {"SEEDCTL_SERVER", "SEEDCTL_TOKEN", "SEEDCTL_NAMESPACE", "SEEDCTL_CERTIFICATE_AUTHORITY",
-          "SEEDCTL_CLIENT_CERTIFICATE", "SEEDCTL_CLIENT_KEY", "SEEDCTL_CONFIG", "RSL_CONFIG"}) {
+          "SEEDCTL_CLIENT_CERTIFICATE", "SEEDCTL_CLIENT_KEY", "SEEDCTL_CONFIG", "RSL_CONFIG",
+          "SEEDCTL_CONTEXT"}) {
       ::unsetenv(v);
     }
     ::setenv("HOME", dir_.path().c_str(), 1);
@@ -187,6 +188,32 @@ TEST_F(ResolveTest, AMissingTokenFileOrUnknownContextIsAnError) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, "NOT_FOUND");
   EXPECT_NE(c.error().hint.find("known contexts: prod"), std::string::npos);
+}
+
+// seedctl --context NAME (SEEDCTL_CONTEXT) uses another context for one command; the file's
+// currentContext stays as it is.
+TEST_F(ResolveTest, TheContextFlagChoosesAnotherContextForOneCommand) {
+  ::setenv("SEEDCTL_CONTEXT", "dev", 1);
+  Result<ClientConfig> c = ResolveClientConfig("", "", "");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->context, "dev");
+  EXPECT_EQ(c->server, "http://dev:7070");
+  EXPECT_EQ(c->token, "tok-dev");
+  EXPECT_EQ(c->namespace_, "");
+  EXPECT_EQ(LoadContexts(ContextsPath())->current_context, "prod");
+  // Flags still win over it.
+  c = ResolveClientConfig("http://flag:3", "", "ns");
+  EXPECT_EQ(c->server, "http://flag:3");
+  EXPECT_EQ(c->namespace_, "ns");
+
+  ::setenv("SEEDCTL_CONTEXT", "qa", 1);
+  c = ResolveClientConfig("", "", "");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, "NOT_FOUND");
+  EXPECT_EQ(c.error().path, "--context");
+  EXPECT_EQ(c.error().value, "qa");
+  EXPECT_EQ(c.error().hint, "known contexts: prod, dev (seedctl config get-contexts)");
+  ::unsetenv("SEEDCTL_CONTEXT");
 }
 
 }  // namespace

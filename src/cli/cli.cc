@@ -41,6 +41,10 @@ void AddConfigFileFlag(CLI::App& app) {
       "--config", [](const std::string& path) { ::setenv("RSL_CONFIG", path.c_str(), 1); },
       "contexts file (default: $RSL_CONFIG, else $XDG_CONFIG_HOME/rsl/config.yaml, else "
       "~/.config/rsl/config.yaml)");
+  app.add_option_function<std::string>(
+      "--context", [](const std::string& name) { ::setenv("SEEDCTL_CONTEXT", name.c_str(), 1); },
+      "the context to use for this command (default: $SEEDCTL_CONTEXT, else the file's "
+      "currentContext)");
 }
 
 void AddStateDir(CLI::App* cmd, std::string* state_dir) {

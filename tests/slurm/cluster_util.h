@@ -57,8 +57,27 @@ inline int SlurmdPid(const std::string& node) {
   return (p > 0 && ::kill(p, 0) == 0) ? p : 0;
 }
 
+//! What the cluster is doing, for a failure message: the queue (every state), the nodes, the
+//! processes of running jobs and the daemons' last log lines.
+inline std::string ClusterDiagnostics() {
+  std::string log = EnvVar("RSL_SLURM_DIR") + "/log/";
+  return "--- squeue -t all\n" + Sh("squeue -t all -o '%i %j %T %M %N %R' 2>&1 | tail -15") +
+         "--- sinfo\n" + Sh("sinfo -N -o '%N %T %C %E' 2>&1") +
+         "--- scontrol show job (not completed)\n" +
+         Sh("for j in $(squeue -h -o %A); do scontrol show job $j | head -12; done 2>&1") +
+         "--- processes\n" +
+         Sh("ps -eo pid,ppid,pgid,stat,etime,args | grep -E 'slurmstepd|job.sh|rsl|sleep' | "
+            "grep -v grep | head -30") +
+         "--- slurmctld.log\n" + Sh("grep -v -e pmix -e MPI: " + log + "slurmctld.log | tail -25") +
+         "--- slurmd logs\n" +
+         Sh("for n in n1 n2 n3; do echo \"[$n]\"; grep -v -e pmix -e MPI: " + log +
+            "slurmd-$n.log | tail -12; done 2>&1");
+}
+
 //! A slurmd killed by an earlier test comes back (ReturnToService=2), so do a slurmctld
-//! stopped and a node drained by one; waits for all idle.
+//! stopped and a node drained by one; waits for all idle. A job an earlier test left behind
+//! (one killed by ctest's timeout never reaches its TearDown) is cancelled after 20 s, with
+//! what the cluster was doing printed, so one failure does not become the next test's too.
 inline void EnsureAllNodesIdle() {
   Sh("bash " + ClusterScript() + " start-ctld");
   for (std::string n : {"n1", "n2", "n3"}) {
@@ -67,7 +86,9 @@ inline void EnsureAllNodesIdle() {
       Sh("scontrol update nodename=" + n + " state=resume");
     }
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + std::chrono::seconds(80);
+  bool cancelled = false;
   while (std::chrono::steady_clock::now() < deadline) {
     std::string states = Sh("sinfo -h -N -o '%N %T'");
     if (states.find("n1 idle") != std::string::npos &&
@@ -75,9 +96,15 @@ inline void EnsureAllNodesIdle() {
         states.find("n3 idle") != std::string::npos) {
       return;
     }
+    if (!cancelled && std::chrono::steady_clock::now() - start > std::chrono::seconds(20)) {
+      std::printf("nodes not idle after 20 s; cancelling what is left:\n%s\n",
+                  ClusterDiagnostics().c_str());
+      Sh("squeue -h -o %A | xargs -r scancel");
+      cancelled = true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  FAIL() << "nodes not idle: " << Sh("sinfo -N -o '%N %T %E'");
+  FAIL() << "nodes not idle: " << ClusterDiagnostics();
 }
 
 }  // namespace rsl::slurm_test

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -91,6 +92,23 @@ class SlurmEngineTest : public ::testing::Test {
       for (auto& s : *steps) out[s.name] = s;
     }
     return out;
+  }
+
+  //! A run's events, one per line with their time since the first, and what the cluster is
+  //! doing: the message of an assertion on a run that did not end as it should.
+  std::string RunDiagnostics(const std::string& id) {
+    std::string out = "--- events of " + id + "\n";
+    auto run_id = engine_->ResolveRunId(id);
+    if (run_id.ok()) {
+      auto events = Events(*run_id);
+      int64_t t0 = events.empty() ? 0 : events.front().time;
+      for (const auto& e : events) {
+        char at[32];
+        std::snprintf(at, sizeof at, "%8.3f ", (e.time - t0) / 1000.0);
+        out += at + e.step + " " + e.reason + ": " + e.message + "\n";
+      }
+    }
+    return out + ClusterDiagnostics();
   }
 
   std::vector<store::Event> Events(const std::string& run_id) {

@@ -599,6 +599,7 @@ void SlurmBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool ti
       a->immediate_exit = e;
     } else if (a->job_id > 0 && !a->cancel_sent && unreachable_since_ms_ == 0) {
       a->cancel_sent = true;
+      a->cancel_sent_ms = env_->MonotonicMs();
       job_id = a->job_id;
     }
   }
@@ -609,7 +610,10 @@ void SlurmBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool ti
     if (!out.ok() || out->exit_code != 0) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = attempts_.find(attempt_id);
-      if (it != attempts_.end()) it->second->cancel_sent = false;  // the monitor tries again
+      if (it != attempts_.end()) {
+        it->second->cancel_sent = false;  // the monitor tries again
+        it->second->cancel_sent_ms = 0;
+      }
     }
   }
   cv_.notify_all();

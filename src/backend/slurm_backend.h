@@ -57,6 +57,10 @@ struct SlurmBackendOptions {
   int64_t vanished_grace_ms = 5000;  //!< a job missing from squeue this long: ask sacct
   int64_t patience_ms = 300000;      //!< Slurm unreachable this long: live attempts fail
   int64_t node_refresh_ms = 2000;    //!< sinfo at most this often (on_nodes)
+  //! A job still running this long after RSL's scancel is given up (its processes may live on
+  //! as orphans): a stuck slurmstepd must not hold a timed-out step, and its retry, forever.
+  //! Slurm's own UnkillableStepTimeout is 60 s, its KillWait 30 s by default.
+  int64_t unkillable_grace_ms = 120000;
   //! Who steps run as: none, users or user (namespace needs the local backend).
   Isolation isolation;
   //! The clock of the node cache and of vanished jobs; nullptr: Env::Default().
@@ -98,6 +102,8 @@ class SlurmBackend : public Backend {
     bool stop_requested = false;
     bool stop_for_timeout = false;
     bool cancel_sent = false;      // scancel ran (Stop, or the monitor after an outage)
+    int64_t cancel_sent_ms = 0;    // when it ran (monotonic): unkillable_grace_ms from there
+    bool given_up = false;         // still there unkillable_grace_ms after the scancel
     bool awaiting_submit = false;  // sbatch could not reach Slurm: the monitor submits it
     bool submitting = false;       // the monitor runs its sbatch now
     bool fresh = false;            // submitted by this poll: not in its squeue reply yet

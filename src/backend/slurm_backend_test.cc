@@ -199,6 +199,33 @@ TEST_F(SlurmBackendTest, StopCancelsAndReportsTheIntent) {
   EXPECT_EQ(kinds["run-1/b/1"], ExitKind::kTimedOut);
 }
 
+// A job that outlives RSL's scancel (a stuck slurmstepd: seen once in CI, a `true` step
+// RUNNING for minutes) holds its step only unkillable_grace_ms (120 s), then ends as asked.
+TEST_F(SlurmBackendTest, JobStillRunningLongAfterScancelIsGivenUp) {
+  fake_->Answer("sbatch", "7\n");
+  fake_->Answer("scancel", "");
+  ASSERT_TRUE(backend_->Launch(Spec()).ok());
+  fake_->Answer("squeue", SqueueWith(7, "RUNNING", "n2"));
+  backend_->PollOnce();
+  backend_->Stop("run-1/train/1", 1000, /*timed_out=*/true);
+  ASSERT_EQ(fake_->Calls("scancel").size(), 1u);
+  clock_.Advance(119000);
+  backend_->PollOnce();
+  EXPECT_TRUE(exits_.empty()) << "given up before the grace ran out";
+  fake_->Replace("squeue", SqueueWith(7, "COMPLETING", "n2"));
+  clock_.Advance(1000);
+  backend_->PollOnce();
+  ASSERT_EQ(exits_.size(), 1u);
+  EXPECT_EQ(exits_[0].kind, ExitKind::kTimedOut);
+  EXPECT_EQ(exits_[0].node, "n2");
+  EXPECT_EQ(exits_[0].message,
+            "Slurm job 7 still COMPLETING on n2 120 s after scancel; given up (its processes may "
+            "live on there as orphans)");
+  EXPECT_EQ(backend_->JobIdOf("run-1/train/1"), 0);
+  // Should it end after all, its batch script finds it is no longer the attempt's job.
+  EXPECT_EQ(*ReadFile(dir_ + "/slurm/run-1_train_1/job_id"), "lost\n");
+}
+
 TEST_F(SlurmBackendTest, ImpossibleRequestsAreRefusedBeforeSbatch) {
   auto spec = Spec();
   spec.capabilities = {"low_latency"};

@@ -178,6 +178,20 @@ std::optional<AttemptExit> SlurmBackend::Decide(
       rec->message.clear();
       return rec;
     }
+    // Cancelled by RSL but still there: after unkillable_grace_ms the attempt ends anyway
+    // (timed out or cancelled, as asked), so a stuck job cannot hold its step forever.
+    if (a->stop_requested && a->cancel_sent_ms > 0 &&
+        now_ms - a->cancel_sent_ms >= options_.unkillable_grace_ms) {
+      a->given_up = true;
+      AttemptExit e;
+      e.attempt_id = a->spec.attempt_id;
+      e.kind = a->stop_for_timeout ? ExitKind::kTimedOut : ExitKind::kCancelled;
+      e.node = job->nodes;
+      e.message = id + " still " + job->state + " on " + job->nodes + " " +
+                  std::to_string(options_.unkillable_grace_ms / 1000) +
+                  " s after scancel; given up (its processes may live on there as orphans)";
+      return e;
+    }
     // Do not wait for Slurm's requeue (we submit with --no-requeue anyway): once Slurm
     // declares the node down, the attempt is lost and the engine may reschedule it.
     auto it = nodes.find(job->nodes);
@@ -379,6 +393,7 @@ void SlurmBackend::SendPendingCancels() {
     for (auto& [id, a] : attempts_) {
       if (a->stop_requested && a->job_id > 0 && !a->cancel_sent && !a->immediate_exit) {
         a->cancel_sent = true;
+        a->cancel_sent_ms = env_->MonotonicMs();
         ids.push_back(a->job_id);
       }
     }
@@ -451,6 +466,8 @@ void SlurmBackend::PollOnce() {
         to_cancel.push_back(a->job_id);
         // The orphan's batch script checks this file before writing the exit record.
         (void)slurm::WritePrivateFile(a->files.job_id, "lost\n", 0600);
+      } else if (a->given_up) {
+        (void)slurm::WritePrivateFile(a->files.job_id, "lost\n", 0600);  // as above
       }
       RemoveSecretFiles(a);
       exits.push_back(std::move(*exit));

@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "engine_fixture.h"
@@ -258,7 +259,8 @@ std::string ChainYaml(const std::string& name) {
   std::string y = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: " + name +
                   "}\nspec:\n  resources: {cpu: \"1\"}\n  pipeline:\n";
   for (int i = 0; i < 20; ++i) {
-    y += "    - {name: s" + std::to_string(i) + ", command: [\"true\"]";
+    y += "    - {name: s" + std::to_string(i) +
+         ", command: [\"true\"], timeout: 30s, retryPolicy: {maxRetries: 1, backoff: 1s}";
     if (i > 0) y += ", dependsOn: [s" + std::to_string(i - 1) + "]";
     y += "}\n";
   }
@@ -268,12 +270,38 @@ std::string ChainYaml(const std::string& name) {
 TEST_F(SlurmEngineTest, TwentyStepChainReadyToRunningVsLocal) {
   StartEngine("slurm");
   std::string id = Submit(ChainYaml("chain-slurm"));
-  // Generous (46 s on a quiet machine) but under ctest's 240 s, so a chain that stalls says
-  // where: its events and the cluster's state.
-  auto run = engine_->Wait(id, 200'000);
+  // 46 s on a quiet machine. Once (CI, after the node-loss test above restarted a slurmd) a
+  // job of this chain stayed RUNNING for minutes. Each step now has a 30 s timeout and a
+  // retry (the backend gives a job up 120 s after its scancel), and a chain with no new event
+  // for 30 s prints the cluster's state at that moment, so a stall says why and still ends.
+  Result<store::Run> run = Error(codes::kConflict, "not waited");
+  size_t seen = 0;
+  bool printed = false;
+  auto last_change = std::chrono::steady_clock::now();
+  auto deadline = last_change + std::chrono::seconds(360);  // under ctest's 420 s
+  while (std::chrono::steady_clock::now() < deadline) {
+    run = engine_->Wait(id, 2'000);
+    if (run.ok()) break;
+    auto run_id = engine_->ResolveRunId(id);
+    size_t n = run_id.ok() ? Events(*run_id).size() : 0;
+    if (n != seen) {
+      seen = n;
+      last_change = std::chrono::steady_clock::now();
+    } else if (!printed &&
+               std::chrono::steady_clock::now() - last_change > std::chrono::seconds(30)) {
+      std::printf("the chain made no progress for 30 s:\n%s\n", RunDiagnostics(id).c_str());
+      printed = true;
+    }
+  }
   ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n" << RunDiagnostics(id);
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message << "\n"
                                                     << RunDiagnostics(id);
+  for (const auto& [name, step] : Steps(run->id)) {
+    if (step.attempts > 1) {
+      std::printf("step %s needed %d attempts:\n%s\n", name.c_str(), step.attempts,
+                  RunDiagnostics(id).c_str());
+    }
+  }
   double slurm_total = 0;
   double slurm_median = ChainStepLatency(Events(run->id), "Running", &slurm_total);
   engine_->Stop(true);

@@ -510,7 +510,8 @@ Result<slurm::ContainerJob> SlurmBackend::PrepareContainer(const LaunchSpec& spe
     co.uid = int64_t(who->uid);
     co.gid = int64_t(who->gid);
   }
-  // Slurm picks the GPUs on the compute node (gres, ConstrainDevices): not this host's nodes.
+  // Slurm picks the GPUs on the compute node (gres): the batch script adds their device nodes
+  // there (ContainerJob::gpus), not this host's.
   co.gpu_devices = false;
   auto planned = PlanContainer(spec, image, co);
   if (!planned.ok()) return planned.error();
@@ -529,6 +530,24 @@ Result<slurm::ContainerJob> SlurmBackend::PrepareContainer(const LaunchSpec& spe
   c.in_use = image.dir + "/in-use";
   // PlanContainer's argv is runc --root R [--log L] run --bundle B ID.
   c.args.assign(plan.argv.begin() + 3, plan.argv.end());
+  if (spec.gpus > 0) {
+    const char* dd = getenv("RSL_GPU_DEVICE_DIR");
+    c.gpus = true;
+    c.gpu_device_dir = dd && *dd ? dd : "/dev";
+    if (c.gpu_device_dir.find_first_not_of(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-") !=
+        std::string::npos) {
+      return Error(codes::kInvalidArgument,
+                   "RSL_GPU_DEVICE_DIR has a character the batch script "
+                   "cannot use")
+          .Value(c.gpu_device_dir)
+          .Hint("name a directory with letters, digits and _ . / - only");
+    }
+    auto& lx = plan.config["linux"];
+    if (!lx.contains("devices")) lx["devices"] = nlohmann::json::array();
+    lx["devices"].push_back(slurm::kGpuDevicesPlaceholder);
+    lx["resources"]["devices"].push_back(slurm::kGpuRulesPlaceholder);
+  }
   RSL_RETURN_IF_ERROR(MakeDirs(files.dir));
   ::chmod(files.dir.c_str(), 0700);
   RSL_RETURN_IF_ERROR(MakeDirs(co.runc_root));

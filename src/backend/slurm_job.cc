@@ -338,6 +338,39 @@ std::string EnvFileContents(const LaunchSpec& spec) {
 
 namespace {
 
+// A GPU container's devices (ContainerJob::gpus): for each GPU Slurm bound to the job
+// (SLURM_JOB_GPUS), the device node nvidia<i> in $rsl_gdir at /dev/nvidia<i> with its major,
+// minor, mode and owner (stat), and an allow rule; then the control nodes that exist. JSON
+// for the config's two placeholders; the environment the step sees (renumbered 0..n-1, the
+// node's indices in NVIDIA_VISIBLE_DEVICES and RSL_GPU_HOST_INDICES). A bound GPU without its
+// node fails the job before runc (exit 126, GPU_DEVICE_NOT_FOUND in the step's log).
+constexpr const char kGpuDevices[] = R"sh(rsl_gdev=""; rsl_grule='{"allow":false,"access":"rwm"}'
+rsl_ghost=""; rsl_gcuda=""; rsl_gn=0
+rsl_gadd() {
+  [ -c "$1" ] || return 1
+  local st ma mi mo u g
+  st=$(stat -L -c '%t %T %a %u %g' "$1" 2>/dev/null) || return 1
+  read -r ma mi mo u g <<< "$st"
+  [[ "$ma $mi $mo $u $g" =~ ^[0-9a-f]+\ [0-9a-f]+\ [0-7]+\ [0-9]+\ [0-9]+$ ]] || return 1
+  ma=$((16#$ma)); mi=$((16#$mi))
+  rsl_gdev+="${rsl_gdev:+,}{\"path\":\"$2\",\"type\":\"c\",\"major\":$ma,\"minor\":$mi,\"fileMode\":$((8#$mo)),\"uid\":$u,\"gid\":$g}"
+  rsl_grule+=",{\"allow\":true,\"type\":\"c\",\"major\":$ma,\"minor\":$mi,\"access\":\"rwm\"}"
+}
+IFS=, read -ra rsl_gidx <<< "${SLURM_JOB_GPUS:-}"
+for rsl_i in "${rsl_gidx[@]}"; do
+  [[ $rsl_i =~ ^[0-9]+$ ]] || continue
+  if ! rsl_gadd "$rsl_gdir/nvidia$rsl_i" "/dev/nvidia$rsl_i"; then
+    echo "rsl: GPU_DEVICE_NOT_FOUND: the job's GPU $rsl_i (SLURM_JOB_GPUS=$SLURM_JOB_GPUS) has no device node $rsl_gdir/nvidia$rsl_i on ${SLURMD_NODENAME:-this node} (check the NVIDIA driver there: nvidia-smi; RSL_GPU_DEVICE_DIR on the controller names another device directory)" >&3
+    exit 126
+  fi
+  rsl_ghost+="${rsl_ghost:+,}$rsl_i"; rsl_gcuda+="${rsl_gcuda:+,}$rsl_gn"; rsl_gn=$((rsl_gn + 1))
+done
+for rsl_c in nvidiactl nvidia-uvm nvidia-uvm-tools nvidia-modeset; do
+  rsl_gadd "$rsl_gdir/$rsl_c" "/dev/$rsl_c" || true
+done
+rsl_senv+=",\"CUDA_VISIBLE_DEVICES=$rsl_gcuda\",\"NVIDIA_VISIBLE_DEVICES=$rsl_ghost\",\"RSL_GPU_HOST_INDICES=$rsl_ghost\""
+)sh";
+
 // The container's part of the batch script (see ContainerJob): fill in the config, hold the
 // bundle in use, and a function that runs runc with a plain environment. Values that go into
 // the JSON config by sed are checked to hold no character JSON or sed would need escaped.
@@ -356,16 +389,25 @@ done < /proc/self/cgroup 2>/dev/null
 [[ $rsl_cg =~ ^[A-Za-z0-9_./:-]+$ ]] || rsl_cg=/rsl-slurm/$rsl_cid
 rsl_senv='"RSL_SLURM=1"'
 )sh";
+  // A GPU container's CUDA_VISIBLE_DEVICES is its own (0..n-1), not Slurm's.
   s += "for v in " +
        Join(std::vector<std::string>(std::begin(kSlurmPassThrough), std::end(kSlurmPassThrough)),
             " ") +
-       "; do [ -n \"${!v+x}\" ] && [[ ${!v} =~ ^[A-Za-z0-9,._:/-]*$ ]] && "
+       "; do " + (c.gpus ? "[ \"$v\" = CUDA_VISIBLE_DEVICES ] && continue; " : "") +
+       "[ -n \"${!v+x}\" ] && [[ ${!v} =~ ^[A-Za-z0-9,._:/-]*$ ]] && "
        "rsl_senv+=\",\\\"$v=${!v}\\\"\"; done\n";
+  std::string sed_gpus;
+  if (c.gpus) {
+    s += "rsl_gdir=" + ShellQuote(c.gpu_device_dir) + "\n";
+    s += kGpuDevices;
+    sed_gpus = " -e \"s|\\\"" + std::string(kGpuDevicesPlaceholder) +
+               "\\\"|$rsl_gdev|\" -e \"s|\\\"" + kGpuRulesPlaceholder + "\\\"|$rsl_grule|\"";
+  }
   s += "rsl_fail() { echo \"rsl: cannot write the container config in $rsl_bundle on "
        "${SLURMD_NODENAME:-this node}\" >&3; exit 126; }\n";
   s += "mkdir -p \"$rsl_bundle\" || rsl_fail\n";
   s += "(umask 077; sed -e \"s|\\\"" + std::string(kSlurmEnvPlaceholder) +
-       "\\\"|$rsl_senv|\" -e \"s|" + kJobCgroupPlaceholder + "|$rsl_cg|\" " +
+       "\\\"|$rsl_senv|\" -e \"s|" + kJobCgroupPlaceholder + "|$rsl_cg|\"" + sed_gpus + " " +
        ShellQuote(c.config_template) + " > \"$rsl_bundle/config.json\") || rsl_fail\n";
   // The bundle stays in use (never evicted) while the step runs, also without a controller.
   s += "exec 8<" + ShellQuote(c.in_use) + " && flock -s 8\n";

@@ -89,6 +89,12 @@ struct ContainerJob {
   std::string runc_root;          //!< runc --root
   std::string in_use;             //!< the image bundle's in-use file
   std::vector<std::string> args;  //!< runc's arguments after --root R: [--log L] run ... ID
+  //! The step asks for GPUs: the script adds the device nodes of those Slurm bound to the job
+  //! (SLURM_JOB_GPUS, the node's indices: nvidia<i> in gpu_device_dir, and the control nodes
+  //! that exist) with one allow rule each, at kGpuDevicesPlaceholder / kGpuRulesPlaceholder;
+  //! inside they are 0..n-1 (CUDA_VISIBLE_DEVICES), as on the local backend.
+  bool gpus = false;
+  std::string gpu_device_dir = "/dev";
 };
 //! linux.cgroupsPath: the script puts its own cgroup of the job there (the memory cgroup on
 //! v1, where Slurm's task/cgroup put it), so the container shares the job's limits and an OOM
@@ -97,6 +103,10 @@ inline constexpr char kJobCgroupPlaceholder[] = "@RSL_JOB_CGROUP@";
 //! One process.env entry the script replaces with RSL_SLURM=1 and what Slurm decided for the
 //! job (the pass-through variables: SLURM_JOB_ID, CUDA_VISIBLE_DEVICES, ...).
 inline constexpr char kSlurmEnvPlaceholder[] = "@RSL_SLURM_ENV@";
+//! One linux.devices entry and one linux.resources.devices rule (after the deny-all) the
+//! script of a GPU container replaces with the job's GPUs' device nodes and allow rules.
+inline constexpr char kGpuDevicesPlaceholder[] = "@RSL_SLURM_GPU_DEVICES@";
+inline constexpr char kGpuRulesPlaceholder[] = "@RSL_SLURM_GPU_RULES@";
 
 //! "K=V\0K=V\0..." for the environment file.
 std::string EnvFileContents(const LaunchSpec& spec);

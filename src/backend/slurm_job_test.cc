@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,6 +310,91 @@ TEST(SlurmJob, ScriptRunsAContainerStepWithRunc) {
             "{\"linux\": {\"cgroupsPath\": \"/rsl-slurm/rsl-r_img_1\"}, \"env\": [\"A=1\", "
             "\"RSL_SLURM=1\",\"SLURMD_NODENAME=n7\"]}\n");
   EXPECT_FALSE(PathExists(c.bundle_dir + "/config.json"));
+}
+
+// A GPU container (ContainerJob::gpus): the script adds the device node of each GPU Slurm bound
+// (SLURM_JOB_GPUS, in its order) from the device directory, the control node, an allow rule
+// each after the deny-all, and the step's own CUDA_VISIBLE_DEVICES (0..n-1) instead of Slurm's.
+TEST(SlurmJob, ScriptGivesAGpuContainerTheGpusSlurmBound) {
+  rsl::testing::TempDir dir("slurm-gpu-container");
+  LaunchSpec spec;
+  spec.attempt_id = "r/gpu/1";
+  spec.workload_name = "w";
+  spec.step = "gpu";
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.argv = {"train"};
+  spec.exit_file = dir.Sub("exit");
+  auto files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files.dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  ASSERT_TRUE(MakeDirs(dir.Sub("dev")).ok());
+  for (std::string n : {"nvidia0", "nvidia2", "nvidiactl"}) {
+    ASSERT_EQ(::mknod(dir.Sub("dev/" + n).c_str(), S_IFCHR | 0660,
+                      makedev(195, n == "nvidia2"   ? 2
+                                   : n == "nvidia0" ? 0
+                                                    : 255)),
+              0)
+        << n;
+    ASSERT_EQ(::chmod(dir.Sub("dev/" + n).c_str(), 0660), 0);  // not the umask's
+  }
+  ContainerJob c;
+  c.id = "rsl-r_gpu_1";
+  c.config_template = files.dir + "/container.json";
+  c.bundle_dir = files.dir + "/" + c.id;
+  c.runc = dir.Sub("fake-runc");
+  c.runc_root = dir.Sub("runc");
+  c.in_use = dir.Sub("in-use");
+  c.args = {"run", "--bundle", c.bundle_dir, c.id};
+  c.gpus = true;
+  c.gpu_device_dir = dir.Sub("dev");
+  dir.Write("in-use", "");
+  dir.Write("fake-runc", "#!/bin/sh\n[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " +
+                             dir.Sub("seen.json") + "\n");
+  ASSERT_EQ(::chmod(c.runc.c_str(), 0755), 0);
+  ASSERT_TRUE(WritePrivateFile(c.config_template,
+                               std::string("{\"env\": [\"") + kSlurmEnvPlaceholder +
+                                   "\"], \"devices\": [\"" + kGpuDevicesPlaceholder +
+                                   "\"], \"rules\": [{\"allow\": false, \"access\": \"rwm\"}, \"" +
+                                   kGpuRulesPlaceholder + "\"]}\n",
+                               0600)
+                  .ok());
+  ASSERT_TRUE(
+      WritePrivateFile(files.script, BatchScript(spec, files, std::nullopt, &c), 0700).ok());
+  int rc =
+      std::system(("env -u SLURM_JOB_ID SLURM_JOB_GPUS=2,0 CUDA_VISIBLE_DEVICES=0,1 /bin/bash " +
+                   files.script + " >/dev/null")
+                      .c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  std::string dev = "{\"path\":\"/dev/nvidia";
+  EXPECT_EQ(
+      Slurp(dir.Sub("seen.json")),
+      "{\"env\": [\"RSL_SLURM=1\",\"SLURM_JOB_GPUS=2,0\",\"CUDA_VISIBLE_DEVICES=0,1\","
+      "\"NVIDIA_VISIBLE_DEVICES=2,0\",\"RSL_GPU_HOST_INDICES=2,0\"], \"devices\": [" +
+          dev +
+          "2\",\"type\":\"c\",\"major\":195,\"minor\":2,\"fileMode\":432,\"uid\":0,"
+          "\"gid\":0}," +
+          dev +
+          "0\",\"type\":\"c\",\"major\":195,\"minor\":0,\"fileMode\":432,"
+          "\"uid\":0,\"gid\":0},{\"path\":\"/dev/nvidiactl\",\"type\":\"c\",\"major\":195,"
+          "\"minor\":255,\"fileMode\":432,\"uid\":0,\"gid\":0}], \"rules\": [{\"allow\": "
+          "false, \"access\": \"rwm\"}, {\"allow\":false,\"access\":\"rwm\"},"
+          "{\"allow\":true,\"type\":\"c\",\"major\":195,\"minor\":2,\"access\":\"rwm\"},"
+          "{\"allow\":true,\"type\":\"c\",\"major\":195,\"minor\":0,\"access\":\"rwm\"},"
+          "{\"allow\":true,\"type\":\"c\",\"major\":195,\"minor\":255,\"access\":\"rwm\"}]}\n");
+
+  // A bound GPU without its node: the job fails before runc, saying which.
+  ::unlink(dir.Sub("seen.json").c_str());
+  rc = std::system(("env -u SLURM_JOB_ID SLURM_JOB_GPUS=1 SLURMD_NODENAME=n1 /bin/bash " +
+                    files.script + " 2>" + dir.Sub("err") + " >/dev/null")
+                       .c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 126);
+  EXPECT_FALSE(PathExists(dir.Sub("seen.json")));
+  EXPECT_NE(Slurp(dir.Sub("err"))
+                .find("rsl: GPU_DEVICE_NOT_FOUND: the job's GPU 1 "
+                      "(SLURM_JOB_GPUS=1) has no device node " +
+                      dir.Sub("dev") + "/nvidia1 on n1"),
+            std::string::npos)
+      << Slurp(dir.Sub("err"));
 }
 
 TEST(SlurmJob, AttemptPathsAreFlat) {

@@ -5,6 +5,8 @@
 // `slurm_cluster`) and real runc; each image holds a static busybox and /etc/rsl-image-marker,
 // which the host does not have.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +18,7 @@
 
 #include "backend/slurm.h"
 #include "base/file.h"
+#include "base/strings.h"
 #include "cluster_util.h"
 #include "image/testing.h"
 #include "recorder.h"
@@ -194,6 +197,68 @@ TEST_F(SlurmImageTest, AContainerStepOverItsMemoryIsOomKilled) {
   auto e = rec_.WaitExit(s.attempt_id, 180);
   ASSERT_TRUE(e.has_value()) << rec_.Events(s.attempt_id);
   EXPECT_EQ(e->kind, ExitKind::kOomKilled) << e->message << "\n" << Slurp(s.log_path);
+  EXPECT_EQ(RuncList(), "");
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+}
+
+// GPUs in a container on Slurm: Slurm binds them (gres, SLURM_JOB_GPUS: the node's indices);
+// the batch script adds exactly those device nodes from RSL_GPU_DEVICE_DIR (here mknod'ed
+// clones of /dev/null named nvidia0..3 and nvidiactl) with their allow rules, and the step
+// sees them numbered 0..n-1. A bound GPU without its node fails the job before runc.
+TEST_F(SlurmImageTest, AGpuStepSeesExactlyTheGpusSlurmBoundToIt) {
+  std::string devdir = dir_ + "/gpudev";
+  ASSERT_TRUE(MakeDirs(devdir).ok());
+  for (std::string n : {"nvidia0", "nvidia1", "nvidia2", "nvidia3", "nvidiactl"}) {
+    ASSERT_EQ(::mknod((devdir + "/" + n).c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << n;
+  }
+  ::setenv("RSL_GPU_DEVICE_DIR", devdir.c_str(), 1);
+  std::string digest = Push("v4", "gpu");
+  ASSERT_FALSE(digest.empty());
+  std::string script =
+      "echo devs=$(ls /dev | grep nvidia | tr '\\n' ' '); "
+      "echo cuda=$CUDA_VISIBLE_DEVICES host=$RSL_GPU_HOST_INDICES nv=$NVIDIA_VISIBLE_DEVICES "
+      "job=$SLURM_JOB_GPUS; for d in /dev/nvidia[0-9]*; do echo x > $d && echo wrote $d; done";
+  LaunchSpec s = Spec("gpu", "v4", digest, script);
+  s.gpus = 2;
+  s.capabilities = {"tensor_core"};  // n1 (gpu:4)
+  ASSERT_TRUE(backend_->Launch(s).ok());
+  auto e = rec_.WaitExit(s.attempt_id, 180);
+  ASSERT_TRUE(e.has_value()) << rec_.Events(s.attempt_id);
+  std::string log = Slurp(s.log_path);
+  ASSERT_EQ(e->kind, ExitKind::kSucceeded) << e->message << "\n"
+                                           << log << Slurp(s.log_path + ".runc");
+  // Which two Slurm chose is Slurm's: read them back from the job's own variable.
+  size_t at = log.find("job=");
+  ASSERT_NE(at, std::string::npos) << log;
+  std::string job = log.substr(at + 4, log.find('\n', at) - at - 4);
+  std::vector<std::string> idx = Split(job, ',');
+  ASSERT_EQ(idx.size(), 2u) << log;
+  EXPECT_NE(log.find("devs=nvidia" + idx[0] + " nvidia" + idx[1] + " nvidiactl\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("cuda=0,1 host=" + job + " nv=" + job + " job=" + job), std::string::npos)
+      << log;
+  for (const auto& i : idx) {
+    EXPECT_NE(log.find("wrote /dev/nvidia" + i + "\n"), std::string::npos) << log;
+  }
+
+  // A device directory without nvidia1..3: whichever GPU beyond 0 Slurm binds has no node.
+  for (std::string n : {"nvidia1", "nvidia2", "nvidia3"}) {
+    ASSERT_EQ(::unlink((devdir + "/" + n).c_str()), 0);
+  }
+  LaunchSpec missing = Spec("gpu2", "v4", digest, "echo ran");
+  missing.gpus = 2;
+  missing.capabilities = {"tensor_core"};
+  ASSERT_TRUE(backend_->Launch(missing).ok());
+  e = rec_.WaitExit(missing.attempt_id, 180);
+  ::unsetenv("RSL_GPU_DEVICE_DIR");
+  ASSERT_TRUE(e.has_value()) << rec_.Events(missing.attempt_id);
+  log = Slurp(missing.log_path);
+  EXPECT_EQ(e->kind, ExitKind::kFailed) << e->message;
+  EXPECT_EQ(e->exit_code, 126) << e->message;
+  EXPECT_NE(log.find("rsl: GPU_DEVICE_NOT_FOUND: the job's GPU "), std::string::npos) << log;
+  EXPECT_NE(log.find("has no device node " + devdir + "/nvidia"), std::string::npos) << log;
+  EXPECT_EQ(log.find("ran"), std::string::npos) << log;
   EXPECT_EQ(RuncList(), "");
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
 }

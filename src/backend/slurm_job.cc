@@ -374,7 +374,7 @@ rsl_senv+=",\"CUDA_VISIBLE_DEVICES=$rsl_gcuda\",\"NVIDIA_VISIBLE_DEVICES=$rsl_gh
 // The container's part of the batch script (see ContainerJob): fill in the config, hold the
 // bundle in use, and a function that runs runc with a plain environment. Values that go into
 // the JSON config by sed are checked to hold no character JSON or sed would need escaped.
-std::string ContainerPrologue(const ContainerJob& c) {
+std::string ContainerPrologue(const ContainerJob& c, bool port_on_node) {
   std::string s;
   s += "rsl_cid=" + ShellQuote(c.id) + "\n";
   s += "rsl_bundle=" + ShellQuote(c.bundle_dir) + "\n";
@@ -396,18 +396,23 @@ rsl_senv='"RSL_SLURM=1"'
        "; do " + (c.gpus ? "[ \"$v\" = CUDA_VISIBLE_DEVICES ] && continue; " : "") +
        "[ -n \"${!v+x}\" ] && [[ ${!v} =~ ^[A-Za-z0-9,._:/-]*$ ]] && "
        "rsl_senv+=\",\\\"$v=${!v}\\\"\"; done\n";
-  std::string sed_gpus;
+  std::string sed_more;  // the GPUs and the port
   if (c.gpus) {
     s += "rsl_gdir=" + ShellQuote(c.gpu_device_dir) + "\n";
     s += kGpuDevices;
-    sed_gpus = " -e \"s|\\\"" + std::string(kGpuDevicesPlaceholder) +
+    sed_more = " -e \"s|\\\"" + std::string(kGpuDevicesPlaceholder) +
                "\\\"|$rsl_gdev|\" -e \"s|\\\"" + kGpuRulesPlaceholder + "\\\"|$rsl_grule|\"";
+  }
+  // A serving replica's port, chosen above on this node (PickPort): in the config's env too.
+  if (port_on_node) {
+    sed_more +=
+        " -e \"s|\\\"RSL_PORT=" + std::string(kPortOnNode) + "\\\"|\\\"RSL_PORT=$rsl_port\\\"|\"";
   }
   s += "rsl_fail() { echo \"rsl: cannot write the container config in $rsl_bundle on "
        "${SLURMD_NODENAME:-this node}\" >&3; exit 126; }\n";
   s += "mkdir -p \"$rsl_bundle\" || rsl_fail\n";
   s += "(umask 077; sed -e \"s|\\\"" + std::string(kSlurmEnvPlaceholder) +
-       "\\\"|$rsl_senv|\" -e \"s|" + kJobCgroupPlaceholder + "|$rsl_cg|\"" + sed_gpus + " " +
+       "\\\"|$rsl_senv|\" -e \"s|" + kJobCgroupPlaceholder + "|$rsl_cg|\"" + sed_more + " " +
        ShellQuote(c.config_template) + " > \"$rsl_bundle/config.json\") || rsl_fail\n";
   // The bundle stays in use (never evicted) while the step runs, also without a controller.
   s += "exec 8<" + ShellQuote(c.in_use) + " && flock -s 8\n";
@@ -437,10 +442,9 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   if (!spec.workdir.empty()) {
     s += "cd " + ShellQuote(spec.workdir) + " || exit 126\n";
   }
-  if (auto port = spec.env.find("RSL_PORT");
-      port != spec.env.end() && port->second == kPortOnNode) {
-    s += PickPort(PortFile(spec));
-  }
+  auto port = spec.env.find("RSL_PORT");
+  bool port_on_node = port != spec.env.end() && port->second == kPortOnNode;
+  if (port_on_node) s += PickPort(PortFile(spec));
   s += "rsl_start=$(date +%s%3N)\n";
   // Not exec: the script outlives the step to write its exit record. scancel signals every
   // process of the job, so the step gets SIGTERM directly.
@@ -461,7 +465,7 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   s += "  rsl_sampler=$!\n";
   s += "fi\n";
   if (container) {
-    s += ContainerPrologue(*container);
+    s += ContainerPrologue(*container, port_on_node);
     // scancel's TERM reaches runc, which forwards it into the container; the script waits
     // for runc to end (a trapped signal runs its trap after the foreground command), deletes
     // the container and then dies of the TERM as a host step's script does.

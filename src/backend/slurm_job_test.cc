@@ -397,6 +397,49 @@ TEST(SlurmJob, ScriptGivesAGpuContainerTheGpusSlurmBound) {
       << Slurp(dir.Sub("err"));
 }
 
+// A serving replica in its image on Slurm: the port the script picks on the node (PickPort)
+// replaces RSL_PORT=on-node in the container's environment too, and is written to the port file.
+TEST(SlurmJob, ScriptGivesAContainerReplicaThePortItPicked) {
+  rsl::testing::TempDir dir("slurm-port-container");
+  LaunchSpec spec;
+  spec.attempt_id = "r/serve-0/1";
+  spec.workload_name = "w";
+  spec.step = "serve";
+  spec.env = {{"PATH", "/usr/bin:/bin"}, {"RSL_PORT", kPortOnNode}};
+  spec.argv = {"serve"};
+  spec.exit_file = dir.Sub("exit");
+  auto files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files.dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  ContainerJob c;
+  c.id = "rsl-r_serve-0_1";
+  c.config_template = files.dir + "/container.json";
+  c.bundle_dir = files.dir + "/" + c.id;
+  c.runc = dir.Sub("fake-runc");
+  c.runc_root = dir.Sub("runc");
+  c.in_use = dir.Sub("in-use");
+  c.args = {"run", "--bundle", c.bundle_dir, c.id};
+  dir.Write("in-use", "");
+  dir.Write("fake-runc", "#!/bin/sh\n[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " +
+                             dir.Sub("seen.json") + "\n");
+  ASSERT_EQ(::chmod(c.runc.c_str(), 0755), 0);
+  ASSERT_TRUE(WritePrivateFile(c.config_template,
+                               std::string("{\"env\": [\"PATH=/bin\", \"RSL_PORT=") + kPortOnNode +
+                                   "\", \"" + kSlurmEnvPlaceholder + "\"]}\n",
+                               0600)
+                  .ok());
+  ASSERT_TRUE(
+      WritePrivateFile(files.script, BatchScript(spec, files, std::nullopt, &c), 0700).ok());
+  int rc = std::system(
+      ("env -u SLURM_JOB_ID SLURMD_NODENAME=n2 /bin/bash " + files.script + " >/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  auto record = ReadRecord(PortFile(spec));
+  ASSERT_FALSE(record["port"].empty()) << Slurp(PortFile(spec));
+  EXPECT_EQ(record["node"], "n2");
+  EXPECT_EQ(Slurp(dir.Sub("seen.json")), "{\"env\": [\"PATH=/bin\", \"RSL_PORT=" + record["port"] +
+                                             "\", \"RSL_SLURM=1\",\"SLURMD_NODENAME=n2\"]}\n");
+}
+
 TEST(SlurmJob, AttemptPathsAreFlat) {
   auto f = AttemptPaths("/st/slurm", "run-1/train/2");
   EXPECT_EQ(f.dir, "/st/slurm/run-1_train_2");

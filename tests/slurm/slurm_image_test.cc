@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "backend/slurm.h"
+#include "backend/slurm_job.h"
 #include "base/file.h"
 #include "base/strings.h"
 #include "cluster_util.h"
@@ -259,6 +260,40 @@ TEST_F(SlurmImageTest, AGpuStepSeesExactlyTheGpusSlurmBoundToIt) {
   EXPECT_NE(log.find("rsl: GPU_DEVICE_NOT_FOUND: the job's GPU "), std::string::npos) << log;
   EXPECT_NE(log.find("has no device node " + devdir + "/nvidia"), std::string::npos) << log;
   EXPECT_EQ(log.find("ran"), std::string::npos) << log;
+  EXPECT_EQ(RuncList(), "");
+  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+}
+
+// A serving replica in its image on Slurm (what serve::ReplicaSet launches there): its job
+// picks a free port on its node, writes it to the port file and gives it to the container's
+// RSL_PORT; the image's own httpd answers on node:port.
+TEST_F(SlurmImageTest, AReplicaInItsImageServesOnThePortItsNodePicked) {
+  std::string digest = Push("v5", "served-from-the-image");
+  ASSERT_FALSE(digest.empty());
+  LaunchSpec s = Spec("serve-0", "v5", digest,
+                      "cp /etc/rsl-image-marker $RSL_OUTPUT/index.html && "
+                      "exec /bin/busybox httpd -f -p $RSL_PORT -h $RSL_OUTPUT");
+  s.env["RSL_PORT"] = slurm::kPortOnNode;
+  ASSERT_TRUE(backend_->Launch(s).ok());
+  std::string port_file = slurm::PortFile(s), body;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < until) {
+    std::string rec = Slurp(port_file);
+    size_t at = rec.find("port=");
+    if (at != std::string::npos) {
+      std::string port = rec.substr(at + 5, rec.find('\n', at) - at - 5);
+      body = Sh("curl -s -m 2 http://127.0.0.1:" + port + "/");
+      if (!body.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(body, "served-from-the-image")
+      << Slurp(port_file) << Slurp(s.log_path) << Slurp(s.log_path + ".runc")
+      << rec_.Events(s.attempt_id);
+  backend_->Stop(s.attempt_id, 1000, false);
+  auto e = rec_.WaitExit(s.attempt_id, 120);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kCancelled) << e->message;
   EXPECT_EQ(RuncList(), "");
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
 }

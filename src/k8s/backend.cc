@@ -86,10 +86,7 @@ bool Scales(const backend::ServingLaunch& sv) {
 // What a serving step's Deployment selects its Pods by, and its Service routes to: stable
 // across versions (a Deployment's selector cannot change), so no run and no attempt.
 json ServingSelector(const LaunchSpec& s) {
-  return {{kLabelManagedBy, kManagedByValue},
-          {kLabelWorkload, LabelValue(s.workload_name)},
-          {kLabelNamespace, LabelValue(s.namespace_)},
-          {kLabelStep, LabelValue(s.step)}};
+  return ::rsl::k8s::ServingSelector(s.workload_name, s.namespace_, s.step);
 }
 
 std::string AttemptAnnotation(const json& obj) {
@@ -177,10 +174,6 @@ Status CheckK8sOptions(const K8sBackendOptions& o) {
 
 std::string RunOwnerName(const std::string& workload, const std::string& run_id) {
   return DnsLabel("rsl-" + workload + "-" + run_id);
-}
-
-std::string ServingObjectName(const std::string& workload, const std::string& step) {
-  return DnsLabel("rsl-" + workload + "-" + step);
 }
 
 std::string AttemptPodName(const std::string& workload, const std::string& run_id,
@@ -564,9 +557,7 @@ Result<std::vector<json>> K8sBackend::ServingObjectsFor(const LaunchSpec& spec,
        {"spec",
         {{"replicas", std::max<int64_t>(1, sv.autoscaling.min_replicas)},
          {"selector", {{"matchLabels", selector}}},
-         // A new version's Pods come up before an old one goes: the endpoint never lacks one.
-         {"strategy",
-          {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxUnavailable", 0}, {"maxSurge", 1}}}}},
+         {"strategy", ServingStrategy()},
          {"progressDeadlineSeconds", CeilSeconds(sv.ready_timeout_ms)},
          {"template",
           {{"metadata",

@@ -103,9 +103,6 @@ Status CheckK8sOptions(const K8sBackendOptions& options);
 //! The deterministic name of an attempt's Pod (and of its Secret).
 std::string AttemptPodName(const std::string& workload, const std::string& run_id,
                            const std::string& step, int attempt);
-//! The name of a serving step's Deployment, Service and HPA: one per workload name and step
-//! (a new version updates them in place).
-std::string ServingObjectName(const std::string& workload, const std::string& step);
 //! The run's owner ConfigMap name (as render.h's RunObjectName).
 std::string RunOwnerName(const std::string& workload, const std::string& run_id);
 //! The staging URI (or, for file://, the plain path) of an attempt's outputs.

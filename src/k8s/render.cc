@@ -307,10 +307,9 @@ Result<std::vector<json>> ServingObjects(const spec::Workload& w, size_t i,
   (*pod_spec)["restartPolicy"] = "Always";
 
   json labels = StepLabels(w, n, step);
-  json selector = {{kLabelRun, labels[kLabelRun]},
-                   {kLabelWorkload, labels[kLabelWorkload]},
-                   {kLabelStep, labels[kLabelStep]}};
-  std::string name = DnsLabel(n.base + "-" + step.name);
+  // Named and selected as the backend does: after the workload, not the run.
+  json selector = ServingSelector(w.name, w.namespace_, step.name);
+  std::string name = ServingObjectName(w.name, step.name);
   const std::optional<spec::Autoscaling>& as = step.effective.autoscaling;
   json template_labels = labels;
   template_labels[kLabelAttempt] = std::to_string(ctx.attempt);
@@ -321,8 +320,9 @@ Result<std::vector<json>> ServingObjects(const spec::Workload& w, size_t i,
        {"kind", "Deployment"},
        {"metadata", Metadata(n, name, labels)},
        {"spec",
-        {{"replicas", as ? as->min_replicas : 1},
+        {{"replicas", std::max<int64_t>(1, as ? as->min_replicas : 1)},
          {"selector", {{"matchLabels", selector}}},
+         {"strategy", ServingStrategy()},
          {"progressDeadlineSeconds", CeilSeconds(step.ready_timeout_ms)},
          {"template", {{"metadata", {{"labels", template_labels}}}, {"spec", *pod_spec}}}}}});
   out.push_back(ServingService(Metadata(n, name, labels), selector, port));
@@ -383,6 +383,22 @@ void Emit(YAML::Emitter& out, const json& j) {
 }
 
 }  // namespace
+
+std::string ServingObjectName(const std::string& workload, const std::string& step) {
+  return DnsLabel("rsl-" + workload + "-" + step);
+}
+
+json ServingSelector(const std::string& workload, const std::string& rsl_namespace,
+                     const std::string& step) {
+  return {{kLabelManagedBy, kManagedByValue},
+          {kLabelWorkload, LabelValue(workload)},
+          {kLabelNamespace, LabelValue(rsl_namespace)},
+          {kLabelStep, LabelValue(step)}};
+}
+
+json ServingStrategy() {
+  return {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxUnavailable", 0}, {"maxSurge", 1}}}};
+}
 
 int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
 

@@ -104,6 +104,19 @@ inline constexpr int64_t kMaxStabilizationSeconds = 3600;
 //! Whole seconds, rounded up, at least 1 (probe periods, deadlines, windows).
 int64_t CeilSeconds(int64_t ms);
 
+//! The name of a serving step's Deployment, Service and HPA: one per workload name and step
+//! (a new version updates them in place). Shared by `seedctl k8s render` and the k8s backend.
+std::string ServingObjectName(const std::string& workload, const std::string& step);
+
+//! What a serving step's Deployment selects (and its Service routes to): RSL's Pods of that
+//! workload and step in that RSL namespace, whichever run or version started them.
+nlohmann::json ServingSelector(const std::string& workload, const std::string& rsl_namespace,
+                               const std::string& step);
+
+//! A serving Deployment's rollout: a new version's Pod comes up before an old one goes
+//! (maxUnavailable 0, maxSurge 1), so the endpoint never lacks one.
+nlohmann::json ServingStrategy();
+
 //! The ClusterIP Service in front of a serving step's Pods (selected by `selector`), on
 //! `port`, named port `http`. Shared by `seedctl k8s render` and the k8s backend.
 nlohmann::json ServingService(const nlohmann::json& metadata, const nlohmann::json& selector,

@@ -310,6 +310,15 @@ spec:
   EXPECT_EQ(h["maxReplicas"], 5);
   EXPECT_EQ(h["metrics"][0]["resource"]["target"]["averageUtilization"], 70);
   EXPECT_EQ(h["behavior"]["scaleDown"]["stabilizationWindowSeconds"], 90);
+  // Named, selected and rolled out as the backend does (after the workload, not the run: a
+  // new version updates the same objects; its Pods come up before the old ones go).
+  for (const auto& o : {deps[0], svcs[0], hpas[0]}) {
+    EXPECT_EQ(o["metadata"]["name"], "rsl-recommend-serve") << o["kind"];
+  }
+  EXPECT_EQ(d["selector"]["matchLabels"], ServingSelector("recommend", "default", "serve"));
+  EXPECT_EQ(d["selector"]["matchLabels"].count("rsl.dev/run"), 0u);
+  EXPECT_EQ(d["strategy"], (json{{"type", "RollingUpdate"},
+                                 {"rollingUpdate", {{"maxUnavailable", 0}, {"maxSurge", 1}}}}));
 }
 
 TEST(K8sRender, ScaleDownDelayOverAnHourIsNotRepresentable) {

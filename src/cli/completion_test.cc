@@ -264,6 +264,30 @@ TEST(SeedctlCompletionTest, BashCompletesCommandsFormatsAndFiles) {
   EXPECT_EQ(got[8], "complete -F _seedctl seedctl");
 }
 
+TEST(SeedctlCompletionTest, BashCompletionLoadsTheInstalledScriptOnDemand) {
+  // As installed: bash-completion finds completions/seedctl the first time seedctl is
+  // completed (/usr/share/bash-completion/completions for the package; here the user
+  // directory, which it searches first).
+  const std::string loader = "/usr/share/bash-completion/bash_completion";
+  ASSERT_TRUE(Env::Default()->Stat(loader).ok())
+      << "bash-completion is missing: scripts/install-deps.sh installs it";
+  TempDir dir;
+  ProcessResult gen = RunTool({kSeedctl, "completion", "bash"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  dir.Write("completions/seedctl", gen.out);
+  ProcessResult r =
+      RunTool({"bash", "--norc", "--noprofile", "-c",
+               "source \"$1\"\n"
+               "complete -p seedctl 2>/dev/null && exit 1  # not loaded before it is needed\n"
+               "BASH_COMPLETION_USER_DIR=\"$2\" _completion_loader seedctl\n"
+               "complete -p seedctl || exit 1\n"
+               "COMP_WORDS=(seedctl workload li); COMP_CWORD=2; COMP_LINE='seedctl workload li'\n"
+               "COMP_POINT=${#COMP_LINE}; _seedctl; echo \"${COMPREPLY[*]}\"\n",
+               "bash", loader, dir.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "complete -F _seedctl seedctl\nlist lineage\n");
+}
+
 // --- zsh --------------------------------------------------------------------------------------
 
 //! What zsh's completion system offers for LINE<TAB> with _seedctl in `fpath_dir`, driven in

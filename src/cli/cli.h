@@ -58,16 +58,17 @@ void Bind(CLI::App* cmd, std::shared_ptr<Flags> flags, void (*run)(const Flags&)
   cmd->callback([flags = std::move(flags), run] { run(*flags); });
 }
 
-void RegisterSpecCommands(CLI::App& app);        // validate, version        (spec/)
-void RegisterRunCommands(CLI::App& app);         // run                      (engine/)
-void RegisterDataCommands(CLI::App& app);        // data, datasource         (data/)
-void RegisterModelCommands(CLI::App& app);       // env, signature, model    (model/)
-void RegisterImageCommands(CLI::App& app);       // image                    (image/)
-void RegisterGovernCommands(CLI::App& app);      // advise, cost, policy, k8s (govern/)
-void RegisterWorkloadCommands(CLI::App& app);    // workload, rollback, cluster, node, token,
-                                                 // secret, configmap, audit  (api/)
-void RegisterConfigCommands(CLI::App& app);      // config: contexts          (api/)
-void RegisterCompletionCommands(CLI::App& app);  // completion, man (the whole tree)
+void RegisterSpecCommands(CLI::App& app);      // validate, version        (spec/)
+void RegisterRunCommands(CLI::App& app);       // run                      (engine/)
+void RegisterDataCommands(CLI::App& app);      // data, datasource         (data/)
+void RegisterModelCommands(CLI::App& app);     // env, signature, model    (model/)
+void RegisterImageCommands(CLI::App& app);     // image                    (image/)
+void RegisterGovernCommands(CLI::App& app);    // advise, cost, policy, k8s (govern/)
+void RegisterWorkloadCommands(CLI::App& app);  // workload, rollback, cluster, node, token,
+                                               // secret, configmap, audit  (api/)
+void RegisterConfigCommands(CLI::App& app);    // config: contexts          (api/)
+//! completion bash|zsh and man DIR, generated from the whole tree (completion_cmd.h).
+void RegisterCompletionCommands(CLI::App& app);
 //! seedctl --config FILE: the contexts file for this command (as $RSL_CONFIG).
 void AddConfigFileFlag(CLI::App& app);
 

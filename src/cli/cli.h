@@ -67,6 +67,8 @@ void RegisterGovernCommands(CLI::App& app);    // advise, cost, policy, k8s (gov
 void RegisterWorkloadCommands(CLI::App& app);  // workload, rollback, cluster, node, token,
                                                // secret, configmap, audit  (api/)
 void RegisterConfigCommands(CLI::App& app);    // config: contexts          (api/)
+//! completion bash|zsh and man DIR, generated from the whole tree (completion_cmd.h).
+void RegisterCompletionCommands(CLI::App& app);
 //! seedctl --config FILE: the contexts file for this command (as $RSL_CONFIG).
 void AddConfigFileFlag(CLI::App& app);
 

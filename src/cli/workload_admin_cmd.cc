@@ -1,5 +1,5 @@
 // seedctl cluster status, node list, token (token_cmd.cc), secret create|list, configmap
-// create|list, audit and completion bash|zsh (docs/cli.md).
+// create|list and audit (docs/cli.md).
 #include "cli/workload_admin_cmd.h"
 
 #include <unistd.h>
@@ -7,13 +7,11 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "api/audit.h"
 #include "api/auth.h"
 #include "api/client.h"
 #include "base/codes.h"
-#include "base/strings.h"
 #include "cli/cli.h"
 #include "cli/token_cmd.h"
 #include "cli/workload_client.h"
@@ -28,55 +26,6 @@ std::string NamespaceOrDefault(api::Client& client) {
   if (!client.config().namespace_.empty()) return client.config().namespace_;
   auto who = OrFail(client, client.Get("/api/v1/whoami"));
   return who.value("defaultNamespace", "default");
-}
-
-// --- shell completion -------------------------------------------------------------------------
-
-// "path words" -> completions, from the live command tree (so new commands complete too).
-void Collect(CLI::App* app, const std::string& path,
-             std::vector<std::pair<std::string, std::vector<std::string>>>* out) {
-  std::vector<std::string> words;
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
-    words.push_back(sub->get_name());
-  }
-  for (const CLI::Option* opt : app->get_options()) {
-    for (const auto& l : opt->get_lnames()) words.push_back("--" + l);
-  }
-  out->push_back({path, words});
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
-    Collect(sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), out);
-  }
-}
-
-std::string BashCompletion(CLI::App* root) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> table;
-  Collect(root, "", &table);
-  std::string s =
-      "# bash completion for seedctl; load with: source <(seedctl completion bash)\n"
-      "_seedctl() {\n"
-      "  local cur path w\n"
-      "  cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
-      "  path=\"\"\n"
-      "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
-      "    case \"$w\" in -*) ;; *) [ -n \"$(_seedctl_words \"${path:+$path }$w\")\" ] && "
-      "path=\"${path:+$path }$w\";; esac\n"
-      "  done\n"
-      "  COMPREPLY=( $(compgen -W \"$(_seedctl_words \"$path\")\" -- \"$cur\") )\n"
-      "}\n"
-      "_seedctl_words() {\n"
-      "  case \"$1\" in\n";
-  for (const auto& [path, words] : table) {
-    s += "    \"" + path + "\") echo \"" + Join(words, " ") + "\";;\n";
-  }
-  s += "  esac\n}\ncomplete -F _seedctl seedctl\n";
-  return s;
-}
-
-std::string ZshCompletion(CLI::App* root) {
-  return "#compdef seedctl\n"
-         "# zsh completion for seedctl; load with: source <(seedctl completion zsh)\n"
-         "autoload -U +X bashcompinit && bashcompinit\n" +
-         BashCompletion(root);
 }
 
 }  // namespace
@@ -147,10 +96,6 @@ void RunAudit(const AuditLogFlags& f) {
   std::cout << FormatAudit(entries);
 }
 
-void RunCompletion(const CompletionFlags& f) {
-  std::cout << (f.shell == "bash" ? BashCompletion(f.root) : ZshCompletion(f.root));
-}
-
 namespace {
 
 void KeyValueCreate(CLI::App& app, const std::string& kind) {
@@ -208,14 +153,6 @@ void RegisterWorkloadAdminCommands(CLI::App& app) {
   AddConnFlags(cmd, &audit->conn);
   AddOutputFlag(cmd, &audit->conn, {"json", "yaml"});
   Bind(cmd, audit, &RunAudit);
-
-  auto completion = std::make_shared<CompletionFlags>();
-  completion->root = &app;
-  cmd = app.add_subcommand("completion", "Shell completion script (bash or zsh)");
-  cmd->add_option("shell", completion->shell, "bash | zsh")
-      ->required()
-      ->check(CLI::IsMember({"bash", "zsh"}));
-  Bind(cmd, completion, &RunCompletion);
 }
 
 }  // namespace rsl::cli

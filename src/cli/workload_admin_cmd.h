@@ -1,5 +1,5 @@
 // seedctl cluster status, node list, token create, secret create|list, configmap
-// create|list, audit and completion bash|zsh (docs/cli.md): the flags of each command and the
+// create|list and audit (docs/cli.md): the flags of each command and the
 // function that runs it. Functions print to stdout/stderr and end a failing command by throwing
 // Exit (cli.h).
 #pragma once
@@ -44,12 +44,5 @@ struct AuditLogFlags {
   int limit = 1000;
 };
 void RunAudit(const AuditLogFlags& flags);
-
-struct CompletionFlags {
-  std::string shell;         //!< bash | zsh
-  CLI::App* root = nullptr;  //!< the command tree to complete
-};
-//! Prints the completion script for `root`'s live command tree.
-void RunCompletion(const CompletionFlags& flags);
 
 }  // namespace rsl::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   rsl::cli::RegisterGovernCommands(app);
   rsl::cli::RegisterWorkloadCommands(app);
   rsl::cli::RegisterConfigCommands(app);
+  rsl::cli::RegisterCompletionCommands(app);
   rsl::cli::AddConfigFileFlag(app);
   return rsl::cli::ParseCommandLine(app, argc, argv).value_or(0);
 }

@@ -54,7 +54,7 @@ std::string FindOnPath(const DetectInput& in, const std::string& name) {
   return "";
 }
 
-// The first line of a command's complaint, or what happened to it.
+// The last line of a command's complaint, or what happened to it.
 std::string Complaint(const Result<ProcessResult>& r, const std::string& what, int64_t timeout_ms) {
   if (!r.ok()) return r.error().message;
   if (r->timed_out) {
@@ -62,8 +62,10 @@ std::string Complaint(const Result<ProcessResult>& r, const std::string& what, i
            (timeout_ms % 1000 == 0 ? std::to_string(timeout_ms / 1000) + " s"
                                    : std::to_string(timeout_ms) + " ms");
   }
+  // The last line: the clients log their retries first and say what gave up at the end
+  // ("scontrol: fatal: Could not establish a configuration source").
   std::string text(Trim(r->err.empty() ? r->out : r->err));
-  text = text.substr(0, text.find('\n'));
+  text = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
   if (text.empty()) text = what + " exited with status " + std::to_string(r->exit_code);
   return text;
 }
@@ -91,6 +93,10 @@ void DetectSlurm(const DetectInput& in, Detection* d) {
   auto ping = Run(in, {s.scontrol, "ping"});
   if (!ping.ok() || ping->exit_code != 0 || ping->out.find("is UP") == std::string::npos) {
     s.error = "scontrol ping: " + Complaint(ping, "scontrol ping", in.command_timeout_ms);
+    // A controller that is down: "Slurmctld(primary) at head is DOWN", then a banner.
+    for (const auto& line : Split(ping.ok() ? ping->out : "", '\n')) {
+      if (StartsWith(line, "Slurmctld(")) s.error = "scontrol ping: " + line;
+    }
     return;
   }
   s.answering = true;

@@ -118,13 +118,26 @@ TEST_F(DetectTest, AnsweringSlurmIsTheSlurmBackendWithItsDefaultPartition) {
 }
 
 TEST_F(DetectTest, SlurmThatDoesNotAnswerIsSaidSo) {
-  Script("scontrol", "echo 'Slurmctld(primary) at head is DOWN'\nexit 1\n");
+  // As Slurm 22.05 says it.
+  Script("scontrol",
+         "echo 'Slurmctld(primary) at head is DOWN'\n"
+         "echo '*****************************************'\n"
+         "echo '** RESTORE SLURMCTLD DAEMON TO SERVICE **'\n"
+         "echo '*****************************************'\nexit 1\n");
   Script("sinfo", "exit 1\n");
   ControllerFlags f;
   std::string yaml = DetectYaml(&f);
   EXPECT_TRUE(Has(yaml, "# Slurm: not used: scontrol ping: Slurmctld(primary) at head is DOWN\n"))
       << yaml;
   EXPECT_EQ(f.runtime.backend, "local");
+
+  // A client without a configuration logs its attempts; the last line says what gave up.
+  Script("scontrol",
+         "echo 'scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host' >&2\n"
+         "echo 'scontrol: error: fetch_config: DNS SRV lookup failed' >&2\n"
+         "echo 'scontrol: fatal: Could not establish a configuration source' >&2\nexit 1\n");
+  EXPECT_EQ(Detect(in_).slurm.error,
+            "scontrol ping: scontrol: fatal: Could not establish a configuration source");
 }
 
 TEST_F(DetectTest, SlurmThatHangsIsCutShort) {

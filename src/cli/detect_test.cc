@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "base/file.h"
 #include "base/test_util.h"
@@ -403,6 +404,39 @@ TEST_F(DetectTest, TruncatedFilesNeverBreakTheOutput) {
     EXPECT_FALSE(Has(yaml, "alice-secret-token")) << n;
     EXPECT_FALSE(Has(yaml, "AKIATRUNC")) << n;
     EXPECT_FALSE(nlohmann::json::parse(DetectionJson(d, in_), nullptr, false).is_discarded());
+  }
+}
+
+// Random bytes in every file detect reads (a fixed seed: the same bytes on every run).
+TEST_F(DetectTest, GarbageFilesAreWarningsNeverACrash) {
+  std::mt19937 rng(20261203);
+  auto garbage = [&rng](size_t n) {
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(rng() % 256);
+    return s;
+  };
+  in_.vars["KUBECONFIG"] = dir_ / "kubeconfig";
+  for (int round = 0; round < 40; ++round) {
+    const size_t n = 1 + rng() % 400;
+    dir_.Write("kubeconfig", garbage(n));
+    dir_.Write("etc-hadoop/core-site.xml", garbage(n));
+    dir_.Write("etc-hadoop/hdfs-site.xml", "<configuration>" + garbage(n));
+    dir_.Write("home/.aws/config", "[default]\n" + garbage(n));
+    dir_.Write("home/.aws/credentials", garbage(n));
+    Detection d = Detect(in_);
+    EXPECT_EQ(d.backend, "local") << round;
+    EXPECT_GE(d.warnings.size(), 2u) << round;  // at least the two site files
+    for (const auto& w : d.warnings) {
+      EXPECT_FALSE(w.pos.file.empty()) << round << ": " << w.ToString();
+      // The site and AWS files' parsers always know the line; the kubeconfig's says "the
+      // document" when the whole of it is not a mapping.
+      if (w.code == "CONFIG_INVALID") {
+        EXPECT_GT(w.pos.line, 0) << round << ": " << w.ToString();
+      }
+    }
+    ControllerFlags f;
+    Status st = ParseControllerConfig(DetectionYaml(d, in_), dir_ / "c.yaml", &f);
+    ASSERT_TRUE(st.ok()) << round << ": " << st.ToString();
   }
 }
 

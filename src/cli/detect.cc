@@ -34,6 +34,12 @@ std::string Tilde(const DetectInput& in, const std::string& path) {
   return path;
 }
 
+// `path` from the directory detect runs in, when it is relative.
+std::string Absolute(const DetectInput& in, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  return (in.cwd == "/" ? "" : in.cwd) + "/" + path;
+}
+
 bool IsFile(Env* env, const std::string& path) {
   auto st = env->Stat(path);
   return st.ok() && st->type != FileInfo::Type::kDirectory;
@@ -44,12 +50,9 @@ std::string FindOnPath(const DetectInput& in, const std::string& name) {
   for (const auto& dir : Split(Var(in, "PATH"), ':')) {
     if (dir.empty()) continue;
     std::string candidate = dir + "/" + name;
-    if (in.env->IsDirectory(candidate)) continue;
-    auto st = in.env->Stat(candidate);
-    // A link (the usual /usr/bin/sinfo -> ...) is taken as it is: access(2) follows it.
-    if (st.ok() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (st.ok() && st->type == FileInfo::Type::kRegular && (st->mode & 0111) != 0) {
-      return candidate;  // a fake Env's file: it is not on the real disk
+    // access(2) follows a link (/usr/bin/sinfo -> ...) as exec does; Env has no such call.
+    if (!in.env->IsDirectory(candidate) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
     }
   }
   return "";
@@ -86,7 +89,7 @@ void DetectSlurm(const DetectInput& in, Detection* d) {
   SlurmFound& s = d->slurm;
   s.sinfo = FindOnPath(in, "sinfo");
   s.scontrol = FindOnPath(in, "scontrol");
-  s.slurm_conf = Var(in, "SLURM_CONF");
+  s.slurm_conf = Absolute(in, Var(in, "SLURM_CONF"));
   if (s.scontrol.empty() || s.sinfo.empty()) {
     s.error = std::string(s.scontrol.empty() ? "scontrol" : "sinfo") + " not found on PATH";
     return;
@@ -155,7 +158,7 @@ void DetectKube(const DetectInput& in, Detection* d) {
   if (!kubeconfig.empty()) {
     for (const auto& p : Split(kubeconfig, ':')) {
       if (!p.empty()) {
-        path = p;
+        path = Absolute(in, p);
         break;
       }
     }
@@ -325,7 +328,7 @@ std::string Reachable(const std::string& address, const std::string& rpc) {
 
 void DetectHadoop(const DetectInput& in, Detection* d) {
   HadoopFound& h = d->hadoop;
-  std::string dir = Var(in, "HADOOP_CONF_DIR");
+  std::string dir = Absolute(in, Var(in, "HADOOP_CONF_DIR"));
   h.conf_dir_from = "HADOOP_CONF_DIR";
   if (dir.empty()) {
     dir = in.hadoop_default_dir;
@@ -662,11 +665,9 @@ int RunDetect(int argc, char** argv) {
     std::cerr << "INVALID_ARGUMENT\n";
     return 1;
   }
-  if (!in.state_dir.empty() && in.state_dir[0] != '/') {
-    // The config file's relative paths are taken from its own directory: write it absolute.
-    char cwd[4096];
-    if (::getcwd(cwd, sizeof(cwd)) != nullptr) in.state_dir = std::string(cwd) + "/" + in.state_dir;
-  }
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) != nullptr) in.cwd = cwd;
+  in.state_dir = Absolute(in, in.state_dir);
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');

@@ -35,6 +35,9 @@ struct DetectInput {
   std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
   std::string hadoop_default_dir = "/etc/hadoop/conf";  //!< used when HADOOP_CONF_DIR is unset
   int64_t command_timeout_ms = kDetectCommandTimeoutMs;
+  //! Where relative paths in the variables (KUBECONFIG=kube.yaml) are from: the config file
+  //! takes relative paths from its own directory, so detect writes them absolute.
+  std::string cwd = "/";
   std::string state_dir = "/var/lib/rsl";  //!< written as stateDir
   std::string listen = "127.0.0.1:7070";   //!< written as listen
 };

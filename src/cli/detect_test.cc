@@ -198,6 +198,14 @@ TEST_F(DetectTest, KubeconfigVariableComesFirst) {
   EXPECT_EQ(f.runtime.backend_options.kubeconfig, path);
   EXPECT_TRUE(last_.warnings.empty());
 
+  // A relative one is from the directory detect runs in, and written absolute (the config
+  // file takes relative paths from its own directory).
+  in_.cwd = dir_.path();
+  in_.vars["KUBECONFIG"] = "k/first";
+  ControllerFlags g;
+  DetectYaml(&g);
+  EXPECT_EQ(g.runtime.backend_options.kubeconfig, path);
+
   in_.vars["KUBECONFIG"] = dir_ / "k/missing";
   Detection d = Detect(in_);
   EXPECT_EQ(d.backend, "local");

@@ -298,6 +298,10 @@ std::optional<int> ParseControllerCommandLine(int argc, char** argv, ControllerF
   }
   CLI::App app{"rsl-controller: the RSL daemon (REST API, engine, store)", "rsl-controller"};
   AddControllerFlags(app, f);
+  app.footer(
+      "rsl-controller detect [--state-dir D] [--output yaml|json]: prints the config file it "
+      "would use for the Slurm, Kubernetes, S3 and HDFS this machine can see "
+      "(docs/controller-config.md)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

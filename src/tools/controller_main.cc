@@ -12,6 +12,7 @@
 #include "api/metrics_hooks.h"
 #include "api/server.h"
 #include "cli/controller_config.h"
+#include "cli/detect.h"
 #include "runtime/rotate_key.h"
 #include "runtime/runtime.h"
 
@@ -25,6 +26,9 @@ int Fail(const rsl::Error& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `rsl-controller detect`: prints the config file it would use, starts nothing.
+  if (argc > 1 && std::strcmp(argv[1], "detect") == 0)
+    return rsl::cli::RunDetect(argc - 1, argv + 1);
   rsl::cli::ControllerFlags f;
   if (auto rc = rsl::cli::ParseControllerCommandLine(argc, argv, &f)) return *rc;
   // Every component that seals or opens secrets reads the key ring through this variable.

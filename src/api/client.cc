@@ -28,16 +28,6 @@ std::string Env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-std::string ConfigPath() {
-  std::string p = Env("SEEDCTL_CONFIG");
-  if (!p.empty()) return p;
-  std::string xdg = Env("XDG_CONFIG_HOME");
-  if (!xdg.empty()) return xdg + "/seedctl/config";
-  std::string home = Env("HOME");
-  if (!home.empty()) return home + "/.config/seedctl/config";
-  return "";
-}
-
 // The host of "https://host:port/..." ("[::1]" without brackets).
 std::string HostOf(const std::string& server) {
   std::string rest = server.substr(server.find("://") + 3);
@@ -80,7 +70,7 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
       "server", "token", "namespace", "certificate-authority", "client-certificate", "client-key"};
   ClientConfig c;
   std::map<std::string, std::string> file;
-  c.config_path = ConfigPath();
+  c.config_path = UserConfigFile("SEEDCTL_CONFIG", "seedctl/config");  // the older file
   if (!c.config_path.empty() && PathExists(c.config_path)) {
     auto text = ReadFile(c.config_path);
     if (!text.ok()) return text.error();

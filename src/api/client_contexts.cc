@@ -84,15 +84,17 @@ std::string ContextsFile::Names() const {
   return names.empty() ? "none" : Join(names, ", ");
 }
 
-std::string ContextsPath() {
-  std::string p = Env("RSL_CONFIG");
+std::string UserConfigFile(const char* override_var, const std::string& relative) {
+  std::string p = Env(override_var);
   if (!p.empty()) return p;
   std::string xdg = Env("XDG_CONFIG_HOME");
-  if (!xdg.empty()) return xdg + "/rsl/config.yaml";
+  if (!xdg.empty()) return xdg + "/" + relative;
   std::string home = Env("HOME");
-  if (!home.empty()) return home + "/.config/rsl/config.yaml";
+  if (!home.empty()) return home + "/.config/" + relative;
   return "";
 }
+
+std::string ContextsPath() { return UserConfigFile("RSL_CONFIG", "rsl/config.yaml"); }
 
 Result<ContextsFile> ParseContexts(const std::string& yaml, const std::string& file) {
   Result<YAML::Node> root = spec::LoadYaml(yaml, file);

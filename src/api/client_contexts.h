@@ -47,6 +47,10 @@ struct ContextsFile {
 //! $HOME/.config/rsl/config.yaml ("" when none of them is set).
 std::string ContextsPath();
 
+//! A user's config file: $<override_var> when set, else $XDG_CONFIG_HOME/<relative>, else
+//! ~/.config/<relative>; "" when none of the three is set.
+std::string UserConfigFile(const char* override_var, const std::string& relative);
+
 //! Parses a contexts file (paths as written). Errors: CONFIG_INVALID at file:line:column
 //! with the key's path: YAML syntax, an unknown key ("did you mean"), a wrong type, a context
 //! without a name or with the name of another.

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "base/env.h"
+#include "base/strings.h"
 #include "cli/cli.h"
 #include "cli/completion.h"
 #include "cli/controller_config.h"
@@ -20,15 +21,11 @@ constexpr char kVersion[] = "seedctl 0.1.0";
 
 //! $SOURCE_DATE_EPOCH (reproducible builds) as a date, else today; UTC.
 std::string PageDate() {
-  std::time_t t = std::time(nullptr);
+  int64_t t = std::time(nullptr);
   if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) {
-    t = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
+    t = std::strtoll(epoch, nullptr, 10);
   }
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
+  return FormatUtc(t, "%Y-%m-%d");
 }
 
 ManInfo SeedctlInfo(const std::string& date) {

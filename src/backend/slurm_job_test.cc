@@ -257,6 +257,29 @@ TEST(SlurmJob, ScriptPicksAFreePortForAServingReplica) {
             std::string::npos);
 }
 
+// A container attempt for BatchScript: the attempt's directory and environment file, and a
+// ContainerJob `id` whose runc is a fake shell script (`runc_body` after its shebang) and whose
+// config template is `config`.
+void PrepareContainerAttempt(rsl::testing::TempDir& dir, const LaunchSpec& spec,
+                             const std::string& id, const std::string& runc_root,
+                             const std::string& runc_body, const std::string& config,
+                             AttemptFiles* files, ContainerJob* c) {
+  *files = AttemptPaths(dir.path(), spec.attempt_id);
+  ASSERT_TRUE(MakeDirs(files->dir).ok());
+  ASSERT_TRUE(WritePrivateFile(files->env, EnvFileContents(spec), 0600).ok());
+  c->id = id;
+  c->config_template = files->dir + "/container.json";
+  c->bundle_dir = files->dir + "/" + c->id;
+  c->runc = dir.Sub("fake-runc");
+  c->runc_root = dir.Sub(runc_root);
+  c->in_use = dir.Sub("in-use");
+  c->args = {"run", "--bundle", c->bundle_dir, c->id};
+  dir.Write("in-use", "");
+  dir.Write("fake-runc", "#!/bin/sh\n" + runc_body);
+  ASSERT_EQ(::chmod(c->runc.c_str(), 0755), 0);
+  ASSERT_TRUE(WritePrivateFile(c->config_template, config, 0600).ok());
+}
+
 // A container step (ContainerJob) with a fake runc that records what it was given: the
 // script fills in the config's placeholders (no job cgroup here: /rsl-slurm/ID; Slurm's
 // variables into the container's environment), runs `runc run` without dropping to the
@@ -271,28 +294,16 @@ TEST(SlurmJob, ScriptRunsAContainerStepWithRunc) {
   spec.env = {{"PATH", "/usr/bin:/bin"}};
   spec.argv = {"never", "runs", "on", "the", "host"};
   spec.exit_file = dir.Sub("exit");
-  auto files = AttemptPaths(dir.path(), spec.attempt_id);
-  ASSERT_TRUE(MakeDirs(files.dir).ok());
-  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  AttemptFiles files;
   ContainerJob c;
-  c.id = "rsl-r_img_1";
-  c.config_template = files.dir + "/container.json";
-  c.bundle_dir = files.dir + "/" + c.id;
-  c.runc = dir.Sub("fake-runc");
-  c.runc_root = dir.Sub("runc root");
-  c.in_use = dir.Sub("in-use");
-  c.args = {"run", "--bundle", c.bundle_dir, c.id};
-  dir.Write("in-use", "");
-  dir.Write("fake-runc", "#!/bin/sh\necho \"$*\" >> " + dir.Sub("calls") + "\n" +
-                             "[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " +
-                             dir.Sub("seen.json") + "\nexit 7\n");
-  ASSERT_EQ(::chmod(c.runc.c_str(), 0755), 0);
-  ASSERT_TRUE(WritePrivateFile(c.config_template,
-                               std::string("{\"linux\": {\"cgroupsPath\": \"") +
-                                   kJobCgroupPlaceholder + "\"}, \"env\": [\"A=1\", \"" +
-                                   kSlurmEnvPlaceholder + "\"]}\n",
-                               0600)
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(PrepareContainerAttempt(
+      dir, spec, "rsl-r_img_1", "runc root",
+      "echo \"$*\" >> " + dir.Sub("calls") + "\n" +
+          "[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " + dir.Sub("seen.json") +
+          "\nexit 7\n",
+      std::string("{\"linux\": {\"cgroupsPath\": \"") + kJobCgroupPlaceholder +
+          "\"}, \"env\": [\"A=1\", \"" + kSlurmEnvPlaceholder + "\"]}\n",
+      &files, &c));
   StepIdentity who;
   who.uid = 4242;
   who.gid = 4242;
@@ -324,9 +335,6 @@ TEST(SlurmJob, ScriptGivesAGpuContainerTheGpusSlurmBound) {
   spec.env = {{"PATH", "/usr/bin:/bin"}};
   spec.argv = {"train"};
   spec.exit_file = dir.Sub("exit");
-  auto files = AttemptPaths(dir.path(), spec.attempt_id);
-  ASSERT_TRUE(MakeDirs(files.dir).ok());
-  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
   ASSERT_TRUE(MakeDirs(dir.Sub("dev")).ok());
   for (std::string n : {"nvidia0", "nvidia2", "nvidiactl"}) {
     ASSERT_EQ(::mknod(dir.Sub("dev/" + n).c_str(), S_IFCHR | 0660,
@@ -337,27 +345,17 @@ TEST(SlurmJob, ScriptGivesAGpuContainerTheGpusSlurmBound) {
         << n;
     ASSERT_EQ(::chmod(dir.Sub("dev/" + n).c_str(), 0660), 0);  // not the umask's
   }
+  AttemptFiles files;
   ContainerJob c;
-  c.id = "rsl-r_gpu_1";
-  c.config_template = files.dir + "/container.json";
-  c.bundle_dir = files.dir + "/" + c.id;
-  c.runc = dir.Sub("fake-runc");
-  c.runc_root = dir.Sub("runc");
-  c.in_use = dir.Sub("in-use");
-  c.args = {"run", "--bundle", c.bundle_dir, c.id};
+  ASSERT_NO_FATAL_FAILURE(PrepareContainerAttempt(
+      dir, spec, "rsl-r_gpu_1", "runc",
+      "[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " + dir.Sub("seen.json") + "\n",
+      std::string("{\"env\": [\"") + kSlurmEnvPlaceholder + "\"], \"devices\": [\"" +
+          kGpuDevicesPlaceholder + "\"], \"rules\": [{\"allow\": false, \"access\": \"rwm\"}, \"" +
+          kGpuRulesPlaceholder + "\"]}\n",
+      &files, &c));
   c.gpus = true;
   c.gpu_device_dir = dir.Sub("dev");
-  dir.Write("in-use", "");
-  dir.Write("fake-runc", "#!/bin/sh\n[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " +
-                             dir.Sub("seen.json") + "\n");
-  ASSERT_EQ(::chmod(c.runc.c_str(), 0755), 0);
-  ASSERT_TRUE(WritePrivateFile(c.config_template,
-                               std::string("{\"env\": [\"") + kSlurmEnvPlaceholder +
-                                   "\"], \"devices\": [\"" + kGpuDevicesPlaceholder +
-                                   "\"], \"rules\": [{\"allow\": false, \"access\": \"rwm\"}, \"" +
-                                   kGpuRulesPlaceholder + "\"]}\n",
-                               0600)
-                  .ok());
   ASSERT_TRUE(
       WritePrivateFile(files.script, BatchScript(spec, files, std::nullopt, &c), 0700).ok());
   int rc =
@@ -408,26 +406,14 @@ TEST(SlurmJob, ScriptGivesAContainerReplicaThePortItPicked) {
   spec.env = {{"PATH", "/usr/bin:/bin"}, {"RSL_PORT", kPortOnNode}};
   spec.argv = {"serve"};
   spec.exit_file = dir.Sub("exit");
-  auto files = AttemptPaths(dir.path(), spec.attempt_id);
-  ASSERT_TRUE(MakeDirs(files.dir).ok());
-  ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+  AttemptFiles files;
   ContainerJob c;
-  c.id = "rsl-r_serve-0_1";
-  c.config_template = files.dir + "/container.json";
-  c.bundle_dir = files.dir + "/" + c.id;
-  c.runc = dir.Sub("fake-runc");
-  c.runc_root = dir.Sub("runc");
-  c.in_use = dir.Sub("in-use");
-  c.args = {"run", "--bundle", c.bundle_dir, c.id};
-  dir.Write("in-use", "");
-  dir.Write("fake-runc", "#!/bin/sh\n[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " +
-                             dir.Sub("seen.json") + "\n");
-  ASSERT_EQ(::chmod(c.runc.c_str(), 0755), 0);
-  ASSERT_TRUE(WritePrivateFile(c.config_template,
-                               std::string("{\"env\": [\"PATH=/bin\", \"RSL_PORT=") + kPortOnNode +
-                                   "\", \"" + kSlurmEnvPlaceholder + "\"]}\n",
-                               0600)
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(PrepareContainerAttempt(
+      dir, spec, "rsl-r_serve-0_1", "runc",
+      "[ \"$3\" = run ] || exit 0\ncp \"$5/config.json\" " + dir.Sub("seen.json") + "\n",
+      std::string("{\"env\": [\"PATH=/bin\", \"RSL_PORT=") + kPortOnNode + "\", \"" +
+          kSlurmEnvPlaceholder + "\"]}\n",
+      &files, &c));
   ASSERT_TRUE(
       WritePrivateFile(files.script, BatchScript(spec, files, std::nullopt, &c), 0700).ok());
   int rc = std::system(

@@ -462,13 +462,11 @@ void SlurmBackend::PollOnce() {
         continue;
       }
       TakeSample(a->spec, &*exit);
-      if (exit->kind == ExitKind::kNodeLost && a->job_id > 0) {
-        to_cancel.push_back(a->job_id);
-        // The orphan's batch script checks this file before writing the exit record.
-        (void)slurm::WritePrivateFile(a->files.job_id, "lost\n", 0600);
-      } else if (a->given_up) {
-        (void)slurm::WritePrivateFile(a->files.job_id, "lost\n", 0600);  // as above
-      }
+      bool lost = exit->kind == ExitKind::kNodeLost && a->job_id > 0;
+      if (lost) to_cancel.push_back(a->job_id);
+      // A job given up lives on as an orphan: its batch script checks this file before
+      // writing the exit record.
+      if (lost || a->given_up) (void)slurm::WritePrivateFile(a->files.job_id, "lost\n", 0600);
       RemoveSecretFiles(a);
       exits.push_back(std::move(*exit));
       it = attempts_.erase(it);

@@ -66,10 +66,13 @@ Error SqliteError(sqlite3* db, int rc, const std::string& message) {
               (dir.empty() ? std::string("the state directory") : dir));
   }
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    // The extended code tells which lock: SQLITE_BUSY_SNAPSHOT (517) and _RECOVERY (261) come
+    // back at once, without the busy handler's wait.
     return Error(codes::kConflict, "the state directory's database " + path +
                                        " stayed locked by another process for " +
                                        std::to_string(kBusyTimeoutMs / 1000) +
-                                       "s (sqlite: " + message + ")")
+                                       "s (sqlite: " + message + ", code " +
+                                       std::to_string(sqlite3_extended_errcode(db)) + ")")
         .Hint("another seedctl run or rsl-controller writes to " +
               (dir.empty() ? std::string("this state directory") : dir) +
               "; retry, or give this one its own --state-dir");

@@ -45,6 +45,9 @@ inline constexpr char kIoError[] = "IO_ERROR";
 inline constexpr char kInvalidArgument[] = "INVALID_ARGUMENT";  // bad CLI flag or API body
 // A config file (rsl-controller --config, seedctl's contexts): unknown key, wrong type, bad YAML.
 inline constexpr char kConfigInvalid[] = "CONFIG_INVALID";
+// The state directory's database has schema versions this binary does not know: a newer RSL
+// wrote it (a package downgraded, an older seedctl pointed at a newer controller's state).
+inline constexpr char kStateSchemaTooNew[] = "STATE_SCHEMA_TOO_NEW";
 // Kubernetes (src/k8s): the connection and the API server's answers.
 inline constexpr char kKubeconfigInvalid[] = "KUBECONFIG_INVALID";
 inline constexpr char kK8sApiError[] = "K8S_API_ERROR";  // 5xx after retries, malformed answer

@@ -125,9 +125,19 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   }
   std::unique_ptr<Db> db(new Db(raw, path));
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
-  RSL_RETURN_IF_ERROR(
-      db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-               "PRAGMA foreign_keys=ON;"));
+  // A fresh database starts in rollback-journal mode, and its switch to WAL reads the header
+  // and then upgrades that read lock to write it: when another process is switching the same
+  // fresh file at that moment (two `seedctl run` started together on a new state directory),
+  // SQLite returns SQLITE_BUSY at once rather than call the busy handler (waiting could
+  // deadlock the two). Retried here, within the same busy timeout.
+  for (int waited_ms = 0;;) {
+    Status wal = db->Exec("PRAGMA journal_mode=WAL");
+    if (wal.ok()) break;
+    if ((sqlite3_errcode(raw) & 0xff) != SQLITE_BUSY || waited_ms >= kBusyTimeoutMs) return wal;
+    sqlite3_sleep(10);
+    waited_ms += 10;
+  }
+  RSL_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   return db;
 }
 
@@ -167,6 +177,23 @@ Status Db::Migrate(const std::string& component, const std::vector<std::string>&
   RSL_RETURN_IF_ERROR(Exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations ("
       " component TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (component, version))"));
+  // A newer RSL's state: refuse it rather than write rows its tables no longer mean.
+  auto newest = First(
+      "SELECT MAX(version) FROM schema_migrations WHERE component=?1",
+      [](const Stmt& r) { return r.IsNull(0) ? int64_t{0} : r.Int(0); }, component);
+  if (!newest.ok()) return newest.error();
+  const int64_t known = static_cast<int64_t>(migrations.size());
+  if (newest->value_or(0) > known) {
+    return Error(codes::kStateSchemaTooNew, "the state directory's database " + path_ + " holds " +
+                                                component + " schema version " +
+                                                std::to_string(**newest) +
+                                                "; this RSL knows up to " + std::to_string(known))
+        .Path(path_)
+        .Value(std::to_string(**newest))
+        .Hint(
+            "a newer RSL wrote this state directory: run that version (or newer), or give "
+            "this one another --state-dir; downgrading the state is not supported");
+  }
   for (size_t i = 0; i < migrations.size(); ++i) {
     const int64_t version = static_cast<int64_t>(i + 1);
     RSL_RETURN_IF_ERROR(Transaction([&]() -> Status {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "base/test_util.h"
 
@@ -176,6 +178,59 @@ TEST(SqliteTest, ADatabaseLockedTooLongIsAConflictNamingItNotInternal) {
   EXPECT_EQ(insert.code(), "CONFLICT");
   ASSERT_TRUE((*holder)->Commit().ok());
   EXPECT_TRUE((*waiter)->Run("INSERT INTO t VALUES (1)").ok());  // one writer at a time
+}
+
+// Two processes opening one fresh state directory at once (two `seedctl run` in two
+// terminals): the fresh file is in rollback-journal mode, and while one holds its write lock
+// (switching it to WAL, or here a transaction), the other's switch to WAL gets SQLITE_BUSY at
+// once, without the busy handler (SQLite: a read lock upgraded to write). Db::Open waits for
+// it instead, within the busy timeout, and ends in WAL mode.
+TEST(SqliteTest, OpeningAFreshDatabaseWaitsForAnotherConnectionsWriteLock) {
+  testing::TempDir dir("sqlite_fresh");
+  const std::string path = dir.Sub("rsl.db");
+  sqlite3* other = nullptr;  // what another process's connection does before its switch
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other,
+                         "CREATE TABLE t (x INTEGER); BEGIN IMMEDIATE; "
+                         "INSERT INTO t VALUES (1)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  Result<std::unique_ptr<Db>> opened = Error("", "not yet");
+  std::thread opener([&] { opened = Db::Open(path); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  opener.join();
+  sqlite3_close(other);
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  auto mode = (*opened)->First("PRAGMA journal_mode", [](const Stmt& r) { return r.Text(0); });
+  ASSERT_TRUE(mode.ok() && mode->has_value());
+  EXPECT_EQ(**mode, "wal");
+  auto rows = (*opened)->Rows("SELECT x FROM t", [](const Stmt& r) { return r.Int(0); });
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+}
+
+// A state directory written by a newer RSL (more migrations than this binary knows) is
+// refused with a clear code instead of being used with tables it would misread.
+TEST(SqliteTest, ADatabaseOfANewerSchemaIsRefusedNamingBothVersions) {
+  testing::TempDir dir("sqlite_newer");
+  {
+    auto db = OpenStateDb(dir.path(), "store",
+                          {"CREATE TABLE t (x INTEGER)", "ALTER TABLE t ADD COLUMN y INTEGER"});
+    ASSERT_TRUE(db.ok());
+  }
+  auto older = OpenStateDb(dir.path(), "store", {"CREATE TABLE t (x INTEGER)"});
+  ASSERT_FALSE(older.ok());
+  EXPECT_EQ(older.error().code, "STATE_SCHEMA_TOO_NEW");
+  EXPECT_NE(older.error().message.find("store schema version 2; this RSL knows up to 1"),
+            std::string::npos)
+      << older.error().message;
+  EXPECT_EQ(older.error().path, dir.Sub("rsl.db"));
+  // Another component of the same file is not affected, and the same binary still opens it.
+  EXPECT_TRUE(OpenStateDb(dir.path(), "model", {"CREATE TABLE m (x INTEGER)"}).ok());
+  EXPECT_TRUE(OpenStateDb(dir.path(), "store",
+                          {"CREATE TABLE t (x INTEGER)", "ALTER TABLE t ADD COLUMN y INTEGER"})
+                  .ok());
 }
 
 // A full disk under the state directory (here: a page limit, which SQLite reports as it

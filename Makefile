@@ -42,11 +42,12 @@ test: $(ASAN_BUILD)/build.ninja
 	rm -rf $(ASAN_BUILD)/test-tmp && mkdir -p $(ASAN_BUILD)/test-tmp
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# Release build of only what the packages ship (no tests, benchmarks or examples), with
-# Debian's hardening flags (dpkg-buildflags), then one .deb per component (packaging/).
-# Debian's -O2 (the Release type's own flags are only -DNDEBUG) and no -g: the binaries are
-# stripped in the packages, and both shorten the compile. ccache is used when installed.
-PKG_FLAGS = DEB_CFLAGS_MAINT_STRIP=-g DEB_CXXFLAGS_MAINT_STRIP=-g dpkg-buildflags --get
+# Release build of only what the packages ship (no tests, benchmarks or examples), then one
+# .deb per component (packaging/, docs/install.md). Flags from dpkg-buildflags: Debian's -O2
+# (the Release type's own flags are only -DNDEBUG), all its hardening (bindnow too), no -g
+# (the packages' binaries are stripped; it also shortens the compile). ccache when installed.
+PKG_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all DEB_CFLAGS_MAINT_STRIP=-g \
+	    DEB_CXXFLAGS_MAINT_STRIP=-g dpkg-buildflags --get
 $(PKG_BUILD)/build.ninja:
 	CFLAGS="$$($(PKG_FLAGS) CFLAGS) $$($(PKG_FLAGS) CPPFLAGS)" \
 	CXXFLAGS="$$($(PKG_FLAGS) CXXFLAGS) $$($(PKG_FLAGS) CPPFLAGS)" \

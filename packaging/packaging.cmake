@@ -23,6 +23,8 @@ if(RSL_PACKAGE)
   install(CODE "execute_process(COMMAND ${CMAKE_STRIP} --strip-unneeded
     \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${rsl_libexec}/rsl-cinit)" COMPONENT runtime)
 endif()
+install(FILES ${rsl_pkg_src}/rsl-runtime.lintian-overrides DESTINATION share/lintian/overrides
+  RENAME rsl-runtime COMPONENT runtime)
 install(TARGETS rsl-controller RUNTIME DESTINATION ${rsl_libexec} COMPONENT controller)
 install(TARGETS seedctl RUNTIME DESTINATION ${rsl_libexec} COMPONENT seedctl)
 
@@ -90,10 +92,10 @@ set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME rsl-runtime)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "RSL's step supervisor and container init
- rsl-shim supervises the steps that RSL's local backend runs on this machine
- (one per state directory, it outlives the program that started it), and
- rsl-cinit is PID 1 in every container step. Both rsl-controller and seedctl
- (seedctl run) run steps through them; they are not meant to be run by hand.")
+rsl-shim supervises the steps that RSL's local backend runs on this machine
+(one per state directory, it outlives the program that started it), and
+rsl-cinit is PID 1 in every container step. Both rsl-controller and seedctl
+(seedctl run) run steps through them; they are not meant to be run by hand.")
 
 set(CPACK_DEBIAN_CONTROLLER_PACKAGE_NAME rsl-controller)
 set(CPACK_DEBIAN_CONTROLLER_PACKAGE_DEPENDS "rsl-runtime (= ${RSL_DEB_VERSION}), adduser")
@@ -105,12 +107,12 @@ set(CPACK_DEBIAN_CONTROLLER_PACKAGE_CONTROL_EXTRA
   "${rsl_pkg_src}/rsl-controller/conffiles;${rsl_pkg_src}/rsl-controller/postinst;${rsl_pkg_src}/rsl-controller/prerm;${rsl_pkg_src}/rsl-controller/postrm")
 set(CPACK_DEBIAN_CONTROLLER_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_COMPONENT_CONTROLLER_DESCRIPTION "RSL controller: declarative AI workloads, as a service
- rsl-controller admits workloads (pipelines of data, training and serving
- steps declared in YAML), schedules their steps on this machine, a Slurm
- cluster or Kubernetes, checks data contracts and keeps lineage, and serves
- its HTTP API and web console. Installed as the rsl-controller systemd
- service, run by the rsl system user, with its settings in
- /etc/rsl/controller.yaml and its state in /var/lib/rsl.")
+rsl-controller admits workloads (pipelines of data, training and serving
+steps declared in YAML), schedules their steps on this machine, a Slurm
+cluster or Kubernetes, checks data contracts and keeps lineage, and serves
+its HTTP API and web console. Installed as the rsl-controller systemd
+service, run by the rsl system user, with its settings in
+/etc/rsl/controller.yaml and its state in /var/lib/rsl.")
 
 set(CPACK_DEBIAN_SEEDCTL_PACKAGE_NAME seedctl)
 set(CPACK_DEBIAN_SEEDCTL_PACKAGE_DEPENDS "rsl-runtime (= ${RSL_DEB_VERSION})")
@@ -118,10 +120,10 @@ set(CPACK_DEBIAN_SEEDCTL_PACKAGE_RECOMMENDS "bash-completion")
 set(CPACK_DEBIAN_SEEDCTL_PACKAGE_SUGGESTS "rsl-controller, runc, skopeo, umoci, haproxy")
 set(CPACK_DEBIAN_SEEDCTL_PACKAGE_SECTION utils)
 set(CPACK_COMPONENT_SEEDCTL_DESCRIPTION "RSL command line: submit and watch AI workloads
- seedctl talks to an RSL controller (submit, status, logs, lineage, tokens,
- secrets, contexts as kubectl has them) and works on its own: validate
- workload files, run a workload on this machine (seedctl run), manage
- datasources, environments, models and images. With man pages and bash and
- zsh completions.")
+seedctl talks to an RSL controller (submit, status, logs, lineage, tokens,
+secrets, contexts as kubectl has them) and works on its own: validate
+workload files, run a workload on this machine (seedctl run), manage
+datasources, environments, models and images. With man pages and bash and
+zsh completions.")
 
 include(CPack)

@@ -38,14 +38,20 @@ work=$(mktemp -d /tmp/rsl-package.XXXXXX)
 chmod 755 "$work"
 controller_pid=""
 
+# SIGTERM to the controller alone, as the unit's KillMode=process: rsl-shim stays, for the
+# next controller to adopt.
 stop_controller() {
   if [ -n "$controller_pid" ] && kill -0 "$controller_pid" 2>/dev/null; then
-    kill -TERM "$controller_pid" 2>/dev/null || true
+    # The controller is runuser's child (runuser would SIGKILL it 2 s after a SIGTERM).
+    local child
+    child=$(ps -o pid= --ppid "$controller_pid" | tr -d ' ')
+    kill -TERM "${child:-$controller_pid}" 2>/dev/null || true
     wait "$controller_pid" 2>/dev/null || true
   fi
   controller_pid=""
-  # rsl-shim outlives the controller (by design: it keeps steps and replicas for the next
-  # one); every process of the package's own user is one this script started.
+}
+# Every process of the package's own user is one this script started.
+stop_rsl_processes() {
   local pids
   pids=$(ps -u rsl -o pid= 2>/dev/null || true)
   if [ -n "$pids" ]; then
@@ -58,6 +64,7 @@ stop_controller() {
 cleanup() {
   local rc=$?
   stop_controller
+  stop_rsl_processes
   if [ $rc -ne 0 ]; then
     [ -f "$work/controller.log" ] && { echo "--- controller.log (last 40 lines)"; tail -n 40 "$work/controller.log"; }
     # Leave the machine as found: the packages and the state this script made go.
@@ -75,8 +82,7 @@ trap cleanup EXIT
 # Everything under /etc, /usr and /var but dpkg's and apt's own records, caches and logs.
 snapshot() {
   find /etc /usr /var -xdev \( -path "$STATE" -o -path /var/lib/dpkg -o -path /var/lib/apt \
-    -o -path /var/cache -o -path /var/log -o -path /var/tmp -o -path /var/spool \
-    -o -path /var/lib/systemd/deb-systemd-helper-enabled -o -path /var/lib/ucf \) -prune \
+    -o -path /var/cache -o -path /var/log -o -path /var/tmp -o -path /var/spool \) -prune \
     -o -print | sort
 }
 
@@ -128,15 +134,19 @@ else
   step "systemd-analyze: not installed here, unit not verified"
 fi
 
-# The controller as the unit starts it: its ExecStart line, as its User, from /. The port is
-# the only thing added (a flag overrides the config file's listen).
+# The controller as the unit starts it: its ExecStart line, as its User, from /. Two flags are
+# added (a flag overrides its key of the config file): the port, and the devices the fraud
+# example's nodes declare (as scripts/demo.sh does; its steps ask for a GPU).
+example=$work/fraud-detect
+cp -r examples/fraud-detect "$example"
 exec_start=$(sed -n 's/^ExecStart=//p' "$UNIT")
 unit_user=$(sed -n 's/^User=//p' "$UNIT")
 [ -n "$exec_start" ] && [ -n "$unit_user" ] || die "no ExecStart= or User= in $UNIT"
 start_controller() {
-  step "start: runuser -u $unit_user -- $exec_start --listen 127.0.0.1:$PORT"
+  local extra=(--listen "127.0.0.1:$PORT" --node-file "$example/nodes.yaml")
+  step "start: runuser -u $unit_user -- $exec_start ${extra[*]}"
   # shellcheck disable=SC2086  # the unit's line, split as systemd splits it (no quotes in it)
-  (cd / && exec runuser -u "$unit_user" -- $exec_start --listen "127.0.0.1:$PORT") \
+  (cd / && exec runuser -u "$unit_user" -- $exec_start "${extra[@]}") \
     >>"$work/controller.log" 2>&1 &
   controller_pid=$!
   local deadline=$(( $(date +%s) + READY_TIMEOUT_S ))
@@ -158,8 +168,6 @@ export SEEDCTL_TOKEN SEEDCTL_SERVER=$SERVER
 start_controller
 
 step "the fraud example: datasources, environments, data (as scripts/demo.sh on the host path)"
-example=$work/fraud-detect
-cp -r examples/fraud-detect "$example"
 hdfs=$work/hdfs-ns1
 ceph=$work/ceph-models
 mkdir -p "$hdfs" "$ceph"
@@ -189,8 +197,9 @@ seedctl workload status --id "$id"
 [ "$phase" = SUCCEEDED ] || die "workload $id ended $phase"
 echo "workload $id: SUCCEEDED"
 
-step "upgrade: install $version over $old_version (apt)"
+step "upgrade: install $version over $old_version (apt), rsl-shim still running"
 stop_controller
+ps -u rsl -o pid=,args= | sed 's/^/  still running: /'
 echo "state before: $(du -sh "$STATE" | cut -f1) in $STATE"
 apt_install ./build-pkg/packages/*.deb
 for p in "${PKGS[@]}"; do
@@ -219,9 +228,10 @@ if command -v zsh >/dev/null; then
   echo "zsh: _seedctl found by compinit"
 fi
 
-step "purge"
+step "purge (the postrm stops what the rsl user still runs)"
 stop_controller
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${PKGS[@]}" >/dev/null || die "apt-get purge failed"
+[ -z "$(ps -u rsl -o pid= 2>/dev/null)" ] || die "processes of rsl left after the purge"
 left=$(snapshot | comm -13 "$work/before.txt" -)
 [ -z "$left" ] || die "files left after the purge (outside $STATE):"$'\n'"$left"
 while read -r f; do

@@ -10,9 +10,9 @@
 # No systemd in CI: `systemd-analyze verify` runs where it is installed.
 # Knobs: RSL_PKG_PORT (default 18481), RSL_PKG_ROWS (transactions, default 100000),
 #        SKIP_BUILD=1 (use the .debs already in build-pkg/packages).
+# Time (2 cores, cold, no ccache): about 13 min, 12.5 of them `make package`'s compile.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repo=$(pwd)
 start=$(date +%s)
 PORT=${RSL_PKG_PORT:-18481}
 ROWS=${RSL_PKG_ROWS:-100000}
@@ -104,7 +104,7 @@ debs=(build-pkg/packages/*.deb)
 for d in "${debs[@]}"; do dpkg-deb --info "$d" | sed -n 's/^ \(Package\|Version\|Depends\|Recommends\): /  \1: /p'; done
 
 step "lintian (errors fail)"
-lintian --fail-on error --no-tag-display-limit "${debs[@]}" || die "lintian reports errors (above)"
+lintian --fail-on error --tag-display-limit 0 "${debs[@]}" || die "lintian reports errors (above)"
 
 step "an older version of the same packages (dpkg-deb repack) for the upgrade check"
 version=$(dpkg-deb -f "${debs[0]}" Version)
@@ -113,7 +113,7 @@ mkdir -p "$work/old"
 for d in "${debs[@]}"; do
   dpkg-deb -R "$d" "$work/old/tree"
   sed -i "s/$version/$old_version/g" "$work/old/tree/DEBIAN/control"
-  dpkg-deb -b "$work/old/tree" "$work/old/" >/dev/null
+  dpkg-deb -Zgzip -z1 -b "$work/old/tree" "$work/old/" >/dev/null  # fast: only installed
   rm -rf "$work/old/tree"
 done
 ls "$work/old"

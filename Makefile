@@ -4,10 +4,11 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+PKG_BUILD ?= build-pkg
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := -G Ninja
 
-.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo demo-serving k8s-e2e clean
+.PHONY: help deps build test test-fast bench fuzz format format-check tidy demo demo-serving k8s-e2e package clean
 
 help:
 	@echo "make deps    install Debian packages (scripts/install-deps.sh)"
@@ -15,6 +16,7 @@ help:
 	@echo "make demo    the end-to-end demo (scripts/demo.sh)"
 	@echo "make demo-serving  a served model scaling up and down (scripts/demo_serving.sh)"
 	@echo "make test    ASan+UBSan build, every test through CTest"
+	@echo "make package Debian packages in $(PKG_BUILD)/packages (docs/install.md)"
 	@echo "make bench   benchmarks (bench/README.md)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make format  clang-format -i over src/ bench/ fuzz/ tests/"
@@ -39,6 +41,28 @@ test: $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	rm -rf $(ASAN_BUILD)/test-tmp && mkdir -p $(ASAN_BUILD)/test-tmp
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Release build of only what the packages ship (no tests, benchmarks or examples), then one
+# .deb per component (packaging/, docs/install.md). Flags from dpkg-buildflags: Debian's -O2
+# (the Release type's own flags are only -DNDEBUG), all its hardening (bindnow too), no -g
+# (the packages' binaries are stripped; it also shortens the compile). ccache when installed.
+PKG_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all DEB_CFLAGS_MAINT_STRIP=-g \
+	    DEB_CXXFLAGS_MAINT_STRIP=-g dpkg-buildflags --get
+$(PKG_BUILD)/build.ninja:
+	CFLAGS="$$($(PKG_FLAGS) CFLAGS) $$($(PKG_FLAGS) CPPFLAGS)" \
+	CXXFLAGS="$$($(PKG_FLAGS) CXXFLAGS) $$($(PKG_FLAGS) CPPFLAGS)" \
+	LDFLAGS="$$($(PKG_FLAGS) LDFLAGS)" \
+	cmake -S . -B $(PKG_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG \
+	  -DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG -DRSL_TESTS=OFF \
+	  -DRSL_BENCH=OFF -DRSL_PACKAGE=ON \
+	  $$(command -v ccache >/dev/null && echo -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+	     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(PKG_CMAKE_ARGS)
+
+package: $(PKG_BUILD)/build.ninja
+	cmake --build $(PKG_BUILD) -j $(JOBS)
+	rm -rf $(PKG_BUILD)/packages
+	cd $(PKG_BUILD) && cpack
+	@ls -1 $(PKG_BUILD)/packages/*.deb
 
 bench: build
 	bash bench/run_all.sh
@@ -75,4 +99,4 @@ k8s-e2e: build
 	BUILD=$(BUILD) bash scripts/k8s-e2e.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(PKG_BUILD)

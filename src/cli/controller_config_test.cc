@@ -108,6 +108,21 @@ TEST(ControllerConfigTest, TheDocumentedExampleReads) {
   EXPECT_TRUE(CheckControllerFlags(f).ok());
 }
 
+// The rsl-controller package's /etc/rsl/controller.yaml: loopback only, and every path the
+// service writes to under /var/lib/rsl (its unit allows no other: ProtectSystem=strict).
+TEST(ControllerConfigTest, ThePackagedConfigReads) {
+  ControllerFlags f;
+  std::string packaged = std::string(RSL_SOURCE_DIR) + "/packaging/debian/controller.yaml";
+  Status st = LoadControllerConfig(packaged, &f);
+  ASSERT_TRUE(st.ok()) << st.error().ToString();
+  EXPECT_EQ(f.listen, "127.0.0.1:7070");
+  EXPECT_EQ(f.runtime.state_dir, "/var/lib/rsl");
+  EXPECT_EQ(f.runtime.runs_dir, "/var/lib/rsl/runs");
+  EXPECT_EQ(f.runtime.backend, "local");
+  EXPECT_FALSE(f.insecure_listen);
+  EXPECT_TRUE(CheckControllerFlags(f).ok());
+}
+
 TEST(ControllerConfigTest, AnEmptyFileSetsNothing) {
   ControllerFlags f;
   ASSERT_TRUE(ParseControllerConfig("# nothing yet\n", "c.yaml", &f).ok());

@@ -212,7 +212,7 @@ spec:
 )yaml");
   ASSERT_FALSE(id.empty());
   auto run = engine_->Wait(id, 60'000);
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run.ok()) << EventText(store::RunIdFor(id)) << LivePods() << " pod(s)";
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message << "\n"
                                                     << EventText(run->id);
   auto steps = Steps(run->id);

@@ -162,7 +162,8 @@ TEST_F(K8sEngineTest, FanOutFanInSucceedsWithCommittedOutputsAndCleansUp) {
   std::string id = Submit(kFanYaml);
   ASSERT_FALSE(id.empty());
   auto run = engine_->Wait(id, 60'000);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n"
+                        << EventText(store::RunIdFor(id)) << LivePods() << " pod(s)";
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded)
       << run->failure_code << ": " << run->failure_message << "\n"
       << EventText(run->id);
@@ -619,6 +620,53 @@ TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadSupersedesTheOldOnlyOnceReady)
   EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
   EXPECT_TRUE(server_->List("deployments", "default").empty());
   EXPECT_TRUE(server_->List("services", "default").empty());
+}
+
+// A controller restart in the middle of a rollout: both attempts are adopted and go on from
+// what the Deployment's annotations say; the old one is superseded once the new one is ready.
+TEST_F(K8sEngineTest, RestartMidRolloutResumesFromTheDeploymentsAnnotations) {
+  StartEngine();
+  const std::string name = "rsl-shop-api";
+  kubelet_->ReadyDeployments(true);
+  std::string v1 = Submit(kShopYaml);
+  const std::string run1 = store::RunIdFor(v1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
+      << EventText(run1);
+  const std::string attempt1 = AttemptOf(run1, "api");
+  kubelet_->ReadyDeployments(false);
+  std::string yaml2 = kShopYaml;
+  yaml2.replace(yaml2.find("--v1"), 4, "--v2");
+  std::string v2 = Submit(yaml2);
+  const std::string run2 = store::RunIdFor(v2);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run2).find("in place (rolling update from " + attempt1) != std::string::npos;
+  })) << EventText(run2);
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 3}, {"updatedReplicas", 1}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  RestartController();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(Steps(run2)["api"].phase, spec::StepPhase::kRunning) << EventText(run2);
+  EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 2}, {"updatedReplicas", 2}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  auto old = engine_->Wait(v1, 60'000);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->phase, spec::RunPhase::kSucceeded) << EventText(run1);
+  EXPECT_NE(EventText(run1).find("Superseded: " + AttemptOf(run2, "api")), std::string::npos)
+      << EventText(run1);
+  EXPECT_EQ(server_->requests("POST", "/deployments"), 2);  // nothing created again
+  ASSERT_TRUE(WaitFor([&] {
+    return OwnerNames(server_->Get("deployments", "default", name)) ==
+           std::vector<std::string>{k8s::RunOwnerName("shop", run2)};
+  }));
+  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
+  auto run = engine_->Wait(v2, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
 }
 
 // A new version that never gets ready fails SERVING_NOT_READY; the objects go back to the old

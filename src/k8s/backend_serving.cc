@@ -462,9 +462,10 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
   }
   a->seen = true;
   if (!a->rollout_to.empty()) {
-    // The newer version never got ready: the objects are back on this one.
+    // The newer version ended before it was ready (never ready, cancelled): the objects are
+    // back on this one.
     events->push_back({id, spec::EventReason::kRolledBack,
-                       a->rollout_to + " did not become ready: " + where +
+                       "the rollout to " + a->rollout_to + " ended before it was ready: " + where +
                            " is back on this version, which kept serving",
                        "", false});
     a->rollout_to.clear();

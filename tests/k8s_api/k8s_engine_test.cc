@@ -713,8 +713,9 @@ TEST_F(K8sEngineTest, NewVersionNeverReadyRollsBackAndTheOldKeepsServing) {
 
   // The old run still serves, not superseded; it says the rollout went back to it.
   ASSERT_TRUE(WaitFor([&] {
-    return EventText(run1).find("RolledBack: " + AttemptOf(run2, "api") +
-                                " did not become ready") != std::string::npos;
+    return EventText(run1).find("RolledBack: the rollout to " + AttemptOf(run2, "api") +
+                                " ended before it was ready: deployment default/rsl-shop-api "
+                                "is back on this version, which kept serving") != std::string::npos;
   })) << EventText(run1);
   EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
   EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
@@ -754,6 +755,49 @@ TEST_F(K8sEngineTest, NewVersionNeverReadyRollsBackAndTheOldKeepsServing) {
   EXPECT_TRUE(server_->List("deployments", "default").empty());
   EXPECT_TRUE(server_->List("services", "default").empty());
   EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
+}
+
+// Cancelling a new version mid-rollout rolls the objects back: the old version serves on.
+TEST_F(K8sEngineTest, CancelledMidRolloutRollsBackToTheServingVersion) {
+  StartEngine();
+  const std::string name = "rsl-shop-api";
+  kubelet_->ReadyDeployments(true);
+  std::string v1 = Submit(kShopYaml);
+  const std::string run1 = store::RunIdFor(v1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
+      << EventText(run1);
+  const std::string attempt1 = AttemptOf(run1, "api");
+  const nlohmann::json d1 = server_->Get("deployments", "default", name);
+  kubelet_->ReadyDeployments(false);
+  std::string yaml2 = kShopYaml;
+  yaml2.replace(yaml2.find("--v1"), 4, "--v2");
+  std::string v2 = Submit(yaml2);
+  const std::string run2 = store::RunIdFor(v2);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run2).find("in place (rolling update from " + attempt1) != std::string::npos;
+  })) << EventText(run2);
+  ASSERT_TRUE(WaitFor([&] { return backend_->Serving(AttemptOf(run2, "api")).has_value(); }));
+  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
+  auto cancelled = engine_->Wait(v2, 60'000);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ(cancelled->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run1).find("RolledBack: the rollout to " + AttemptOf(run2, "api")) !=
+           std::string::npos;
+  })) << EventText(run1);
+  nlohmann::json d = server_->Get("deployments", "default", name);
+  EXPECT_EQ(d["spec"]["template"], d1["spec"]["template"]);
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/attempt-id"), attempt1);
+  EXPECT_EQ(OwnerNames(d), std::vector<std::string>{k8s::RunOwnerName("shop", run1)});
+  EXPECT_TRUE(server_->Has("services", "default", name));
+  EXPECT_TRUE(server_->Has("horizontalpodautoscalers", "default", name));
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  ASSERT_TRUE(engine_->Cancel(v1, "test").ok());
+  auto run = engine_->Wait(v1, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run1);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
 }
 
 // Two RSL namespaces mapped onto one Kubernetes namespace keep their serving objects apart,

@@ -452,13 +452,34 @@ void K8sBackend::Stop(const std::string& attempt_id, int64_t grace_ms, bool time
   bool sent = false;
   if (serving) {
     // Only while the objects are still this attempt's: a newer version may hold them now.
-    bool ours = true;
+    json deploy;
     if (Informer* inf = InformerFor(DeploymentsPath(ns)); inf != nullptr && inf->synced()) {
       auto snap = inf->Snapshot();
-      auto d = snap.find(pod);
-      ours = d == snap.end() || AttemptAnnotation(d->second) == attempt_id;
+      if (auto d = snap.find(pod); d != snap.end()) deploy = d->second;
     }
-    sent = !ours || DeleteServingObjects(ns, pod, grace_ms);
+    const std::string holder = deploy.is_null() ? attempt_id : AttemptAnnotation(deploy);
+    const std::string previous = deploy.is_null() ? "" : Annotation(deploy, kAnnotationPrevious);
+    if (holder == attempt_id && !previous.empty()) {
+      // Cancelled while rolling out: back to the version that still serves.
+      auto back = RollBackServing(ns, pod, attempt_id);
+      if (back.ok() && back->empty()) {
+        sent = DeleteServingObjects(ns, pod, grace_ms);
+      } else {
+        sent = back.ok() || back.error().code == codes::kConflict;  // conflict: not ours now
+      }
+    } else if (holder == attempt_id) {
+      sent = DeleteServingObjects(ns, pod, grace_ms);
+    } else {
+      if (previous == attempt_id) {
+        // The version a rollout would go back to is cancelled: nothing to go back to.
+        json patch = {
+            {"metadata",
+             {{"annotations", {{kAnnotationPrevious, nullptr}, {kAnnotationRollback, nullptr}}},
+              {"resourceVersion", deploy["metadata"].value("resourceVersion", "")}}}};
+        (void)client_.MergePatch(DeploymentsPath(ns) + "/" + pod, patch);
+      }
+      sent = true;
+    }
   } else {
     DeleteOptions del;
     del.grace_period_seconds = std::max<int64_t>(0, (grace_ms + 999) / 1000);
@@ -480,7 +501,7 @@ void K8sBackend::Adopt(const LaunchSpec& spec) {
     // nothing is created.
     EnsureWatcher(DeploymentsPath(ns));
     a->serving = true;
-    a->pod = ServingObjectName(spec.workload_name, spec.step);
+    a->pod = ServingObjectName(spec.namespace_, ns, spec.workload_name, spec.step);
     a->status.endpoint =
         "http://" + a->pod + "." + ns + ".svc:" + std::to_string(ServingPort(spec));
     if (auto svc = client_.Get(ServicesPath(ns) + "/" + a->pod); svc.ok()) {
@@ -612,6 +633,7 @@ void K8sBackend::ReconcileOnce() {
   }
   std::vector<AttemptEvent> events;
   std::vector<std::pair<std::string, std::string>> deletes;  // blocked pods: ns, name
+  std::vector<std::pair<std::string, json>> patches;         // serving takeovers: path, patch
   {
     std::lock_guard<std::mutex> lock(mu_);
     // FinishLocked erases the attempt it ends from attempts_: step past it first.
@@ -623,7 +645,7 @@ void K8sBackend::ReconcileOnce() {
       if (snap == snaps.end()) continue;  // not synced yet
       if (a->serving) {
         if (a->synced_ms == 0) a->synced_ms = NowMs();
-        ReconcileServing(a, snap->second, &events);
+        ReconcileServing(a, snap->second, &events, &patches);
         continue;
       }
       if (a->synced_ms == 0) a->synced_ms = NowMs();
@@ -694,6 +716,8 @@ void K8sBackend::ReconcileOnce() {
     del.grace_period_seconds = 0;
     (void)client_.Delete(PodsPath(ns) + "/" + name, del);
   }
+  // A conflict (the Deployment changed since it was read) is decided again on a later pass.
+  for (const auto& [path, patch] : patches) (void)client_.MergePatch(path, patch);
 }
 
 void K8sBackend::StartLog(Attempt* a) {  // mu_ held
@@ -764,7 +788,19 @@ Status K8sBackend::FetchStaging(const std::string& uri, const std::string& dir) 
 }
 
 void K8sBackend::Finisher(std::unique_ptr<Attempt> a, AttemptExit exit) {
-  if (a->delete_objects) (void)DeleteServingObjects(a->ns, a->pod, 0);
+  if (a->end_objects) {
+    // Never ready: back to the version that kept serving, or (a first version) nothing left.
+    auto back = RollBackServing(a->ns, a->pod, a->spec.attempt_id);
+    if (back.ok() && back->empty()) {
+      (void)DeleteServingObjects(a->ns, a->pod, 0);
+    } else if (back.ok()) {
+      exit.message += "; deployment " + a->ns + "/" + a->pod + " rolled back to " + *back +
+                      ", which keeps serving";
+    } else if (back.error().code != codes::kConflict) {
+      exit.message +=
+          "; rolling deployment " + a->ns + "/" + a->pod + " back failed: " + back.error().message;
+    }
+  }
   // Before the exit: the engine drops the events of an attempt that ended.
   for (const auto& e : a->last_events) {
     if (on_event && !stopping_) on_event(e);

@@ -27,16 +27,24 @@
 //           path (the Pod gets a hostPath volume there; RSL_OUTPUT is a plain path); any
 //           other scheme (s3://) goes through options.fetch_staging.
 //   Serving Launch of a serving attempt creates (owned by the run's owner ConfigMap) the
-//           Deployment rsl-<workload>-<step> (replicas = minReplicas, RollingUpdate with
-//           maxUnavailable 0, readinessProbe from the spec, RSL_PORT the container port,
-//           RSL_REPLICA the Pod's name through the downward API), the Service of the same name
-//           (ClusterIP, the endpoint) and, when maxReplicas > minReplicas, an autoscaling/v2
+//           Deployment rsl-<workload>-<step> (rsl-<namespace>-<workload>-<step>-<hash> where
+//           the RSL namespace is mapped onto another Kubernetes namespace: render.h's
+//           ServingObjectName), replicas = minReplicas, RollingUpdate with maxUnavailable 0,
+//           readinessProbe from the spec, RSL_PORT the container port, RSL_REPLICA the Pod's
+//           name through the downward API), the Service of the same name (ClusterIP, the
+//           endpoint) and, when maxReplicas > minReplicas, an autoscaling/v2
 //           HorizontalPodAutoscaler. The name has no run in it: a new version of the workload
-//           (a later run's attempt) finds them there and updates them in place (merge patch:
-//           template, labels, owner), and the older attempt, seeing the Deployment's attempt
-//           annotation move on, ends succeeded ("superseded"). A watch of the Deployments
-//           reports ServingReady (readyReplicas >= minReplicas, with the Service's endpoint),
-//           ScaledUp / ScaledDown (spec.replicas changed: the HPA's decisions),
+//           (a later run's attempt) finds them there and rolls them out in place (merge
+//           patch: template, labels, owners), recording on the Deployment the attempt that
+//           still serves (rsl.dev/previous-attempt-id) and what its objects were
+//           (rsl.dev/rollback); both runs own the objects meanwhile. The older attempt serves
+//           on until the new one is ready (its template's Pods: observedGeneration, updated
+//           and ready replicas); then the new one drops the annotations and its owner, and the
+//           older, seeing that, ends succeeded ("superseded"). A new version never ready
+//           (readyTimeout) or cancelled mid-rollout re-applies the rollback: the older one
+//           keeps serving, not superseded. A watch of the Deployments reports ServingReady
+//           (ready replicas of the attempt's template >= minReplicas, with the Service's
+//           endpoint), ScaledUp / ScaledDown (spec.replicas changed: the HPA's decisions),
 //           ServingNotReady (ready replicas below minReplicas; never ready within
 //           readyTimeout fails the attempt SERVING_NOT_READY). The attempt runs until Stop,
 //           which deletes the three objects and reports kCancelled. Serving() reports
@@ -158,7 +166,11 @@ class K8sBackend : public backend::Backend {
     bool ever_ready = false;      // readyTimeout no longer applies
     int last_desired = -1;        // spec.replicas last seen
     std::string cluster_ip;       // the Service's, when assigned
-    bool delete_objects = false;  // never ready: the finisher deletes them before reporting
+    // Never ready: before reporting, the finisher rolls the objects back to the version that
+    // still serves (a rollout), or deletes them (a first version).
+    bool end_objects = false;
+    std::string rollout_to;   // this version still serves while this newer attempt rolls out
+    int64_t takeover_ms = 0;  // when this (ready) version last asked to drop the older one
     std::vector<backend::AttemptEvent> last_events;  // the finisher's, before the exit
     backend::ServingStatus status;                   // what Serving() answers
     std::atomic<bool> log_stop{false};
@@ -180,8 +192,17 @@ class K8sBackend : public backend::Backend {
   Status CreateAttemptSecret(const backend::LaunchSpec& spec, const std::string& ns,
                              const std::string& name, const nlohmann::json& owner_refs);
   //! One reconciler pass over serving attempt `a` (mu_ held); `deploys` the namespace's cache.
+  //! Merge patches to send once the lock is released go to `patches` (path, patch).
   void ReconcileServing(Attempt* a, const std::map<std::string, nlohmann::json>& deploys,
-                        std::vector<backend::AttemptEvent>* events);
+                        std::vector<backend::AttemptEvent>* events,
+                        std::vector<std::pair<std::string, nlohmann::json>>* patches);
+  //! Rolls serving attempt `attempt_id`'s objects back to the version that served before it
+  //! took them over (the rollback annotation: labels, owners, spec; an HPA re-created or
+  //! deleted as it was), no lock held. Returns that version's attempt id, "" when there is
+  //! none (a first version: nothing to go back to), CONFLICT when the objects are not this
+  //! attempt's, or the API's error.
+  Result<std::string> RollBackServing(const std::string& ns, const std::string& name,
+                                      const std::string& attempt_id);
   //! Deletes a serving attempt's Deployment, Service and HPA (no lock held). True when the
   //! Deployment is gone (deleted now, or absent).
   bool DeleteServingObjects(const std::string& ns, const std::string& name, int64_t grace_ms);

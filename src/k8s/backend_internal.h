@@ -15,6 +15,12 @@ namespace rsl::k8s {
 
 //! The annotation that names the attempt an object belongs to.
 inline constexpr char kAnnotationAttempt[] = "rsl.dev/attempt-id";
+//! On a serving Deployment while a new version rolls out: the attempt that still serves (the
+//! older version), superseded only once the new one is ready.
+inline constexpr char kAnnotationPrevious[] = "rsl.dev/previous-attempt-id";
+//! Beside it: what the older version's Deployment, Service and HPA were (labels,
+//! ownerReferences, spec; compact JSON), re-applied when the new version never gets ready.
+inline constexpr char kAnnotationRollback[] = "rsl.dev/rollback";
 
 inline int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -38,11 +44,23 @@ inline int64_t ServingPort(const backend::LaunchSpec& s) {
   return s.serving && s.serving->port ? *s.serving->port : kDefaultServingPort;
 }
 
-inline std::string AttemptAnnotation(const nlohmann::json& obj) {
-  return obj.value("metadata", nlohmann::json::object())
-      .value("annotations", nlohmann::json::object())
-      .value(kAnnotationAttempt, "");
+inline std::string Annotation(const nlohmann::json& obj, const char* key) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return "";
+  auto ann = meta->find("annotations");
+  if (ann == meta->end() || !ann->is_object()) return "";
+  auto it = ann->find(key);
+  return it != ann->end() && it->is_string() ? it->get<std::string>() : "";
 }
+
+inline std::string AttemptAnnotation(const nlohmann::json& obj) {
+  return Annotation(obj, kAnnotationAttempt);
+}
+
+//! The JSON merge patch (RFC 7386) that turns `from` into `to`: members of `to` that differ,
+//! null for members of `from` that `to` lacks; objects compared member by member, anything
+//! else (lists included) replaced whole.
+nlohmann::json MergePatchBetween(const nlohmann::json& from, const nlohmann::json& to);
 
 // The attempt's labels: what adoption selects on.
 inline nlohmann::json AttemptLabels(const backend::LaunchSpec& s) {

@@ -41,6 +41,10 @@ json ServingSelector(const LaunchSpec& s) {
   return ::rsl::k8s::ServingSelector(s.workload_name, s.namespace_, s.step);
 }
 
+// How often a ready version repeats its takeover (dropping the older one) while the cache
+// still shows the older one serving: a patch that lost a race is sent again.
+constexpr int64_t kTakeoverResendMs = 2000;
+
 int64_t IntAt(const json& obj, const char* section, const char* key) {
   auto sec = obj.find(section);
   if (sec == obj.end() || !sec->is_object()) return 0;
@@ -48,7 +52,104 @@ int64_t IntAt(const json& obj, const char* section, const char* key) {
   return it != sec->end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
+// What a rollback restores of one object: its labels, owners and spec (null: it was absent).
+json Keep(const Result<json>& obj) {
+  if (!obj.ok()) return nullptr;
+  const json meta = obj->value("metadata", json::object());
+  return {{"labels", meta.value("labels", json::object())},
+          {"ownerReferences", meta.value("ownerReferences", json::array())},
+          {"spec", obj->value("spec", json::object())}};
+}
+
+// The owners of `obj` that control it (the run whose attempt holds it).
+json ControllerOwners(const json& obj) {
+  json out = json::array();
+  for (const auto& r :
+       obj.value("metadata", json::object()).value("ownerReferences", json::array())) {
+    if (r.value("controller", false)) out.push_back(r);
+  }
+  return out;
+}
+
+// Creates `obj` at collection `path` with owners `owners`, or (409) merges it into the object
+// there: labels, annotations, owners and spec (`diff_spec`: as a patch from the stored spec,
+// which also drops fields `obj` lacks; else merged, as a Service's spec holds its clusterIP).
+Result<json> Upsert(ApiClient* c, const std::string& path, json obj, const json& owners,
+                    bool diff_spec) {
+  obj["metadata"]["ownerReferences"] = owners;
+  auto made = c->Create(path, obj);
+  if (made.ok() || made.error().code != codes::kConflict) return made;
+  const std::string item = path + "/" + obj["metadata"].value("name", "");
+  auto cur = c->Get(item);
+  if (!cur.ok()) return cur.error();
+  const json meta = cur->value("metadata", json::object());
+  json patch = {
+      {"metadata",
+       {{"labels",
+         MergePatchBetween(meta.value("labels", json::object()), obj["metadata"]["labels"])},
+        {"annotations", obj["metadata"]["annotations"]},
+        {"ownerReferences", owners}}},
+      {"spec", diff_spec ? MergePatchBetween(cur->value("spec", json::object()), obj["spec"])
+                         : obj["spec"]}};
+  return c->MergePatch(item, patch);
+}
+
+// Makes object `name` of collection `path` what `kept` (Keep) says, with `annotations` merged
+// in: patched where it is, created as `api_version`/`kind` where it is not, deleted where
+// `kept` is null.
+Status Restore(ApiClient* c, const std::string& path, const std::string& name,
+               const char* api_version, const char* kind, const json& kept, const json& annotations,
+               bool diff_spec) {
+  const std::string item = path + "/" + name;
+  auto cur = c->Get(item);
+  if (!cur.ok() && cur.error().code != codes::kNotFound) return cur.error();
+  if (!kept.is_object()) {
+    if (!cur.ok()) return Status::Ok();
+    auto r = c->Delete(item);
+    return r.ok() || r.error().code == codes::kNotFound ? Status::Ok() : Status(r.error());
+  }
+  if (!cur.ok()) {
+    json obj = {{"apiVersion", api_version},
+                {"kind", kind},
+                {"metadata",
+                 {{"name", name},
+                  {"labels", kept["labels"]},
+                  {"annotations", annotations},
+                  {"ownerReferences", kept["ownerReferences"]}}},
+                {"spec", kept["spec"]}};
+    auto made = c->Create(path, obj);
+    return made.ok() ? Status::Ok() : Status(made.error());
+  }
+  const json meta = cur->value("metadata", json::object());
+  json patch = {
+      {"metadata",
+       {{"labels", MergePatchBetween(meta.value("labels", json::object()), kept["labels"])},
+        {"annotations", annotations},
+        {"ownerReferences", kept["ownerReferences"]}}},
+      {"spec", diff_spec ? MergePatchBetween(cur->value("spec", json::object()), kept["spec"])
+                         : kept["spec"]}};
+  auto patched = c->MergePatch(item, patch);
+  return patched.ok() ? Status::Ok() : Status(patched.error());
+}
+
 }  // namespace
+
+json MergePatchBetween(const json& from, const json& to) {
+  if (!from.is_object() || !to.is_object()) return to;
+  json patch = json::object();
+  for (const auto& [k, v] : from.items()) {
+    if (!to.contains(k)) patch[k] = nullptr;
+  }
+  for (const auto& [k, v] : to.items()) {
+    auto f = from.find(k);
+    if (f == from.end()) {
+      patch[k] = v;
+    } else if (*f != v) {
+      patch[k] = f->is_object() && v.is_object() ? MergePatchBetween(*f, v) : v;
+    }
+  }
+  return patch;
+}
 
 Status K8sBackend::CheckServing(const spec::Workload& workload, const spec::Step& step) {
   // The HPA carries every setting but one: a stabilization window over an hour.
@@ -98,7 +199,7 @@ Result<std::vector<json>> K8sBackend::ServingObjectsFor(const LaunchSpec& spec,
       {"failureThreshold", std::max<int64_t>(1, sv.readiness.failure_threshold)}};
 
   const std::string ns = (*pod)["metadata"]["namespace"];
-  const std::string name = ServingObjectName(spec.workload_name, spec.step);
+  const std::string name = ServingObjectName(spec.namespace_, ns, spec.workload_name, spec.step);
   json labels = AttemptLabels(spec);
   json meta = {{"name", name},
                {"namespace", ns},
@@ -135,55 +236,90 @@ Status K8sBackend::LaunchServing(const LaunchSpec& spec, const std::string& ns) 
   RSL_RETURN_IF_ERROR(EnsureRunObjects(spec, ns, &owner_uid));
   auto objects = ServingObjectsFor(spec, owner_uid);
   if (!objects.ok()) return objects.error();
-  const json& deploy = (*objects)[0];
+  json deploy = (*objects)[0];
+  const json& service = (*objects)[1];
+  const json* hpa = objects->size() > 2 ? &(*objects)[2] : nullptr;
   const std::string name = deploy["metadata"]["name"];
+  const json owners = deploy["metadata"]["ownerReferences"];
   RSL_RETURN_IF_ERROR(CreateAttemptSecret(
-      spec, ns, AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt),
-      deploy["metadata"]["ownerReferences"]));
-  // Create each object; one already there is this attempt's (a retried create, a relaunch
-  // after a restart: left as it is) or an older version's (updated in place: a rollout).
-  std::string cluster_ip;
-  std::string replaced;  // the attempt whose objects this one took over
+      spec, ns, AttemptPodName(spec.workload_name, spec.run_id, spec.step, spec.attempt), owners));
+  const std::string item = DeploymentsPath(ns) + "/" + name;
+  std::string previous;  // the attempt that keeps serving while this one rolls out
   bool adopted = false;
-  auto apply = [&](const std::string& path, const json& obj) -> Status {
-    auto made = client_.Create(path, obj);
-    json now;
-    if (made.ok()) {
-      now = *made;
-    } else if (made.error().code == codes::kConflict) {
-      auto got = client_.Get(path + "/" + name);
-      if (!got.ok()) return got.error();
-      now = *got;
-      const std::string holder = AttemptAnnotation(now);
-      if (holder == spec.attempt_id) {
-        adopted = true;
-      } else {
-        if (replaced.empty()) replaced = holder;
-        // A merge patch replaces the lists (ownerReferences, containers) whole.
-        json patch = {{"metadata",
-                       {{"labels", obj["metadata"]["labels"]},
-                        {"annotations", obj["metadata"]["annotations"]},
-                        {"ownerReferences", obj["metadata"]["ownerReferences"]}}},
-                      {"spec", obj["spec"]}};
-        auto patched = client_.MergePatch(path + "/" + name, patch);
-        if (!patched.ok()) return patched.error();
-        now = *patched;
-      }
+  json svc_now;
+  auto made = client_.Create(DeploymentsPath(ns), deploy);
+  if (!made.ok() && made.error().code != codes::kConflict) return made.error();
+  json keep_owners = owners;  // the Service's and HPA's owners
+  if (!made.ok()) {
+    auto cur = client_.Get(item);
+    if (!cur.ok()) return cur.error();
+    const std::string holder = AttemptAnnotation(*cur);
+    if (holder == spec.attempt_id) {
+      // A retried create, a relaunch after a restart: left as it is.
+      adopted = true;
     } else {
-      return made.error();
+      // A new version: the one serving now (or, while another rollout is in flight, the one
+      // still serving behind it) keeps serving until this one is ready (ReconcileServing);
+      // until then both runs own the objects, and the rollback annotation holds what to go
+      // back to if this one never gets ready.
+      previous = Annotation(*cur, kAnnotationPrevious);
+      std::string rollback = previous.empty() ? "" : Annotation(*cur, kAnnotationRollback);
+      if (previous.empty() || rollback.empty()) {
+        previous = holder;
+        rollback = json{{"deployment", Keep(cur)},
+                        {"service", Keep(client_.Get(ServicesPath(ns) + "/" + name))},
+                        {"hpa", Keep(client_.Get(HpasPath(ns) + "/" + name))}}
+                       .dump();
+      }
+      json back = json::parse(rollback, nullptr, false);
+      for (json r :
+           back.value("deployment", json::object()).value("ownerReferences", json::array())) {
+        r["controller"] = false;  // keeps them alive; this run's owner controls them
+        keep_owners.push_back(r);
+      }
+      // As many replicas as the serving version runs, within this version's range.
+      const backend::ServingLaunch& sv = *spec.serving;
+      if (Scales(sv)) {
+        int64_t now = IntAt(*cur, "spec", "replicas");
+        deploy["spec"]["replicas"] = std::clamp<int64_t>(
+            now, std::max<int64_t>(1, sv.autoscaling.min_replicas), sv.autoscaling.max_replicas);
+      }
+      const json meta = cur->value("metadata", json::object());
+      json patch = {
+          {"metadata",
+           {{"labels",
+             MergePatchBetween(meta.value("labels", json::object()), deploy["metadata"]["labels"])},
+            {"annotations",
+             {{kAnnotationAttempt, spec.attempt_id},
+              {kAnnotationPrevious, previous},
+              {kAnnotationRollback, rollback}}},
+            {"ownerReferences", keep_owners}}},
+          {"spec", MergePatchBetween(cur->value("spec", json::object()), deploy["spec"])}};
+      auto patched = client_.MergePatch(item, patch);
+      if (!patched.ok()) return patched.error();
     }
-    if (obj["kind"] == "Service") cluster_ip = Str(now.value("spec", json::object()), "clusterIP");
-    return Status::Ok();
-  };
-  RSL_RETURN_IF_ERROR(apply(DeploymentsPath(ns), deploy));
-  RSL_RETURN_IF_ERROR(apply(ServicesPath(ns), (*objects)[1]));
-  if (objects->size() > 2) {
-    RSL_RETURN_IF_ERROR(apply(HpasPath(ns), (*objects)[2]));
-  } else {
-    // The older version scaled; this one does not: its HPA would fight the replica count.
-    auto r = client_.Delete(HpasPath(ns) + "/" + name);
-    if (!r.ok() && r.error().code != codes::kNotFound) return r.error();
   }
+  // A launch that fails half-way through a rollout leaves the older version serving.
+  auto failed = [&](const Error& e) -> Status {
+    if (!previous.empty()) (void)RollBackServing(ns, name, spec.attempt_id);
+    return e;
+  };
+  if (adopted) {
+    if (auto got = client_.Get(ServicesPath(ns) + "/" + name); got.ok()) svc_now = *got;
+  } else {
+    auto svc = Upsert(&client_, ServicesPath(ns), service, keep_owners, false);
+    if (!svc.ok()) return failed(svc.error());
+    svc_now = *svc;
+    if (hpa != nullptr) {
+      auto h = Upsert(&client_, HpasPath(ns), *hpa, keep_owners, true);
+      if (!h.ok()) return failed(h.error());
+    } else {
+      // The older version scaled; this one does not: its HPA would fight the replica count.
+      auto r = client_.Delete(HpasPath(ns) + "/" + name);
+      if (!r.ok() && r.error().code != codes::kNotFound) return failed(r.error());
+    }
+  }
+  const std::string cluster_ip = Str(svc_now.value("spec", json::object()), "clusterIP");
   auto a = std::make_unique<Attempt>();
   a->spec = spec;
   a->ns = ns;
@@ -199,15 +335,56 @@ Status K8sBackend::LaunchServing(const LaunchSpec& spec, const std::string& ns) 
     std::lock_guard<std::mutex> lock(mu_);
     attempts_[spec.attempt_id] = std::move(a);
   }
-  std::string what = "deployment, service" + std::string(objects->size() > 2 ? " and hpa " : " ") +
-                     ns + "/" + name;
+  std::string what =
+      "deployment, service" + std::string(hpa != nullptr ? " and hpa " : " ") + ns + "/" + name;
   std::string msg = adopted ? what + " already exist: adopted"
-                    : replaced.empty()
+                    : previous.empty()
                         ? "created " + what
-                        : "updated " + what + " in place (rolling update from " + replaced + ")";
+                        : "updated " + what + " in place (rolling update from " + previous +
+                              ", which serves until this version is ready)";
   if (on_event) on_event({spec.attempt_id, spec::EventReason::kSubmitted, msg, "", false});
   cv_.notify_all();
   return Status::Ok();
+}
+
+Result<std::string> K8sBackend::RollBackServing(const std::string& ns, const std::string& name,
+                                                const std::string& attempt_id) {
+  const std::string item = DeploymentsPath(ns) + "/" + name;
+  auto cur = client_.Get(item);
+  if (!cur.ok()) {
+    if (cur.error().code == codes::kNotFound) return std::string();
+    return cur.error();
+  }
+  const std::string holder = AttemptAnnotation(*cur);
+  if (holder != attempt_id) {
+    return Error(codes::kConflict, "deployment " + ns + "/" + name + " is held by " + holder);
+  }
+  const std::string previous = Annotation(*cur, kAnnotationPrevious);
+  json back = json::parse(Annotation(*cur, kAnnotationRollback), nullptr, false);
+  if (previous.empty() || !back.is_object() || !back.value("deployment", json()).is_object()) {
+    return std::string();
+  }
+  const json& d = back["deployment"];
+  const json meta = cur->value("metadata", json::object());
+  json patch = {{"metadata",
+                 {{"labels", MergePatchBetween(meta.value("labels", json::object()), d["labels"])},
+                  {"annotations",
+                   {{kAnnotationAttempt, previous},
+                    {kAnnotationPrevious, nullptr},
+                    {kAnnotationRollback, nullptr}}},
+                  {"ownerReferences", d["ownerReferences"]},
+                  // Only the Deployment as read: a newer version taking it over meanwhile wins.
+                  {"resourceVersion", meta.value("resourceVersion", "")}}},
+                {"spec", MergePatchBetween(cur->value("spec", json::object()), d["spec"])}};
+  auto patched = client_.MergePatch(item, patch);
+  if (!patched.ok()) return patched.error();
+  const json annotations = {{kAnnotationAttempt, previous}};
+  RSL_RETURN_IF_ERROR(Restore(&client_, ServicesPath(ns), name, "v1", "Service",
+                              back.value("service", json()), annotations, false));
+  RSL_RETURN_IF_ERROR(Restore(&client_, HpasPath(ns), name, "autoscaling/v2",
+                              "HorizontalPodAutoscaler", back.value("hpa", json()), annotations,
+                              true));
+  return previous;
 }
 
 bool K8sBackend::DeleteServingObjects(const std::string& ns, const std::string& name,
@@ -222,7 +399,8 @@ bool K8sBackend::DeleteServingObjects(const std::string& ns, const std::string& 
 }
 
 void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>& deploys,
-                                  std::vector<AttemptEvent>* events) {
+                                  std::vector<AttemptEvent>* events,
+                                  std::vector<std::pair<std::string, json>>* patches) {
   const std::string& id = a->spec.attempt_id;
   const std::string where = "deployment " + a->ns + "/" + a->pod;
   auto finish = [&](ExitKind kind, const std::string& message, const std::string& code = "") {
@@ -249,19 +427,51 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
   }
   const json& deploy = d->second;
   const std::string holder = AttemptAnnotation(deploy);
+  const std::string previous = Annotation(deploy, kAnnotationPrevious);
+  const int ready = int(IntAt(deploy, "status", "readyReplicas"));
+  const int running = int(IntAt(deploy, "status", "replicas"));
+  const int desired = int(IntAt(deploy, "spec", "replicas"));
   if (holder != id) {
     if (!a->seen && !a->adopted) return;  // our own update is not in the cache yet
-    // A newer version took the objects over (updated them in place): this one is done.
-    a->last_events.push_back({id, spec::EventReason::kSuperseded,
-                              holder + " now runs " + where + " (rolling update in place)", "",
-                              false});
+    if (a->stop_requested) {
+      finish(
+          a->timed_out ? ExitKind::kTimedOut : ExitKind::kCancelled,
+          (a->timed_out ? "time limit reached: " : "cancelled: ") + where + " now runs " + holder);
+      return;
+    }
+    if (previous == id) {
+      // A newer version rolls out (Kubernetes keeps this version's Pods until its own are
+      // ready, maxUnavailable 0): this one serves until then.
+      a->seen = true;
+      a->rollout_to = holder;
+      a->status.replicas = running;
+      a->status.ready_replicas = ready;
+      a->status.desired_replicas = desired;
+      return;
+    }
+    // The newer version is ready (it dropped the previous annotation), or a still newer one
+    // took over from the version that serves: this one is done.
+    a->last_events.push_back(
+        {id, spec::EventReason::kSuperseded,
+         a->ever_ready ? holder + " is ready behind " + a->status.endpoint +
+                             ": the rolling update of " + where + " replaced this version's pods"
+                       : holder + " took over " + where + " before this version was ready",
+         "", false});
     finish(ExitKind::kSucceeded, "superseded by " + holder);
     return;
   }
   a->seen = true;
+  if (!a->rollout_to.empty()) {
+    // The newer version ended before it was ready (never ready, cancelled): the objects are
+    // back on this one.
+    events->push_back({id, spec::EventReason::kRolledBack,
+                       "the rollout to " + a->rollout_to + " ended before it was ready: " + where +
+                           " is back on this version, which kept serving",
+                       "", false});
+    a->rollout_to.clear();
+  }
   if (a->stop_requested) return;  // deleted; its end comes when the cache loses it
   const int64_t min_ready = std::max<int64_t>(1, a->spec.serving->autoscaling.min_replicas);
-  const int desired = int(IntAt(deploy, "spec", "replicas"));
   if (!a->running_reported) {
     // The attempt runs once the cluster holds its Deployment (its Pods go wherever the
     // scheduler puts them: no one node).
@@ -271,8 +481,13 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
                            std::to_string(min_ready) + " ready",
                        "", false});
   }
-  const int ready = int(IntAt(deploy, "status", "readyReplicas"));
-  const int running = int(IntAt(deploy, "status", "replicas"));
+  // Ready Pods of this version's template: the status must describe the current spec
+  // (observedGeneration), and during a rollout the older version's Pods (replicas not yet
+  // updated) count as ready at most.
+  const int64_t generation = IntAt(deploy, "metadata", "generation");
+  const bool observed = IntAt(deploy, "status", "observedGeneration") >= generation;
+  const int updated = int(IntAt(deploy, "status", "updatedReplicas"));
+  const int ready_new = observed ? std::max(0, ready - std::max(0, running - updated)) : 0;
   std::string endpoint = a->status.endpoint;
   if (!a->cluster_ip.empty()) {
     endpoint += " (ClusterIP " + a->cluster_ip + ":" + std::to_string(ServingPort(a->spec)) + ")";
@@ -286,11 +501,11 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
     a->status.last_scale_time_ms = NowMs();
   }
   a->last_desired = desired;
-  if (!a->ready_reported && ready >= min_ready) {
+  if (!a->ready_reported && ready_new >= min_ready) {
     a->ready_reported = true;
     a->ever_ready = true;
     events->push_back({id, spec::EventReason::kServingReady,
-                       std::to_string(ready) + "/" + std::to_string(desired) +
+                       std::to_string(ready_new) + "/" + std::to_string(desired) +
                            " replica(s) ready behind " + endpoint,
                        "", false});
   } else if (a->ready_reported && ready < min_ready) {
@@ -303,13 +518,28 @@ void K8sBackend::ReconcileServing(Attempt* a, const std::map<std::string, json>&
   a->status.replicas = running;
   a->status.ready_replicas = ready;
   a->status.desired_replicas = desired;
+  if (a->ever_ready && !previous.empty() && NowMs() - a->takeover_ms >= kTakeoverResendMs) {
+    // Ready: the older version is superseded (it sees the previous annotation go) and the
+    // objects become this run's alone. The Deployment's patch only applies to what was read.
+    a->takeover_ms = NowMs();
+    const json owners = ControllerOwners(deploy);
+    patches->push_back(
+        {DeploymentsPath(a->ns) + "/" + a->pod,
+         {{"metadata",
+           {{"annotations", {{kAnnotationPrevious, nullptr}, {kAnnotationRollback, nullptr}}},
+            {"ownerReferences", owners},
+            {"resourceVersion", deploy["metadata"].value("resourceVersion", "")}}}}});
+    const json own = {{"metadata", {{"ownerReferences", owners}}}};
+    patches->push_back({ServicesPath(a->ns) + "/" + a->pod, own});
+    if (Scales(*a->spec.serving)) patches->push_back({HpasPath(a->ns) + "/" + a->pod, own});
+  }
   if (!a->ever_ready && NowMs() - a->started_ms >= a->spec.serving->ready_timeout_ms) {
     std::string msg =
-        std::to_string(ready) + " of " + std::to_string(min_ready) + " replica(s) ready after " +
-        std::to_string(a->spec.serving->ready_timeout_ms / 1000) +
+        std::to_string(ready_new) + " of " + std::to_string(min_ready) +
+        " replica(s) ready after " + std::to_string(a->spec.serving->ready_timeout_ms / 1000) +
         "s (readyTimeout); `kubectl -n " + a->ns + " describe deployment " + a->pod + "` says why";
     a->last_events.push_back({id, spec::EventReason::kServingNotReady, msg, "", true});
-    a->delete_objects = true;  // by the finisher, before the engine hears (and relaunches)
+    a->end_objects = true;  // by the finisher, before the engine hears (and relaunches)
     finish(ExitKind::kFailed, msg, codes::kServingNotReady);
   }
 }

@@ -40,9 +40,11 @@ bool IsLabelValue(std::string_view text) {
                      [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
-std::string DnsLabel(std::string_view text, size_t max_len) {
-  max_len = std::clamp<size_t>(max_len, 12, kMaxLabelName);
-  if (IsDnsLabel(text) && text.size() <= max_len) return std::string(text);
+namespace {
+
+// `text` in DNS-label characters: lower case, every run of other characters one '-', no
+// leading '-'.
+std::string MapToLabelChars(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -55,7 +57,20 @@ std::string DnsLabel(std::string_view text, size_t max_len) {
     }
   }
   while (!out.empty() && out.front() == '-') out.erase(out.begin());
-  return WithHash(std::move(out), text, max_len, IsLowerAlnum);
+  return out;
+}
+
+}  // namespace
+
+std::string DnsLabel(std::string_view text, size_t max_len) {
+  max_len = std::clamp<size_t>(max_len, 12, kMaxLabelName);
+  if (IsDnsLabel(text) && text.size() <= max_len) return std::string(text);
+  return WithHash(MapToLabelChars(text), text, max_len, IsLowerAlnum);
+}
+
+std::string HashedDnsLabel(std::string_view readable, std::string_view key, size_t max_len) {
+  max_len = std::clamp<size_t>(max_len, 12, kMaxLabelName);
+  return WithHash(MapToLabelChars(readable), key, max_len, IsLowerAlnum);
 }
 
 std::string LabelValue(std::string_view text) {

@@ -21,6 +21,12 @@ inline constexpr size_t kMaxLabelName = 63;
 // `text` as a DNS-1123 label of at most `max_len` (<= 63, >= 12) characters.
 std::string DnsLabel(std::string_view text, size_t max_len = kMaxLabelName);
 
+// `readable` as a DNS-1123 label of at most `max_len` characters that always ends with
+// `-<hash of key>`: for names built from several RSL names, where `key` joins them
+// unambiguously (e.g. with '/', which no RSL name holds) so that no other combination meets it.
+std::string HashedDnsLabel(std::string_view readable, std::string_view key,
+                           size_t max_len = kMaxLabelName);
+
 // `text` as a label value: unchanged where already valid, otherwise mapped and hashed.
 // The empty string is a valid label value and stays empty.
 std::string LabelValue(std::string_view text);

@@ -33,6 +33,21 @@ TEST(K8sNames, LongNamesAreCutToTheLimit) {
   EXPECT_TRUE(IsDnsLabel(DnsLabel("ends-with-dash-----------------------", 20)));
 }
 
+TEST(K8sNames, HashedLabelsAlwaysCarryTheKeysHash) {
+  // A readable part that is valid still gets the hash: two keys with equal readable parts
+  // ("a-b" + "c" and "a" + "b-c") stay apart.
+  std::string ab_c = HashedDnsLabel("rsl-a-b-c", "a-b/c");
+  std::string a_bc = HashedDnsLabel("rsl-a-b-c", "a/b-c");
+  EXPECT_NE(ab_c, a_bc);
+  EXPECT_EQ(ab_c.rfind("rsl-a-b-c-", 0), 0u) << ab_c;
+  EXPECT_EQ(ab_c.size(), std::string("rsl-a-b-c-").size() + 8);
+  EXPECT_TRUE(IsDnsLabel(ab_c)) << ab_c;
+  std::string long_one = HashedDnsLabel("rsl-" + std::string(100, 'N') + "_x", "k");
+  EXPECT_EQ(long_one.size(), kMaxLabelName);
+  EXPECT_TRUE(IsDnsLabel(long_one)) << long_one;
+  EXPECT_EQ(HashedDnsLabel("rsl-x", "k"), HashedDnsLabel("rsl-x", "k"));  // deterministic
+}
+
 TEST(K8sNames, ValidityRules) {
   EXPECT_FALSE(IsDnsLabel("-a"));
   EXPECT_FALSE(IsDnsLabel("a-"));

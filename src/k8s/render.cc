@@ -309,7 +309,7 @@ Result<std::vector<json>> ServingObjects(const spec::Workload& w, size_t i,
   json labels = StepLabels(w, n, step);
   // Named and selected as the backend does: after the workload, not the run.
   json selector = ServingSelector(w.name, w.namespace_, step.name);
-  std::string name = ServingObjectName(w.name, step.name);
+  std::string name = ServingObjectName(w.namespace_, n.ns, w.name, step.name);
   const std::optional<spec::Autoscaling>& as = step.effective.autoscaling;
   json template_labels = labels;
   template_labels[kLabelAttempt] = std::to_string(ctx.attempt);
@@ -384,8 +384,12 @@ void Emit(YAML::Emitter& out, const json& j) {
 
 }  // namespace
 
-std::string ServingObjectName(const std::string& workload, const std::string& step) {
-  return DnsLabel("rsl-" + workload + "-" + step);
+std::string ServingObjectName(const std::string& rsl_namespace, const std::string& k8s_namespace,
+                              const std::string& workload, const std::string& step) {
+  if (DnsLabel(rsl_namespace) == k8s_namespace) return DnsLabel("rsl-" + workload + "-" + step);
+  // RSL names hold no '/': the key is unambiguous where the readable part is not.
+  return HashedDnsLabel("rsl-" + rsl_namespace + "-" + workload + "-" + step,
+                        rsl_namespace + "/" + workload + "/" + step);
 }
 
 json ServingSelector(const std::string& workload, const std::string& rsl_namespace,

@@ -104,9 +104,14 @@ inline constexpr int64_t kMaxStabilizationSeconds = 3600;
 //! Whole seconds, rounded up, at least 1 (probe periods, deadlines, windows).
 int64_t CeilSeconds(int64_t ms);
 
-//! The name of a serving step's Deployment, Service and HPA: one per workload name and step
-//! (a new version updates them in place). Shared by `seedctl k8s render` and the k8s backend.
-std::string ServingObjectName(const std::string& workload, const std::string& step);
+//! The name of a serving step's Deployment, Service and HPA: one per RSL namespace, workload
+//! name and step (a new version updates them in place). `rsl-<workload>-<step>` where the RSL
+//! namespace is the Kubernetes namespace's own name (the default mapping); where it is mapped
+//! onto another (several RSL namespaces may share one) `rsl-<namespace>-<workload>-<step>-<hash
+//! of the three>`, so equal workload names of two RSL namespaces never share objects. Shared by
+//! `seedctl k8s render` and the k8s backend.
+std::string ServingObjectName(const std::string& rsl_namespace, const std::string& k8s_namespace,
+                              const std::string& workload, const std::string& step);
 
 //! What a serving step's Deployment selects (and its Service routes to): RSL's Pods of that
 //! workload and step in that RSL namespace, whichever run or version started them.

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <set>
+
 #include "k8s/names.h"
 #include "spec/parse.h"
 
@@ -319,6 +321,45 @@ spec:
   EXPECT_EQ(d["selector"]["matchLabels"].count("rsl.dev/run"), 0u);
   EXPECT_EQ(d["strategy"], (json{{"type", "RollingUpdate"},
                                  {"rollingUpdate", {{"maxUnavailable", 0}, {"maxSurge", 1}}}}));
+}
+
+// Where RSL namespaces are mapped onto another Kubernetes namespace (several may share one),
+// a serving step's objects carry the RSL namespace in their name, as the backend's do.
+TEST(K8sRender, ServingNamesCarryAMappedNamespace) {
+  const char* yaml = R"(
+apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: recommend, namespace: team-a}
+spec:
+  pipeline:
+    - {name: serve, image: "volc/serve:v3", command: [x], serving: true}
+)";
+  auto names = [](const std::vector<json>& objs) {
+    std::set<std::string> out;
+    for (const auto& o : objs) {
+      if (o["kind"] != "ConfigMap" && o["kind"] != "Pod") out.insert(o["metadata"]["name"]);
+    }
+    return out;
+  };
+  // Unmapped: the Kubernetes namespace is the RSL namespace's own name.
+  EXPECT_EQ(names(Render(Parse(yaml))), std::set<std::string>{"rsl-recommend-serve"});
+  RenderContext ctx;
+  ctx.namespaces = {{"team-a", "shared"}};
+  auto objs = Render(Parse(yaml), ctx);
+  const std::string want = ServingObjectName("team-a", "shared", "recommend", "serve");
+  EXPECT_EQ(names(objs), std::set<std::string>{want});
+  EXPECT_EQ(want.rfind("rsl-team-a-recommend-serve-", 0), 0u) << want;
+  EXPECT_TRUE(IsDnsLabel(want)) << want;
+  // Another namespace on the same Kubernetes namespace gets another name; the selector
+  // differs by the rsl.dev/namespace label.
+  EXPECT_NE(ServingObjectName("team-b", "shared", "recommend", "serve"), want);
+  EXPECT_EQ(OfKind(objs, "Deployment")[0]["spec"]["selector"]["matchLabels"]["rsl.dev/namespace"],
+            "team-a");
+  EXPECT_EQ(OfKind(objs, "Deployment")[0]["metadata"]["namespace"], "shared");
+  // Long names stay DNS labels.
+  const std::string long_ns(60, 'n');
+  std::string cut = ServingObjectName(long_ns, "shared", std::string(60, 'w'), "serve");
+  EXPECT_TRUE(IsDnsLabel(cut)) << cut;
 }
 
 TEST(K8sRender, ScaleDownDelayOverAnHourIsNotRepresentable) {

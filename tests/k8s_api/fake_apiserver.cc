@@ -670,6 +670,17 @@ void FakeApiServer::SetDeploymentReplicas(const std::string& ns, const std::stri
   impl_->Store("MODIFIED", "deployments", ns, std::move(d));
 }
 
+void FakeApiServer::SetDeploymentStatus(const std::string& ns, const std::string& name,
+                                        json status) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->objects.find(Impl::Key("deployments", ns, name));
+  if (it == impl_->objects.end()) return;
+  json d = it->second;
+  status["observedGeneration"] = d["metadata"].value("generation", 1);
+  d["status"] = std::move(status);
+  impl_->Store("MODIFIED", "deployments", ns, std::move(d));
+}
+
 void FakeApiServer::DeleteObject(const std::string& resource, const std::string& ns,
                                  const std::string& name) {
   std::lock_guard<std::mutex> lock(impl_->mu);

@@ -96,6 +96,10 @@ class FakeApiServer {
   //! `desired` replicas of which `ready` are ready (a MODIFIED event).
   void SetDeploymentReplicas(const std::string& ns, const std::string& name, int desired,
                              int ready);
+  //! A Deployment's status becomes `status` (observedGeneration: its generation), as the
+  //! Deployment controller reports a rollout in flight, e.g. {replicas 3, updatedReplicas 1,
+  //! readyReplicas 2}: one Pod of the new template up but not ready beside two old ready ones.
+  void SetDeploymentStatus(const std::string& ns, const std::string& name, nlohmann::json status);
   void DeleteObject(const std::string& resource, const std::string& ns, const std::string& name);
   void AppendPodLog(const std::string& ns, const std::string& name, const std::string& text);
   //! Forgets history: watches from an RV older than now get 410 Gone.

@@ -13,8 +13,9 @@
 //   kNodeDown: the Pod's node turns NotReady while it runs (the process is killed);
 //   kHoldRunning: the Pod stays Running, its process not started (tests that restart).
 // Deployments (serving steps) run no process: with ReadyDeployments(true) every Deployment
-// in the namespace is reported with all of its spec.replicas ready (status.readyReplicas), as
-// the ReplicaSet controller and passing readiness probes would make it.
+// in the namespace is reported with all of its spec.replicas ready (status.readyReplicas) and
+// of its current template (a new template is rolled out at once), as the Deployment and
+// ReplicaSet controllers and passing readiness probes would make it.
 // activeDeadlineSeconds is enforced (process killed, Pod DeadlineExceeded); a deleted Pod's
 // process is killed (SIGTERM).
 
@@ -231,7 +232,9 @@ class FakeKubelet {
         for (const auto& d : server_->List("deployments", ns_)) {
           int want = d["spec"].value("replicas", 1);
           const auto& st = d.value("status", nlohmann::json::object());
-          if (st.value("readyReplicas", 0) != want || st.value("replicas", 0) != want) {
+          // A new template (a rollout: generation moved on) is rolled out at once.
+          bool stale = st.value("observedGeneration", 0) != d["metadata"].value("generation", 1);
+          if (stale || st.value("readyReplicas", 0) != want || st.value("replicas", 0) != want) {
             server_->SetDeploymentReplicas(ns_, d["metadata"]["name"], want, want);
           }
         }

@@ -15,6 +15,8 @@
 #include "fake_kubelet.h"
 #include "harness.h"
 #include "k8s/backend.h"
+#include "k8s/names.h"
+#include "k8s/render.h"
 #include "runtime/backends.h"
 #include "runtime/runtime.h"
 #include "spec/parse.h"
@@ -51,6 +53,7 @@ class K8sEngineTest : public DoubleTest {
     ko.connection = ClientConnection(*server_);
     ko.retry = {4, 20, 200, 2'000};
     ko.staging_prefix = "file://" + dir_ + "/staging";
+    ko.namespaces = namespaces_;
     ko.node_refresh_ms = 200;
     ko.watch_timeout_s = 5;
     ASSERT_TRUE(k8s::CheckK8sOptions(ko).ok());
@@ -116,7 +119,13 @@ class K8sEngineTest : public DoubleTest {
     return n;
   }
 
+  //! The step's attempt id of `run_id` (its newest attempt).
+  std::string AttemptOf(const std::string& run_id, const std::string& step) {
+    return Steps(run_id)[step].attempt_id;
+  }
+
   std::string dir_;
+  std::map<std::string, std::string> namespaces_;  //!< the backend's namespace mapping
   std::unique_ptr<FakeKubelet> kubelet_;
   k8s::K8sBackend* k8s_ = nullptr;
   std::unique_ptr<backend::Backend> backend_;
@@ -153,7 +162,8 @@ TEST_F(K8sEngineTest, FanOutFanInSucceedsWithCommittedOutputsAndCleansUp) {
   std::string id = Submit(kFanYaml);
   ASSERT_FALSE(id.empty());
   auto run = engine_->Wait(id, 60'000);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n"
+                        << EventText(store::RunIdFor(id)) << LivePods() << " pod(s)";
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded)
       << run->failure_code << ": " << run->failure_message << "\n"
       << EventText(run->id);
@@ -203,7 +213,7 @@ spec:
 )yaml");
   ASSERT_FALSE(id.empty());
   auto run = engine_->Wait(id, 60'000);
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run.ok()) << EventText(store::RunIdFor(id)) << LivePods() << " pod(s)";
   ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message << "\n"
                                                     << EventText(run->id);
   auto steps = Steps(run->id);
@@ -500,37 +510,108 @@ TEST_F(K8sEngineTest, ServingStepIsADeploymentServiceAndHpaUntilCancelled) {
   EXPECT_FALSE(backend_->Serving(attempt).has_value());
 }
 
-// A new version of the workload updates the Deployment in place; the old run ends superseded.
-TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadUpdatesItsDeploymentInPlace) {
+// The owners named in `obj`'s ownerReferences.
+std::vector<std::string> OwnerNames(const nlohmann::json& obj) {
+  std::vector<std::string> out;
+  for (const auto& r : obj["metadata"].value("ownerReferences", nlohmann::json::array())) {
+    out.push_back(r["name"]);
+  }
+  return out;
+}
+
+std::string AnnotationOf(const nlohmann::json& obj, const std::string& key) {
+  return obj["metadata"].value("annotations", nlohmann::json::object()).value(key, "");
+}
+
+// A new version of the workload updates the Deployment in place; the old run keeps serving
+// until the new version's Pods are ready, and only then ends superseded.
+TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadSupersedesTheOldOnlyOnceReady) {
   StartEngine();
+  const std::string name = "rsl-shop-api";
   kubelet_->ReadyDeployments(true);
   std::string v1 = Submit(kShopYaml);
   const std::string run1 = store::RunIdFor(v1);
   ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
       << EventText(run1);
+  const std::string attempt1 = AttemptOf(run1, "api");
+  kubelet_->ReadyDeployments(false);  // from now on the test moves the rollout
   std::string yaml2 = kShopYaml;
   yaml2.replace(yaml2.find("--v1"), 4, "--v2");
   // Version 2 does not scale: the HPA goes.
   yaml2.replace(yaml2.find("maxReplicas: 5"), 14, "maxReplicas: 2");
   std::string v2 = Submit(yaml2);
   const std::string run2 = store::RunIdFor(v2);
+  // Launch says so once the Deployment, the Service and the HPA are updated.
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run2).find("in place (rolling update from " + attempt1) != std::string::npos;
+  })) << EventText(run2);
+  const std::string attempt2 = AttemptOf(run2, "api");
+  nlohmann::json d = server_->Get("deployments", "default", name);
+  EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["command"][2], "--v2");
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/previous-attempt-id"), attempt1);
+  // Both runs own the objects while the rollout is in flight: either run's cleanup alone
+  // leaves them to the other; the new run's owner controls them.
+  const std::string owner1 = k8s::RunOwnerName("shop", run1);
+  const std::string owner2 = k8s::RunOwnerName("shop", run2);
+  EXPECT_EQ(OwnerNames(d), (std::vector<std::string>{owner2, owner1})) << d.dump();
+  EXPECT_EQ(d["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(d["metadata"]["ownerReferences"][1]["controller"], false);
+  EXPECT_EQ(OwnerNames(server_->Get("services", "default", name)),
+            (std::vector<std::string>{owner2, owner1}));
+  EXPECT_NE(EventText(run2).find("in place (rolling update from " + attempt1 +
+                                 ", which serves until this version is ready)"),
+            std::string::npos)
+      << EventText(run2);
+
+  // Mid-rollout: one new Pod up, not ready, beside the two old ready ones (maxSurge 1).
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 3}, {"updatedReplicas", 1}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  EXPECT_EQ(EventText(run2).find("ServingReady"), std::string::npos) << EventText(run2);
+  auto sv1 = backend_->Serving(attempt1);
+  ASSERT_TRUE(sv1.has_value());
+  EXPECT_EQ(sv1->ready_replicas, 2);
+
+  // One new Pod ready, one old left: still not enough of the new version.
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 3}, {"updatedReplicas", 2}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(EventText(run2).find("ServingReady"), std::string::npos) << EventText(run2);
+
+  // The rollout completes: the new version is ready, and only then is the old one superseded.
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 2}, {"updatedReplicas", 2}, {"readyReplicas", 2}, {"availableReplicas", 2}});
   auto old = engine_->Wait(v1, 60'000);
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   EXPECT_EQ(old->phase, spec::RunPhase::kSucceeded) << EventText(run1);
-  EXPECT_NE(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
-  ASSERT_TRUE(WaitFor([&] { return EventText(run2).find("ServingReady") != std::string::npos; }))
+  EXPECT_NE(EventText(run1).find("Superseded: " + attempt2 + " is ready behind"), std::string::npos)
+      << EventText(run1);
+  EXPECT_NE(EventText(run2).find("ServingReady: 2/2 replica(s) ready"), std::string::npos)
       << EventText(run2);
-  EXPECT_NE(EventText(run2).find("in place (rolling update from " + run1 + "/api/1)"),
-            std::string::npos)
-      << EventText(run2);
-  // One create, one create answered 409 AlreadyExists, then one merge patch.
+  // The objects are the new run's alone; nothing is left to roll back to.
+  ASSERT_TRUE(WaitFor([&] {
+    return AnnotationOf(server_->Get("deployments", "default", name), "rsl.dev/previous-attempt-id")
+        .empty();
+  }));
+  d = server_->Get("deployments", "default", name);
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/rollback"), "");
+  EXPECT_EQ(OwnerNames(d), std::vector<std::string>{owner2});
+  ASSERT_TRUE(WaitFor([&] {
+    return OwnerNames(server_->Get("services", "default", name)) ==
+           std::vector<std::string>{owner2};
+  }));
+  // One create, one create answered 409 AlreadyExists, then the rollout's merge patch and the
+  // takeover's.
   EXPECT_EQ(server_->requests("POST", "/deployments"), 2);
-  EXPECT_EQ(server_->requests("PATCH", "/deployments"), 1);
+  EXPECT_GE(server_->requests("PATCH", "/deployments"), 2);
   ASSERT_EQ(server_->List("deployments", "default").size(), 1u);
-  nlohmann::json d = server_->List("deployments", "default")[0];
   EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["command"][2], "--v2");
-  EXPECT_EQ(d["metadata"]["ownerReferences"].size(), 1u);
-  EXPECT_EQ(d["metadata"]["ownerReferences"][0]["name"], k8s::RunOwnerName("shop", run2));
   EXPECT_EQ(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
   EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
   ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
@@ -539,6 +620,248 @@ TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadUpdatesItsDeploymentInPlace) {
   EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
   EXPECT_TRUE(server_->List("deployments", "default").empty());
   EXPECT_TRUE(server_->List("services", "default").empty());
+}
+
+// A controller restart in the middle of a rollout: both attempts are adopted and go on from
+// what the Deployment's annotations say; the old one is superseded once the new one is ready.
+TEST_F(K8sEngineTest, RestartMidRolloutResumesFromTheDeploymentsAnnotations) {
+  StartEngine();
+  const std::string name = "rsl-shop-api";
+  kubelet_->ReadyDeployments(true);
+  std::string v1 = Submit(kShopYaml);
+  const std::string run1 = store::RunIdFor(v1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
+      << EventText(run1);
+  const std::string attempt1 = AttemptOf(run1, "api");
+  kubelet_->ReadyDeployments(false);
+  std::string yaml2 = kShopYaml;
+  yaml2.replace(yaml2.find("--v1"), 4, "--v2");
+  std::string v2 = Submit(yaml2);
+  const std::string run2 = store::RunIdFor(v2);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run2).find("in place (rolling update from " + attempt1) != std::string::npos;
+  })) << EventText(run2);
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 3}, {"updatedReplicas", 1}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  RestartController();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(Steps(run2)["api"].phase, spec::StepPhase::kRunning) << EventText(run2);
+  EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 2}, {"updatedReplicas", 2}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  auto old = engine_->Wait(v1, 60'000);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->phase, spec::RunPhase::kSucceeded) << EventText(run1);
+  EXPECT_NE(EventText(run1).find("Superseded: " + AttemptOf(run2, "api")), std::string::npos)
+      << EventText(run1);
+  EXPECT_EQ(server_->requests("POST", "/deployments"), 2);  // nothing created again
+  ASSERT_TRUE(WaitFor([&] {
+    return OwnerNames(server_->Get("deployments", "default", name)) ==
+           std::vector<std::string>{k8s::RunOwnerName("shop", run2)};
+  }));
+  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
+  auto run = engine_->Wait(v2, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
+}
+
+// A new version that never gets ready fails SERVING_NOT_READY; the objects go back to the old
+// version (template, owners, HPA), which keeps serving and is not superseded.
+TEST_F(K8sEngineTest, NewVersionNeverReadyRollsBackAndTheOldKeepsServing) {
+  StartEngine();
+  const std::string name = "rsl-shop-api";
+  kubelet_->ReadyDeployments(true);
+  std::string v1 = Submit(kShopYaml);
+  const std::string run1 = store::RunIdFor(v1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
+      << EventText(run1);
+  const std::string attempt1 = AttemptOf(run1, "api");
+  const nlohmann::json d1 = server_->Get("deployments", "default", name);
+  const nlohmann::json hpa1 = server_->Get("horizontalpodautoscalers", "default", name);
+  const std::string ip = server_->Get("services", "default", name)["spec"]["clusterIP"];
+  kubelet_->ReadyDeployments(false);
+
+  std::string yaml2 = kShopYaml;
+  yaml2.replace(yaml2.find("--v1"), 4, "--v2");
+  yaml2.replace(yaml2.find("maxReplicas: 5"), 14, "maxReplicas: 3");
+  yaml2.replace(yaml2.find("      resources:"), 0, "      readyTimeout: 2s\n");
+  std::string v2 = Submit(yaml2);
+  const std::string run2 = store::RunIdFor(v2);
+  // Launch says so once the Deployment, the Service and the HPA are updated.
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run2).find("in place (rolling update from " + attempt1) != std::string::npos;
+  })) << EventText(run2);
+  EXPECT_EQ(server_->Get("horizontalpodautoscalers", "default", name)["spec"]["maxReplicas"], 3);
+  // The new Pod never gets ready; the old ones serve.
+  server_->SetDeploymentStatus(
+      "default", name,
+      {{"replicas", 3}, {"updatedReplicas", 1}, {"readyReplicas", 2}, {"availableReplicas", 2}});
+  auto failed = engine_->Wait(v2, 60'000);
+  ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+  EXPECT_EQ(failed->phase, spec::RunPhase::kFailed) << EventText(run2);
+  EXPECT_EQ(Steps(run2)["api"].failure_code, "SERVING_NOT_READY") << EventText(run2);
+  EXPECT_NE(EventText(run2).find("0 of 2 replica(s) ready after 2s (readyTimeout)"),
+            std::string::npos)
+      << EventText(run2);
+  EXPECT_NE(Steps(run2)["api"].message.find("rolled back to " + attempt1 + ", which keeps serving"),
+            std::string::npos)
+      << Steps(run2)["api"].message;
+
+  // The old run still serves, not superseded; it says the rollout went back to it.
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run1).find("RolledBack: the rollout to " + AttemptOf(run2, "api") +
+                                " ended before it was ready: deployment default/rsl-shop-api "
+                                "is back on this version, which kept serving") != std::string::npos;
+  })) << EventText(run1);
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  auto sv1 = backend_->Serving(attempt1);
+  ASSERT_TRUE(sv1.has_value());
+  EXPECT_EQ(sv1->endpoint, "http://rsl-shop-api.default.svc:9000");
+
+  // The Deployment's template, labels and owners are the old version's again; the Service
+  // and the HPA too (the HPA's maxReplicas back to 5).
+  nlohmann::json d = server_->Get("deployments", "default", name);
+  EXPECT_EQ(d["spec"]["template"], d1["spec"]["template"]);
+  EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["command"][2], "--v1");
+  EXPECT_EQ(d["spec"]["selector"], d1["spec"]["selector"]);
+  EXPECT_EQ(d["metadata"]["labels"], d1["metadata"]["labels"]);
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/attempt-id"), attempt1);
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/previous-attempt-id"), "");
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/rollback"), "");
+  const std::vector<std::string> owners1{k8s::RunOwnerName("shop", run1)};
+  EXPECT_EQ(OwnerNames(d), owners1);
+  nlohmann::json svc = server_->Get("services", "default", name);
+  EXPECT_EQ(svc["spec"]["clusterIP"], ip);
+  EXPECT_EQ(OwnerNames(svc), owners1);
+  EXPECT_EQ(AnnotationOf(svc, "rsl.dev/attempt-id"), attempt1);
+  nlohmann::json hpa = server_->Get("horizontalpodautoscalers", "default", name);
+  EXPECT_EQ(hpa["spec"], hpa1["spec"]);
+  EXPECT_EQ(OwnerNames(hpa), owners1);
+
+  // It goes on serving: scaling is reported, and a cancel deletes everything.
+  server_->SetDeploymentReplicas("default", name, 3, 3);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run1).find("ScaledUp: replicas 2 -> 3") != std::string::npos;
+  })) << EventText(run1);
+  ASSERT_TRUE(engine_->Cancel(v1, "test").ok());
+  auto run = engine_->Wait(v1, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run1);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
+  EXPECT_TRUE(server_->List("services", "default").empty());
+  EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
+}
+
+// Cancelling a new version mid-rollout rolls the objects back: the old version serves on.
+TEST_F(K8sEngineTest, CancelledMidRolloutRollsBackToTheServingVersion) {
+  StartEngine();
+  const std::string name = "rsl-shop-api";
+  kubelet_->ReadyDeployments(true);
+  std::string v1 = Submit(kShopYaml);
+  const std::string run1 = store::RunIdFor(v1);
+  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
+      << EventText(run1);
+  const std::string attempt1 = AttemptOf(run1, "api");
+  const nlohmann::json d1 = server_->Get("deployments", "default", name);
+  kubelet_->ReadyDeployments(false);
+  std::string yaml2 = kShopYaml;
+  yaml2.replace(yaml2.find("--v1"), 4, "--v2");
+  std::string v2 = Submit(yaml2);
+  const std::string run2 = store::RunIdFor(v2);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run2).find("in place (rolling update from " + attempt1) != std::string::npos;
+  })) << EventText(run2);
+  ASSERT_TRUE(WaitFor([&] { return backend_->Serving(AttemptOf(run2, "api")).has_value(); }));
+  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
+  auto cancelled = engine_->Wait(v2, 60'000);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ(cancelled->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  ASSERT_TRUE(WaitFor([&] {
+    return EventText(run1).find("RolledBack: the rollout to " + AttemptOf(run2, "api")) !=
+           std::string::npos;
+  })) << EventText(run1);
+  nlohmann::json d = server_->Get("deployments", "default", name);
+  EXPECT_EQ(d["spec"]["template"], d1["spec"]["template"]);
+  EXPECT_EQ(AnnotationOf(d, "rsl.dev/attempt-id"), attempt1);
+  EXPECT_EQ(OwnerNames(d), std::vector<std::string>{k8s::RunOwnerName("shop", run1)});
+  EXPECT_TRUE(server_->Has("services", "default", name));
+  EXPECT_TRUE(server_->Has("horizontalpodautoscalers", "default", name));
+  EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
+  EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
+  ASSERT_TRUE(engine_->Cancel(v1, "test").ok());
+  auto run = engine_->Wait(v1, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run1);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
+}
+
+// Two RSL namespaces mapped onto one Kubernetes namespace keep their serving objects apart,
+// even with equal workload and step names.
+TEST_F(K8sEngineTest, TwoNamespacesOnOneKubernetesNamespaceServeApart) {
+  namespaces_ = {{"team-a", "default"}, {"team-b", "default"}};
+  StartEngine();
+  kubelet_->ReadyDeployments(true);
+  auto in = [](const std::string& ns) {
+    std::string yaml = kShopYaml;
+    yaml.replace(yaml.find("{name: shop}"), 12, "{name: shop, namespace: " + ns + "}");
+    return yaml;
+  };
+  std::string va = Submit(in("team-a"));
+  std::string vb = Submit(in("team-b"));
+  const std::string run_a = store::RunIdFor(va), run_b = store::RunIdFor(vb);
+  for (const auto& run : {run_a, run_b}) {
+    ASSERT_TRUE(WaitFor([&] { return EventText(run).find("ServingReady") != std::string::npos; }))
+        << EventText(run);
+  }
+  const std::string name_a = k8s::ServingObjectName("team-a", "default", "shop", "api");
+  const std::string name_b = k8s::ServingObjectName("team-b", "default", "shop", "api");
+  EXPECT_NE(name_a, name_b);
+  for (const auto& name : {name_a, name_b}) {
+    EXPECT_TRUE(k8s::IsDnsLabel(name)) << name;
+    EXPECT_TRUE(server_->Has("deployments", "default", name)) << name;
+    EXPECT_TRUE(server_->Has("services", "default", name)) << name;
+    EXPECT_TRUE(server_->Has("horizontalpodautoscalers", "default", name)) << name;
+  }
+  EXPECT_EQ(name_a.rfind("rsl-team-a-shop-api-", 0), 0u) << name_a;
+  EXPECT_EQ(server_->List("deployments", "default").size(), 2u);
+  nlohmann::json da = server_->Get("deployments", "default", name_a);
+  nlohmann::json db = server_->Get("deployments", "default", name_b);
+  EXPECT_EQ(AnnotationOf(da, "rsl.dev/attempt-id"), AttemptOf(run_a, "api"));
+  EXPECT_EQ(AnnotationOf(db, "rsl.dev/attempt-id"), AttemptOf(run_b, "api"));
+  EXPECT_EQ(da["spec"]["selector"]["matchLabels"]["rsl.dev/namespace"], "team-a");
+  EXPECT_EQ(db["spec"]["selector"]["matchLabels"]["rsl.dev/namespace"], "team-b");
+  EXPECT_EQ(server_->Get("services", "default", name_b)["spec"]["selector"],
+            db["spec"]["selector"]["matchLabels"]);
+  EXPECT_EQ(backend_->Serving(AttemptOf(run_b, "api"))->endpoint,
+            "http://" + name_b + ".default.svc:9000");
+  // Neither took the other over.
+  EXPECT_EQ(EventText(run_a).find("Superseded"), std::string::npos) << EventText(run_a);
+  EXPECT_EQ(EventText(run_b).find("rolling update"), std::string::npos) << EventText(run_b);
+
+  // Deleting one (cancel) leaves the other serving.
+  ASSERT_TRUE(engine_->Cancel(va, "test").ok());
+  auto run = engine_->Wait(va, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run_a);
+  EXPECT_FALSE(server_->Has("deployments", "default", name_a));
+  EXPECT_FALSE(server_->Has("services", "default", name_a));
+  EXPECT_FALSE(server_->Has("horizontalpodautoscalers", "default", name_a));
+  EXPECT_TRUE(server_->Has("deployments", "default", name_b));
+  EXPECT_TRUE(server_->Has("services", "default", name_b));
+  EXPECT_TRUE(server_->Has("horizontalpodautoscalers", "default", name_b));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Steps(run_b)["api"].phase, spec::StepPhase::kRunning) << EventText(run_b);
+  EXPECT_EQ(EventText(run_b).find("Superseded"), std::string::npos) << EventText(run_b);
+  ASSERT_TRUE(engine_->Cancel(vb, "test").ok());
+  run = engine_->Wait(vb, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run_b);
+  EXPECT_TRUE(server_->List("deployments", "default").empty());
 }
 
 TEST_F(K8sEngineTest, ServingStepNeverReadyFailsAndLeavesNothing) {

@@ -72,15 +72,19 @@ void RunSetContext(const ConfigFlags& flags) {
   bool created = it == file.contexts.end();
   api::Context* c = created ? &file.contexts.emplace_back() : &*it;
   c->name = flags.name;
-  auto set = [](std::string* field, const std::string& value) {
-    if (!value.empty()) *field = value;
+  auto set = [&](const char* flag, std::string* field, const std::string& value) {
+    if (flags.cleared.count(flag)) {
+      field->clear();
+    } else if (!value.empty()) {
+      *field = value;
+    }
   };
-  set(&c->server, flags.server);
-  set(&c->token_file, Absolute(flags.token_file));
-  set(&c->certificate_authority, Absolute(flags.certificate_authority));
-  set(&c->client_certificate, Absolute(flags.client_certificate));
-  set(&c->client_key, Absolute(flags.client_key));
-  set(&c->namespace_, flags.namespace_);
+  set("server", &c->server, flags.server);
+  set("token-file", &c->token_file, Absolute(flags.token_file));
+  set("certificate-authority", &c->certificate_authority, Absolute(flags.certificate_authority));
+  set("client-certificate", &c->client_certificate, Absolute(flags.client_certificate));
+  set("client-key", &c->client_key, Absolute(flags.client_key));
+  set("namespace", &c->namespace_, flags.namespace_);
   Save(file, path);
   std::cout << "Context " << Quote(flags.name) << (created ? " created" : " modified") << " in "
             << path << ".\n";
@@ -126,15 +130,23 @@ void RegisterConfigCommands(CLI::App& app) {
   cmd = config->add_subcommand("set-context",
                                "Create a context, or set the given fields of an existing one");
   cmd->add_option("name", set->name, "the context")->required();
-  cmd->add_option("--server", set->server, "controller URL, e.g. https://rsl.example:7443");
-  cmd->add_option("--token-file", set->token_file,
-                  "file holding the bearer token (the file's path is stored, never the token)");
-  cmd->add_option("--certificate-authority", set->certificate_authority,
-                  "PEM file of the CAs an https server is checked against");
-  cmd->add_option("--client-certificate", set->client_certificate,
-                  "mutual TLS: PEM client certificate (with --client-key)");
-  cmd->add_option("--client-key", set->client_key, "PEM private key of --client-certificate");
-  cmd->add_option("-n,--namespace", set->namespace_, "namespace the context's commands use");
+  // Given empty (`--namespace ""`), a field is cleared.
+  auto field = [&](const std::string& names, std::string* value, const std::string& help) {
+    std::string flag = names.substr(names.rfind("--") + 2);
+    cmd->add_option(names, *value, help + " (\"\" clears it)")
+        ->each([set, flag](const std::string& v) {
+          if (v.empty()) set->cleared.insert(flag);
+        });
+  };
+  field("--server", &set->server, "controller URL, e.g. https://rsl.example:7443");
+  field("--token-file", &set->token_file,
+        "file holding the bearer token (the file's path is stored, never the token)");
+  field("--certificate-authority", &set->certificate_authority,
+        "PEM file of the CAs an https server is checked against");
+  field("--client-certificate", &set->client_certificate,
+        "mutual TLS: PEM client certificate (with --client-key)");
+  field("--client-key", &set->client_key, "PEM private key of --client-certificate");
+  field("-n,--namespace", &set->namespace_, "namespace the context's commands use");
   Bind(cmd, set, &RunSetContext);
 
   auto current = std::make_shared<ConfigFlags>();

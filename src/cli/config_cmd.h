@@ -7,15 +7,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <set>
 #include <string>
 
 #include "api/client_contexts.h"
 
 namespace rsl::cli {
 
-//! A command's context name and (set-context) the fields to set; empty ones keep the
-//! context's value. The same fields as a context of the file.
-using ConfigFlags = api::Context;
+//! A command's context name and (set-context) the fields to set: the same fields as a context
+//! of the file. A field not given keeps the context's value; one given empty
+//! (`--namespace ""`, as kubectl's set-context) is cleared: its flag name is in `cleared`.
+struct ConfigFlags : api::Context {
+  std::set<std::string> cleared;
+};
 
 //! A table CURRENT NAME SERVER NAMESPACE, `*` in the current context's row.
 void RunGetContexts(const ConfigFlags& flags);

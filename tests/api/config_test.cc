@@ -129,6 +129,34 @@ TEST_F(ConfigTest, ControllerFromAConfigFileAndSeedctlThroughContexts) {
   EXPECT_EQ(c_.Terminate(), 0);
 }
 
+// set-context changes only the fields it is given; a field given empty is cleared (kubectl's
+// `set-context --namespace=""`), the others are kept.
+TEST_F(ConfigTest, SetContextClearsAFieldGivenEmptyAndKeepsTheOthers) {
+  const std::string token = home_ + "/t.token";
+  WriteText(token, "x\n");
+  ASSERT_EQ(Seedctl({"config", "set-context", "c", "--server", "https://rsl.example:7443",
+                     "--token-file", token, "-n", "risk"})
+                .exit_code,
+            0);
+  const std::string file = home_ + "/.config/rsl/config.yaml";
+  std::string before = ReadText(file);
+  EXPECT_NE(before.find("namespace: risk"), std::string::npos) << before;
+  CmdResult cleared = Seedctl({"config", "set-context", "c", "--namespace", ""});
+  ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+  EXPECT_EQ(cleared.out, "Context \"c\" modified in " + file + ".\n");
+  std::string after = ReadText(file);
+  EXPECT_EQ(after.find("risk"), std::string::npos) << after;
+  EXPECT_NE(after.find("server: https://rsl.example:7443"), std::string::npos) << after;
+  EXPECT_NE(after.find(token), std::string::npos) << after;
+  // Not given at all: kept.
+  ASSERT_EQ(Seedctl({"config", "set-context", "c", "--server", "https://other:7443"}).exit_code, 0);
+  after = ReadText(file);
+  EXPECT_NE(after.find("server: https://other:7443"), std::string::npos) << after;
+  EXPECT_NE(after.find(token), std::string::npos) << after;
+  CmdResult list = Seedctl({"config", "get-contexts"});
+  EXPECT_NE(list.out.find("https://other:7443"), std::string::npos) << list.out;
+}
+
 TEST_F(ConfigTest, AnUnknownKeyStopsTheController) {
   WriteText(config_, "listen: 127.0.0.1:0\nstateDir: ../state\nretainVersion: 10\n");
   c_.UseConfigFile(config_);

@@ -135,6 +135,14 @@ class FakeKubelet {
       env.push_back(e["name"].get<std::string>() + "=" + v);
     }
     std::vector<std::string> argv = c["command"];
+    // Built before fork: the child of a threaded process must not allocate (a lock another
+    // thread held at the fork, e.g. malloc's, stays locked in the child, which then hangs:
+    // its Pod stayed Running forever, now and then, under load).
+    std::vector<char*> a, en;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : env) en.push_back(s.data());
+    en.push_back(nullptr);
     int fds[2];
     if (::pipe(fds) != 0) return;
     pid_t pid = ::fork();
@@ -145,11 +153,6 @@ class FakeKubelet {
       ::close(fds[0]);
       ::close(fds[1]);
       if (::chdir(work.c_str()) != 0) _exit(126);
-      std::vector<char*> a, en;
-      for (auto& s : argv) a.push_back(s.data());
-      a.push_back(nullptr);
-      for (auto& s : env) en.push_back(s.data());
-      en.push_back(nullptr);
       ::execvpe(a[0], a.data(), en.data());
       _exit(127);
     }

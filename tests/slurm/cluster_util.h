@@ -68,6 +68,13 @@ inline std::string ClusterDiagnostics() {
          "--- processes\n" +
          Sh("ps -eo pid,ppid,pgid,stat,etime,args | grep -E 'slurmstepd|job.sh|rsl|sleep' | "
             "grep -v grep | head -30") +
+         // A job RUNNING with no process of its own: where its slurmstepd waits (seen once:
+         // stuck right after its cgroup set-up, the batch script never started).
+         "--- slurmstepd threads (wchan, then gdb backtraces)\n" +
+         Sh("for p in $(pgrep -x slurmstepd); do echo \"slurmstepd $p: $(tr '\\0' ' ' < "
+            "/proc/$p/cmdline)\"; for t in /proc/$p/task/*; do echo \"  $(basename $t) "
+            "$(cat $t/comm) $(cat $t/wchan)\"; done; timeout 20 gdb -p $p -batch -ex "
+            "'thread apply all bt' 2>/dev/null | grep -E '^(Thread|#)' | head -40; done 2>&1") +
          "--- slurmctld.log\n" + Sh("grep -v -e pmix -e MPI: " + log + "slurmctld.log | tail -25") +
          "--- slurmd logs\n" +
          Sh("for n in n1 n2 n3; do echo \"[$n]\"; grep -v -e pmix -e MPI: " + log +

@@ -125,7 +125,7 @@ TEST_F(SlurmClusterTest, FraudStructureRunsToSucceeded) {
   for (auto* s : {&ingest, &pre, &train}) {
     ASSERT_TRUE(backend_->Launch(*s).ok());
     auto e = rec_.WaitExit(s->attempt_id, 60);
-    ASSERT_TRUE(e.has_value()) << s->step;
+    ASSERT_TRUE(e.has_value()) << s->step << " did not end within 60 s\n" << ClusterDiagnostics();
     EXPECT_EQ(e->kind, ExitKind::kSucceeded) << s->step << ": " << e->message << "\n"
                                              << ReadFile(s->log_path).value();
   }
@@ -135,7 +135,7 @@ TEST_F(SlurmClusterTest, FraudStructureRunsToSucceeded) {
   EXPECT_EQ(*metrics, "{\"auc\": 0.95}");
   ASSERT_TRUE(backend_->Launch(validate).ok());
   auto e = rec_.WaitExit(validate.attempt_id, 60);
-  ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e.has_value()) << ClusterDiagnostics();
   EXPECT_EQ(e->kind, ExitKind::kSucceeded);
 
   EXPECT_EQ(*ReadFile(dir_ + "/runs/ingest/1/out/rows"), "rows=100\n");
@@ -157,7 +157,7 @@ TEST_F(SlurmClusterTest, ExitCodeAndEnvironmentAreTheStepsOwn) {
   s.env["ODD"] = "a b\nc'd";
   ASSERT_TRUE(backend_->Launch(s).ok());
   auto e = rec_.WaitExit(s.attempt_id, 60);
-  ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e.has_value()) << ClusterDiagnostics();
   EXPECT_EQ(e->kind, ExitKind::kFailed);
   EXPECT_EQ(e->exit_code, 3);
   std::string log = *ReadFile(s.log_path);
@@ -183,7 +183,7 @@ TEST_F(SlurmClusterTest, CapabilityOnlySomeNodesHaveLandsThere) {
   for (auto& s : specs) ASSERT_TRUE(backend_->Launch(s).ok());
   for (auto& s : specs) {
     auto e = rec_.WaitExit(s.attempt_id, 90);
-    ASSERT_TRUE(e.has_value()) << s.step;
+    ASSERT_TRUE(e.has_value()) << s.step << " did not end in time\n" << ClusterDiagnostics();
     EXPECT_EQ(e->kind, ExitKind::kSucceeded);
     if (s.capabilities[0] == "tensor_core") {
       EXPECT_EQ(e->node, "n1") << s.step;
@@ -221,7 +221,7 @@ TEST_F(SlurmClusterTest, StepPastItsTimeLimitIsTimedOut) {
   auto t0 = Clock::now();
   backend_->Stop(s.attempt_id, 1000, /*timed_out=*/true);
   auto e = rec_.WaitExit(s.attempt_id, 30);
-  ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e.has_value()) << ClusterDiagnostics();
   EXPECT_EQ(e->kind, ExitKind::kTimedOut);
   EXPECT_LT(Seconds(t0, rec_.ExitAt(s.attempt_id)), 10.0);
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
@@ -237,7 +237,8 @@ TEST_F(SlurmClusterTest, StepPastItsSlurmTimeLimitIsTimedOutBySlurm) {
   ASSERT_TRUE(rec_.WaitStarted(s.attempt_id, 30).has_value());
   auto started = rec_.StartedAt(s.attempt_id);
   auto e = rec_.WaitExit(s.attempt_id, 150);
-  ASSERT_TRUE(e.has_value()) << "Slurm did not end the job within 150 s of its 1 minute limit";
+  ASSERT_TRUE(e.has_value()) << "Slurm did not end the job within 150 s of its 1 minute limit\n"
+                             << ClusterDiagnostics();
   double after_s = Seconds(started, rec_.ExitAt(s.attempt_id));
   std::printf("Slurm --time=1: job ended %.1f s after it started running\n", after_s);
   EXPECT_EQ(e->kind, ExitKind::kTimedOut) << e->message;
@@ -257,7 +258,7 @@ TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {
   for (auto& s : specs) backend_->Stop(s.attempt_id, 1000, false);
   for (auto& s : specs) {
     auto e = rec_.WaitExit(s.attempt_id, 30);
-    ASSERT_TRUE(e.has_value()) << s.step;
+    ASSERT_TRUE(e.has_value()) << s.step << " did not end in time\n" << ClusterDiagnostics();
     EXPECT_EQ(e->kind, ExitKind::kCancelled) << s.step;
   }
   EXPECT_EQ(Sh("squeue -h -t PD,R,CG,S -o %A"), "");

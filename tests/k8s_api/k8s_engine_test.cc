@@ -119,6 +119,19 @@ class K8sEngineTest : public DoubleTest {
     return n;
   }
 
+  //! Whether an event of run `run_id` mentions `text` within WaitFor's time.
+  bool WaitForEvent(const std::string& run_id, const std::string& text) {
+    return WaitFor([&] { return EventText(run_id).find(text) != std::string::npos; });
+  }
+
+  //! Cancels workload `id` and waits for its run to end Cancelled.
+  void CancelAndExpectCancelled(const std::string& id) {
+    ASSERT_TRUE(engine_->Cancel(id, "test").ok());
+    auto run = engine_->Wait(id, 60'000);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(store::RunIdFor(id));
+  }
+
   //! The step's attempt id of `run_id` (its newest attempt).
   std::string AttemptOf(const std::string& run_id, const std::string& step) {
     return Steps(run_id)[step].attempt_id;
@@ -307,10 +320,7 @@ spec:
       command: ["sleep", "300"]
 )yaml");
   ASSERT_TRUE(WaitFor([&] { return RunningPods() == 1; }));
-  ASSERT_TRUE(engine_->Cancel(id, "test").ok());
-  auto run = engine_->Wait(id, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run->id);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(id));
   EXPECT_EQ(LivePods(), 0);
   EXPECT_TRUE(server_->last_delete_options().contains("gracePeriodSeconds"))
       << server_->last_delete_options().dump();
@@ -500,10 +510,7 @@ TEST_F(K8sEngineTest, ServingStepIsADeploymentServiceAndHpaUntilCancelled) {
   }));
 
   // Cancel deletes the three objects and ends the attempt.
-  ASSERT_TRUE(engine_->Cancel(id, "test").ok());
-  auto run = engine_->Wait(id, 60'000);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run->id);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(id));
   EXPECT_TRUE(server_->List("deployments", "default").empty());
   EXPECT_TRUE(server_->List("services", "default").empty());
   EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
@@ -531,8 +538,7 @@ TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadSupersedesTheOldOnlyOnceReady)
   kubelet_->ReadyDeployments(true);
   std::string v1 = Submit(kShopYaml);
   const std::string run1 = store::RunIdFor(v1);
-  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
-      << EventText(run1);
+  ASSERT_TRUE(WaitForEvent(run1, "ServingReady")) << EventText(run1);
   const std::string attempt1 = AttemptOf(run1, "api");
   kubelet_->ReadyDeployments(false);  // from now on the test moves the rollout
   std::string yaml2 = kShopYaml;
@@ -614,10 +620,7 @@ TEST_F(K8sEngineTest, NewVersionOfAServingWorkloadSupersedesTheOldOnlyOnceReady)
   EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["command"][2], "--v2");
   EXPECT_EQ(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
   EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
-  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
-  auto run = engine_->Wait(v2, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(v2));
   EXPECT_TRUE(server_->List("deployments", "default").empty());
   EXPECT_TRUE(server_->List("services", "default").empty());
 }
@@ -630,8 +633,7 @@ TEST_F(K8sEngineTest, RestartMidRolloutResumesFromTheDeploymentsAnnotations) {
   kubelet_->ReadyDeployments(true);
   std::string v1 = Submit(kShopYaml);
   const std::string run1 = store::RunIdFor(v1);
-  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
-      << EventText(run1);
+  ASSERT_TRUE(WaitForEvent(run1, "ServingReady")) << EventText(run1);
   const std::string attempt1 = AttemptOf(run1, "api");
   kubelet_->ReadyDeployments(false);
   std::string yaml2 = kShopYaml;
@@ -662,10 +664,7 @@ TEST_F(K8sEngineTest, RestartMidRolloutResumesFromTheDeploymentsAnnotations) {
     return OwnerNames(server_->Get("deployments", "default", name)) ==
            std::vector<std::string>{k8s::RunOwnerName("shop", run2)};
   }));
-  ASSERT_TRUE(engine_->Cancel(v2, "test").ok());
-  auto run = engine_->Wait(v2, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run2);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(v2));
   EXPECT_TRUE(server_->List("deployments", "default").empty());
 }
 
@@ -677,8 +676,7 @@ TEST_F(K8sEngineTest, NewVersionNeverReadyRollsBackAndTheOldKeepsServing) {
   kubelet_->ReadyDeployments(true);
   std::string v1 = Submit(kShopYaml);
   const std::string run1 = store::RunIdFor(v1);
-  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
-      << EventText(run1);
+  ASSERT_TRUE(WaitForEvent(run1, "ServingReady")) << EventText(run1);
   const std::string attempt1 = AttemptOf(run1, "api");
   const nlohmann::json d1 = server_->Get("deployments", "default", name);
   const nlohmann::json hpa1 = server_->Get("horizontalpodautoscalers", "default", name);
@@ -748,10 +746,7 @@ TEST_F(K8sEngineTest, NewVersionNeverReadyRollsBackAndTheOldKeepsServing) {
   ASSERT_TRUE(WaitFor([&] {
     return EventText(run1).find("ScaledUp: replicas 2 -> 3") != std::string::npos;
   })) << EventText(run1);
-  ASSERT_TRUE(engine_->Cancel(v1, "test").ok());
-  auto run = engine_->Wait(v1, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run1);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(v1));
   EXPECT_TRUE(server_->List("deployments", "default").empty());
   EXPECT_TRUE(server_->List("services", "default").empty());
   EXPECT_TRUE(server_->List("horizontalpodautoscalers", "default").empty());
@@ -764,8 +759,7 @@ TEST_F(K8sEngineTest, CancelledMidRolloutRollsBackToTheServingVersion) {
   kubelet_->ReadyDeployments(true);
   std::string v1 = Submit(kShopYaml);
   const std::string run1 = store::RunIdFor(v1);
-  ASSERT_TRUE(WaitFor([&] { return EventText(run1).find("ServingReady") != std::string::npos; }))
-      << EventText(run1);
+  ASSERT_TRUE(WaitForEvent(run1, "ServingReady")) << EventText(run1);
   const std::string attempt1 = AttemptOf(run1, "api");
   const nlohmann::json d1 = server_->Get("deployments", "default", name);
   kubelet_->ReadyDeployments(false);
@@ -793,10 +787,7 @@ TEST_F(K8sEngineTest, CancelledMidRolloutRollsBackToTheServingVersion) {
   EXPECT_TRUE(server_->Has("horizontalpodautoscalers", "default", name));
   EXPECT_EQ(Steps(run1)["api"].phase, spec::StepPhase::kRunning) << EventText(run1);
   EXPECT_EQ(EventText(run1).find("Superseded"), std::string::npos) << EventText(run1);
-  ASSERT_TRUE(engine_->Cancel(v1, "test").ok());
-  auto run = engine_->Wait(v1, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run1);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(v1));
   EXPECT_TRUE(server_->List("deployments", "default").empty());
 }
 
@@ -815,8 +806,7 @@ TEST_F(K8sEngineTest, TwoNamespacesOnOneKubernetesNamespaceServeApart) {
   std::string vb = Submit(in("team-b"));
   const std::string run_a = store::RunIdFor(va), run_b = store::RunIdFor(vb);
   for (const auto& run : {run_a, run_b}) {
-    ASSERT_TRUE(WaitFor([&] { return EventText(run).find("ServingReady") != std::string::npos; }))
-        << EventText(run);
+    ASSERT_TRUE(WaitForEvent(run, "ServingReady")) << EventText(run);
   }
   const std::string name_a = k8s::ServingObjectName("team-a", "default", "shop", "api");
   const std::string name_b = k8s::ServingObjectName("team-b", "default", "shop", "api");
@@ -844,10 +834,7 @@ TEST_F(K8sEngineTest, TwoNamespacesOnOneKubernetesNamespaceServeApart) {
   EXPECT_EQ(EventText(run_b).find("rolling update"), std::string::npos) << EventText(run_b);
 
   // Deleting one (cancel) leaves the other serving.
-  ASSERT_TRUE(engine_->Cancel(va, "test").ok());
-  auto run = engine_->Wait(va, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run_a);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(va));
   EXPECT_FALSE(server_->Has("deployments", "default", name_a));
   EXPECT_FALSE(server_->Has("services", "default", name_a));
   EXPECT_FALSE(server_->Has("horizontalpodautoscalers", "default", name_a));
@@ -857,10 +844,7 @@ TEST_F(K8sEngineTest, TwoNamespacesOnOneKubernetesNamespaceServeApart) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(Steps(run_b)["api"].phase, spec::StepPhase::kRunning) << EventText(run_b);
   EXPECT_EQ(EventText(run_b).find("Superseded"), std::string::npos) << EventText(run_b);
-  ASSERT_TRUE(engine_->Cancel(vb, "test").ok());
-  run = engine_->Wait(vb, 60'000);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->phase, spec::RunPhase::kCancelled) << EventText(run_b);
+  ASSERT_NO_FATAL_FAILURE(CancelAndExpectCancelled(vb));
   EXPECT_TRUE(server_->List("deployments", "default").empty());
 }
 

@@ -35,6 +35,19 @@ MUNGE_SOCK=$BASE/munge/munge.socket
 
 log() { echo "[slurm-cluster] $*" >&2; }
 
+# Runs a daemon without the caller's file descriptors beyond 0-2: munged keeps what it
+# inherits, so a cluster started under `flock /tmp/rsl-cluster.lock ...` held that lock for
+# as long as munged ran, and every later `flock` on it waited forever.
+no_fds() {
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec "$@"
+  )
+}
+
 do_install() {
   export DEBIAN_FRONTEND=noninteractive
   # Without systemd (or with policy-rc.d) the packages do not auto-start their daemons.
@@ -134,7 +147,7 @@ start_munge() {
   mkdir -p "$BASE/munge"; chmod 755 "$BASE/munge"
   [ -s "$BASE/munge/munge.key" ] || mungekey -c -k "$BASE/munge/munge.key"
   chmod 600 "$BASE/munge/munge.key"
-  munged -S "$MUNGE_SOCK" --key-file="$BASE/munge/munge.key" \
+  no_fds munged -S "$MUNGE_SOCK" --key-file="$BASE/munge/munge.key" \
          --log-file="$BASE/munge/munged.log" --pid-file="$BASE/munge/munged.pid" \
          --seed-file="$BASE/munge/munged.seed" --num-threads=4 </dev/null >/dev/null 2>&1
   munge -S "$MUNGE_SOCK" -n | unmunge -S "$MUNGE_SOCK" >/dev/null
@@ -164,7 +177,7 @@ do_start() {
   start_munge
   rm -rf "$BASE/state"/* "$BASE/log/jobcomp.txt"   # fresh cluster each time (job ids restart at 1)
   slurmctld -c </dev/null >/dev/null 2>&1        # daemonizes; -c = ignore saved state
-  for n in $NODES; do slurmd -N "$n" </dev/null >/dev/null 2>&1; done
+  for n in $NODES; do no_fds slurmd -N "$n" </dev/null >/dev/null 2>&1; done
   wait_ready
   log "cluster up in $((SECONDS - t0))s; export SLURM_CONF=$SLURM_CONF"
   sinfo -N -o '%N %T %c %m %f %G' >&2
@@ -173,7 +186,7 @@ do_start() {
 # start_node NAME: restarts one slurmd (after a test killed it).
 do_start_node() {
   # No inherited stdio: a caller reading our output to EOF must not wait for the daemon.
-  slurmd -N "$1" </dev/null >/dev/null 2>&1
+  no_fds slurmd -N "$1" </dev/null >/dev/null 2>&1
 }
 
 # stop-ctld / start-ctld: a slurmctld outage (tests); the restart keeps its saved state, so
@@ -189,7 +202,7 @@ do_stop_ctld() {
 
 do_start_ctld() {
   running && return 0
-  slurmctld </dev/null >/dev/null 2>&1
+  no_fds slurmctld </dev/null >/dev/null 2>&1
   for _ in $(seq 1 100); do scontrol ping >/dev/null 2>&1 && return 0; sleep 0.1; done
   log "slurmctld did not answer after 10 s"; return 1
 }

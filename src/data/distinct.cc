@@ -12,6 +12,10 @@
 #include "base/codes.h"
 #include "base/file.h"
 
+// xxHash's XXH3 inlined (Debian's libxxhash-dev header): no library to link or to depend on.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace rsl::data {
 namespace {
 
@@ -26,22 +30,60 @@ inline uint64_t Load64(const char* p) {
 
 int PartitionOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kPartitionBits)); }
 
+// Counts the distinct values among `values`, and appends each value seen more than once to
+// *repeated (sorted and unique on return). A radix pass first splits the values by 8 bits of
+// a multiplicative mix into 256 buckets of a few hundred to a few thousand values; each bucket
+// is then counted in an open-addressing set small enough for the first-level cache. This is
+// about three times faster than sorting the partition (bench/README.md, Parquet profile).
+int64_t CountDistinct(const std::vector<uint64_t>& values, std::vector<uint64_t>* repeated) {
+  constexpr int kBucketBits = 8;
+  constexpr int kBuckets = 1 << kBucketBits;
+  auto mix = [](uint64_t x) { return x * 0x9e3779b97f4a7c15ull; };
+  std::vector<uint32_t> start(kBuckets + 1, 0);
+  for (uint64_t v : values) start[(mix(v) >> (64 - kBucketBits)) + 1]++;
+  for (int b = 0; b < kBuckets; b++) start[b + 1] += start[b];
+  std::vector<uint64_t> sorted(values.size());
+  {
+    std::vector<uint32_t> at(start.begin(), start.end() - 1);
+    for (uint64_t v : values) sorted[at[mix(v) >> (64 - kBucketBits)]++] = v;
+  }
+  int64_t distinct = 0;
+  std::vector<uint64_t> table;
+  for (int b = 0; b < kBuckets; b++) {
+    const uint32_t lo = start[b], hi = start[b + 1];
+    if (lo == hi) continue;
+    int bits = 4;
+    while ((size_t{1} << bits) < 2 * size_t{hi - lo}) bits++;
+    const size_t mask = (size_t{1} << bits) - 1;
+    table.assign(size_t{1} << bits, 0);
+    bool zero = false;  // 0 marks an empty slot: the value 0 is tracked apart
+    for (uint32_t i = lo; i < hi; i++) {
+      const uint64_t v = sorted[i];
+      if (v == 0) {
+        if (zero) repeated->push_back(0);
+        distinct += zero ? 0 : 1;
+        zero = true;
+        continue;
+      }
+      // The slot from the mix's bits below the bucket's, so a bucket's values spread.
+      size_t slot = (mix(v) >> (64 - kBucketBits - bits)) & mask;
+      while (table[slot] != 0 && table[slot] != v) slot = (slot + 1) & mask;
+      if (table[slot] == v) {
+        repeated->push_back(v);
+      } else {
+        table[slot] = v;
+        distinct++;
+      }
+    }
+  }
+  std::sort(repeated->begin(), repeated->end());
+  repeated->erase(std::unique(repeated->begin(), repeated->end()), repeated->end());
+  return distinct;
+}
+
 }  // namespace
 
-uint64_t HashBytes(std::string_view bytes) {
-  // 8 bytes at a time with a strong 64-bit mix; tail bytes folded with the length.
-  const char* p = bytes.data();
-  size_t n = bytes.size();
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
-  while (n >= 8) {
-    h = MixInt(h ^ Load64(p)) + 0x9e3779b97f4a7c15ull;
-    p += 8;
-    n -= 8;
-  }
-  uint64_t tail = 0;
-  if (n > 0) std::memcpy(&tail, p, n);
-  return MixInt(h ^ tail ^ (static_cast<uint64_t>(n) << 56));
-}
+uint64_t HashBytes(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 void KeyCollector::AddString(std::string_view key) {
   uint64_t h = HashBytes(key);
@@ -164,15 +206,13 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
       const auto& h = c->parts_[p].hashes;
       all.insert(all.end(), h.begin(), h.end());
     }
-    std::sort(all.begin(), all.end());
-    for (size_t i = 0; i < all.size(); i++) {
-      if (i == 0 || all[i] != all[i - 1]) distinct++;
-    }
+    std::vector<uint64_t> repeated;
+    distinct = CountDistinct(all, &repeated);
     return distinct;
   }
-  // Entries are (hash, pointer to [u32 len][bytes]). Sorting the 8-byte hashes alone is about
-  // twice as fast as sorting (hash, pointer) pairs; only hashes that occur more than once (rare:
-  // real duplicates or 64-bit collisions) need their keys compared.
+  // Entries are (hash, pointer to [u32 len][bytes]). The 8-byte hashes are counted alone;
+  // only hashes that occur more than once (rare: real duplicates or 64-bit collisions) need
+  // their keys compared.
   auto for_each = [&](auto&& fn) {
     for (size_t off = 0; off + 12 <= spilled.size();) {
       uint32_t len;
@@ -189,15 +229,8 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
   };
   std::vector<uint64_t> hashes;
   for_each([&](uint64_t h, const char*) { hashes.push_back(h); });
-  std::sort(hashes.begin(), hashes.end());
   std::vector<uint64_t> repeated;  // hashes seen more than once, sorted
-  for (size_t i = 0; i < hashes.size();) {
-    size_t j = i + 1;
-    while (j < hashes.size() && hashes[j] == hashes[i]) j++;
-    distinct++;
-    if (j - i > 1) repeated.push_back(hashes[i]);
-    i = j;
-  }
+  distinct = CountDistinct(hashes, &repeated);
   if (repeated.empty()) return distinct;
   std::vector<uint64_t>().swap(hashes);
   std::vector<std::pair<uint64_t, std::string_view>> ties;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
 #include <thread>
 
 namespace rsl::data {
@@ -59,6 +61,45 @@ TEST(Distinct, EmptyAndBinaryKeys) {
   auto n = counter.Count(1);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 3);
+}
+
+// The count against std::set's on random keys with many repeats, from a few keys to far more
+// than one partition's bucket holds: ints around 0 (0 is the counting table's empty mark),
+// multiples of a power of two (the same low bits) and strings.
+TEST(Distinct, MatchesASetOnRandomKeysWithRepeats) {
+  std::mt19937_64 rng(17);
+  for (int n : {1, 7, 300, 5000, 50000}) {
+    DistinctCounter ints(false);
+    DistinctCounter strings(true);
+    KeyCollector* ci = ints.NewCollector();
+    KeyCollector* cs = strings.NewCollector();
+    std::set<int64_t> want_ints;
+    std::set<std::string> want_strings;
+    for (int i = 0; i < n; i++) {
+      int64_t k;
+      switch (rng() % 3) {
+        case 0:
+          k = static_cast<int64_t>(rng() % 64) - 32;
+          break;  // near 0, repeated
+        case 1:
+          k = static_cast<int64_t>(rng() % (n + 1)) << 20;
+          break;  // low bits all 0
+        default:
+          k = static_cast<int64_t>(rng() % (4 * n + 1));
+          break;
+      }
+      ci->AddInt(k);
+      want_ints.insert(k);
+      std::string s = "key-" + std::to_string(k % (n / 2 + 1));
+      cs->AddString(s);
+      want_strings.insert(s);
+    }
+    auto got_ints = ints.Count(2);
+    auto got_strings = strings.Count(2);
+    ASSERT_TRUE(got_ints.ok() && got_strings.ok());
+    EXPECT_EQ(*got_ints, static_cast<int64_t>(want_ints.size())) << "n=" << n;
+    EXPECT_EQ(*got_strings, static_cast<int64_t>(want_strings.size())) << "n=" << n;
+  }
 }
 
 }  // namespace

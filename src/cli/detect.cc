@@ -156,31 +156,43 @@ void DetectKube(const DetectInput& in, Detection* d) {
   std::string path;
   std::string kubeconfig = Var(in, "KUBECONFIG");
   if (!kubeconfig.empty()) {
+    // Every file of the list, merged as kubectl merges them (k8s::LoadKubeconfigList); the
+    // config file gets the list of those that exist.
+    std::vector<std::string> listed, present;
     for (const auto& p : Split(kubeconfig, ':')) {
-      if (!p.empty()) {
-        path = Absolute(in, p);
-        break;
-      }
+      if (p.empty()) continue;
+      std::string abs = Absolute(in, p);
+      if (std::find(listed.begin(), listed.end(), abs) != listed.end()) continue;
+      listed.push_back(abs);
+      if (in.env->PathExists(abs)) present.push_back(abs);
     }
-    k.tried.push_back("$KUBECONFIG (" + path + ")");
-    if (!path.empty() && !in.env->PathExists(path)) {
-      k.error = "KUBECONFIG names " + path + ", which does not exist";
+    k.tried.push_back("$KUBECONFIG (" + Join(listed, ":") + ")");
+    if (present.empty()) {
+      k.error = listed.size() == 1
+                    ? "KUBECONFIG names " + listed[0] + ", which does not exist"
+                    : "KUBECONFIG names " + Join(listed, ", ") + ", none of which exists";
       return;
     }
+    path = Join(present, ":");
   } else if (!Var(in, "HOME").empty()) {
     std::string home_config = Var(in, "HOME") + "/.kube/config";
     k.tried.push_back(Tilde(in, home_config));
     if (IsFile(in.env, home_config)) path = home_config;
   }
   if (!path.empty()) {
-    auto text = in.env->ReadFile(path);
-    if (!text.ok()) {
-      k.error = text.error().ToString();
-      d->warnings.push_back(text.error());
-      return;
+    Result<k8s::Connection> conn = Error(codes::kInternal, "");
+    if (path.find(':') != std::string::npos && !in.env->PathExists(path)) {
+      conn = k8s::LoadKubeconfigList(path);
+    } else {
+      auto text = in.env->ReadFile(path);
+      if (!text.ok()) {
+        k.error = text.error().ToString();
+        d->warnings.push_back(text.error());
+        return;
+      }
+      conn = k8s::ParseKubeconfig(*text, path);
     }
     k.source = path;
-    auto conn = k8s::ParseKubeconfig(*text, path);
     if (!conn.ok()) {
       k.error = conn.error().ToString();
       d->warnings.push_back(conn.error());

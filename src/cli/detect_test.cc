@@ -190,13 +190,23 @@ TEST_F(DetectTest, KubeconfigWithACurrentContextIsTheK8sBackend) {
 }
 
 TEST_F(DetectTest, KubeconfigVariableComesFirst) {
-  dir_.Write("home/.kube/config", "not: [a kubeconfig");
+  // KUBECONFIG's files are merged as kubectl merges them: the first current-context wins, and
+  // the config file gets the list of the files that exist.
+  std::string home =
+      dir_.Write("home/.kube/config",
+                 "current-context: other\n"
+                 "contexts: [{name: other, context: {cluster: kind, user: alice}}]\n");
   std::string path = dir_.Write("k/first", kKubeconfig);
-  in_.vars["KUBECONFIG"] = path + ":" + dir_ / "home/.kube/config";
+  in_.vars["KUBECONFIG"] = path + ":" + dir_ / "k/missing" + ":" + home;
   ControllerFlags f;
   DetectYaml(&f);
-  EXPECT_EQ(f.runtime.backend_options.kubeconfig, path);
+  EXPECT_EQ(f.runtime.backend_options.kubeconfig, path + ":" + home);
+  EXPECT_EQ(last_.kube.context, "dev");
   EXPECT_TRUE(last_.warnings.empty());
+  // A broken file of the list is the list's error, at its place.
+  dir_.Write("home/.kube/config", "not: [a kubeconfig");
+  Detection broken = Detect(in_);
+  EXPECT_NE(broken.kube.error.find(home), std::string::npos) << broken.kube.error;
 
   // A relative one is from the directory detect runs in, and written absolute (the config
   // file takes relative paths from its own directory).
@@ -210,6 +220,9 @@ TEST_F(DetectTest, KubeconfigVariableComesFirst) {
   Detection d = Detect(in_);
   EXPECT_EQ(d.backend, "local");
   EXPECT_EQ(d.kube.error, "KUBECONFIG names " + dir_ / "k/missing" + ", which does not exist");
+  in_.vars["KUBECONFIG"] = dir_ / "k/missing" + ":" + dir_ / "k/gone";
+  EXPECT_EQ(Detect(in_).kube.error, "KUBECONFIG names " + dir_ / "k/missing" + ", " +
+                                        dir_ / "k/gone" + ", none of which exists");
 }
 
 TEST_F(DetectTest, BrokenKubeconfigIsAWarningWithItsPlace) {

@@ -6,8 +6,10 @@
 #include <openssl/x509.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -135,53 +137,96 @@ std::string Connection::Describe() const {
 
 namespace {
 
-Result<Connection> ParseRoot(const YAML::Node& root, const std::string& file,
-                             const std::string& context);
-
-}  // namespace
-
-Result<Connection> ParseKubeconfig(const std::string& yaml, const std::string& file,
-                                   const std::string& context) {
+// One kubeconfig file, parsed. A list of them is merged as kubectl merges KUBECONFIG's files:
+// the first file that sets current-context gives it, and a context, cluster or user is taken
+// from the first file that defines its name (its relative paths from that file's directory).
+struct Doc {
   YAML::Node root;
+  std::string file;
+};
+
+Result<Connection> ParseDocs(const std::vector<Doc>& docs, const std::string& context);
+
+Result<Doc> LoadDoc(const std::string& yaml, const std::string& file) {
+  Doc d;
+  d.file = file;
   try {
-    root = YAML::Load(yaml);
+    d.root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
     SourcePos pos{file, e.mark.line >= 0 ? e.mark.line + 1 : 0,
                   e.mark.column >= 0 ? e.mark.column + 1 : 0};
     return Error(codes::kKubeconfigInvalid, "not YAML: " + e.msg).At(pos);
   }
+  return d;
+}
+
+Result<Connection> Parse(const std::vector<Doc>& docs, const std::string& context) {
   try {
-    return ParseRoot(root, file, context);
+    return ParseDocs(docs, context);
   } catch (const YAML::Exception& e) {
     // A shape the checks below did not foresee (yaml-cpp throws on a bad subscript).
-    SourcePos pos{file, e.mark.line >= 0 ? e.mark.line + 1 : 0,
+    SourcePos pos{docs.empty() ? std::string() : docs.front().file,
+                  e.mark.line >= 0 ? e.mark.line + 1 : 0,
                   e.mark.column >= 0 ? e.mark.column + 1 : 0};
     return Error(codes::kKubeconfigInvalid, "unexpected structure: " + e.msg).At(pos);
   }
 }
 
+}  // namespace
+
+Result<Connection> ParseKubeconfig(const std::string& yaml, const std::string& file,
+                                   const std::string& context) {
+  auto doc = LoadDoc(yaml, file);
+  if (!doc.ok()) return doc.error();
+  return Parse({std::move(*doc)}, context);
+}
+
 namespace {
 
-Result<Connection> ParseRoot(const YAML::Node& root, const std::string& file,
-                             const std::string& context) {
-  if (!root.IsMap()) {
-    return Invalid(file, root, "", "a kubeconfig is a mapping (apiVersion, clusters, users, ...)");
+// The first document whose list `key` (contexts, clusters, users) has an entry named `name`.
+const Doc* FindInDocs(const std::vector<Doc>& docs, const char* key, const std::string& name,
+                      YAML::Node* entry, size_t* index) {
+  for (const Doc& d : docs) {
+    *entry = FindNamed(d.root[key], name, index);
+    if (entry->IsMap()) return &d;
   }
+  return nullptr;
+}
+
+Result<Connection> ParseDocs(const std::vector<Doc>& docs, const std::string& context) {
+  for (const Doc& d : docs) {
+    // An empty file in a list is an empty configuration, as kubectl takes it.
+    if (docs.size() > 1 && d.root.IsNull()) continue;
+    if (!d.root.IsMap()) {
+      return Invalid(d.file, d.root, "",
+                     "a kubeconfig is a mapping (apiVersion, clusters, users, ...)");
+    }
+  }
+  const Doc& first = docs.front();
   Connection c;
-  c.source = file;
-  c.context = context.empty() ? Scalar(root, "current-context") : context;
+  c.context = context;
+  for (size_t i = 0; i < docs.size() && c.context.empty(); ++i) {
+    if (docs[i].root.IsMap()) c.context = Scalar(docs[i].root, "current-context");
+  }
   if (c.context.empty()) {
-    return Invalid(file, root, "current-context", "no current-context and no context chosen",
+    return Invalid(first.file, first.root, "current-context",
+                   "no current-context and no context chosen",
                    "pass --context NAME or run `kubectl config use-context NAME`");
   }
   size_t ci = 0;
-  YAML::Node ctx_entry = FindNamed(root["contexts"], c.context, &ci);
-  if (!ctx_entry.IsMap()) {
-    return Invalid(file, root["contexts"] ? root["contexts"] : root, "contexts",
-                   "no context named \"" + c.context + "\"",
+  YAML::Node ctx_entry;
+  const Doc* ctx_doc = FindInDocs(docs, "contexts", c.context, &ctx_entry, &ci);
+  if (!ctx_doc) {
+    std::string where = docs.size() > 1
+                            ? " in any of the " + std::to_string(docs.size()) + " files of the list"
+                            : "";
+    return Invalid(first.file, first.root["contexts"] ? first.root["contexts"] : first.root,
+                   "contexts", "no context named \"" + c.context + "\"" + where,
                    "`kubectl config get-contexts` lists them")
         .Value(c.context);
   }
+  std::string file = ctx_doc->file;
+  c.source = file;
   const std::string ctx_path = "contexts[" + std::to_string(ci) + "].context";
   YAML::Node ctx = ctx_entry["context"];
   if (!ctx || !ctx.IsMap()) return Invalid(file, ctx_entry, ctx_path, "missing");
@@ -190,12 +235,15 @@ Result<Connection> ParseRoot(const YAML::Node& root, const std::string& file,
   const std::string user_name = Scalar(ctx, "user");
 
   size_t cli = 0;
-  YAML::Node cluster_entry = FindNamed(root["clusters"], cluster_name, &cli);
-  if (!cluster_entry.IsMap()) {
+  YAML::Node cluster_entry;
+  const Doc* cluster_doc = FindInDocs(docs, "clusters", cluster_name, &cluster_entry, &cli);
+  if (!cluster_doc) {
     return Invalid(file, ctx, ctx_path + ".cluster",
                    "no cluster named \"" + cluster_name + "\" in clusters")
         .Value(cluster_name);
   }
+  const std::string ctx_file = file;
+  file = cluster_doc->file;  // the cluster's errors and relative paths are its file's
   const std::string cl_path = "clusters[" + std::to_string(cli) + "].cluster";
   YAML::Node cluster = cluster_entry["cluster"];
   if (!cluster || !cluster.IsMap()) return Invalid(file, cluster_entry, cl_path, "missing");
@@ -220,11 +268,14 @@ Result<Connection> ParseRoot(const YAML::Node& root, const std::string& file,
 
   if (!user_name.empty()) {
     size_t ui = 0;
-    YAML::Node user_entry = FindNamed(root["users"], user_name, &ui);
-    if (!user_entry.IsMap()) {
-      return Invalid(file, ctx, ctx_path + ".user", "no user named \"" + user_name + "\" in users")
+    YAML::Node user_entry;
+    const Doc* user_doc = FindInDocs(docs, "users", user_name, &user_entry, &ui);
+    if (!user_doc) {
+      return Invalid(ctx_file, ctx, ctx_path + ".user",
+                     "no user named \"" + user_name + "\" in users")
           .Value(user_name);
     }
+    file = user_doc->file;
     const std::string u_path = "users[" + std::to_string(ui) + "].user";
     YAML::Node user = user_entry["user"];
     if (user && user.IsMap()) {
@@ -278,6 +329,42 @@ Result<Connection> LoadKubeconfig(const std::string& path, const std::string& co
   return ParseKubeconfig(*text, path, context);
 }
 
+std::vector<std::string> KubeconfigFiles(const std::string& list) {
+  std::error_code ec;
+  if (fs::is_regular_file(list, ec)) return {list};  // one file whose name has a ':'
+  std::vector<std::string> files;
+  size_t from = 0;
+  while (from <= list.size()) {
+    size_t to = list.find(':', from);
+    if (to == std::string::npos) to = list.size();
+    std::string p = list.substr(from, to - from);
+    if (!p.empty() && std::find(files.begin(), files.end(), p) == files.end()) files.push_back(p);
+    from = to + 1;
+  }
+  return files;
+}
+
+Result<Connection> LoadKubeconfigList(const std::string& list, const std::string& context) {
+  std::vector<std::string> files = KubeconfigFiles(list);
+  if (files.size() == 1) return LoadKubeconfig(files.front(), context);
+  std::vector<Doc> docs;
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!fs::exists(f, ec)) continue;  // kubectl skips a listed file that does not exist
+    auto text = ReadFile(f);
+    if (!text.ok()) return text.error();
+    auto doc = LoadDoc(*text, f);
+    if (!doc.ok()) return doc.error();
+    docs.push_back(std::move(*doc));
+  }
+  if (docs.empty()) {
+    return Error(codes::kIoError, "none of the kubeconfig files listed exists")
+        .Value(list)
+        .Hint("KUBECONFIG (or --kubeconfig) is a ':'-separated list of files");
+  }
+  return Parse(docs, context);
+}
+
 Result<Connection> InClusterConnection(const std::map<std::string, std::string>& env,
                                        const std::string& dir) {
   auto get = [&](const char* k) {
@@ -318,12 +405,9 @@ Result<Connection> InClusterConnection(const std::map<std::string, std::string>&
 Result<Connection> ResolveConnection(const std::map<std::string, std::string>& env,
                                      const std::string& explicit_path, const std::string& context,
                                      const std::string& service_account_dir) {
-  if (!explicit_path.empty()) return LoadKubeconfig(explicit_path, context);
+  if (!explicit_path.empty()) return LoadKubeconfigList(explicit_path, context);
   auto it = env.find("KUBECONFIG");
-  if (it != env.end() && !it->second.empty()) {
-    std::string first = it->second.substr(0, it->second.find(':'));
-    return LoadKubeconfig(first, context);
-  }
+  if (it != env.end() && !it->second.empty()) return LoadKubeconfigList(it->second, context);
   it = env.find("HOME");
   if (it != env.end() && !it->second.empty()) {
     std::string p = it->second + "/.kube/config";

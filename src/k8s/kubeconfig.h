@@ -1,7 +1,8 @@
 #pragma once
 
 // Where the Kubernetes API server is and how to authenticate to it: a kubeconfig file
-// (KUBECONFIG's first file, else ~/.kube/config; its current-context or an explicit one) or
+// (KUBECONFIG's files merged as kubectl merges them, else ~/.kube/config; its current-context
+// or an explicit one) or
 // the in-cluster service account. The result holds every credential in memory (files named by
 // the kubeconfig are read here), so that the API client never reads files itself.
 //
@@ -17,6 +18,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -39,6 +41,17 @@ struct Connection {
   std::string Describe() const;
 };
 
+//! The files of a KUBECONFIG-style list (':'-separated; empty entries and repeats dropped). A
+//! string that names an existing file is that one file, ':' or not.
+std::vector<std::string> KubeconfigFiles(const std::string& list);
+
+//! Reads a list of kubeconfig files and merges them as kubectl does: the first file that sets
+//! current-context gives it; a context, cluster or user comes from the first file that defines
+//! its name, its relative paths resolved from that file's directory; listed files that do not
+//! exist are skipped (IO_ERROR when none exists), an empty one is an empty configuration.
+//! One file: LoadKubeconfig.
+Result<Connection> LoadKubeconfigList(const std::string& list, const std::string& context = "");
+
 //! The in-cluster service account's default directory.
 inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -57,10 +70,10 @@ Result<Connection> LoadKubeconfig(const std::string& path, const std::string& co
 Result<Connection> InClusterConnection(const std::map<std::string, std::string>& env,
                                        const std::string& dir = kServiceAccountDir);
 
-//! The connection a command uses: `explicit_path` if set, else KUBECONFIG's first file (':'
-//! separated; kubectl merges all of them, RSL reads the first and says so in docs), else
-//! $HOME/.kube/config if it exists, else the in-cluster service account. `env` is the process
-//! environment (injectable for tests).
+//! The connection a command uses: `explicit_path` if set (a file, or a list as KUBECONFIG
+//! takes it), else KUBECONFIG's files merged (LoadKubeconfigList), else $HOME/.kube/config if
+//! it exists, else the in-cluster service account. `env` is the process environment
+//! (injectable for tests).
 Result<Connection> ResolveConnection(const std::map<std::string, std::string>& env,
                                      const std::string& explicit_path = "",
                                      const std::string& context = "",

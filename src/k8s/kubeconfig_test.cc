@@ -208,5 +208,56 @@ TEST(Kubeconfig, ResolveOrder) {
   EXPECT_EQ(unreadable.error().code, codes::kIoError);
 }
 
+// KUBECONFIG as a list, merged as kubectl merges it: current-context from the first file that
+// sets it, each name from the first file that defines it (relative paths from that file),
+// missing files skipped, an empty file an empty configuration.
+TEST(Kubeconfig, AListOfFilesIsMergedAsKubectlMergesIt) {
+  rsl::testing::TempDir dir("kubeconfig-list");
+  dir.Write("b/ca.crt", "B-CA");
+  std::string empty = dir.Write("empty", "");
+  // a: only the current context and a user that b defines too (a's wins).
+  std::string a = dir.Write("a/config",
+                            "current-context: dev\n"
+                            "users: [{name: u, user: {token: token-from-a}}]\n");
+  // b: the context, its cluster (CA relative to b), the same user (ignored) and another
+  // current-context (ignored: a's comes first).
+  std::string b = dir.Write("b/config",
+                            "current-context: other\n"
+                            "contexts: [{name: dev, context: {cluster: k, user: u, namespace: n}},"
+                            " {name: other, context: {cluster: k, user: v}}]\n"
+                            "clusters: [{name: k, cluster: {server: 'https://k:6443', "
+                            "certificate-authority: ca.crt}}]\n"
+                            "users: [{name: u, user: {token: token-from-b}}, "
+                            "{name: v, user: {token: token-v}}]\n");
+  std::string list = empty + ":" + dir / "missing" + ":" + a + "::" + b + ":" + a;
+  EXPECT_EQ(KubeconfigFiles(list), (std::vector<std::string>{empty, dir / "missing", a, b}));
+  auto c = ResolveConnection({{"KUBECONFIG", list}});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->context, "dev");
+  EXPECT_EQ(c->server, "https://k:6443");
+  EXPECT_EQ(c->ca_pem, "B-CA");
+  EXPECT_EQ(c->token, "token-from-a");
+  EXPECT_EQ(c->namespace_, "n");
+  EXPECT_EQ(c->source, b);  // where the context is
+  // An explicit context; the same list given as --kubeconfig.
+  c = ResolveConnection({}, a + ":" + b, "other");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->token, "token-v");
+  // A context no file defines names the list; none of the files existing is IO_ERROR.
+  c = ResolveConnection({{"KUBECONFIG", a + ":" + b}}, "", "nope");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, codes::kKubeconfigInvalid);
+  EXPECT_NE(c.error().message.find("in any of the 2 files"), std::string::npos)
+      << c.error().ToString();
+  c = ResolveConnection({{"KUBECONFIG", dir / "x" + ":" + dir / "y"}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, codes::kIoError);
+  // A broken file in the list is its own error, at its place.
+  std::string bad = dir.Write("bad", "users: [\n");
+  c = ResolveConnection({{"KUBECONFIG", a + ":" + bad}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().ToString().find(bad), std::string::npos) << c.error().ToString();
+}
+
 }  // namespace
 }  // namespace rsl::k8s

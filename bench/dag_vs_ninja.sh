@@ -4,7 +4,10 @@
 #       build tree (step i needs 2i+1 and 2i+2), `seedctl run --no-hooks` vs `ninja`;
 #   (b) the engine's own overhead: the same DAGs with an in-process backend that ends every
 #       step at once (bin/rsl-engine-bench), vs `ninja -n`;
-#   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run).
+#   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run);
+#   (c) one workload of BIG steps (default 100000; BIG=0 skips it): `seedctl validate` of
+#       the file, then both DAGs through rsl-engine-bench (run time, peak RSS, and the store
+#       reads behind status, describe and list on the finished run).
 # Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
 # STEPS=N changes the size (default 10000); SETTLE=s the quiet wait before timing (default
 # 31, see below; as root the clean caches are dropped after it, DROP_CACHES=0 to not);
@@ -87,7 +90,7 @@ for dag in independent tree; do
   t1=$(now)
   rsl_s=$(secs "$t0" "$t1")
   inproc=$("$BIN/rsl-engine-bench" "$STEPS" "$dag" full)
-  inproc_s=$(echo "$inproc" | sed -E 's/.*: ([0-9.]+) s.*/\1/')
+  inproc_s=$(echo "$inproc" | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')
   ratio=$(python3 -c "print('%.2f' % ($rsl_s / $ninja_s))")
   ratio_n=$(python3 -c "print('%.2f' % ($inproc_s / $ninja_n))")
   echo "$dag $STEPS steps, real processes: rsl ${rsl_s}s, ninja ${ninja_s}s, ratio $ratio"
@@ -97,4 +100,18 @@ for dag in independent tree; do
   fi
   worst=$(python3 -c "print(max($worst, $ratio))")
 done
+BIG=${BIG:-100000}
+if [ "$BIG" -gt 0 ]; then
+  for dag in independent tree; do
+    python3 bench/engine/gen_dag.py "$BIG" "$dag" "$WORK/big-$dag"
+    if [ "$RUNNER" != driver ]; then  # the driver's build has no seedctl
+      t0=$(now)
+      "$BIN/seedctl" validate -f "$WORK/big-$dag/workload.yaml" >/dev/null
+      t1=$(now)
+      echo "$dag $BIG steps, seedctl validate: $(secs "$t0" "$t1")s"
+    fi
+    rm -rf "$WORK/big-$dag"
+    "$BIN/rsl-engine-bench" "$BIG" "$dag" full | sed "s/^/$dag $BIG steps, engine (in-process backend): /"
+  done
+fi
 echo "ratio rsl/ninja $worst"

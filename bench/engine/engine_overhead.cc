@@ -5,7 +5,12 @@
 //     DAG: independent | tree | chain; SYNC: full (default, fsync per commit) | normal |
 //     rowless (a floor, not a result: full, but the run's step, attempt, event, artifact and
 //     lineage rows are dropped instead of stored; what is left is the engine's own work)
-// Prints one line: "<dag> <steps> steps: <seconds> s (<batches> store commits, sync <SYNC>)".
+// Prints one line: "<dag> <steps> steps: <seconds> s (<batches> store commits, sync <SYNC>,
+// phase <PHASE>, peak RSS <MB> MB)", then the store reads behind `status`, `describe` and
+// `list` on the finished run, each timed: "reads: status <ms> ms (<n> steps), describe <ms> ms
+// (<n> events), list <ms> ms".
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -92,9 +97,45 @@ int main(int argc, char** argv) {
   auto stats = eng.stats();
   eng.Stop();
   double secs = std::chrono::duration<double>(t1 - t0).count();
-  printf("%s %d steps: %.3f s (%lld store commits, sync %s, phase %s)\n", dag.c_str(), n, secs,
-         static_cast<long long>(stats.batches), sync.c_str(),
-         run.ok() ? spec::Name(run->phase) : "?");
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  printf("%s %d steps: %.3f s (%lld store commits, sync %s, phase %s, peak RSS %ld MB)\n",
+         dag.c_str(), n, secs, static_cast<long long>(stats.batches), sync.c_str(),
+         run.ok() ? spec::Name(run->phase) : "?", ru.ru_maxrss / 1024);
+  if (run.ok() && sync != "rowless") {
+    // What the controller's handlers read: status (the run and its steps), describe (also
+    // its events and artifacts), list (a page of runs and their count).
+    auto ms_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+          .count();
+    };
+    store::Store* s = store->get();
+    auto r0 = std::chrono::steady_clock::now();
+    auto got = s->GetRun(*id);
+    auto steps = s->ListSteps(run->id);
+    double status_ms = ms_since(r0);
+    r0 = std::chrono::steady_clock::now();
+    got = s->GetRun(*id);
+    auto steps2 = s->ListSteps(run->id);
+    auto events = s->ListEvents(run->id, 0);
+    auto artifacts = s->ListArtifacts(run->id);
+    double describe_ms = ms_since(r0);
+    r0 = std::chrono::steady_clock::now();
+    store::RunPageQuery q;
+    q.limit = 50;
+    auto page = s->ListRunsPage(q);
+    auto count = s->CountRuns(q);
+    double list_ms = ms_since(r0);
+    if (!got.ok() || !steps.ok() || !steps2.ok() || !events.ok() || !artifacts.ok() || !page.ok() ||
+        !count.ok()) {
+      fprintf(stderr, "a store read failed\n");
+      return 1;
+    }
+    printf("reads: status %.1f ms (%zu steps), describe %.1f ms (%zu events), list %.1f ms\n",
+           status_ms, steps->size(), describe_ms, events->size(), list_ms);
+  }
+  store->reset();
   std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(dir + "-runs");
   return run.ok() && run->phase == spec::RunPhase::kSucceeded ? 0 : 1;
 }

@@ -326,7 +326,6 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
       continue;
     }
     r->slots[i].launch = *spec;
-    r->slots[i].launch_json = att->launch_json;
     attempts_[spec->attempt_id] = {r, static_cast<int>(i)};
     if (!backend_queues_) {  // a queueing backend counts
       // The devices it was given (CUDA_VISIBLE_DEVICES) stay held, so no new step gets them.

@@ -292,8 +292,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       att.run_id = r->run.id;
       att.step = step.name;
       att.number = launch.attempt;
-      r->slots[size_t(i)].launch_json = LaunchToJson(launch);
-      att.launch_json = r->slots[size_t(i)].launch_json;
+      att.launch_json = LaunchToJson(launch);
       att.created_at = now;
       b->attempts.push_back(std::move(att));
       std::string where = backend_queues_

@@ -234,6 +234,7 @@ void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exi
   att.created_at = st.launched_at ? st.launched_at : st.started_at;
   att.finished_at = NowMs();
   b->attempts.push_back(std::move(att));
+  if (!st.running) ShedEndedLaunch(&r->slots[size_t(i)].launch);
   touched->insert(r);
 }
 

@@ -119,6 +119,18 @@ Result<bool> RunState::EvalWhen(int i, std::string* note) const {
   return EvalCondition(*e, ctx, note);
 }
 
+void ShedEndedLaunch(backend::LaunchSpec* launch) {
+  // swap with empties: clear() would keep the vectors' capacity.
+  std::vector<std::string>().swap(launch->argv);
+  std::map<std::string, std::string>().swap(launch->env);
+  std::vector<std::string>().swap(launch->secret_values);
+  std::vector<std::string>().swap(launch->make_dirs);
+  std::vector<std::string>().swap(launch->read_dirs);
+  std::vector<std::string>().swap(launch->spread_from);
+  std::map<std::string, std::string>().swap(launch->labels);
+  std::map<std::string, backend::PullCredential>().swap(launch->pull_credentials);
+}
+
 int LockRunOwner(Env* env, const std::string& run_dir) {
   if (!env->MakeDirs(run_dir).ok()) return -1;
   // Passable, not listable: an isolated step reaches its own directories below by name and

@@ -67,10 +67,10 @@ Result<bool> EvalCondition(const expr::Expr& e, const RunContext& ctx, std::stri
 
 //! What the executor holds for one step of an active run.
 struct StepSlot {
-  store::Step record;                  //!< mirror of the stored step row
-  std::optional<expr::Expr> when;      //!< the parsed `when` (none: always)
-  backend::LaunchSpec launch;          //!< the live (or last) attempt
-  std::string launch_json;             //!< its stored form (LaunchToJson), once
+  store::Step record;              //!< mirror of the stored step row
+  std::optional<expr::Expr> when;  //!< the parsed `when` (none: always)
+  //! The live (or last) attempt. Once it ended, only its identity is kept (ShedEndedLaunch).
+  backend::LaunchSpec launch;
   std::vector<int> gpus;               //!< device indices held on launch.node
   bool insufficient_reported = false;  //!< InsufficientResources said once per wait
   //! A policy stopped the live attempt: (as success, why). Consumed by its exit.
@@ -90,6 +90,11 @@ struct StepSlot {
   };
   std::optional<HeldExit> held_exit;
 };
+
+//! Drops what an ended attempt's LaunchSpec no longer needs (environment, argv, labels,
+//! directories, secrets): about 2 KB a step that a 100,000-step run held to its end. Kept:
+//! its ids, step, attempt number, node and resources (Release, events, hooks' views).
+void ShedEndedLaunch(backend::LaunchSpec* launch);
 
 //! One active run, owned by the loop thread.
 struct RunState {

@@ -59,5 +59,37 @@ TEST(RunStateTest, WhenReadsThePlansPhasesAndMetrics) {
   EXPECT_TRUE(*r->EvalWhen(2));
 }
 
+// An ended attempt keeps who and where it was (events, Release, postProcess hooks read
+// them), not its environment, argv, labels or secrets.
+TEST(RunStateTest, AnEndedLaunchKeepsItsIdentityOnly) {
+  backend::LaunchSpec l;
+  l.attempt_id = "run-20240615-00000001/eval/2";
+  l.run_id = "run-20240615-00000001";
+  l.step = "eval";
+  l.attempt = 2;
+  l.node = "gpu-3";
+  l.cpu_millis = 2000;
+  l.argv = {"python", "eval.py"};
+  l.env = {{"RSL_OUTPUT", "/runs/x/staging/eval.2"}, {"TOKEN", "s3cr3t"}};
+  l.secret_values = {"s3cr3t"};
+  l.make_dirs = {"/runs/x/staging/eval.2"};
+  l.read_dirs = {"/runs/x/staging/prep"};
+  l.labels = {{"team", "risk"}};
+  l.pull_credentials["docker.io"] = {};
+  ShedEndedLaunch(&l);
+  EXPECT_EQ(l.attempt_id, "run-20240615-00000001/eval/2");
+  EXPECT_EQ(l.step, "eval");
+  EXPECT_EQ(l.attempt, 2);
+  EXPECT_EQ(l.node, "gpu-3");
+  EXPECT_EQ(l.cpu_millis, 2000);
+  EXPECT_TRUE(l.argv.empty());
+  EXPECT_TRUE(l.env.empty());
+  EXPECT_TRUE(l.secret_values.empty());
+  EXPECT_TRUE(l.make_dirs.empty());
+  EXPECT_TRUE(l.read_dirs.empty());
+  EXPECT_TRUE(l.labels.empty());
+  EXPECT_TRUE(l.pull_credentials.empty());
+}
+
 }  // namespace
 }  // namespace rsl::engine

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/codes.h"
+#include "base/sqlite.h"
 #include "base/test_util.h"
 
 namespace rsl::store {
@@ -143,6 +144,19 @@ TEST(RetentionTest, CollectRunForgetsHistoryKeepsVersionRunArtifactsAndLineage) 
   EXPECT_EQ((*store)->ListLineage(old)->size(), 1u);
   EXPECT_EQ((*store)->ListSteps(live)->size(), 2u) << "another run is untouched";
   EXPECT_EQ((*store)->ListEvents(live, 0)->size(), 2u);
+  // The attempts' launch records (a table of their own) go with them.
+  auto db = Db::Open(StateDbPath(tmp.Sub("state")));
+  ASSERT_TRUE(db.ok());
+  auto launches = [&](const std::string& run_id) {
+    auto n = (*db)->First(
+        "SELECT COUNT(*) FROM store_launches WHERE attempt_id > ?1 || '/' AND attempt_id < ?1 "
+        "|| '0'",
+        [](const Stmt& row) { return row.Int(0); }, run_id);
+    return n.ok() && n->has_value() ? **n : -1;
+  };
+  EXPECT_EQ(launches(old), 0);
+  EXPECT_EQ(launches(live), 2);
+  EXPECT_EQ((*store)->ListAttempts(live)->at(0).launch_json, "{}");
 
   Batch next;
   next.events.push_back(Event{0, live, "", "Normal", "Progress", "more", 7000});

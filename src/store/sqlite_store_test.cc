@@ -497,5 +497,85 @@ TEST(StoreTest, TheWalStaysBoundedUnderContinuousCommits) {
   EXPECT_EQ(events->size(), 4001u);
 }
 
+// A loop turn writes the steps it moved and their attempts; every page it changes goes to
+// the WAL whole (and into the database again at the checkpoint). The steps of one turn are
+// usually neighbours in the pipeline (here a tree's level 9, s511..s1022): kept in pipeline
+// order, with the attempts' launch records apart, their rows share a few pages.
+TEST(StoreTest, ATurnOfNeighbouringStepsWritesFewPages) {
+  rsl::testing::TempDir tmp("store_test_pages_written");
+  std::string dir = tmp.Sub("state");
+  auto store = OpenSqliteStore(dir, StoreOptions{false});
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch b0 = NewRunBatch("wl-20240615-0000000c", "tree");
+  ASSERT_TRUE((*store)->Apply(&b0).ok());
+  std::string run = b0.runs[0].id;
+  constexpr int kSteps = 2047;  // a full binary tree of 11 levels
+  auto turn = [&](int first, int last, spec::StepPhase phase, bool launch) {
+    Batch b;
+    for (int i = first; i <= last; ++i) {
+      std::string name = "s" + std::to_string(i);
+      Step st = StepRow(run, name, i, phase);
+      st.output_dir = "/var/lib/rsl-runs/" + run + "/staging/" + name;
+      b.steps.push_back(st);
+      Attempt a;
+      a.id = run + "/" + name + "/1";
+      a.run_id = run;
+      a.step = name;
+      a.launch_json = launch ? std::string(600, 'j') : "";  // an exit keeps the stored one
+      a.state = launch ? spec::AttemptPhase::kLaunching : spec::AttemptPhase::kExited;
+      b.attempts.push_back(a);
+    }
+    return (*store)->Apply(&b);
+  };
+  ASSERT_TRUE(turn(0, kSteps - 1, spec::StepPhase::kPending, true).ok());
+  auto db = Db::Open(StateDbPath(dir));
+  ASSERT_TRUE(db.ok());
+  // Empty the WAL, write one turn (level 9 ends), and count the WAL's frames (pages).
+  ASSERT_TRUE((*db)->Exec("PRAGMA wal_checkpoint(TRUNCATE)").ok());
+  ASSERT_TRUE(turn(511, 1022, spec::StepPhase::kSucceeded, false).ok());
+  auto frames =
+      (*db)->First("PRAGMA wal_checkpoint(PASSIVE)", [](const Stmt& row) { return row.Int(1); });
+  ASSERT_TRUE(frames.ok() && frames->has_value());
+  // 512 step rows of about 150 bytes and 512 attempt exits of about 80: 32 pages, where
+  // keyed by name with the launch record in the attempt's row they were 112.
+  EXPECT_GT(**frames, 0);
+  EXPECT_LT(**frames, 60) << "pages written by one turn";
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), size_t(kSteps) + 1);  // and NewRunBatch's "train" (index 0)
+  int succeeded = 0;
+  for (const Step& st : *steps) succeeded += st.phase == spec::StepPhase::kSucceeded;
+  EXPECT_EQ(succeeded, 512);
+  auto attempts = (*store)->ListAttempts(run);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), size_t(kSteps));
+  for (const Attempt& a : *attempts) EXPECT_EQ(a.launch_json, std::string(600, 'j')) << a.id;
+}
+
+// A step keeps the place it was first written at: a later row of the same name updates it
+// in place (the key (run, name) is what an upsert matches).
+TEST(StoreTest, AStepRowKeepsItsFirstIndex) {
+  rsl::testing::TempDir tmp("store_test_step_index");
+  std::string dir = tmp.Sub("state");
+  auto store = OpenSqliteStore(dir);
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch b0 = NewRunBatch("wl-20240615-0000000d", "order");
+  b0.steps.push_back(StepRow(b0.runs[0].id, "b", 2, spec::StepPhase::kPending));
+  b0.steps.push_back(StepRow(b0.runs[0].id, "a", 1, spec::StepPhase::kPending));
+  ASSERT_TRUE((*store)->Apply(&b0).ok());
+  std::string run = b0.runs[0].id;
+  Batch b;
+  b.steps.push_back(StepRow(run, "b", 7, spec::StepPhase::kRunning));
+  ASSERT_TRUE((*store)->Apply(&b).ok());
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), 3u);
+  EXPECT_EQ((*steps)[0].name, "train");
+  EXPECT_EQ((*steps)[1].name, "a");
+  EXPECT_EQ((*steps)[2].name, "b");
+  EXPECT_EQ((*steps)[2].index, 2);
+  EXPECT_EQ((*steps)[2].phase, spec::StepPhase::kRunning);
+}
+
 }  // namespace
 }  // namespace rsl::store

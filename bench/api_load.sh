@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bounded load test of rsl-controller on loopback: submissions/s of a 3-step workload of
 # `true` steps sustained to completion, and status GETs/s with p50/p99 (own client; wrk as
-# a second opinion on GETs when installed). Last line: `workloads/min <x>`.
+# a second opinion on GETs when installed), then the controller's memory (VmRSS, VmHWM) with
+# every workload finished. Last line: `workloads/min <x>`.
 #
 #   bench/api_load.sh [BUILD_DIR]      (default build; needs rsl-controller, seedctl, api_load)
 # Env: SUBMISSIONS (default 5000), CONCURRENCY (4), GET_SECONDS (5).
@@ -52,6 +53,11 @@ if command -v wrk >/dev/null 2>&1; then
   wrk -t2 -c"$CONCURRENCY" -d"${GET_SECONDS}s" --latency -H "Authorization: Bearer $token" \
     "$server/api/v1/workloads/$id" | grep -E 'Requests/sec|50%|99%' | sed 's/^/  /'
 fi
+# The controller's memory with every workload finished: now (VmRSS) and its peak (VmHWM).
+rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$ctl_pid/status")
+hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$ctl_pid/status")
+awk -v r="$rss_kb" -v h="$hwm_kb" -v n="$SUBMISSIONS" \
+  'BEGIN { printf "controller rss_mb %.1f hwm_mb %.1f after %d finished workloads\n", r / 1024, h / 1024, n }'
 per_min=$(grep '^workloads/min' "$work/out.txt" | awk '{print $2}')
 awk -v x="$per_min" 'BEGIN { printf "ratio to Argo'"'"'s 2,100 workflows/min (5 shards, 50 nodes): %.2f\n", x / 2100 }'
 echo "workloads/min $per_min"

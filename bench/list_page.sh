@@ -51,4 +51,17 @@ time_get "/api/v1/workloads?namespace=ns1&limit=50&continue=$deep_token"
 time_get "/api/v1/workloads?allNamespaces=true&phase=FAILED&limit=50"
 time_get "/api/v1/workloads?allNamespaces=true&label=team=t3&limit=50"
 time_get "/api/v1/workloads?namespace=ns2&name=w42&limit=50"
+# Status and describe of old workloads (read from the store), then the controller's memory.
+for i in 1 2 3 $(( COUNT / 4 )) $deep $(( COUNT - 1 )); do
+  id="wl-20260101-$(printf '%08x' "$i")"
+  time_get "/api/v1/workloads/$id" > /dev/null
+  time_get "/api/v1/workloads/$id/describe" > /dev/null
+done
+time_get "/api/v1/workloads/$id"
+time_get "/api/v1/workloads/$id/describe"
+curl -s -o /dev/null -H "Authorization: Bearer $token" "$server/metrics"
+rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$ctl_pid/status")
+hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$ctl_pid/status")
+awk -v r="$rss_kb" -v h="$hwm_kb" -v n="$COUNT" \
+  'BEGIN { printf "controller rss_mb %.1f hwm_mb %.1f on a store of %d finished workloads\n", r / 1024, h / 1024, n }'
 echo "first page $first s, deep page $deeps s at $COUNT workloads"

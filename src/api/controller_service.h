@@ -1,7 +1,9 @@
 // The real Service: the store (reads), the engine (submit, cancel, rollback), the backend
 // (nodes) and, when built with the data layer, the datasource catalog (cluster status).
 //
-// Threading: thread-safe; the parsed-snapshot and finished-run caches have their own mutex.
+// Threading: thread-safe; the parsed-snapshot cache has its own mutex.
+// Memory: bounded whatever the history: finished runs are read from the store when asked for;
+// only a bounded cache of parsed versions is kept (rsl_api_cached_snapshots in /metrics).
 #pragma once
 
 #include <map>
@@ -79,7 +81,6 @@ class ControllerService : public Service {
 
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const spec::Workload>> snapshots_;  // GUARDED_BY(mu_)
-  std::map<std::string, std::vector<std::string>> finished_steps_;          // run -> step phases
   std::unique_ptr<govern::CostStore> costs_;  // GUARDED_BY(mu_), opened at the first read
 };
 

@@ -159,6 +159,13 @@ void DescribeControllerMetrics(Metrics* m) {
   m->Describe("rsl_api_open_streams", "gauge", "Connections streaming an answer (log follow).");
   m->Describe("rsl_workloads", "gauge", "Workload versions by phase.");
   m->Describe("rsl_steps", "gauge", "Steps (of every run) by phase.");
+  m->Describe("rsl_engine_runs_in_memory", "gauge",
+              "Runs the engine holds in memory: the unfinished ones (finished runs are read "
+              "from the store).");
+  m->Describe("rsl_engine_finished_runs_remembered", "gauge",
+              "Ended run ids the engine remembers for waiters (bounded).");
+  m->Describe("rsl_api_cached_snapshots", "gauge",
+              "Parsed workload versions the API caches (bounded).");
   m->Describe("rsl_serving_replicas", "gauge", "Running replicas of a serving step.");
   m->Describe("rsl_serving_ready_replicas", "gauge", "Ready replicas of a serving step.");
   m->Describe("rsl_serving_utilization_ratio", "gauge",

@@ -1,27 +1,64 @@
 #include "base/sqlite.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "base/codes.h"
 #include "base/file.h"
 
 namespace rsl {
 
-Stmt::Stmt(Stmt&& o) noexcept : db_(o.db_), st_(o.st_), status_(std::move(o.status_)) {
+// A connection's idle statements by their SQL text. Its own mutex: a Stmt may be released on
+// another thread than the one using the Db (each under the caller's lock of that Db, as every
+// use of a connection is).
+struct StmtCache {
+  std::mutex mu;
+  bool closed = false;                                       // GUARDED_BY(mu): the Db is gone
+  std::unordered_multimap<std::string, sqlite3_stmt*> idle;  // GUARDED_BY(mu)
+};
+
+Stmt::Stmt(Stmt&& o) noexcept
+    : db_(o.db_), st_(o.st_), cache_(std::move(o.cache_)), status_(std::move(o.status_)) {
   o.st_ = nullptr;
 }
 
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
-    if (st_) sqlite3_finalize(st_);
+    Release();
     db_ = o.db_;
     st_ = o.st_;
+    cache_ = std::move(o.cache_);
     status_ = std::move(o.status_);
     o.st_ = nullptr;
   }
   return *this;
 }
 
-Stmt::~Stmt() {
+Stmt::~Stmt() { Release(); }
+
+void Stmt::Release() {
+  if (!st_) return;
+  if (cache_) {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+    std::vector<sqlite3_stmt*> evicted;
+    {
+      std::lock_guard<std::mutex> lock(cache_->mu);
+      if (!cache_->closed) {
+        // Full (a caller building many distinct texts): start again rather than keep the
+        // first ones forever.
+        if (cache_->idle.size() >= kMaxCachedStatements) {
+          for (auto& [sql, st] : cache_->idle) evicted.push_back(st);
+          cache_->idle.clear();
+        }
+        cache_->idle.emplace(sqlite3_sql(st_), st_);
+        st_ = nullptr;
+      }
+    }
+    for (sqlite3_stmt* st : evicted) sqlite3_finalize(st);
+  }
   if (st_) sqlite3_finalize(st_);
+  st_ = nullptr;
 }
 
 Stmt& Stmt::Bind(int idx, int64_t v) {
@@ -141,7 +178,18 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& path) {
   return db;
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Db::Db(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), cache_(std::make_shared<StmtCache>()) {}
+
+Db::~Db() {
+  {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    cache_->closed = true;
+    for (auto& [sql, st] : cache_->idle) sqlite3_finalize(st);
+    cache_->idle.clear();
+  }
+  sqlite3_close_v2(db_);  // a Stmt still alive keeps the connection until it is finalized
+}
 
 Error Db::SqlError(const std::string& what) const {
   return SqliteError(db_, sqlite3_errcode(db_), what + ": " + sqlite3_errmsg(db_));
@@ -159,12 +207,21 @@ Status Db::Exec(const std::string& sql) {
 }
 
 Result<Stmt> Db::Prepare(const std::string& sql) {
+  {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    auto it = cache_->idle.find(sql);
+    if (it != cache_->idle.end()) {
+      sqlite3_stmt* cached = it->second;
+      cache_->idle.erase(it);
+      return Stmt(db_, cached, cache_);
+    }
+  }
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &st, nullptr) !=
       SQLITE_OK) {
     return SqlError("prepare");
   }
-  return Stmt(db_, st);
+  return Stmt(db_, st, cache_);
 }
 
 Status Db::Begin() { return Exec("BEGIN IMMEDIATE"); }

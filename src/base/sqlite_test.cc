@@ -102,6 +102,64 @@ TEST_F(SqliteHelperTest, IntoReadsColumnsInOrderByFieldType) {
   EXPECT_EQ((*row)->b, 1);
 }
 
+// Statements the connection has prepared and not finalized (in use or cached).
+size_t OpenStatements(Db* db) {
+  size_t n = 0;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db->raw(), nullptr); s != nullptr;
+       s = sqlite3_next_stmt(db->raw(), s)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(SqliteHelperTest, AReusedStatementStartsUnboundAndFromItsFirstRow) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        db_->Run("INSERT INTO t(k, v) VALUES (?, ?)", "k" + std::to_string(i), i * 10).ok());
+  }
+  const std::string sql = "SELECT k, v FROM t WHERE v >= ?1 ORDER BY v";
+  {
+    auto st = db_->Query(sql, 10);
+    ASSERT_TRUE(st.ok());
+    ASSERT_TRUE(st->Step());  // left mid-way: the next user must start again
+    EXPECT_EQ(st->Text(0), "k1");
+  }
+  const size_t open = OpenStatements(db_.get());
+  {
+    auto st = db_->Prepare(sql);  // the same statement again, reset and unbound
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(OpenStatements(db_.get()), open);
+    EXPECT_FALSE(st->Step());  // ?1 unbound is NULL: no row
+  }
+  auto rows = db_->Rows(sql, ReadPair, 0);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 3u);
+  EXPECT_EQ(OpenStatements(db_.get()), open);
+  // Two statements of the same text at once are two statements.
+  auto a = db_->Query(sql, 20);
+  auto b = db_->Query(sql, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a->Step());
+  ASSERT_TRUE(b->Step());
+  EXPECT_EQ(a->Text(0), "k2");
+  EXPECT_EQ(b->Text(0), "k0");
+}
+
+TEST_F(SqliteHelperTest, AStatementMayOutliveItsDatabaseAndTheCacheStaysBounded) {
+  auto st = db_->Query("SELECT COUNT(*) FROM t WHERE v > ?1", 0);
+  ASSERT_TRUE(st.ok());
+  // More distinct texts than the cache keeps, each released at once.
+  for (size_t i = 0; i < 3 * kMaxCachedStatements; ++i) {
+    auto r = db_->First("SELECT " + std::to_string(i), [](const Stmt& row) { return row.Int(0); });
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->value_or(-1), static_cast<int64_t>(i));
+  }
+  EXPECT_LE(OpenStatements(db_.get()), kMaxCachedStatements + 1);
+  // The connection closes once its last statement goes; `st` goes after the Db (ASan checks
+  // that nothing of the Db is touched then).
+  db_.reset();
+}
+
 TEST_F(SqliteHelperTest, RowsReadsEveryRowAndFirstTheFirstOrNone) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(

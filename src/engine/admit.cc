@@ -254,8 +254,7 @@ Status Engine::Impl::Recover() {
     if (run.phase == spec::RunPhase::kPending) {
       auto workload = std::make_shared<spec::Workload>(std::move(*w));
       std::lock_guard<std::mutex> lock(mu_);
-      admissions_.emplace_back(
-          [this, workload, v = *v, run, owner] { Admit(workload, v, run, owner); });
+      StartAdmission(workload, *v, run, owner);
       continue;
     }
     auto r = NewRunState(*w, *v, run, opts_.state_dir, default_cpu_millis_);

@@ -446,12 +446,14 @@ void Engine::Impl::FinishRun(RunState* r) {
   if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the run
   if (shared_local) ReleaseOutputClaim(env_, base, r->run.id);
   for (const auto& h : hooks_.steps) h->AfterRun(r->info, spec::Name(phase), committed_uri);
+  const std::string run_id = r->run.id;
+  runs_.erase(run_id);  // r is gone: a finished run is read from the store from now on
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
-    finished_.insert(r->run.id);
+    RememberFinished(run_id);
+    stats_.running_runs = static_cast<int64_t>(runs_.size());
   }
   finish_cv_.notify_all();
-  runs_.erase(r->run.id);
 }
 
 }  // namespace rsl::engine

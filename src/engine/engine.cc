@@ -119,6 +119,7 @@ void Engine::Impl::Stop(bool stop_steps) {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     admissions.swap(admissions_);
+    admissions_done_.clear();
   }
   cv_.notify_all();
   for (auto& t : admissions) t.join();
@@ -179,7 +180,7 @@ void Engine::Impl::Loop() {
     if (!ended_unadmitted_.empty()) {  // their terminal record is durable now
       {
         std::lock_guard<std::mutex> lock(ev_mu_);
-        finished_.insert(ended_unadmitted_.begin(), ended_unadmitted_.end());
+        for (const auto& id : ended_unadmitted_) RememberFinished(id);
       }
       ended_unadmitted_.clear();
       finish_cv_.notify_all();
@@ -202,6 +203,7 @@ bool Engine::Impl::Commit(store::Batch* b) {
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
     ++stats_.batches;
+    stats_.running_runs = static_cast<int64_t>(runs_.size());
     stats_.transitions += static_cast<int64_t>(b->steps.size() + b->runs.size());
     if (!b->events.empty()) durable_seq_ = b->events.back().seq;
     for (const auto& [t, fn] : subscribers_) subs.push_back(fn);
@@ -440,8 +442,32 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   int owner = LockRunOwner(env_, run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
-  admissions_.emplace_back([this, workload, v, run, owner] { Admit(workload, v, run, owner); });
+  StartAdmission(workload, v, run, owner);
   return v.id;
+}
+
+void Engine::Impl::StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
+                                  store::Run run, int owner_fd) {
+  if (!admissions_done_.empty()) {
+    std::set<std::thread::id> done(admissions_done_.begin(), admissions_done_.end());
+    admissions_done_.clear();
+    auto keep = admissions_.begin();
+    for (auto& t : admissions_) {
+      if (done.count(t.get_id())) {
+        t.join();  // it has returned from Admit; only its exit is left
+        continue;
+      }
+      if (&*keep != &t) *keep = std::move(t);
+      ++keep;
+    }
+    admissions_.erase(keep, admissions_.end());
+  }
+  admissions_.emplace_back(
+      [this, w = std::move(w), v = std::move(v), run = std::move(run), owner_fd] {
+        Admit(w, v, run, owner_fd);
+        std::lock_guard<std::mutex> lock(mu_);
+        admissions_done_.push_back(std::this_thread::get_id());
+      });
 }
 
 bool Engine::Impl::DrainPostProcess(int64_t timeout_ms) {
@@ -529,7 +555,18 @@ int64_t Engine::Impl::WaitForEvents(int64_t after_seq, int64_t timeout_ms) {
 
 Engine::Stats Engine::Impl::stats() {
   std::lock_guard<std::mutex> lock(ev_mu_);
-  return stats_;
+  Stats s = stats_;
+  s.finished_remembered = static_cast<int64_t>(finished_.size());
+  return s;
+}
+
+void Engine::Impl::RememberFinished(const std::string& run_id) {
+  if (!finished_.insert(run_id).second) return;
+  finished_order_.push_back(run_id);
+  while (finished_order_.size() > kRememberFinished) {
+    finished_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
 }
 
 std::optional<backend::AttemptUsage> Engine::Impl::LiveUsage(const std::string& attempt_id) {

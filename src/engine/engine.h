@@ -145,7 +145,8 @@ class Engine {
     int64_t batches = 0;      //!< store transactions written by the loop
     int64_t transitions = 0;  //!< step/run records written
     int64_t launches = 0;
-    int64_t running_runs = 0;
+    int64_t running_runs = 0;         //!< runs held in memory (unfinished ones only)
+    int64_t finished_remembered = 0;  //!< ended runs Wait() knows without the store (bounded)
   };
   Stats stats();
 

@@ -279,6 +279,12 @@ class Engine::Impl : public RunControl {
   bool stopping_ = false;  // GUARDED_BY(mu_)
   std::thread loop_;
   std::vector<std::thread> admissions_;  // GUARDED_BY(mu_)
+  // Admission threads that returned, to be joined: an exited thread that is never joined
+  // keeps its stack (one per workload ever submitted: 80 KB each, and a memory map each).
+  std::vector<std::thread::id> admissions_done_;  // GUARDED_BY(mu_)
+  //! Starts Admit on a thread of its own, joining those that ended. REQUIRES: mu_ held.
+  void StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
+                      int owner_fd);
 
   // Loop-owned.
   std::map<std::string, std::unique_ptr<RunState>> runs_;
@@ -293,9 +299,14 @@ class Engine::Impl : public RunControl {
   int64_t durable_seq_ = 0;                // GUARDED_BY(ev_mu_)
   std::map<int, Subscriber> subscribers_;  // GUARDED_BY(ev_mu_)
   int next_token_ = 1;                     // GUARDED_BY(ev_mu_)
-  std::set<std::string> finished_;         // GUARDED_BY(ev_mu_): runs ended here
-  std::condition_variable finish_cv_;      // finished_ grew (Wait), with ev_mu_
-  Stats stats_;                            // GUARDED_BY(ev_mu_)
+  // Runs ended here, the newest kRememberFinished of them (Wait() reads the store for an
+  // older one): memory does not grow with the history.
+  static constexpr size_t kRememberFinished = 256;
+  void RememberFinished(const std::string& run_id);  // REQUIRES: ev_mu_ held
+  std::set<std::string> finished_;                   // GUARDED_BY(ev_mu_)
+  std::deque<std::string> finished_order_;           // GUARDED_BY(ev_mu_): finished_, oldest first
+  std::condition_variable finish_cv_;                // finished_ grew (Wait), with ev_mu_
+  Stats stats_;                                      // GUARDED_BY(ev_mu_)
 
   std::unique_ptr<PostProcessSender> sender_;  // set in Start
 

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -386,7 +387,12 @@ Status StorePolicy(const std::string& state_dir, const Policy& policy, const std
 Result<std::vector<StoredPolicy>> ListPolicies(const std::string& state_dir) {
   Result<std::unique_ptr<CostStore>> store = CostStore::Open(state_dir);
   if (!store.ok()) return store.error();
-  Result<Stmt> st = (*store)->db()->Prepare(
+  return ListPolicies(store->get());
+}
+
+Result<std::vector<StoredPolicy>> ListPolicies(CostStore* store) {
+  std::lock_guard<std::mutex> lock(store->mu());
+  Result<Stmt> st = store->db()->Prepare(
       "SELECT name, source, yaml, applied_at_ms FROM govern_policies ORDER BY name");
   if (!st.ok()) return st.error();
   std::vector<StoredPolicy> out;
@@ -398,8 +404,12 @@ Result<std::vector<StoredPolicy>> ListPolicies(const std::string& state_dir) {
 Result<std::vector<Policy>> LoadPolicies(const std::string& state_dir) {
   Result<std::vector<StoredPolicy>> stored = ListPolicies(state_dir);
   if (!stored.ok()) return stored.error();
+  return ParseStoredPolicies(*stored);
+}
+
+Result<std::vector<Policy>> ParseStoredPolicies(const std::vector<StoredPolicy>& stored) {
   std::vector<Policy> out;
-  for (const auto& s : *stored) {
+  for (const auto& s : stored) {
     PolicyParse p = ParsePolicy(s.yaml, s.source);
     if (!p.ok()) return p.errors.front();
     p.policy.name = s.name;

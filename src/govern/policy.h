@@ -36,6 +36,8 @@
 
 namespace rsl::govern {
 
+class CostStore;  // govern/cost.h
+
 inline constexpr double kDefaultLossTolerance = 1e-3;
 inline constexpr double kDefaultGpuUtilWindowS = 300;
 inline constexpr int kDefaultWebhookRetries = 3;
@@ -118,8 +120,11 @@ struct StoredPolicy {
   int64_t applied_at_ms = 0;
 };
 Result<std::vector<StoredPolicy>> ListPolicies(const std::string& state_dir);
+//! The same from an open store (one query; a caller that reads them often keeps it open).
+Result<std::vector<StoredPolicy>> ListPolicies(CostStore* store);
 //! Parses every stored policy again (they were valid when applied).
 Result<std::vector<Policy>> LoadPolicies(const std::string& state_dir);
+Result<std::vector<Policy>> ParseStoredPolicies(const std::vector<StoredPolicy>& stored);
 
 //! The derived metric names conditions may use bare.
 const std::vector<std::string>& PolicyMetricNames();

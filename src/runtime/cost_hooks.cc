@@ -1,10 +1,27 @@
 #include "runtime/cost_hooks.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "govern/attempt_cost.h"
 
 namespace rsl::runtime {
+
+namespace {
+
+// What identifies a file's contents without reading it: its path, inode, size and times
+// ("" when it cannot be stat'ed). An edit, in place or by rename, changes one of them.
+std::string FileKey(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return path + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec);
+}
+
+}  // namespace
 
 CostHook::CostHook(std::string state_dir, Env* env, std::string price_file)
     : state_dir_(std::move(state_dir)),
@@ -31,9 +48,22 @@ Status CostHook::AfterStep(const engine::RunInfo& run, const spec::Step& step,
     if (!s.ok()) return fail(s.error());
     store_ = std::move(*s);
   }
-  Result<govern::PriceTable> prices = price_file_.empty() ? govern::LoadPriceTable(state_dir)
-                                                          : govern::LoadPriceTableFile(price_file_);
-  if (!prices.ok()) return fail(prices.error());
+  const std::string path = price_file_.empty() ? state_dir + "/" + govern::kPriceFile : price_file_;
+  const std::string key = FileKey(path);
+  if (key.empty() || key != prices_key_) {
+    Result<govern::PriceTable> loaded = price_file_.empty()
+                                            ? govern::LoadPriceTable(state_dir)
+                                            : govern::LoadPriceTableFile(price_file_);
+    if (!loaded.ok()) {
+      prices_key_.clear();
+      return fail(loaded.error());
+    }
+    prices_ = std::move(*loaded);
+    // The key from before the read: an edit while it was read is seen at the next attempt.
+    // (None before: LoadPriceTable has just written the default table.)
+    prices_key_ = key.empty() ? FileKey(path) : key;
+  }
+  const govern::PriceTable* prices = &prices_;
 
   govern::AttemptFacts a;
   a.run_id = run.run_id;

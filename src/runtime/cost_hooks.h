@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "engine/hooks.h"
 #include "govern/cost.h"
+#include "govern/price.h"
 
 namespace rsl::runtime {
 
@@ -37,6 +38,11 @@ class CostHook : public engine::StepHook {
   mutable std::mutex mu_;
   std::unique_ptr<govern::CostStore> store_;  // GUARDED_BY(mu_), opened on first use
   std::string last_error_;                    // GUARDED_BY(mu_)
+  // The price table as last parsed, and the file it came from as it was then (path, inode,
+  // size, times): parsed again only when the file changed (parsing its YAML at every
+  // attempt's end was 5% of the controller's CPU under api_load).
+  std::string prices_key_;     // GUARDED_BY(mu_), "" = none parsed
+  govern::PriceTable prices_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace rsl::runtime

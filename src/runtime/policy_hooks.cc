@@ -1,5 +1,7 @@
 #include "runtime/policy_hooks.h"
 
+#include <algorithm>
+
 #include "base/codes.h"
 #include "base/strings.h"
 
@@ -18,6 +20,34 @@ PolicyHook::~PolicyHook() {
   Reap(/*all=*/true);
 }
 
+Result<std::vector<govern::Policy>> PolicyHook::Applied(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(applied_mu_);
+  if (!applied_store_ || applied_dir_ != dir) {
+    applied_valid_ = false;
+    applied_store_.reset();
+    Result<std::unique_ptr<govern::CostStore>> opened = govern::CostStore::Open(dir);
+    if (!opened.ok()) return opened.error();
+    applied_store_ = std::move(*opened);
+    applied_dir_ = dir;
+  }
+  Result<std::vector<govern::StoredPolicy>> stored = govern::ListPolicies(applied_store_.get());
+  if (!stored.ok()) return stored.error();
+  auto same = [](const govern::StoredPolicy& a, const govern::StoredPolicy& b) {
+    return a.name == b.name && a.source == b.source && a.yaml == b.yaml &&
+           a.applied_at_ms == b.applied_at_ms;
+  };
+  if (applied_valid_ && std::equal(stored->begin(), stored->end(), applied_stored_.begin(),
+                                   applied_stored_.end(), same)) {
+    return applied_;
+  }
+  Result<std::vector<govern::Policy>> parsed = govern::ParseStoredPolicies(*stored);
+  if (!parsed.ok()) return parsed.error();
+  applied_stored_ = std::move(*stored);
+  applied_ = std::move(*parsed);
+  applied_valid_ = true;
+  return applied_;
+}
+
 Status PolicyHook::BeforeStep(const engine::RunInfo& run, const spec::Step& step,
                               backend::LaunchSpec* launch) {
   if (launch->workdir.empty()) {
@@ -34,7 +64,7 @@ void PolicyHook::OnStepStarted(const engine::RunInfo& run, const spec::Step& ste
     policies = *options_.policies;
   } else {
     std::string dir = state_dir_.empty() ? run.state_dir : state_dir_;
-    Result<std::vector<govern::Policy>> loaded = govern::LoadPolicies(dir);
+    Result<std::vector<govern::Policy>> loaded = Applied(dir);
     if (!loaded.ok()) {
       if (control) {
         control->EmitEvent(run.run_id, launch.step, "PolicyLoadFailed", loaded.error().ToString());

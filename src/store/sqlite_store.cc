@@ -425,6 +425,21 @@ class SqliteStore : public Store {
     return n->value_or(0);
   }
 
+  Result<PhaseCounts> CountPhases() override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    PhaseCounts out;
+    auto count = [&](const char* sql, std::map<std::string, int64_t>* into) -> Status {
+      auto st = reader_->Prepare(sql);
+      if (!st.ok()) return st.error();
+      return st->Each([&](const Stmt& row) { (*into)[row.Text(0)] = row.Int(1); });
+    };
+    // The runs by their phase index; the steps by one pass over their table.
+    RSL_RETURN_IF_ERROR(count("SELECT phase, COUNT(*) FROM store_runs GROUP BY phase", &out.runs));
+    RSL_RETURN_IF_ERROR(
+        count("SELECT phase, COUNT(*) FROM store_steps GROUP BY phase", &out.steps));
+    return out;
+  }
+
   Result<std::vector<Step>> ListSteps(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
     return reader_->Rows(

@@ -62,6 +62,19 @@ Result<int64_t> Store::CountRuns(const RunPageQuery& q) {
   return static_cast<int64_t>(runs->size());
 }
 
+Result<PhaseCounts> Store::CountPhases() {
+  auto runs = ListRuns({});
+  if (!runs.ok()) return runs.error();
+  PhaseCounts out;
+  for (const auto& r : *runs) {
+    out.runs[spec::Name(r.phase)] += 1;
+    auto steps = ListSteps(r.id);
+    if (!steps.ok()) return steps.error();
+    for (const auto& s : *steps) out.steps[spec::Name(s.phase)] += 1;
+  }
+  return out;
+}
+
 bool StepAttemptLive(const Step& s) {
   return s.phase == spec::StepPhase::kRunning ||
          (s.phase == spec::StepPhase::kPending && s.attempts > 0 && !s.attempt_id.empty() &&

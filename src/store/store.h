@@ -190,6 +190,13 @@ struct RunPageQuery {
   int limit = 0;  //!< 0 = no limit
 };
 
+//! How many runs and how many steps are in each phase (by phase name; phases with none are
+//! absent).
+struct PhaseCounts {
+  std::map<std::string, int64_t> runs;
+  std::map<std::string, int64_t> steps;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -210,6 +217,10 @@ class Store {
   virtual Result<std::vector<Run>> ListRunsPage(const RunPageQuery& query);
   //! How many runs match `query` (its cursor and limit ignored).
   virtual Result<int64_t> CountRuns(const RunPageQuery& query);
+  //! Runs and steps per phase, counted where they are kept (what /metrics and the cluster
+  //! status show): nothing of the runs is read into memory. The default reads every run's
+  //! steps; SqliteStore counts by SQL.
+  virtual Result<PhaseCounts> CountPhases();
   //! In pipeline order.
   virtual Result<std::vector<Step>> ListSteps(const std::string& run_id) = 0;
   virtual Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) = 0;

@@ -99,7 +99,10 @@ Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store
       return std::unique_ptr<ObjectLease>(
           new ObjectLease(store, env, uri, mine, current->etag, options.ttl_ms));
     }
-    if (!held.ok() || held->expires_at_ms < env->NowMs()) {
+    // Left by this very run: its commit was cut short by a crash and a recovered engine
+    // repeats it (a run has one engine at a time: its owner lock), so it need not expire.
+    const bool own_run = held.ok() && held->run_id == run_id;
+    if (!held.ok() || held->expires_at_ms < env->NowMs() || own_run) {
       // Expired (its controller died mid-commit) or not a lease: taken over, only if
       // nobody else changed it since we read it.
       mine.expires_at_ms = env->NowMs() + options.ttl_ms;
@@ -107,7 +110,7 @@ Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store
       if (taken.ok()) {
         std::unique_ptr<ObjectLease> lease(
             new ObjectLease(store, env, uri, mine, *taken, options.ttl_ms));
-        lease->took_over_from_ = held.ok() ? held->run_id : "(unreadable lease)";
+        if (!own_run) lease->took_over_from_ = held.ok() ? held->run_id : "(unreadable lease)";
         return lease;
       }
       if (taken.status().code() != codes::kConflict) {

@@ -66,8 +66,9 @@ struct ObjectLeaseOptions {
 class ObjectLease {
  public:
   //! Takes the lease of `base` for run `run_id`, waiting up to options.wait_ms while another
-  //! live lease holds it. Errors: IO_ERROR naming the holder run when the wait ends; the
-  //! store's own error (DATA_SOURCE_UNREACHABLE, ...) when it cannot be read or written.
+  //! run's live lease holds it (one of `run_id` itself, left by a crash, is taken over). Errors:
+  //! IO_ERROR naming the holder run when the wait ends; the store's own error
+  //! (DATA_SOURCE_UNREACHABLE, ...) when it cannot be read or written.
   static Result<std::unique_ptr<ObjectLease>> Acquire(OutputPublisher* store, Env* env,
                                                       const std::string& base,
                                                       const std::string& run_id,

@@ -161,6 +161,21 @@ TEST(ObjectLeaseTest, AnExpiredLeaseIsTakenOverAndItsHolderLosesIt) {
   EXPECT_EQ((*over)->took_over_from(), "(unreadable lease)");
 }
 
+TEST(ObjectLeaseTest, ARecoveredEngineTakesOverItsOwnRunsLeaseAtOnce) {
+  FakeObjectStore store;
+  FakeEnv env;
+  // The run's engine crashed mid-commit: its live lease is left behind.
+  auto crashed = ObjectLease::Acquire(&store, &env, kBase, "run-a");
+  ASSERT_TRUE(crashed.ok());
+  const int64_t start = env.NowMs();
+  auto recovered = ObjectLease::Acquire(&store, &env, kBase, "run-a", {0, kObjectLeaseTtlMs});
+  ASSERT_TRUE(recovered.ok()) << recovered.error().ToString();
+  EXPECT_EQ(env.NowMs(), start);  // no wait
+  EXPECT_TRUE((*recovered)->took_over_from().empty());
+  // Another run still waits for it.
+  EXPECT_FALSE(ObjectLease::Acquire(&store, &env, kBase, "run-b", {0, kObjectLeaseTtlMs}).ok());
+}
+
 TEST(ObjectLeaseTest, TheManifestIsCreateOnlyAndNamesTheRunThatWroteItFirst) {
   FakeObjectStore store;
   CommitManifest a;

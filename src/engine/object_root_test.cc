@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -34,6 +35,7 @@ class FakeObjectStore : public OutputPublisher {
   bool ConditionalWrites(const std::string& uri) override { return Handles(uri); }
 
   Status Publish(const std::string& local_dir, const std::string& dest_uri) override {
+    if (on_publish) on_publish(dest_uri);
     for (const auto& entry : std::filesystem::recursive_directory_iterator(local_dir)) {
       if (!entry.is_regular_file()) continue;
       std::string rel = entry.path().string().substr(local_dir.size() + 1);
@@ -88,6 +90,7 @@ class FakeObjectStore : public OutputPublisher {
   }
 
   std::string fail_writes_to;
+  std::function<void(const std::string&)> on_publish;  //!< called before each Publish
 
  private:
   std::string PutLocked(const std::string& uri, const std::string& bytes) {
@@ -341,6 +344,28 @@ TEST(ObjectRootCommitTest, AFailedManifestWriteLeavesNoManifestNamingTheRun) {
   auto next = f.RunToEnd(Steps(kBase, "replace", {"a"}));
   EXPECT_EQ(next.phase, spec::RunPhase::kSucceeded) << next.failure_message;
   EXPECT_EQ(f.ManifestRun(kBase), next.id);
+}
+
+TEST(ObjectRootCommitTest, ACommitThatLostItsLeaseFailsAndLeavesTheRootToTheNewHolder) {
+  Fixture f("lost");
+  // While the commit uploads, its lease expires and another controller takes it over.
+  f.objects->on_publish = [&](const std::string&) {
+    LeaseRecord other{"run-other", "elsewhere:2", "t2", f.env.NowMs() + kObjectLeaseTtlMs};
+    f.objects->Put(ObjectLeaseUri(kBase), LeaseJson(other));
+  };
+  auto run = f.RunToEnd(Steps(kBase, "replace", {"a"}));
+  EXPECT_EQ(run.phase, spec::RunPhase::kFailed);
+  EXPECT_EQ(run.failure_code, codes::kOutputConflict);
+  EXPECT_NE(run.failure_message.find("held by run run-other"), std::string::npos)
+      << run.failure_message;
+  EXPECT_EQ(f.ManifestRun(kBase), "");
+  // Its upload is not undone (the root is the other run's now), nor the other's lease.
+  EXPECT_EQ(f.objects->Below(kBase)["a/who"], run.id);
+  EXPECT_EQ(ParseLease(f.objects->ReadObject(ObjectLeaseUri(kBase))->bytes)->run_id, "run-other");
+  auto discarded = f.Events(run.id, "OutputDiscarded");
+  ASSERT_EQ(discarded.size(), 1u);
+  EXPECT_NE(discarded[0].message.find("left to the run that holds it"), std::string::npos)
+      << discarded[0].message;
 }
 
 TEST(ObjectRootCommitTest, VersionedCommitsUnderTheRunIdAndMovesLatest) {

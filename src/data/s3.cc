@@ -200,6 +200,38 @@ class S3Storage : public Storage {
     return Status::Ok();
   }
 
+  Result<TaggedObject> ReadTagged(const std::string& uri) override {
+    auto u = Split(uri);
+    if (!u.ok()) return u.error();
+    auto r = Send("GET", u->first, u->second, {}, "", {});
+    if (!r.ok()) return r.error();
+    if (r->status != 200) return HttpError(*r, uri);
+    return TaggedObject{std::move(r->body), r->headers["etag"]};
+  }
+
+  Result<std::string> WriteIf(const std::string& uri, std::string_view bytes,
+                              const std::string& if_match) override {
+    auto u = Split(uri);
+    if (!u.ok()) return u.error();
+    // The ETag unquoted: radosgw 16 compares If-Match byte for byte with the ETag it stored,
+    // which has no quotes (a quoted one never matches); AWS S3 takes it either way.
+    std::string etag = if_match;
+    if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"')
+      etag = etag.substr(1, etag.size() - 2);
+    std::string condition = if_match.empty() ? "If-None-Match: *" : "If-Match: " + etag;
+    auto r = Send("PUT", u->first, u->second, {}, std::string(bytes), {condition});
+    if (!r.ok()) return r.error();
+    // 412: the condition does not hold. 404 answers an If-Match on a missing object on
+    // some servers; 409 (ConditionalRequestConflict) a conditional write racing another.
+    if (r->status == 412 || r->status == 409 || (r->status == 404 && !if_match.empty())) {
+      return Error(codes::kConflict, "HTTP " + std::to_string(r->status) + " (" + condition +
+                                         ") from " + c_.endpoint + " for " + uri)
+          .Value(uri);
+    }
+    if (r->status != 200) return HttpError(*r, uri);
+    return r->headers["etag"];
+  }
+
   Status Delete(const std::string& uri) override {
     auto u = Split(uri);
     if (!u.ok()) return u.status();

@@ -380,6 +380,14 @@ Status Storage::Publish(const std::string& local_dir, const std::string& dest_ur
   });
 }
 
+Result<TaggedObject> Storage::ReadTagged(const std::string& uri) {
+  return Error(codes::kInvalidArgument, "this storage has no object versions (ETags)").Value(uri);
+}
+
+Result<std::string> Storage::WriteIf(const std::string& uri, std::string_view, const std::string&) {
+  return Error(codes::kInvalidArgument, "this storage has no conditional writes").Value(uri);
+}
+
 std::unique_ptr<Storage> NewFileStorage(std::string uri_root, std::string dir) {
   return std::make_unique<FileStorage>(std::move(uri_root), std::move(dir));
 }

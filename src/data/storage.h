@@ -57,6 +57,12 @@ class Blob {
 };
 std::shared_ptr<const Blob> MakeBlob(std::string bytes);
 
+//! One object's bytes with the version tag the store gave them (object stores: the ETag).
+struct TaggedObject {
+  std::string bytes;
+  std::string etag;
+};
+
 class Storage {
  public:
   virtual ~Storage() = default;
@@ -81,6 +87,15 @@ class Storage {
   //! as the commit point. Both write the manifest. The default implementation is the
   //! object-store one.
   virtual Status Publish(const std::string& local_dir, const std::string& dest_uri);
+  //! The whole object and its ETag, from one request. A missing object:
+  //! DATA_SOURCE_NOT_FOUND. Stores without ETags (the default): INVALID_ARGUMENT.
+  virtual Result<TaggedObject> ReadTagged(const std::string& uri);
+  //! Writes one object in one request (never multipart: for small control objects) only if
+  //! its current ETag is `if_match`, or, with `if_match` empty, only if no object exists
+  //! (HTTP If-Match / If-None-Match: *). Returns the new ETag. A condition that does not
+  //! hold: CONFLICT. Stores without conditional writes (the default): INVALID_ARGUMENT.
+  virtual Result<std::string> WriteIf(const std::string& uri, std::string_view bytes,
+                                      const std::string& if_match);
 
  protected:
   //! Every object below the directory or prefix `uri` (Stat said is_dir), hidden names

@@ -16,6 +16,7 @@
 #include "base/commit_manifest.h"
 #include "base/strings.h"
 #include "engine/engine_internal.h"
+#include "engine/object_root.h"
 #include "engine/output_root.h"
 
 namespace rsl::engine {
@@ -49,6 +50,16 @@ spec::EventReason RunEndReason(spec::RunPhase phase) {
     default:
       return spec::EventReason::kFailed;
   }
+}
+
+// The run a manifest records as the commit a new one replaces. A manifest of this very run:
+// a commit repeated after a crash. One without a run (a publisher's) or that does not parse:
+// no run to record; the commit replaces it as ever.
+void PreviousFrom(const std::string& text, const std::string& run_id,
+                  std::optional<CommitManifest>* previous) {
+  auto m = ParseCommitManifest(text);
+  if (!m.ok() || m->run_id.empty() || m->run_id == run_id) return;
+  *previous = std::move(*m);
 }
 
 }  // namespace
@@ -97,9 +108,9 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
     std::string dest = root + "/" + name;
     if (!env_->PathExists(staging)) RSL_RETURN_IF_ERROR(env_->MakeDirs(staging));
     *bytes = TreeBytes(env_, staging);
-    RSL_RETURN_IF_ERROR(hooks_.publisher->Publish(staging, dest));
+    // Named before the upload: one that fails half way leaves objects there to undo.
     *published = dest;
-    return Status::Ok();
+    return hooks_.publisher->Publish(staging, dest);
   }
   std::string target = root + "/" + name;
   if (sync) RSL_RETURN_IF_ERROR(env_->MakeDirs(root));  // else the whole-run commit made it
@@ -225,11 +236,11 @@ std::string Engine::Impl::UndoCommit(RunState* r, const std::string& root, bool 
   };
   if (touched) {
     // First the commit point, in case the failure came after the manifest was renamed in.
-    note(env_->RemoveAll(root + "/" + kCommitManifestName));
+    note(RemoveOutput(root + "/" + kCommitManifestName));
     if (own_root) {
-      note(env_->RemoveAll(root));  // the run's own: everything in it came from this commit
+      note(RemoveOutput(root));  // the run's own: everything in it came from this commit
     } else {
-      for (const auto& dir : published_dirs) note(env_->RemoveAll(dir));
+      for (const auto& dir : published_dirs) note(RemoveOutput(dir));
       // An older output moved aside when replacing it failed: it is not committed any more
       // (its manifest is gone), and nobody else would remove it.
       std::string trash = ".rsl-trash-" + r->run.id + "-";
@@ -254,12 +265,28 @@ Status Engine::Impl::ReadPreviousCommit(const std::string& root, const std::stri
   if (!env_->PathExists(path)) return Status::Ok();  // none: nothing is replaced
   auto text = env_->ReadFile(path);
   if (!text.ok()) return text.status();
-  auto m = ParseCommitManifest(*text);
-  // A manifest of this very run: a commit repeated after a crash. One without a run (a
-  // publisher's) or that does not parse: no run to record; the commit replaces it as ever.
-  if (!m.ok() || m->run_id.empty() || m->run_id == run_id) return Status::Ok();
-  *previous = std::move(*m);
+  PreviousFrom(*text, run_id, previous);
   return Status::Ok();
+}
+
+Status Engine::Impl::UnpublishObjectManifest(const std::string& root, const std::string& run_id,
+                                             bool replace,
+                                             std::optional<CommitManifest>* previous) {
+  auto found = ReadObjectManifest(hooks_.publisher.get(), root);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return Status::Ok();
+  if (replace) PreviousFrom((*found)->bytes, run_id, previous);
+  // Readers: not committed from now on (as UnpublishManifest). The new manifest is then
+  // written create-only: a commit that lost its lease cannot overwrite another's.
+  return hooks_.publisher->Remove(root + "/" + kCommitManifestName);
+}
+
+Status Engine::Impl::RemoveOutput(const std::string& path) {
+  if (path.find("://") == std::string::npos) return env_->RemoveAll(path);
+  if (!hooks_.publisher) {
+    return Error(codes::kInvalidArgument, "no storage serves " + path).Value(path);
+  }
+  return hooks_.publisher->Remove(path);
 }
 
 Status Engine::Impl::RemoveReplacedOutputs(const std::string& root, const CommitManifest& previous,
@@ -272,7 +299,7 @@ Status Engine::Impl::RemoveReplacedOutputs(const std::string& root, const Commit
     if (o.step.empty() || o.step.find('/') != std::string::npos || o.step[0] == '.') continue;
     std::string dir = root + "/" + o.step;
     if (o.uri != dir || kept.count(dir)) continue;
-    RSL_RETURN_IF_ERROR(env_->RemoveAll(dir));
+    RSL_RETURN_IF_ERROR(RemoveOutput(dir));
   }
   return Status::Ok();
 }
@@ -304,6 +331,10 @@ void Engine::Impl::FinishRun(RunState* r) {
   // A data.output root other runs may commit to too (not the run's own outputs/).
   const std::string base = OutputBase(r->workload);
   const bool shared_local = !base.empty() && base.find("://") == std::string::npos;
+  // An object-store root with conditional writes (s3://, ceph://): commits take turns
+  // through a lease object instead of the lock (engine/object_root.h).
+  const bool shared_object = !base.empty() && !shared_local && hooks_.publisher &&
+                             hooks_.publisher->ConditionalWrites(base);
   if (phase == spec::RunPhase::kSucceeded) {
     if (r->workload.pipeline.atomic) {
       if (r->run.commit_state != store::kCommitCommitting) {
@@ -318,12 +349,20 @@ void Engine::Impl::FinishRun(RunState* r) {
       // Commits to one shared root take turns (its lock, held to the manifest): a root never
       // holds steps of two runs under one manifest.
       std::unique_ptr<FileLock> root_lock;
+      std::unique_ptr<ObjectLease> lease;
       if (shared_local) {
         auto lock = LockOutputRoot(env_, base);
         if (lock.ok()) {
           root_lock = std::move(*lock);
         } else {
           s = lock.status();
+        }
+      } else if (shared_object) {
+        auto taken = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
+        if (taken.ok()) {
+          lease = std::move(*taken);
+        } else {
+          s = taken.status();
         }
       }
       // The commit this one replaces (policy replace): its run is recorded as superseded,
@@ -334,6 +373,7 @@ void Engine::Impl::FinishRun(RunState* r) {
       bool fresh = false;  // root was staging a moment ago: no manifest, no leftover in it
       if (s.ok() && root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh);
       if (local && s.ok() && !fresh) s = UnpublishManifest(root);
+      if (lease && s.ok()) s = UnpublishObjectManifest(root, r->run.id, !Versioned(r), &previous);
       // From here on this commit may have changed what is under root (the run's own outputs
       // are this run's alone: always).
       bool touched = s.ok() || root == RunOutputs(r);
@@ -345,6 +385,10 @@ void Engine::Impl::FinishRun(RunState* r) {
         if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
         std::string published;
         int64_t bytes = 0;
+        if (lease) {
+          s = lease->Renew();  // a lease taken over stops the uploads here
+          if (!s.ok()) break;
+        }
         s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local);
         if (!s.ok()) {
           if (!published.empty()) published_dirs.push_back(published);  // moved, then failed
@@ -367,6 +411,17 @@ void Engine::Impl::FinishRun(RunState* r) {
         manifest.committed_at = NowMs();
         s = env_->WriteFileAtomic(root + "/" + kCommitManifestName, CommitManifestJson(manifest));
       }
+      if (s.ok() && lease) {
+        s = lease->Renew(/*force=*/true);  // still ours right before the commit point
+        manifest.committed_at = NowMs();
+        if (s.ok()) {
+          s = WriteObjectManifest(hooks_.publisher.get(), root, r->run.id,
+                                  CommitManifestJson(manifest));
+        }
+      }
+      // Another run holds the root now (a lease that expired under this commit): what is
+      // published there may be that run's, so nothing of it is undone.
+      const bool lost_root = lease && s.code() == codes::kOutputConflict;
       if (s.ok()) {
         // Committed: the manifest is durable. What is left in staging are failed attempts'
         // outputs, never published; failing to remove them does not undo the commit.
@@ -377,8 +432,16 @@ void Engine::Impl::FinishRun(RunState* r) {
                  " has no storage here; published under the run directory instead)";
         }
         bool warn = fallback;
+        if (lease && !lease->took_over_from().empty()) {
+          msg += "; took over the expired lease of run " + lease->took_over_from();
+        }
         if (previous) RecordSuperseded(r, base, *previous, &b, &msg);
-        if (Versioned(r)) {
+        if (Versioned(r) && lease) {
+          Status moved = MoveObjectLatest(hooks_.publisher.get(), base, r->run.id);
+          msg += moved.ok() ? "; " + ObjectLatestUri(base) + " -> " + r->run.id
+                            : "; latest not moved: " + moved.error().message;
+          warn = warn || !moved.ok();
+        } else if (Versioned(r)) {
           // After the commit point: a failure leaves `latest` at the previous complete run.
           Status moved = MoveLatest(env_, base, r->run.id);
           msg += moved.ok() ? "; " + base + "/latest -> " + r->run.id
@@ -386,6 +449,7 @@ void Engine::Impl::FinishRun(RunState* r) {
           warn = warn || !moved.ok();
         }
         root_lock.reset();
+        if (lease) lease->Release();
         Status cleaned = env_->RemoveAll(r->run.run_dir + "/staging");
         if (!cleaned.ok()) msg += "; staging left: " + cleaned.error().message;
         AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted, msg,
@@ -404,8 +468,12 @@ void Engine::Impl::FinishRun(RunState* r) {
         b.steps.clear();
         b.artifacts.clear();
         b.lineage.clear();
-        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputDiscarded,
-                 UndoCommit(r, root, local && touched, published_dirs), false);
+        const bool undo_root = (local || (lease && !lost_root)) && touched;
+        std::string undone = UndoCommit(r, root, undo_root, published_dirs);
+        if (lost_root)
+          undone += "; the outputs under " + root + " are left to the run that holds it";
+        if (lease) lease->Release();  // after the undo: nobody commits there meanwhile
+        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputDiscarded, undone, false);
         r->run.commit_state = store::kCommitDiscarded;
       }
     } else {

@@ -218,6 +218,13 @@ class Engine::Impl : public RunControl {
   //! a manifest that is there and cannot be read.
   Status ReadPreviousCommit(const std::string& root, const std::string& run_id,
                             std::optional<CommitManifest>* previous);
+  //! The object-store version of UnpublishManifest, under the root's lease: reads the
+  //! manifest at `root` (into `previous` when another run wrote it and `replace`), then
+  //! removes it. Errors: the store's.
+  Status UnpublishObjectManifest(const std::string& root, const std::string& run_id, bool replace,
+                                 std::optional<CommitManifest>* previous);
+  //! Removes a local path (Env) or an object prefix (the publisher).
+  Status RemoveOutput(const std::string& path);
   //! Removes the step directories `previous` published under `root` that `current` does not
   //! hold: the root then holds one run's outputs only.
   Status RemoveReplacedOutputs(const std::string& root, const CommitManifest& previous,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "base/codes.h"
 #include "base/status.h"
 #include "spec/workload.h"
 
@@ -111,6 +112,12 @@ class StepHook {
 //! hdfs://, or an authority a `local` datasource maps onto a directory). Provided by the
 //! data layer (data::OpenStorage); without one, such outputs are published under the run
 //! directory and an event says so.
+//! One object of an object store with its version tag (the ETag).
+struct StoredObject {
+  std::string bytes;
+  std::string etag;
+};
+
 class OutputPublisher {
  public:
   virtual ~OutputPublisher() = default;
@@ -121,6 +128,27 @@ class OutputPublisher {
   //! Publishes every file below `local_dir` at `dest_uri`, all or nothing (manifest last).
   //! Must be idempotent: called again after a crash with the same arguments.
   virtual Status Publish(const std::string& local_dir, const std::string& dest_uri) = 0;
+
+  // Object-store roots: the conditional object operations the commit protocol uses (its
+  // lease and its manifest, engine/object_root.h). A publisher that has none (the default)
+  // publishes without them: commits to one root are then not serialized.
+
+  //! Whether `uri` is served by a store with ETags and conditional writes (s3://, ceph://).
+  virtual bool ConditionalWrites(const std::string& uri) { return false; }
+  //! One object and its ETag. A missing object: NOT_FOUND.
+  virtual Result<StoredObject> ReadObject(const std::string& uri) {
+    return Error(codes::kInvalidArgument, "no conditional object operations").Value(uri);
+  }
+  //! Writes one object if its ETag is `if_match`, or, with `if_match` empty, if no object
+  //! exists; returns the new ETag. A condition that does not hold: CONFLICT.
+  virtual Result<std::string> WriteObjectIf(const std::string& uri, const std::string& bytes,
+                                            const std::string& if_match) {
+    return Error(codes::kInvalidArgument, "no conditional object operations").Value(uri);
+  }
+  //! Removes an object or everything below a prefix; a missing one is not an error.
+  virtual Status Remove(const std::string& uri) {
+    return Error(codes::kInvalidArgument, "no conditional object operations").Value(uri);
+  }
 };
 
 //! The hooks a run uses; built by seedctl run and rsl-controller from what is configured.

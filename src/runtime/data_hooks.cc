@@ -1,5 +1,6 @@
 #include "runtime/data_hooks.h"
 
+#include "base/codes.h"
 #include "data/storage.h"
 
 namespace rsl::runtime {
@@ -38,15 +39,46 @@ bool DataPublisher::Handles(const std::string& uri) {
   return ds.ok() && ds->has_value();
 }
 
+Result<std::unique_ptr<data::Storage>> DataPublisher::Open(const std::string& uri) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return data::OpenStorage(uri, OpenCatalog());
+}
+
 Status DataPublisher::Publish(const std::string& local_dir, const std::string& dest_uri) {
-  std::unique_ptr<data::Storage> storage;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto opened = data::OpenStorage(dest_uri, OpenCatalog());
-    if (!opened.ok()) return opened.status();
-    storage = std::move(*opened);
+  auto storage = Open(dest_uri);
+  if (!storage.ok()) return storage.status();
+  return (*storage)->Publish(local_dir, dest_uri);
+}
+
+bool DataPublisher::ConditionalWrites(const std::string& uri) {
+  auto parsed = data::ParseUri(uri);
+  return parsed.ok() && (parsed->scheme == "s3" || parsed->scheme == "ceph") &&
+         LocalPath(uri).empty() && Handles(uri);
+}
+
+Result<engine::StoredObject> DataPublisher::ReadObject(const std::string& uri) {
+  auto storage = Open(uri);
+  if (!storage.ok()) return storage.error();
+  auto got = (*storage)->ReadTagged(uri);
+  if (!got.ok()) {
+    Error e = got.error();
+    if (e.code == codes::kDataSourceNotFound) e.code = codes::kNotFound;  // the hook's contract
+    return e;
   }
-  return storage->Publish(local_dir, dest_uri);
+  return engine::StoredObject{std::move(got->bytes), std::move(got->etag)};
+}
+
+Result<std::string> DataPublisher::WriteObjectIf(const std::string& uri, const std::string& bytes,
+                                                 const std::string& if_match) {
+  auto storage = Open(uri);
+  if (!storage.ok()) return storage.error();
+  return (*storage)->WriteIf(uri, bytes, if_match);
+}
+
+Status DataPublisher::Remove(const std::string& uri) {
+  auto storage = Open(uri);
+  if (!storage.ok()) return storage.status();
+  return (*storage)->Delete(uri);
 }
 
 data::Catalog* DataPublisher::OpenCatalog() {

@@ -10,6 +10,7 @@
 
 #include "data/admission.h"
 #include "data/catalog.h"
+#include "data/storage.h"
 #include "engine/hooks.h"
 
 namespace rsl::runtime {
@@ -38,8 +39,15 @@ class DataPublisher : public engine::OutputPublisher {
   std::string LocalPath(const std::string& uri) override;
   bool Handles(const std::string& uri) override;
   Status Publish(const std::string& local_dir, const std::string& dest_uri) override;
+  //! s3:// and ceph:// (ETags and conditional PUTs, data::Storage::WriteIf).
+  bool ConditionalWrites(const std::string& uri) override;
+  Result<engine::StoredObject> ReadObject(const std::string& uri) override;
+  Result<std::string> WriteObjectIf(const std::string& uri, const std::string& bytes,
+                                    const std::string& if_match) override;
+  Status Remove(const std::string& uri) override;
 
  private:
+  Result<std::unique_ptr<data::Storage>> Open(const std::string& uri);
   // REQUIRES: mu_ held. Opened lazily: runs without non-file outputs never touch it.
   data::Catalog* OpenCatalog();
 

@@ -120,6 +120,42 @@ TEST(S3, ValidatesThroughTheCatalogAndPublishes) {
   ASSERT_TRUE(test.ok()) << test.error().ToString();
 }
 
+// The conditional writes an output root's lease and manifest rely on (docs/engine.md "Two
+// runs, one output root"): If-None-Match: * creates only, If-Match replaces only that version.
+TEST(S3, ConditionalWritesCreateOnlyOnceAndReplaceOnlyTheVersionRead) {
+  auto s3 = NewS3Storage(Config(), "s3");
+  std::string uri = "s3://" + Bucket("rsl-conditional") + "/root/.rsl-output/lock";
+  (void)s3->Delete(uri);
+  auto created = s3->WriteIf(uri, "one", "");
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  EXPECT_FALSE(created->empty());
+  auto again = s3->WriteIf(uri, "two", "");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, codes::kConflict) << again.error().ToString();
+  auto read = s3->ReadTagged(uri);
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_EQ(read->bytes, "one");
+  EXPECT_EQ(read->etag, *created);
+  auto wrong = s3->WriteIf(uri, "three", "\"00000000000000000000000000000000\"");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code, codes::kConflict) << wrong.error().ToString();
+  auto replaced = s3->WriteIf(uri, "four", read->etag);
+  ASSERT_TRUE(replaced.ok()) << replaced.error().ToString();
+  EXPECT_NE(*replaced, read->etag);
+  auto stale = s3->WriteIf(uri, "five", read->etag);  // the version read is gone
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, codes::kConflict);
+  auto now = s3->ReadTagged(uri);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->bytes, "four");
+  auto missing = s3->WriteIf(uri + "-none", "x", *replaced);  // If-Match on no object
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, codes::kConflict) << missing.error().ToString();
+  EXPECT_FALSE(s3->Stat(uri + "-none").ok());
+  ASSERT_TRUE(s3->Delete(uri).ok());
+  EXPECT_EQ(s3->ReadTagged(uri).error().code, codes::kDataSourceNotFound);
+}
+
 TEST(S3, BadCredentialsAndDeadEndpointsAreUnreachable) {
   S3Config bad = Config();
   bad.secret_key = "not-the-secret-key";

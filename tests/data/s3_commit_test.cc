@@ -1,0 +1,210 @@
+// Two runs, one object-store output root, against a real S3 server (the single-node Ceph
+// RADOS Gateway of scripts/s3-server.sh; label s3): the lease and the commit of
+// engine/object_root.h through the data layer's publisher, the real thing beside the fake of
+// src/engine/object_root_test.cc.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "base/codes.h"
+#include "base/commit_manifest.h"
+#include "base/file.h"
+#include "data/catalog.h"
+#include "data/remote.h"
+#include "engine/engine.h"
+#include "engine/object_root.h"
+#include "engine/testing.h"
+#include "runtime/data_hooks.h"
+#include "spec/parse.h"
+#include "store/store.h"
+
+namespace rsl {
+namespace {
+
+using engine::LeaseJson;
+using engine::LeaseRecord;
+using engine::ObjectLease;
+using engine::ObjectLeaseUri;
+
+std::string EnvOr(const char* name, const char* def) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : def;
+}
+
+std::string FreshDir(const std::string& name) {
+  std::string dir =
+      ::testing::TempDir() + "s3_commit_test_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A state directory whose catalog serves ceph:// from the test server, and its publisher.
+std::shared_ptr<runtime::DataPublisher> Publisher(const std::string& state_dir) {
+  auto catalog = data::Catalog::Open(state_dir);
+  EXPECT_TRUE(catalog.ok());
+  data::Datasource ds;
+  ds.name = "ceph-test";
+  ds.kind = "ceph";
+  ds.endpoint = EnvOr("S3_ENDPOINT", "http://127.0.0.1:7480");
+  ds.access_key = EnvOr("S3_ACCESS_KEY", "0555b35654ad1656d804");
+  ds.secret_key =
+      EnvOr("S3_SECRET_KEY", "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==");
+  EXPECT_TRUE((*catalog)->Register(ds, /*replace=*/true).ok());
+  data::S3Config c = data::S3ConfigFrom(ds);
+  EXPECT_TRUE(data::S3CreateBucket(c, "rsl-commit").ok());
+  return std::make_shared<runtime::DataPublisher>(state_dir);
+}
+
+TEST(S3Commit, ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver) {
+  std::string dir = FreshDir("lease");
+  auto store = Publisher(dir + "/state");
+  const std::string base = "ceph://rsl-commit/lease";
+  (void)store->Remove(base);
+  Env* env = Env::Default();
+  auto first = ObjectLease::Acquire(store.get(), env, base, "run-a");
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  // Held and live: a second gives up after its wait, naming the holder.
+  auto refused = ObjectLease::Acquire(store.get(), env, base, "run-b", {1500, 60'000});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, codes::kIoError);
+  EXPECT_NE(refused.error().message.find("stayed locked by run run-a"), std::string::npos)
+      << refused.error().message;
+  // A waiter gets it once the holder releases it.
+  std::atomic<bool> acquired{false};
+  std::thread waiter([&] {
+    auto lease = ObjectLease::Acquire(store.get(), env, base, "run-c");
+    EXPECT_TRUE(lease.ok()) << lease.error().ToString();
+    acquired = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(acquired.load());
+  (*first)->Release();
+  waiter.join();
+  EXPECT_TRUE(acquired.load());
+  // A lease left by a killed controller (expired a minute ago) is taken over.
+  LeaseRecord dead{"run-killed", "elsewhere:1", "t", env->NowMs() - 60'000};
+  auto cur = store->ReadObject(ObjectLeaseUri(base));
+  ASSERT_EQ(cur.status().code(), codes::kNotFound);  // run-c released its own on return
+  ASSERT_TRUE(store->WriteObjectIf(ObjectLeaseUri(base), LeaseJson(dead), "").ok());
+  auto next = ObjectLease::Acquire(store.get(), env, base, "run-d", {5'000, 60'000});
+  ASSERT_TRUE(next.ok()) << next.error().ToString();
+  EXPECT_EQ((*next)->took_over_from(), "run-killed");
+  (*next)->Release();
+  EXPECT_EQ(store->ReadObject(ObjectLeaseUri(base)).status().code(), codes::kNotFound);
+}
+
+spec::Workload Steps(const std::string& uri, const std::vector<std::string>& steps) {
+  std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: shared\n"
+      "  namespace: risk\nspec:\n  data:\n    output:\n      uri: " +
+      uri + "\n      policy: replace\n  pipeline:\n";
+  for (const auto& s : steps) yaml += "    - {name: " + s + ", command: [" + s + "]}\n";
+  auto r = spec::ParseWorkload(yaml, "test.yaml");
+  EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].ToString());
+  return r.workload;
+}
+
+// One controller: its own state directory, store and engine, the real Env.
+struct Controller {
+  explicit Controller(const std::string& dir) {
+    auto s = store::OpenSqliteStore(dir + "/state");
+    EXPECT_TRUE(s.ok());
+    store = std::move(*s);
+    publisher = Publisher(dir + "/state");
+    engine::EngineOptions opts;
+    opts.state_dir = dir + "/state";
+    engine::Hooks hooks;
+    hooks.publisher = publisher;
+    eng = std::make_unique<engine::Engine>(store.get(), &backend, hooks, opts);
+    EXPECT_TRUE(eng->Start().ok());
+  }
+  std::string RunToEnd(const spec::Workload& w) {
+    auto id = eng->Submit(w, "alice");
+    EXPECT_TRUE(id.ok());
+    for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+      auto l = backend.WaitLaunch(++launched);
+      EXPECT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", l.env.at("RSL_RUN_ID")).ok());
+      backend.Succeed(l.attempt_id);
+    }
+    auto run = eng->Wait(*id, 110'000);
+    EXPECT_TRUE(run.ok());
+    EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
+    return run->id;
+  }
+  engine::testing::FakeBackend backend;
+  std::unique_ptr<store::Store> store;
+  std::shared_ptr<runtime::DataPublisher> publisher;
+  std::unique_ptr<engine::Engine> eng;
+  size_t launched = 0;
+};
+
+TEST(S3Commit, TwoControllersCommittingToOneRootLeaveOneRunsSetAndRecordTheOthers) {
+  std::string dir = FreshDir("two");
+  const std::string root = "ceph://rsl-commit/shared";
+  Controller one(dir + "/one"), two(dir + "/two");
+  (void)one.publisher->Remove(root);
+  constexpr int kRounds = 5;
+  std::vector<std::string> runs_one, runs_two;
+  std::thread t1([&] {
+    for (int i = 0; i < kRounds; ++i) runs_one.push_back(one.RunToEnd(Steps(root, {"a", "b"})));
+  });
+  std::thread t2([&] {
+    for (int i = 0; i < kRounds; ++i) runs_two.push_back(two.RunToEnd(Steps(root, {"a", "c"})));
+  });
+  t1.join();
+  t2.join();
+  // The manifest names one run, and the root holds exactly its steps, each written by it.
+  auto m = one.publisher->ReadObject(root + "/" + kCommitManifestName);
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  auto manifest = ParseCommitManifest(m->bytes);
+  ASSERT_TRUE(manifest.ok());
+  const std::string last = manifest->run_id;
+  bool from_one = std::count(runs_one.begin(), runs_one.end(), last) > 0;
+  ASSERT_TRUE(from_one || std::count(runs_two.begin(), runs_two.end(), last) > 0) << last;
+  data::S3Config c;
+  c.endpoint = EnvOr("S3_ENDPOINT", "http://127.0.0.1:7480");
+  c.access_key = EnvOr("S3_ACCESS_KEY", "0555b35654ad1656d804");
+  c.secret_key = EnvOr("S3_SECRET_KEY", "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==");
+  c.path_style = true;
+  auto s3 = data::NewS3Storage(c, "ceph");
+  auto listed = s3->List(root);
+  ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+  std::vector<std::string> names;
+  for (const auto& o : *listed) {
+    names.push_back(o.relative);
+    auto who = s3->ReadTagged(o.uri);
+    ASSERT_TRUE(who.ok());
+    EXPECT_EQ(who->bytes, last) << o.uri;
+  }
+  EXPECT_EQ(names, from_one ? (std::vector<std::string>{"a/who", "b/who"})
+                            : (std::vector<std::string>{"a/who", "c/who"}));
+  EXPECT_EQ(s3->ReadTagged(ObjectLeaseUri(root)).status().code(), codes::kDataSourceNotFound);
+  // Every other run was replaced by exactly one later commit, which recorded it.
+  std::multiset<std::string> superseded;
+  for (auto* ctl : {&one, &two}) {
+    for (const auto& id : ctl == &one ? runs_one : runs_two) {
+      auto lineage = ctl->store->ListLineage(id);
+      ASSERT_TRUE(lineage.ok());
+      for (const auto& e : *lineage) {
+        if (e.relation == "supersedes") superseded.insert(e.from);  // run -> the run it replaced
+      }
+    }
+  }
+  std::multiset<std::string> expected;
+  for (const auto& id : runs_one) {
+    if (id != last) expected.insert(id);
+  }
+  for (const auto& id : runs_two) {
+    if (id != last) expected.insert(id);
+  }
+  EXPECT_EQ(superseded, expected);
+}
+
+}  // namespace
+}  // namespace rsl

@@ -154,6 +154,7 @@ void DetectSlurm(const DetectInput& in, Detection* d) {
 void DetectKube(const DetectInput& in, Detection* d) {
   KubeFound& k = d->kube;
   std::string path;
+  bool several = false;  // KUBECONFIG lists several files that exist: merged
   std::string kubeconfig = Var(in, "KUBECONFIG");
   if (!kubeconfig.empty()) {
     // Every file of the list, merged as kubectl merges them (k8s::LoadKubeconfigList); the
@@ -174,25 +175,23 @@ void DetectKube(const DetectInput& in, Detection* d) {
       return;
     }
     path = Join(present, ":");
+    several = present.size() > 1;
   } else if (!Var(in, "HOME").empty()) {
     std::string home_config = Var(in, "HOME") + "/.kube/config";
     k.tried.push_back(Tilde(in, home_config));
     if (IsFile(in.env, home_config)) path = home_config;
   }
   if (!path.empty()) {
-    Result<k8s::Connection> conn = Error(codes::kInternal, "");
-    if (path.find(':') != std::string::npos && !in.env->PathExists(path)) {
-      conn = k8s::LoadKubeconfigList(path);
-    } else {
-      auto text = in.env->ReadFile(path);
-      if (!text.ok()) {
-        k.error = text.error().ToString();
-        d->warnings.push_back(text.error());
-        return;
+    auto conn = [&]() -> Result<k8s::Connection> {
+      if (several) {
+        k.source = path;
+        return k8s::LoadKubeconfigList(path);
       }
-      conn = k8s::ParseKubeconfig(*text, path);
-    }
-    k.source = path;
+      auto text = in.env->ReadFile(path);
+      if (!text.ok()) return text.error();
+      k.source = path;
+      return k8s::ParseKubeconfig(*text, path);
+    }();
     if (!conn.ok()) {
       k.error = conn.error().ToString();
       d->warnings.push_back(conn.error());

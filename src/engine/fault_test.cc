@@ -111,10 +111,12 @@ struct Fixture {
     }
     auto retry = backend.WaitLaunch(n + 3);
     EXPECT_EQ(retry.step, "b");
+    if (retry.step != "b") return *id;  // no retry launched: the failure above says so
     EXPECT_TRUE(WriteFileAtomic(retry.env.at("RSL_OUTPUT") + "/out.txt", "b").ok());
     backend.Succeed(retry.attempt_id);
     auto last = backend.WaitLaunch(n + 4);
     EXPECT_EQ(last.step, "c");
+    if (last.step != "c") return *id;
     EXPECT_TRUE(WriteFileAtomic(last.env.at("RSL_OUTPUT") + "/out.txt", "c").ok());
     before_last();
     backend.Succeed(last.attempt_id);

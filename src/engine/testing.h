@@ -122,8 +122,10 @@ class FakeBackend : public backend::Backend {
     Finish(e);
   }
 
-  //! Waits until `n` launches happened in total; returns the n-th (1-based).
-  backend::LaunchSpec WaitLaunch(size_t n, int64_t timeout_ms = 5000) {
+  //! Waits until `n` launches happened in total; returns the n-th (1-based), or an empty
+  //! LaunchSpec after `timeout_ms`. The default is generous: a loaded 2-core machine running
+  //! ASan builds took over 5 s to turn one exit into the next launch (CommitFaultTest, 2026-12).
+  backend::LaunchSpec WaitLaunch(size_t n, int64_t timeout_ms = 60'000) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                  [&] { return launches_.size() >= n; });
@@ -141,12 +143,12 @@ class FakeBackend : public backend::Backend {
     std::lock_guard<std::mutex> lock(mu_);
     return adopted_;
   }
-  bool WaitStops(size_t n, int64_t timeout_ms = 5000) {
+  bool WaitStops(size_t n, int64_t timeout_ms = 60'000) {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                         [&] { return stops_.size() >= n; });
   }
-  bool WaitAdopted(size_t n, int64_t timeout_ms = 5000) {
+  bool WaitAdopted(size_t n, int64_t timeout_ms = 60'000) {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                         [&] { return adopted_.size() >= n; });

@@ -75,6 +75,20 @@ inline std::string ClusterDiagnostics() {
             "/proc/$p/cmdline)\"; for t in /proc/$p/task/*; do echo \"  $(basename $t) "
             "$(cat $t/comm) $(cat $t/wchan)\"; done; timeout 20 gdb -p $p -batch -ex "
             "'thread apply all bt' 2>/dev/null | grep -E '^(Thread|#)' | head -40; done 2>&1") +
+         // Every descendant of each slurmstepd (state, wait channel, command), whatever its name,
+         // and the memory cgroups of running jobs: a stepd waiting on a child that is hung (in
+         // D state, or under a memory cgroup at its limit) shows here.
+         "--- slurmstepd descendants\n" +
+         Sh("for p in $(pgrep -x slurmstepd); do ps -eo pid,ppid,stat,wchan:32,etime,args | "
+            "awk -v root=$p 'NR>1{pp[$1]=$2; line[$1]=$0} END{for (k in line){x=k; "
+            "while ((x in pp) && x!=root && x>1) x=pp[x]; if (x==root && k!=root) print "
+            "line[k]}}'; done 2>&1 | head -30") +
+         "--- job memory cgroups\n" +
+         Sh("for d in /sys/fs/cgroup/memory/slurm*/uid_*/job_* /sys/fs/cgroup/system.slice/"
+            "*slurm*/job_* /sys/fs/cgroup/slurm*/job_*; do [ -d \"$d\" ] || continue; echo \"$d\"; "
+            "for f in tasks cgroup.procs memory.usage_in_bytes memory.max_usage_in_bytes "
+            "memory.oom_control memory.current memory.events; do [ -f \"$d/$f\" ] && echo "
+            "\"  $f: $(tr '\\n' ' ' < $d/$f)\"; done; done 2>&1 | head -40") +
          "--- slurmctld.log\n" + Sh("grep -v -e pmix -e MPI: " + log + "slurmctld.log | tail -25") +
          "--- slurmd logs\n" +
          Sh("for n in n1 n2 n3; do echo \"[$n]\"; grep -v -e pmix -e MPI: " + log +

@@ -256,10 +256,16 @@ TEST_F(SlurmServingTest, TwoReplicaJobsOnTwoNodesBehindOneEndpoint) {
   std::string victim = jobs.begin()->first;
   Sh("scancel " + victim);
   int failed = 0, sent = 0;
+  std::string failures;  // what each failed request got, for the message below
   auto deadline = std::chrono::steady_clock::now() + 120s;
   bool replaced = false;
   while (std::chrono::steady_clock::now() < deadline) {
-    for (int i = 0; i < 5; ++i, ++sent) failed += Get(port, "/who").empty() ? 1 : 0;
+    for (int i = 0; i < 5; ++i, ++sent) {
+      std::string answer = RawRequest(port, "GET", "/who", "", "", 5s);
+      if (StatusOf(answer) == 200) continue;
+      ++failed;
+      failures += "[" + answer.substr(0, 120) + "] ";
+    }
     if (CountEvents(id, "ReplicaRestarted") >= 1) {
       Json now = WaitServing(id, 2, 1s);
       auto j = Jobs(run_id);
@@ -273,7 +279,10 @@ TEST_F(SlurmServingTest, TwoReplicaJobsOnTwoNodesBehindOneEndpoint) {
   std::cout << "replica job replaced: " << failed << " failed of " << sent << " requests"
             << std::endl;
   EXPECT_TRUE(replaced) << Status(id).dump() << Sh("squeue -o '%A %T %N %k'");
-  EXPECT_EQ(failed, 0) << "of " << sent;
+  // One client sends one request at a time: the request the killed replica had half answered
+  // cannot be retried by HAProxy (it retries only what got no answer), so at most one fails,
+  // as in the local ServingTest.
+  EXPECT_LE(failed, 1) << "of " << sent << ": " << failures;
   EXPECT_NE(EventMessage(id, "ReplicaRestarted").find("restart 1"), std::string::npos)
       << EventMessage(id, "ReplicaRestarted");
   EXPECT_EQ(Status(id)["status"].value("phase", ""), "RUNNING");

@@ -86,15 +86,12 @@ int64_t CountDistinct(const std::vector<uint64_t>& values, std::vector<uint64_t>
 uint64_t HashBytes(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 void KeyCollector::AddString(std::string_view key) {
-  uint64_t h = HashBytes(key);
-  Part& part = parts_[PartitionOf(h)];
-  part.hashes.push_back(h);
-  part.offsets.push_back(part.arena.size());
-  uint32_t len = static_cast<uint32_t>(key.size());
-  part.arena.append(reinterpret_cast<const char*>(&len), 4);
-  part.arena.append(key.data(), key.size());
+  const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
+  Part& part = parts_[PartitionOf(h.low64)];
+  part.hashes.push_back(h.low64);
+  part.checks.push_back(h.high64);
   keys_++;
-  bytes_ += 20 + static_cast<int64_t>(key.size());
+  bytes_ += 16;
   if (++since_check_ >= kBudgetCheckEvery) MaybeSpill();
 }
 
@@ -145,13 +142,14 @@ Status KeyCollector::Spill() {
     size_t written = 0;
     bool ok = true;
     if (owner_->string_keys_) {
-      for (size_t i = 0; i < part.hashes.size() && ok; i++) {
-        const char* rec = part.arena.data() + part.offsets[i];
-        uint32_t len;
-        std::memcpy(&len, rec, 4);
-        ok = std::fwrite(&part.hashes[i], 8, 1, f) == 1 && std::fwrite(rec, 4 + len, 1, f) == 1;
-        written += 12 + len;
+      // Records of (low, high) fingerprint halves.
+      std::vector<uint64_t> records(part.hashes.size() * 2);
+      for (size_t i = 0; i < part.hashes.size(); i++) {
+        records[2 * i] = part.hashes[i];
+        records[2 * i + 1] = part.checks[i];
       }
+      ok = std::fwrite(records.data(), 8, records.size(), f) == records.size();
+      written = records.size() * 8;
     } else {
       ok = std::fwrite(part.hashes.data(), 8, part.hashes.size(), f) == part.hashes.size();
       written = part.hashes.size() * 8;
@@ -210,38 +208,30 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
     distinct = CountDistinct(all, &repeated);
     return distinct;
   }
-  // Entries are (hash, pointer to [u32 len][bytes]). The 8-byte hashes are counted alone;
-  // only hashes that occur more than once (rare: real duplicates or 64-bit collisions) need
-  // their keys compared.
+  // Fingerprints are (low, high) 64-bit halves. The low halves are counted alone; only those
+  // that occur more than once (real duplicates, or rarely two keys sharing 64 bits) need their
+  // high halves compared.
   auto for_each = [&](auto&& fn) {
-    for (size_t off = 0; off + 12 <= spilled.size();) {
-      uint32_t len;
-      std::memcpy(&len, spilled.data() + off + 8, 4);
-      fn(Load64(spilled.data() + off), spilled.data() + off + 8);
-      off += 12 + len;
+    for (size_t off = 0; off + 16 <= spilled.size(); off += 16) {
+      fn(Load64(spilled.data() + off), Load64(spilled.data() + off + 8));
     }
     for (auto& c : collectors_) {
       const auto& part = c->parts_[p];
-      for (size_t i = 0; i < part.hashes.size(); i++) {
-        fn(part.hashes[i], part.arena.data() + part.offsets[i]);
-      }
+      for (size_t i = 0; i < part.hashes.size(); i++) fn(part.hashes[i], part.checks[i]);
     }
   };
-  std::vector<uint64_t> hashes;
-  for_each([&](uint64_t h, const char*) { hashes.push_back(h); });
-  std::vector<uint64_t> repeated;  // hashes seen more than once, sorted
-  distinct = CountDistinct(hashes, &repeated);
+  std::vector<uint64_t> lows;
+  for_each([&](uint64_t lo, uint64_t) { lows.push_back(lo); });
+  std::vector<uint64_t> repeated;  // low halves seen more than once, sorted
+  distinct = CountDistinct(lows, &repeated);
   if (repeated.empty()) return distinct;
-  std::vector<uint64_t>().swap(hashes);
-  std::vector<std::pair<uint64_t, std::string_view>> ties;
-  for_each([&](uint64_t h, const char* rec) {
-    if (!std::binary_search(repeated.begin(), repeated.end(), h)) return;
-    uint32_t len;
-    std::memcpy(&len, rec, 4);
-    ties.emplace_back(h, std::string_view(rec + 4, len));
+  std::vector<uint64_t>().swap(lows);
+  std::vector<std::pair<uint64_t, uint64_t>> ties;
+  for_each([&](uint64_t lo, uint64_t hi) {
+    if (std::binary_search(repeated.begin(), repeated.end(), lo)) ties.emplace_back(lo, hi);
   });
   std::sort(ties.begin(), ties.end());
-  // Each repeated hash was counted once above; add the extra distinct keys that share it.
+  // Each repeated low half was counted once above; add the extra distinct keys that share it.
   for (size_t i = 0; i < ties.size();) {
     size_t j = i + 1;
     int64_t keys = 1;

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -36,7 +37,9 @@ Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks,
       backend_(backend),
       hooks_(std::move(hooks)),
       opts_(std::move(options)),
-      env_(opts_.env ? opts_.env : Env::Default()) {}
+      env_(opts_.env ? opts_.env : Env::Default()) {
+  opts_.max_launches_per_run_per_turn = std::max(1, opts_.max_launches_per_run_per_turn);
+}
 
 Engine::Impl::~Impl() { Stop(false); }
 
@@ -143,7 +146,7 @@ void Engine::Impl::Loop() {
     std::deque<Msg> msgs;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      while (inbox_.empty() && !stopping_) {
+      while (inbox_.empty() && !stopping_ && !launches_capped_) {
         int64_t wake = INT64_MAX;
         for (auto& [id, r] : runs_) {
           if (r->plan) wake = std::min(wake, r->plan->NextWakeup());
@@ -157,6 +160,7 @@ void Engine::Impl::Loop() {
       if (stopping_) return;
       msgs.swap(inbox_);
     }
+    launches_capped_ = false;
     store::Batch batch;
     Actions actions;
     std::set<RunState*> touched;
@@ -253,9 +257,14 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
     // bigger one did not, but nothing fits once no node has the smallest request free.
     // Walked by key (placing a step changes the set), never copied: a turn that places a
     // few of 10,000 ready steps costs a few steps, not 10,000.
+    int launched = 0;
     for (int key = -1;;) {
       auto next = plan.ready().upper_bound(key);
       if (next == plan.ready().end()) break;
+      if (launched >= opts_.max_launches_per_run_per_turn) {
+        launches_capped_ = true;
+        break;
+      }
       int i = key = *next;
       int64_t max_free = ledger_.MaxFreeCpu();
       const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
@@ -311,6 +320,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       }
       AddEvent(b, r->run.id, step.name, spec::EventReason::kScheduled, where, false);
       a->launches.emplace_back(r, i);
+      ++launched;
     }
     plan.Advance(now, when);  // failures above may cascade
   }

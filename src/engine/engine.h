@@ -42,6 +42,11 @@ struct EngineOptions {
   int64_t stop_grace_ms = 10'000;
   //! How often running steps' RSL_PROGRESS_FILE is read (progress only; never the hot path).
   int64_t progress_poll_ms = 1'000;
+  //! One run launches at most this many steps per loop turn; the rest stay ready for the next
+  //! turn, which follows at once. A turn's transaction and the launch records it holds stay
+  //! bounded (100,000 ready steps in one turn made one 300 MB transaction and a 1.3 GB peak),
+  //! and exits and other runs are served between the chunks.
+  int max_launches_per_run_per_turn = 2048;
   //! Environment variables passed from the engine's environment to every step (PATH, HOME...).
   std::vector<std::string> inherited_env = spec::EngineBasicEnvNames();
   //! The clock, and the file system of the runs directory and of output commits (tests: a

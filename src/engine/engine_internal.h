@@ -297,6 +297,7 @@ class Engine::Impl : public RunControl {
   std::map<std::string, std::unique_ptr<RunState>> runs_;
   std::map<std::string, std::pair<RunState*, int>> attempts_;  // live attempt -> (run, step)
   int64_t next_progress_poll_ = 0;
+  bool launches_capped_ = false;  // a run hit max_launches_per_run_per_turn: turn again now
   std::vector<std::string> ended_unadmitted_;  // rejected/cancelled in admission this turn
   store::Batch* current_batch_ = nullptr;      // the turn being built (EmitEvent)
 

@@ -732,6 +732,48 @@ TEST(EngineTest, UnrequestedStepsFillTheNodeWithFourExtra) {
   EXPECT_FALSE(f.backend.WaitLaunch(13).attempt_id.empty());  // a slot freed: the next one
 }
 
+// A run with more ready steps than a turn may launch: each turn launches at most the cap, and
+// the rest follow in the next turns at once (no exit or timer needed). Seen from the backend:
+// when it is asked to launch an attempt, the store holds that turn's attempts and no more.
+TEST(EngineTest, AReadyStepFloodIsLaunchedInBoundedTurns) {
+  struct CountingBackend : FakeBackend {
+    store::Store* store = nullptr;
+    std::mutex mu;
+    std::vector<size_t> durable_at_launch;  // attempts in the store at each launch
+    Status Launch(const backend::LaunchSpec& spec) override {
+      auto attempts = store->ListAttempts(spec.run_id);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        durable_at_launch.push_back(attempts.ok() ? attempts->size() : 0);
+      }
+      return FakeBackend::Launch(spec);
+    }
+  };
+  std::string dir = FreshDir("flood");
+  auto s = store::OpenSqliteStore(dir);
+  ASSERT_TRUE(s.ok());
+  CountingBackend backend;
+  backend.queues = true;  // every step is handed over at once, as a cluster scheduler takes them
+  backend.store = s->get();
+  FakeClock clock;
+  EngineOptions opts;
+  opts.state_dir = dir;
+  opts.env = &clock;
+  opts.max_launches_per_run_per_turn = 4;
+  Engine engine(s->get(), &backend, Hooks{}, opts);
+  ASSERT_TRUE(engine.Start().ok());
+  std::string pipeline = "  pipeline:\n";
+  for (int i = 0; i < 10; ++i)
+    pipeline += "    - {name: s" + std::to_string(i) + ", command: [x]}\n";
+  auto id = engine.Submit(Parse(Header("flood") + pipeline), "alice");
+  ASSERT_TRUE(id.ok());
+  ASSERT_FALSE(backend.WaitLaunch(10).attempt_id.empty());
+  std::lock_guard<std::mutex> lock(backend.mu);
+  // Turns of 4, 4 and 2: the k-th launch (1-based) sees the attempts of its own turn and of
+  // the turns before it, never those of a later turn.
+  EXPECT_EQ(backend.durable_at_launch, (std::vector<size_t>{4, 4, 4, 4, 8, 8, 8, 8, 10, 10}));
+}
+
 TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
   backend::LaunchSpec s;
   s.attempt_id = "wl-1/train/2";

@@ -14,6 +14,12 @@
 #include "spec/canonical.h"
 
 namespace rsl::engine {
+namespace {
+
+// Under the state directory: one file per run that holds a claim of an object-store root.
+constexpr char kClaimMarkerDir[] = "object-claims";
+
+}  // namespace
 
 Status Engine::Impl::CheckServing(const spec::Workload& w, size_t i) {
   const spec::Step& step = w.pipeline.steps[i];
@@ -156,9 +162,27 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
   // Last: a claim on the output root, which tells later runs of the root that this one is
   // in flight (data.output.policy refuse checks the claims of the others).
   std::string base = OutputBase(*w);
-  if (m.status.ok() && !base.empty() && base.find("://") == std::string::npos) {
+  if (m.status.ok() && !base.empty()) {
     bool refuse = w->data.output->policy == spec::OutputPolicy::kRefuse;
-    Status claimed = ClaimOutputRoot(env_, base, run.id, run.run_dir, refuse);
+    Status claimed = Status::Ok();
+    if (base.find("://") == std::string::npos) {
+      claimed = ClaimOutputRoot(env_, base, run.id, run.run_dir, refuse);
+    } else if (SharedObjectRoot(base)) {
+      // The claim is an object there (engine/object_root.h), renewed by the loop while the
+      // run is in flight; the marker lets recovery remove it if a crash leaves it behind.
+      auto taken = ObjectClaim::Take(hooks_.publisher.get(), env_, base, run.id, refuse);
+      if (taken.ok()) {
+        m.object_claim = std::move(*taken);
+        if (std::string marker = ClaimMarkerPath(run.id); !marker.empty()) {
+          size_t slash = marker.rfind('/');
+          if (env_->MakeDirs(marker.substr(0, slash)).ok())
+            (void)env_->WriteFile(marker, m.object_claim->uri(), /*sync=*/false);
+        }
+      } else {
+        claimed = taken.status();
+      }
+    }
+    // Without refuse a claim that cannot be made only means refuse runs do not see this one.
     if (!claimed.ok() && refuse) {
       Error e = claimed.error();
       if (e.path.empty()) e.Path("spec.data.output.uri");
@@ -184,6 +208,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
     if (!base.empty() && base.find("://") == std::string::npos) {
       ReleaseOutputClaim(env_, base, run.id);
     }
+    if (m.object_claim) ReleaseObjectClaim(run.id, m.object_claim.get());
     run.phase = cancelled ? spec::RunPhase::kCancelled : spec::RunPhase::kRejected;
     if (!cancelled) {
       run.failure_code = m.status.code();
@@ -225,11 +250,13 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
     if (!uri.empty()) b->lineage.push_back({run.id, uri, m.version.id, "input", d});
   }
   r->plan = std::make_unique<RunPlan>(&r->workload, now);
+  if (m.object_claim) KeepObjectClaim(run.id, std::move(m.object_claim));
   touched->insert(r.get());
   runs_[run.id] = std::move(r);
 }
 
 Status Engine::Impl::Recover() {
+  RemoveEndedRunsClaims();
   auto runs = store_->ListRuns(store::RunFilter{"", "", true, 0});
   if (!runs.ok()) return runs.status();
   for (const auto& run : *runs) {
@@ -286,7 +313,14 @@ Status Engine::Impl::Recover() {
           live.push_back(a);
       }
     }
-    Post(RecoverMsg{std::move(r), std::move(live)});
+    // Its claim of an object-store root is written anew (it may have expired meanwhile);
+    // one that cannot be only means refuse runs do not see this one.
+    std::unique_ptr<ObjectClaim> claim;
+    if (std::string base = OutputBase(*w); SharedObjectRoot(base)) {
+      auto taken = ObjectClaim::Take(hooks_.publisher.get(), env_, base, run.id, false);
+      if (taken.ok()) claim = std::move(*taken);
+    }
+    Post(RecoverMsg{std::move(r), std::move(live), std::move(claim)});
   }
   return Status::Ok();
 }
@@ -354,8 +388,67 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
   }
   AddEvent(b, r->run.id, "", spec::EventReason::kRecovered,
            "engine restarted: " + std::to_string(adopted) + " running attempt(s) adopted", false);
+  if (m.object_claim) KeepObjectClaim(r->run.id, std::move(m.object_claim));
   touched->insert(r);
   runs_[r->run.id] = std::move(m.ctx);
+}
+
+bool Engine::Impl::SharedObjectRoot(const std::string& base) {
+  return !base.empty() && base.find("://") != std::string::npos && hooks_.publisher &&
+         hooks_.publisher->ConditionalWrites(base);
+}
+
+std::string Engine::Impl::ClaimMarkerPath(const std::string& run_id) {
+  if (opts_.state_dir.empty()) return "";
+  return opts_.state_dir + "/" + kClaimMarkerDir + "/" + run_id;
+}
+
+void Engine::Impl::KeepObjectClaim(const std::string& run_id, std::unique_ptr<ObjectClaim> claim) {
+  next_claim_renewal_ms_ = std::min(next_claim_renewal_ms_, claim->next_renewal_ms());
+  object_claims_[run_id] = std::move(claim);
+}
+
+void Engine::Impl::ReleaseObjectClaim(const std::string& run_id, ObjectClaim* claim) {
+  auto kept = object_claims_.find(run_id);
+  if (!claim && kept != object_claims_.end()) claim = kept->second.get();
+  if (!claim) return;
+  claim->Release();
+  if (std::string marker = ClaimMarkerPath(run_id); !marker.empty()) {
+    (void)env_->RemoveAll(marker);
+  }
+  if (kept != object_claims_.end()) object_claims_.erase(kept);
+}
+
+void Engine::Impl::RenewObjectClaims(store::Batch* b) {
+  int64_t next = INT64_MAX;
+  for (auto& [run_id, claim] : object_claims_) {
+    Status s = claim->Renew();
+    // Once per outage: the next tries follow every kObjectClaimRetryMs.
+    if (!s.ok() && claim->failures() == 1) {
+      AddEvent(b, run_id, "", std::string(kOutputClaimNotRenewed),
+               s.error().message + "; until it is renewed (retried every " +
+                   std::to_string(kObjectClaimRetryMs / 1000) +
+                   " s), runs of the root with policy refuse may not see this one",
+               true);
+    }
+    next = std::min(next, claim->next_renewal_ms());
+  }
+  next_claim_renewal_ms_ = next;
+}
+
+void Engine::Impl::RemoveEndedRunsClaims() {
+  if (opts_.state_dir.empty() || !hooks_.publisher) return;
+  const std::string dir = opts_.state_dir + "/" + kClaimMarkerDir;
+  auto names = env_->ListDir(dir);
+  if (!names.ok()) return;  // none yet
+  for (const auto& run_id : *names) {
+    auto run = store_->GetRun(run_id);
+    if (!run.ok() && run.status().code() != codes::kNotFound) continue;  // the store: later
+    if (run.ok() && !spec::IsTerminal(run->phase)) continue;             // recovered, or another's
+    auto uri = env_->ReadFile(dir + "/" + run_id);
+    if (uri.ok() && !uri->empty() && !hooks_.publisher->Remove(*uri).ok()) continue;  // later
+    (void)env_->RemoveAll(dir + "/" + run_id);
+  }
 }
 
 }  // namespace rsl::engine

@@ -489,6 +489,17 @@ void Engine::Impl::FinishRun(RunState* r) {
                      ? "published under " + root + "; " + base + "/latest -> " + r->run.id
                      : "published under " + root + "; latest not moved: " + moved.error().message,
                  !moved.ok());
+      } else if (Versioned(r) && shared_object) {
+        // `latest` moves under the lease, as an atomic commit moves it.
+        auto lease = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
+        Status moved =
+            lease.ok() ? MoveObjectLatest(hooks_.publisher.get(), base, r->run.id) : lease.status();
+        if (lease.ok()) (*lease)->Release();
+        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted,
+                 moved.ok()
+                     ? "published under " + root + "; " + ObjectLatestUri(base) + " -> " + r->run.id
+                     : "published under " + root + "; latest not moved: " + moved.error().message,
+                 !moved.ok());
       }
     }
   } else {
@@ -513,6 +524,7 @@ void Engine::Impl::FinishRun(RunState* r) {
   AddEvent(&b, r->run.id, "", RunEndReason(phase), ev, !succeeded);
   if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the run
   if (shared_local) ReleaseOutputClaim(env_, base, r->run.id);
+  ReleaseObjectClaim(r->run.id);
   for (const auto& h : hooks_.steps) h->AfterRun(r->info, spec::Name(phase), committed_uri);
   const std::string run_id = r->run.id;
   runs_.erase(run_id);  // r is gone: a finished run is read from the store from now on

@@ -152,6 +152,7 @@ void Engine::Impl::Loop() {
           if (r->plan) wake = std::min(wake, r->plan->NextWakeup());
         }
         if (!attempts_.empty()) wake = std::min(wake, next_progress_poll_);
+        wake = std::min(wake, next_claim_renewal_ms_);
         int64_t now = NowMs();
         if (wake <= now) break;
         env_->WaitUntil(cv_, lock, wake);
@@ -177,6 +178,7 @@ void Engine::Impl::Loop() {
       PollProgress(&batch);
       next_progress_poll_ = now + opts_.progress_poll_ms;
     }
+    if (now >= next_claim_renewal_ms_) RenewObjectClaims(&batch);
     current_batch_ = nullptr;
     // Nothing decided this turn is acted on unless it is durable: an engine stopped while
     // its store refuses the batch leaves it all to recovery.
@@ -363,11 +365,32 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
 
 void Engine::Impl::Perform(Actions* a) {
   store::Batch published_batch;  // non-atomic publications of this turn: one transaction
+  // An object-store root's lease, taken once per turn for its publications: they never
+  // interleave with another run's commit there (a versioned run publishes under its own
+  // <uri>/<run id>/, which no other commit touches: no lease).
+  std::map<std::string, std::unique_ptr<ObjectLease>> leases;
+  std::map<std::string, Status> lease_errors;
   for (auto [r, i] : a->publish_steps) {
     std::string published;
     int64_t bytes = 0;
     store::Batch& b = published_batch;
-    Status s = PublishStep(r, i, &published, &bytes);
+    Status s = Status::Ok();
+    if (std::string base = OutputBase(r->workload); SharedObjectRoot(base) && !Versioned(r)) {
+      auto& lease = leases[base];
+      if (lease_errors.count(base)) {
+        s = lease_errors[base];
+      } else if (lease) {
+        s = lease->Renew();
+      } else {
+        auto taken = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
+        if (taken.ok()) {
+          lease = std::move(*taken);
+        } else {
+          s = lease_errors[base] = taken.status();
+        }
+      }
+    }
+    if (s.ok()) s = PublishStep(r, i, &published, &bytes);
     const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
     if (s.ok() && !published.empty()) {
       r->slots[size_t(i)].record.output_dir = published;
@@ -380,6 +403,7 @@ void Engine::Impl::Perform(Actions* a) {
                true);
     }
   }
+  leases.clear();                         // released
   if (!Commit(&published_batch)) return;  // stopping: the rest waits for recovery
   for (auto [r, i] : a->launches) {
     const backend::LaunchSpec& spec = r->slots[size_t(i)].launch;

@@ -5,6 +5,7 @@
 // Not a public header.
 #pragma once
 
+#include <climits>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -20,6 +21,7 @@
 
 #include "base/commit_manifest.h"
 #include "engine/engine.h"
+#include "engine/object_root.h"
 #include "engine/plan.h"
 #include "engine/post_process.h"
 #include "engine/run_state.h"
@@ -50,6 +52,8 @@ struct AdmittedMsg {
   std::shared_ptr<spec::Workload> workload;
   store::WorkloadVersion version;
   int owner_fd = -1;  // the run's owner lock, handed to its RunState
+  //! Its claim of an object-store output root (ObjectClaim), when it has one.
+  std::unique_ptr<ObjectClaim> object_claim;
 };
 struct CancelMsg {
   std::string run_id;
@@ -67,6 +71,7 @@ struct EmitMsg {
 struct RecoverMsg {
   std::unique_ptr<RunState> ctx;
   std::vector<store::Attempt> live;
+  std::unique_ptr<ObjectClaim> object_claim;  // resumed: its object-store root's claim
 };
 struct LaunchFailedMsg {
   std::string run_id;
@@ -229,6 +234,20 @@ class Engine::Impl : public RunControl {
   //! hold: the root then holds one run's outputs only.
   Status RemoveReplacedOutputs(const std::string& root, const CommitManifest& previous,
                                const CommitManifest& current);
+  //! An object-store root whose commits take turns through a lease (conditional writes).
+  bool SharedObjectRoot(const std::string& base);
+  //! The file that remembers run `run_id`'s claim of an object-store root (its body: the
+  //! claim's URI) from admission until the claim is removed, so that a claim left by a crash
+  //! after the run ended is removed by recovery: <state dir>/object-claims/<run id>.
+  std::string ClaimMarkerPath(const std::string& run_id);
+  //! Loop: keeps `claim` for run `run_id` and renews it from now on.
+  void KeepObjectClaim(const std::string& run_id, std::unique_ptr<ObjectClaim> claim);
+  //! Removes run `run_id`'s object-store claim (`claim`, or the one kept), then its marker.
+  void ReleaseObjectClaim(const std::string& run_id, ObjectClaim* claim = nullptr);
+  //! Loop: renews the claims that are due (events for those that cannot be renewed).
+  void RenewObjectClaims(store::Batch* b);
+  //! Recovery: removes the claims (and markers) of runs that ended before a crash let them go.
+  void RemoveEndedRunsClaims();
   //! Adds to `b` what replacing `previous` means: the event and lineage on the replaced run
   //! (when this store holds it) and the lineage of this one; extends the commit's `msg`.
   void RecordSuperseded(RunState* r, const std::string& base, const CommitManifest& previous,
@@ -299,7 +318,11 @@ class Engine::Impl : public RunControl {
   int64_t next_progress_poll_ = 0;
   bool launches_capped_ = false;  // a run hit max_launches_per_run_per_turn: turn again now
   std::vector<std::string> ended_unadmitted_;  // rejected/cancelled in admission this turn
-  store::Batch* current_batch_ = nullptr;      // the turn being built (EmitEvent)
+  //! The claims of the active runs whose output root is on an object store, by run id, and
+  //! when the next of them is due for renewal.
+  std::map<std::string, std::unique_ptr<ObjectClaim>> object_claims_;
+  int64_t next_claim_renewal_ms_ = INT64_MAX;
+  store::Batch* current_batch_ = nullptr;  // the turn being built (EmitEvent)
 
   // Notification.
   std::mutex ev_mu_;

@@ -149,6 +149,11 @@ class OutputPublisher {
   virtual Status Remove(const std::string& uri) {
     return Error(codes::kInvalidArgument, "no conditional object operations").Value(uri);
   }
+  //! The URIs of every object below the prefix `uri` (recursive), in any order; none: an
+  //! empty list.
+  virtual Result<std::vector<std::string>> ListObjects(const std::string& uri) {
+    return Error(codes::kInvalidArgument, "no conditional object operations").Value(uri);
+  }
 };
 
 //! The hooks a run uses; built by seedctl run and rsl-controller from what is configured.

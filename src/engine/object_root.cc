@@ -8,6 +8,7 @@
 
 #include "base/codes.h"
 #include "base/commit_manifest.h"
+#include "base/strings.h"
 
 namespace rsl::engine {
 namespace {
@@ -72,8 +73,12 @@ Result<LeaseRecord> ParseLease(const std::string& json) {
 Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store, Env* env,
                                                           const std::string& base,
                                                           const std::string& run_id,
-                                                          const ObjectLeaseOptions& options) {
-  const std::string uri = ObjectLeaseUri(base);
+                                                          const ObjectLeaseOptions& options,
+                                                          const std::string& lease_uri) {
+  const std::string uri = lease_uri.empty() ? ObjectLeaseUri(base) : lease_uri;
+  // What the lease guards, for the error of a wait that ends.
+  const std::string guarded = lease_uri.empty() ? "output root " + Trimmed(base)
+                                                : "the claims of output root " + Trimmed(base);
   LeaseRecord mine{run_id, Holder(), NewToken(env, run_id), 0};
   const int64_t deadline = env->MonotonicMs() + options.wait_ms;
   int64_t poll_ms = kObjectLeaseFirstPollMs;
@@ -120,8 +125,8 @@ Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store
     }
     seen = *held;
     if (env->MonotonicMs() >= deadline) {
-      return Error(codes::kIoError, "output root " + Trimmed(base) + " stayed locked by run " +
-                                        seen.run_id + " (" + seen.holder + ") for " +
+      return Error(codes::kIoError, guarded + " stayed locked by run " + seen.run_id + " (" +
+                                        seen.holder + ") for " +
                                         std::to_string(options.wait_ms / 1000) + " s")
           .Value(uri)
           .Hint("another run is committing there; its lease " + uri +
@@ -176,6 +181,157 @@ void ObjectLease::Release() {
   if (!current.ok()) return;
   auto held = ParseLease(current->bytes);
   if (!held.ok() || held->token != record_.token) return;
+  (void)store_->Remove(uri_);
+}
+
+std::string ObjectClaimsPrefix(const std::string& base) {
+  return Trimmed(base) + "/.rsl-output/claims";
+}
+
+std::string ObjectClaimUri(const std::string& base, const std::string& run_id) {
+  return ObjectClaimsPrefix(base) + "/" + run_id;
+}
+
+std::string ObjectClaimsLockUri(const std::string& base) {
+  return Trimmed(base) + "/.rsl-output/claims.lock";
+}
+
+std::string ClaimJson(const ClaimRecord& claim) {
+  Json j = {{"run", claim.run_id}, {"holder", claim.holder}, {"expires_at", claim.expires_at_ms}};
+  return j.dump() + "\n";
+}
+
+Result<ClaimRecord> ParseClaim(const std::string& json) {
+  Json j = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("run") || !j["run"].is_string() || !j.contains("expires_at") ||
+      !j["expires_at"].is_number_integer()) {
+    return Error(codes::kDataFormatError, "not an output claim object (run, expires_at)");
+  }
+  ClaimRecord c;
+  c.run_id = j["run"].get<std::string>();
+  c.expires_at_ms = j["expires_at"].get<int64_t>();
+  if (j.contains("holder") && j["holder"].is_string()) c.holder = j["holder"].get<std::string>();
+  return c;
+}
+
+namespace {
+
+// Writes a claim whether or not one is there (a claim is its run's alone: its name is the
+// run id), in single conditional PUTs: create-only, or over the version just read.
+Result<std::string> WriteClaim(OutputPublisher* store, const std::string& uri,
+                               const std::string& json) {
+  Status last = Error(codes::kConflict, "the claim " + uri + " kept changing while written");
+  for (int tries = 0; tries < 4; ++tries) {  // each lost race means another write meanwhile
+    auto created = store->WriteObjectIf(uri, json, "");
+    if (created.ok() || created.status().code() != codes::kConflict) return created;
+    auto current = store->ReadObject(uri);
+    if (!current.ok()) {
+      if (current.status().code() == codes::kNotFound) continue;  // removed meanwhile
+      return current.error();
+    }
+    auto over = store->WriteObjectIf(uri, json, current->etag);
+    if (over.ok() || over.status().code() != codes::kConflict) return over;
+    last = over.status();
+  }
+  return last.error();
+}
+
+}  // namespace
+
+ObjectClaim::ObjectClaim(OutputPublisher* store, Env* env, std::string uri, ClaimRecord record,
+                         std::string etag, int64_t ttl_ms)
+    : store_(store),
+      env_(env),
+      uri_(std::move(uri)),
+      record_(std::move(record)),
+      etag_(std::move(etag)),
+      ttl_ms_(ttl_ms),
+      next_renewal_ms_(env->NowMs() + ttl_ms / 4) {}
+
+Result<std::unique_ptr<ObjectClaim>> ObjectClaim::Take(OutputPublisher* store, Env* env,
+                                                       const std::string& base,
+                                                       const std::string& run_id, bool refuse,
+                                                       const ObjectClaimOptions& options) {
+  const std::string uri = ObjectClaimUri(base, run_id);
+  // Held to the end of the function: between the listing and our own claim no other refuse
+  // admission lists (runs of other policies write their claims without it: one written
+  // after our listing is a run admitted after this one, which replace and versioned allow).
+  std::unique_ptr<ObjectLease> lock;
+  if (refuse) {
+    ObjectLeaseOptions lo;
+    lo.wait_ms = options.wait_ms;
+    auto taken = ObjectLease::Acquire(store, env, base, run_id, lo, ObjectClaimsLockUri(base));
+    if (!taken.ok()) return taken.error();
+    lock = std::move(*taken);
+    auto claims = store->ListObjects(ObjectClaimsPrefix(base));
+    if (!claims.ok()) {
+      return StoreError(claims.status(), "cannot list the claims of " + Trimmed(base));
+    }
+    // The first live claim of another run refuses it; every expired one is removed.
+    std::optional<Error> refused;
+    for (const auto& other : *claims) {
+      if (other == uri) continue;
+      auto current = store->ReadObject(other);
+      if (!current.ok()) {
+        if (current.status().code() == codes::kNotFound) continue;  // its run just ended
+        return StoreError(current.status(), "cannot read the claim " + other);
+      }
+      auto held = ParseClaim(current->bytes);
+      if (!held.ok() || held->expires_at_ms < env->NowMs()) {
+        // Its controller died (or it is not a claim): it claims nothing any more.
+        (void)store->Remove(other);
+        continue;
+      }
+      if (held->run_id == run_id || refused) continue;
+      const std::string until = FormatUtc(held->expires_at_ms / 1000, "%Y-%m-%dT%H:%M:%SZ");
+      refused =
+          Error(codes::kOutputConflict,
+                "run " + held->run_id + " (" + held->holder +
+                    ") is writing to the same output root " + Trimmed(base) +
+                    ", and data.output.policy is refuse; its claim expires at " + until +
+                    " unless renewed")
+              .Path("spec.data.output.uri")
+              .Value(Trimmed(base))
+              .Hint("wait for " + held->run_id + " to end (its claim " + other +
+                    " is removed then, or expires " + std::to_string(options.ttl_ms / 1000) +
+                    " s after its controller stops renewing it), or choose policy: replace or "
+                    "policy: versioned");
+    }
+    if (refused) return *refused;
+  }
+  ClaimRecord mine{run_id, Holder(), env->NowMs() + options.ttl_ms};
+  auto written = WriteClaim(store, uri, ClaimJson(mine));
+  if (!written.ok()) return StoreError(written.status(), "cannot write the claim " + uri);
+  return std::unique_ptr<ObjectClaim>(
+      new ObjectClaim(store, env, uri, std::move(mine), *written, options.ttl_ms));
+}
+
+Status ObjectClaim::Renew(bool force) {
+  if (released_) return Error(codes::kConflict, "the claim " + uri_ + " was released");
+  const int64_t now = env_->NowMs();
+  if (!force && now < next_renewal_ms_) return Status::Ok();
+  ClaimRecord next = record_;
+  next.expires_at_ms = now + ttl_ms_;
+  auto renewed = store_->WriteObjectIf(uri_, ClaimJson(next), etag_);
+  // Gone (it expired and an admission removed it) or changed: written again, still ours.
+  if (!renewed.ok() && renewed.status().code() == codes::kConflict) {
+    renewed = WriteClaim(store_, uri_, ClaimJson(next));
+  }
+  if (!renewed.ok()) {
+    ++failures_;
+    next_renewal_ms_ = now + std::min(kObjectClaimRetryMs, ttl_ms_ / 4);
+    return StoreError(renewed.status(), "cannot renew the claim " + uri_);
+  }
+  failures_ = 0;
+  record_ = next;
+  etag_ = *renewed;
+  next_renewal_ms_ = now + ttl_ms_ / 4;
+  return Status::Ok();
+}
+
+void ObjectClaim::Release() {
+  if (released_) return;
+  released_ = true;
   (void)store_->Remove(uri_);
 }
 

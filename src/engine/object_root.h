@@ -8,6 +8,10 @@
 //   <root>/_RSL_COMMIT        the run's manifest, the commit point (root = base, or
 //                             <base>/<run id> with policy versioned)
 //   <base>/latest             policy versioned: an object whose body is the last committed run id
+//   <base>/.rsl-output/claims/<run id>  a claim: the run is in flight (JSON: run, holder,
+//                             expires_at), renewed while it is, removed when it ends
+//   <base>/.rsl-output/claims.lock      a lease like the commit's, held by a refuse run's
+//                             admission while it lists the claims and writes its own
 //
 // A commit takes the lease with a create-only PUT; a 412 means another commit holds it: the
 // commit waits (polling) while the holder's expiry is in the future, and takes over a lease
@@ -24,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/env.h"
 #include "base/status.h"
@@ -68,11 +73,14 @@ class ObjectLease {
   //! Takes the lease of `base` for run `run_id`, waiting up to options.wait_ms while another
   //! run's live lease holds it (one of `run_id` itself, left by a crash, is taken over). Errors:
   //! IO_ERROR naming the holder run when the wait ends; the store's own error
-  //! (DATA_SOURCE_UNREACHABLE, ...) when it cannot be read or written.
+  //! (DATA_SOURCE_UNREACHABLE, ...) when it cannot be read or written. `uri`: the lease
+  //! object, "" for the commit lease (ObjectLeaseUri), else another of the same kind (the
+  //! claims lock).
   static Result<std::unique_ptr<ObjectLease>> Acquire(OutputPublisher* store, Env* env,
                                                       const std::string& base,
                                                       const std::string& run_id,
-                                                      const ObjectLeaseOptions& options = {});
+                                                      const ObjectLeaseOptions& options = {},
+                                                      const std::string& uri = "");
   //! Releases (best effort).
   ~ObjectLease();
 
@@ -106,6 +114,87 @@ class ObjectLease {
   int64_t written_at_ms_;
   bool released_ = false;
   std::string took_over_from_;
+};
+
+//! A claim's lifetime without renewal: a claim left by a controller that died (its runs'
+//! ends never removed theirs) keeps `policy: refuse` runs of the root out this long at most.
+//! The engine renews every claim of its in-flight runs when a quarter of it has passed (one
+//! PUT per run every 75 s, whatever the number of steps).
+inline constexpr int64_t kObjectClaimTtlMs = 5 * 60 * 1000;
+//! After a failed renewal (the store unreachable): try again this much later, well before
+//! the claim expires.
+inline constexpr int64_t kObjectClaimRetryMs = 15 * 1000;
+//! The (Warning) event reason of a claim that could not be renewed.
+inline constexpr char kOutputClaimNotRenewed[] = "OutputClaimNotRenewed";
+
+//! <base>/.rsl-output/claims (the prefix of every claim of the root)
+std::string ObjectClaimsPrefix(const std::string& base);
+//! <base>/.rsl-output/claims/<run id>
+std::string ObjectClaimUri(const std::string& base, const std::string& run_id);
+//! <base>/.rsl-output/claims.lock
+std::string ObjectClaimsLockUri(const std::string& base);
+
+//! What a claim object holds.
+struct ClaimRecord {
+  std::string run_id;
+  std::string holder;  //!< host:pid of the controller
+  int64_t expires_at_ms = 0;
+};
+std::string ClaimJson(const ClaimRecord& claim);
+//! Errors: DATA_FORMAT_ERROR (not a claim object).
+Result<ClaimRecord> ParseClaim(const std::string& json);
+
+struct ObjectClaimOptions {
+  int64_t wait_ms = kOutputLockWaitMs;  //!< for the claims lock
+  int64_t ttl_ms = kObjectClaimTtlMs;
+};
+
+//! Run `run_id`'s claim of the object-store root `base` while it is in flight (policy
+//! refuse: docs/engine.md "Two runs, one output root"). Not thread-safe: the admission
+//! thread makes it, then the engine's loop alone renews and releases it. Destroying it
+//! leaves the claim in place (an engine that stops leaves its runs in flight; recovery
+//! resumes the claim).
+class ObjectClaim {
+ public:
+  //! Claims `base` for `run_id`. With `refuse`, under the claims lock (ObjectClaimsLockUri,
+  //! so of two refuse admissions at once exactly one is admitted): every claim of another
+  //! run whose expiry has passed is removed, and a live one refuses the run with
+  //! OUTPUT_CONFLICT naming that run, its holder and its expiry (no claim is made then).
+  //! Without `refuse` the claim is simply written. A claim of `run_id` already there (a
+  //! recovered admission) is taken over. Errors: OUTPUT_CONFLICT; IO_ERROR when the claims
+  //! lock stays held; the store's own.
+  static Result<std::unique_ptr<ObjectClaim>> Take(OutputPublisher* store, Env* env,
+                                                   const std::string& base,
+                                                   const std::string& run_id, bool refuse,
+                                                   const ObjectClaimOptions& options = {});
+
+  //! Writes the expiry anew (now + ttl) when a quarter of the ttl has passed since the last
+  //! write (always with `force`). A claim that is gone (it expired and another admission
+  //! removed it) is written again. Errors: the store's; next_renewal_ms() is then
+  //! kObjectClaimRetryMs later.
+  Status Renew(bool force = false);
+  //! When Renew next has something to do.
+  int64_t next_renewal_ms() const { return next_renewal_ms_; }
+  //! Renewals that failed in a row (0 after one that succeeded).
+  int failures() const { return failures_; }
+  //! Removes the claim (best effort: one left behind expires). Idempotent.
+  void Release();
+  const std::string& uri() const { return uri_; }
+  const std::string& run_id() const { return record_.run_id; }
+
+ private:
+  ObjectClaim(OutputPublisher* store, Env* env, std::string uri, ClaimRecord record,
+              std::string etag, int64_t ttl_ms);
+
+  OutputPublisher* store_;
+  Env* env_;
+  std::string uri_;
+  ClaimRecord record_;
+  std::string etag_;
+  int64_t ttl_ms_;
+  int64_t next_renewal_ms_;
+  int failures_ = 0;
+  bool released_ = false;
 };
 
 //! The manifest object at <root>/_RSL_COMMIT with its ETag, or nullopt when there is none.

@@ -81,6 +81,19 @@ Status DataPublisher::Remove(const std::string& uri) {
   return (*storage)->Delete(uri);
 }
 
+Result<std::vector<std::string>> DataPublisher::ListObjects(const std::string& uri) {
+  auto storage = Open(uri);
+  if (!storage.ok()) return storage.error();
+  auto listed = (*storage)->List(uri);
+  if (!listed.ok()) {
+    if (listed.status().code() == codes::kDataSourceNotFound) return std::vector<std::string>();
+    return listed.error();
+  }
+  std::vector<std::string> uris;
+  for (const auto& o : *listed) uris.push_back(o.uri);
+  return uris;
+}
+
 data::Catalog* DataPublisher::OpenCatalog() {
   if (!catalog_) {
     auto c = data::Catalog::Open(state_dir_);

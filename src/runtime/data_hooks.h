@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "data/admission.h"
 #include "data/catalog.h"
@@ -45,6 +46,7 @@ class DataPublisher : public engine::OutputPublisher {
   Result<std::string> WriteObjectIf(const std::string& uri, const std::string& bytes,
                                     const std::string& if_match) override;
   Status Remove(const std::string& uri) override;
+  Result<std::vector<std::string>> ListObjects(const std::string& uri) override;
 
  private:
   Result<std::unique_ptr<data::Storage>> Open(const std::string& uri);

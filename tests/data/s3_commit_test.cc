@@ -99,11 +99,12 @@ TEST(S3Commit, ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver) {
   EXPECT_EQ(store->ReadObject(ObjectLeaseUri(base)).status().code(), codes::kNotFound);
 }
 
-spec::Workload Steps(const std::string& uri, const std::vector<std::string>& steps) {
+spec::Workload Steps(const std::string& uri, const std::vector<std::string>& steps,
+                     const std::string& policy = "replace") {
   std::string yaml =
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: shared\n"
       "  namespace: risk\nspec:\n  data:\n    output:\n      uri: " +
-      uri + "\n      policy: replace\n  pipeline:\n";
+      uri + "\n      policy: " + policy + "\n  pipeline:\n";
   for (const auto& s : steps) yaml += "    - {name: " + s + ", command: [" + s + "]}\n";
   auto r = spec::ParseWorkload(yaml, "test.yaml");
   EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].ToString());
@@ -204,6 +205,51 @@ TEST(S3Commit, TwoControllersCommittingToOneRootLeaveOneRunsSetAndRecordTheOther
     if (id != last) expected.insert(id);
   }
   EXPECT_EQ(superseded, expected);
+}
+
+TEST(S3Commit, ARefuseRunIsRejectedWhileAnotherControllersRunIsInFlightAndAdmittedAfter) {
+  std::string dir = FreshDir("refuse");
+  const std::string root = "ceph://rsl-commit/refuse";
+  Controller one(dir + "/one"), two(dir + "/two");
+  (void)one.publisher->Remove(root);
+  // The first controller's run is in flight (its step launched, not ended): its claim is
+  // an object under the root.
+  auto first = one.eng->Submit(Steps(root, {"a"}, "refuse"), "alice");
+  ASSERT_TRUE(first.ok());
+  auto step = one.backend.WaitLaunch(++one.launched, 110'000);
+  ASSERT_FALSE(step.attempt_id.empty());
+  const std::string first_run = step.env.at("RSL_RUN_ID");
+  auto claim = one.publisher->ReadObject(engine::ObjectClaimUri(root, first_run));
+  ASSERT_TRUE(claim.ok()) << claim.error().ToString();
+  // The second controller's refuse run is rejected, naming it.
+  auto refused = two.eng->Submit(Steps(root, {"a"}, "refuse"), "bob");
+  ASSERT_TRUE(refused.ok());
+  auto rejected = two.eng->Wait(*refused, 110'000);
+  ASSERT_TRUE(rejected.ok());
+  EXPECT_EQ(rejected->phase, spec::RunPhase::kRejected);
+  EXPECT_EQ(rejected->failure_code, codes::kOutputConflict);
+  EXPECT_NE(rejected->failure_message.find("run " + first_run + " ("), std::string::npos)
+      << rejected->failure_message;
+  // The first ends: its claim is removed, and the second controller's next run is admitted.
+  ASSERT_TRUE(WriteFileAtomic(step.env.at("RSL_OUTPUT") + "/who", first_run).ok());
+  one.backend.Succeed(step.attempt_id);
+  auto ended = one.eng->Wait(*first, 110'000);
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(ended->phase, spec::RunPhase::kSucceeded) << ended->failure_message;
+  // Removed by the loop turn that ended it, a moment after the end is durable.
+  Status gone = Error(codes::kInternal, "not read");
+  for (int i = 0; i < 600 && gone.code() != codes::kNotFound; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gone = one.publisher->ReadObject(engine::ObjectClaimUri(root, first_run)).status();
+  }
+  EXPECT_EQ(gone.code(), codes::kNotFound);
+  const std::string next = two.RunToEnd(Steps(root, {"a"}, "refuse"));
+  auto m = two.publisher->ReadObject(root + "/" + kCommitManifestName);
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  EXPECT_EQ(ParseCommitManifest(m->bytes)->run_id, next);
+  auto left = two.publisher->ListObjects(root + "/.rsl-output");
+  ASSERT_TRUE(left.ok()) << left.error().ToString();
+  EXPECT_TRUE(left->empty()) << (*left)[0];
 }
 
 }  // namespace

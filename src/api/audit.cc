@@ -27,13 +27,68 @@ Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& state_dir) {
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(*db)));
 }
 
-Status AuditLog::Append(AuditEntry e) {
-  if (e.time_ms == 0) e.time_ms = Env::Default()->NowMs();
-  std::lock_guard<std::mutex> lock(mu_);
+Status AuditLog::Insert(const AuditEntry& e) {
   return db_->Run(
       "INSERT INTO api_audit(time_ms, subject, verb, resource, namespace, object_id, result,"
       " message) VALUES(?,?,?,?,?,?,?,?)",
       e.time_ms, e.subject, e.verb, e.resource, e.namespace_, e.object_id, e.result, e.message);
+}
+
+Status AuditLog::Append(AuditEntry e) {
+  if (e.time_ms == 0) e.time_ms = Env::Default()->NowMs();
+  Pending p;
+  p.entry = std::move(e);
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_.push_back(&p);
+  while (!p.done && &p != queue_.front()) p.cv.wait(lock);
+  if (p.done) return p.status;  // the head of the queue wrote it
+  hold_cv_.wait(lock, [&] { return !hold_; });
+  std::vector<Pending*> group;
+  for (Pending* q : queue_) {
+    if (group.size() >= kMaxGroup) break;
+    group.push_back(q);
+  }
+  lock.unlock();  // appends queue up behind this transaction meanwhile
+  Status s;
+  {
+    std::lock_guard<std::mutex> db_lock(mu_);
+    if (group.size() == 1) {
+      s = Insert(p.entry);
+    } else {
+      s = db_->Transaction([&] {
+        for (Pending* q : group) RSL_RETURN_IF_ERROR(Insert(q->entry));
+        return Status::Ok();
+      });
+    }
+  }
+  lock.lock();
+  if (s.ok()) ++commits_;
+  for (Pending* q : group) {
+    queue_.pop_front();  // the group is the head of the queue, in order
+    q->status = s;
+    q->done = true;
+    if (q != &p) q->cv.notify_one();
+  }
+  if (!queue_.empty()) queue_.front()->cv.notify_one();  // the next head
+  return s;
+}
+
+int64_t AuditLog::commits() {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return commits_;
+}
+
+int64_t AuditLog::queued() {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+void AuditLog::TEST_HoldWrites(bool hold) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    hold_ = hold;
+  }
+  hold_cv_.notify_all();
 }
 
 Result<std::vector<AuditEntry>> AuditLog::List(const AuditQuery& q) {

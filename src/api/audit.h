@@ -2,10 +2,14 @@
 // and with which result. Append-only, kept in <state-dir>/rsl.db (component "api_audit").
 // Secrets never enter it: entries name objects, never their values.
 //
-// Threading: safe from many threads (one internal mutex).
+// Threading: safe from many threads. Concurrent appends are group-committed: the one at the
+// head of the queue writes itself and those queued behind it in one transaction (one fsync),
+// and each Append returns once the transaction holding its entry is durable.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,15 +41,38 @@ struct AuditQuery {
 class AuditLog {
  public:
   static Result<std::unique_ptr<AuditLog>> Open(const std::string& state_dir);
-  //! Appends durably (the entry is committed before this returns).
+  //! Appends durably (the entry is committed before this returns). When the transaction
+  //! holding it (with entries of other threads) fails, every append in it fails, none kept.
   Status Append(AuditEntry entry);
   //! Entries in the order they were appended (the latest `limit` ones).
   Result<std::vector<AuditEntry>> List(const AuditQuery& query);
 
+  //! Transactions that appended entries so far, and appends waiting for theirs now.
+  int64_t commits();
+  int64_t queued();
+  //! Test only: while held, the head of the queue waits before it writes (so that a test
+  //! decides which appends share a transaction).
+  void TEST_HoldWrites(bool hold);
+
  private:
+  struct Pending {
+    AuditEntry entry;
+    Status status;
+    bool done = false;  // GUARDED_BY(queue_mu_)
+    std::condition_variable cv;
+  };
+  //! At most this many entries in one transaction.
+  static constexpr size_t kMaxGroup = 128;
+
   explicit AuditLog(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+  Status Insert(const AuditEntry& e);  // REQUIRES: mu_ held
   std::mutex mu_;
   std::unique_ptr<Db> db_;  // GUARDED_BY(mu_)
+  std::mutex queue_mu_;
+  std::condition_variable hold_cv_;
+  std::deque<Pending*> queue_;  // GUARDED_BY(queue_mu_): the head is writing
+  int64_t commits_ = 0;         // GUARDED_BY(queue_mu_)
+  bool hold_ = false;           // GUARDED_BY(queue_mu_)
 };
 
 }  // namespace rsl::api

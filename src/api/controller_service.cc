@@ -366,6 +366,8 @@ void ControllerService::CollectMetrics(Metrics* metrics) {
   auto stats = engine_->stats();
   metrics->Set("rsl_engine_runs_in_memory", {}, double(stats.running_runs));
   metrics->Set("rsl_engine_finished_runs_remembered", {}, double(stats.finished_remembered));
+  metrics->Set("rsl_engine_submits_total", {}, double(stats.submits));
+  metrics->Set("rsl_engine_submit_commits_total", {}, double(stats.submit_commits));
   {
     std::lock_guard<std::mutex> lock(mu_);
     metrics->Set("rsl_api_cached_snapshots", {}, double(snapshots_.size()));

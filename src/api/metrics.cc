@@ -164,6 +164,9 @@ void DescribeControllerMetrics(Metrics* m) {
               "from the store).");
   m->Describe("rsl_engine_finished_runs_remembered", "gauge",
               "Ended run ids the engine remembers for waiters (bounded).");
+  m->Describe("rsl_engine_submits_total", "counter", "Submissions recorded durably.");
+  m->Describe("rsl_engine_submit_commits_total", "counter",
+              "Store transactions that recorded submissions (concurrent ones share one).");
   m->Describe("rsl_api_cached_snapshots", "gauge",
               "Parsed workload versions the API caches (bounded).");
   m->Describe("rsl_serving_replicas", "gauge", "Running replicas of a serving step.");

@@ -104,7 +104,10 @@ class Engine {
 
   //! Records a new immutable version and its run (PENDING) durably, then admits and runs it
   //! asynchronously. Returns the version id (wl-YYYYMMDD-<8 hex>). The workload must have
-  //! passed spec validation. Errors: IO/INTERNAL from the store.
+  //! passed spec validation. Thread-safe: concurrent submissions share one store transaction
+  //! (group commit, see docs/engine.md), and each returns only once the transaction holding
+  //! it is durable. Errors: IO/INTERNAL from the store; when that transaction fails, every
+  //! submission in it fails with the store's code and none of them is recorded.
   Result<std::string> Submit(const spec::Workload& workload, const std::string& created_by,
                              const SubmitOptions& options = {});
 
@@ -152,6 +155,9 @@ class Engine {
     int64_t launches = 0;
     int64_t running_runs = 0;         //!< runs held in memory (unfinished ones only)
     int64_t finished_remembered = 0;  //!< ended runs Wait() knows without the store (bounded)
+    int64_t submits = 0;              //!< submissions recorded durably
+    int64_t submit_commits = 0;       //!< store transactions that recorded them (group commit)
+    int64_t submits_queued = 0;       //!< submissions waiting for their transaction, now
   };
   Stats stats();
 

@@ -308,6 +308,20 @@ class Engine::Impl : public RunControl {
   // Admission threads that returned, to be joined: an exited thread that is never joined
   // keeps its stack (one per workload ever submitted: 80 KB each, and a memory map each).
   std::vector<std::thread::id> admissions_done_;  // GUARDED_BY(mu_)
+  //! A submission waiting for its version, run and PENDING steps to be durable.
+  struct PendingSubmit {
+    store::Batch batch;  // one version; after the commit, with its assigned number
+    Status status;       // set with done
+    bool done = false;   // GUARDED_BY(submit_mu_)
+    std::condition_variable cv;
+  };
+  //! Group commit of submissions (as leveldb's write queue): the submission at the head of
+  //! the queue writes every one queued behind it, up to kMaxSubmitsPerCommit, in ONE store
+  //! transaction, and wakes them when it is durable (or failed: then all of them fail).
+  //! Those queued meanwhile go in the next one. Returns p's status.
+  Status CommitSubmit(PendingSubmit* p);
+  std::mutex submit_mu_;
+  std::deque<PendingSubmit*> submits_;  // GUARDED_BY(submit_mu_): the head is writing
   //! Starts Admit on a thread of its own, joining those that ended. REQUIRES: mu_ held.
   void StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
                       int owner_fd);

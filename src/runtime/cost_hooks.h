@@ -24,7 +24,10 @@ class CostHook : public engine::StepHook {
 
   std::string name() const override { return "cost"; }
   //! Records the attempt; never fails the step (accounting errors go to stderr and the
-  //! returned status is Ok, so a broken price table cannot fail training).
+  //! returned status is Ok, so a broken price table cannot fail training). The record is
+  //! committed without an fsync of its own (synchronous=NORMAL): it is durable once the
+  //! engine's turn that ends the attempt is, whose commit fsyncs the same WAL (a state_dir
+  //! other than the engine store's: at that database's next fsynced commit or checkpoint).
   Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
                    const engine::StepOutcome& outcome) override;
 

@@ -88,6 +88,9 @@ TEST(ControllerMemoryTest, FinishedWorkloadsAreReadFromTheStoreNotHeld) {
   double snapshots = Sample(metrics, "rsl_api_cached_snapshots");
   EXPECT_GE(snapshots, 1) << metrics;
   EXPECT_LE(snapshots, kBound) << metrics;
+  // One client, one submission at a time: each went in a transaction of its own.
+  EXPECT_EQ(Sample(metrics, "rsl_engine_submits_total"), kWorkloads) << metrics;
+  EXPECT_EQ(Sample(metrics, "rsl_engine_submit_commits_total"), kWorkloads) << metrics;
   // The counts come from the store: every workload and step of the history.
   EXPECT_NE(metrics.find("rsl_workloads{phase=\"SUCCEEDED\"} " + std::to_string(kWorkloads)),
             std::string::npos)

@@ -21,6 +21,10 @@ namespace {
 // A parsed spec is a few KiB (a big DAG's far more): the cache holds the versions being
 // looked at now, not the history (docs/api.md: memory).
 constexpr size_t kMaxCachedSnapshots = 256;
+// A version without its spec text is a few hundred bytes: every read of a workload (status,
+// describe, the list's lines, the namespace check of each request) starts from one, and the
+// spec of a 100,000-step workload is ~25 MB to read from the store.
+constexpr size_t kMaxCachedVersions = 4096;
 constexpr int64_t kCancelWaitMs = 2000;  // an HTTP answer should not wait for the grace
 
 double Since(std::chrono::steady_clock::time_point start) {
@@ -44,13 +48,35 @@ std::shared_ptr<const spec::Workload> ControllerService::Snapshot(const store::W
     auto it = snapshots_.find(v.id);
     if (it != snapshots_.end()) return it->second;
   }
-  auto parsed = spec::FromCanonicalJson(v.spec_json);
+  // A version from VersionOf's cache has no spec text: read it once, here.
+  std::string text = v.spec_json;
+  if (text.empty()) {
+    auto full = store_->GetVersion(v.id);
+    if (full.ok()) text = std::move(full->spec_json);
+  }
+  auto parsed = spec::FromCanonicalJson(text);
   std::shared_ptr<const spec::Workload> w;
   if (parsed.ok()) w = std::make_shared<const spec::Workload>(std::move(*parsed));
   std::lock_guard<std::mutex> lock(mu_);
   if (snapshots_.size() >= kMaxCachedSnapshots) snapshots_.clear();
   snapshots_[v.id] = w;
   return w;
+}
+
+Result<store::WorkloadVersion> ControllerService::VersionOf(const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = versions_.find(id);
+    if (it != versions_.end()) return it->second;
+  }
+  auto v = store_->GetVersion(id);
+  if (!v.ok()) return v.error();
+  store::WorkloadVersion meta = *v;
+  meta.spec_json.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (versions_.size() >= kMaxCachedVersions) versions_.clear();
+  versions_[id] = std::move(meta);
+  return v;
 }
 
 std::shared_ptr<const spec::Workload> ControllerService::SpecSkeleton(
@@ -101,19 +127,34 @@ constexpr spec::StepPhase kActivePhases[] = {spec::StepPhase::kRunning, spec::St
 
 // The run's current step as CurrentStep finds it among every step, read by index: the first
 // live or RETRYING one, else the last that started. nullopt when none has started.
-Result<std::optional<store::Step>> ReadCurrentStep(store::Store* store, const std::string& run_id) {
+// `counts` (CountSteps) leave out the reads that cannot find anything: each reads the run's
+// rows until its first match, all of them when there is none.
+Result<std::optional<store::Step>> ReadCurrentStep(store::Store* store, const std::string& run_id,
+                                                   const std::map<std::string, int64_t>& counts) {
+  auto has = [&](spec::StepPhase p) {
+    auto it = counts.find(spec::Name(p));
+    return it != counts.end() && it->second > 0;
+  };
   std::optional<store::Step> cur;
   store::StepPageQuery q;
   q.run_id = run_id;
   q.limit = 1;
-  q.live_only = true;
-  auto live = store->ListStepsPage(q);
-  if (!live.ok()) return live.error();
-  q.live_only = false;
-  q.phases = {spec::StepPhase::kRetrying};
-  auto retrying = store->ListStepsPage(q);
-  if (!retrying.ok()) return retrying.error();
-  for (const auto* found : {&*live, &*retrying}) {
+  std::vector<store::Step> live, retrying;
+  if (has(spec::StepPhase::kRunning) || has(spec::StepPhase::kPending) ||
+      has(spec::StepPhase::kTimedOut)) {
+    q.live_only = true;
+    auto found = store->ListStepsPage(q);
+    if (!found.ok()) return found.error();
+    live = std::move(*found);
+    q.live_only = false;
+  }
+  if (has(spec::StepPhase::kRetrying)) {
+    q.phases = {spec::StepPhase::kRetrying};
+    auto found = store->ListStepsPage(q);
+    if (!found.ok()) return found.error();
+    retrying = std::move(*found);
+  }
+  for (const auto* found : {&live, &retrying}) {
     if (!found->empty() && (!cur || found->front().index < cur->index)) cur = found->front();
   }
   if (cur) return cur;
@@ -148,7 +189,7 @@ Result<Json> ControllerService::Object(const std::string& id, const StepsView& v
     if (!parsed.ok()) return parsed.error();
     after = *parsed;
   }
-  auto v = store_->GetVersion(id);
+  auto v = VersionOf(id);
   if (!v.ok()) return v.error();
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
@@ -193,7 +234,7 @@ Result<Json> ControllerService::Object(const std::string& id, const StepsView& v
     }
     std::sort(active.begin(), active.end(),
               [](const store::Step& a, const store::Step& b) { return a.index < b.index; });
-    auto cur = ReadCurrentStep(store_, run->id);
+    auto cur = ReadCurrentStep(store_, run->id, counts);
     if (!cur.ok()) return cur.error();
     current = std::move(*cur);
   }
@@ -277,7 +318,7 @@ Result<Json> ControllerService::GetWorkloadView(const std::string& id, const Ste
 }
 
 Result<std::string> ControllerService::NamespaceOf(const std::string& id) {
-  auto v = store_->GetVersion(id);
+  auto v = VersionOf(id);
   if (!v.ok()) return v.error();
   return v->namespace_;
 }
@@ -328,7 +369,7 @@ Result<Json> ControllerService::ListWorkloadsPage(const WorkloadListQuery& q) {
   if (more) runs.resize(static_cast<size_t>(q.limit));
   Json items = Json::array();
   for (const auto& run : runs) {
-    auto v = store_->GetVersion(run.workload_id);
+    auto v = VersionOf(run.workload_id);
     if (!v.ok()) continue;
     Json s = WorkloadSummary(*v, run);
     // Counted by the store: a list line of a 100,000-step run reads no step.
@@ -350,17 +391,18 @@ Result<Json> ControllerService::Describe(const std::string& id) { return Describ
 Result<Json> ControllerService::DescribeView(const std::string& id, const StepsView& view) {
   auto obj = Object(id, view);
   if (!obj.ok()) return obj.error();
-  auto v = store_->GetVersion(id);
+  auto v = VersionOf(id);
   if (!v.ok()) return v.error();
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
   // A page of a big run's steps comes with the spec of those steps only: the canonical
   // document of a 100,000-step spec is ~25 MB, parsed in a third of a second.
   const Json& st = (*obj)["status"];
+  const bool partial = st.contains("stepsContinue") || st.contains("activeSteps");
   Json canonical;
-  auto skeleton = SpecSkeleton(*v);
-  auto w = Snapshot(*v);
-  if ((st.contains("stepsContinue") || st.contains("activeSteps")) && skeleton && w) {
+  auto skeleton = partial ? SpecSkeleton(*v) : nullptr;
+  auto w = partial ? Snapshot(*v) : nullptr;
+  if (partial && skeleton && w) {
     spec::Workload page = *skeleton;
     for (const auto& s : st["steps"]) {
       size_t index = s.value("index", size_t{0});
@@ -369,6 +411,11 @@ Result<Json> ControllerService::DescribeView(const std::string& id, const StepsV
     canonical = Json::parse(spec::CanonicalJson(page), nullptr, false);
     (*obj)["specStepCount"] = w->pipeline.steps.size();
   } else {
+    if (v->spec_json.empty()) {  // from VersionOf's cache
+      auto full = store_->GetVersion(id);
+      if (!full.ok()) return full.error();
+      v->spec_json = std::move(full->spec_json);
+    }
     canonical = Json::parse(v->spec_json, nullptr, false);
   }
   // `spec` is the canonical document's spec (the object has its metadata already), so the

@@ -73,6 +73,9 @@ class ControllerService : public Service {
   //! The snapshot without its steps (cached too): with a page's steps, the spec a page of a
   //! big run is described with.
   std::shared_ptr<const spec::Workload> SpecSkeleton(const store::WorkloadVersion& version);
+  //! Version `id` (store::Store::GetVersion), from a cache of versions without their spec
+  //! text (versions are immutable) when it was read before: then spec_json is "".
+  Result<store::WorkloadVersion> VersionOf(const std::string& id);
   //! Every secret value of a namespace (for masking).
   std::vector<std::string> SecretValues(const std::string& ns);
   //! The engine's latest usage sample of each step whose attempt is live.
@@ -94,6 +97,7 @@ class ControllerService : public Service {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const spec::Workload>> snapshots_;  // GUARDED_BY(mu_)
   std::map<std::string, std::shared_ptr<const spec::Workload>> skeletons_;  // GUARDED_BY(mu_)
+  std::map<std::string, store::WorkloadVersion> versions_;  // GUARDED_BY(mu_), no spec_json
   std::unique_ptr<govern::CostStore> costs_;  // GUARDED_BY(mu_), opened at the first read
 };
 

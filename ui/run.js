@@ -24,7 +24,9 @@ function gpuCount(g) {
 export async function runPage(main, id, signal) {
   let obj;
   try {
-    obj = await api(`/api/v1/workloads/${encodeURIComponent(id)}/describe`, { signal });
+    // Every step and event (limit=0, eventLimit=0): the DAG, the timeline and the attempts
+    // are drawn from all of them (the API's default is a page).
+    obj = await api(`/api/v1/workloads/${encodeURIComponent(id)}/describe?limit=0&eventLimit=0`, { signal });
   } catch (e) {
     if (!signal.aborted) main.append(errorBox(e));
     return;

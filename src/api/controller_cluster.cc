@@ -42,7 +42,10 @@ Result<Json> ControllerService::ListNodes(const std::string& capability) {
   auto runs = store_->ListRuns(unfinished);
   if (!runs.ok()) return runs.error();
   for (const auto& r : *runs) {
-    auto steps = store_->ListSteps(r.id);
+    store::StepPageQuery live;  // only the live attempts, not every step of a big run
+    live.run_id = r.id;
+    live.live_only = true;
+    auto steps = store_->ListStepsPage(live);
     if (!steps.ok()) return steps.error();
     for (const auto& s : *steps) {
       if (!store::StepAttemptLive(s) || s.node.empty()) continue;

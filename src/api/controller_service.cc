@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <optional>
 
 #include "api/lineage.h"
 #include "api/objects.h"
@@ -19,6 +21,10 @@ namespace {
 // A parsed spec is a few KiB (a big DAG's far more): the cache holds the versions being
 // looked at now, not the history (docs/api.md: memory).
 constexpr size_t kMaxCachedSnapshots = 256;
+// A version without its spec text is a few hundred bytes: every read of a workload (status,
+// describe, the list's lines, the namespace check of each request) starts from one, and the
+// spec of a 100,000-step workload is ~25 MB to read from the store.
+constexpr size_t kMaxCachedVersions = 4096;
 constexpr int64_t kCancelWaitMs = 2000;  // an HTTP answer should not wait for the grace
 
 double Since(std::chrono::steady_clock::time_point start) {
@@ -42,13 +48,55 @@ std::shared_ptr<const spec::Workload> ControllerService::Snapshot(const store::W
     auto it = snapshots_.find(v.id);
     if (it != snapshots_.end()) return it->second;
   }
-  auto parsed = spec::FromCanonicalJson(v.spec_json);
+  // A version from VersionOf's cache has no spec text: read it once, here.
+  std::string text = v.spec_json;
+  if (text.empty()) {
+    auto full = store_->GetVersion(v.id);
+    if (full.ok()) text = std::move(full->spec_json);
+  }
+  auto parsed = spec::FromCanonicalJson(text);
   std::shared_ptr<const spec::Workload> w;
   if (parsed.ok()) w = std::make_shared<const spec::Workload>(std::move(*parsed));
   std::lock_guard<std::mutex> lock(mu_);
   if (snapshots_.size() >= kMaxCachedSnapshots) snapshots_.clear();
   snapshots_[v.id] = w;
   return w;
+}
+
+Result<store::WorkloadVersion> ControllerService::VersionOf(const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = versions_.find(id);
+    if (it != versions_.end()) return it->second;
+  }
+  auto v = store_->GetVersion(id);
+  if (!v.ok()) return v.error();
+  store::WorkloadVersion meta = *v;
+  meta.spec_json.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (versions_.size() >= kMaxCachedVersions) versions_.clear();
+  versions_[id] = std::move(meta);
+  return v;
+}
+
+std::shared_ptr<const spec::Workload> ControllerService::SpecSkeleton(
+    const store::WorkloadVersion& v) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = skeletons_.find(v.id);
+    if (it != skeletons_.end()) return it->second;
+  }
+  std::shared_ptr<const spec::Workload> skeleton;
+  if (auto w = Snapshot(v)) {
+    auto copy = std::make_shared<spec::Workload>(*w);  // once per version: it is cached
+    copy->pipeline.steps.clear();
+    copy->pipeline.steps.shrink_to_fit();
+    skeleton = std::move(copy);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (skeletons_.size() >= kMaxCachedSnapshots) skeletons_.clear();
+  skeletons_[v.id] = skeleton;
+  return skeleton;
 }
 
 std::vector<std::string> ControllerService::SecretValues(const std::string& ns) {
@@ -72,14 +120,55 @@ Result<RunRecords> LoadRunRecords(store::Store* store, const std::string& id) {
   if (!steps.ok()) return steps.error();
   return RunRecords{std::move(*v), std::move(*run), std::move(*steps)};
 }
+
+// The phases whose steps a page of a big run shows beside it (status.activeSteps).
+constexpr spec::StepPhase kActivePhases[] = {spec::StepPhase::kRunning, spec::StepPhase::kRetrying,
+                                             spec::StepPhase::kFailed, spec::StepPhase::kTimedOut};
+
+// The run's current step as CurrentStep finds it among every step, read by index: the first
+// live or RETRYING one, else the last that started. nullopt when none has started.
+// `counts` (CountSteps) leave out the reads that cannot find anything: each reads the run's
+// rows until its first match, all of them when there is none.
+Result<std::optional<store::Step>> ReadCurrentStep(store::Store* store, const std::string& run_id,
+                                                   const std::map<std::string, int64_t>& counts) {
+  auto has = [&](spec::StepPhase p) {
+    auto it = counts.find(spec::Name(p));
+    return it != counts.end() && it->second > 0;
+  };
+  std::optional<store::Step> cur;
+  store::StepPageQuery q;
+  q.run_id = run_id;
+  q.limit = 1;
+  std::vector<store::Step> live, retrying;
+  if (has(spec::StepPhase::kRunning) || has(spec::StepPhase::kPending) ||
+      has(spec::StepPhase::kTimedOut)) {
+    q.live_only = true;
+    auto found = store->ListStepsPage(q);
+    if (!found.ok()) return found.error();
+    live = std::move(*found);
+    q.live_only = false;
+  }
+  if (has(spec::StepPhase::kRetrying)) {
+    q.phases = {spec::StepPhase::kRetrying};
+    auto found = store->ListStepsPage(q);
+    if (!found.ok()) return found.error();
+    retrying = std::move(*found);
+  }
+  for (const auto* found : {&live, &retrying}) {
+    if (!found->empty() && (!cur || found->front().index < cur->index)) cur = found->front();
+  }
+  if (cur) return cur;
+  q.phases.clear();
+  q.started_only = true;
+  q.last_first = true;
+  auto last = store->ListStepsPage(q);
+  if (!last.ok()) return last.error();
+  if (!last->empty()) cur = last->front();
+  return cur;
+}
 }  // namespace
 
-Result<Json> ControllerService::Object(const std::string& id) {
-  auto records = LoadRunRecords(store_, id);
-  if (!records.ok()) return records.error();
-  store::WorkloadVersion* v = &records->version;
-  store::Run* run = &records->run;
-  std::vector<store::Step>* steps = &records->steps;
+void ControllerService::AddLiveUsage(std::vector<store::Step>* steps) {
   // A running attempt's usage so far, from the engine's latest live sample (the stored row
   // gets the totals only when the attempt ends).
   for (auto& s : *steps) {
@@ -91,17 +180,91 @@ Result<Json> ControllerService::Object(const std::string& id) {
       s.peak_cpu_millicores = live->usage.peak_cpu_millicores;
     }
   }
+}
+
+Result<Json> ControllerService::Object(const std::string& id, const StepsView& view) {
+  int after = -1;
+  if (!view.continue_token.empty()) {
+    auto parsed = ParseStepContinueToken(view.continue_token);
+    if (!parsed.ok()) return parsed.error();
+    after = *parsed;
+  }
+  auto v = VersionOf(id);
+  if (!v.ok()) return v.error();
+  auto run = store_->GetRun(id);
+  if (!run.ok()) return run.error();
+  const bool paged = view.limit > 0 || after >= 0;
+  std::vector<store::Step> steps;  // the page: every step when not paged
+  std::map<std::string, int64_t> counts;
+  bool more = false;
+  if (!paged) {
+    auto all = store_->ListSteps(run->id);
+    if (!all.ok()) return all.error();
+    steps = std::move(*all);
+  } else {
+    store::StepPageQuery q;
+    q.run_id = run->id;
+    q.after_index = after;
+    // One more than a page: whether more follow.
+    if (view.limit > 0) q.limit = static_cast<int>(std::min<int64_t>(view.limit, 1'000'000) + 1);
+    auto page = store_->ListStepsPage(q);
+    if (!page.ok()) return page.error();
+    steps = std::move(*page);
+    more = view.limit > 0 && static_cast<int64_t>(steps.size()) > view.limit;
+    if (more) steps.resize(static_cast<size_t>(view.limit));
+    auto counted = store_->CountSteps(run->id);
+    if (!counted.ok()) return counted.error();
+    counts = std::move(*counted);
+  }
+  // Whether the page holds every step: then the object is what it always was.
+  const bool whole = !paged || (after < 0 && !more);
+  std::vector<store::Step> active;
+  std::optional<store::Step> current;
+  if (!whole) {
+    for (spec::StepPhase phase : kActivePhases) {
+      auto n = counts.find(spec::Name(phase));
+      if (n == counts.end() || n->second == 0) continue;
+      store::StepPageQuery q;
+      q.run_id = run->id;
+      q.phases = {phase};
+      q.limit = static_cast<int>(kActiveStepsPerPhase);
+      auto found = store_->ListStepsPage(q);
+      if (!found.ok()) return found.error();
+      active.insert(active.end(), found->begin(), found->end());
+    }
+    std::sort(active.begin(), active.end(),
+              [](const store::Step& a, const store::Step& b) { return a.index < b.index; });
+    auto cur = ReadCurrentStep(store_, run->id, counts);
+    if (!cur.ok()) return cur.error();
+    current = std::move(*cur);
+  }
+  AddLiveUsage(&steps);
+  AddLiveUsage(&active);
   auto w = Snapshot(*v);
-  Json obj = WorkloadObject(*v, *run, *steps, w.get());
-  for (const auto& s : *steps) {
-    if (!store::StepAttemptLive(s) || s.attempt_id.empty()) continue;
-    if (auto serving = backend_->Serving(s.attempt_id)) {
-      obj["status"]["serving"] = ServingJson(s.name, *serving);
-      break;
+  Json obj = WorkloadObject(*v, *run, steps, w.get());
+  Json& st = obj["status"];
+  if (paged) {
+    AddStepCounts(*run, counts, &st);
+    if (more) st["stepsContinue"] = StepContinueToken(steps.back().index);
+  }
+  if (!whole) {
+    st["activeSteps"] = StepsJson(*run, active, w.get());
+    st.erase("currentStep");
+    if (current) {
+      std::vector<store::Step> one = {*current};
+      AddLiveUsage(&one);
+      st["currentStep"] = CurrentStepJson(StepsJson(*run, one, w.get())[0]);
+    }
+  }
+  for (const auto* list : {&steps, &active}) {
+    for (const auto& s : *list) {
+      if (st.contains("serving") || !store::StepAttemptLive(s) || s.attempt_id.empty()) continue;
+      if (auto serving = backend_->Serving(s.attempt_id))
+        st["serving"] = ServingJson(s.name, *serving);
     }
   }
   // What the ended attempts cost so far (one indexed read); null before the first ends.
-  obj["status"]["cost"] = RunCost(run->id);
+  st["cost"] = RunCost(run->id);
   return obj;
 }
 
@@ -150,8 +313,12 @@ Result<Json> ControllerService::Submit(const std::string& yaml, const std::strin
 
 Result<Json> ControllerService::GetWorkload(const std::string& id) { return Object(id); }
 
+Result<Json> ControllerService::GetWorkloadView(const std::string& id, const StepsView& view) {
+  return Object(id, view);
+}
+
 Result<std::string> ControllerService::NamespaceOf(const std::string& id) {
-  auto v = store_->GetVersion(id);
+  auto v = VersionOf(id);
   if (!v.ok()) return v.error();
   return v->namespace_;
 }
@@ -202,11 +369,12 @@ Result<Json> ControllerService::ListWorkloadsPage(const WorkloadListQuery& q) {
   if (more) runs.resize(static_cast<size_t>(q.limit));
   Json items = Json::array();
   for (const auto& run : runs) {
-    auto v = store_->GetVersion(run.workload_id);
+    auto v = VersionOf(run.workload_id);
     if (!v.ok()) continue;
     Json s = WorkloadSummary(*v, run);
-    auto steps = store_->ListSteps(run.id);
-    if (steps.ok()) AddStepCounts(*steps, &s["status"]);
+    // Counted by the store: a list line of a 100,000-step run reads no step.
+    auto counts = store_->CountSteps(run.id);
+    if (counts.ok()) AddStepCounts(run, *counts, &s["status"]);
     items.push_back(std::move(s));
   }
   Json list = {{"apiVersion", kApiVersion}, {"kind", "AIWorkloadList"}, {"items", items}};
@@ -218,14 +386,38 @@ Result<Json> ControllerService::ListWorkloadsPage(const WorkloadListQuery& q) {
   return list;
 }
 
-Result<Json> ControllerService::Describe(const std::string& id) {
-  auto obj = Object(id);
+Result<Json> ControllerService::Describe(const std::string& id) { return DescribeView(id, {}); }
+
+Result<Json> ControllerService::DescribeView(const std::string& id, const StepsView& view) {
+  auto obj = Object(id, view);
   if (!obj.ok()) return obj.error();
-  auto v = store_->GetVersion(id);
+  auto v = VersionOf(id);
   if (!v.ok()) return v.error();
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
-  Json canonical = Json::parse(v->spec_json, nullptr, false);
+  // A page of a big run's steps comes with the spec of those steps only: the canonical
+  // document of a 100,000-step spec is ~25 MB, parsed in a third of a second.
+  const Json& st = (*obj)["status"];
+  const bool partial = st.contains("stepsContinue") || st.contains("activeSteps");
+  Json canonical;
+  auto skeleton = partial ? SpecSkeleton(*v) : nullptr;
+  auto w = partial ? Snapshot(*v) : nullptr;
+  if (partial && skeleton && w) {
+    spec::Workload page = *skeleton;
+    for (const auto& s : st["steps"]) {
+      size_t index = s.value("index", size_t{0});
+      if (index < w->pipeline.steps.size()) page.pipeline.steps.push_back(w->pipeline.steps[index]);
+    }
+    canonical = Json::parse(spec::CanonicalJson(page), nullptr, false);
+    (*obj)["specStepCount"] = w->pipeline.steps.size();
+  } else {
+    if (v->spec_json.empty()) {  // from VersionOf's cache
+      auto full = store_->GetVersion(id);
+      if (!full.ok()) return full.error();
+      v->spec_json = std::move(full->spec_json);
+    }
+    canonical = Json::parse(v->spec_json, nullptr, false);
+  }
   // `spec` is the canonical document's spec (the object has its metadata already), so the
   // pipeline is at spec.pipeline as in the YAML. It names secrets (envFrom secretRef) but never
   // holds their values; a value pasted literally into it is masked below with every other
@@ -237,12 +429,20 @@ Result<Json> ControllerService::Describe(const std::string& id) {
   }
   Json admission = Json::parse(run->admission_report_json, nullptr, false);
   (*obj)["status"]["admission"] = admission.is_discarded() ? Json(nullptr) : admission;
-  auto events = store_->ListEvents(run->id, 0);
+  // The run's last events, on its (run_id, seq) index; eventCount says how many there are.
+  int limit = static_cast<int>(std::min<int64_t>(view.event_limit, 1'000'000'000));
+  auto events = store_->ListLastEvents(run->id, limit);
   Json ev = Json::array();
   if (events.ok()) {
     for (const auto& e : *events) ev.push_back(EventJson(e));
   }
+  int64_t event_count = static_cast<int64_t>(ev.size());
+  if (limit > 0 && event_count >= limit) {
+    auto counted = store_->CountEvents(run->id);
+    if (counted.ok()) event_count = *counted;
+  }
   (*obj)["events"] = ev;
+  (*obj)["eventCount"] = event_count;
   // Defence in depth: no secret value of the namespace may appear anywhere in the answer.
   // (A namespace without a maskable secret skips the round trip: a 10,000-step run's
   // document is megabytes.)
@@ -273,6 +473,22 @@ Result<Json> ControllerService::EventsSince(const std::string& id, int64_t after
   auto run = store_->GetRun(id);
   if (!run.ok()) return run.error();
   auto events = store_->ListEvents(run->id, after_seq);
+  if (!events.ok()) return events.error();
+  auto secrets = SecretValues(run->namespace_);
+  Json items = Json::array();
+  for (const auto& e : *events) {
+    Json j = EventJson(e);
+    j["message"] = MaskSecrets(e.message, secrets);
+    items.push_back(std::move(j));
+  }
+  return Json{{"apiVersion", kApiVersion}, {"kind", "EventList"}, {"items", items}};
+}
+
+Result<Json> ControllerService::LastEvents(const std::string& id, int64_t limit) {
+  auto run = store_->GetRun(id);
+  if (!run.ok()) return run.error();
+  auto events = store_->ListLastEvents(
+      run->id, static_cast<int>(std::min<int64_t>(std::max<int64_t>(limit, 0), 1'000'000'000)));
   if (!events.ok()) return events.error();
   auto secrets = SecretValues(run->namespace_);
   Json items = Json::array();
@@ -388,7 +604,10 @@ void ControllerService::CollectServingMetrics(const std::vector<store::Run>& run
   }
   for (const auto& r : runs) {
     if (r.phase != spec::RunPhase::kRunning) continue;
-    auto steps = store_->ListSteps(r.id);
+    store::StepPageQuery live;
+    live.run_id = r.id;
+    live.live_only = true;
+    auto steps = store_->ListStepsPage(live);
     if (!steps.ok()) continue;
     for (const auto& s : *steps) {
       if (!store::StepAttemptLive(s) || s.attempt_id.empty()) continue;

@@ -31,6 +31,10 @@ class ControllerService : public Service {
                       const std::string& base_dir, const std::string& ns,
                       const std::string& subject, Errors* errors) override;
   Result<Json> GetWorkload(const std::string& id) override;
+  //! Reads only the page (store::StepPageQuery), the counts by phase (store::CountSteps) and,
+  //! when the page is not every step, the steps that need attention and the current step:
+  //! the cost of a page of a 100,000-step run does not grow with the run.
+  Result<Json> GetWorkloadView(const std::string& id, const StepsView& view) override;
   Result<std::string> NamespaceOf(const std::string& id) override;
   Result<Json> ListWorkloads(const std::vector<std::string>& namespaces,
                              const std::string& name) override;
@@ -38,8 +42,10 @@ class ControllerService : public Service {
   //! page's versions and steps: a page costs the same at any depth of 100,000 workloads.
   Result<Json> ListWorkloadsPage(const WorkloadListQuery& query) override;
   Result<Json> Describe(const std::string& id) override;
+  Result<Json> DescribeView(const std::string& id, const StepsView& view) override;
   Result<Json> Events(const std::string& id) override;
   Result<Json> EventsSince(const std::string& id, int64_t after_seq) override;
+  Result<Json> LastEvents(const std::string& id, int64_t limit) override;
   //! The store's last event sequence number: every phase change records an event.
   int64_t ChangeSeq() override;
   Result<std::vector<std::unique_ptr<StepLog>>> OpenLogs(const std::string& id,
@@ -64,9 +70,18 @@ class ControllerService : public Service {
  private:
   //! The parsed snapshot of a version (cached: versions are immutable); null if unparsable.
   std::shared_ptr<const spec::Workload> Snapshot(const store::WorkloadVersion& version);
+  //! The snapshot without its steps (cached too): with a page's steps, the spec a page of a
+  //! big run is described with.
+  std::shared_ptr<const spec::Workload> SpecSkeleton(const store::WorkloadVersion& version);
+  //! Version `id` (store::Store::GetVersion), from a cache of versions without their spec
+  //! text (versions are immutable) when it was read before: then spec_json is "".
+  Result<store::WorkloadVersion> VersionOf(const std::string& id);
   //! Every secret value of a namespace (for masking).
   std::vector<std::string> SecretValues(const std::string& ns);
-  Result<Json> Object(const std::string& id);
+  //! The engine's latest usage sample of each step whose attempt is live.
+  void AddLiveUsage(std::vector<store::Step>* steps);
+  //! The Workload object with the steps of `view` (every step for the default view).
+  Result<Json> Object(const std::string& id, const StepsView& view = {});
   //! RunCostJson of run `run_id` from the cost records in the state directory (null when
   //! there are none or they cannot be read).
   Json RunCost(const std::string& run_id);
@@ -81,6 +96,8 @@ class ControllerService : public Service {
 
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const spec::Workload>> snapshots_;  // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<const spec::Workload>> skeletons_;  // GUARDED_BY(mu_)
+  std::map<std::string, store::WorkloadVersion> versions_;  // GUARDED_BY(mu_), no spec_json
   std::unique_ptr<govern::CostStore> costs_;  // GUARDED_BY(mu_), opened at the first read
 };
 

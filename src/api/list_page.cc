@@ -29,6 +29,21 @@ Result<std::pair<int64_t, std::string>> ParseContinueToken(const std::string& to
                         token.substr(sep + 1));
 }
 
+std::string StepContinueToken(int index) { return "step-" + std::to_string(index); }
+
+Result<int> ParseStepContinueToken(const std::string& token) {
+  const std::string digits = StartsWith(token, "step-") ? token.substr(5) : "";
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return Error(codes::kInvalidArgument,
+                 "continue token " + Quote(token) + " is not one this API gave")
+        .Path("continue")
+        .Value(token)
+        .Hint("pass back status.stepsContinue of the page before, as it is");
+  }
+  return std::stoi(digits);
+}
+
 namespace {
 
 int64_t CreatedAt(const Json& item) {

@@ -51,22 +51,20 @@ nlohmann::json Metadata(const store::WorkloadVersion& v) {
   return m;
 }
 
-// The spec's steps by name, so a run's limits cost one lookup per step (a 10,000-step run
-// searched step by step would be 10^8 comparisons).
+// A step's spec, for its limits: found at its pipeline index (the store's index is the
+// spec's), else by name from a map built at the first miss (a 10,000-step run searched step by
+// step would be 10^8 comparisons; building the map for a page of a 100,000-step run would cost
+// more than the page).
 class StepIndex {
  public:
-  explicit StepIndex(const spec::Workload* w) : w_(w) {
-    if (!w) return;
-    by_name_.reserve(w->pipeline.steps.size());
-    for (const auto& s : w->pipeline.steps) by_name_.emplace(s.name, &s);
-  }
-  int64_t MemoryLimit(const std::string& step) const {
+  explicit StepIndex(const spec::Workload* w) : w_(w) {}
+  int64_t MemoryLimit(const store::Step& step) const {
     if (!w_) return 0;
     const spec::Step* s = Find(step);
     if (s && s->effective.memory_bytes) return *s->effective.memory_bytes;
     return w_->resources.memory_bytes.value_or(0);
   }
-  int64_t CpuLimit(const std::string& step) const {
+  int64_t CpuLimit(const store::Step& step) const {
     if (!w_) return 0;
     const spec::Step* s = Find(step);
     if (s && s->effective.cpu_millis) return *s->effective.cpu_millis;
@@ -74,23 +72,48 @@ class StepIndex {
   }
 
  private:
-  const spec::Step* Find(const std::string& step) const {
-    auto it = by_name_.find(step);
+  const spec::Step* Find(const store::Step& step) const {
+    const auto& steps = w_->pipeline.steps;
+    if (step.index >= 0 && static_cast<size_t>(step.index) < steps.size() &&
+        steps[static_cast<size_t>(step.index)].name == step.name) {
+      return &steps[static_cast<size_t>(step.index)];
+    }
+    if (by_name_.empty()) {
+      by_name_.reserve(steps.size());
+      for (const auto& s : steps) by_name_.emplace(s.name, &s);
+    }
+    auto it = by_name_.find(step.name);
     return it == by_name_.end() ? nullptr : it->second;
   }
   const spec::Workload* w_;
-  std::unordered_map<std::string, const spec::Step*> by_name_;
+  mutable std::unordered_map<std::string, const spec::Step*> by_name_;
 };
 
-// The step a user cares about now: the first running one (a timed-out one being stopped
-// included), else the last one that started.
-const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
-  const store::Step* last_started = nullptr;
-  for (const auto& s : steps) {
-    if (store::StepAttemptLive(s) || s.phase == spec::StepPhase::kRetrying) return &s;
-    if (s.started_at > 0) last_started = &s;
-  }
-  return last_started;
+nlohmann::json StepJson(const store::Run& run, const store::Step& s, const StepIndex& index) {
+  nlohmann::json j = {{"name", s.name},
+                      {"index", s.index},
+                      {"phase", StepPhaseName(run, s)},
+                      {"attempts", s.attempts},
+                      {"retriesUsed", s.retries_used},
+                      {"node", s.node},
+                      {"exitCode", s.exit_code},
+                      {"signal", s.signal},
+                      {"startedAtMs", s.started_at},
+                      {"finishedAtMs", s.finished_at},
+                      {"wallMs", s.wall_ms},
+                      {"cpuMs", s.cpu_ms},
+                      {"peakMemoryBytes", s.peak_memory_bytes},
+                      {"peakCpuMillicores", s.peak_cpu_millicores},
+                      {"memoryLimitBytes", index.MemoryLimit(s)},
+                      {"cpuLimitMillis", index.CpuLimit(s)},
+                      {"failureCode", s.failure_code},
+                      {"message", s.message},
+                      {"progress", ProgressJson(s.progress)}};
+  if (s.next_attempt_at > 0) j["nextAttemptAtMs"] = s.next_attempt_at;
+  // What the step wrote to RSL_METRICS_FILE (the `output.<step>.metrics` of `when`).
+  nlohmann::json metrics = nlohmann::json::parse(s.metrics_json, nullptr, false);
+  if (metrics.is_object() && !metrics.empty()) j["metrics"] = std::move(metrics);
+  return j;
 }
 
 }  // namespace
@@ -103,16 +126,59 @@ std::string StepPhaseName(const store::Run& run, const store::Step& step) {
   return spec::Name(step.phase);
 }
 
-void AddStepCounts(const std::vector<store::Step>& steps, nlohmann::json* status) {
-  int succeeded = 0;
-  int skipped = 0;
-  for (const auto& s : steps) {
-    succeeded += s.phase == spec::StepPhase::kSucceeded;
-    skipped += s.phase == spec::StepPhase::kSkipped;
+void AddStepCounts(const store::Run& run, const std::map<std::string, int64_t>& counts,
+                   nlohmann::json* status) {
+  int64_t total = 0;
+  nlohmann::json by_phase = nlohmann::json::object();
+  const std::string cancelled = spec::Name(spec::StepPhase::kCancelled);
+  for (const auto& [phase, n] : counts) {
+    total += n;
+    // As StepPhaseName: a REJECTED run's steps never started.
+    bool rejected = run.phase == spec::RunPhase::kRejected && phase == cancelled;
+    by_phase[rejected ? spec::Name(spec::RunPhase::kRejected) : phase] = n;
   }
-  (*status)["stepCount"] = steps.size();
-  (*status)["stepsSucceeded"] = succeeded;
-  (*status)["stepsSkipped"] = skipped;
+  auto count = [&](spec::StepPhase p) {
+    auto it = counts.find(spec::Name(p));
+    return it == counts.end() ? int64_t{0} : it->second;
+  };
+  (*status)["stepCount"] = total;
+  (*status)["stepsSucceeded"] = count(spec::StepPhase::kSucceeded);
+  (*status)["stepsSkipped"] = count(spec::StepPhase::kSkipped);
+  (*status)["stepCounts"] = std::move(by_phase);
+}
+
+void AddStepCounts(const store::Run& run, const std::vector<store::Step>& steps,
+                   nlohmann::json* status) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& s : steps) counts[spec::Name(s.phase)] += 1;
+  AddStepCounts(run, counts, status);
+}
+
+nlohmann::json StepsJson(const store::Run& run, const std::vector<store::Step>& steps,
+                         const spec::Workload* workload) {
+  StepIndex index(workload);
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& s : steps) arr.push_back(StepJson(run, s, index));
+  return arr;
+}
+
+nlohmann::json CurrentStepJson(const nlohmann::json& step) {
+  nlohmann::json cur = nlohmann::json::object();
+  for (const char* key :
+       {"name", "index", "phase", "progress", "cpuMs", "wallMs", "peakMemoryBytes",
+        "peakCpuMillicores", "memoryLimitBytes", "cpuLimitMillis"}) {
+    if (step.contains(key)) cur[key] = step[key];
+  }
+  return cur;
+}
+
+const store::Step* CurrentStep(const std::vector<store::Step>& steps) {
+  const store::Step* last_started = nullptr;
+  for (const auto& s : steps) {
+    if (store::StepAttemptLive(s) || s.phase == spec::StepPhase::kRetrying) return &s;
+    if (s.started_at > 0) last_started = &s;
+  }
+  return last_started;
 }
 
 nlohmann::json WorkloadSummary(const store::WorkloadVersion& v, const store::Run& run) {
@@ -139,47 +205,10 @@ nlohmann::json WorkloadObject(const store::WorkloadVersion& v, const store::Run&
   st["committedUri"] = run.committed_uri;
   // Retention collected the run's steps, attempts, events and directory (store/retention.h).
   if (run.collected_at > 0) st["historyCollectedAt"] = Rfc3339(run.collected_at);
-  StepIndex index(w);
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& s : steps) {
-    nlohmann::json j = {{"name", s.name},
-                        {"index", s.index},
-                        {"phase", StepPhaseName(run, s)},
-                        {"attempts", s.attempts},
-                        {"retriesUsed", s.retries_used},
-                        {"node", s.node},
-                        {"exitCode", s.exit_code},
-                        {"signal", s.signal},
-                        {"startedAtMs", s.started_at},
-                        {"finishedAtMs", s.finished_at},
-                        {"wallMs", s.wall_ms},
-                        {"cpuMs", s.cpu_ms},
-                        {"peakMemoryBytes", s.peak_memory_bytes},
-                        {"peakCpuMillicores", s.peak_cpu_millicores},
-                        {"memoryLimitBytes", index.MemoryLimit(s.name)},
-                        {"cpuLimitMillis", index.CpuLimit(s.name)},
-                        {"failureCode", s.failure_code},
-                        {"message", s.message},
-                        {"progress", ProgressJson(s.progress)}};
-    if (s.next_attempt_at > 0) j["nextAttemptAtMs"] = s.next_attempt_at;
-    // What the step wrote to RSL_METRICS_FILE (the `output.<step>.metrics` of `when`).
-    nlohmann::json metrics = nlohmann::json::parse(s.metrics_json, nullptr, false);
-    if (metrics.is_object() && !metrics.empty()) j["metrics"] = std::move(metrics);
-    arr.push_back(std::move(j));
-  }
-  st["steps"] = arr;
-  AddStepCounts(steps, &st);
+  st["steps"] = StepsJson(run, steps, w);
+  AddStepCounts(run, steps, &st);
   if (const store::Step* cur = CurrentStep(steps)) {
-    st["currentStep"] = {{"name", cur->name},
-                         {"index", cur->index},
-                         {"phase", StepPhaseName(run, *cur)},
-                         {"progress", ProgressJson(cur->progress)},
-                         {"cpuMs", cur->cpu_ms},
-                         {"wallMs", cur->wall_ms},
-                         {"peakMemoryBytes", cur->peak_memory_bytes},
-                         {"peakCpuMillicores", cur->peak_cpu_millicores},
-                         {"memoryLimitBytes", index.MemoryLimit(cur->name)},
-                         {"cpuLimitMillis", index.CpuLimit(cur->name)}};
+    st["currentStep"] = CurrentStepJson(st["steps"][static_cast<size_t>(cur - steps.data())]);
   }
   return obj;
 }

@@ -28,9 +28,23 @@ nlohmann::json ProgressJson(const std::string& progress);
 //! read as "someone cancelled it").
 std::string StepPhaseName(const store::Run& run, const store::Step& step);
 
-//! Sets `status.stepCount`, `status.stepsSucceeded` and `status.stepsSkipped` (a skipped step
-//! is not counted as succeeded: `when` was false, it did not run).
-void AddStepCounts(const std::vector<store::Step>& steps, nlohmann::json* status);
+//! Sets `status.stepCount`, `status.stepsSucceeded`, `status.stepsSkipped` (a skipped step is
+//! not counted as succeeded: `when` was false, it did not run) and `status.stepCounts` (every
+//! step by phase, named as StepPhaseName names them) from `counts` (store::Store::CountSteps)
+//! or from `steps`.
+void AddStepCounts(const store::Run& run, const std::map<std::string, int64_t>& counts,
+                   nlohmann::json* status);
+void AddStepCounts(const store::Run& run, const std::vector<store::Step>& steps,
+                   nlohmann::json* status);
+
+//! `status.steps[]` of `steps`, in their order. `workload` (may be null) adds resource limits.
+nlohmann::json StepsJson(const store::Run& run, const std::vector<store::Step>& steps,
+                         const spec::Workload* workload);
+//! `status.currentStep` of a step as StepsJson encodes it.
+nlohmann::json CurrentStepJson(const nlohmann::json& step);
+//! The step a user cares about now: the first whose attempt is live (store::StepAttemptLive)
+//! or that is RETRYING, else the last that started; null when none has started.
+const store::Step* CurrentStep(const std::vector<store::Step>& steps);
 
 //! The Workload object: metadata from the version, status from the run and its steps.
 //! `workload` (the parsed snapshot, may be null) adds per-step resource limits.

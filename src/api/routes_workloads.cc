@@ -268,14 +268,37 @@ Result<Reply> ListWorkloadsInNamespace(const Services& s, RequestContext& c) {
   return List(s, c, {c.PathParam("ns")});
 }
 
+namespace {
+
+// ?limit=L (steps per page; 0 = every step), ?continue=C (status.stepsContinue of the page
+// before) and, for describe, ?eventLimit=E (the last E events; 0 = every event). Without
+// them, a page of kDefaultStepLimit steps and the last kDefaultEventLimit events.
+Result<StepsView> StepsViewOf(const RequestContext& c) {
+  StepsView view;
+  auto limit = IntQuery(c, "limit", kDefaultStepLimit);
+  if (!limit.ok()) return limit.error();
+  view.limit = *limit;
+  view.continue_token = c.Query("continue");
+  auto events = IntQuery(c, "eventLimit", kDefaultEventLimit);
+  if (!events.ok()) return events.error();
+  view.event_limit = *events;
+  return view;
+}
+
+}  // namespace
+
 Result<Reply> GetWorkload(const Services& s, RequestContext& c) {
-  auto w = VisibleWorkload(s, c);
-  if (!w.ok()) return w.error();
-  return JsonReply(*w);
+  auto view = StepsViewOf(c);
+  if (!view.ok()) return view.error();
+  return ReadVisible(s, c,
+                     [&](const std::string& id) { return s.service->GetWorkloadView(id, *view); });
 }
 
 Result<Reply> DescribeWorkload(const Services& s, RequestContext& c) {
-  return ReadVisible(s, c, [&](const std::string& id) { return s.service->Describe(id); });
+  auto view = StepsViewOf(c);
+  if (!view.ok()) return view.error();
+  return ReadVisible(s, c,
+                     [&](const std::string& id) { return s.service->DescribeView(id, *view); });
 }
 
 Result<Reply> WorkloadEvents(const Services& s, RequestContext& c) {

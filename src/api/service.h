@@ -65,6 +65,15 @@ class Service {
                               const std::string& subject, Errors* errors) = 0;
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;
+  //! The Workload object with the steps `view` asks for (list_page.h): status.steps is the
+  //! page (pipeline order), status.stepCounts counts every step by phase, and when more steps
+  //! follow status.stepsContinue is the next page's token. When the page does not hold every
+  //! step, status.activeSteps has the steps that need attention (kActiveStepsPerPhase per
+  //! phase) and status.currentStep is still the run's. INVALID_ARGUMENT for a token this API
+  //! did not give. The default answers GetWorkload (every step, no paging).
+  virtual Result<Json> GetWorkloadView(const std::string& id, const StepsView& /*view*/) {
+    return GetWorkload(id);
+  }
   //! The namespace of workload `id` (NOT_FOUND if unknown), without building the object: what
   //! the server checks before every read of a workload's parts. The default asks GetWorkload.
   virtual Result<std::string> NamespaceOf(const std::string& id);
@@ -79,10 +88,19 @@ class Service {
   virtual Result<Json> ListWorkloadsPage(const WorkloadListQuery& query);
   //! Canonical spec (secrets redacted), placement, per-step timings and exit codes.
   virtual Result<Json> Describe(const std::string& id) = 0;
+  //! Describe with the steps of `view` (as GetWorkloadView) and the run's last
+  //! view.event_limit events; eventCount is every event of the run. The default answers
+  //! Describe (everything).
+  virtual Result<Json> DescribeView(const std::string& id, const StepsView& /*view*/) {
+    return Describe(id);
+  }
   virtual Result<Json> Events(const std::string& id) = 0;
   //! The events of `id` after sequence number `after_seq` (an EventList). The default filters
   //! Events(); the real service reads only the new rows.
   virtual Result<Json> EventsSince(const std::string& id, int64_t after_seq);
+  //! The last `limit` events of `id` (an EventList, oldest first; 0 = every event): where a
+  //! watcher starts. The default cuts Events(); the real service reads only those rows.
+  virtual Result<Json> LastEvents(const std::string& id, int64_t limit);
   //! A number that grows whenever any workload changes phase or records an event (the last
   //! event's sequence number), so a watcher re-reads only after a change; -1 when the service
   //! cannot tell (then watchers re-read on every poll).

@@ -261,7 +261,8 @@ void RunWorkloadLogs(const WorkloadLogsFlags& f) {
   // -f: the logs from their start, then each new line as the workload's event stream brings
   // it, until the step(s) end.
   auto w = OrFail(client, client.Get(IdPath(f.id)));
-  size_t steps = f.step.empty() ? w["status"].value("steps", Json::array()).size() : 1;
+  // stepCount: status.steps is a page of a big run.
+  size_t steps = f.step.empty() ? w["status"].value("stepCount", size_t{0}) : 1;
   if (steps == 0) return;
   LogFollower follower(f.step.empty() && steps > 1, steps);
   std::string path =
@@ -319,9 +320,13 @@ void RunWorkloadEvents(const WorkloadEventsFlags& f) {
       });
 }
 
-void RunWorkloadDescribe(const WorkloadIdFlags& f) {
+void RunWorkloadDescribe(const WorkloadDescribeFlags& f) {
   api::Client client = MakeClient(f.conn);
-  auto d = OrFail(client, client.Get(IdPath(f.id, "describe")));
+  auto number = [](int64_t v) { return v >= 0 ? std::to_string(v) : std::string(); };
+  auto d = OrFail(client, client.Get(IdPath(f.id, "describe") +
+                                     api::QueryString({{"limit", number(f.limit)},
+                                                       {"continue", f.continue_from},
+                                                       {"eventLimit", number(f.event_limit)}})));
   if (!f.conn.output.empty()) return PrintStructured(d, f.conn.output);
   std::cout << FormatDescribe(d);
 }
@@ -434,9 +439,20 @@ void RegisterWorkloadCommands(CLI::App& app) {
                 "then print each new event as it is recorded, until the workload ends");
   AddOutputFlag(cmd, &events->conn, {"json", "yaml"});
   Bind(cmd, events, &RunWorkloadEvents);
-  IdOutputCommand(wl, "describe",
+  auto describe = std::make_shared<WorkloadDescribeFlags>();
+  cmd = IdCommand(wl, "describe",
                   "Canonical spec (secrets redacted), placement, step timings, exit codes",
-                  &RunWorkloadDescribe);
+                  describe.get());
+  cmd->add_option("--limit", describe->limit,
+                  "steps per page (default 500; 0: every step); the rest via --continue")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  cmd->add_option("--continue", describe->continue_from,
+                  "the token the previous page printed (\"more: ... --continue step-N\")");
+  cmd->add_option("--event-limit", describe->event_limit,
+                  "the last this many events (default 500; 0: every event)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
+  AddOutputFlag(cmd, &describe->conn, {"json", "yaml"});
+  Bind(cmd, describe, &RunWorkloadDescribe);
 
   auto lineage = std::make_shared<WorkloadIdFlags>();
   cmd = IdCommand(wl, "lineage", "Input -> steps -> outputs with sizes", lineage.get());

@@ -49,7 +49,12 @@ struct WorkloadEventsFlags : WorkloadIdFlags {
   bool watch = false;  //!< then each new event from the event stream, until the run ends
 };
 void RunWorkloadEvents(const WorkloadEventsFlags& flags);
-void RunWorkloadDescribe(const WorkloadIdFlags& flags);
+struct WorkloadDescribeFlags : WorkloadIdFlags {
+  int64_t limit = -1;         //!< steps per page, as the API's ?limit= (0: all; -1: its default)
+  std::string continue_from;  //!< the previous page's status.stepsContinue
+  int64_t event_limit = -1;   //!< the last this many events (0: all; -1: the API's default)
+};
+void RunWorkloadDescribe(const WorkloadDescribeFlags& flags);
 void RunWorkloadLineage(const WorkloadIdFlags& flags);
 void RunWorkloadCancel(const WorkloadIdFlags& flags);
 

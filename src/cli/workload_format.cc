@@ -2,8 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "base/strings.h"
 #include "cli/table.h"
@@ -123,6 +127,28 @@ std::string CpuPeakText(const Json& s) {
   return Fixed(static_cast<double>(peak) / 1000, 2) + " cores";
 }
 
+// Whether an object's status.steps is a page that does not hold every step (the API cut a
+// big run: status.stepsContinue or status.activeSteps).
+bool PartialSteps(const Json& st) {
+  return st.contains("stepsContinue") || st.contains("activeSteps");
+}
+
+// "100000 (SUCCEEDED 99990, FAILED 10)": every step by phase, the most common first.
+std::string StepCountsText(const Json& st) {
+  std::vector<std::pair<int64_t, std::string>> phases;
+  const Json counts = st.value("stepCounts", Json::object());
+  for (const auto& [phase, n] : counts.items()) {
+    if (n.is_number()) phases.emplace_back(n.get<int64_t>(), phase);
+  }
+  std::stable_sort(phases.begin(), phases.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string parts;
+  for (const auto& [n, phase] : phases) {
+    parts += (parts.empty() ? "" : ", ") + phase + " " + std::to_string(n);
+  }
+  return std::to_string(Int(st, "stepCount")) + (parts.empty() ? "" : " (" + parts + ")");
+}
+
 }  // namespace
 
 std::string LocalTime(int64_t ms) {
@@ -208,13 +234,19 @@ std::string FormatStatus(const Json& w, bool wide) {
   }
   std::string code = Str(st, "failureCode");
   if (!code.empty()) out += "REASON: " + code + ": " + Str(st, "failureMessage") + "\n";
-  if (st.contains("steps") && st["steps"].is_array() && !st["steps"].empty()) {
+  // A big run: its counts and the steps that need attention, not a table of every step.
+  const bool partial = PartialSteps(st);
+  const char* table_of = partial ? "activeSteps" : "steps";
+  if (partial) out += "STEPS: " + StepCountsText(st) + "\n";
+  if (st.contains(table_of) && st[table_of].is_array() && !st[table_of].empty()) {
     std::vector<std::string> headers = {"STEP", "PHASE", "PROGRESS", "DURATION", "EXIT"};
     if (wide) {
       headers.insert(headers.end(), {"ATTEMPTS", "NODE", "CPU-TIME", "MAX-MEMORY", "MESSAGE"});
     }
     Table t(headers);
-    for (const auto& s : st["steps"]) {
+    std::map<std::string, int64_t> shown;  // per phase
+    for (const auto& s : st[table_of]) {
+      shown[Str(s, "phase")] += 1;
       std::vector<std::string> row = {Str(s, "name"), Str(s, "phase"), ProgressText(s["progress"]),
                                       Duration(StepDuration(s)), ExitText(s)};
       if (wide) {
@@ -225,6 +257,17 @@ std::string FormatStatus(const Json& w, bool wide) {
       t.AddRow(row);
     }
     out += "\n" + t.Render();
+    if (partial) {
+      const Json counts = st.value("stepCounts", Json::object());
+      for (const auto& [phase, n] : shown) {
+        int64_t all = Int(counts, phase.c_str());
+        if (all > n) out += "... and " + std::to_string(all - n) + " more " + phase + "\n";
+      }
+    }
+  }
+  if (partial) {
+    out += "(steps that need attention only; every step: seedctl workload describe --id " +
+           Str(w["metadata"], "id") + " --limit 0)\n";
   }
   if (st.contains("serving") && st["serving"].is_object()) out += "\n" + ServingText(st["serving"]);
   return out;
@@ -395,11 +438,29 @@ std::string FormatDescribe(const Json& d) {
               limit > 0 ? BinaryBytes(limit) : "-"});
   }
   out += Indent(t.Render());
+  if (PartialSteps(st)) {
+    const Json page = st.value("steps", Json::array());
+    std::string id = Str(m, "id");
+    std::string shown = page.empty() ? "no steps"
+                                     : "steps " + std::to_string(Int(page.front(), "index") + 1) +
+                                           "-" + std::to_string(Int(page.back(), "index") + 1);
+    out += Indent("(" + shown + " of " + StepCountsText(st) + ")");
+    if (st.contains("stepsContinue")) {
+      out += Indent("more: seedctl workload describe --id " + id + " --continue " +
+                    Str(st, "stepsContinue") + "; every step: --limit 0");
+    }
+  }
   if (st.contains("admission") && st["admission"].is_object() && !st["admission"].empty()) {
     out += "Admission:\n" + Indent(JsonToYaml(st["admission"]));
   }
   out += "Spec:\n" + Indent(d.contains("spec") ? JsonToYaml(d["spec"]) : "");
-  out += "Events:\n" + Indent(FormatEvents({{"items", d.value("events", Json::array())}}));
+  const Json events = d.value("events", Json::array());
+  out += "Events:\n" + Indent(FormatEvents({{"items", events}}));
+  if (Int(d, "eventCount") > static_cast<int64_t>(events.size())) {
+    out += Indent("(the last " + std::to_string(events.size()) + " of " +
+                  std::to_string(Int(d, "eventCount")) +
+                  " events; every event: seedctl workload events --id " + Str(m, "id") + ")");
+  }
   return out;
 }
 

@@ -447,6 +447,65 @@ class SqliteStore : public Store {
         ReadStep, run_id);
   }
 
+  Result<std::vector<Step>> ListStepsPage(const StepPageQuery& q) override {
+    // The steps' key is (run_id, idx, name): every condition is on one run's key range, read
+    // in key order (or backwards) until LIMIT. Phases are the platform's own names.
+    std::string sql = std::string("SELECT ") + kStepCols + " FROM store_steps WHERE run_id=?1";
+    int bound = q.last_first ? q.before_index : q.after_index;
+    if (bound >= 0) sql += q.last_first ? " AND idx < ?2" : " AND idx > ?2";
+    if (!q.phases.empty()) {
+      sql += " AND phase IN (";
+      for (size_t i = 0; i < q.phases.size(); ++i) {
+        sql += std::string(i ? "," : "") + "'" + spec::Name(q.phases[i]) + "'";
+      }
+      sql += ")";
+    }
+    if (q.started_only) sql += " AND started_at > 0";
+    if (q.live_only) {  // StepAttemptLive
+      sql +=
+          " AND (phase='RUNNING' OR (phase IN ('PENDING','TIMED_OUT') AND attempts > 0 AND "
+          "attempt_id != '' AND finished_at = 0))";
+    }
+    sql += q.last_first ? " ORDER BY idx DESC" : " ORDER BY idx";
+    if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
+    std::lock_guard<std::mutex> lock(read_mu_);
+    if (bound >= 0) return reader_->Rows(sql, ReadStep, q.run_id, int64_t{bound});
+    return reader_->Rows(sql, ReadStep, q.run_id);
+  }
+
+  Result<std::map<std::string, int64_t>> CountSteps(const std::string& run_id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    std::map<std::string, int64_t> out;
+    auto st =
+        reader_->Prepare("SELECT phase, COUNT(*) FROM store_steps WHERE run_id=?1 GROUP BY phase");
+    if (!st.ok()) return st.error();
+    st->BindRef(1, run_id);
+    RSL_RETURN_IF_ERROR(st->Each([&](const Stmt& row) { out[row.Text(0)] = row.Int(1); }));
+    return out;
+  }
+
+  Result<int64_t> CountEvents(const std::string& run_id) override {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto n = reader_->First(
+        "SELECT COUNT(*) FROM store_events WHERE run_id=?1",
+        [](const Stmt& row) { return row.Int(0); }, run_id);
+    if (!n.ok()) return n.error();
+    return n->value_or(0);
+  }
+
+  Result<std::vector<Event>> ListLastEvents(const std::string& run_id, int limit) override {
+    // Backwards on the (run_id, seq) index, stopping at LIMIT.
+    std::string sql =
+        "SELECT seq, run_id, step, type, reason, message, time FROM store_events "
+        "WHERE run_id=?1 ORDER BY seq DESC";
+    if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+    std::lock_guard<std::mutex> lock(read_mu_);
+    auto events = reader_->Rows(sql, ReadEvent, run_id);
+    if (!events.ok()) return events.error();
+    std::reverse(events->begin(), events->end());
+    return events;
+  }
+
   Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(read_mu_);
     return reader_->Rows(

@@ -75,6 +75,49 @@ Result<PhaseCounts> Store::CountPhases() {
   return out;
 }
 
+Result<std::vector<Step>> Store::ListStepsPage(const StepPageQuery& q) {
+  auto steps = ListSteps(q.run_id);
+  if (!steps.ok()) return steps.error();
+  if (q.last_first) std::reverse(steps->begin(), steps->end());
+  std::vector<Step> out;
+  for (auto& s : *steps) {
+    if (q.limit > 0 && static_cast<int>(out.size()) >= q.limit) break;
+    if (!q.last_first && s.index <= q.after_index) continue;
+    if (q.last_first && q.before_index >= 0 && s.index >= q.before_index) continue;
+    if (!q.phases.empty() &&
+        std::find(q.phases.begin(), q.phases.end(), s.phase) == q.phases.end()) {
+      continue;
+    }
+    if (q.started_only && s.started_at <= 0) continue;
+    if (q.live_only && !StepAttemptLive(s)) continue;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::map<std::string, int64_t>> Store::CountSteps(const std::string& run_id) {
+  auto steps = ListSteps(run_id);
+  if (!steps.ok()) return steps.error();
+  std::map<std::string, int64_t> out;
+  for (const auto& s : *steps) out[spec::Name(s.phase)] += 1;
+  return out;
+}
+
+Result<int64_t> Store::CountEvents(const std::string& run_id) {
+  auto events = ListEvents(run_id, 0);
+  if (!events.ok()) return events.error();
+  return static_cast<int64_t>(events->size());
+}
+
+Result<std::vector<Event>> Store::ListLastEvents(const std::string& run_id, int limit) {
+  auto events = ListEvents(run_id, 0);
+  if (!events.ok()) return events.error();
+  if (limit > 0 && events->size() > static_cast<size_t>(limit)) {
+    events->erase(events->begin(), events->end() - limit);
+  }
+  return events;
+}
+
 bool StepAttemptLive(const Step& s) {
   return s.phase == spec::StepPhase::kRunning ||
          (s.phase == spec::StepPhase::kPending && s.attempts > 0 && !s.attempt_id.empty() &&

@@ -190,6 +190,22 @@ struct RunPageQuery {
   int limit = 0;  //!< 0 = no limit
 };
 
+//! A page of one run's steps, read by keyset on the steps' key (run id, pipeline index), so a
+//! page costs the same at any depth and its cursor stays valid while steps change phase (a
+//! step keeps its index for good).
+struct StepPageQuery {
+  std::string run_id;
+  //! The cursor: only steps with index > after_index (-1: from the first step). With
+  //! last_first, only steps with index < before_index instead (-1: from the last step).
+  int after_index = -1;
+  int before_index = -1;
+  bool last_first = false;              //!< pipeline order reversed
+  std::vector<spec::StepPhase> phases;  //!< only these phases; empty = every phase
+  bool started_only = false;            //!< only steps with started_at > 0
+  bool live_only = false;               //!< only steps whose attempt is live (StepAttemptLive)
+  int limit = 0;                        //!< 0 = no limit
+};
+
 //! How many runs and how many steps are in each phase (by phase name; phases with none are
 //! absent).
 struct PhaseCounts {
@@ -224,6 +240,17 @@ class Store {
   //! In pipeline order.
   virtual Result<std::vector<Step>> ListSteps(const std::string& run_id) = 0;
   virtual Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) = 0;
+  //! A page of one run's steps (StepPageQuery). The default filters ListSteps in memory;
+  //! SqliteStore reads the page only.
+  virtual Result<std::vector<Step>> ListStepsPage(const StepPageQuery& query);
+  //! How many steps of one run are in each phase (by phase name; phases with none are absent),
+  //! counted where they are kept. The default reads ListSteps.
+  virtual Result<std::map<std::string, int64_t>> CountSteps(const std::string& run_id);
+  //! How many events one run has. The default reads ListEvents.
+  virtual Result<int64_t> CountEvents(const std::string& run_id);
+  //! The last `limit` events of one run (0 = all), oldest first: what a summary shows of a
+  //! long history. The default reads ListEvents.
+  virtual Result<std::vector<Event>> ListLastEvents(const std::string& run_id, int limit);
   //! Events with seq > after_seq, oldest first; run_id "" = every run; limit 0 = all.
   virtual Result<std::vector<Event>> ListEvents(const std::string& run_id, int64_t after_seq,
                                                 int limit = 0) = 0;
@@ -279,6 +306,18 @@ class StoreWrapper : public Store {
   }
   Result<std::vector<Attempt>> ListAttempts(const std::string& run_id) override {
     return target_->ListAttempts(run_id);
+  }
+  Result<std::vector<Step>> ListStepsPage(const StepPageQuery& query) override {
+    return target_->ListStepsPage(query);
+  }
+  Result<std::map<std::string, int64_t>> CountSteps(const std::string& run_id) override {
+    return target_->CountSteps(run_id);
+  }
+  Result<int64_t> CountEvents(const std::string& run_id) override {
+    return target_->CountEvents(run_id);
+  }
+  Result<std::vector<Event>> ListLastEvents(const std::string& run_id, int limit) override {
+    return target_->ListLastEvents(run_id, limit);
   }
   Result<std::vector<Event>> ListEvents(const std::string& run_id, int64_t after_seq,
                                         int limit = 0) override {

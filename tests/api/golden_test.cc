@@ -195,6 +195,44 @@ TEST_F(GoldenTest, Describe) {
   ExpectGolden("describe", FormatDescribe(d));
 }
 
+// A big run as the API pages it: a page of its steps, the counts, the steps that need
+// attention beside the page, and the last events of many.
+Json BigRun() {
+  Json w = Workload();
+  Json& st = w["status"];
+  st["steps"] = Json::array({Step("s0", 0, "SUCCEEDED", kT0 + 1000, kT0 + 2000, 0, nullptr),
+                             Step("s1", 1, "SUCCEEDED", kT0 + 1000, kT0 + 2500, 0, nullptr)});
+  st["stepsContinue"] = "step-1";
+  st["stepCount"] = 100000;
+  st["stepsSucceeded"] = 99000;
+  st["stepCounts"] = {{"SUCCEEDED", 99000}, {"FAILED", 60}, {"RUNNING", 2}, {"PENDING", 938}};
+  Json active = Json::array();
+  for (int i = 0; i < 50; ++i) {
+    active.push_back(
+        Step("s" + std::to_string(10 + i), 10 + i, "FAILED", kT0 + 1000, kT0 + 1200, 1, nullptr));
+  }
+  active.push_back(Step("s99000", 99000, "RUNNING", kT0 + 5000, 0, -1, nullptr));
+  active.push_back(Step("s99001", 99001, "RUNNING", kT0 + 5000, 0, -1, nullptr));
+  st["activeSteps"] = active;
+  st["currentStep"]["name"] = "s99000";
+  st["currentStep"]["index"] = 99000;
+  return w;
+}
+
+TEST_F(GoldenTest, StatusOfABigRun) { ExpectGolden("status_big", FormatStatus(BigRun(), false)); }
+
+TEST_F(GoldenTest, DescribeOfABigRun) {
+  Json d = BigRun();
+  d["spec"] = {{"pipeline", Json::array()}};
+  d["events"] = Json::array({{{"timeMs", kT0},
+                              {"type", "Normal"},
+                              {"reason", "Succeeded"},
+                              {"step", "s1"},
+                              {"message", "exit 0"}}});
+  d["eventCount"] = 300003;
+  ExpectGolden("describe_big", FormatDescribe(d));
+}
+
 TEST_F(GoldenTest, NodesAndCluster) {
   Json nodes = {
       {"items",

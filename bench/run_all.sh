@@ -9,6 +9,7 @@ declare -A target=(
   [bench/quality_vs_duckdb.sh]="ratio < 0.6 on every format"
   [bench/api_load.sh]=">= 20,000 workloads/min"
   [bench/placement.sh]=">= 100,000 placements/s at 10,000 nodes"
+  [bench/big_run.sh]="each < 100 ms (100,000-step run)"
   [bench/logs_serve.sh]="-"
   [bench/sla.sh]="-"
   [bench/serve_autoscale.sh]="failed requests 0; decision <= 2 s"

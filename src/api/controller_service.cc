@@ -474,14 +474,7 @@ Result<Json> ControllerService::EventsSince(const std::string& id, int64_t after
   if (!run.ok()) return run.error();
   auto events = store_->ListEvents(run->id, after_seq);
   if (!events.ok()) return events.error();
-  auto secrets = SecretValues(run->namespace_);
-  Json items = Json::array();
-  for (const auto& e : *events) {
-    Json j = EventJson(e);
-    j["message"] = MaskSecrets(e.message, secrets);
-    items.push_back(std::move(j));
-  }
-  return Json{{"apiVersion", kApiVersion}, {"kind", "EventList"}, {"items", items}};
+  return EventList(*events, run->namespace_);
 }
 
 Result<Json> ControllerService::LastEvents(const std::string& id, int64_t limit) {
@@ -490,9 +483,13 @@ Result<Json> ControllerService::LastEvents(const std::string& id, int64_t limit)
   auto events = store_->ListLastEvents(
       run->id, static_cast<int>(std::min<int64_t>(std::max<int64_t>(limit, 0), 1'000'000'000)));
   if (!events.ok()) return events.error();
-  auto secrets = SecretValues(run->namespace_);
+  return EventList(*events, run->namespace_);
+}
+
+Json ControllerService::EventList(const std::vector<store::Event>& events, const std::string& ns) {
+  auto secrets = SecretValues(ns);
   Json items = Json::array();
-  for (const auto& e : *events) {
+  for (const auto& e : events) {
     Json j = EventJson(e);
     j["message"] = MaskSecrets(e.message, secrets);
     items.push_back(std::move(j));

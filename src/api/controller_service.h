@@ -78,6 +78,8 @@ class ControllerService : public Service {
   Result<store::WorkloadVersion> VersionOf(const std::string& id);
   //! Every secret value of a namespace (for masking).
   std::vector<std::string> SecretValues(const std::string& ns);
+  //! An EventList of `events` of a run in namespace `ns`, secret values masked.
+  Json EventList(const std::vector<store::Event>& events, const std::string& ns);
   //! The engine's latest usage sample of each step whose attempt is live.
   void AddLiveUsage(std::vector<store::Step>* steps);
   //! The Workload object with the steps of `view` (every step for the default view).

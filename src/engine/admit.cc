@@ -173,11 +173,8 @@ void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersi
       auto taken = ObjectClaim::Take(hooks_.publisher.get(), env_, base, run.id, refuse);
       if (taken.ok()) {
         m.object_claim = std::move(*taken);
-        if (std::string marker = ClaimMarkerPath(run.id); !marker.empty()) {
-          size_t slash = marker.rfind('/');
-          if (env_->MakeDirs(marker.substr(0, slash)).ok())
-            (void)env_->WriteFile(marker, m.object_claim->uri(), /*sync=*/false);
-        }
+        if (!opts_.state_dir.empty() && env_->MakeDirs(ClaimMarkerDir()).ok())
+          (void)env_->WriteFile(ClaimMarkerPath(run.id), m.object_claim->uri(), /*sync=*/false);
       } else {
         claimed = taken.status();
       }
@@ -398,9 +395,11 @@ bool Engine::Impl::SharedObjectRoot(const std::string& base) {
          hooks_.publisher->ConditionalWrites(base);
 }
 
+std::string Engine::Impl::ClaimMarkerDir() { return opts_.state_dir + "/" + kClaimMarkerDir; }
+
 std::string Engine::Impl::ClaimMarkerPath(const std::string& run_id) {
   if (opts_.state_dir.empty()) return "";
-  return opts_.state_dir + "/" + kClaimMarkerDir + "/" + run_id;
+  return ClaimMarkerDir() + "/" + run_id;
 }
 
 void Engine::Impl::KeepObjectClaim(const std::string& run_id, std::unique_ptr<ObjectClaim> claim) {
@@ -438,16 +437,16 @@ void Engine::Impl::RenewObjectClaims(store::Batch* b) {
 
 void Engine::Impl::RemoveEndedRunsClaims() {
   if (opts_.state_dir.empty() || !hooks_.publisher) return;
-  const std::string dir = opts_.state_dir + "/" + kClaimMarkerDir;
-  auto names = env_->ListDir(dir);
+  auto names = env_->ListDir(ClaimMarkerDir());
   if (!names.ok()) return;  // none yet
   for (const auto& run_id : *names) {
     auto run = store_->GetRun(run_id);
     if (!run.ok() && run.status().code() != codes::kNotFound) continue;  // the store: later
     if (run.ok() && !spec::IsTerminal(run->phase)) continue;             // recovered, or another's
-    auto uri = env_->ReadFile(dir + "/" + run_id);
+    const std::string marker = ClaimMarkerPath(run_id);
+    auto uri = env_->ReadFile(marker);
     if (uri.ok() && !uri->empty() && !hooks_.publisher->Remove(*uri).ok()) continue;  // later
-    (void)env_->RemoveAll(dir + "/" + run_id);
+    (void)env_->RemoveAll(marker);
   }
 }
 

@@ -480,24 +480,25 @@ void Engine::Impl::FinishRun(RunState* r) {
       (void)env_->RemoveAll(r->run.run_dir + "/staging");  // failed attempts' outputs only
       r->run.commit_state = store::kCommitCommitted;
       committed_uri = root;
-      if (Versioned(r) && shared_local) {
-        Status moved = Status::Ok();
-        auto lock = LockOutputRoot(env_, base);
-        moved = lock.ok() ? MoveLatest(env_, base, r->run.id) : lock.status();
+      if (Versioned(r) && (shared_local || shared_object)) {
+        // `latest` moves under the root's lock, or on an object store under its lease, as an
+        // atomic commit moves it.
+        Status moved;
+        std::string latest;
+        if (shared_local) {
+          auto lock = LockOutputRoot(env_, base);
+          moved = lock.ok() ? MoveLatest(env_, base, r->run.id) : lock.status();
+          latest = base + "/latest";
+        } else {
+          auto lease = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
+          moved = lease.ok() ? MoveObjectLatest(hooks_.publisher.get(), base, r->run.id)
+                             : lease.status();
+          if (lease.ok()) (*lease)->Release();
+          latest = ObjectLatestUri(base);
+        }
         AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted,
                  moved.ok()
-                     ? "published under " + root + "; " + base + "/latest -> " + r->run.id
-                     : "published under " + root + "; latest not moved: " + moved.error().message,
-                 !moved.ok());
-      } else if (Versioned(r) && shared_object) {
-        // `latest` moves under the lease, as an atomic commit moves it.
-        auto lease = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
-        Status moved =
-            lease.ok() ? MoveObjectLatest(hooks_.publisher.get(), base, r->run.id) : lease.status();
-        if (lease.ok()) (*lease)->Release();
-        AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted,
-                 moved.ok()
-                     ? "published under " + root + "; " + ObjectLatestUri(base) + " -> " + r->run.id
+                     ? "published under " + root + "; " + latest + " -> " + r->run.id
                      : "published under " + root + "; latest not moved: " + moved.error().message,
                  !moved.ok());
       }

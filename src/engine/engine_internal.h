@@ -240,6 +240,7 @@ class Engine::Impl : public RunControl {
   //! claim's URI) from admission until the claim is removed, so that a claim left by a crash
   //! after the run ended is removed by recovery: <state dir>/object-claims/<run id>.
   std::string ClaimMarkerPath(const std::string& run_id);
+  std::string ClaimMarkerDir();  //!< <state dir>/object-claims (state_dir set)
   //! Loop: keeps `claim` for run `run_id` and renews it from now on.
   void KeepObjectClaim(const std::string& run_id, std::unique_ptr<ObjectClaim> claim);
   //! Removes run `run_id`'s object-store claim (`claim`, or the one kept), then its marker.

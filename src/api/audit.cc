@@ -36,60 +36,23 @@ Status AuditLog::Insert(const AuditEntry& e) {
 
 Status AuditLog::Append(AuditEntry e) {
   if (e.time_ms == 0) e.time_ms = Env::Default()->NowMs();
-  Pending p;
-  p.entry = std::move(e);
-  std::unique_lock<std::mutex> lock(queue_mu_);
-  queue_.push_back(&p);
-  while (!p.done && &p != queue_.front()) p.cv.wait(lock);
-  if (p.done) return p.status;  // the head of the queue wrote it
-  hold_cv_.wait(lock, [&] { return !hold_; });
-  std::vector<Pending*> group;
-  for (Pending* q : queue_) {
-    if (group.size() >= kMaxGroup) break;
-    group.push_back(q);
-  }
-  lock.unlock();  // appends queue up behind this transaction meanwhile
-  Status s;
-  {
-    std::lock_guard<std::mutex> db_lock(mu_);
-    if (group.size() == 1) {
-      s = Insert(p.entry);
-    } else {
-      s = db_->Transaction([&] {
-        for (Pending* q : group) RSL_RETURN_IF_ERROR(Insert(q->entry));
-        return Status::Ok();
+  return appends_.Commit(
+      &e, [](const AuditEntry&) { return true; },
+      [&](const std::vector<AuditEntry*>& group) {
+        std::lock_guard<std::mutex> db_lock(mu_);
+        if (group.size() == 1) return Insert(*group[0]);
+        return db_->Transaction([&] {
+          for (const AuditEntry* q : group) RSL_RETURN_IF_ERROR(Insert(*q));
+          return Status::Ok();
+        });
       });
-    }
-  }
-  lock.lock();
-  if (s.ok()) ++commits_;
-  for (Pending* q : group) {
-    queue_.pop_front();  // the group is the head of the queue, in order
-    q->status = s;
-    q->done = true;
-    if (q != &p) q->cv.notify_one();
-  }
-  if (!queue_.empty()) queue_.front()->cv.notify_one();  // the next head
-  return s;
 }
 
-int64_t AuditLog::commits() {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  return commits_;
-}
+int64_t AuditLog::commits() { return appends_.commits(); }
 
-int64_t AuditLog::queued() {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  return static_cast<int64_t>(queue_.size());
-}
+int64_t AuditLog::queued() { return appends_.queued(); }
 
-void AuditLog::TEST_HoldWrites(bool hold) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    hold_ = hold;
-  }
-  hold_cv_.notify_all();
-}
+void AuditLog::TEST_HoldWrites(bool hold) { appends_.TEST_Hold(hold); }
 
 Result<std::vector<AuditEntry>> AuditLog::List(const AuditQuery& q) {
   std::string sql =

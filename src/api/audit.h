@@ -7,14 +7,13 @@
 // and each Append returns once the transaction holding its entry is durable.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/group_commit.h"
 #include "base/sqlite.h"
 #include "base/status.h"
 
@@ -55,12 +54,6 @@ class AuditLog {
   void TEST_HoldWrites(bool hold);
 
  private:
-  struct Pending {
-    AuditEntry entry;
-    Status status;
-    bool done = false;  // GUARDED_BY(queue_mu_)
-    std::condition_variable cv;
-  };
   //! At most this many entries in one transaction.
   static constexpr size_t kMaxGroup = 128;
 
@@ -68,11 +61,7 @@ class AuditLog {
   Status Insert(const AuditEntry& e);  // REQUIRES: mu_ held
   std::mutex mu_;
   std::unique_ptr<Db> db_;  // GUARDED_BY(mu_)
-  std::mutex queue_mu_;
-  std::condition_variable hold_cv_;
-  std::deque<Pending*> queue_;  // GUARDED_BY(queue_mu_): the head is writing
-  int64_t commits_ = 0;         // GUARDED_BY(queue_mu_)
-  bool hold_ = false;           // GUARDED_BY(queue_mu_)
+  GroupCommit<AuditEntry> appends_{kMaxGroup};
 };
 
 }  // namespace rsl::api

@@ -28,11 +28,6 @@ namespace {
 constexpr int64_t kStoreRetryMs = 200;
 //! Wait() reads the store this often for a run that another engine may be driving.
 constexpr int64_t kWaitReadMs = 250;
-//! One transaction records at most this many submissions, and more than one only while their
-//! PENDING step rows stay under kMaxSubmitStepsPerCommit: a submission never waits behind an
-//! unbounded transaction. Under api_load (4 clients) a group holds 2-4.
-constexpr size_t kMaxSubmitsPerCommit = 128;
-constexpr size_t kMaxSubmitStepsPerCommit = 8192;
 
 }  // namespace
 
@@ -475,10 +470,8 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
     s.index = static_cast<int>(i);
     b.steps.push_back(s);
   }
-  PendingSubmit pending;
-  pending.batch = std::move(b);
-  RSL_RETURN_IF_ERROR(CommitSubmit(&pending));
-  v = pending.batch.versions[0];
+  RSL_RETURN_IF_ERROR(CommitSubmit(&b));
+  v = b.versions[0];
   auto workload = std::make_shared<spec::Workload>(w);
   int owner = LockRunOwner(env_, run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
@@ -487,64 +480,49 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   return v.id;
 }
 
-Status Engine::Impl::CommitSubmit(PendingSubmit* p) {
-  std::unique_lock<std::mutex> lock(submit_mu_);
-  submits_.push_back(p);
-  while (!p->done && p != submits_.front()) p->cv.wait(lock);
-  if (p->done) return p->status;  // a leader wrote it
-  // The leader: itself and whoever queued behind it, bounded.
-  std::vector<PendingSubmit*> group;
-  size_t steps = 0;
-  for (PendingSubmit* q : submits_) {
-    if (!group.empty() && (group.size() >= kMaxSubmitsPerCommit ||
-                           steps + q->batch.steps.size() > kMaxSubmitStepsPerCommit))
-      break;
-    group.push_back(q);
-    steps += q->batch.steps.size();
-  }
-  lock.unlock();  // submissions queue up behind this transaction meanwhile
-  Status s;
-  if (group.size() == 1) {
-    s = store_->Apply(&p->batch);
-  } else {
-    store::Batch merged;
-    for (PendingSubmit* q : group) {
-      store::Batch& b = q->batch;
-      merged.versions.insert(merged.versions.end(), b.versions.begin(), b.versions.end());
-      merged.runs.insert(merged.runs.end(), std::make_move_iterator(b.runs.begin()),
-                         std::make_move_iterator(b.runs.end()));
-      merged.steps.insert(merged.steps.end(), std::make_move_iterator(b.steps.begin()),
-                          std::make_move_iterator(b.steps.end()));
+Status Engine::Impl::CommitSubmit(store::Batch* submission) {
+  size_t steps = 0;  // PENDING rows of the group so far
+  auto take = [&](const store::Batch& q) {
+    steps += q.steps.size();
+    return steps <= kMaxSubmitStepsPerCommit;
+  };
+  auto write = [&](const std::vector<store::Batch*>& group) {
+    Status s;
+    if (group.size() == 1) {
+      s = store_->Apply(group[0]);
+    } else {
+      store::Batch merged;
+      for (store::Batch* q : group) {
+        store::Batch& b = *q;
+        merged.versions.insert(merged.versions.end(), b.versions.begin(), b.versions.end());
+        merged.runs.insert(merged.runs.end(), std::make_move_iterator(b.runs.begin()),
+                           std::make_move_iterator(b.runs.end()));
+        merged.steps.insert(merged.steps.end(), std::make_move_iterator(b.steps.begin()),
+                            std::make_move_iterator(b.steps.end()));
+      }
+      s = store_->Apply(&merged);
+      // Each submission gets its version back with the number the store assigned.
+      size_t k = 0;
+      for (store::Batch* q : group) {
+        for (auto& v : q->versions) v = std::move(merged.versions[k++]);
+      }
+      if (!s.ok()) {
+        Error e = s.error();
+        e.message = "the submission was not recorded (the store failed the transaction holding " +
+                    std::to_string(group.size()) +
+                    " submissions; none of them was recorded): " + e.message;
+        if (e.hint.empty()) e.Hint("submit it again");
+        s = e;
+      }
     }
-    s = store_->Apply(&merged);
-    // Each submission gets its version back with the number the store assigned.
-    size_t k = 0;
-    for (PendingSubmit* q : group) {
-      for (auto& v : q->batch.versions) v = std::move(merged.versions[k++]);
+    if (s.ok()) {
+      std::lock_guard<std::mutex> l(ev_mu_);
+      stats_.submits += static_cast<int64_t>(group.size());
+      ++stats_.submit_commits;
     }
-    if (!s.ok()) {
-      Error e = s.error();
-      e.message = "the submission was not recorded (the store failed the transaction holding " +
-                  std::to_string(group.size()) +
-                  " submissions; none of them was recorded): " + e.message;
-      if (e.hint.empty()) e.Hint("submit it again");
-      s = e;
-    }
-  }
-  if (s.ok()) {
-    std::lock_guard<std::mutex> l(ev_mu_);
-    stats_.submits += static_cast<int64_t>(group.size());
-    ++stats_.submit_commits;
-  }
-  lock.lock();
-  for (PendingSubmit* q : group) {
-    submits_.pop_front();  // the group is the head of the queue, in order
-    q->status = s;
-    q->done = true;
-    if (q != p) q->cv.notify_one();
-  }
-  if (!submits_.empty()) submits_.front()->cv.notify_one();  // the next leader
-  return s;
+    return s;
+  };
+  return submits_.Commit(submission, take, write);
 }
 
 void Engine::Impl::StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
@@ -661,8 +639,7 @@ Engine::Stats Engine::Impl::stats() {
     s = stats_;
     s.finished_remembered = static_cast<int64_t>(finished_.size());
   }
-  std::lock_guard<std::mutex> lock(submit_mu_);
-  s.submits_queued = static_cast<int64_t>(submits_.size());
+  s.submits_queued = submits_.queued();
   return s;
 }
 

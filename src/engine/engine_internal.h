@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/commit_manifest.h"
+#include "base/group_commit.h"
 #include "engine/engine.h"
 #include "engine/object_root.h"
 #include "engine/plan.h"
@@ -34,6 +35,11 @@ namespace rsl::engine {
 
 //! Metrics files above this size are refused (a step's metrics are a small JSON object).
 inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
+//! One transaction records at most this many submissions, and more than one only while their
+//! PENDING step rows stay under kMaxSubmitStepsPerCommit: a submission never waits behind an
+//! unbounded transaction. Under api_load (4 clients) a group holds 2-4.
+inline constexpr size_t kMaxSubmitsPerCommit = 128;
+inline constexpr size_t kMaxSubmitStepsPerCommit = 8192;
 
 struct ExitMsg {
   backend::AttemptExit exit;
@@ -309,20 +315,12 @@ class Engine::Impl : public RunControl {
   // Admission threads that returned, to be joined: an exited thread that is never joined
   // keeps its stack (one per workload ever submitted: 80 KB each, and a memory map each).
   std::vector<std::thread::id> admissions_done_;  // GUARDED_BY(mu_)
-  //! A submission waiting for its version, run and PENDING steps to be durable.
-  struct PendingSubmit {
-    store::Batch batch;  // one version; after the commit, with its assigned number
-    Status status;       // set with done
-    bool done = false;   // GUARDED_BY(submit_mu_)
-    std::condition_variable cv;
-  };
-  //! Group commit of submissions (as leveldb's write queue): the submission at the head of
-  //! the queue writes every one queued behind it, up to kMaxSubmitsPerCommit, in ONE store
-  //! transaction, and wakes them when it is durable (or failed: then all of them fail).
-  //! Those queued meanwhile go in the next one. Returns p's status.
-  Status CommitSubmit(PendingSubmit* p);
-  std::mutex submit_mu_;
-  std::deque<PendingSubmit*> submits_;  // GUARDED_BY(submit_mu_): the head is writing
+  //! Group commit of submissions (base/group_commit.h): one submission's batch (its version,
+  //! run and PENDING steps) shares ONE store transaction with those queued beside it, and
+  //! returns once it is durable (or failed: then all of the group fail). On success the
+  //! batch's version has the number the store assigned.
+  Status CommitSubmit(store::Batch* submission);
+  GroupCommit<store::Batch> submits_{kMaxSubmitsPerCommit};
   //! Starts Admit on a thread of its own, joining those that ended. REQUIRES: mu_ held.
   void StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
                       int owner_fd);

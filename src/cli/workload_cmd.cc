@@ -328,7 +328,7 @@ void RunWorkloadDescribe(const WorkloadDescribeFlags& f) {
                                                        {"continue", f.continue_from},
                                                        {"eventLimit", number(f.event_limit)}})));
   if (!f.conn.output.empty()) return PrintStructured(d, f.conn.output);
-  std::cout << FormatDescribe(d);
+  std::cout << FormatDescribe(d, f.limit);
 }
 
 void RunWorkloadLineage(const WorkloadIdFlags& f) {

@@ -376,7 +376,7 @@ std::string FormatEvents(const Json& events) {
   return t.Render();
 }
 
-std::string FormatDescribe(const Json& d) {
+std::string FormatDescribe(const Json& d, int64_t limit) {
   const Json& m = d["metadata"];
   const Json& st = d["status"];
   auto field = [](const std::string& k, const std::string& v) {
@@ -446,7 +446,8 @@ std::string FormatDescribe(const Json& d) {
                                            "-" + std::to_string(Int(page.back(), "index") + 1);
     out += Indent("(" + shown + " of " + StepCountsText(st) + ")");
     if (st.contains("stepsContinue")) {
-      out += Indent("more: seedctl workload describe --id " + id + " --continue " +
+      std::string page_size = limit > 0 ? " --limit " + std::to_string(limit) : "";
+      out += Indent("more: seedctl workload describe --id " + id + page_size + " --continue " +
                     Str(st, "stepsContinue") + "; every step: --limit 0");
     }
   }

@@ -49,8 +49,9 @@ std::string FormatEvents(const Json& events);
 //! not aligned: the widths of later events are not known yet).
 std::string FormatEventHeader();
 std::string FormatEventLine(const Json& event);
-//! `workload describe`: kubectl-like sections; the spec as YAML.
-std::string FormatDescribe(const Json& described);
+//! `workload describe`: kubectl-like sections; the spec as YAML. `limit`: the page size the
+//! user asked for (-1: the server's default), repeated in the hint for the next page.
+std::string FormatDescribe(const Json& described, int64_t limit = -1);
 //! `node list`: NAME STATUS CPU MEMORY GPUS CAPABILITIES.
 std::string FormatNodes(const Json& nodes, bool wide);
 //! `cluster status`: the seed's lines.

@@ -231,6 +231,12 @@ TEST_F(GoldenTest, DescribeOfABigRun) {
                               {"message", "exit 0"}}});
   d["eventCount"] = 300003;
   ExpectGolden("describe_big", FormatDescribe(d));
+  // The next page keeps the page size the user chose.
+  std::string paged = FormatDescribe(d, 200);
+  EXPECT_NE(paged.find("more: seedctl workload describe --id wl-20260620-7a8b9c0d --limit 200 "
+                       "--continue step-1;"),
+            std::string::npos)
+      << paged;
 }
 
 TEST_F(GoldenTest, NodesAndCluster) {

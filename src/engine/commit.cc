@@ -528,6 +528,7 @@ void Engine::Impl::FinishRun(RunState* r) {
   ReleaseObjectClaim(r->run.id);
   for (const auto& h : hooks_.steps) h->AfterRun(r->info, spec::Name(phase), committed_uri);
   const std::string run_id = r->run.id;
+  Unschedule(r);
   runs_.erase(run_id);  // r is gone: a finished run is read from the store from now on
   {
     std::lock_guard<std::mutex> lock(ev_mu_);

@@ -147,10 +147,7 @@ void Engine::Impl::Loop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       while (inbox_.empty() && !stopping_ && !launches_capped_) {
-        int64_t wake = INT64_MAX;
-        for (auto& [id, r] : runs_) {
-          if (r->plan) wake = std::min(wake, r->plan->NextWakeup());
-        }
+        int64_t wake = timers_.empty() ? INT64_MAX : timers_.begin()->first;
         if (!attempts_.empty()) wake = std::min(wake, next_progress_poll_);
         wake = std::min(wake, next_claim_renewal_ms_);
         int64_t now = NowMs();
@@ -167,13 +164,19 @@ void Engine::Impl::Loop() {
     std::set<RunState*> touched;
     current_batch_ = &batch;  // hooks' EmitEvent from here on joins this turn's transaction
     for (auto& m : msgs) Handle(m, &batch, &actions, &touched);
-    // Runs with timers due, and runs waiting for resources that may have been freed.
+    // Runs with timers due, then runs waiting for resources that may have been freed, oldest
+    // first. One that found no node with its smallest request free sleeps until one has it.
     int64_t now = NowMs();
-    for (auto& [id, r] : runs_) {
-      if (!r->plan) continue;
-      if (r->plan->NextWakeup() <= now || !r->plan->ready().empty()) touched.insert(r.get());
+    for (auto it = timers_.begin(); it != timers_.end() && it->first <= now; ++it) {
+      touched.insert(it->second);
     }
     for (RunState* r : touched) Drive(r, &batch, &actions);
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      RunState* r = (it++)->second;  // Drive refiles r (under the same key) or removes it
+      if (touched.count(r)) continue;
+      if (r->quiet_when_full && ledger_.MaxFreeCpu() < r->min_cpu_request) continue;
+      Drive(r, &batch, &actions);
+    }
     if (!attempts_.empty() && now >= next_progress_poll_) {
       PollProgress(&batch);
       next_progress_poll_ = now + opts_.progress_poll_ms;
@@ -244,8 +247,34 @@ void Engine::Impl::RecordTransitions(RunState* r, store::Batch* b) {
   }
 }
 
+void Engine::Impl::Reschedule(RunState* r) {
+  if (r->seq == 0) r->seq = ++next_run_seq_;
+  int64_t at = r->plan ? r->plan->NextWakeup() : INT64_MAX;
+  if (at != r->timer_at) {
+    if (r->timer_at != INT64_MAX) timers_.erase({r->timer_at, r});
+    if (at != INT64_MAX) timers_.insert({at, r});
+    r->timer_at = at;
+  }
+  bool waiting = r->plan && !r->finishing && !r->plan->ready().empty();
+  if (waiting != r->waiting) {
+    if (waiting) {
+      waiting_.emplace(r->seq, r);
+    } else {
+      waiting_.erase(r->seq);
+    }
+    r->waiting = waiting;
+  }
+}
+
+void Engine::Impl::Unschedule(RunState* r) {
+  if (r->timer_at != INT64_MAX) timers_.erase({r->timer_at, r});
+  if (r->waiting) waiting_.erase(r->seq);
+  r->timer_at = INT64_MAX;
+  r->waiting = false;
+}
+
 void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
-  if (!r->plan) return;
+  if (!r->plan) return Reschedule(r);
   RunPlan& plan = *r->plan;
   WhenFn when = [r](int i, std::string* note) { return r->EvalWhen(i, note); };
   int64_t now = NowMs();
@@ -260,11 +289,12 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
     // Walked by key (placing a step changes the set), never copied: a turn that places a
     // few of 10,000 ready steps costs a few steps, not 10,000.
     int launched = 0;
+    bool capped = false;
     for (int key = -1;;) {
       auto next = plan.ready().upper_bound(key);
       if (next == plan.ready().end()) break;
       if (launched >= opts_.max_launches_per_run_per_turn) {
-        launches_capped_ = true;
+        launches_capped_ = capped = true;
         break;
       }
       int i = key = *next;
@@ -325,6 +355,10 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       ++launched;
     }
     plan.Advance(now, when);  // failures above may cascade
+    // Every ready step it reached was placed, queued quietly or told why it waits: until a
+    // node has its smallest request free (or a message or timer touches it), driving it
+    // again changes nothing.
+    r->quiet_when_full = !capped && ledger_.MaxFreeCpu() < r->min_cpu_request;
   }
   for (const auto& s : plan.TakeStops()) {
     a->stops.emplace_back(r->slots[size_t(s.step)].launch.attempt_id, s.timed_out);
@@ -361,6 +395,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
     r->finishing = true;
     a->finished_runs.push_back(r->run.id);
   }
+  Reschedule(r);
 }
 
 void Engine::Impl::Perform(Actions* a) {

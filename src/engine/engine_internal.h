@@ -184,6 +184,14 @@ class Engine::Impl : public RunControl {
   void HandleNodes(NodesMsg& m, std::set<RunState*>* touched);
   //! Advances a run's plan and turns its decisions into records, events and actions.
   void Drive(RunState* r, store::Batch* b, Actions* a);
+  //! After a Drive: files the run under its next timer and, when it has ready steps left
+  //! unplaced, among the waiting runs (oldest first). A turn drives the runs its messages
+  //! touched, those whose timer is due, then the waiting ones while capacity lasts: it does
+  //! not visit every active run (a backlog of thousands of admitted runs made each turn
+  //! cost them all).
+  void Reschedule(RunState* r);
+  //! Forgets the run's schedule (before it leaves runs_).
+  void Unschedule(RunState* r);
   //! Moves the plan's pending transitions into the batch as events, in the plan's order.
   void RecordTransitions(RunState* r, store::Batch* b);
   void PollProgress(store::Batch* b);
@@ -328,6 +336,9 @@ class Engine::Impl : public RunControl {
   // Loop-owned.
   std::map<std::string, std::unique_ptr<RunState>> runs_;
   std::map<std::string, std::pair<RunState*, int>> attempts_;  // live attempt -> (run, step)
+  std::set<std::pair<int64_t, RunState*>> timers_;             // (NextWakeup, run), soonest first
+  std::map<uint64_t, RunState*> waiting_;  // runs with unplaced ready steps, by seq
+  uint64_t next_run_seq_ = 0;
   int64_t next_progress_poll_ = 0;
   bool launches_capped_ = false;  // a run hit max_launches_per_run_per_turn: turn again now
   std::vector<std::string> ended_unadmitted_;  // rejected/cancelled in admission this turn

@@ -257,6 +257,44 @@ TEST(EngineTest, BusyNodeKeepsTheStepPendingUntilCapacityFrees) {
   EXPECT_EQ(f.engine->Wait(*id, 5000)->phase, spec::RunPhase::kSucceeded);
 }
 
+// Runs that wait for capacity start in the order they were admitted, each told once why it
+// waits, however many turns pass while the node is full.
+TEST(EngineTest, RunsWaitingForCapacityStartOldestFirst) {
+  Fixture f("fifo");
+  auto submit = [&](int k) {
+    auto id = f.engine->Submit(Parse(Header("fifo-" + std::to_string(k)) +
+                                     "  pipeline:\n"
+                                     "    - {name: a, command: [a], resources: {cpu: 6}}\n"),
+                               "alice");
+    EXPECT_TRUE(id.ok());
+    return *id;
+  };
+  std::vector<std::string> ids = {submit(0)}, runs = {store::RunIdFor(ids[0])};
+  auto first = f.backend.WaitLaunch(1);
+  ASSERT_EQ(first.run_id, runs[0]);
+  // Each one admitted (and told it waits) before the next is submitted: admission order.
+  for (int k = 1; k <= 5; ++k) {
+    ids.push_back(submit(k));
+    runs.push_back(store::RunIdFor(ids.back()));
+    ASSERT_TRUE(WaitUntil([&] { return Has(f.Reasons(runs.back()), "a:InsufficientResources"); }))
+        << runs.back();
+  }
+  std::string running = first.attempt_id;
+  for (size_t k = 1; k < runs.size(); ++k) {
+    f.backend.Succeed(running);
+    auto next = f.backend.WaitLaunch(k + 1);
+    EXPECT_EQ(next.run_id, runs[k]) << "launch " << k + 1;
+    running = next.attempt_id;
+  }
+  f.backend.Succeed(running);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    EXPECT_EQ(f.engine->Wait(ids[k], 5000)->phase, spec::RunPhase::kSucceeded) << runs[k];
+    auto reasons = f.Reasons(runs[k]);
+    EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "a:InsufficientResources"), k ? 1 : 0)
+        << runs[k];
+  }
+}
+
 // A backend with a queue (Slurm): the launched step waits PENDING there (no node, no start,
 // the scheduler's reason as its message); it runs where the backend says, and its timeout
 // counts from then.

@@ -108,6 +108,11 @@ struct RunState {
   int owner_fd = -1;            //!< flock on <run_dir>/owner.lock while active
   int64_t min_cpu_request = 0;  //!< smallest placed cpu request of its steps
   PreviousResults previous;     //!< loaded when the workload reads previous.*
+  // The loop's schedule of this run (Engine::Impl::Reschedule), set after each Drive.
+  uint64_t seq = 0;              //!< order of its first Drive: its place among the waiting
+  int64_t timer_at = INT64_MAX;  //!< its key in the timers (the plan's NextWakeup)
+  bool waiting = false;          //!< ready steps left unplaced: among the waiting runs
+  bool quiet_when_full = false;  //!< Drive is a no-op while no node has min_cpu_request free
 
   RunState() = default;
   RunState(const RunState&) = delete;

@@ -319,9 +319,44 @@ void Engine::Impl::RecordSuperseded(RunState* r, const std::string& base,
   b->lineage.push_back({previous.run_id, base, r->run.id, "superseded-by", ""});
 }
 
-void Engine::Impl::FinishRun(RunState* r) {
-  const RunOutcome outcome = *r->plan->outcome();
+void Engine::Impl::FinishRuns(const std::vector<RunState*>& runs) {
+  if (runs.empty()) return;
+  store::Batch decide;  // decided before the first rename of any of them
+  bool commits = false;
+  for (RunState* r : runs) {
+    if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded || !r->workload.pipeline.atomic)
+      continue;
+    commits = true;
+    if (r->run.commit_state != store::kCommitCommitting) {
+      r->run.commit_state = store::kCommitCommitting;
+      decide.runs.push_back(r->run);
+    }
+  }
+  if (!Commit(&decide)) return;  // stopping: nothing renamed, recovery decides again
+  if (commits) CrashPoint("after-commit-decided");
   store::Batch b;
+  for (RunState* r : runs) FinishRunFiles(r, &b);
+  if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the runs
+  for (RunState* r : runs) {
+    const std::string base = OutputBase(r->workload);
+    if (!base.empty() && base.find("://") == std::string::npos)
+      ReleaseOutputClaim(env_, base, r->run.id);
+    ReleaseObjectClaim(r->run.id);
+    for (const auto& h : hooks_.steps)
+      h->AfterRun(r->info, spec::Name(r->run.phase), r->run.committed_uri);
+    const std::string run_id = r->run.id;
+    Unschedule(r);
+    runs_.erase(run_id);  // r is gone: a finished run is read from the store from now on
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    RememberFinished(run_id);
+    stats_.running_runs = static_cast<int64_t>(runs_.size());
+  }
+  finish_cv_.notify_all();
+}
+
+void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
+  const RunOutcome outcome = *r->plan->outcome();
+  store::Batch& b = *batch;
   std::string committed_uri;
   spec::RunPhase phase = outcome.phase;
   std::string code = outcome.failure_code;
@@ -337,13 +372,6 @@ void Engine::Impl::FinishRun(RunState* r) {
                              hooks_.publisher->ConditionalWrites(base);
   if (phase == spec::RunPhase::kSucceeded) {
     if (r->workload.pipeline.atomic) {
-      if (r->run.commit_state != store::kCommitCommitting) {
-        r->run.commit_state = store::kCommitCommitting;  // decided before the first rename
-        store::Batch decide;
-        decide.runs.push_back(r->run);
-        if (!Commit(&decide)) return;  // stopping: nothing renamed, recovery decides again
-      }
-      CrashPoint("after-commit-decided");
       bool local = root.find("://") == std::string::npos;
       Status s;
       // Commits to one shared root take turns (its lock, held to the manifest): a root never
@@ -523,19 +551,6 @@ void Engine::Impl::FinishRun(RunState* r) {
   bool succeeded = phase == spec::RunPhase::kSucceeded;
   std::string ev = succeeded ? "the run succeeded" : code + ": " + message;
   AddEvent(&b, r->run.id, "", RunEndReason(phase), ev, !succeeded);
-  if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the run
-  if (shared_local) ReleaseOutputClaim(env_, base, r->run.id);
-  ReleaseObjectClaim(r->run.id);
-  for (const auto& h : hooks_.steps) h->AfterRun(r->info, spec::Name(phase), committed_uri);
-  const std::string run_id = r->run.id;
-  Unschedule(r);
-  runs_.erase(run_id);  // r is gone: a finished run is read from the store from now on
-  {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    RememberFinished(run_id);
-    stats_.running_runs = static_cast<int64_t>(runs_.size());
-  }
-  finish_cv_.notify_all();
 }
 
 }  // namespace rsl::engine

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -462,12 +463,16 @@ void Engine::Impl::Perform(Actions* a) {
   // Before the runs finish: whoever waits for a run and then drains the sender finds its
   // hooks queued.
   for (auto& d : a->deliveries) sender_->Enqueue(std::move(d));
+  std::vector<RunState*> finishing;
+  std::vector<std::array<std::string, 3>> ended;  // FinishRuns forgets them: copied first
   for (const auto& id : a->finished_runs) {
     auto it = runs_.find(id);
     if (it == runs_.end()) continue;
-    // FinishRun may forget the run: what the backend needs is copied first.
-    const std::string ns = it->second->workload.namespace_, name = it->second->workload.name;
-    FinishRun(it->second.get());
+    finishing.push_back(it->second.get());
+    ended.push_back({it->second->workload.namespace_, it->second->workload.name, id});
+  }
+  FinishRuns(finishing);
+  for (const auto& [ns, name, id] : ended) {
     if (!runs_.count(id)) backend_->RunFinished(ns, name, id);  // durably ended
   }
   for (auto& p : a->barriers) p->set_value();

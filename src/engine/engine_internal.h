@@ -200,7 +200,14 @@ class Engine::Impl : public RunControl {
   //! batch is durable: then the caller must not act on it.
   bool Commit(store::Batch* b);
   void Perform(Actions* a);
-  void FinishRun(RunState* r);  // commit or discard, record the terminal phase, AfterRun
+  //! The runs that ended this turn: commit or discard each one's outputs, record their
+  //! terminal phases, AfterRun, forget them. Two store transactions for all of them (the
+  //! decision to commit, before any rename; the terminal records, after every commit point),
+  //! not two per run: a turn that ends a hundred small runs fsyncs the store twice.
+  void FinishRuns(const std::vector<RunState*>& runs);
+  //! One run's outputs committed or discarded; its terminal record and events into `b`.
+  //! REQUIRES: a succeeded atomic run's commit_state kCommitCommitting is durable.
+  void FinishRunFiles(RunState* r, store::Batch* b);
 
   // launch.cc
   Result<backend::LaunchSpec> BuildLaunch(RunState* r, int i, const std::string& node,

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -413,6 +414,58 @@ class RecordingHook : public StepHook {
   }
   RunControl* control_ = nullptr;
 };
+
+// Holds the engine's loop in OnStepStarted of a step named "gate" until Open().
+class GateHook : public StepHook {
+ public:
+  std::string name() const override { return "gate"; }
+  void OnStepStarted(const RunInfo&, const spec::Step& step, const backend::LaunchSpec&,
+                     RunControl*) override {
+    if (step.name == "gate") opened_.wait_for(std::chrono::seconds(30));
+  }
+  void Open() { open_.set_value(); }
+
+ private:
+  std::promise<void> open_;
+  std::shared_future<void> opened_ = open_.get_future().share();
+};
+
+// Runs that end in one turn share the store transactions of their end (the decision to
+// commit, then the terminal records), and each one is committed whole.
+TEST(EngineTest, RunsEndingInOneTurnShareTheirStoreTransactions) {
+  Fixture f("finishbatch");
+  auto gate = std::make_shared<GateHook>();
+  f.hooks.steps.push_back(gate);
+  f.Restart();
+  std::vector<std::string> ids;
+  for (int k = 0; k < 4; ++k) {
+    auto id = f.engine->Submit(
+        Parse(Header("ends-" + std::to_string(k)) + "  pipeline:\n    - {name: a, command: [a]}\n"),
+        "alice");
+    ASSERT_TRUE(id.ok());
+    ids.push_back(*id);
+    ASSERT_FALSE(f.backend.WaitLaunch(ids.size()).attempt_id.empty());
+  }
+  auto held = f.engine->Submit(
+      Parse(Header("holds-the-loop") + "  pipeline:\n    - {name: gate, command: [g]}\n"), "alice");
+  ASSERT_TRUE(held.ok());
+  ASSERT_EQ(f.backend.WaitLaunch(5).step, "gate");  // the loop is in (or entering) the hook
+  for (size_t k = 0; k < 4; ++k) f.backend.Succeed(f.backend.WaitLaunch(k + 1).attempt_id);
+  const int64_t before = f.engine->stats().batches;
+  gate->Open();  // the next turn takes the four exits at once
+  for (const auto& id : ids) {
+    auto run = f.engine->Wait(id, 5000);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
+    EXPECT_EQ(run->commit_state, store::kCommitCommitted);
+    EXPECT_TRUE(Has(f.Reasons(run->id), "run:OutputCommitted")) << Join(f.Reasons(run->id), " ");
+  }
+  // The turn, the decision to commit, the terminal records: 3 (a late progress poll may add
+  // one); two per run would be 9.
+  EXPECT_LE(f.engine->stats().batches - before, 4);
+  f.backend.Succeed(f.backend.WaitLaunch(5).attempt_id);
+  EXPECT_EQ(f.engine->Wait(*held, 5000)->phase, spec::RunPhase::kSucceeded);
+}
 
 TEST(EngineTest, HookEventsOfTheLastStepAreDurableWithIt) {
   Fixture f("hookevent");

@@ -28,14 +28,8 @@ trap cleanup EXIT
 # deleted in the last 30 s: right after a previous run of this script (its cleanup removes
 # 5,000 runs) the same binary measured 7,700-8,600/min where it measured 12,000-12,600 once
 # the file system had settled. So, as dag_vs_ninja.sh does: sync, wait, drop the clean caches.
-if [ "${SETTLE:-31}" -gt 0 ]; then
-  sync
-  sleep "${SETTLE:-31}"
-  if [ "${DROP_CACHES:-1}" = 1 ] && [ -w /proc/sys/vm/drop_caches ]; then
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
-  fi
-fi
+source "$root/bench/settle.sh"
+settle_fs
 token=$("$bin/seedctl" token create --state-dir "$work/state" --namespace '*' --role admin --subject bench | tail -1)
 "$bin/rsl-controller" --listen 127.0.0.1:0 --state-dir "$work/state" > "$work/controller.log" 2>&1 &
 ctl_pid=$!

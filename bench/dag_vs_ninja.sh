@@ -49,16 +49,8 @@ trap 'rm -rf "$WORK"' EXIT
 # cost 400 us without. Then it runs what both sides run once, so neither pays the cold reads.
 # DROP_CACHES=0 leaves the caches alone. Where they are not dropped, use SETTLE=300 after
 # large deletions (a previous run of this script, a test suite).
-if [ "${SETTLE:-31}" -gt 0 ]; then
-  sync
-  sleep "${SETTLE:-31}"
-  if [ "${DROP_CACHES:-1}" = 1 ] && [ -w /proc/sys/vm/drop_caches ]; then
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
-    DROPPED=1
-    echo "settle: page cache dropped after ${SETTLE:-31} s" >&2
-  fi
-fi
+source bench/settle.sh
+settle_fs
 
 now() { date +%s.%N; }
 secs() { python3 -c "print('%.3f' % ($2 - $1))"; }

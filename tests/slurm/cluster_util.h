@@ -32,6 +32,19 @@ inline std::string Sh(const std::string& cmd) {
   return out;
 }
 
+//! The jobs (ids) still in `states` of squeue once they had up to `seconds` to leave. A step's
+//! clean exit is reported from its exit record while Slurm still shows its job RUNNING or
+//! COMPLETING for a moment (src/backend/slurm_monitor.cc), so "no job left behind" is
+//! asserted after that moment, not at the instant the exit arrived.
+inline std::string JobsLeft(const std::string& states = "PD,R,CG", int seconds = 30) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (true) {
+    std::string left = Sh("squeue -h -t " + states + " -o %A");
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 inline std::string Slurp(const std::string& path) {
   auto text = ReadFile(path);
   return text.ok() ? *text : "";

@@ -224,7 +224,7 @@ TEST_F(SlurmClusterTest, StepPastItsTimeLimitIsTimedOut) {
   ASSERT_TRUE(e.has_value()) << ClusterDiagnostics();
   EXPECT_EQ(e->kind, ExitKind::kTimedOut);
   EXPECT_LT(Seconds(t0, rec_.ExitAt(s.attempt_id)), 10.0);
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 // Nobody stops it here: Slurm's own time limit (--time, whole minutes: 1) kills the job,
@@ -244,7 +244,7 @@ TEST_F(SlurmClusterTest, StepPastItsSlurmTimeLimitIsTimedOutBySlurm) {
   EXPECT_EQ(e->kind, ExitKind::kTimedOut) << e->message;
   EXPECT_NE(e->message.find("reached its Slurm time limit"), std::string::npos) << e->message;
   EXPECT_GE(after_s, 55.0);
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {
@@ -261,7 +261,7 @@ TEST_F(SlurmClusterTest, CancellingLeavesNoSlurmJobBehind) {
     ASSERT_TRUE(e.has_value()) << s.step << " did not end in time\n" << ClusterDiagnostics();
     EXPECT_EQ(e->kind, ExitKind::kCancelled) << s.step;
   }
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG,S -o %A"), "");
+  EXPECT_EQ(JobsLeft("PD,R,CG,S"), "");
   EXPECT_EQ(Sh("pgrep -f '^sleep 300.25$' || true"), "");
 }
 

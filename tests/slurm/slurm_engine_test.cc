@@ -70,7 +70,7 @@ TEST_F(SlurmEngineTest, FraudStructureRunsToSucceeded) {
   EXPECT_TRUE(train_on_n1) << "train needs tensor_core: only n1 has it";
   EXPECT_EQ(Slurp(run->run_dir + "/outputs/ingest/rows"), "rows=100\n");
   EXPECT_EQ(Slurp(run->run_dir + "/outputs/train/model"), "m");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 TEST_F(SlurmEngineTest, RequestNoNodeCanSatisfyIsRejectedAtAdmission) {
@@ -106,7 +106,7 @@ spec:
   EXPECT_EQ(run->failure_code, "STEP_TIMED_OUT") << run->failure_message << " / " << slow.message;
   EXPECT_EQ(slow.phase, spec::StepPhase::kTimedOut);
   EXPECT_EQ(slow.failure_code, "STEP_TIMED_OUT");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 TEST_F(SlurmEngineTest, CancellingAWorkloadLeavesNoSlurmJob) {
@@ -130,7 +130,7 @@ spec:
   auto run = engine_->Wait(id, 60'000);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->phase, spec::RunPhase::kCancelled);
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG,S -o %A"), "");
+  EXPECT_EQ(JobsLeft("PD,R,CG,S"), "");
 }
 
 // The controller restarts while a step's Slurm job runs: the new engine adopts the job (no

@@ -148,7 +148,7 @@ TEST_F(SlurmImageTest, TwoStepsRunInTheirImageOnTwoNodes) {
   std::string hex = digest.substr(digest.find(':') + 1);
   EXPECT_TRUE(PathExists(dir_ + "/state/images/bundles/" + hex + "/rootfs/etc/rsl-image-marker"));
   EXPECT_EQ(RuncList(), "");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
   // runc made the jobs' cgroup paths in hierarchies Slurm does not use: none stays behind
   // (Slurm removes its own a moment after the job).
   std::string left;
@@ -183,7 +183,7 @@ TEST_F(SlurmImageTest, CancellingARunningContainerStepLeavesNoContainer) {
   EXPECT_EQ(e->kind, ExitKind::kCancelled) << e->message;
   EXPECT_EQ(RuncList(), "");
   EXPECT_EQ(Sh("pgrep -f '^/bin/busybox sleep 311.75$' || true"), "");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 // Slurm's limit is the job's cgroup, whose child the container's is: a container step over its
@@ -199,7 +199,7 @@ TEST_F(SlurmImageTest, AContainerStepOverItsMemoryIsOomKilled) {
   ASSERT_TRUE(e.has_value()) << rec_.Events(s.attempt_id);
   EXPECT_EQ(e->kind, ExitKind::kOomKilled) << e->message << "\n" << Slurp(s.log_path);
   EXPECT_EQ(RuncList(), "");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 // GPUs in a container on Slurm: Slurm binds them (gres, SLURM_JOB_GPUS: the node's indices);
@@ -261,7 +261,7 @@ TEST_F(SlurmImageTest, AGpuStepSeesExactlyTheGpusSlurmBoundToIt) {
   EXPECT_NE(log.find("has no device node " + devdir + "/nvidia"), std::string::npos) << log;
   EXPECT_EQ(log.find("ran"), std::string::npos) << log;
   EXPECT_EQ(RuncList(), "");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 // A serving replica in its image on Slurm (what serve::ReplicaSet launches there): its job
@@ -295,7 +295,7 @@ TEST_F(SlurmImageTest, AReplicaInItsImageServesOnThePortItsNodePicked) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, ExitKind::kCancelled) << e->message;
   EXPECT_EQ(RuncList(), "");
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ spec:
   // Its cgroup's high-water mark is the limit it ran into.
   EXPECT_GE(hog.peak_memory_bytes, 90 * kMiB);
   EXPECT_LE(hog.peak_memory_bytes, 101 * kMiB);
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 // Live usage while the step runs (the batch script's sampler, read by the monitor): the
@@ -156,7 +156,7 @@ spec:
   EXPECT_GE(spin.cpu_ms, 1000) << spin.message;
   EXPECT_GE(spin.peak_memory_bytes, 80 * kMiB);
   EXPECT_LE(spin.peak_memory_bytes, 400 * kMiB);
-  EXPECT_EQ(Sh("squeue -h -t PD,R,CG -o %A"), "");
+  EXPECT_EQ(JobsLeft(), "");
 }
 
 }  // namespace

@@ -70,6 +70,8 @@ class ControllerService : public Service {
  private:
   //! The parsed snapshot of a version (cached: versions are immutable); null if unparsable.
   std::shared_ptr<const spec::Workload> Snapshot(const store::WorkloadVersion& version);
+  //! Caches `w` as the snapshot of version `version_id` (null: unparsable).
+  void RememberSnapshot(const std::string& version_id, std::shared_ptr<const spec::Workload> w);
   //! The snapshot without its steps (cached too): with a page's steps, the spec a page of a
   //! big run is described with.
   std::shared_ptr<const spec::Workload> SpecSkeleton(const store::WorkloadVersion& version);

@@ -13,6 +13,7 @@
 #include "api/http_test_util.h"
 #include "api/server.h"
 #include "base/codes.h"
+#include "base/file.h"
 #include "base/test_util.h"
 #include "engine/engine.h"
 #include "engine/testing.h"
@@ -244,6 +245,75 @@ TEST_F(ControllerServiceTest, TheRoutesTakeLimitContinueAndEventLimit) {
     EXPECT_NE(answer.find(codes::kInvalidArgument), std::string::npos) << answer;
   }
   server.Stop();
+}
+
+// Submit caches the spec it parsed as the new version's snapshot (not parsed back from the
+// version's canonical text): whatever is built from a snapshot (the limits of each step in
+// the answer and in status, a page's spec in describe, lineage) must be what a service with
+// empty caches builds from the store alone. Each example workload, and one written with
+// what the canonical form expands (shorthands, defaults, units).
+TEST_F(ControllerServiceTest, ASubmissionIsAnsweredAsAReadOfItAnswers) {
+  ASSERT_TRUE(engine_->Start().ok());
+  const std::string examples = std::string(RSL_SOURCE_DIR) + "/examples";
+  std::vector<std::pair<std::string, std::string>> specs;
+  for (const char* f : {"hello.yaml", "aiworkload-minimal.yaml", "fraud-detect-workload.yaml",
+                        "log-features.yaml", "accuracy-alert.yaml", "recommend-serving.yaml"}) {
+    auto text = ReadFile(examples + "/" + f);
+    ASSERT_TRUE(text.ok()) << text.error().ToString();
+    specs.emplace_back(f, *text);
+  }
+  specs.emplace_back("shorthands.yaml", R"(apiVersion: aiengine.volc.com/v1
+kind: AIWorkload
+metadata: {name: shorthands, namespace: risk, labels: {team: a}}
+spec:
+  resources: {cpu: 1.5, memory: 2Gi}
+  imagePullSecrets: [{name: regcred}]
+  pipeline:
+    atomic: true
+    steps:
+      - name: a
+        command: ["sh", "-c", "echo a > $RSL_OUTPUT/a.txt"]
+        retryPolicy: {maxRetries: 2, backoff: 90s}
+        timeout: 1m
+        resources: {cpu: 500m}
+        env: {A: "1"}
+      - {name: b, command: ["true"], dependsOn: [a], when: "status.a == 'SUCCEEDED'"}
+)");
+  const StepsView page{1, "", 0};  // a partial page: describe adds the spec of its steps
+  for (const auto& [name, yaml] : specs) {
+    Errors errors;
+    auto submitted = service_->Submit(yaml, name, examples, "risk", "eddie", &errors);
+    ASSERT_TRUE(submitted.ok()) << name << ": " << submitted.error().ToString();
+    std::string id = (*submitted)["metadata"].value("id", std::string());
+    ControllerService fresh(store_.get(), engine_.get(), &backend_, &metrics_, dir_);
+    auto answered_limits = [](const Json& obj) {
+      std::vector<std::pair<int64_t, int64_t>> limits;
+      for (const auto& s : obj["status"]["steps"]) {
+        limits.emplace_back(s["memoryLimitBytes"].get<int64_t>(),
+                            s["cpuLimitMillis"].get<int64_t>());
+      }
+      return limits;
+    };
+    auto read_back = fresh.GetWorkload(id);
+    ASSERT_TRUE(read_back.ok()) << read_back.error().ToString();
+    EXPECT_EQ(answered_limits(*submitted), answered_limits(*read_back)) << name;
+    // The rest once the run has ended, so that both services read the same records.
+    ASSERT_TRUE(engine_->Wait(id, 60000).ok()) << name;
+    for (ControllerService* svc : {service_.get(), &fresh}) {
+      auto got = svc->GetWorkload(id);
+      ASSERT_TRUE(got.ok()) << got.error().ToString();
+      EXPECT_EQ(answered_limits(*got), answered_limits(*read_back)) << name;
+    }
+    auto described = service_->DescribeView(id, page);
+    auto described_fresh = fresh.DescribeView(id, page);
+    ASSERT_TRUE(described.ok() && described_fresh.ok()) << name;
+    EXPECT_EQ(described->dump(1), described_fresh->dump(1)) << name;
+    auto lineage = service_->Lineage(id, "");
+    auto lineage_fresh = fresh.Lineage(id, "");
+    ASSERT_TRUE(lineage.ok() && lineage_fresh.ok()) << name;
+    EXPECT_EQ(lineage->dump(1), lineage_fresh->dump(1)) << name;
+  }
+  engine_->Stop(/*stop_steps=*/true);
 }
 
 }  // namespace

@@ -160,12 +160,16 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
             "pass both --client-certificate FILE and --client-key FILE (or the config keys "
             "client-certificate: and client-key:)");
   }
-  for (const std::string* file : {&c.client_certificate, &c.client_key}) {
+  for (const std::string* file : {&c.certificate_authority, &c.client_certificate, &c.client_key}) {
     if (!file->empty() && !PathExists(*file)) {
       return Error(codes::kInvalidArgument, "no such file " + Quote(*file))
           .Value(*file)
           .Hint(file == &c.client_key ? "--client-key takes the PEM key of --client-certificate"
-                                      : "--client-certificate takes a PEM certificate file");
+                : file == &c.client_certificate
+                    ? "--client-certificate takes a PEM certificate file"
+                    : "--certificate-authority takes the PEM file of the CA that signed the "
+                      "controller's certificate (with --tls-self-signed: tls.crt in its state "
+                      "directory)");
     }
   }
   if (!StartsWith(c.server, "http://") && !StartsWith(c.server, "https://")) {
@@ -221,6 +225,23 @@ Error Client::RequestError(int error) const {
   auto e = static_cast<httplib::Error>(error);
   // A server that refuses the client certificate (mutual TLS) fails the handshake (TLS 1.2)
   // or, as TLS 1.3 checks it after the client's handshake, the first read.
+  if (e == httplib::Error::SSLLoadingCerts) {
+    // The files exist (ResolveClientConfig checked), so one is not what it should be.
+    std::vector<std::string> files;
+    if (!config_.certificate_authority.empty()) {
+      files.push_back("--certificate-authority " + config_.certificate_authority);
+    }
+    if (!config_.client_certificate.empty()) {
+      files.push_back("--client-certificate " + config_.client_certificate);
+      files.push_back("--client-key " + config_.client_key);
+    }
+    return Error(codes::kInvalidArgument,
+                 "TLS: cannot load " + (files.empty() ? std::string("the system's CAs")
+                                                      : Join(files, ", ")))
+        .Hint(
+            "each must be a readable PEM file: the CA certificate(s), the client certificate "
+            "and its unencrypted private key");
+  }
   const bool tls_failure =
       e == httplib::Error::SSLServerVerification || e == httplib::Error::SSLConnection;
   const bool maybe_refused = tls_failure || e == httplib::Error::Read || e == httplib::Error::Write;

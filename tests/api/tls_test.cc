@@ -126,6 +126,26 @@ TEST_F(TlsTest, AnExpiredCertificateIsRefused) {
   EXPECT_NE(r.err.find("certificate has expired"), std::string::npos) << r.err;
 }
 
+// A CA file that is not there, or not a certificate, is named as such: not "cannot reach
+// rsl-controller" with a hint to start it.
+TEST_F(TlsTest, AMissingOrBrokenCaFileIsNamed) {
+  Issue("good", "DNS:localhost,IP:127.0.0.1", 2);
+  StartWith("good");
+  CmdResult r = List("nope.crt");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no such file \"" + dir_ + "/nope.crt\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--certificate-authority takes the PEM file"), std::string::npos) << r.err;
+  EXPECT_EQ(r.LastErrLine(), "INVALID_ARGUMENT");
+  WriteText(dir_ + "/garbage.crt", "not a certificate\n");
+  r = List("garbage.crt");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("TLS: cannot load --certificate-authority " + dir_ + "/garbage.crt"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("cannot reach rsl-controller"), std::string::npos) << r.err;
+  EXPECT_EQ(r.LastErrLine(), "INVALID_ARGUMENT");
+}
+
 TEST_F(TlsTest, ASelfSignedPairIsMadeOnceAndKeptAcrossRestarts) {
   c_.UseArgs({"--tls-self-signed"});
   ASSERT_TRUE(c_.Start()) << c_.Log();

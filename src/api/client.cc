@@ -236,8 +236,8 @@ Error Client::RequestError(int error) const {
       files.push_back("--client-key " + config_.client_key);
     }
     return Error(codes::kInvalidArgument,
-                 "TLS: cannot load " + (files.empty() ? std::string("the system's CAs")
-                                                      : Join(files, ", ")))
+                 "TLS: cannot load " +
+                     (files.empty() ? std::string("the system's CAs") : Join(files, ", ")))
         .Hint(
             "each must be a readable PEM file: the CA certificate(s), the client certificate "
             "and its unencrypted private key");

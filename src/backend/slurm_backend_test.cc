@@ -199,8 +199,8 @@ TEST_F(SlurmBackendTest, StopCancelsAndReportsTheIntent) {
   EXPECT_EQ(kinds["run-1/b/1"], ExitKind::kTimedOut);
 }
 
-// A job that outlives RSL's scancel (a stuck slurmstepd: seen once in CI, a `true` step
-// RUNNING for minutes) holds its step only unkillable_grace_ms (120 s), then ends as asked.
+// A job that outlives RSL's scancel (a stuck slurmstepd, or processes in D state on the node)
+// holds its step only unkillable_grace_ms (120 s), then ends as asked.
 TEST_F(SlurmBackendTest, JobStillRunningLongAfterScancelIsGivenUp) {
   fake_->Answer("sbatch", "7\n");
   fake_->Answer("scancel", "");

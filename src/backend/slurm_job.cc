@@ -84,14 +84,19 @@ done < /proc/self/cgroup 2>/dev/null
 //  - memory: the job's cgroup now and its high-water mark (v1 memory.usage_in_bytes and
 //    max_usage_in_bytes, v2 memory.current and memory.peak), else the processes' RSS;
 //  - peak_cpu_millicores: the highest CPU rate between two samples at least a second apart.
-// The sampler leaves itself out of the /proc sums. It never leaves a process behind: its TERM
-// trap is its first command (bash runs a trap only once a foreground child has ended, so no
-// child is orphaned), and it waits with `read -t` on a FIFO only it holds open, a builtin
-// that TERM interrupts at once: a background `sleep` killed mid-fork stayed a zombie that
-// kept the job COMPLETING until init reaped it, 1-3 s here.
+// The sampler leaves itself out of the /proc sums. It never leaves a process behind, and it
+// ends as soon as the step has: it naps with `read -t` on a FIFO the script opened for it on
+// fd 9 (a background `sleep` killed mid-fork stayed a zombie that kept the job COMPLETING
+// until init reaped it, 1-3 s here), and the script writes "stop" there once the step ended,
+// which ends the nap at once. The script also sends TERM (its trap is the sampler's first
+// command; bash runs a trap only once a foreground child has ended, so no child is
+// orphaned), but a TERM alone is not enough: bash 5.2 lost one that came while the
+// sampler's subshell was still starting (1 script in ~2,400 of an instant step), the script
+// waited for its sampler forever, and Slurm showed the job RUNNING until scancel. Without a
+// FIFO (mkfifo failed) the sampler sleeps and only the TERM stops it.
 constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
   trap 'exit 0' TERM
-  local f="$rsl_exit_file.usage" tck=100 page=4096 v k line nap=""
+  local f="$rsl_exit_file.usage" tck=100 page=4096 v k line msg
   v=$(getconf CLK_TCK 2>/dev/null) && [[ $v =~ ^[1-9][0-9]*$ ]] && tck=$v
   v=$(getconf PAGESIZE 2>/dev/null) && [[ $v =~ ^[1-9][0-9]*$ ]] && page=$v
   local ctl cg procs="" cpuf="" memf="" peakf="" v2=0 cpu_from=proc mem_from=proc
@@ -111,11 +116,12 @@ constexpr const char kSampleUsage[] = R"sh(rsl_sample_usage() {
   [ -n "$memf" ] && [ -r "$memf" ] && mem_from=cgroup-v$(( v2 ? 2 : 1 ))
   local now wall cpu mem peak=0 pk=0 hi_cpu=0 last_cpu=0 last_wall=0 ticks rss r pid
   local -a pids fs
-  rm -f "$f.nap"
-  mkfifo -m 600 "$f.nap" && exec {nap}<>"$f.nap"
-  rm -f "$f.nap"
   while :; do
-    if [ -n "$nap" ]; then read -r -t "$rsl_sample_s" -u "$nap" _; else sleep "$rsl_sample_s"; fi
+    if [ -n "$rsl_nap" ]; then
+      read -r -t "$rsl_sample_s" -u 9 msg && [ "$msg" = stop ] && break
+    else
+      sleep "$rsl_sample_s"
+    fi
     kill -0 $$ 2>/dev/null || break
     now=${EPOCHREALTIME//[.,]/}; wall=$(( now / 1000 - rsl_start ))
     cpu=-1; mem=-1
@@ -459,8 +465,12 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
   s += "exec 3>&2 2>/dev/null\n";
   s += "rsl_sample_s=" + std::to_string(kUsageSampleSeconds) + "\n";
   s += kSampleUsage;
-  s += "rsl_sampler=\n";
+  s += "rsl_sampler=; rsl_nap=\n";
   s += "if [ -n \"$rsl_exit_file\" ]; then\n";
+  s += "  rm -f \"$rsl_exit_file.usage.nap\"\n";
+  s += "  mkfifo -m 600 \"$rsl_exit_file.usage.nap\" && exec 9<>\"$rsl_exit_file.usage.nap\" && "
+       "rsl_nap=1\n";
+  s += "  rm -f \"$rsl_exit_file.usage.nap\"\n";
   s += "  rsl_sample_usage </dev/null >/dev/null 2>&1 3>&- &\n";
   s += "  rsl_sampler=$!\n";
   s += "fi\n";
@@ -470,7 +480,7 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
     // for runc to end (a trapped signal runs its trap after the foreground command), deletes
     // the container and then dies of the TERM as a host step's script does.
     s += "rsl_term=\ntrap 'rsl_term=1' TERM\n";
-    s += "rsl_runc" + argv + " 2>&3 3>&-\n";
+    s += "rsl_runc" + argv + " 2>&3 3>&- 9>&-\n";
     s += "rsl_rc=$?\n";
     s += "rsl_runc delete --force \"$rsl_cid\" >/dev/null 2>&1\n";
     // runc made the job's cgroup path in the hierarchies Slurm does not use (cpu, pids,
@@ -485,10 +495,16 @@ std::string BatchScript(const LaunchSpec& spec, const AttemptFiles& files,
     s += "rm -f \"$rsl_bundle/config.json\"\n";
     s += "if [ -n \"$rsl_term\" ]; then trap - TERM; kill -TERM $$; fi\n";
   } else {
-    s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&-\n";
+    s += drop + "/usr/bin/env -i \"${rsl_env[@]}\"" + argv + " 2>&3 3>&- 9>&-\n";
     s += "rsl_rc=$?\n";
   }
-  s += "if [ -n \"$rsl_sampler\" ]; then kill \"$rsl_sampler\"; wait \"$rsl_sampler\"; fi\n";
+  // The sampler's FIFO (fd 9) is not the step's: closed for it above, and here after the
+  // sampler has gone.
+  s += "if [ -n \"$rsl_sampler\" ]; then\n";
+  s += "  [ -n \"$rsl_nap\" ] && echo stop >&9\n";
+  s += "  kill \"$rsl_sampler\" 2>/dev/null; wait \"$rsl_sampler\"\n";
+  s += "fi\n";
+  s += "exec 9>&-\n";
   s += "rsl_wall=$(( $(date +%s%3N) - rsl_start ))\n";
   s += kMeasureUsage;
   s += "rsl_sig=0; rsl_code=$rsl_rc\n";

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -109,7 +110,7 @@ TEST(SlurmJob, ScriptKeepsBashReportsOutOfTheLog) {
   auto script = BatchScript(spec, AttemptPaths("/st/slurm", spec.attempt_id));
   // The step's stderr goes to the log (fd 3); bash's "Killed" report goes nowhere.
   EXPECT_NE(script.find("exec 3>&2 2>/dev/null\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("'sleep' '60' 2>&3 3>&-\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("'sleep' '60' 2>&3 3>&- 9>&-\n"), std::string::npos) << script;
 }
 
 std::string Slurp(const std::string& path) {
@@ -222,6 +223,56 @@ TEST(SlurmJob, ScriptSamplesUsageWhileTheStepRuns) {
   EXPECT_NE(std::system(left.c_str()), 0) << "the script or its sampler still runs";
   EXPECT_FALSE(PathExists(UsageFile(spec) + ".nap")) << "the sampler's FIFO is removed";
   EXPECT_FALSE(PathExists(UsageFile(spec) + ".tmp"));
+}
+
+// A step that ends at once (`true`) ends its script at once, every time. The script stops
+// its usage sampler right after the step; a TERM alone did not always do it: bash 5.2 lost
+// one sent while the sampler's subshell was still starting, the script then waited for its
+// sampler forever, and Slurm showed the job RUNNING until scancel (1 job in ~1,000 on a
+// loaded node). Once with TERM ignored (the lost TERM, made certain), then lanes of runs side
+// by side (RSL_SCRIPT_RUNS in all, default 240), each run given 30 s.
+TEST(SlurmJob, ScriptOfAnInstantStepAlwaysEnds) {
+  rsl::testing::TempDir dir("slurm-instant");
+  const char* env_runs = std::getenv("RSL_SCRIPT_RUNS");
+  const int runs = env_runs != nullptr ? std::atoi(env_runs) : 240;
+  const int lanes = 8;
+  std::string lanes_cmd;
+  for (int lane = 0; lane < lanes; ++lane) {
+    LaunchSpec spec;
+    spec.attempt_id = "r/instant/" + std::to_string(lane + 1);
+    spec.workload_name = "w";
+    spec.step = "instant";
+    spec.env = {{"PATH", "/usr/bin:/bin"}};
+    spec.argv = {"true"};
+    spec.exit_file = dir.Sub("exit-" + std::to_string(lane));
+    auto files = AttemptPaths(dir.path(), spec.attempt_id);
+    ASSERT_TRUE(MakeDirs(files.dir).ok());
+    ASSERT_TRUE(WritePrivateFile(files.env, EnvFileContents(spec), 0600).ok());
+    ASSERT_TRUE(WritePrivateFile(files.script, BatchScript(spec, files), 0700).ok());
+    lanes_cmd += "(for i in $(seq " + std::to_string(runs / lanes) +
+                 "); do timeout 30 env -u SLURM_JOB_ID /bin/bash " + ShellQuote(files.script) +
+                 " >/dev/null 2>&1; echo \"rc=$?\"; done) & ";
+  }
+  // Deterministically: with TERM ignored (inherited SIG_IGN, which bash cannot trap), the
+  // sampler ends by its FIFO alone.
+  std::string script = AttemptPaths(dir.path(), "r/instant/1").script;
+  auto t0 = std::chrono::steady_clock::now();
+  int deaf =
+      std::system(("timeout -s KILL 30 /bin/bash -c \"trap '' TERM; exec env -u SLURM_JOB_ID "
+                   "/bin/bash " +
+                   ShellQuote(script) + "\" >/dev/null 2>&1")
+                      .c_str());
+  EXPECT_EQ(WEXITSTATUS(deaf), 0) << "137: killed after 30 s, the script waited for its sampler";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  std::string out = dir.Sub("rcs");
+  ASSERT_EQ(std::system(("{ " + lanes_cmd + "wait; } > " + out).c_str()), 0);
+  auto rcs = Split(std::string(Trim(Slurp(out))), '\n');
+  std::map<std::string, int> counts;
+  for (const auto& rc : rcs) counts[rc]++;
+  std::string seen;
+  for (const auto& [rc, n] : counts) seen += " " + rc + " x" + std::to_string(n);
+  EXPECT_EQ(counts["rc=0"], runs / lanes * lanes)
+      << "exit statuses:" << seen << " (124: the script hung for 30 s)";
 }
 
 // A serving replica's port is chosen by the batch script on its node: a port nothing listens

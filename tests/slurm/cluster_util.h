@@ -79,10 +79,12 @@ inline std::string ClusterDiagnostics() {
          "--- scontrol show job (not completed)\n" +
          Sh("for j in $(squeue -h -o %A); do scontrol show job $j | head -12; done 2>&1") +
          "--- processes\n" +
-         Sh("ps -eo pid,ppid,pgid,stat,etime,args | grep -E 'slurmstepd|job.sh|rsl|sleep' | "
-            "grep -v grep | head -30") +
-         // A job RUNNING with no process of its own: where its slurmstepd waits (seen once:
-         // stuck right after its cgroup set-up, the batch script never started).
+         Sh("ps -eo pid,ppid,pgid,stat,etime,args | grep -E 'slurmstepd|slurm_script|job.sh|rsl|"
+            "sleep' | grep -v grep | head -30") +
+         // A job RUNNING longer than its step: where its slurmstepd and its batch script (run
+         // as slurm_script from the node's spool) wait. Seen twice: a `true` step's script
+         // waiting for a usage sampler that had lost its TERM (fixed: slurm_job.cc stops it
+         // through its FIFO).
          "--- slurmstepd threads (wchan, then gdb backtraces)\n" +
          Sh("for p in $(pgrep -x slurmstepd); do echo \"slurmstepd $p: $(tr '\\0' ' ' < "
             "/proc/$p/cmdline)\"; for t in /proc/$p/task/*; do echo \"  $(basename $t) "

@@ -5,9 +5,9 @@
 //     DAG: independent | tree | chain; SYNC: full (default, fsync per commit) | normal |
 //     rowless (a floor, not a result: full, but the run's step, attempt, event, artifact and
 //     lineage rows are dropped instead of stored; what is left is the engine's own work)
-// Prints one line: "<dag> <steps> steps: <seconds> s (<batches> store commits, sync <SYNC>,
-// phase <PHASE>, peak RSS <MB> MB)", then the store reads behind `status`, `describe` and
-// `list` on the finished run, each timed: "reads: status <ms> ms (<n> steps), describe <ms> ms
+// Prints one line: "<dag> <steps> steps: <seconds> s (cpu <seconds> s, <batches> store commits,
+// sync <SYNC>, phase <PHASE>, peak RSS <MB> MB)", then the store reads behind `status`, `describe`
+// and `list` on the finished run, each timed: "reads: status <ms> ms (<n> steps), describe <ms> ms
 // (<n> events), list <ms> ms", then the paged reads the API does now ("page reads: ..."), and,
 // when built with the controller's API, the answers through HTTP on a loopback port with the
 // client's JSON parse ("http: status <ms> ms ..."), the whole documents (?limit=0) beside the
@@ -100,19 +100,29 @@ int main(int argc, char** argv) {
   store::Store* st = sync == "rowless" ? static_cast<store::Store*>(&rowless) : store->get();
   engine::Engine eng(st, &backend, engine::Hooks{}, eo);
   if (!eng.Start().ok()) return 1;
+  auto cpu_seconds = [] {
+    struct rusage u {};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  double cpu0 = cpu_seconds();
   auto t0 = std::chrono::steady_clock::now();
   auto id = eng.Submit(w, "bench");
   if (!id.ok()) return 1;
   auto run = eng.Wait(*id);
   auto t1 = std::chrono::steady_clock::now();
+  double cpu = cpu_seconds() - cpu0;
   auto stats = eng.stats();
   double secs = std::chrono::duration<double>(t1 - t0).count();
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  printf("%s %d steps: %.3f s (%lld store commits, sync %s, phase %s, peak RSS %ld MB)\n",
-         dag.c_str(), n, secs, static_cast<long long>(stats.batches), sync.c_str(),
-         run.ok() ? spec::Name(run->phase) : "?", ru.ru_maxrss / 1024);
-  if (run.ok() && sync != "rowless") {
+  printf(
+      "%s %d steps: %.3f s (cpu %.3f s, %lld store commits, sync %s, phase %s, peak RSS %ld MB)\n",
+      dag.c_str(), n, secs, cpu, static_cast<long long>(stats.batches), sync.c_str(),
+      run.ok() ? spec::Name(run->phase) : "?", ru.ru_maxrss / 1024);
+  const char* reads = getenv("READS");  // READS=0: the run alone (for a profile)
+  if (run.ok() && sync != "rowless" && !(reads != nullptr && std::string(reads) == "0")) {
     // What the controller's handlers read: status (the run and its steps), describe (also
     // its events and artifacts), list (a page of runs and their count).
     auto ms_since = [](std::chrono::steady_clock::time_point t) {

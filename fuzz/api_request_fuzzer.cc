@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/audit.h"
@@ -35,15 +36,27 @@ using rsl::api::Json;
 // The fake service, but a submitted workload goes through the real spec parser.
 class ParsingService : public rsl::api::testing::FakeService {
  public:
+  // As ControllerService does: the namespace is decided inside the parse.
   rsl::Result<Json> Submit(const std::string& yaml, const std::string& source, const std::string&,
-                           const std::string& ns, const std::string&,
+                           const NamespaceDecider& decide, const std::string&,
                            rsl::Errors* errors) override {
-    rsl::spec::ParseResult r = rsl::spec::ParseWorkload(yaml, source);
+    std::optional<rsl::Result<std::string>> ns;
+    rsl::spec::ParseOptions options;
+    options.on_namespace = [&](const std::string& yaml_ns) -> rsl::Status {
+      ns = decide(yaml_ns);
+      return ns->status();
+    };
+    rsl::spec::ParseResult r = rsl::spec::ParseWorkload(yaml, source, options);
+    if (!ns) ns = decide("");
+    if (!ns->ok()) {
+      *errors = {ns->error()};
+      return ns->error();
+    }
     if (!r.ok()) {
       *errors = r.errors;
       return errors->front();
     }
-    return Obj("wl-20260101-0000000c", ns);
+    return Obj("wl-20260101-0000000c", **ns);
   }
 };
 

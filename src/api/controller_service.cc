@@ -274,7 +274,8 @@ Result<Json> ControllerService::Object(const std::string& id, const StepsView& v
 }
 
 Result<Json> ControllerService::Submit(const std::string& yaml, const std::string& source_name,
-                                       const std::string& base_dir, const std::string& ns,
+                                       const std::string& base_dir,
+                                       const NamespaceDecider& decide,
                                        const std::string& subject, Errors* errors) {
   auto start = std::chrono::steady_clock::now();
   auto observe = [&](const std::string& result) {
@@ -300,13 +301,25 @@ Result<Json> ControllerService::Submit(const std::string& yaml, const std::strin
     options.relative_uris = spec::ParseOptions::RelativeUris::kResolve;
     options.base_dir = base_dir;
   }
+  // The namespace is decided (and the caller authorized) inside the one parse of the text.
+  std::optional<Result<std::string>> ns;
+  options.on_namespace = [&](const std::string& yaml_ns) -> Status {
+    ns = decide(yaml_ns);
+    return ns->status();
+  };
   spec::ParseResult parsed = spec::ParseWorkload(yaml, source_name, options);
+  if (!ns) ns = decide("");  // the text was not readable YAML
+  if (!ns->ok()) {
+    *errors = {ns->error()};
+    observe("failure");
+    return ns->error();
+  }
   if (!parsed.ok()) {
     *errors = parsed.errors;
     observe("failure");
     return parsed.errors.front();
   }
-  parsed.workload.namespace_ = ns;
+  parsed.workload.namespace_ = **ns;
   auto id = engine_->Submit(parsed.workload, subject);
   if (!id.ok()) {
     observe("failure");

@@ -28,7 +28,7 @@ class ControllerService : public Service {
                     Metrics* metrics, std::string state_dir);
 
   Result<Json> Submit(const std::string& yaml, const std::string& source_name,
-                      const std::string& base_dir, const std::string& ns,
+                      const std::string& base_dir, const NamespaceDecider& decide,
                       const std::string& subject, Errors* errors) override;
   Result<Json> GetWorkload(const std::string& id) override;
   //! Reads only the page (store::StepPageQuery), the counts by phase (store::CountSteps) and,

@@ -282,7 +282,7 @@ spec:
   const StepsView page{1, "", 0};  // a partial page: describe adds the spec of its steps
   for (const auto& [name, yaml] : specs) {
     Errors errors;
-    auto submitted = service_->Submit(yaml, name, examples, "risk", "eddie", &errors);
+    auto submitted = service_->SubmitTo(yaml, name, examples, "risk", "eddie", &errors);
     ASSERT_TRUE(submitted.ok()) << name << ": " << submitted.error().ToString();
     std::string id = (*submitted)["metadata"].value("id", std::string());
     ControllerService fresh(store_.get(), engine_.get(), &backend_, &metrics_, dir_);
@@ -312,6 +312,43 @@ spec:
     auto lineage_fresh = fresh.Lineage(id, "");
     ASSERT_TRUE(lineage.ok() && lineage_fresh.ok()) << name;
     EXPECT_EQ(lineage->dump(1), lineage_fresh->dump(1)) << name;
+  }
+  engine_->Stop(/*stop_steps=*/true);
+}
+
+// A submission's namespace is decided once, inside the one parse of its YAML: from
+// metadata.namespace as written, or "" when the text is not readable YAML. A refusal is the
+// only error, and nothing is stored.
+TEST_F(ControllerServiceTest, TheNamespaceIsDecidedOnceAndARefusalStandsAlone) {
+  ASSERT_TRUE(engine_->Start().ok());
+  std::vector<std::string> asked;
+  auto refuse_ads = [&](const std::string& yaml_ns) -> Result<std::string> {
+    asked.push_back(yaml_ns);
+    if (yaml_ns == "ads") return Error(codes::kForbidden, "not ads");
+    return std::string("risk");
+  };
+  const std::string head = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n";
+  const std::string body = "spec:\n  pipeline:\n    - {name: a, command: [\"true\"]}\n";
+  Errors errors;
+  auto ok = service_->Submit(head + "metadata: {name: w}\n" + body, "w.yaml", "", refuse_ads,
+                             "eddie", &errors);
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ((*ok)["metadata"]["namespace"], "risk");
+  auto refused = service_->Submit(head + "metadata: {name: w, namespace: ads, nmae: x}\n" + body,
+                                  "w.yaml", "", refuse_ads, "eddie", &errors);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, codes::kForbidden);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message, "not ads");
+  auto unreadable =
+      service_->Submit("metadata: [", "w.yaml", "", refuse_ads, "eddie", &errors);
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_EQ(unreadable.error().code, codes::kSpecParseError);
+  EXPECT_EQ(asked, (std::vector<std::string>{"", "ads", ""}));
+  for (const char* ns : {"risk", "ads"}) {
+    auto stored = store_->ListVersions(ns, "w");
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(stored->size(), ns == std::string("risk") ? 1u : 0u) << ns;
   }
   engine_->Stop(/*stop_steps=*/true);
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "api/service.h"
 #include "base/codes.h"
 
@@ -44,8 +46,21 @@ class GrowingLog : public StepLog {
 class FakeService : public Service {
  public:
   Result<Json> Submit(const std::string& yaml, const std::string& source,
-                      const std::string& /*base_dir*/, const std::string& ns,
+                      const std::string& /*base_dir*/, const NamespaceDecider& decide,
                       const std::string& subject, Errors* errors) override {
+    std::string yaml_ns;  // metadata.namespace, as the real service's parse reads it
+    try {
+      const YAML::Node root = YAML::Load(yaml);
+      if (root.IsMap() && root["metadata"].IsMap() && root["metadata"]["namespace"].IsScalar()) {
+        yaml_ns = root["metadata"]["namespace"].Scalar();
+      }
+    } catch (const YAML::Exception&) {
+    }
+    auto ns = decide(yaml_ns);
+    if (!ns.ok()) {
+      *errors = {ns.error()};
+      return ns.error();
+    }
     if (yaml.find("bad") != std::string::npos) {
       errors->push_back(Error(codes::kSpecInvalid, "unknown field 'nmae'")
                             .Path("metadata.nmae")
@@ -55,7 +70,7 @@ class FakeService : public Service {
       return errors->front();
     }
     last_subject = subject;
-    return Obj("wl-20260101-0000000c", ns);
+    return Obj("wl-20260101-0000000c", *ns);
   }
   Result<Json> GetWorkload(const std::string& id) override {
     if (id == "wl-20260101-0000000a") return Obj(id, "risk");

@@ -1,5 +1,4 @@
 // Workloads: submit, list, status, describe, events, lineage, logs, cancel, rollback.
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <memory>
@@ -26,20 +25,6 @@ Error NotFoundId(const std::string& id) {
       .Hint("list workloads with `seedctl workload list`; ids look like wl-YYYYMMDD-<8 hex>");
 }
 
-// The namespace written in the YAML's metadata, if any ("" when absent or unreadable: the
-// service's parser reports YAML errors with positions).
-std::string YamlNamespace(const std::string& yaml) {
-  try {
-    YAML::Node root = YAML::Load(yaml);
-    if (root.IsMap() && root["metadata"] && root["metadata"].IsMap() &&
-        root["metadata"]["namespace"] && root["metadata"]["namespace"].IsScalar()) {
-      return root["metadata"]["namespace"].as<std::string>();
-    }
-  } catch (const YAML::Exception&) {
-  }
-  return "";
-}
-
 std::string NamespaceOf(const Json& workload) {
   return workload["metadata"].value("namespace", std::string());
 }
@@ -61,35 +46,43 @@ Result<Json> VisibleWorkload(const Services& s, const RequestContext& c) {
   return s.service->GetWorkload(c.PathParam("id"));
 }
 
-// `ns` "" = from the YAML, else the caller's default.
+// `ns` "" = from the YAML, else the caller's default. The namespace is decided, and the
+// caller authorized, inside the service's one parse of the YAML (Service::NamespaceDecider).
 Result<Reply> Submit(const Services& s, RequestContext& c, std::string ns) {
-  std::string yaml_ns = YamlNamespace(c.req.body);
-  if (!ns.empty() && !yaml_ns.empty() && ns != yaml_ns) {
-    return Error(codes::kInvalidArgument, "the namespace from the provided object " +
-                                              Quote(yaml_ns) + " does not match the namespace " +
-                                              Quote(ns))
-        .Path("metadata.namespace")
-        .Hint("drop -n/--namespace or make it match metadata.namespace");
-  }
-  if (ns.empty()) ns = yaml_ns.empty() ? c.who.DefaultNamespace() : yaml_ns;
-  if (!c.who.CanWrite(ns)) {
-    Error e = Forbidden(c.who, "submit workloads", ns);
-    RecordAudit(s, c.who, "submit", "workloads", ns, "", e, "");
-    return e;
-  }
+  std::string chosen = ns.empty() ? c.who.DefaultNamespace() : ns;  // for the audit record
+  bool refused = false;  // by the decision below: its error stands alone
+  auto decide = [&](const std::string& yaml_ns) -> Result<std::string> {
+    if (!ns.empty() && !yaml_ns.empty() && ns != yaml_ns) {
+      refused = true;
+      return Error(codes::kInvalidArgument, "the namespace from the provided object " +
+                                                Quote(yaml_ns) + " does not match the namespace " +
+                                                Quote(ns))
+          .Path("metadata.namespace")
+          .Hint("drop -n/--namespace or make it match metadata.namespace");
+    }
+    if (ns.empty() && !yaml_ns.empty()) chosen = yaml_ns;
+    if (!c.who.CanWrite(chosen)) {
+      refused = true;
+      Error e = Forbidden(c.who, "submit workloads", chosen);
+      RecordAudit(s, c.who, "submit", "workloads", chosen, "", e, "");
+      return e;
+    }
+    return chosen;
+  };
   Errors errors;
   std::string source = c.req.Header("X-Rsl-Source");
   if (source.empty() || source.size() > 255) source = "workload.yaml";
   std::string base_dir = c.req.Header("X-Rsl-Base-Dir");  // of relative data URIs
-  auto w = s.service->Submit(c.req.body, source, base_dir, ns, c.who.subject, &errors);
+  auto w = s.service->Submit(c.req.body, source, base_dir, decide, c.who.subject, &errors);
   if (!w.ok()) {
+    if (refused) return w.error();
     if (errors.empty()) errors.push_back(w.error());
-    RecordAudit(s, c.who, "submit", "workloads", ns, "", w.error(), "");
+    RecordAudit(s, c.who, "submit", "workloads", chosen, "", w.error(), "");
     c.errors = errors;
     return Error(errors.front());
   }
   std::string id = (*w)["metadata"].value("id", std::string());
-  RecordAudit(s, c.who, "submit", "workloads", ns, id, Status::Ok(),
+  RecordAudit(s, c.who, "submit", "workloads", chosen, id, Status::Ok(),
               (*w)["metadata"].value("name", std::string()));
   return JsonReply(*w, 201);
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,14 +56,29 @@ class Service {
  public:
   virtual ~Service() = default;
 
-  //! Admits a workload (YAML text, named `source_name` in messages) into namespace `ns`.
-  //! Relative local data URIs are made absolute against `base_dir` (the directory of the
-  //! client's file), and refused (SPEC_INVALID) when it is "".
+  //! Decides a submission's namespace from its YAML's metadata.namespace ("" when the YAML
+  //! names none or cannot be read): the namespace, or the error that refuses the submission
+  //! (a namespace the caller may not write to, one that contradicts the request's).
+  using NamespaceDecider = std::function<Result<std::string>(const std::string& yaml_namespace)>;
+
+  //! Admits a workload (YAML text, named `source_name` in messages) into the namespace
+  //! `decide` chooses. `decide` is called exactly once, as soon as the YAML is read (one
+  //! parse of the text, not a probe first), or with "" when the text is not readable YAML;
+  //! its error is then the only error (nothing about the spec is reported to a caller it
+  //! refuses). Relative local data URIs are made absolute against `base_dir` (the directory
+  //! of the client's file), and refused (SPEC_INVALID) when it is "".
   //! Parse/validation errors are returned as Errors (all of them, in `errors`). Returns the
   //! Workload object (phase PENDING, or REJECTED once admission has failed).
   virtual Result<Json> Submit(const std::string& yaml, const std::string& source_name,
-                              const std::string& base_dir, const std::string& ns,
+                              const std::string& base_dir, const NamespaceDecider& decide,
                               const std::string& subject, Errors* errors) = 0;
+  //! Submit into `ns` whatever the YAML says.
+  Result<Json> SubmitTo(const std::string& yaml, const std::string& source_name,
+                        const std::string& base_dir, const std::string& ns,
+                        const std::string& subject, Errors* errors) {
+    return Submit(yaml, source_name, base_dir, [ns](const std::string&) -> Result<std::string> { return ns; },
+                  subject, errors);
+  }
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;
   //! The Workload object with the steps `view` asks for (list_page.h): status.steps is the

@@ -28,6 +28,21 @@ namespace rsl::spec {
 
 namespace {
 
+// metadata.namespace as written: "" when absent or not a string. Through a const node:
+// lookups on a mutable yaml-cpp node add the keys they miss.
+std::string MetadataNamespace(const YAML::Node& root) {
+  try {
+    if (!root.IsMap()) return "";
+    const YAML::Node metadata = root["metadata"];
+    if (!metadata || !metadata.IsMap()) return "";
+    const YAML::Node ns = metadata["namespace"];
+    if (!ns || !ns.IsScalar()) return "";
+    return ns.Scalar();
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+}
+
 // Inputs larger than this are refused before parsing: a 10,000-step pipeline is ~1.5 MiB.
 constexpr size_t kMaxSpecBytes = 16 << 20;
 
@@ -229,6 +244,13 @@ ParseResult ParseWorkload(const std::string& yaml, const std::string& file,
     result.errors = ResolveYaml(root, file);
   } catch (const YAML::Exception& ex) {  // should not happen: every access is checked
     result.errors.push_back(SyntaxError(ex, file, yaml));
+  }
+  if (options.on_namespace) {
+    Status s = options.on_namespace(MetadataNamespace(root));
+    if (!s.ok()) {
+      result.errors = {s.error()};
+      return result;
+    }
   }
   if (!result.errors.empty()) {
     // The list form of the pipeline is named as the parser names it everywhere else.

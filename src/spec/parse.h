@@ -1,6 +1,7 @@
 // YAML -> Workload with source positions, and every check SPEC.md describes.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "base/status.h"
@@ -25,6 +26,13 @@ struct ParseOptions {
   enum class RelativeUris { kKeep, kResolve, kRefuse };
   RelativeUris relative_uris = RelativeUris::kKeep;
   std::string base_dir;  //!< absolute; for kResolve
+  //! Called once the text is read as YAML (merge keys applied), before the spec is checked,
+  //! with the document's metadata.namespace as written ("" when absent or not a string).
+  //! An error it returns is then the parse's only error and nothing else is checked (the
+  //! API refuses a namespace the caller may not write to before it reports anything about
+  //! the spec). Not called when the text is not one readable YAML document (too big, not
+  //! UTF-8, a syntax error, empty, two documents).
+  std::function<Status(const std::string& yaml_namespace)> on_namespace;
 };
 
 //! The parsed workload and every error found (all of them, sorted by position). The

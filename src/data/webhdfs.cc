@@ -3,14 +3,29 @@
 // CREATE (two-step: namenode redirect, then PUT to the datanode), DELETE, MKDIRS. Namenodes are
 // tried in order, so an HA pair works when the first is standby (it answers 403 StandbyException).
 // Kerberos (SPNEGO) is passed to libcurl's GSS-API negotiation when the datasource says so.
+//
+// Conditional writes (the commit protocol's lease, claims and manifest, engine/object_root.h)
+// on what HDFS has: an exclusive create (CREATE overwrite=false: the namenode refuses a path
+// that exists, FileAlreadyExistsException) and an atomic RENAME that fails when its source is
+// gone or its destination exists. An object's version tag is the SHA-256 of its bytes (every
+// control object carries a unique token or expiry). A write conditional on a tag: the new
+// bytes go to a hidden file beside the object; the object is renamed aside (only one of two
+// racing writers can: the other finds it gone); the moved object's bytes must still carry
+// the tag (else it is renamed back and the write is a CONFLICT); then the new file is renamed
+// into place, which fails if an exclusive create came in between (a CONFLICT too).
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
 #include "base/codes.h"
 #include "base/http_client.h"
+#include "base/sha256.h"
 #include "base/strings.h"
 #include "data/remote.h"
 
@@ -85,14 +100,64 @@ class WebHdfsStorage : public Storage {
   Status Write(const std::string& uri, std::string_view bytes) override {
     auto path = PathOf(uri);
     if (!path.ok()) return path.status();
-    // Step 1: the namenode answers 307 with the datanode to write to; step 2: PUT the data.
-    auto r = Call("PUT", *path, "CREATE", "&overwrite=true", nullptr, /*follow=*/false);
-    if (!r.ok()) return r.status();
-    if (r->status != 307 || r->location.empty()) return HttpError(*r, uri);
-    std::string body(bytes);
-    auto put = Raw("PUT", r->location, &body, true);
-    if (put.status != 201 && put.status != 200) return HttpError(put, uri);
-    return Status::Ok();
+    return Create(*path, bytes, /*overwrite=*/true, uri);
+  }
+
+  Result<TaggedObject> ReadTagged(const std::string& uri) override {
+    auto bytes = ReadRange(uri, 0, -1);
+    if (!bytes.ok()) return bytes.error();
+    TaggedObject o;
+    o.etag = Tag(*bytes);
+    o.bytes = std::move(*bytes);
+    return o;
+  }
+
+  Result<std::string> WriteIf(const std::string& uri, std::string_view bytes,
+                              const std::string& if_match) override {
+    auto path = PathOf(uri);
+    if (!path.ok()) return path.error();
+    if (if_match.empty()) {
+      RSL_RETURN_IF_ERROR(Create(*path, bytes, /*overwrite=*/false, uri));
+      return Tag(bytes);
+    }
+    auto current = ReadTagged(uri);
+    if (!current.ok()) {
+      if (current.status().code() != codes::kDataSourceNotFound) return current.error();
+      return Conflict(uri, "it is gone");
+    }
+    if (current->etag != if_match) return Conflict(uri, "it was written since");
+    // Hidden names (readers skip them), beside the object: RENAME stays in one directory.
+    size_t slash = path->rfind('/');
+    std::string dir = path->substr(0, slash + 1);
+    std::string name = path->substr(slash + 1);
+    std::string token = Token();
+    std::string next = dir + "." + name + ".rsl-next-" + token;
+    std::string prev = dir + "." + name + ".rsl-prev-" + token;
+    RSL_RETURN_IF_ERROR(Create(next, bytes, /*overwrite=*/false, uri));
+    auto aside = Rename(*path, prev, uri);
+    if (!aside.ok() || !*aside) {
+      (void)Remove(next);
+      if (!aside.ok()) return aside.error();
+      return Conflict(uri, "another writer replaced it");
+    }
+    auto moved = ReadRange(UriRoot(uri) + prev, 0, -1);
+    if (!moved.ok() || Tag(*moved) != if_match) {
+      // Another writer's version came in between the read and the rename: put it back
+      // (unless an exclusive create took the name meanwhile; that writer holds it now).
+      auto back = Rename(prev, *path, uri);
+      if (back.ok() && !*back) (void)Remove(prev);
+      (void)Remove(next);
+      if (!moved.ok()) return moved.error();
+      return Conflict(uri, "it was written since");
+    }
+    auto placed = Rename(next, *path, uri);
+    (void)Remove(prev);
+    if (!placed.ok() || !*placed) {
+      (void)Remove(next);
+      if (!placed.ok()) return placed.error();
+      return Conflict(uri, "another writer created it");
+    }
+    return Tag(bytes);
   }
 
   Status Delete(const std::string& uri) override {
@@ -105,6 +170,68 @@ class WebHdfsStorage : public Storage {
   }
 
  private:
+  // The version tag of an object's bytes.
+  static std::string Tag(std::string_view bytes) { return "sha256:" + Sha256Hex(bytes); }
+
+  // Unique per conditional write, across hosts, processes and threads.
+  static std::string Token() {
+    static std::atomic<uint64_t> counter{0};
+    static const uint64_t salt = std::random_device{}();
+    return std::to_string(getpid()) + "-" + std::to_string(salt % 1000000007) + "-" +
+           std::to_string(counter.fetch_add(1));
+  }
+
+  static Error Conflict(const std::string& uri, const std::string& why) {
+    return Error(codes::kConflict, "conditional write of " + uri + " refused: " + why).Value(uri);
+  }
+
+  // hdfs://authority of a URI (for a sibling path's URI).
+  static std::string UriRoot(const std::string& uri) {
+    size_t scheme = uri.find("://");
+    if (scheme == std::string::npos) return "";
+    size_t path = uri.find('/', scheme + 3);
+    return path == std::string::npos ? uri : uri.substr(0, path);
+  }
+
+  // CREATE, in WebHDFS's two steps: the namenode answers 307 with the datanode to write to,
+  // then the data is PUT there. Without `overwrite`, a path that exists is a CONFLICT
+  // (FileAlreadyExistsException, from the namenode or the datanode: a 403).
+  Status Create(const std::string& path, std::string_view bytes, bool overwrite,
+                const std::string& uri) {
+    auto r = Call("PUT", path, "CREATE", overwrite ? "&overwrite=true" : "&overwrite=false",
+                  nullptr, /*follow=*/false);
+    if (!r.ok()) return r.status();
+    if (!overwrite && AlreadyExists(*r)) return Conflict(uri, "it exists");
+    if (r->status != 307 || r->location.empty()) return HttpError(*r, uri);
+    std::string body(bytes);
+    auto put = Raw("PUT", r->location, &body, true);
+    if (!overwrite && AlreadyExists(put)) return Conflict(uri, "it exists");
+    if (put.status != 201 && put.status != 200) return HttpError(put, uri);
+    return Status::Ok();
+  }
+
+  static bool AlreadyExists(const HttpResult& r) {
+    return r.status == 403 && r.body.find("FileAlreadyExistsException") != std::string::npos;
+  }
+
+  // RENAME: true when moved; false when the source is gone or the destination exists (HDFS
+  // answers {"boolean": false} for both).
+  Result<bool> Rename(const std::string& from, const std::string& to, const std::string& uri) {
+    auto r = Call("PUT", from, "RENAME", "&destination=" + UriEncode(to, true));
+    if (!r.ok()) return r.error();
+    if (r->status != 200) return HttpError(*r, uri);
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (!j.is_object() || !j.contains("boolean") || !j["boolean"].is_boolean()) return BadJson(uri);
+    return j["boolean"].get<bool>();
+  }
+
+  // DELETE of one path, best effort.
+  Status Remove(const std::string& path) {
+    auto r = Call("DELETE", path, "DELETE", "&recursive=false");
+    if (!r.ok()) return r.status();
+    return Status::Ok();
+  }
+
   Status Walk(const std::string& dir_uri, const std::string& rel, std::vector<ObjectInfo>* out,
               int depth) {
     if (depth > 64)

@@ -52,7 +52,9 @@ Status DataPublisher::Publish(const std::string& local_dir, const std::string& d
 
 bool DataPublisher::ConditionalWrites(const std::string& uri) {
   auto parsed = data::ParseUri(uri);
-  return parsed.ok() && (parsed->scheme == "s3" || parsed->scheme == "ceph") &&
+  // hdfs:// through WebHDFS: exclusive creates and atomic renames (data/webhdfs.cc).
+  return parsed.ok() &&
+         (parsed->scheme == "s3" || parsed->scheme == "ceph" || parsed->scheme == "hdfs") &&
          LocalPath(uri).empty() && Handles(uri);
 }
 

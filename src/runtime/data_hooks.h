@@ -40,7 +40,8 @@ class DataPublisher : public engine::OutputPublisher {
   std::string LocalPath(const std::string& uri) override;
   bool Handles(const std::string& uri) override;
   Status Publish(const std::string& local_dir, const std::string& dest_uri) override;
-  //! s3:// and ceph:// (ETags and conditional PUTs, data::Storage::WriteIf).
+  //! s3:// and ceph:// (ETags and conditional PUTs), hdfs:// (WebHDFS: exclusive CREATE and
+  //! atomic RENAME), through data::Storage::WriteIf.
   bool ConditionalWrites(const std::string& uri) override;
   Result<engine::StoredObject> ReadObject(const std::string& uri) override;
   Result<std::string> WriteObjectIf(const std::string& uri, const std::string& bytes,

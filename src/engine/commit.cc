@@ -319,7 +319,70 @@ void Engine::Impl::RecordSuperseded(RunState* r, const std::string& base,
   b->lineage.push_back({previous.run_id, base, r->run.id, "superseded-by", ""});
 }
 
-void Engine::Impl::FinishRuns(const std::vector<RunState*>& runs) {
+bool Engine::Impl::TakeOutputRoot(RunState* r) {
+  if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded) return true;  // nothing to publish
+  if (r->root_lock || r->root_lease || !r->root_error.ok()) return true;
+  const std::string base = OutputBase(r->workload);
+  const bool shared_local = !base.empty() && base.find("://") == std::string::npos;
+  const bool shared_object = !base.empty() && !shared_local && SharedObjectRoot(base);
+  // An atomic commit holds the root to its manifest; a non-atomic versioned run only moves
+  // `latest` under it.
+  if (!shared_local && !shared_object) return true;
+  if (!r->workload.pipeline.atomic && !Versioned(r)) return true;
+  const int64_t now = NowMs();
+  if (r->root_wait_since == 0) r->root_wait_since = now;
+  std::string holder;
+  if (shared_local) {
+    auto lock = TryLockOutputRoot(env_, base);
+    if (!lock.ok()) {
+      r->root_error = lock.status();
+      return true;
+    }
+    r->root_lock = std::move(*lock);
+    if (r->root_lock) return true;
+  } else {
+    LeaseRecord seen;
+    auto lease = ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {}, "",
+                                         &seen);
+    if (!lease.ok()) {
+      r->root_error = lease.status();
+      return true;
+    }
+    r->root_lease = std::move(*lease);
+    if (r->root_lease) return true;
+    holder = seen.run_id;
+  }
+  const int64_t waited = now - r->root_wait_since;
+  if (waited >= kOutputLockWaitMs) {
+    r->root_error = shared_local
+                        ? OutputRootStayedLocked(base, waited)
+                        : ObjectLease::StayedLocked(base, "", LeaseRecord{holder, "", "", 0},
+                                                    waited);
+    return true;
+  }
+  if (r->root_poll_ms == 0) {
+    // Once, when the wait begins: why the run has not ended yet.
+    store::Batch b;
+    AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitWaiting,
+             "waiting for output root " + base + ": another run" +
+                 (holder.empty() ? "" : " (" + holder + ")") + " is committing there",
+             false);
+    (void)Commit(&b);
+  }
+  r->root_poll_ms = r->root_poll_ms == 0 ? kObjectLeaseFirstPollMs
+                                         : std::min(r->root_poll_ms * 2, kObjectLeaseMaxPollMs);
+  r->root_retry_at = now + std::min(r->root_poll_ms, kOutputLockWaitMs - waited);
+  Reschedule(r);
+  return false;
+}
+
+void Engine::Impl::FinishRuns(const std::vector<RunState*>& ending) {
+  // A run whose output root another commit holds waits for it on a timer, not here: the
+  // loop goes on with every other run meanwhile.
+  std::vector<RunState*> runs;
+  for (RunState* r : ending) {
+    if (TakeOutputRoot(r)) runs.push_back(r);
+  }
   if (runs.empty()) return;
   store::Batch decide;  // decided before the first rename of any of them
   bool commits = false;
@@ -378,14 +441,18 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       // holds steps of two runs under one manifest.
       std::unique_ptr<FileLock> root_lock;
       std::unique_ptr<ObjectLease> lease;
-      if (shared_local) {
+      // Taken by TakeOutputRoot, or the error its wait ended with.
+      root_lock = std::move(r->root_lock);
+      lease = std::move(r->root_lease);
+      s = r->root_error;
+      if (s.ok() && shared_local && !root_lock) {
         auto lock = LockOutputRoot(env_, base);
         if (lock.ok()) {
           root_lock = std::move(*lock);
         } else {
           s = lock.status();
         }
-      } else if (shared_object) {
+      } else if (s.ok() && shared_object && !lease) {
         auto taken = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
         if (taken.ok()) {
           lease = std::move(*taken);
@@ -513,15 +580,26 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
         // atomic commit moves it.
         Status moved;
         std::string latest;
+        // Under the lock or lease TakeOutputRoot took (or the error its wait ended with).
+        std::unique_ptr<FileLock> lock = std::move(r->root_lock);
+        std::unique_ptr<ObjectLease> lease = std::move(r->root_lease);
+        moved = r->root_error;
         if (shared_local) {
-          auto lock = LockOutputRoot(env_, base);
-          moved = lock.ok() ? MoveLatest(env_, base, r->run.id) : lock.status();
+          if (moved.ok() && !lock) {
+            auto taken = LockOutputRoot(env_, base);
+            if (taken.ok()) lock = std::move(*taken);
+            moved = taken.status();
+          }
+          if (moved.ok()) moved = MoveLatest(env_, base, r->run.id);
           latest = base + "/latest";
         } else {
-          auto lease = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
-          moved = lease.ok() ? MoveObjectLatest(hooks_.publisher.get(), base, r->run.id)
-                             : lease.status();
-          if (lease.ok()) (*lease)->Release();
+          if (moved.ok() && !lease) {
+            auto taken = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
+            if (taken.ok()) lease = std::move(*taken);
+            moved = taken.status();
+          }
+          if (moved.ok()) moved = MoveObjectLatest(hooks_.publisher.get(), base, r->run.id);
+          if (lease) lease->Release();
           latest = ObjectLatestUri(base);
         }
         AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitted,

@@ -251,6 +251,7 @@ void Engine::Impl::RecordTransitions(RunState* r, store::Batch* b) {
 void Engine::Impl::Reschedule(RunState* r) {
   if (r->seq == 0) r->seq = ++next_run_seq_;
   int64_t at = r->plan ? r->plan->NextWakeup() : INT64_MAX;
+  if (r->root_retry_at > 0) at = std::min(at, r->root_retry_at);  // its end waits for its root
   if (at != r->timer_at) {
     if (r->timer_at != INT64_MAX) timers_.erase({r->timer_at, r});
     if (at != INT64_MAX) timers_.insert({at, r});
@@ -394,6 +395,9 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
   }
   if (plan.outcome() && !r->finishing) {
     r->finishing = true;
+    a->finished_runs.push_back(r->run.id);
+  } else if (r->root_retry_at > 0 && now >= r->root_retry_at) {
+    r->root_retry_at = 0;  // its end waited for its output root: try again
     a->finished_runs.push_back(r->run.id);
   }
   Reschedule(r);

@@ -207,6 +207,11 @@ class Engine::Impl : public RunControl {
   void FinishRuns(const std::vector<RunState*>& runs);
   //! One run's outputs committed or discarded; its terminal record and events into `b`.
   //! REQUIRES: a succeeded atomic run's commit_state kCommitCommitting is durable.
+  // Takes the output root a run's end needs (a local root's lock, an object-store root's
+  // lease) without waiting. False while another commit holds it: the run's end is tried
+  // again later (100 ms, doubling to 2 s), and the loop goes on with the other runs. After
+  // kOutputLockWaitMs of waiting, true with r->root_error set (the run fails with it).
+  bool TakeOutputRoot(RunState* r);
   void FinishRunFiles(RunState* r, store::Batch* b);
 
   // launch.cc

@@ -70,19 +70,14 @@ Result<LeaseRecord> ParseLease(const std::string& json) {
   return r;
 }
 
-Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store, Env* env,
-                                                          const std::string& base,
-                                                          const std::string& run_id,
-                                                          const ObjectLeaseOptions& options,
-                                                          const std::string& lease_uri) {
+Result<std::unique_ptr<ObjectLease>> ObjectLease::TryAcquire(OutputPublisher* store, Env* env,
+                                                             const std::string& base,
+                                                             const std::string& run_id,
+                                                             const ObjectLeaseOptions& options,
+                                                             const std::string& lease_uri,
+                                                             LeaseRecord* holder) {
   const std::string uri = lease_uri.empty() ? ObjectLeaseUri(base) : lease_uri;
-  // What the lease guards, for the error of a wait that ends.
-  const std::string guarded = lease_uri.empty() ? "output root " + Trimmed(base)
-                                                : "the claims of output root " + Trimmed(base);
   LeaseRecord mine{run_id, Holder(), NewToken(env, run_id), 0};
-  const int64_t deadline = env->MonotonicMs() + options.wait_ms;
-  int64_t poll_ms = kObjectLeaseFirstPollMs;
-  LeaseRecord seen;  // the last live holder
   while (true) {
     mine.expires_at_ms = env->NowMs() + options.ttl_ms;
     auto created = store->WriteObjectIf(uri, LeaseJson(mine), "");
@@ -123,16 +118,41 @@ Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store
       }
       continue;  // another waiter took it first (or our answer was lost): look again
     }
-    seen = *held;
+    if (holder) *holder = *held;
+    return std::unique_ptr<ObjectLease>();  // a live lease of another run
+  }
+}
+
+Error ObjectLease::StayedLocked(const std::string& base, const std::string& lease_uri,
+                                const LeaseRecord& holder, int64_t waited_ms,
+                                const ObjectLeaseOptions& options) {
+  const std::string uri = lease_uri.empty() ? ObjectLeaseUri(base) : lease_uri;
+  // What the lease guards.
+  const std::string guarded = lease_uri.empty() ? "output root " + Trimmed(base)
+                                                : "the claims of output root " + Trimmed(base);
+  return Error(codes::kIoError, guarded + " stayed locked by run " + holder.run_id + " (" +
+                                    holder.holder + ") for " + std::to_string(waited_ms / 1000) +
+                                    " s")
+      .Value(uri)
+      .Hint("another run is committing there; its lease " + uri +
+            " is renewed while it commits and deleted when it ends (an abandoned one "
+            "expires after " +
+            std::to_string(options.ttl_ms / 1000) + " s)");
+}
+
+Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store, Env* env,
+                                                          const std::string& base,
+                                                          const std::string& run_id,
+                                                          const ObjectLeaseOptions& options,
+                                                          const std::string& lease_uri) {
+  const int64_t deadline = env->MonotonicMs() + options.wait_ms;
+  int64_t poll_ms = kObjectLeaseFirstPollMs;
+  while (true) {
+    LeaseRecord seen;  // the live holder
+    auto lease = TryAcquire(store, env, base, run_id, options, lease_uri, &seen);
+    if (!lease.ok() || *lease) return lease;
     if (env->MonotonicMs() >= deadline) {
-      return Error(codes::kIoError, guarded + " stayed locked by run " + seen.run_id + " (" +
-                                        seen.holder + ") for " +
-                                        std::to_string(options.wait_ms / 1000) + " s")
-          .Value(uri)
-          .Hint("another run is committing there; its lease " + uri +
-                " is renewed while it commits and deleted when it ends (an abandoned one "
-                "expires after " +
-                std::to_string(options.ttl_ms / 1000) + " s)");
+      return StayedLocked(base, lease_uri, seen, options.wait_ms, options);
     }
     env->SleepMs(std::min(poll_ms, std::max<int64_t>(1, deadline - env->MonotonicMs())));
     poll_ms = std::min(poll_ms * 2, kObjectLeaseMaxPollMs);

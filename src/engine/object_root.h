@@ -81,6 +81,19 @@ class ObjectLease {
                                                       const std::string& run_id,
                                                       const ObjectLeaseOptions& options = {},
                                                       const std::string& uri = "");
+  //! One try, without waiting: the lease, or null while another run's live lease holds it
+  //! (then `*holder`, when given, is that lease). A lease that expired, is not a lease, or is
+  //! this run's own is taken over as Acquire does. Errors as Acquire's, but never the wait's.
+  static Result<std::unique_ptr<ObjectLease>> TryAcquire(OutputPublisher* store, Env* env,
+                                                         const std::string& base,
+                                                         const std::string& run_id,
+                                                         const ObjectLeaseOptions& options = {},
+                                                         const std::string& uri = "",
+                                                         LeaseRecord* holder = nullptr);
+  //! Acquire's error when its wait ends after `waited_ms` with `holder` still holding it.
+  static Error StayedLocked(const std::string& base, const std::string& uri,
+                            const LeaseRecord& holder, int64_t waited_ms,
+                            const ObjectLeaseOptions& options = {});
   //! Releases (best effort).
   ~ObjectLease();
 

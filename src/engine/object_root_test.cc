@@ -363,6 +363,42 @@ TEST(ObjectRootCommitTest, ACommitTakesOverALeaseLeftByAKilledController) {
   EXPECT_EQ(f.objects->ReadObject(ObjectLeaseUri(kBase)).status().code(), codes::kNotFound);
 }
 
+// A commit whose root another controller's live lease holds waits on a timer, not in the
+// engine's loop: the engine's other runs go on meanwhile, and once the lease is gone the
+// waiting run commits.
+TEST(ObjectRootCommitTest, ACommitWaitingForTheLeaseHoldsUpNoOtherRun) {
+  Fixture f("waiting");
+  auto id = f.engine->Submit(Steps(kBase, "replace", {"a"}), "alice");
+  ASSERT_TRUE(id.ok());
+  const std::string waiting = store::RunIdFor(*id);
+  auto l = f.backend.WaitLaunch(++f.launched);
+  ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", waiting).ok());
+  // Another controller's commit takes the root meanwhile (a lease far from expiring).
+  LeaseRecord live{"run-other", "elsewhere:7", "t", f.env.NowMs() + 3'600'000};
+  f.objects->Put(ObjectLeaseUri(kBase), LeaseJson(live));
+  f.backend.Succeed(l.attempt_id);
+  bool told = false;
+  for (int i = 0; i < 10'000 && !told; ++i) {
+    told = !f.Events(waiting, "OutputCommitWaiting").empty();
+    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(told);
+  EXPECT_EQ(f.Events(waiting, "OutputCommitWaiting")[0].message,
+            "waiting for output root " + std::string(kBase) +
+                ": another run (run-other) is committing there");
+  auto other = f.RunToEnd(Steps(std::string(kBase) + "-elsewhere", "replace", {"b"}));
+  EXPECT_EQ(other.phase, spec::RunPhase::kSucceeded) << other.failure_message;
+  f.env.Advance(30'000);  // retried, still held
+  EXPECT_EQ(f.store->GetRun(waiting)->phase, spec::RunPhase::kRunning);
+  ASSERT_TRUE(f.objects->Remove(ObjectLeaseUri(kBase)).ok());  // that commit ended
+  f.env.Advance(2'000);
+  auto run = f.engine->Wait(*id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
+  EXPECT_EQ(f.ManifestRun(kBase), waiting);
+  EXPECT_EQ(f.Events(waiting, "OutputCommitWaiting").size(), 1u);
+}
+
 TEST(ObjectRootCommitTest, AFailedManifestWriteLeavesNoManifestNamingTheRun) {
   Fixture f("manifest-fails");
   auto first = f.RunToEnd(Steps(kBase, "replace", {"a"}));

@@ -15,8 +15,19 @@ std::string OutputControlDir(const std::string& root) {
   return r.substr(0, slash + 1) + "." + name + ".rsl-output";
 }
 
-Result<std::unique_ptr<FileLock>> LockOutputRoot(Env* env, const std::string& root,
-                                                 int64_t wait_ms) {
+Error OutputRootStayedLocked(const std::string& root, int64_t waited_ms) {
+  std::string path = OutputControlDir(root) + "/lock";
+  return Error(codes::kIoError, "output root " + root + " stayed locked by another commit for " +
+                                    std::to_string(waited_ms / 1000) + " s")
+      .Value(path)
+      .Hint("another run is committing there; see who holds " + path + " (fuser " + path + ")");
+}
+
+namespace {
+
+// The lock of `root`, waiting up to `wait_ms`; CONFLICT while another holds it.
+Result<std::unique_ptr<FileLock>> TakeRootLock(Env* env, const std::string& root,
+                                               int64_t wait_ms) {
   std::string control = OutputControlDir(root);
   Status made = env->MakeDirs(control);
   if (!made.ok()) {
@@ -25,17 +36,28 @@ Result<std::unique_ptr<FileLock>> LockOutputRoot(Env* env, const std::string& ro
              ": its parent directory must be writable";
     return e;
   }
-  std::string path = control + "/lock";
-  auto lock = env->LockFile(path, wait_ms);
-  if (lock.ok()) return lock;
+  auto lock = env->LockFile(control + "/lock", wait_ms);
+  if (lock.ok() || lock.status().code() == codes::kConflict) return lock;
   Error e = lock.error();
   e.code = codes::kIoError;
-  if (lock.status().code() == codes::kConflict) {
-    e.message = "output root " + root + " stayed locked by another commit for " +
-                std::to_string(wait_ms / 1000) + " s";
-    e.hint = "another run is committing there; see who holds " + path + " (fuser " + path + ")";
-  }
   return e;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FileLock>> LockOutputRoot(Env* env, const std::string& root,
+                                                 int64_t wait_ms) {
+  auto lock = TakeRootLock(env, root, wait_ms);
+  if (!lock.ok() && lock.status().code() == codes::kConflict)
+    return OutputRootStayedLocked(root, wait_ms);
+  return lock;
+}
+
+Result<std::unique_ptr<FileLock>> TryLockOutputRoot(Env* env, const std::string& root) {
+  auto lock = TakeRootLock(env, root, 0);
+  if (!lock.ok() && lock.status().code() == codes::kConflict)
+    return std::unique_ptr<FileLock>();
+  return lock;
 }
 
 namespace {

@@ -36,6 +36,10 @@ std::string OutputControlDir(const std::string& root);
 //! cannot be opened, or another holds it past the wait: message, path and hint say so).
 Result<std::unique_ptr<FileLock>> LockOutputRoot(Env* env, const std::string& root,
                                                  int64_t wait_ms = kOutputLockWaitMs);
+//! LockOutputRoot without waiting: null while another commit holds the lock.
+Result<std::unique_ptr<FileLock>> TryLockOutputRoot(Env* env, const std::string& root);
+//! The error of a wait for the lock of `root` that ended after `waited_ms`.
+Error OutputRootStayedLocked(const std::string& root, int64_t waited_ms);
 
 //! Claims `root` for run `run_id` (whose directory is `run_dir`), under the root's lock.
 //! Other claims whose run is still in flight (its engine holds <run dir>/owner.lock) are

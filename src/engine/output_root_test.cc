@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "base/codes.h"
@@ -263,6 +265,69 @@ TEST(OutputPolicyTest, ALockThatCannotBeTakenFailsTheCommitAndKeepsTheOlderOne) 
   EXPECT_EQ(*ReadFile(root + "/a/who"), first);
   EXPECT_TRUE(f.Events(first, "OutputSuperseded").empty());
   f.engine.reset();
+}
+
+// Up to 10 s of real time for `done`.
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 1000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+// A commit whose root another commit holds waits on a timer, not in the engine's loop: the
+// engine's other runs go on meanwhile (before, the loop waited for the lock, up to 2
+// minutes, and every run of the engine with it).
+TEST(OutputPolicyTest, ACommitWaitingForItsRootHoldsUpNoOtherRun) {
+  Fixture f("wait");
+  std::string root = f.dir + "/out";
+  auto id = f.engine->Submit(Steps(root, "replace", {"a"}), "alice");
+  ASSERT_TRUE(id.ok());
+  const std::string waiting = store::RunIdFor(*id);
+  auto l = f.backend.WaitLaunch(1);
+  auto held = LockOutputRoot(Env::Default(), root, 0);  // another process's commit, meanwhile
+  ASSERT_TRUE(held.ok()) << held.error().ToString();
+  ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", waiting).ok());
+  f.backend.Succeed(l.attempt_id);
+  ASSERT_TRUE(Eventually([&] { return !f.Events(waiting, "OutputCommitWaiting").empty(); }));
+  size_t launched = 1;
+  std::string other = f.RunToEnd(Steps(f.dir + "/elsewhere", "replace", {"b"}), &launched);
+  EXPECT_EQ(ManifestRun(f.dir + "/elsewhere"), other);
+  f.env.Advance(10'000);  // retried (and still held) a few times
+  ASSERT_TRUE(Eventually([&] { return f.store->GetRun(waiting)->phase == spec::RunPhase::kRunning; }));
+  EXPECT_FALSE(PathExists(root + "/a"));
+  held->reset();  // the other commit ends
+  f.env.Advance(2'000);
+  auto run = f.engine->Wait(*id, 10'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
+  EXPECT_EQ(ManifestRun(root), waiting);
+  auto told = f.Events(waiting, "OutputCommitWaiting");
+  ASSERT_EQ(told.size(), 1u);  // once per wait, not per retry
+  EXPECT_EQ(told[0].message,
+            "waiting for output root " + root + ": another run is committing there");
+}
+
+TEST(OutputPolicyTest, ARootHeldPastTheWaitFailsTheCommitNamingTheLock) {
+  Fixture f("waitends");
+  std::string root = f.dir + "/out";
+  auto id = f.engine->Submit(Steps(root, "replace", {"a"}), "alice");
+  ASSERT_TRUE(id.ok());
+  auto l = f.backend.WaitLaunch(1);
+  auto held = LockOutputRoot(Env::Default(), root, 0);
+  ASSERT_TRUE(held.ok());
+  f.backend.Succeed(l.attempt_id);
+  const std::string run_id = store::RunIdFor(*id);
+  ASSERT_TRUE(Eventually([&] { return !f.Events(run_id, "OutputCommitWaiting").empty(); }));
+  f.env.Advance(kOutputLockWaitMs);
+  auto run = f.engine->Wait(*id, 10'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
+  EXPECT_EQ(run->failure_code, codes::kIoError);
+  EXPECT_EQ(run->failure_message, "output commit failed: output root " + root +
+                                      " stayed locked by another commit for 120 s");
+  EXPECT_FALSE(PathExists(root + "/a"));
 }
 
 }  // namespace

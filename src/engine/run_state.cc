@@ -10,6 +10,7 @@
 #include <climits>
 
 #include "base/strings.h"
+#include "engine/object_root.h"
 
 namespace rsl::engine {
 namespace {

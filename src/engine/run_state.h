@@ -96,6 +96,8 @@ struct StepSlot {
 //! its ids, step, attempt number, node and resources (Release, events, hooks' views).
 void ShedEndedLaunch(backend::LaunchSpec* launch);
 
+class ObjectLease;
+
 //! One active run, owned by the loop thread.
 struct RunState {
   store::Run run;
@@ -113,6 +115,16 @@ struct RunState {
   int64_t timer_at = INT64_MAX;  //!< its key in the timers (the plan's NextWakeup)
   bool waiting = false;          //!< ready steps left unplaced: among the waiting runs
   bool quiet_when_full = false;  //!< Drive is a no-op while no node has min_cpu_request free
+  // The output root its end needs (Engine::Impl::TakeOutputRoot): taken without waiting, held
+  // from then to the end of its commit. While another commit holds it, the run's end is
+  // tried again at root_retry_at (NowMs; 0 = not waiting), and after kOutputLockWaitMs of
+  // waiting (since root_wait_since, MonotonicMs) it ends with root_error instead.
+  std::unique_ptr<FileLock> root_lock;      //!< a local root's lock
+  std::unique_ptr<ObjectLease> root_lease;  //!< an object-store root's lease
+  Status root_error;
+  int64_t root_retry_at = 0;
+  int64_t root_wait_since = 0;
+  int64_t root_poll_ms = 0;
 
   RunState() = default;
   RunState(const RunState&) = delete;

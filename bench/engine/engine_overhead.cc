@@ -100,23 +100,22 @@ int main(int argc, char** argv) {
   store::Store* st = sync == "rowless" ? static_cast<store::Store*>(&rowless) : store->get();
   engine::Engine eng(st, &backend, engine::Hooks{}, eo);
   if (!eng.Start().ok()) return 1;
-  auto cpu_seconds = [] {
-    struct rusage u {};
-    getrusage(RUSAGE_SELF, &u);
+  auto cpu_seconds = [](const struct rusage& u) {
     return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
            double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
   };
-  double cpu0 = cpu_seconds();
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu0 = cpu_seconds(ru);
   auto t0 = std::chrono::steady_clock::now();
   auto id = eng.Submit(w, "bench");
   if (!id.ok()) return 1;
   auto run = eng.Wait(*id);
   auto t1 = std::chrono::steady_clock::now();
-  double cpu = cpu_seconds() - cpu0;
+  getrusage(RUSAGE_SELF, &ru);  // the run's CPU time and the peak RSS
+  double cpu = cpu_seconds(ru) - cpu0;
   auto stats = eng.stats();
   double secs = std::chrono::duration<double>(t1 - t0).count();
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
   printf(
       "%s %d steps: %.3f s (cpu %.3f s, %lld store commits, sync %s, phase %s, peak RSS %ld MB)\n",
       dag.c_str(), n, secs, cpu, static_cast<long long>(stats.batches), sync.c_str(),

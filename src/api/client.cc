@@ -160,16 +160,15 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
             "pass both --client-certificate FILE and --client-key FILE (or the config keys "
             "client-certificate: and client-key:)");
   }
-  for (const std::string* file : {&c.certificate_authority, &c.client_certificate, &c.client_key}) {
+  const std::pair<const std::string*, const char*> files[] = {
+      {&c.certificate_authority,
+       "--certificate-authority takes the PEM file of the CA that signed the controller's "
+       "certificate (with --tls-self-signed: tls.crt in its state directory)"},
+      {&c.client_certificate, "--client-certificate takes a PEM certificate file"},
+      {&c.client_key, "--client-key takes the PEM key of --client-certificate"}};
+  for (const auto& [file, hint] : files) {
     if (!file->empty() && !PathExists(*file)) {
-      return Error(codes::kInvalidArgument, "no such file " + Quote(*file))
-          .Value(*file)
-          .Hint(file == &c.client_key ? "--client-key takes the PEM key of --client-certificate"
-                : file == &c.client_certificate
-                    ? "--client-certificate takes a PEM certificate file"
-                    : "--certificate-authority takes the PEM file of the CA that signed the "
-                      "controller's certificate (with --tls-self-signed: tls.crt in its state "
-                      "directory)");
+      return Error(codes::kInvalidArgument, "no such file " + Quote(*file)).Value(*file).Hint(hint);
     }
   }
   if (!StartsWith(c.server, "http://") && !StartsWith(c.server, "https://")) {
@@ -223,8 +222,6 @@ Error Client::ConnectionError(const std::string& what) const {
 
 Error Client::RequestError(int error) const {
   auto e = static_cast<httplib::Error>(error);
-  // A server that refuses the client certificate (mutual TLS) fails the handshake (TLS 1.2)
-  // or, as TLS 1.3 checks it after the client's handshake, the first read.
   if (e == httplib::Error::SSLLoadingCerts) {
     // The files exist (ResolveClientConfig checked), so one is not what it should be.
     std::vector<std::string> files;
@@ -242,6 +239,8 @@ Error Client::RequestError(int error) const {
             "each must be a readable PEM file: the CA certificate(s), the client certificate "
             "and its unencrypted private key");
   }
+  // A server that refuses the client certificate (mutual TLS) fails the handshake (TLS 1.2)
+  // or, as TLS 1.3 checks it after the client's handshake, the first read.
   const bool tls_failure =
       e == httplib::Error::SSLServerVerification || e == httplib::Error::SSLConnection;
   const bool maybe_refused = tls_failure || e == httplib::Error::Read || e == httplib::Error::Write;

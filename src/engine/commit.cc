@@ -320,6 +320,12 @@ void Engine::Impl::RecordSuperseded(RunState* r, const std::string& base,
 }
 
 bool Engine::Impl::TakeOutputRoot(RunState* r) {
+  if (!r->pending_publications.empty()) {
+    // Step publications (atomic: false) wait for the root's lease: the run ends after them.
+    r->root_retry_at = r->publish_retry_at + 1;
+    Reschedule(r);
+    return false;
+  }
   if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded) return true;  // nothing to publish
   if (r->root_lock || r->root_lease || !r->root_error.ok()) return true;
   const std::string base = OutputBase(r->workload);
@@ -331,7 +337,7 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
   if (!r->workload.pipeline.atomic && !Versioned(r)) return true;
   const int64_t now = NowMs();
   if (r->root_wait_since == 0) r->root_wait_since = now;
-  std::string holder;
+  LeaseRecord seen;  // an object-store root's holder
   if (shared_local) {
     auto lock = TryLockOutputRoot(env_, base);
     if (!lock.ok()) {
@@ -341,7 +347,6 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
     r->root_lock = std::move(*lock);
     if (r->root_lock) return true;
   } else {
-    LeaseRecord seen;
     auto lease = ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {}, "",
                                          &seen);
     if (!lease.ok()) {
@@ -350,14 +355,12 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
     }
     r->root_lease = std::move(*lease);
     if (r->root_lease) return true;
-    holder = seen.run_id;
   }
   const int64_t waited = now - r->root_wait_since;
   if (waited >= kOutputLockWaitMs) {
     r->root_error = shared_local
                         ? OutputRootStayedLocked(base, waited)
-                        : ObjectLease::StayedLocked(base, "", LeaseRecord{holder, "", "", 0},
-                                                    waited);
+                        : ObjectLease::StayedLocked(base, "", seen, waited);
     return true;
   }
   if (r->root_poll_ms == 0) {
@@ -365,7 +368,7 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
     store::Batch b;
     AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitWaiting,
              "waiting for output root " + base + ": another run" +
-                 (holder.empty() ? "" : " (" + holder + ")") + " is committing there",
+                 (seen.run_id.empty() ? "" : " (" + seen.run_id + ")") + " is committing there",
              false);
     (void)Commit(&b);
   }

@@ -252,6 +252,7 @@ void Engine::Impl::Reschedule(RunState* r) {
   if (r->seq == 0) r->seq = ++next_run_seq_;
   int64_t at = r->plan ? r->plan->NextWakeup() : INT64_MAX;
   if (r->root_retry_at > 0) at = std::min(at, r->root_retry_at);  // its end waits for its root
+  if (r->publish_retry_at > 0) at = std::min(at, r->publish_retry_at);  // publications wait too
   if (at != r->timer_at) {
     if (r->timer_at != INT64_MAX) timers_.erase({r->timer_at, r});
     if (at != INT64_MAX) timers_.insert({at, r});
@@ -393,6 +394,11 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       a->publish_steps.emplace_back(r, i);
     }
   }
+  if (r->publish_retry_at > 0 && now >= r->publish_retry_at) {
+    r->publish_retry_at = 0;  // publications that waited for the root's lease: try again
+    for (int i : r->pending_publications) a->publish_steps.emplace_back(r, i);
+    r->pending_publications.clear();
+  }
   if (plan.outcome() && !r->finishing) {
     r->finishing = true;
     a->finished_runs.push_back(r->run.id);
@@ -408,8 +414,11 @@ void Engine::Impl::Perform(Actions* a) {
   // An object-store root's lease, taken once per turn for its publications: they never
   // interleave with another run's commit there (a versioned run publishes under its own
   // <uri>/<run id>/, which no other commit touches: no lease).
+  // A lease another run's commit holds is not waited for here: the publications wait on the
+  // run's timer (100 ms doubling to 2 s, at most kOutputLockWaitMs), and the loop goes on.
   std::map<std::string, std::unique_ptr<ObjectLease>> leases;
   std::map<std::string, Status> lease_errors;
+  std::map<std::string, LeaseRecord> held_by;  // base -> the lease of the run that holds it
   for (auto [r, i] : a->publish_steps) {
     std::string published;
     int64_t bytes = 0;
@@ -421,15 +430,44 @@ void Engine::Impl::Perform(Actions* a) {
         s = lease_errors[base];
       } else if (lease) {
         s = lease->Renew();
-      } else {
-        auto taken = ObjectLease::Acquire(hooks_.publisher.get(), env_, base, r->run.id);
-        if (taken.ok()) {
+      } else if (!held_by.count(base)) {
+        LeaseRecord seen;
+        auto taken = ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {},
+                                             "", &seen);
+        if (!taken.ok()) {
+          s = lease_errors[base] = taken.status();
+        } else if (*taken) {
           lease = std::move(*taken);
         } else {
-          s = lease_errors[base] = taken.status();
+          held_by[base] = seen;
+        }
+      }
+      if (s.ok() && !lease) {
+        const int64_t now = NowMs();
+        if (r->publish_wait_since == 0) r->publish_wait_since = now;
+        const int64_t waited = now - r->publish_wait_since;
+        if (waited >= kOutputLockWaitMs) {
+          s = ObjectLease::StayedLocked(base, "", held_by[base], waited);
+        } else {
+          if (r->publish_poll_ms == 0) {
+            AddEvent(&b, r->run.id, r->workload.pipeline.steps[size_t(i)].name,
+                     spec::EventReason::kOutputCommitWaiting,
+                     "waiting for output root " + base + ": another run (" +
+                         held_by[base].run_id + ") is committing there",
+                     false);
+          }
+          r->publish_poll_ms = r->publish_poll_ms == 0
+                                   ? kObjectLeaseFirstPollMs
+                                   : std::min(r->publish_poll_ms * 2, kObjectLeaseMaxPollMs);
+          r->publish_retry_at = now + std::min(r->publish_poll_ms, kOutputLockWaitMs - waited);
+          r->pending_publications.push_back(i);
+          Reschedule(r);
+          continue;
         }
       }
     }
+    r->publish_wait_since = 0;  // published, or failing below: a later wait starts afresh
+    r->publish_poll_ms = 0;
     if (s.ok()) s = PublishStep(r, i, &published, &bytes);
     const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
     if (s.ok() && !published.empty()) {

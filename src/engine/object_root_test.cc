@@ -733,11 +733,32 @@ spec::Workload NonAtomic(const std::string& policy, const std::vector<std::strin
 
 TEST(ObjectRootNonAtomicTest, EachStepIsPublishedUnderTheCommitLease) {
   Fixture f("non-atomic");
-  // Another run's commit holds the lease (live): the step's publication waits for it (2
-  // minutes of fake time pass at once) and then fails, naming it.
+  // Another run's commit holds the lease (live): the step's publication waits for it on the
+  // run's timer (the loop goes on: another run ends meanwhile), and after 2 minutes fails,
+  // naming it.
   LeaseRecord other{"run-other", "elsewhere:3", "t3", f.env.NowMs() + 60 * 60 * 1000};
   f.objects->Put(ObjectLeaseUri(kBase), LeaseJson(other));
-  auto blocked = f.RunToEnd(NonAtomic("replace", {"a"}));
+  auto id = f.engine->Submit(NonAtomic("replace", {"a"}), "alice");
+  ASSERT_TRUE(id.ok());
+  auto l = f.backend.WaitLaunch(++f.launched);
+  ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", l.env.at("RSL_RUN_ID")).ok());
+  f.backend.Succeed(l.attempt_id);
+  const std::string waiting = store::RunIdFor(*id);
+  bool told = false;
+  for (int i = 0; i < 10'000 && !told; ++i) {
+    told = !f.Events(waiting, "OutputCommitWaiting").empty();
+    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(told);
+  EXPECT_EQ(f.Events(waiting, "OutputCommitWaiting")[0].step, "a");
+  auto elsewhere = f.RunToEnd(Steps(std::string(kBase) + "-elsewhere", "replace", {"b"}));
+  EXPECT_EQ(elsewhere.phase, spec::RunPhase::kSucceeded) << elsewhere.failure_message;
+  EXPECT_EQ(f.store->GetRun(waiting)->phase, spec::RunPhase::kRunning);  // ends after them
+  f.env.Advance(kOutputLockWaitMs);
+  auto ended = f.engine->Wait(*id, 60'000);
+  ASSERT_TRUE(ended.ok());
+  f.WaitClaimGone(ended->id);
+  const store::Run& blocked = *ended;
   auto failed = f.Events(blocked.id, "OutputCommitFailed");
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0].message.rfind("output root s3://bucket/models/fraud stayed locked by run "

@@ -125,6 +125,13 @@ struct RunState {
   int64_t root_retry_at = 0;
   int64_t root_wait_since = 0;
   int64_t root_poll_ms = 0;
+  // A non-atomic run's step publications that wait for its object-store root's lease (held
+  // by another run's commit): tried again at publish_retry_at (NowMs), failed after
+  // kOutputLockWaitMs of waiting (since publish_wait_since). Its end waits for them.
+  std::vector<int> pending_publications;
+  int64_t publish_retry_at = 0;
+  int64_t publish_wait_since = 0;
+  int64_t publish_poll_ms = 0;
 
   RunState() = default;
   RunState(const RunState&) = delete;

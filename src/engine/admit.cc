@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -382,6 +385,24 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
   if (r->run.failure_code == codes::kWorkloadCancelled &&
       r->run.phase == spec::RunPhase::kRunning) {
     r->plan->Cancel(NowMs(), r->run.failure_message.substr(r->run.failure_message.rfind(' ') + 1));
+  }
+  // A non-atomic run's succeeded steps whose outputs were never published (its engine
+  // stopped first, e.g. while the publication waited for its root's lease): published now,
+  // before the run may end and remove its staging.
+  if (!r->workload.pipeline.atomic) {
+    std::set<std::string> published;  // steps with an output artifact recorded
+    auto artifacts = store_->ListArtifacts(r->run.id);
+    for (const auto& a : artifacts.ok() ? *artifacts : std::vector<store::Artifact>()) {
+      if (a.kind == "output") published.insert(a.step);
+    }
+    for (size_t i = 0; i < r->slots.size() && artifacts.ok(); ++i) {
+      const store::Step& rec = r->slots[i].record;
+      if (rec.phase == spec::StepPhase::kSucceeded && !published.count(rec.name) &&
+          env_->PathExists(StagingDir(r->run.run_dir, rec.name, rec.attempts))) {
+        r->pending_publications.push_back(static_cast<int>(i));
+      }
+    }
+    if (!r->pending_publications.empty()) r->publish_retry_at = NowMs();
   }
   AddEvent(b, r->run.id, "", spec::EventReason::kRecovered,
            "engine restarted: " + std::to_string(adopted) + " running attempt(s) adopted", false);

@@ -449,19 +449,21 @@ void Engine::Impl::Perform(Actions* a) {
         if (waited >= kOutputLockWaitMs) {
           s = ObjectLease::StayedLocked(base, "", held_by[base], waited);
         } else {
-          if (r->publish_poll_ms == 0) {
-            AddEvent(&b, r->run.id, r->workload.pipeline.steps[size_t(i)].name,
-                     spec::EventReason::kOutputCommitWaiting,
-                     "waiting for output root " + base + ": another run (" +
-                         held_by[base].run_id + ") is committing there",
-                     false);
+          if (r->publish_retry_at == 0) {  // the run's first deferral this turn
+            if (r->publish_poll_ms == 0) {
+              AddEvent(&b, r->run.id, r->workload.pipeline.steps[size_t(i)].name,
+                       spec::EventReason::kOutputCommitWaiting,
+                       "waiting for output root " + base + ": another run (" +
+                           held_by[base].run_id + ") is committing there",
+                       false);
+            }
+            r->publish_poll_ms = r->publish_poll_ms == 0
+                                     ? kObjectLeaseFirstPollMs
+                                     : std::min(r->publish_poll_ms * 2, kObjectLeaseMaxPollMs);
+            r->publish_retry_at = now + std::min(r->publish_poll_ms, kOutputLockWaitMs - waited);
+            Reschedule(r);
           }
-          r->publish_poll_ms = r->publish_poll_ms == 0
-                                   ? kObjectLeaseFirstPollMs
-                                   : std::min(r->publish_poll_ms * 2, kObjectLeaseMaxPollMs);
-          r->publish_retry_at = now + std::min(r->publish_poll_ms, kOutputLockWaitMs - waited);
           r->pending_publications.push_back(i);
-          Reschedule(r);
           continue;
         }
       }

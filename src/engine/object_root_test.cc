@@ -777,6 +777,33 @@ TEST(ObjectRootNonAtomicTest, EachStepIsPublishedUnderTheCommitLease) {
   EXPECT_EQ(f.Events(run.id, "OutputCommitted").size(), 2u);
 }
 
+// A publication that waited for the lease when its engine stopped is not lost: the
+// recovered engine publishes the succeeded step before the run ends.
+TEST(ObjectRootNonAtomicTest, APublicationWaitingWhenTheEngineStopsIsMadeAfterRecovery) {
+  Fixture f("non-atomic-recover");
+  LeaseRecord other{"run-other", "elsewhere:3", "t3", f.env.NowMs() + 60 * 60 * 1000};
+  f.objects->Put(ObjectLeaseUri(kBase), LeaseJson(other));
+  auto id = f.engine->Submit(NonAtomic("replace", {"a"}), "alice");
+  ASSERT_TRUE(id.ok());
+  auto l = f.backend.WaitLaunch(++f.launched);
+  ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", l.env.at("RSL_RUN_ID")).ok());
+  f.backend.Succeed(l.attempt_id);
+  const std::string run_id = store::RunIdFor(*id);
+  bool told = false;
+  for (int i = 0; i < 10'000 && !told; ++i) {
+    told = !f.Events(run_id, "OutputCommitWaiting").empty();
+    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(told);
+  f.Restart();
+  ASSERT_TRUE(f.objects->Remove(ObjectLeaseUri(kBase)).ok());  // the other commit ended
+  f.env.Advance(1'000);
+  auto run = f.engine->Wait(*id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
+  EXPECT_EQ(f.objects->Below(kBase)["a/who"], run_id);
+}
+
 TEST(ObjectRootNonAtomicTest, VersionedMovesLatestWhenTheRunSucceeds) {
   Fixture f("non-atomic-versioned");
   auto first = f.RunToEnd(NonAtomic("versioned", {"a"}));

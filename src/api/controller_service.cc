@@ -274,8 +274,7 @@ Result<Json> ControllerService::Object(const std::string& id, const StepsView& v
 }
 
 Result<Json> ControllerService::Submit(const std::string& yaml, const std::string& source_name,
-                                       const std::string& base_dir,
-                                       const NamespaceDecider& decide,
+                                       const std::string& base_dir, const NamespaceDecider& decide,
                                        const std::string& subject, Errors* errors) {
   auto start = std::chrono::steady_clock::now();
   auto observe = [&](const std::string& result) {

@@ -340,8 +340,7 @@ TEST_F(ControllerServiceTest, TheNamespaceIsDecidedOnceAndARefusalStandsAlone) {
   EXPECT_EQ(refused.error().code, codes::kForbidden);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].message, "not ads");
-  auto unreadable =
-      service_->Submit("metadata: [", "w.yaml", "", refuse_ads, "eddie", &errors);
+  auto unreadable = service_->Submit("metadata: [", "w.yaml", "", refuse_ads, "eddie", &errors);
   ASSERT_FALSE(unreadable.ok());
   EXPECT_EQ(unreadable.error().code, codes::kSpecParseError);
   EXPECT_EQ(asked, (std::vector<std::string>{"", "ads", ""}));

@@ -76,8 +76,9 @@ class Service {
   Result<Json> SubmitTo(const std::string& yaml, const std::string& source_name,
                         const std::string& base_dir, const std::string& ns,
                         const std::string& subject, Errors* errors) {
-    return Submit(yaml, source_name, base_dir, [ns](const std::string&) -> Result<std::string> { return ns; },
-                  subject, errors);
+    return Submit(
+        yaml, source_name, base_dir, [ns](const std::string&) -> Result<std::string> { return ns; },
+        subject, errors);
   }
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;

@@ -347,8 +347,8 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
     r->root_lock = std::move(*lock);
     if (r->root_lock) return true;
   } else {
-    auto lease = ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {}, "",
-                                         &seen);
+    auto lease =
+        ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {}, "", &seen);
     if (!lease.ok()) {
       r->root_error = lease.status();
       return true;
@@ -358,9 +358,8 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
   }
   const int64_t waited = now - r->root_wait_since;
   if (waited >= kOutputLockWaitMs) {
-    r->root_error = shared_local
-                        ? OutputRootStayedLocked(base, waited)
-                        : ObjectLease::StayedLocked(base, "", seen, waited);
+    r->root_error = shared_local ? OutputRootStayedLocked(base, waited)
+                                 : ObjectLease::StayedLocked(base, "", seen, waited);
     return true;
   }
   if (r->root_poll_ms == 0) {

@@ -432,8 +432,8 @@ void Engine::Impl::Perform(Actions* a) {
         s = lease->Renew();
       } else if (!held_by.count(base)) {
         LeaseRecord seen;
-        auto taken = ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {},
-                                             "", &seen);
+        auto taken =
+            ObjectLease::TryAcquire(hooks_.publisher.get(), env_, base, r->run.id, {}, "", &seen);
         if (!taken.ok()) {
           s = lease_errors[base] = taken.status();
         } else if (*taken) {

@@ -70,12 +70,9 @@ Result<LeaseRecord> ParseLease(const std::string& json) {
   return r;
 }
 
-Result<std::unique_ptr<ObjectLease>> ObjectLease::TryAcquire(OutputPublisher* store, Env* env,
-                                                             const std::string& base,
-                                                             const std::string& run_id,
-                                                             const ObjectLeaseOptions& options,
-                                                             const std::string& lease_uri,
-                                                             LeaseRecord* holder) {
+Result<std::unique_ptr<ObjectLease>> ObjectLease::TryAcquire(
+    OutputPublisher* store, Env* env, const std::string& base, const std::string& run_id,
+    const ObjectLeaseOptions& options, const std::string& lease_uri, LeaseRecord* holder) {
   const std::string uri = lease_uri.empty() ? ObjectLeaseUri(base) : lease_uri;
   LeaseRecord mine{run_id, Holder(), NewToken(env, run_id), 0};
   while (true) {

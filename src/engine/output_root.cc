@@ -26,8 +26,7 @@ Error OutputRootStayedLocked(const std::string& root, int64_t waited_ms) {
 namespace {
 
 // The lock of `root`, waiting up to `wait_ms`; CONFLICT while another holds it.
-Result<std::unique_ptr<FileLock>> TakeRootLock(Env* env, const std::string& root,
-                                               int64_t wait_ms) {
+Result<std::unique_ptr<FileLock>> TakeRootLock(Env* env, const std::string& root, int64_t wait_ms) {
   std::string control = OutputControlDir(root);
   Status made = env->MakeDirs(control);
   if (!made.ok()) {
@@ -55,8 +54,7 @@ Result<std::unique_ptr<FileLock>> LockOutputRoot(Env* env, const std::string& ro
 
 Result<std::unique_ptr<FileLock>> TryLockOutputRoot(Env* env, const std::string& root) {
   auto lock = TakeRootLock(env, root, 0);
-  if (!lock.ok() && lock.status().code() == codes::kConflict)
-    return std::unique_ptr<FileLock>();
+  if (!lock.ok() && lock.status().code() == codes::kConflict) return std::unique_ptr<FileLock>();
   return lock;
 }
 

@@ -295,7 +295,8 @@ TEST(OutputPolicyTest, ACommitWaitingForItsRootHoldsUpNoOtherRun) {
   std::string other = f.RunToEnd(Steps(f.dir + "/elsewhere", "replace", {"b"}), &launched);
   EXPECT_EQ(ManifestRun(f.dir + "/elsewhere"), other);
   f.env.Advance(10'000);  // retried (and still held) a few times
-  ASSERT_TRUE(Eventually([&] { return f.store->GetRun(waiting)->phase == spec::RunPhase::kRunning; }));
+  ASSERT_TRUE(
+      Eventually([&] { return f.store->GetRun(waiting)->phase == spec::RunPhase::kRunning; }));
   EXPECT_FALSE(PathExists(root + "/a"));
   held->reset();  // the other commit ends
   f.env.Advance(2'000);

@@ -462,7 +462,6 @@ TEST(ParseTest, ImageReferencesUseDockersGrammar) {
       "image reference \"volc/train@sha256:abc\" has a sha256 digest of 3 hex digits, not 64");
 }
 
-
 // The API decides a submission's namespace (and authorizes the caller) inside the one parse
 // of its YAML: the hook sees metadata.namespace as written, merge keys applied; its error is
 // then the only one; it is not called when the text is not readable YAML.
@@ -473,19 +472,17 @@ TEST(ParseTest, TheNamespaceHookSeesTheNamespaceOnceAndItsErrorStandsAlone) {
     seen.push_back(ns);
     return Status::Ok();
   };
-  const std::string body =
-      "spec:\n  pipeline:\n    - {name: a, command: [\"true\"]}\n";
+  const std::string body = "spec:\n  pipeline:\n    - {name: a, command: [\"true\"]}\n";
   const std::string head = "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\n";
-  EXPECT_TRUE(ParseWorkload(head + "metadata: {name: w, namespace: risk}\n" + body, "a.yaml",
-                            options)
-                  .ok());
+  EXPECT_TRUE(
+      ParseWorkload(head + "metadata: {name: w, namespace: risk}\n" + body, "a.yaml", options)
+          .ok());
   EXPECT_TRUE(ParseWorkload(head + "metadata: {name: w}\n" + body, "b.yaml", options).ok());
   ParseResult merged =
       ParseWorkload(head + "metadata: {<<: {name: w, namespace: ads}}\n" + body, "c.yaml", options);
   EXPECT_TRUE(merged.ok()) << Describe(merged);
-  EXPECT_FALSE(ParseWorkload(head + "metadata: {name: w, namespace: [a]}\n" + body, "d.yaml",
-                             options)
-                   .ok());
+  EXPECT_FALSE(
+      ParseWorkload(head + "metadata: {name: w, namespace: [a]}\n" + body, "d.yaml", options).ok());
   EXPECT_EQ(seen, (std::vector<std::string>{"risk", "", "ads", ""}));
   seen.clear();
   for (const std::string& unreadable : {std::string("a: [1"), std::string(""),
@@ -497,9 +494,9 @@ TEST(ParseTest, TheNamespaceHookSeesTheNamespaceOnceAndItsErrorStandsAlone) {
     return Error(codes::kForbidden, "may not write to " + ns);
   };
   // Invalid in three ways; the caller refused hears only the refusal.
-  ParseResult refused = ParseWorkload(
-      head + "metadata: {name: W_, namespace: ads, nmae: x}\nspec: {pipeline: []}\n",
-      "e.yaml", options);
+  ParseResult refused =
+      ParseWorkload(head + "metadata: {name: W_, namespace: ads, nmae: x}\nspec: {pipeline: []}\n",
+                    "e.yaml", options);
   ASSERT_EQ(refused.errors.size(), 1u) << Describe(refused);
   EXPECT_EQ(refused.errors[0].code, codes::kForbidden);
   EXPECT_EQ(refused.errors[0].message, "may not write to ads");

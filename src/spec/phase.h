@@ -63,7 +63,7 @@ enum class EventReason {
   kOutputCommitted,
   kOutputCommitFailed,
   kOutputDiscarded,
-  kOutputSuperseded,  //!< a later run's commit replaced this run's outputs
+  kOutputSuperseded,     //!< a later run's commit replaced this run's outputs
   kOutputCommitWaiting,  //!< its commit waits for a shared output root another run holds
   kRolledBack,
   // Serving steps (the replica supervisor, src/serve/).

@@ -75,7 +75,7 @@ inline void ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver(const Publisher
 }
 
 inline spec::Workload Steps(const std::string& uri, const std::vector<std::string>& steps,
-                     const std::string& policy = "replace") {
+                            const std::string& policy = "replace") {
   std::string yaml =
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: shared\n"
       "  namespace: risk\nspec:\n  data:\n    output:\n      uri: " +

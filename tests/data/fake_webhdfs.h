@@ -93,13 +93,15 @@ class FakeWebHdfs {
       if (it == files_.end()) return Remote(res, 404, "FileNotFoundException", "not found");
       size_t offset = std::stoul(req.has_param("offset") ? req.get_param_value("offset") : "0");
       std::string bytes = offset < it->second.size() ? it->second.substr(offset) : "";
-      if (req.has_param("length")) bytes = bytes.substr(0, std::stoul(req.get_param_value("length")));
+      if (req.has_param("length"))
+        bytes = bytes.substr(0, std::stoul(req.get_param_value("length")));
       res->status = 200;
       res->set_content(bytes, "application/octet-stream");
     } else if (method == "PUT" && op == "CREATE") {
       res->status = 307;
-      res->set_header("Location", url() + "/datanode/create?path=" + httplib::detail::encode_query_param(path) +
-                                      "&overwrite=" + req.get_param_value("overwrite"));
+      res->set_header("Location",
+                      url() + "/datanode/create?path=" + httplib::detail::encode_query_param(path) +
+                          "&overwrite=" + req.get_param_value("overwrite"));
     } else if (method == "PUT" && op == "RENAME") {
       std::string to = req.get_param_value("destination");
       bool ok = Exists(path) && !Exists(to) && dirs_.count(Parent(to)) > 0;

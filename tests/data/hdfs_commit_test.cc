@@ -130,8 +130,8 @@ TEST_F(HdfsCommit, RacingConditionalWritersLoseNoIncrement) {
 }
 
 TEST_F(HdfsCommit, ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver) {
-  commit_cases::ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver(
-      Publisher(), FreshDir("lease"), "hdfs://ns1/lease");
+  commit_cases::ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver(Publisher(), FreshDir("lease"),
+                                                                     "hdfs://ns1/lease");
 }
 
 TEST_F(HdfsCommit, TwoControllersCommittingToOneRootLeaveOneRunsSetAndRecordTheOthers) {

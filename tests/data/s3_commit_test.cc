@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "commit_root_cases.h"
 #include "data/catalog.h"
 #include "data/remote.h"
 #include "runtime/data_hooks.h"
-#include "commit_root_cases.h"
 
 namespace rsl {
 namespace {
@@ -47,8 +47,8 @@ std::shared_ptr<runtime::DataPublisher> Publisher(const std::string& state_dir) 
 }
 
 TEST(S3Commit, ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver) {
-  commit_cases::ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver(
-      Publisher, FreshDir("lease"), "ceph://rsl-commit/lease");
+  commit_cases::ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver(Publisher, FreshDir("lease"),
+                                                                     "ceph://rsl-commit/lease");
 }
 
 TEST(S3Commit, TwoControllersCommittingToOneRootLeaveOneRunsSetAndRecordTheOthers) {

@@ -118,7 +118,7 @@ struct RunState {
   // The output root its end needs (Engine::Impl::TakeOutputRoot): taken without waiting, held
   // from then to the end of its commit. While another commit holds it, the run's end is
   // tried again at root_retry_at (NowMs; 0 = not waiting), and after kOutputLockWaitMs of
-  // waiting (since root_wait_since, MonotonicMs) it ends with root_error instead.
+  // waiting (since root_wait_since, NowMs) it ends with root_error instead.
   std::unique_ptr<FileLock> root_lock;      //!< a local root's lock
   std::unique_ptr<ObjectLease> root_lease;  //!< an object-store root's lease
   Status root_error;

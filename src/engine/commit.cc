@@ -371,9 +371,7 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
              false);
     (void)Commit(&b);
   }
-  r->root_poll_ms = r->root_poll_ms == 0 ? kObjectLeaseFirstPollMs
-                                         : std::min(r->root_poll_ms * 2, kObjectLeaseMaxPollMs);
-  r->root_retry_at = now + std::min(r->root_poll_ms, kOutputLockWaitMs - waited);
+  r->root_retry_at = now + NextRootPollMs(&r->root_poll_ms, waited, kOutputLockWaitMs);
   Reschedule(r);
   return false;
 }

@@ -457,10 +457,8 @@ void Engine::Impl::Perform(Actions* a) {
                            held_by[base].run_id + ") is committing there",
                        false);
             }
-            r->publish_poll_ms = r->publish_poll_ms == 0
-                                     ? kObjectLeaseFirstPollMs
-                                     : std::min(r->publish_poll_ms * 2, kObjectLeaseMaxPollMs);
-            r->publish_retry_at = now + std::min(r->publish_poll_ms, kOutputLockWaitMs - waited);
+            r->publish_retry_at =
+                now + NextRootPollMs(&r->publish_poll_ms, waited, kOutputLockWaitMs);
             Reschedule(r);
           }
           r->pending_publications.push_back(i);

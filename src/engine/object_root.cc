@@ -42,6 +42,12 @@ Error StoreError(const Status& s, const std::string& what) {
 
 }  // namespace
 
+int64_t NextRootPollMs(int64_t* poll_ms, int64_t waited_ms, int64_t wait_ms) {
+  *poll_ms =
+      *poll_ms == 0 ? kObjectLeaseFirstPollMs : std::min(*poll_ms * 2, kObjectLeaseMaxPollMs);
+  return std::min(*poll_ms, std::max<int64_t>(1, wait_ms - waited_ms));
+}
+
 std::string ObjectLeaseUri(const std::string& base) { return Trimmed(base) + "/.rsl-output/lock"; }
 
 std::string ObjectLatestUri(const std::string& base) {
@@ -142,17 +148,17 @@ Result<std::unique_ptr<ObjectLease>> ObjectLease::Acquire(OutputPublisher* store
                                                           const std::string& run_id,
                                                           const ObjectLeaseOptions& options,
                                                           const std::string& lease_uri) {
-  const int64_t deadline = env->MonotonicMs() + options.wait_ms;
-  int64_t poll_ms = kObjectLeaseFirstPollMs;
+  const int64_t start = env->MonotonicMs();
+  int64_t poll_ms = 0;
   while (true) {
     LeaseRecord seen;  // the live holder
     auto lease = TryAcquire(store, env, base, run_id, options, lease_uri, &seen);
     if (!lease.ok() || *lease) return lease;
-    if (env->MonotonicMs() >= deadline) {
+    const int64_t waited = env->MonotonicMs() - start;
+    if (waited >= options.wait_ms) {
       return StayedLocked(base, lease_uri, seen, options.wait_ms, options);
     }
-    env->SleepMs(std::min(poll_ms, std::max<int64_t>(1, deadline - env->MonotonicMs())));
-    poll_ms = std::min(poll_ms * 2, kObjectLeaseMaxPollMs);
+    env->SleepMs(NextRootPollMs(&poll_ms, waited, options.wait_ms));
   }
 }
 

@@ -46,6 +46,11 @@ inline constexpr int64_t kObjectLeaseTtlMs = 5 * 60 * 1000;
 inline constexpr int64_t kObjectLeaseFirstPollMs = 100;
 inline constexpr int64_t kObjectLeaseMaxPollMs = 2000;
 
+//! The next wait of a poll for a held root (lease or lock) that has waited `waited_ms`:
+//! *poll_ms (0 before the first) goes from kObjectLeaseFirstPollMs, doubling, to
+//! kObjectLeaseMaxPollMs, and never past the end of a `wait_ms` wait.
+int64_t NextRootPollMs(int64_t* poll_ms, int64_t waited_ms, int64_t wait_ms);
+
 //! <base>/.rsl-output/lock
 std::string ObjectLeaseUri(const std::string& base);
 //! <base>/latest

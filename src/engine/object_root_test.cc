@@ -309,6 +309,14 @@ struct Fixture {
     }
     return out;
   }
+  // Whether run `run_id` records a `reason` event within 10 s of real time.
+  bool WaitForEvent(const std::string& run_id, const std::string& reason) {
+    for (int i = 0; i < 10'000; ++i) {
+      if (!Events(run_id, reason).empty()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
   std::string ManifestRun(const std::string& root) {
     auto m = objects->ReadObject(root + "/" + kCommitManifestName);
     if (!m.ok()) return "";
@@ -377,12 +385,7 @@ TEST(ObjectRootCommitTest, ACommitWaitingForTheLeaseHoldsUpNoOtherRun) {
   LeaseRecord live{"run-other", "elsewhere:7", "t", f.env.NowMs() + 3'600'000};
   f.objects->Put(ObjectLeaseUri(kBase), LeaseJson(live));
   f.backend.Succeed(l.attempt_id);
-  bool told = false;
-  for (int i = 0; i < 10'000 && !told; ++i) {
-    told = !f.Events(waiting, "OutputCommitWaiting").empty();
-    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_TRUE(told);
+  ASSERT_TRUE(f.WaitForEvent(waiting, "OutputCommitWaiting"));
   EXPECT_EQ(f.Events(waiting, "OutputCommitWaiting")[0].message,
             "waiting for output root " + std::string(kBase) +
                 ": another run (run-other) is committing there");
@@ -744,12 +747,7 @@ TEST(ObjectRootNonAtomicTest, EachStepIsPublishedUnderTheCommitLease) {
   ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", l.env.at("RSL_RUN_ID")).ok());
   f.backend.Succeed(l.attempt_id);
   const std::string waiting = store::RunIdFor(*id);
-  bool told = false;
-  for (int i = 0; i < 10'000 && !told; ++i) {
-    told = !f.Events(waiting, "OutputCommitWaiting").empty();
-    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_TRUE(told);
+  ASSERT_TRUE(f.WaitForEvent(waiting, "OutputCommitWaiting"));
   EXPECT_EQ(f.Events(waiting, "OutputCommitWaiting")[0].step, "a");
   auto elsewhere = f.RunToEnd(Steps(std::string(kBase) + "-elsewhere", "replace", {"b"}));
   EXPECT_EQ(elsewhere.phase, spec::RunPhase::kSucceeded) << elsewhere.failure_message;
@@ -789,12 +787,7 @@ TEST(ObjectRootNonAtomicTest, APublicationWaitingWhenTheEngineStopsIsMadeAfterRe
   ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", l.env.at("RSL_RUN_ID")).ok());
   f.backend.Succeed(l.attempt_id);
   const std::string run_id = store::RunIdFor(*id);
-  bool told = false;
-  for (int i = 0; i < 10'000 && !told; ++i) {
-    told = !f.Events(run_id, "OutputCommitWaiting").empty();
-    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_TRUE(told);
+  ASSERT_TRUE(f.WaitForEvent(run_id, "OutputCommitWaiting"));
   f.Restart();
   ASSERT_TRUE(f.objects->Remove(ObjectLeaseUri(kBase)).ok());  // the other commit ended
   f.env.Advance(1'000);

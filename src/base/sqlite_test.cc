@@ -215,6 +215,34 @@ TEST_F(SqliteHelperTest, TransactionCommitsOrRollsBack) {
   EXPECT_TRUE(db_->Transaction([&] { return db_->Run("DELETE FROM t"); }).ok());
 }
 
+// A writer meeting another connection's transaction waits for it (the busy handler), gets
+// in once it ends, and gives up only after kBusyTimeoutMs in all (the handler's short naps
+// add up to the same timeout SQLite's own handler had).
+TEST(SqliteTest, AWriterWaitsForAnotherTransactionThenGivesUpAfterTheBusyTimeout) {
+  testing::TempDir dir("sqlite_busy_wait");
+  auto holder = Db::Open(dir.Sub("rsl.db"));
+  auto waiter = Db::Open(dir.Sub("rsl.db"));
+  ASSERT_TRUE(holder.ok() && waiter.ok());
+  ASSERT_TRUE((*holder)->Exec("CREATE TABLE t (x INTEGER)").ok());
+  ASSERT_TRUE((*holder)->Begin().ok());
+  std::thread commit_soon([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_TRUE((*holder)->Commit().ok());
+  });
+  EXPECT_TRUE((*waiter)->Run("INSERT INTO t VALUES (1)").ok());  // waited, then got in
+  commit_soon.join();
+  ASSERT_TRUE((*holder)->Begin().ok());  // now for longer than the timeout
+  auto start = std::chrono::steady_clock::now();
+  Status insert = (*waiter)->Run("INSERT INTO t VALUES (2)");
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(insert.code(), "CONFLICT");
+  EXPECT_GE(waited, std::chrono::milliseconds(kBusyTimeoutMs));
+  ASSERT_TRUE((*holder)->Commit().ok());
+  auto n = (*waiter)->First("SELECT COUNT(*) FROM t", [](const Stmt& row) { return row.Int(0); });
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1);
+}
+
 TEST(SqliteTest, ADatabaseLockedTooLongIsAConflictNamingItNotInternal) {
   testing::TempDir dir("sqlite_busy");
   auto holder = Db::Open(dir.Sub("rsl.db"));

@@ -6,8 +6,12 @@
 // so fault tests fail each rename and fsync of a commit in turn.
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -397,24 +401,61 @@ void Engine::Impl::FinishRuns(const std::vector<RunState*>& ending) {
   }
   if (!Commit(&decide)) return;  // stopping: nothing renamed, recovery decides again
   if (commits) CrashPoint("after-commit-decided");
-  store::Batch b;
-  for (RunState* r : runs) FinishRunFiles(r, &b);
-  if (!Commit(&b)) return;  // stopping before it is durable: recovery finishes the runs
   for (RunState* r : runs) {
+    r->committing = true;
+    Unschedule(r);
+  }
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_queue_.push_back(std::move(runs));
+  }
+  commit_cv_.notify_one();
+}
+
+void Engine::Impl::CommitterLoop() {
+  // Below the threads that answer users (submissions, reads) and the loop: a run's end can
+  // wait a few milliseconds, a submission's answer should not.
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  while (true) {
+    std::vector<RunState*> runs;
+    {
+      std::unique_lock<std::mutex> lock(commit_mu_);
+      commit_cv_.wait(lock, [this] { return commit_stop_ || !commit_queue_.empty(); });
+      if (commit_queue_.empty()) return;  // stopping, and nothing left to commit
+      runs = std::move(commit_queue_.front());
+      commit_queue_.pop_front();
+    }
+    RunFilesDoneMsg done;
+    for (RunState* r : runs) {
+      FinishRunFiles(r, &done.batch);
+      done.run_ids.push_back(r->run.id);
+    }
+    Post(std::move(done));
+  }
+}
+
+void Engine::Impl::EndRuns(const std::vector<std::string>& run_ids) {
+  std::vector<std::array<std::string, 3>> ended;  // namespace, name, run id
+  for (const auto& id : run_ids) {
+    auto it = runs_.find(id);
+    if (it == runs_.end()) continue;
+    RunState* r = it->second.get();
     const std::string base = OutputBase(r->workload);
     if (!base.empty() && base.find("://") == std::string::npos)
       ReleaseOutputClaim(env_, base, r->run.id);
     ReleaseObjectClaim(r->run.id);
     for (const auto& h : hooks_.steps)
       h->AfterRun(r->info, spec::Name(r->run.phase), r->run.committed_uri);
-    const std::string run_id = r->run.id;
+    ended.push_back({r->workload.namespace_, r->workload.name, id});
     Unschedule(r);
-    runs_.erase(run_id);  // r is gone: a finished run is read from the store from now on
+    runs_.erase(it);  // r is gone: a finished run is read from the store from now on
     std::lock_guard<std::mutex> lock(ev_mu_);
-    RememberFinished(run_id);
+    RememberFinished(id);
     stats_.running_runs = static_cast<int64_t>(runs_.size());
   }
+  if (ended.empty()) return;
   finish_cv_.notify_all();
+  for (const auto& [ns, name, id] : ended) backend_->RunFinished(ns, name, id);  // durably ended
 }
 
 void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {

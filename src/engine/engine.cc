@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -100,6 +99,11 @@ Status Engine::Impl::Start() {
                                                   Post(PostProcessDoneMsg{d, r});
                                                 });
   RSL_RETURN_IF_ERROR(sender_->Start());
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_stop_ = false;
+  }
+  for (int i = 0; i < kCommitterThreads; ++i) committers_.emplace_back([this] { CommitterLoop(); });
   loop_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
@@ -128,6 +132,31 @@ void Engine::Impl::Stop(bool stop_steps) {
   cv_.notify_all();
   for (auto& t : admissions) t.join();
   loop_.join();
+  // The committers finish the runs handed to them (their decision is durable: leaving them
+  // would only make recovery redo the same), then their terminal records are written here,
+  // the loop being gone.
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_stop_ = true;
+  }
+  commit_cv_.notify_all();
+  for (auto& t : committers_) t.join();
+  committers_.clear();
+  std::vector<std::string> ended;
+  store::Batch last;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = inbox_.begin(); it != inbox_.end();) {
+      if (auto* done = std::get_if<RunFilesDoneMsg>(&*it)) {
+        AppendBatch(std::move(done->batch), &last);
+        ended.insert(ended.end(), done->run_ids.begin(), done->run_ids.end());
+        it = inbox_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (!ended.empty() && Commit(&last)) EndRuns(ended);
   // The callbacks stay set (reassigning them could race a backend thread's call); what
   // they reach is detached: a late exit, event or sample goes nowhere.
   std::lock_guard<std::mutex> lock(sink_->mu);
@@ -277,6 +306,7 @@ void Engine::Impl::Unschedule(RunState* r) {
 }
 
 void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
+  if (r->committing) return;  // the committer thread's until its files are done
   if (!r->plan) return Reschedule(r);
   RunPlan& plan = *r->plan;
   WhenFn when = [r](int i, std::string* note) { return r->EvalWhen(i, note); };
@@ -505,18 +535,13 @@ void Engine::Impl::Perform(Actions* a) {
   // Before the runs finish: whoever waits for a run and then drains the sender finds its
   // hooks queued.
   for (auto& d : a->deliveries) sender_->Enqueue(std::move(d));
+  EndRuns(a->ended_runs);  // their terminal records are durable now
   std::vector<RunState*> finishing;
-  std::vector<std::array<std::string, 3>> ended;  // FinishRuns forgets them: copied first
   for (const auto& id : a->finished_runs) {
     auto it = runs_.find(id);
-    if (it == runs_.end()) continue;
-    finishing.push_back(it->second.get());
-    ended.push_back({it->second->workload.namespace_, it->second->workload.name, id});
+    if (it != runs_.end() && !it->second->committing) finishing.push_back(it->second.get());
   }
   FinishRuns(finishing);
-  for (const auto& [ns, name, id] : ended) {
-    if (!runs_.count(id)) backend_->RunFinished(ns, name, id);  // durably ended
-  }
   for (auto& p : a->barriers) p->set_value();
 }
 

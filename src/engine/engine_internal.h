@@ -96,8 +96,15 @@ struct PostProcessDoneMsg {
 struct BarrierMsg {
   std::shared_ptr<std::promise<void>> done;
 };
-using Msg = std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg,
-                         RecoverMsg, LaunchFailedMsg, NodesMsg, PostProcessDoneMsg, BarrierMsg>;
+//! The output commits of runs handed to the committer thread are done (FinishRunFiles):
+//! their terminal records and events, to join the turn's transaction.
+struct RunFilesDoneMsg {
+  std::vector<std::string> run_ids;
+  store::Batch batch;
+};
+using Msg =
+    std::variant<ExitMsg, EventMsg, AdmittedMsg, CancelMsg, StopStepMsg, EmitMsg, RecoverMsg,
+                 LaunchFailedMsg, NodesMsg, PostProcessDoneMsg, BarrierMsg, RunFilesDoneMsg>;
 
 //! The run of the newest version of the workload's name before `version` that SUCCEEDED,
 //! when the workload reads previous.* anywhere (else nothing is read: `loaded` stays false).
@@ -149,8 +156,9 @@ class Engine::Impl : public RunControl {
   // Work to do once the current batch is durable.
   struct Actions {
     std::vector<std::pair<RunState*, int>> launches;
-    std::vector<std::pair<std::string, bool>> stops;       // attempt id, timed out
-    std::vector<std::string> finished_runs;                // run ids to finish (commit/discard)
+    std::vector<std::pair<std::string, bool>> stops;  // attempt id, timed out
+    std::vector<std::string> finished_runs;           // run ids to finish (commit/discard)
+    std::vector<std::string> ended_runs;  // terminal records in this turn's batch: forget them
     std::vector<std::pair<RunState*, int>> publish_steps;  // non-atomic: publish on success
     std::vector<std::tuple<RunState*, int, backend::LaunchSpec>> started;  // OnStepStarted
     std::vector<Delivery> deliveries;  // postProcess hooks of steps that ended
@@ -200,11 +208,18 @@ class Engine::Impl : public RunControl {
   //! batch is durable: then the caller must not act on it.
   bool Commit(store::Batch* b);
   void Perform(Actions* a);
-  //! The runs that ended this turn: commit or discard each one's outputs, record their
-  //! terminal phases, AfterRun, forget them. Two store transactions for all of them (the
-  //! decision to commit, before any rename; the terminal records, after every commit point),
-  //! not two per run: a turn that ends a hundred small runs fsyncs the store twice.
+  //! The runs that ended this turn: the decision to commit (one store transaction for all
+  //! of them, before any rename), then their files go to a committer thread
+  //! (CommitterLoop), and the loop goes on with every other run meanwhile: an output commit
+  //! is renames, a manifest and their fsyncs (or uploads), which held up every launch while
+  //! they ran on the loop. Their terminal records come back as a RunFilesDoneMsg and join
+  //! a turn's transaction; EndRuns forgets them once it is durable.
   void FinishRuns(const std::vector<RunState*>& runs);
+  //! A committer thread: FinishRunFiles of each run of a job, then their terminal records
+  //! in one message (one transaction for the runs that ended in one turn).
+  void CommitterLoop();
+  //! Runs whose terminal record is durable: claims released, AfterRun, forgotten.
+  void EndRuns(const std::vector<std::string>& run_ids);
   //! One run's outputs committed or discarded; its terminal record and events into `b`.
   //! REQUIRES: a succeeded atomic run's commit_state kCommitCommitting is durable.
   // Takes the output root a run's end needs (a local root's lock, an object-store root's
@@ -331,6 +346,17 @@ class Engine::Impl : public RunControl {
   std::deque<Msg> inbox_;  // GUARDED_BY(mu_)
   bool stopping_ = false;  // GUARDED_BY(mu_)
   std::thread loop_;
+  // The committer threads (CommitterLoop) and the runs handed to them, one job per turn's
+  // FinishRuns. A run handed over is a committer's until its RunFilesDoneMsg: the loop does
+  // not drive it (committing). Several, so that one slow upload holds up no other run's end;
+  // two jobs never share an output root (FinishRuns hands over a run whose shared root it
+  // holds, by its lock or lease).
+  static constexpr int kCommitterThreads = 4;
+  std::vector<std::thread> committers_;
+  std::mutex commit_mu_;
+  std::condition_variable commit_cv_;
+  std::deque<std::vector<RunState*>> commit_queue_;  // GUARDED_BY(commit_mu_)
+  bool commit_stop_ = false;             // GUARDED_BY(commit_mu_): drain the queue, then end
   std::vector<std::thread> admissions_;  // GUARDED_BY(mu_)
   // Admission threads that returned, to be joined: an exited thread that is never joined
   // keeps its stack (one per workload ever submitted: 80 KB each, and a memory map each).

@@ -83,6 +83,9 @@ void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState
     HandleRecover(*rec, b, touched);
   } else if (auto* pp = std::get_if<PostProcessDoneMsg>(&m)) {
     HandlePostProcessDone(*pp, b, touched);
+  } else if (auto* done = std::get_if<RunFilesDoneMsg>(&m)) {
+    AppendBatch(std::move(done->batch), b);
+    a->ended_runs.insert(a->ended_runs.end(), done->run_ids.begin(), done->run_ids.end());
   } else if (auto* barrier = std::get_if<BarrierMsg>(&m)) {
     a->barriers.push_back(barrier->done);
   } else if (auto* lf = std::get_if<LaunchFailedMsg>(&m)) {

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -400,6 +402,65 @@ TEST(ObjectRootCommitTest, ACommitWaitingForTheLeaseHoldsUpNoOtherRun) {
   EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
   EXPECT_EQ(f.ManifestRun(kBase), waiting);
   EXPECT_EQ(f.Events(waiting, "OutputCommitWaiting").size(), 1u);
+}
+
+// An output commit runs on a committer thread, not the engine's loop: while one run uploads
+// its outputs (a big model to an object store can take minutes), other runs are launched,
+// run, and commit theirs. On the loop, every launch of every run waited for the upload.
+TEST(ObjectRootCommitTest, AnUploadInProgressHoldsUpNoOtherRun) {
+  Fixture f("uploading");
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  struct Release {  // whatever fails below, the upload ends before the engine stops
+    std::promise<void>* p;
+    bool done = false;
+    void operator()() {
+      if (!done) p->set_value();
+      done = true;
+    }
+    ~Release() { (*this)(); }
+  } let_go{&release};
+  std::promise<void> entered;
+  std::future<void> uploading = entered.get_future();
+  std::atomic<bool> held{false};
+  f.objects->on_publish = [&](const std::string& dest) {
+    if (dest.rfind(std::string(kBase) + "/", 0) != 0 || held.exchange(true)) return;
+    entered.set_value();
+    released.wait();
+  };
+  auto id = f.engine->Submit(Steps(kBase, "replace", {"a"}), "alice");
+  ASSERT_TRUE(id.ok());
+  const std::string first = store::RunIdFor(*id);
+  auto l = f.backend.WaitLaunch(++f.launched);
+  ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/who", first).ok());
+  f.backend.Succeed(l.attempt_id);
+  ASSERT_EQ(uploading.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  // Another run, to another root, from submission to its commit.
+  const std::string elsewhere = "s3://bucket/other";
+  auto other = f.engine->Submit(Steps(elsewhere, "replace", {"b", "c"}), "alice");
+  ASSERT_TRUE(other.ok());
+  for (int i = 0; i < 2; ++i) {
+    auto launch = f.backend.WaitLaunch(++f.launched, 20'000);
+    ASSERT_FALSE(launch.attempt_id.empty()) << "step " << i << " of the other run never launched";
+    ASSERT_TRUE(WriteFileAtomic(launch.env.at("RSL_OUTPUT") + "/who", "other").ok());
+    f.backend.Succeed(launch.attempt_id);
+  }
+  auto done = f.engine->Wait(*other, 20'000);
+  ASSERT_TRUE(done.ok()) << done.error().ToString();
+  EXPECT_EQ(done->phase, spec::RunPhase::kSucceeded) << done->failure_message;
+  EXPECT_EQ(f.ManifestRun(elsewhere), done->id);
+  // The first run is still uploading: running, committing, its manifest not written.
+  auto running = f.store->GetRun(first);
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ(running->phase, spec::RunPhase::kRunning);
+  EXPECT_EQ(running->commit_state, store::kCommitCommitting);
+  EXPECT_EQ(f.ManifestRun(kBase), "");
+  let_go();
+  auto run = f.engine->Wait(*id, 60'000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << run->failure_message;
+  EXPECT_EQ(f.ManifestRun(kBase), first);
+  EXPECT_EQ(f.objects->Below(kBase)["a/who"], first);
 }
 
 TEST(ObjectRootCommitTest, AFailedManifestWriteLeavesNoManifestNamingTheRun) {

@@ -107,6 +107,9 @@ struct RunState {
   std::unique_ptr<RunPlan> plan;
   std::vector<StepSlot> slots;  //!< one per pipeline step, in its order
   bool finishing = false;       //!< commit/discard under way
+  //! Handed to the committer thread (FinishRuns): only it touches the run until its files
+  //! are done; the loop neither drives nor schedules it.
+  bool committing = false;
   int owner_fd = -1;            //!< flock on <run_dir>/owner.lock while active
   int64_t min_cpu_request = 0;  //!< smallest placed cpu request of its steps
   PreviousResults previous;     //!< loaded when the workload reads previous.*

@@ -146,4 +146,23 @@ std::string RunIdFor(const std::string& version_id) {
   return "run-" + version_id;
 }
 
+void AppendBatch(Batch&& from, Batch* to) {
+  auto move = [](auto& src, auto& dst) {
+    if (dst.empty()) {
+      dst = std::move(src);
+    } else {
+      dst.insert(dst.end(), std::make_move_iterator(src.begin()),
+                 std::make_move_iterator(src.end()));
+    }
+    src.clear();
+  };
+  move(from.versions, to->versions);
+  move(from.runs, to->runs);
+  move(from.steps, to->steps);
+  move(from.attempts, to->attempts);
+  move(from.events, to->events);
+  move(from.artifacts, to->artifacts);
+  move(from.lineage, to->lineage);
+}
+
 }  // namespace rsl::store

@@ -167,6 +167,10 @@ struct Batch {
   }
 };
 
+//! Appends `from`'s changes after `to`'s (applied later within the one transaction: a row
+//! written by both ends as `from` wrote it; events keep their order, `from`'s last).
+void AppendBatch(Batch&& from, Batch* to);
+
 struct RunFilter {
   std::string namespace_;  //!< "" = all
   std::string name;        //!< "" = all

@@ -1,8 +1,9 @@
 #include "base/sqlite.h"
 
-#include <time.h>
-
+#include <chrono>
+#include <climits>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "base/codes.h"
@@ -150,31 +151,36 @@ bool Stmt::IsNull(int col) const { return sqlite3_column_type(st_, col) == SQLIT
 
 namespace {
 
-// How long the `count`th wait for a locked database naps (0-based), in microseconds.
-// SQLite's own handler (sqlite3_busy_timeout) naps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50
-// and 100 ms in turn. The writers that meet here are mostly the controller's own
-// connections to its state database (the store's, the audit log's, the cost and model
-// records'), whose transactions last well under a millisecond, yet each wait for one of
-// them cost a nap of 1-25 ms: under bench/api_load.sh, 942 of a submission's 14,765 context
-// switches were such naps (perf, sched_switch), the tail of its answer (p99 40-60 ms against
-// a p50 of 4-5 ms). Short naps first: 50 us twenty times (1 ms), then 250 us forty times (10
-// ms more), then 2 ms, within the same kBusyTimeoutMs in all.
-int64_t BusyNapMicros(int count) {
-  if (count < 20) return 50;
-  if (count < 60) return 250;
-  return 2000;
-}
+// The naps of a wait for a locked database, in turn: SQLite's own handler
+// (sqlite3_busy_timeout) naps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 and 100 ms. The writers
+// that meet here are mostly the controller's own connections to its state database (the
+// store's, the audit log's, the cost and model records'), whose transactions last well under
+// a millisecond, yet each wait for one of them cost a nap of 1-25 ms: under
+// bench/api_load.sh, 942 of a submission's 14,765 context switches were such naps (perf,
+// sched_switch), the tail of its answer (p99 40-60 ms against a p50 of 4-5 ms). Short naps
+// first, within the same kBusyTimeoutMs in all.
+struct BusyNaps {
+  int times;  // how many naps of this length, in turn
+  int64_t micros;
+};
+constexpr BusyNaps kBusyNaps[] = {{20, 50}, {40, 250}, {INT_MAX, 2000}};
 
+// `count`: the waits before this one. 0 (SQLITE_BUSY to the caller) once the naps so far add
+// up to kBusyTimeoutMs.
 int BusyHandler(void* /*unused*/, int count) {
-  int64_t waited_us = count < 20   ? count * 50LL
-                      : count < 60 ? 1000 + (count - 20) * 250LL
-                                   : 11'000 + (count - 60) * 2000LL;
-  if (waited_us >= int64_t{kBusyTimeoutMs} * 1000) return 0;  // SQLITE_BUSY to the caller
-  int64_t nap = BusyNapMicros(count);
-  struct timespec ts = {static_cast<time_t>(nap / 1'000'000),
-                        static_cast<long>(nap % 1'000'000) * 1000};
-  nanosleep(&ts, nullptr);
-  return 1;
+  int64_t waited_us = 0;
+  for (const BusyNaps& naps : kBusyNaps) {
+    if (count >= naps.times) {
+      waited_us += naps.times * naps.micros;
+      count -= naps.times;
+      continue;
+    }
+    waited_us += count * naps.micros;
+    if (waited_us >= int64_t{kBusyTimeoutMs} * 1000) return 0;
+    std::this_thread::sleep_for(std::chrono::microseconds(naps.micros));
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace

@@ -142,21 +142,21 @@ void Engine::Impl::Stop(bool stop_steps) {
   commit_cv_.notify_all();
   for (auto& t : committers_) t.join();
   committers_.clear();
-  std::vector<std::string> ended;
   store::Batch last;
+  Actions ended;
+  std::set<RunState*> touched;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = inbox_.begin(); it != inbox_.end();) {
-      if (auto* done = std::get_if<RunFilesDoneMsg>(&*it)) {
-        AppendBatch(std::move(done->batch), &last);
-        ended.insert(ended.end(), done->run_ids.begin(), done->run_ids.end());
-        it = inbox_.erase(it);
-      } else {
+      if (!std::holds_alternative<RunFilesDoneMsg>(*it)) {
         ++it;
+        continue;
       }
+      Handle(*it, &last, &ended, &touched);
+      it = inbox_.erase(it);
     }
   }
-  if (!ended.empty() && Commit(&last)) EndRuns(ended);
+  if (Commit(&last)) EndRuns(ended.ended_runs);
   // The callbacks stay set (reassigning them could race a backend thread's call); what
   // they reach is detached: a late exit, event or sample goes nowhere.
   std::lock_guard<std::mutex> lock(sink_->mu);

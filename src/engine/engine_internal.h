@@ -1,7 +1,7 @@
-// Internals of the Engine shared by engine.cc (the loop, the API), handle.cc (the facts the
-// loop takes in: messages, exits, progress), reserve.cc (placement bookkeeping), admit.cc
-// (admission, recovery), launch.cc (building an attempt's LaunchSpec) and commit.cc
-// (publishing and discarding outputs). Per-run state: run_state.h.
+// Internals of the Engine shared by engine.cc (the loop), engine_api.cc (the public calls),
+// handle.cc (the facts the loop takes in: messages, exits, progress), reserve.cc (placement
+// bookkeeping), admit.cc (admission, recovery), launch.cc (building an attempt's LaunchSpec)
+// and commit.cc (publishing and discarding outputs). Per-run state: run_state.h.
 // Not a public header.
 #pragma once
 

@@ -197,7 +197,7 @@ void Engine::Impl::Loop() {
       touched.insert(it->second);
     }
     for (RunState* r : touched) Drive(r, &batch, &actions);
-    for (auto it = waiting_.begin(); it != waiting_.end();) {
+    for (auto it = waiting_.begin(); it != waiting_.end() && !NoWaitingRunFits();) {
       RunState* r = (it++)->second;  // Drive refiles r (under the same key) or removes it
       if (touched.count(r)) continue;
       if (r->quiet_when_full && ledger_.MaxFreeCpu() < r->min_cpu_request) continue;
@@ -292,6 +292,7 @@ void Engine::Impl::Reschedule(RunState* r) {
     }
     r->waiting = waiting;
   }
+  TrackWaiting(r);
 }
 
 void Engine::Impl::Unschedule(RunState* r) {
@@ -299,6 +300,23 @@ void Engine::Impl::Unschedule(RunState* r) {
   if (r->waiting) waiting_.erase(r->seq);
   r->timer_at = INT64_MAX;
   r->waiting = false;
+  TrackWaiting(r);
+}
+
+void Engine::Impl::TrackWaiting(RunState* r) {
+  using W = RunState::Waiting;
+  W now = !r->waiting ? W::kNo : r->quiet_when_full ? W::kQuiet : W::kLoud;
+  if (now == r->counted) return;
+  if (r->counted == W::kLoud) --loud_waiting_;
+  if (r->counted == W::kQuiet) quiet_requests_.erase(quiet_requests_.find(r->min_cpu_request));
+  if (now == W::kLoud) ++loud_waiting_;
+  if (now == W::kQuiet) quiet_requests_.insert(r->min_cpu_request);
+  r->counted = now;
+}
+
+bool Engine::Impl::NoWaitingRunFits() const {
+  return loud_waiting_ == 0 &&
+         (quiet_requests_.empty() || ledger_.MaxFreeCpu() < *quiet_requests_.begin());
 }
 
 void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {

@@ -200,6 +200,13 @@ class Engine::Impl : public RunControl {
   void Reschedule(RunState* r);
   //! Forgets the run's schedule (before it leaves runs_).
   void Unschedule(RunState* r);
+  //! Files r's waiting state (none, loud or quiet) in loud_waiting_ and quiet_requests_.
+  void TrackWaiting(RunState* r);
+  //! True when driving any of the waiting runs would change nothing: every one is quiet
+  //! while full (RunState::quiet_when_full) and no node has the smallest of their
+  //! min_cpu_requests free. A turn then stops walking them: with a backlog of thousands
+  //! queued behind a full node, the walk was 12 % of the loop thread under api_load.
+  bool NoWaitingRunFits() const;
   //! Moves the plan's pending transitions into the batch as events, in the plan's order.
   void RecordTransitions(RunState* r, store::Batch* b);
   void PollProgress(store::Batch* b);
@@ -376,6 +383,8 @@ class Engine::Impl : public RunControl {
   std::map<std::string, std::pair<RunState*, int>> attempts_;  // live attempt -> (run, step)
   std::set<std::pair<int64_t, RunState*>> timers_;             // (NextWakeup, run), soonest first
   std::map<uint64_t, RunState*> waiting_;  // runs with unplaced ready steps, by seq
+  int loud_waiting_ = 0;                   // of them, those not quiet_when_full
+  std::multiset<int64_t> quiet_requests_;  // the others' min_cpu_request
   uint64_t next_run_seq_ = 0;
   int64_t next_progress_poll_ = 0;
   bool launches_capped_ = false;  // a run hit max_launches_per_run_per_turn: turn again now

@@ -296,6 +296,47 @@ TEST(EngineTest, RunsWaitingForCapacityStartOldestFirst) {
   }
 }
 
+// Waiting runs with different smallest requests: a turn that frees too little for any of
+// them starts none; one that frees enough starts every run that fits, oldest first, even a
+// small one queued behind a big one.
+TEST(EngineTest, FreedCapacityStartsEveryWaitingRunThatFitsOldestFirst) {
+  Fixture f("fits");
+  auto submit = [&](const std::string& name, int cpu) {
+    auto id = f.engine->Submit(Parse(Header(name) +
+                                     "  pipeline:\n    - {name: a, command: [a], "
+                                     "resources: {cpu: " +
+                                     std::to_string(cpu) + "}}\n"),
+                               "alice");
+    EXPECT_TRUE(id.ok());
+    return *id;
+  };
+  auto big = submit("fits-big", 7);  // 8 cores: 1 left
+  auto first = f.backend.WaitLaunch(1);
+  auto six = submit("fits-six", 6);
+  ASSERT_TRUE(
+      WaitUntil([&] { return Has(f.Reasons(store::RunIdFor(six)), "a:InsufficientResources"); }));
+  auto two = submit("fits-two", 2);
+  ASSERT_TRUE(
+      WaitUntil([&] { return Has(f.Reasons(store::RunIdFor(two)), "a:InsufficientResources"); }));
+  auto one = submit("fits-one", 1);  // fits in what is left
+  auto small = f.backend.WaitLaunch(2);
+  EXPECT_EQ(small.run_id, store::RunIdFor(one));
+  f.backend.Succeed(small.attempt_id);  // 1 free again: neither waiting run fits
+  EXPECT_EQ(f.engine->Wait(one, 5000)->phase, spec::RunPhase::kSucceeded);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(f.backend.launch_count(), 2u);
+  f.backend.Succeed(first.attempt_id);  // 8 free: 6, then 2 of the 2 left
+  auto third = f.backend.WaitLaunch(3);
+  auto fourth = f.backend.WaitLaunch(4);
+  EXPECT_EQ(third.run_id, store::RunIdFor(six));
+  EXPECT_EQ(fourth.run_id, store::RunIdFor(two));
+  f.backend.Succeed(third.attempt_id);
+  f.backend.Succeed(fourth.attempt_id);
+  for (const auto& id : {big, six, two}) {
+    EXPECT_EQ(f.engine->Wait(id, 5000)->phase, spec::RunPhase::kSucceeded) << id;
+  }
+}
+
 // A backend with a queue (Slurm): the launched step waits PENDING there (no node, no start,
 // the scheduler's reason as its message); it runs where the backend says, and its timeout
 // counts from then.

@@ -103,7 +103,7 @@ std::string Engine::Impl::OutputRoot(RunState* r, bool* fallback) {
 }
 
 Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int64_t* bytes,
-                                 bool sync) {
+                                 bool sync, const std::set<std::string>* whole) {
   const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
   std::string staging = StagingDir(r->run.run_dir, name, r->slots[size_t(i)].record.attempts);
   bool fallback = false;
@@ -117,6 +117,23 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
     return hooks_.publisher->Publish(staging, dest);
   }
   std::string target = root + "/" + name;
+  if (whole) {
+    // What the whole-run commit moved is known: no rename to try, no path to look up.
+    std::string entry = staging.substr(staging.rfind('/') + 1);
+    if (!whole->count(entry)) {
+      published->clear();
+      *bytes = 0;
+      return Status::Ok();
+    }
+    if (entry != name) {  // a later attempt's: <root>/<step>.<n> -> <root>/<step>
+      Status again = env_->Rename(root + "/" + entry, target);
+      if (!again.ok()) return PublishError(again);
+    }
+    *published = target;
+    OpenToReaders(env_, target);
+    *bytes = TreeBytes(env_, target);
+    return Status::Ok();
+  }
   if (sync) RSL_RETURN_IF_ERROR(env_->MakeDirs(root));  // else the whole-run commit made it
   // One rename in the common case (no older output, or an empty one: rename replaces it).
   Status moved = env_->Rename(staging, target);
@@ -167,10 +184,17 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
 // attempt n > 1 is left as <root>/<step>.<n>, which PublishStep renames to <root>/<step>.
 // Repeated after a crash, each part finds its work done. Anything unusual (the outputs
 // exist, another file system) is left to the per-step publication.
-Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bool* renamed) {
+Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bool* renamed,
+                                        std::optional<std::set<std::string>>* whole) {
   std::string staging = r->run.run_dir + "/staging";
   if (env_->PathExists(root)) return Status::Ok();
   auto st_staging = env_->Stat(staging);
+  if (!st_staging.ok() && st_staging.error().code == codes::kNotFound) {
+    // Neither staging nor outputs: no step staged anything (a backend that makes none),
+    // and no earlier engine published any of it (its rename would have left outputs).
+    whole->emplace();
+    return Status::Ok();
+  }
   auto st_run = env_->Stat(r->run.run_dir);
   if (!st_staging.ok() || !st_run.ok() || st_staging->device != st_run->device) {
     return Status::Ok();
@@ -184,13 +208,19 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
   }
   auto entries = env_->ListDir(staging);
   if (!entries.ok()) return entries.status();
+  std::set<std::string> kept;
   for (const auto& entry : *entries) {
-    if (!keep.count(entry)) RSL_RETURN_IF_ERROR(env_->RemoveAll(staging + "/" + entry));
+    if (keep.count(entry)) {
+      kept.insert(entry);
+    } else {
+      RSL_RETURN_IF_ERROR(env_->RemoveAll(staging + "/" + entry));
+    }
   }
   CrashPoint("mid-publish");
   Status moved = env_->Rename(staging, root);
   if (!moved.ok()) return PublishError(moved);
   *renamed = true;
+  *whole = std::move(kept);
   OpenToReaders(env_, root);
   return env_->SyncDir(r->run.run_dir);
 }
@@ -507,7 +537,9 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       if (s.ok() && shared_local && !Versioned(r))
         s = ReadPreviousCommit(root, r->run.id, &previous);
       bool fresh = false;  // root was staging a moment ago: no manifest, no leftover in it
-      if (s.ok() && root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh);
+      // What the run's staging put under root, when known: its steps need not look.
+      std::optional<std::set<std::string>> whole;
+      if (s.ok() && root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh, &whole);
       if (local && s.ok() && !fresh) s = UnpublishManifest(root);
       if (lease && s.ok()) s = UnpublishObjectManifest(root, r->run.id, !Versioned(r), &previous);
       // From here on this commit may have changed what is under root (the run's own outputs
@@ -525,14 +557,19 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
           s = lease->Renew();  // a lease taken over stops the uploads here
           if (!s.ok()) break;
         }
-        s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local);
+        s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local,
+                        whole ? &*whole : nullptr);
         if (!s.ok()) {
           if (!published.empty()) published_dirs.push_back(published);  // moved, then failed
           break;
         }
         const std::string& name = r->workload.pipeline.steps[i].name;
-        r->slots[i].record.output_dir = published;
-        b.steps.push_back(r->slots[i].record);
+        // The step's row again only when the commit changed it (a step with no output
+        // keeps the row it has: 10,000 rows rewritten at a big run's end for nothing).
+        if (r->slots[i].record.output_dir != published) {
+          r->slots[i].record.output_dir = published;
+          b.steps.push_back(r->slots[i].record);
+        }
         if (!published.empty()) {
           published_dirs.push_back(published);
           b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});

@@ -245,9 +245,15 @@ class Engine::Impl : public RunControl {
   //! even on an error, once the output is in place).
   //! `sync`: make the output root and fsync it now; a whole-run commit makes it before and
   //! syncs it once after every step is renamed.
-  Status PublishStep(RunState* r, int i, std::string* published, int64_t* bytes, bool sync = true);
+  //! `whole`: the entries of the run's staging that CommitStagingWhole moved into root (null:
+  //! unknown, look for the step's staging and its published output).
+  Status PublishStep(RunState* r, int i, std::string* published, int64_t* bytes, bool sync = true,
+                     const std::set<std::string>* whole = nullptr);
   //! `renamed`: set when staging became `root` just now (then it holds step outputs only).
-  Status CommitStagingWhole(RunState* r, const std::string& root, bool* renamed);
+  //! `whole`: set to the entries now under root that came from staging (the succeeded steps'
+  //! last attempts that staged something), or to none when there was no staging and no root.
+  Status CommitStagingWhole(RunState* r, const std::string& root, bool* renamed,
+                            std::optional<std::set<std::string>>* whole);
   Status DiscardRun(RunState* r, std::vector<std::string>* kept);
   //! Makes `root` and removes its manifest (and temporary manifests a crash left): from here
   //! on readers take it as not committed. Errors: the manifest cannot be removed.

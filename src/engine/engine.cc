@@ -308,7 +308,10 @@ void Engine::Impl::TrackWaiting(RunState* r) {
   W now = !r->waiting ? W::kNo : r->quiet_when_full ? W::kQuiet : W::kLoud;
   if (now == r->counted) return;
   if (r->counted == W::kLoud) --loud_waiting_;
-  if (r->counted == W::kQuiet) quiet_requests_.erase(quiet_requests_.find(r->min_cpu_request));
+  if (r->counted == W::kQuiet) {
+    auto it = quiet_requests_.find(r->min_cpu_request);  // fixed for the run's life
+    if (it != quiet_requests_.end()) quiet_requests_.erase(it);
+  }
   if (now == W::kLoud) ++loud_waiting_;
   if (now == W::kQuiet) quiet_requests_.insert(r->min_cpu_request);
   r->counted = now;

@@ -108,6 +108,10 @@ struct AttemptExit {
   //! step never ready: SERVING_NOT_READY); "" = from the kind (STEP_FAILED, ...).
   std::string code;
   Usage usage;
+  //! The backend saw the attempt's working directory empty when it ended (the local
+  //! supervisor looks, to keep the directory as a spare): the step left no file there, so
+  //! RSL_METRICS_FILE and RSL_PROGRESS_FILE, which are in it, need not be looked for.
+  bool workdir_empty = false;
 };
 
 //! Something worth an event while an attempt runs (e.g. "Started", which limit mechanism was

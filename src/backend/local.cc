@@ -780,6 +780,7 @@ class LocalBackend : public Backend {
       auto it = owned_.find(id);
       if (it == owned_.end()) return;
       auto e = ParseExitRecord(msg.value("record", ""), it->second, id);
+      if (e.ok()) e->workdir_empty = msg.value("workdir_empty", false);
       owned_.erase(it);
       ReleaseImage(id);
       out->push_back(e.ok() ? std::move(*e) : Lost(id));

@@ -480,6 +480,35 @@ TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
   EXPECT_FALSE(PathExists(quiet.log_path));
 }
 
+// The exit says whether the step left its working directory empty: the engine then does not
+// look for the metrics and progress files that would be in it. A step that wrote a file
+// there (even one removed by a background process later) is reported as not empty.
+TEST(LocalBackendTest, TheExitSaysWhetherTheWorkingDirectoryWasLeftEmpty) {
+  std::string dir = Dir("workdir-empty");
+  auto b = Make(dir);
+  Collector c;
+  c.Attach(b.get());
+  auto silent = Spec(dir, "a", {"true"});
+  ASSERT_TRUE(b->Launch(silent).ok());
+  auto e = c.Wait("a");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->workdir_empty);
+  auto writes = Spec(dir, "b", {"sh", "-c", "echo '{\"loss\": 1}' > .rsl-metrics.json"});
+  ASSERT_TRUE(b->Launch(writes).ok());
+  e = c.Wait("b");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, ExitKind::kSucceeded);
+  EXPECT_FALSE(e->workdir_empty);
+  EXPECT_TRUE(PathExists(writes.workdir + "/.rsl-metrics.json"));
+  // A failed one too: its exit code does not matter.
+  auto fails = Spec(dir, "c", {"sh", "-c", "touch x; exit 3"});
+  ASSERT_TRUE(b->Launch(fails).ok());
+  e = c.Wait("c");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_FALSE(e->workdir_empty);
+}
+
 // Directory creation is the costly part of a launch on ext4 without a journal (every recently
 // deleted inode is skipped one by one), so a working directory its step left empty becomes
 // the next attempt's directory by rename: the same inode, empty, under the new name. One

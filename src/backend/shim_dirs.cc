@@ -72,12 +72,12 @@ bool SpareDirs::Make(const std::string& pool, const std::string& dir, bool isola
   return isolated ? MakeDirs(dir, 0711, 0700) : MakeDirs(dir);
 }
 
-void SpareDirs::Recycle(const std::string& workdir) {
+bool SpareDirs::Recycle(const std::string& workdir) {
   std::string pool = Dirname(workdir);
-  if (pool.empty()) return;
+  if (pool.empty() || !IsEmptyDir(workdir)) return false;
   std::vector<std::string>& spares = spares_[pool];
-  if (spares.size() >= kMaxSpareDirs || !IsEmptyDir(workdir)) return;
-  spares.push_back(workdir);
+  if (spares.size() < kMaxSpareDirs) spares.push_back(workdir);
+  return true;
 }
 
 void SpareDirs::RemoveAll() {

@@ -36,8 +36,8 @@ class SpareDirs {
   //! MakeDirs (0711 parents and a 0700 leaf when `isolated`). False with errno set.
   bool Make(const std::string& pool, const std::string& dir, bool isolated);
   //! Keeps the ended attempt's `workdir` as a spare of its pool when it is empty (at most
-  //! kMaxSpareDirs a pool).
-  void Recycle(const std::string& workdir);
+  //! kMaxSpareDirs a pool). True when it was empty (kept or not).
+  bool Recycle(const std::string& workdir);
   //! Removes every spare that is still empty and forgets them all.
   void RemoveAll();
 

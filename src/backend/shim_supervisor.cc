@@ -165,8 +165,11 @@ void Supervisor::Handle(int fd, const std::string& line) {
   }
 }
 
-void Supervisor::SendExit(const Attempt& a, const std::string& record) {
-  if (a.owner >= 0) Send(a.owner, json{{"op", "exit"}, {"id", a.id}, {"record", record}});
+void Supervisor::SendExit(const Attempt& a, const std::string& record, bool workdir_empty) {
+  if (a.owner < 0) return;
+  json msg{{"op", "exit"}, {"id", a.id}, {"record", record}};
+  if (workdir_empty) msg["workdir_empty"] = true;
+  Send(a.owner, msg);
 }
 
 void Supervisor::FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why) {
@@ -388,14 +391,15 @@ void Supervisor::Finish(Attempt* a) {
   long long peak_cpu = PeakCpuMillicores(a->peak_cpu_millicores, cpu_ms, a->wall_ms);
   std::string rec = Record(exit_code, sig, oom, a->stop, a->wall_ms, cpu_ms, peak, peak_cpu,
                            LimitsText(*a), a->started_us, a->ended_us, a->note);
-  spares_.Recycle(a->workdir);         // empty now: a later attempt may take it over
+  // Empty now: a later attempt may take it over, and the engine need not look in it.
+  bool workdir_empty = spares_.Recycle(a->workdir);
   journals_.Write(a->exit_file, rec);  // the durable truth first, then the fast path
   journals_.Release(a->journal);
   if (a->log_fd >= 0) close(a->log_fd);
   if (a->in_use_fd >= 0) close(a->in_use_fd);
   if (!a->in_use.empty()) RemoveContainerConfig(a->argv);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
-  SendExit(*a, rec);
+  SendExit(*a, rec, workdir_empty);
   attempts_.erase(a->id);  // destroys *a
 }
 

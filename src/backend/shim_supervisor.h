@@ -18,7 +18,8 @@
 //   the attempt's directories, runc runs as us)
 //   client -> {"op":"stop","id":..,"timed_out":bool}                              (no reply)
 //   client -> {"op":"query","id":..}  -> {"op":"state","id":..,"running":bool}
-//   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"}
+//   supervisor -> {"op":"exit","id":..,"record":"<the exit record>"[,"workdir_empty":true]}
+//                 (workdir_empty: the attempt left its working directory empty)
 //   supervisor -> {"op":"usage","id":..,"wall_ms":N,"cpu_ms":N,"peak_memory_bytes":N,
 //                  "peak_cpu_millicores":N}
 //                 about every kUsageSampleMs (1 s) while the attempt runs (see SampleUsage);
@@ -103,7 +104,7 @@ class Supervisor {
   void OnExited(Attempt* a, int status, const rusage& ru);
   void Finish(Attempt* a);
   void FailBeforeStart(std::unique_ptr<Attempt> a, const std::string& why);
-  void SendExit(const Attempt& a, const std::string& record);
+  void SendExit(const Attempt& a, const std::string& record, bool workdir_empty = false);
   void Timers();
   int64_t NextDeadline() const;
   void QueueRmdir(const std::string& dir);

@@ -24,6 +24,19 @@ std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch) {
   return p;
 }
 
+// Whether `var` of the launch names a file in its working directory, which the backend saw
+// empty at the attempt's end: then there is nothing to read.
+bool LeftInEmptyWorkdir(const backend::LaunchSpec& launch, const backend::AttemptExit& e,
+                        const char* var) {
+  if (!e.workdir_empty || launch.workdir.empty()) return false;
+  auto it = launch.env.find(var);
+  return it == launch.env.end() ||
+         (it->second.size() > launch.workdir.size() + 1 &&
+          it->second.compare(0, launch.workdir.size(), launch.workdir) == 0 &&
+          it->second[launch.workdir.size()] == '/' &&
+          it->second.find('/', launch.workdir.size() + 1) == std::string::npos);
+}
+
 }  // namespace
 
 void Engine::Impl::Handle(Msg& m, store::Batch* b, Actions* a, std::set<RunState*>* touched) {
@@ -162,7 +175,8 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   }
   const backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
   std::string metrics = "{}";
-  if (auto mit = launch.env.find("RSL_METRICS_FILE"); mit != launch.env.end()) {
+  auto mit = launch.env.find("RSL_METRICS_FILE");
+  if (mit != launch.env.end() && !LeftInEmptyWorkdir(launch, e, "RSL_METRICS_FILE")) {
     auto text = ReadUntrustedFileIfExists(mit->second, size_t(kMaxMetricsBytes));
     if (!text.ok() || *text) {  // written (or unreadable, or too big)
       auto j = text.ok() ? nlohmann::json::parse(**text, nullptr, false) : nlohmann::json();
@@ -175,7 +189,9 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     }
   }
   // The step's last word on progress (the poll may have missed it), without an event.
-  if (auto p = ReadProgress(launch)) r->slots[size_t(i)].record.progress = *p;
+  if (!LeftInEmptyWorkdir(launch, e, "RSL_PROGRESS_FILE")) {
+    if (auto p = ReadProgress(launch)) r->slots[size_t(i)].record.progress = *p;
+  }
   StepOutcome outcome;
   outcome.step = step.name;
   outcome.attempt = launch.attempt;

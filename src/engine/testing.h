@@ -186,6 +186,7 @@ class InProcessBackend : public backend::Backend {
     e.exit_code = 0;
     e.node = "local";
     e.message = "exit code 0";
+    e.workdir_empty = true;  // it makes none
     if (decide) e = decide(spec);
     if (on_exit) on_exit(e);
     return Status::Ok();

@@ -348,6 +348,21 @@ TEST_F(ProcessTest, MetricsFlowIntoWhen) {
   EXPECT_EQ(steps[2].phase, spec::StepPhase::kSkipped);
 }
 
+// A step's last progress and its metrics are read at its end, too short for any poll; a
+// step that left its working directory empty (the supervisor says so) has neither.
+TEST_F(ProcessTest, ProgressAndMetricsAreReadAtTheEndUnlessTheStepLeftNothing) {
+  auto run =
+      Run("    - {name: busy, command: [sh, -c, 'echo 7/7 > $RSL_PROGRESS_FILE;"
+          " echo {\\\"n\\\": 7} > $RSL_METRICS_FILE']}\n"
+          "    - {name: idle, dependsOn: [busy], command: ['true']}\n");
+  ASSERT_EQ(run.phase, spec::RunPhase::kSucceeded) << run.failure_message;
+  auto steps = Steps(run);
+  EXPECT_EQ(steps[0].progress, "7/7");
+  EXPECT_EQ(steps[0].metrics_json, "{\"n\":7}");
+  EXPECT_EQ(steps[1].progress, "");
+  EXPECT_EQ(steps[1].metrics_json, "{}");
+}
+
 TEST_F(ProcessTest, AtomicFailureLeavesNoOutput) {
   std::string out = dir_ + "/out";
   auto run = Run(

@@ -482,7 +482,7 @@ TEST(LocalBackendTest, ASilentStepCreatesNoFile) {
 
 // The exit says whether the step left its working directory empty: the engine then does not
 // look for the metrics and progress files that would be in it. A step that wrote a file
-// there (even one removed by a background process later) is reported as not empty.
+// there is reported as not empty, whatever its exit code.
 TEST(LocalBackendTest, TheExitSaysWhetherTheWorkingDirectoryWasLeftEmpty) {
   std::string dir = Dir("workdir-empty");
   auto b = Make(dir);

@@ -283,38 +283,30 @@ void Engine::Impl::Reschedule(RunState* r) {
     if (at != INT64_MAX) timers_.insert({at, r});
     r->timer_at = at;
   }
-  bool waiting = r->plan && !r->finishing && !r->plan->ready().empty();
-  if (waiting != r->waiting) {
-    if (waiting) {
-      waiting_.emplace(r->seq, r);
-    } else {
-      waiting_.erase(r->seq);
-    }
-    r->waiting = waiting;
-  }
-  TrackWaiting(r);
+  using W = RunState::Waiting;
+  bool waits = r->plan && !r->finishing && !r->plan->ready().empty();
+  FileWaiting(r, !waits ? W::kNo : r->quiet_when_full ? W::kQuiet : W::kLoud);
 }
 
 void Engine::Impl::Unschedule(RunState* r) {
   if (r->timer_at != INT64_MAX) timers_.erase({r->timer_at, r});
-  if (r->waiting) waiting_.erase(r->seq);
   r->timer_at = INT64_MAX;
-  r->waiting = false;
-  TrackWaiting(r);
+  FileWaiting(r, RunState::Waiting::kNo);
 }
 
-void Engine::Impl::TrackWaiting(RunState* r) {
+void Engine::Impl::FileWaiting(RunState* r, RunState::Waiting now) {
   using W = RunState::Waiting;
-  W now = !r->waiting ? W::kNo : r->quiet_when_full ? W::kQuiet : W::kLoud;
-  if (now == r->counted) return;
-  if (r->counted == W::kLoud) --loud_waiting_;
-  if (r->counted == W::kQuiet) {
+  if (now == r->waiting) return;
+  if (r->waiting == W::kNo) waiting_.emplace(r->seq, r);
+  if (now == W::kNo) waiting_.erase(r->seq);
+  if (r->waiting == W::kLoud) --loud_waiting_;
+  if (r->waiting == W::kQuiet) {
     auto it = quiet_requests_.find(r->min_cpu_request);  // fixed for the run's life
     if (it != quiet_requests_.end()) quiet_requests_.erase(it);
   }
   if (now == W::kLoud) ++loud_waiting_;
   if (now == W::kQuiet) quiet_requests_.insert(r->min_cpu_request);
-  r->counted = now;
+  r->waiting = now;
 }
 
 bool Engine::Impl::NoWaitingRunFits() const {

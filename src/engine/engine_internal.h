@@ -200,8 +200,9 @@ class Engine::Impl : public RunControl {
   void Reschedule(RunState* r);
   //! Forgets the run's schedule (before it leaves runs_).
   void Unschedule(RunState* r);
-  //! Files r's waiting state (none, loud or quiet) in loud_waiting_ and quiet_requests_.
-  void TrackWaiting(RunState* r);
+  //! Files r among the waiting runs as `now` says (not at all, loud or quiet): in waiting_,
+  //! loud_waiting_ and quiet_requests_.
+  void FileWaiting(RunState* r, RunState::Waiting now);
   //! True when driving any of the waiting runs would change nothing: every one is quiet
   //! while full (RunState::quiet_when_full) and no node has the smallest of their
   //! min_cpu_requests free. A turn then stops walking them: with a backlog of thousands

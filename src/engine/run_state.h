@@ -116,10 +116,10 @@ struct RunState {
   // The loop's schedule of this run (Engine::Impl::Reschedule), set after each Drive.
   uint64_t seq = 0;              //!< order of its first Drive: its place among the waiting
   int64_t timer_at = INT64_MAX;  //!< its key in the timers (the plan's NextWakeup)
-  bool waiting = false;          //!< ready steps left unplaced: among the waiting runs
   bool quiet_when_full = false;  //!< Drive is a no-op while no node has min_cpu_request free
-  //! How the loop counts it among the waiting (Engine::Impl::TrackWaiting).
-  enum class Waiting : uint8_t { kNo, kLoud, kQuiet } counted = Waiting::kNo;
+  //! Ready steps left unplaced: among the waiting runs, quiet (quiet_when_full when filed)
+  //! or not (Engine::Impl::FileWaiting).
+  enum class Waiting : uint8_t { kNo, kLoud, kQuiet } waiting = Waiting::kNo;
   // The output root its end needs (Engine::Impl::TakeOutputRoot): taken without waiting, held
   // from then to the end of its commit. While another commit holds it, the run's end is
   // tried again at root_retry_at (NowMs; 0 = not waiting), and after kOutputLockWaitMs of

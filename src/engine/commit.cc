@@ -117,22 +117,27 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
     return hooks_.publisher->Publish(staging, dest);
   }
   std::string target = root + "/" + name;
+  auto nothing = [&] {
+    published->clear();
+    *bytes = 0;
+    return Status::Ok();
+  };
+  auto in_place = [&]() -> Status {
+    *published = target;  // in place now, whatever fails next
+    OpenToReaders(env_, target);
+    if (sync) RSL_RETURN_IF_ERROR(env_->SyncDir(root));
+    *bytes = TreeBytes(env_, target);
+    return Status::Ok();
+  };
   if (whole) {
     // What the whole-run commit moved is known: no rename to try, no path to look up.
     std::string entry = staging.substr(staging.rfind('/') + 1);
-    if (!whole->count(entry)) {
-      published->clear();
-      *bytes = 0;
-      return Status::Ok();
-    }
+    if (!whole->count(entry)) return nothing();
     if (entry != name) {  // a later attempt's: <root>/<step>.<n> -> <root>/<step>
       Status again = env_->Rename(root + "/" + entry, target);
       if (!again.ok()) return PublishError(again);
     }
-    *published = target;
-    OpenToReaders(env_, target);
-    *bytes = TreeBytes(env_, target);
-    return Status::Ok();
+    return in_place();
   }
   if (sync) RSL_RETURN_IF_ERROR(env_->MakeDirs(root));  // else the whole-run commit made it
   // One rename in the common case (no older output, or an empty one: rename replaces it).
@@ -150,11 +155,7 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
   if (moved.code() == codes::kNotFound) {
     // No staging: published by an earlier engine before a crash, or the backend never
     // made one (the in-process test backend): then there is nothing to publish.
-    if (!env_->PathExists(target)) {
-      published->clear();
-      *bytes = 0;
-      return Status::Ok();
-    }
+    if (!env_->PathExists(target)) return nothing();
   } else if (moved.code() == codes::kConflict) {
     // An older run's output: moved aside, replaced in one rename, then removed.
     std::string trash = root + "/.rsl-trash-" + r->run.id + "-" + name;
@@ -169,11 +170,7 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
     return PublishError(moved,
                         "staging and data.output must be on one file system for an atomic rename");
   }
-  *published = target;  // in place now, whatever fails next
-  OpenToReaders(env_, target);
-  if (sync) RSL_RETURN_IF_ERROR(env_->SyncDir(root));
-  *bytes = TreeBytes(env_, target);
-  return Status::Ok();
+  return in_place();
 }
 
 // The run's own output directory does not exist yet (the usual case): the staging directory

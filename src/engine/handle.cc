@@ -12,29 +12,31 @@
 namespace rsl::engine {
 namespace {
 
+// The step's file that `var` names, to be read: null when the launch names none, or, for an
+// attempt that `ended`, when the file is directly in the working directory its backend saw
+// empty at the end (nothing there to open).
+const std::string* StepFile(const backend::LaunchSpec& launch, const char* var,
+                            const backend::AttemptExit* ended = nullptr) {
+  auto it = launch.env.find(var);
+  if (it == launch.env.end()) return nullptr;
+  const std::string& path = it->second;
+  const std::string& dir = launch.workdir;
+  bool in_empty_dir = ended && ended->workdir_empty && !dir.empty() &&
+                      path.rfind('/') == dir.size() && path.compare(0, dir.size(), dir) == 0;
+  return in_empty_dir ? nullptr : &path;
+}
+
 // What the step last wrote to its RSL_PROGRESS_FILE (at most 64 characters, trimmed), or
-// nothing when it wrote nothing usable.
-std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch) {
-  auto it = launch.env.find("RSL_PROGRESS_FILE");
-  if (it == launch.env.end()) return std::nullopt;
-  auto text = ReadUntrustedFileIfExists(it->second, 4096);  // the step's file
+// nothing when it wrote nothing usable. `ended`: as for StepFile.
+std::optional<std::string> ReadProgress(const backend::LaunchSpec& launch,
+                                        const backend::AttemptExit* ended = nullptr) {
+  const std::string* file = StepFile(launch, "RSL_PROGRESS_FILE", ended);
+  if (!file) return std::nullopt;
+  auto text = ReadUntrustedFileIfExists(*file, 4096);  // the step's file
   if (!text.ok() || !*text) return std::nullopt;
   std::string p(Trim(**text));
   if (p.empty() || p.size() > 64) return std::nullopt;
   return p;
-}
-
-// Whether `var` of the launch names a file in its working directory, which the backend saw
-// empty at the attempt's end: then there is nothing to read.
-bool LeftInEmptyWorkdir(const backend::LaunchSpec& launch, const backend::AttemptExit& e,
-                        const char* var) {
-  if (!e.workdir_empty || launch.workdir.empty()) return false;
-  auto it = launch.env.find(var);
-  return it == launch.env.end() ||
-         (it->second.size() > launch.workdir.size() + 1 &&
-          it->second.compare(0, launch.workdir.size(), launch.workdir) == 0 &&
-          it->second[launch.workdir.size()] == '/' &&
-          it->second.find('/', launch.workdir.size() + 1) == std::string::npos);
 }
 
 }  // namespace
@@ -175,9 +177,8 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
   }
   const backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
   std::string metrics = "{}";
-  auto mit = launch.env.find("RSL_METRICS_FILE");
-  if (mit != launch.env.end() && !LeftInEmptyWorkdir(launch, e, "RSL_METRICS_FILE")) {
-    auto text = ReadUntrustedFileIfExists(mit->second, size_t(kMaxMetricsBytes));
+  if (const std::string* file = StepFile(launch, "RSL_METRICS_FILE", &e)) {
+    auto text = ReadUntrustedFileIfExists(*file, size_t(kMaxMetricsBytes));
     if (!text.ok() || *text) {  // written (or unreadable, or too big)
       auto j = text.ok() ? nlohmann::json::parse(**text, nullptr, false) : nlohmann::json();
       if (j.is_object()) {
@@ -189,9 +190,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     }
   }
   // The step's last word on progress (the poll may have missed it), without an event.
-  if (!LeftInEmptyWorkdir(launch, e, "RSL_PROGRESS_FILE")) {
-    if (auto p = ReadProgress(launch)) r->slots[size_t(i)].record.progress = *p;
-  }
+  if (auto p = ReadProgress(launch, &e)) r->slots[size_t(i)].record.progress = *p;
   StepOutcome outcome;
   outcome.step = step.name;
   outcome.attempt = launch.attempt;

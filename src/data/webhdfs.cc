@@ -6,20 +6,25 @@
 //
 // Conditional writes (the commit protocol's lease, claims and manifest, engine/object_root.h)
 // on what HDFS has: an exclusive create (CREATE overwrite=false: the namenode refuses a path
-// that exists, FileAlreadyExistsException) and an atomic RENAME that fails when its source is
-// gone or its destination exists. An object's version tag is the SHA-256 of its bytes (every
-// control object carries a unique token or expiry). A write conditional on a tag: the new
-// bytes go to a hidden file beside the object; the object is renamed aside (only one of two
-// racing writers can: the other finds it gone); the moved object's bytes must still carry
-// the tag (else it is renamed back and the write is a CONFLICT); then the new file is renamed
-// into place, which fails if an exclusive create came in between (a CONFLICT too).
+// that exists, FileAlreadyExistsException), an atomic RENAME that fails when its destination
+// exists, and RENAME with renameoptions=OVERWRITE (the namenode's rename2: the destination
+// is replaced atomically). An object's version tag is the SHA-256 of its bytes (every control
+// object carries a unique token or expiry). A write conditional on a tag: the new bytes go to
+// a hidden file beside the object, which is renamed to the object's one claim name
+// (`.<name>.rsl-claim`: one replacement at a time; others wait for it); the object must
+// still carry the tag (else the claim is dropped: a CONFLICT); then the claim is renamed
+// over the object. The object's name is never empty meanwhile, so an exclusive create, a
+// reader or a lease's holder never sees it missing. A claim whose writer died is broken
+// after kClaimAbandonedMs by the namenode's clock.
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -130,33 +135,30 @@ class WebHdfsStorage : public Storage {
     size_t slash = path->rfind('/');
     std::string dir = path->substr(0, slash + 1);
     std::string name = path->substr(slash + 1);
-    std::string token = Token();
-    std::string next = dir + "." + name + ".rsl-next-" + token;
-    std::string prev = dir + "." + name + ".rsl-prev-" + token;
+    std::string next = dir + "." + name + ".rsl-next-" + Token();
+    std::string claim = dir + "." + name + ".rsl-claim";
     RSL_RETURN_IF_ERROR(Create(next, bytes, /*overwrite=*/false, uri));
-    auto aside = Rename(*path, prev, uri);
-    if (!aside.ok() || !*aside) {
+    auto held = TakeClaim(next, claim, uri);
+    if (!held.ok()) {
       (void)Remove(next);
-      if (!aside.ok()) return aside.error();
-      return Conflict(uri, "another writer replaced it");
+      return held.error();
     }
-    auto moved = ReadRange(UriRoot(uri) + prev, 0, -1);
-    if (!moved.ok() || Tag(*moved) != if_match) {
-      // Another writer's version came in between the read and the rename: put it back
-      // (unless an exclusive create took the name meanwhile; that writer holds it now).
-      auto back = Rename(prev, *path, uri);
-      if (back.ok() && !*back) (void)Remove(prev);
-      (void)Remove(next);
-      if (!moved.ok()) return moved.error();
-      return Conflict(uri, "it was written since");
+    // Ours until it is renamed into place: no other conditional write can replace the
+    // object now, and an exclusive create fails, for the object is there throughout.
+    auto now = ReadRange(uri, 0, -1);
+    if (!now.ok() || Tag(*now) != if_match) {
+      (void)Remove(claim);
+      if (!now.ok() && now.status().code() != codes::kDataSourceNotFound) return now.error();
+      return Conflict(uri, now.ok() ? "it was written since" : "it is gone");
     }
-    auto placed = Rename(next, *path, uri);
-    (void)Remove(prev);
-    if (!placed.ok() || !*placed) {
-      (void)Remove(next);
-      if (!placed.ok()) return placed.error();
-      return Conflict(uri, "another writer created it");
+    auto placed = Call("PUT", claim, "RENAME",
+                       "&destination=" + UriEncode(*path, true) + "&renameoptions=OVERWRITE");
+    if (!placed.ok()) return placed.error();
+    if (placed->status == 404) {
+      // The claim is gone: another writer judged it abandoned and broke it.
+      return Conflict(uri, "its claim " + claim + " was broken as abandoned");
     }
+    if (placed->status != 200) return HttpError(*placed, uri);
     return Tag(bytes);
   }
 
@@ -170,6 +172,73 @@ class WebHdfsStorage : public Storage {
   }
 
  private:
+  // How long a replacement may hold an object's claim before others may break it (by the
+  // namenode's clock: a holder needs a read and a rename, milliseconds, not this).
+  static constexpr int64_t kClaimAbandonedMs = 30000;
+
+  // Renames `next` (just created) to `claim`: only one replacement of an object at a time.
+  // A claim held by another waits, with a backoff, until it is renamed into place or
+  // released; one older than kClaimAbandonedMs (its writer died between claim and place) is
+  // broken. A claim still held after twice that is a CONFLICT.
+  Status TakeClaim(const std::string& next, const std::string& claim, const std::string& uri) {
+    const auto start = std::chrono::steady_clock::now();
+    int64_t sleep_ms = 1;
+    while (true) {
+      auto took = Rename(next, claim, uri);
+      if (!took.ok()) return took.status();
+      if (*took) return Status::Ok();
+      int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      if (waited >= 1000) {
+        auto broke = BreakClaimIfAbandoned(next, claim, uri);
+        if (!broke.ok()) return broke.status();
+        if (*broke) continue;
+      }
+      if (waited >= 2 * kClaimAbandonedMs) {
+        return Conflict(uri, "another writer has held its claim " + claim + " for " +
+                                 std::to_string(waited / 1000) + " s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+      sleep_ms = std::min<int64_t>(sleep_ms * 2, 100);
+    }
+  }
+
+  // Breaks `claim` when the namenode dates it kClaimAbandonedMs before `next` (created by
+  // us just now; a RENAME keeps a file's modification time). It is moved aside first, so of
+  // two breakers one moves it; a claim found fresh once moved (taken again meanwhile) goes
+  // back. True when it was broken (or was gone).
+  Result<bool> BreakClaimIfAbandoned(const std::string& next, const std::string& claim,
+                                     const std::string& uri) {
+    auto Mtime = [&](const std::string& path) -> Result<int64_t> {
+      auto st = Stat(UriRoot(uri) + path);
+      if (!st.ok()) return st.error();
+      return st->mtime_ms;
+    };
+    auto ours = Mtime(next);
+    if (!ours.ok()) return ours.error();
+    auto theirs = Mtime(claim);
+    if (!theirs.ok()) {
+      if (theirs.status().code() == codes::kDataSourceNotFound) return true;  // placed meanwhile
+      return theirs.error();
+    }
+    if (*ours - *theirs < kClaimAbandonedMs) return false;
+    std::string aside = claim + "-abandoned-" + Token();
+    auto moved = Rename(claim, aside, uri);
+    if (!moved.ok()) return moved.error();
+    if (!*moved) return true;  // placed or broken meanwhile: try again
+    auto was = Mtime(aside);
+    if (was.ok() && *ours - *was < kClaimAbandonedMs) {
+      // A live claim: back, where its holder's rename finds it. If a third writer claimed
+      // meanwhile, it is dropped and its holder's rename fails (a CONFLICT, nothing lost).
+      auto back = Rename(aside, claim, uri);
+      if (!back.ok() || !*back) (void)Remove(aside);
+      return true;
+    }
+    (void)Remove(aside);
+    return true;
+  }
+
   // The version tag of an object's bytes.
   static std::string Tag(std::string_view bytes) { return "sha256:" + Sha256Hex(bytes); }
 

@@ -6,7 +6,12 @@
 //   403 and a RemoteException FileAlreadyExistsException (as Hadoop's ExceptionHandler
 //   answers any IOException but FileNotFoundException);
 // - RENAME: {"boolean": false} when the source is missing, the destination exists or its
-//   parent does not exist; else the move, atomically;
+//   parent does not exist; else the move, atomically. With renameoptions=OVERWRITE (the
+//   namenode's rename2) an existing destination file is replaced atomically, a missing
+//   source or destination parent is a 404 FileNotFoundException, an existing destination
+//   without OVERWRITE a 403 FileAlreadyExistsException; the answer is an empty 200;
+// - a file's modificationTime is its creation's (a RENAME keeps it), by the fake's clock
+//   (the system's, plus what AdvanceClockMs added);
 // - DELETE: {"boolean": false} for a missing path; a non-empty directory without
 //   recursive=true is a 403 PathIsNotEmptyDirectoryException;
 // - GETFILESTATUS / LISTSTATUS / OPEN: 404 FileNotFoundException for a missing path; OPEN
@@ -16,6 +21,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -40,6 +46,7 @@ class FakeWebHdfs {
                      Handle("DELETE", req, &res);
                    });
     server_.Put("/datanode/create", [this](const httplib::Request& req, httplib::Response& res) {
+      Gate();
       std::lock_guard<std::mutex> lock(mu_);
       std::string path = req.get_param_value("path");
       if (req.get_param_value("overwrite") == "false" && Exists(path)) {
@@ -48,6 +55,7 @@ class FakeWebHdfs {
       if (dirs_.count(path)) return Remote(&res, 403, "FileAlreadyExistsException", path);
       MakeParents(path);
       files_[path] = req.body;
+      mtimes_[path] = NowMs();
       res.status = 201;
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -55,12 +63,38 @@ class FakeWebHdfs {
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~FakeWebHdfs() {
+    Resume();
     server_.stop();
     thread_.join();
   }
 
   //! The datasource's --webhdfs-url.
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  //! The n-th request from now (1: the next one), namenode's or datanode's, waits before it
+  //! is served until Resume(). Requests served meanwhile are counted from it on.
+  void PauseAt(int n) {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    pause_in_ = n;
+    paused_ = false;
+  }
+  //! Waits (up to `ms`) for the request PauseAt chose to arrive; false if none did.
+  bool WaitPaused(int ms) {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    return gate_cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return paused_; });
+  }
+  //! Lets the paused request go on (and cancels a pause not reached yet).
+  void Resume() {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    pause_in_ = 0;
+    paused_ = false;
+    gate_cv_.notify_all();
+  }
+  //! Moves the fake's clock (files' modificationTime) forward.
+  void AdvanceClockMs(int64_t ms) {
+    std::lock_guard<std::mutex> lock(mu_);
+    clock_offset_ms_ += ms;
+  }
 
   //! Every file path, sorted.
   std::vector<std::string> Files() {
@@ -71,7 +105,24 @@ class FakeWebHdfs {
   }
 
  private:
+  // Where a request waits when PauseAt chose it (outside mu_: others are served meanwhile).
+  void Gate() {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    if (pause_in_ <= 0 || --pause_in_ > 0) return;
+    paused_ = true;
+    gate_cv_.notify_all();
+    gate_cv_.wait(lock, [this] { return !paused_; });
+  }
+
+  int64_t NowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+               .count() +
+           clock_offset_ms_;
+  }
+
   void Handle(const std::string& method, const httplib::Request& req, httplib::Response* res) {
+    Gate();
     std::lock_guard<std::mutex> lock(mu_);
     std::string path = req.matches[1];
     while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -104,6 +155,17 @@ class FakeWebHdfs {
                           "&overwrite=" + req.get_param_value("overwrite"));
     } else if (method == "PUT" && op == "RENAME") {
       std::string to = req.get_param_value("destination");
+      if (req.has_param("renameoptions")) {
+        bool overwrite = req.get_param_value("renameoptions") == "OVERWRITE";
+        if (!Exists(path) || !dirs_.count(Parent(to)))
+          return Remote(res, 404, "FileNotFoundException", "rename source or parent missing");
+        if (Exists(to) && (!overwrite || dirs_.count(to) || dirs_.count(path)))
+          return Remote(res, 403, "FileAlreadyExistsException", "rename destination " + to);
+        if (Exists(to)) Erase(to);
+        Move(path, to);
+        res->status = 200;
+        return;
+      }
       bool ok = Exists(path) && !Exists(to) && dirs_.count(Parent(to)) > 0;
       if (ok) Move(path, to);
       Json(res, {{"boolean", ok}});
@@ -156,15 +218,18 @@ class FakeWebHdfs {
     return {{"pathSuffix", p == "/" ? "" : p.substr(slash + 1)},
             {"type", file ? "FILE" : "DIRECTORY"},
             {"length", file ? files_.at(p).size() : 0},
-            {"modificationTime", 1700000000000}};
+            {"modificationTime", file ? mtimes_.at(p) : int64_t{1700000000000}}};
   }
 
   void Move(const std::string& from, const std::string& to) {
     std::map<std::string, std::string> moved_files;
+    std::map<std::string, int64_t> moved_mtimes;
     std::set<std::string> moved_dirs;
     for (auto it = files_.begin(); it != files_.end();) {
       if (it->first == from || it->first.rfind(from + "/", 0) == 0) {
         moved_files[to + it->first.substr(from.size())] = it->second;
+        moved_mtimes[to + it->first.substr(from.size())] = mtimes_[it->first];
+        mtimes_.erase(it->first);
         it = files_.erase(it);
       } else {
         ++it;
@@ -179,12 +244,18 @@ class FakeWebHdfs {
       }
     }
     files_.insert(moved_files.begin(), moved_files.end());
+    mtimes_.insert(moved_mtimes.begin(), moved_mtimes.end());
     dirs_.insert(moved_dirs.begin(), moved_dirs.end());
   }
 
   void Erase(const std::string& p) {
     for (auto it = files_.begin(); it != files_.end();) {
-      it = (it->first == p || it->first.rfind(p + "/", 0) == 0) ? files_.erase(it) : ++it;
+      if (it->first == p || it->first.rfind(p + "/", 0) == 0) {
+        mtimes_.erase(it->first);
+        it = files_.erase(it);
+      } else {
+        ++it;
+      }
     }
     for (auto it = dirs_.begin(); it != dirs_.end();) {
       it = (*it == p || it->rfind(p + "/", 0) == 0) ? dirs_.erase(it) : ++it;
@@ -211,7 +282,13 @@ class FakeWebHdfs {
   int port_ = 0;
   std::mutex mu_;
   std::map<std::string, std::string> files_;
+  std::map<std::string, int64_t> mtimes_;  // a file's creation, by NowMs()
   std::set<std::string> dirs_{"/"};
+  int64_t clock_offset_ms_ = 0;
+  std::mutex gate_mu_;  // PauseAt's
+  std::condition_variable gate_cv_;
+  int pause_in_ = 0;
+  bool paused_ = false;
 };
 
 }  // namespace rsl::data::testing

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -55,10 +57,19 @@ class HdfsCommit : public ::testing::Test {
   std::vector<std::string> Leftovers() {
     std::vector<std::string> out;
     for (const auto& f : hdfs_.Files()) {
-      if (f.find(".rsl-next-") != std::string::npos || f.find(".rsl-prev-") != std::string::npos)
+      if (f.find(".rsl-next-") != std::string::npos || f.find(".rsl-prev-") != std::string::npos ||
+          f.find(".rsl-claim") != std::string::npos)
         out.push_back(f);
     }
     return out;
+  }
+
+  // Whether the request PauseAt chose was reached before the client doing it was done.
+  bool PausedBeforeDone(const std::atomic<bool>& done) {
+    while (!done) {
+      if (hdfs_.WaitPaused(10)) return true;
+    }
+    return hdfs_.WaitPaused(0);
   }
 
   data::testing::FakeWebHdfs hdfs_;
@@ -110,7 +121,7 @@ TEST_F(HdfsCommit, RacingConditionalWritersLoseNoIncrement) {
       auto hdfs = Raw();
       for (int done = 0; done < kEach;) {
         auto cur = hdfs->ReadTagged(uri);
-        if (!cur.ok()) continue;  // renamed aside for a moment by another writer
+        ASSERT_TRUE(cur.ok()) << cur.error().ToString();  // never missing, even mid-write
         auto wrote = hdfs->WriteIf(uri, std::to_string(std::stoi(cur->bytes) + 1), cur->etag);
         if (wrote.ok()) {
           ++done;
@@ -127,6 +138,121 @@ TEST_F(HdfsCommit, RacingConditionalWritersLoseNoIncrement) {
   EXPECT_EQ(final->bytes, std::to_string(kWriters * kEach)) << conflicts << " conflicts";
   EXPECT_GT(conflicts.load(), 0);  // they did race
   EXPECT_TRUE(Leftovers().empty());
+}
+
+// A conditional replace held before each of its requests in turn: meanwhile another client
+// reads the object (old or new bytes, never missing) and cannot create it exclusively.
+TEST_F(HdfsCommit, AConditionalReplaceNeverLeavesTheObjectMissingBetweenItsRequests) {
+  const std::string uri = "hdfs://ns1/root/.rsl-output/lock";
+  auto v = Raw()->WriteIf(uri, "v0", "");
+  ASSERT_TRUE(v.ok()) << v.error().ToString();
+  std::string old_bytes = "v0", etag = *v;
+  int windows = 0;
+  for (int k = 1;; ++k) {
+    ASSERT_LT(k, 50) << "the write never ended";
+    const std::string new_bytes = "v" + std::to_string(k);
+    hdfs_.PauseAt(k);
+    Result<std::string> wrote = Error(codes::kInternal, "not run");
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+      wrote = Raw()->WriteIf(uri, new_bytes, etag);
+      done = true;
+    });
+    const bool paused = PausedBeforeDone(done);
+    if (paused) {
+      ++windows;
+      auto observer = Raw();
+      auto read = observer->ReadTagged(uri);
+      ASSERT_TRUE(read.ok()) << "before request " << k << ": " << read.error().ToString();
+      EXPECT_TRUE(read->bytes == old_bytes || read->bytes == new_bytes) << read->bytes;
+      auto intruder = observer->WriteIf(uri, "intruder", "");
+      ASSERT_FALSE(intruder.ok()) << "an exclusive create took the object before request " << k;
+      EXPECT_EQ(intruder.error().code, codes::kConflict) << intruder.error().ToString();
+    }
+    hdfs_.Resume();
+    writer.join();
+    ASSERT_TRUE(wrote.ok()) << "paused before request " << k << ": " << wrote.error().ToString();
+    EXPECT_EQ(Raw()->ReadTagged(uri)->bytes, new_bytes);
+    old_bytes = new_bytes;
+    etag = *wrote;
+    if (!paused) break;  // the write took fewer than k requests: every window was held
+  }
+  EXPECT_GE(windows, 4);  // read, create (namenode, datanode), claim, check, place
+  EXPECT_TRUE(Leftovers().empty());
+}
+
+// The original symptom: a lease renewal held mid-write, and another controller trying to
+// take the lease meanwhile. The lease is live, so the other must find it held, and the
+// renewal must succeed, whichever of its requests was held.
+TEST_F(HdfsCommit, ALeaseRenewedWhileAnotherControllerTriesToTakeItStaysWithItsHolder) {
+  const std::string base = "hdfs://ns1/shared";
+  auto publisher = Publisher();
+  auto a_store = publisher(FreshDir("renew_a"));
+  auto b_store = publisher(FreshDir("renew_b"));
+  Env* env = Env::Default();
+  auto held = engine::ObjectLease::Acquire(a_store.get(), env, base, "run-a");
+  ASSERT_TRUE(held.ok()) << held.error().ToString();
+  for (int k = 1;; ++k) {
+    ASSERT_LT(k, 50) << "the renewal never ended";
+    hdfs_.PauseAt(k);
+    Status renewed = Error(codes::kInternal, "not run");
+    std::atomic<bool> done{false};
+    std::thread renewer([&] {
+      renewed = (*held)->Renew(/*force=*/true);
+      done = true;
+    });
+    const bool paused = PausedBeforeDone(done);
+    if (paused) {
+      engine::LeaseRecord holder;
+      auto other =
+          engine::ObjectLease::TryAcquire(b_store.get(), env, base, "run-b", {}, "", &holder);
+      ASSERT_TRUE(other.ok()) << other.error().ToString();
+      EXPECT_EQ(*other, nullptr) << "run-b took a live lease before request " << k;
+      EXPECT_EQ(holder.run_id, "run-a");
+    }
+    hdfs_.Resume();
+    renewer.join();
+    ASSERT_TRUE(renewed.ok()) << "held before request " << k << ": " << renewed.ToString();
+    if (!paused) break;
+  }
+  (*held)->Release();
+  EXPECT_TRUE(Leftovers().empty());
+}
+
+// A claim left by a writer that died between claiming and placing: others wait while it is
+// young (its holder renames it in milliseconds) and break it once the namenode dates it
+// older than kClaimAbandonedMs.
+TEST_F(HdfsCommit, AClaimIsWaitedForWhileLiveAndBrokenOnceAbandoned) {
+  const std::string uri = "hdfs://ns1/root/obj";
+  const std::string claim = "hdfs://ns1/root/.obj.rsl-claim";
+  auto hdfs = Raw();
+  auto v1 = hdfs->WriteIf(uri, "one", "");
+  ASSERT_TRUE(v1.ok());
+  // A live claim, released by its holder 300 ms later: the write waits for it, then goes on.
+  ASSERT_TRUE(hdfs->Write(claim, "theirs").ok());
+  std::thread holder([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(Raw()->Delete(claim).ok());
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto v2 = hdfs->WriteIf(uri, "two", *v1);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  holder.join();
+  ASSERT_TRUE(v2.ok()) << v2.error().ToString();
+  EXPECT_GE(waited, std::chrono::milliseconds(300));
+  EXPECT_EQ(hdfs->ReadTagged(uri)->bytes, "two");
+  // An abandoned claim: dated a minute before the next write's own file.
+  ASSERT_TRUE(hdfs->Write(claim, "dead").ok());
+  hdfs_.AdvanceClockMs(60'000);
+  auto v3 = hdfs->WriteIf(uri, "three", *v2);
+  ASSERT_TRUE(v3.ok()) << v3.error().ToString();
+  EXPECT_EQ(hdfs->ReadTagged(uri)->bytes, "three");
+  // A stale tag still loses to the version there, claim or not.
+  auto stale = hdfs->WriteIf(uri, "four", *v2);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, codes::kConflict);
+  EXPECT_TRUE(Leftovers().empty());
+  for (const auto& f : hdfs_.Files()) EXPECT_EQ(f.find("abandoned"), std::string::npos) << f;
 }
 
 TEST_F(HdfsCommit, ALiveLeaseMakesTheNextWaitAndAnExpiredOneIsTakenOver) {

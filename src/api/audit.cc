@@ -22,9 +22,9 @@ AuditEntry ReadEntry(const Stmt& row) {
 }  // namespace
 
 Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& state_dir) {
-  auto db = OpenStateDb(state_dir, "api_audit", kMigrations);
-  if (!db.ok()) return db.error();
-  return std::unique_ptr<AuditLog>(new AuditLog(std::move(*db)));
+  auto shared = SharedDb::ForStateDir(state_dir, "api_audit", kMigrations);
+  if (!shared.ok()) return shared.error();
+  return std::unique_ptr<AuditLog>(new AuditLog(std::move(*shared)));
 }
 
 Status AuditLog::Insert(const AuditEntry& e) {

@@ -1,5 +1,6 @@
 // The audit log: who (token subject) did what (verb, resource), when, to which object id,
-// and with which result. Append-only, kept in <state-dir>/rsl.db (component "api_audit").
+// and with which result. Append-only, kept in <state-dir>/rsl.db (component "api_audit"),
+// written through the process's shared connection (base/sqlite.h SharedDb).
 // Secrets never enter it: entries name objects, never their values.
 //
 // Threading: safe from many threads. Concurrent appends are group-committed: the one at the
@@ -57,10 +58,13 @@ class AuditLog {
   //! At most this many entries in one transaction.
   static constexpr size_t kMaxGroup = 128;
 
-  explicit AuditLog(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+  explicit AuditLog(std::shared_ptr<SharedDb> shared)
+      : shared_(std::move(shared)), mu_(shared_->mu()), db_(shared_->db()) {}
   Status Insert(const AuditEntry& e);  // REQUIRES: mu_ held
-  std::mutex mu_;
-  std::unique_ptr<Db> db_;  // GUARDED_BY(mu_)
+  // The process's shared connection (SharedDb: the store writes through it too).
+  std::shared_ptr<SharedDb> shared_;
+  std::mutex& mu_;
+  Db* db_;  // GUARDED_BY(mu_)
   GroupCommit<AuditEntry> appends_{kMaxGroup};
 };
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <climits>
+#include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -315,6 +317,81 @@ Result<std::unique_ptr<Db>> OpenStateDb(const std::string& state_dir, const std:
   if (!db.ok()) return db.error();
   RSL_RETURN_IF_ERROR((*db)->Migrate(component, migrations));
   return db;
+}
+
+Result<std::shared_ptr<SharedDb>> SharedDb::ForStateDir(
+    const std::string& state_dir, const std::string& component,
+    const std::vector<std::string>& migrations) {
+  static std::mutex registry_mu;
+  static auto* registry = new std::map<std::string, std::weak_ptr<SharedDb>>();
+  RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
+  std::error_code ec;
+  std::string key = std::filesystem::canonical(state_dir, ec).string();
+  if (ec) key = std::filesystem::absolute(state_dir).lexically_normal().string();
+  std::shared_ptr<SharedDb> shared;
+  {
+    std::lock_guard<std::mutex> lock(registry_mu);
+    auto it = registry->find(key);
+    if (it != registry->end()) shared = it->second.lock();
+    if (!shared) {
+      auto db = Db::Open(StateDbPath(state_dir));
+      if (!db.ok()) return db.error();
+      shared = std::make_shared<SharedDb>(std::move(*db));
+      (*registry)[key] = shared;
+      // Forget the directories whose connection has closed (a test opens thousands).
+      for (auto e = registry->begin(); e != registry->end();)
+        e = e->second.expired() ? registry->erase(e) : std::next(e);
+    }
+  }
+  std::lock_guard<std::mutex> lock(shared->mu());
+  RSL_RETURN_IF_ERROR(shared->db()->Migrate(component, migrations));
+  return shared;
+}
+
+void SharedDb::WriteWithNextCommit(std::function<Status(Db*)> write,
+                                   std::function<void(const Error&)> failed) {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (committers_ > 0) {
+      queued_.push_back({std::move(write), std::move(failed)});
+      return;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = db_->Transaction([&] { return write(db_.get()); });
+  if (!s.ok()) failed(s.error());
+}
+
+Status SharedDb::SetCommitter(bool present) {
+  bool left;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    committers_ += present ? 1 : -1;
+    left = committers_ == 0 && !queued_.empty();
+  }
+  if (!left) return Status::Ok();
+  return db_->Transaction([&] {
+    RunQueuedWrites();
+    return Status::Ok();
+  });
+}
+
+void SharedDb::RunQueuedWrites() {
+  std::vector<QueuedWrite> writes;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    writes.swap(queued_);
+  }
+  for (QueuedWrite& q : writes) {
+    Status s = db_->Exec("SAVEPOINT queued_write");
+    if (s.ok()) {
+      s = q.write(db_.get());
+      if (!s.ok()) (void)db_->Exec("ROLLBACK TO queued_write");
+      Status released = db_->Exec("RELEASE queued_write");
+      if (s.ok()) s = released;
+    }
+    if (!s.ok()) q.failed(s.error());
+  }
 }
 
 }  // namespace rsl

@@ -11,7 +11,9 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -255,5 +257,54 @@ std::string StateDbPath(const std::string& state_dir);
 //! migrations: what every component that keeps state there does first.
 Result<std::unique_ptr<Db>> OpenStateDb(const std::string& state_dir, const std::string& component,
                                         const std::vector<std::string>& migrations);
+
+//! The one connection to a state directory's database that a process's frequent writers
+//! share: the store's writer, the audit log and the step costs. SQLite drops a connection's
+//! whole page cache when it finds the database written by another connection since its last
+//! transaction; with three writers on three connections, the store's next transaction read
+//! its pages again: under bench/api_load.sh the engine loop's page reads (pread64, strace)
+//! fell from 68 to 14 per workload once they shared one.
+//! Hold mu() for every use of db(), its statements' included.
+class SharedDb {
+ public:
+  //! The process's shared connection to `state_dir`'s database, opened at the first call
+  //! and closed when the last holder lets it go, with `component`'s migrations applied.
+  //! Calls naming the directory differently (a symlink, a relative path) share too.
+  static Result<std::shared_ptr<SharedDb>> ForStateDir(const std::string& state_dir,
+                                                       const std::string& component,
+                                                       const std::vector<std::string>& migrations);
+
+  std::mutex& mu() { return mu_; }
+  Db* db() const { return db_.get(); }  // REQUIRES: mu() held
+
+  //! A write that needs no commit of its own: it goes into the next transaction of the
+  //! connection's committer (the store, which commits every turn of the engine) and is
+  //! durable, or lost, with that one. A step's cost, written while the engine builds the
+  //! turn that ends the step, thus commits with the step's end, instead of alone: its own
+  //! transaction wrote its table's pages and an fsync per ended attempt (5 % of the
+  //! controller's CPU under bench/api_load.sh). With no committer, it is written at once in
+  //! a transaction of its own. `write` runs under mu(), in a savepoint: a write that fails
+  //! is undone alone and its error goes to `failed` (called under mu()).
+  void WriteWithNextCommit(std::function<Status(Db*)> write,
+                           std::function<void(const Error&)> failed);
+  //! A committer says it is there (it calls RunQueuedWrites in each transaction) or gone:
+  //! once none is, the writes still queued are committed at once. REQUIRES: mu() held.
+  Status SetCommitter(bool present);
+  //! The committer's part: REQUIRES mu() held, inside a transaction.
+  void RunQueuedWrites();
+
+  explicit SharedDb(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+
+ private:
+  struct QueuedWrite {
+    std::function<Status(Db*)> write;
+    std::function<void(const Error&)> failed;
+  };
+  std::mutex mu_;
+  std::unique_ptr<Db> db_;           // GUARDED_BY(mu_)
+  std::mutex queue_mu_;              // after mu_, when both are taken
+  int committers_ = 0;               // GUARDED_BY(queue_mu_)
+  std::vector<QueuedWrite> queued_;  // GUARDED_BY(queue_mu_)
+};
 
 }  // namespace rsl

@@ -342,4 +342,88 @@ TEST(SqliteTest, AFullDiskIsAnIoErrorNamingTheDatabase) {
   EXPECT_TRUE((*db)->Run("INSERT INTO t VALUES (zeroblob(4096))").ok());
 }
 
+// One connection per state directory in a process, whatever the spelling of its path, and
+// a fresh one once every holder has let it go; each component's migrations are applied.
+TEST(SharedDbTest, OneConnectionPerStateDirectoryWhileHeld) {
+  testing::TempDir dir("shared_db");
+  const std::string a = dir.Sub("a"), b = dir.Sub("b");
+  auto first = SharedDb::ForStateDir(a, "one", {"CREATE TABLE one (x INTEGER)"});
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  std::filesystem::create_symlink(a, dir.Sub("link"));
+  auto again = SharedDb::ForStateDir(dir.Sub("link") + "/.", "two", {"CREATE TABLE two (y)"});
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  EXPECT_EQ(first->get(), again->get());
+  auto other = SharedDb::ForStateDir(b, "one", {"CREATE TABLE one (x INTEGER)"});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(first->get(), other->get());
+  {
+    std::lock_guard<std::mutex> lock((*first)->mu());
+    EXPECT_TRUE((*first)->db()->Run("INSERT INTO one VALUES (1)").ok());
+    EXPECT_TRUE((*first)->db()->Run("INSERT INTO two VALUES (2)").ok());  // both migrated
+  }
+  first->reset();
+  again->reset();
+  auto fresh = SharedDb::ForStateDir(a, "one", {"CREATE TABLE one (x INTEGER)"});
+  ASSERT_TRUE(fresh.ok());
+  std::lock_guard<std::mutex> lock((*fresh)->mu());
+  auto n =
+      (*fresh)->db()->First("SELECT COUNT(*) FROM one", [](const Stmt& r) { return r.Int(0); });
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(**n, 1);
+}
+
+// A write queued for the committer's next commit: invisible to other connections until the
+// committer's transaction commits it; one that fails is undone alone (the committer's own
+// write and the other queued ones stay) and reported; with no committer, or once the last
+// one is gone, queued writes are committed at once.
+TEST(SharedDbTest, QueuedWritesCommitWithTheCommittersNextTransaction) {
+  testing::TempDir dir("shared_db_queue");
+  auto shared = SharedDb::ForStateDir(dir.path(), "t", {"CREATE TABLE t (x INTEGER)"});
+  ASSERT_TRUE(shared.ok());
+  SharedDb& db = **shared;
+  auto other = Db::Open(StateDbPath(dir.path()));
+  ASSERT_TRUE(other.ok());
+  auto rows = [&] {
+    auto n = (*other)->First("SELECT group_concat(x) FROM (SELECT x FROM t ORDER BY x)",
+                             [](const Stmt& r) { return r.IsNull(0) ? "" : r.Text(0); });
+    return n.ok() && n->has_value() ? **n : "?";
+  };
+  std::vector<std::string> failures;
+  auto failed = [&](const Error& e) { failures.push_back(e.message); };
+  auto insert = [](int x) { return [x](Db* d) { return d->Run("INSERT INTO t VALUES (?1)", x); }; };
+
+  db.WriteWithNextCommit(insert(1), failed);  // no committer: at once
+  EXPECT_EQ(rows(), "1");
+  {
+    std::lock_guard<std::mutex> lock(db.mu());
+    ASSERT_TRUE(db.SetCommitter(true).ok());
+  }
+  db.WriteWithNextCommit(insert(2), failed);
+  db.WriteWithNextCommit([](Db* d) { return d->Run("INSERT INTO nope VALUES (1)"); }, failed);
+  db.WriteWithNextCommit(insert(3), failed);
+  EXPECT_EQ(rows(), "1");  // queued
+  {
+    std::lock_guard<std::mutex> lock(db.mu());
+    Status s = db.db()->Transaction([&] {
+      db.RunQueuedWrites();
+      return db.db()->Run("INSERT INTO t VALUES (10)");
+    });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(rows(), "1,2,3,10");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("nope"), std::string::npos) << failures[0];
+  // The committer goes: what it had not committed yet is committed then.
+  db.WriteWithNextCommit(insert(4), failed);
+  EXPECT_EQ(rows(), "1,2,3,10");
+  {
+    std::lock_guard<std::mutex> lock(db.mu());
+    ASSERT_TRUE(db.SetCommitter(false).ok());
+  }
+  EXPECT_EQ(rows(), "1,2,3,4,10");
+  db.WriteWithNextCommit(insert(5), failed);  // none left: at once
+  EXPECT_EQ(rows(), "1,2,3,4,5,10");
+  EXPECT_EQ(failures.size(), 1u);
+}
+
 }  // namespace rsl

@@ -107,33 +107,50 @@ CostRecord ReadCostRecord(const Stmt& row) {
 Result<std::unique_ptr<CostStore>> CostStore::Open(const std::string& state_dir) {
   Result<std::unique_ptr<Db>> db = OpenStateDb(state_dir, "govern", GovernMigrations());
   if (!db.ok()) return db.error();
-  return std::unique_ptr<CostStore>(new CostStore(std::move(*db)));
+  return std::unique_ptr<CostStore>(new CostStore(std::make_shared<SharedDb>(std::move(*db))));
+}
+
+Result<std::unique_ptr<CostStore>> CostStore::OpenShared(const std::string& state_dir,
+                                                         Failed failed) {
+  auto db = SharedDb::ForStateDir(state_dir, "govern", GovernMigrations());
+  if (!db.ok()) return db.error();
+  std::unique_ptr<CostStore> store(new CostStore(std::move(*db)));
+  store->failed_ = std::move(failed);
+  return store;
 }
 
 Status CostStore::Record(const CostRecord& r) {
-  std::lock_guard<std::mutex> lock(mu_);
-  json labels = r.labels;
-  return db_->Run(std::string("INSERT INTO govern_step_costs(") + kCostCols +
-                      ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  r.ended_at_ms, r.run_id, r.workload_id, r.workload, r.namespace_, r.step,
-                  r.attempt, labels.dump(), r.pricing, r.exit_kind, r.currency, r.metrics_json,
-                  r.cost.device_model, r.cost.gpus, r.cost.hours, r.cost.cpu_cores,
-                  r.cost.memory_gib, r.cost.gpu_cost, r.cost.cpu_cost, r.cost.memory_cost,
-                  r.cost.total);
+  auto insert = [r](Db* db) {
+    json labels = r.labels;
+    return db->Run(std::string("INSERT INTO govern_step_costs(") + kCostCols +
+                       ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   r.ended_at_ms, r.run_id, r.workload_id, r.workload, r.namespace_, r.step,
+                   r.attempt, labels.dump(), r.pricing, r.exit_kind, r.currency, r.metrics_json,
+                   r.cost.device_model, r.cost.gpus, r.cost.hours, r.cost.cpu_cores,
+                   r.cost.memory_gib, r.cost.gpu_cost, r.cost.cpu_cost, r.cost.memory_cost,
+                   r.cost.total);
+  };
+  if (failed_) {
+    db_->WriteWithNextCommit(insert, [failed = failed_, r](const Error& e) { failed(r, e); });
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(db_->mu());
+  return insert(db_->db());
 }
 
 Result<std::vector<CostRecord>> CostStore::List(int64_t since_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return db_->Rows(std::string("SELECT ") + kCostCols +
-                       " FROM govern_step_costs WHERE ended_at_ms >= ? ORDER BY ended_at_ms, id",
-                   ReadCostRecord, since_ms);
+  std::lock_guard<std::mutex> lock(db_->mu());
+  return db_->db()->Rows(
+      std::string("SELECT ") + kCostCols +
+          " FROM govern_step_costs WHERE ended_at_ms >= ? ORDER BY ended_at_ms, id",
+      ReadCostRecord, since_ms);
 }
 
 Result<std::vector<CostRecord>> CostStore::ListRun(const std::string& run_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return db_->Rows(std::string("SELECT ") + kCostCols +
-                       " FROM govern_step_costs WHERE run_id = ? ORDER BY ended_at_ms, id",
-                   ReadCostRecord, run_id);
+  std::lock_guard<std::mutex> lock(db_->mu());
+  return db_->db()->Rows(std::string("SELECT ") + kCostCols +
+                             " FROM govern_step_costs WHERE run_id = ? ORDER BY ended_at_ms, id",
+                         ReadCostRecord, run_id);
 }
 
 Result<std::vector<CostGroup>> GroupCosts(const std::vector<CostRecord>& records,

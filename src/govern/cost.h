@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,22 +61,32 @@ struct CostRecord {
 //! guarded by a mutex).
 class CostStore {
  public:
-  //! Opens the database and applies the govern migrations. Errors: IO_ERROR / INTERNAL.
+  //! Opens the database (a connection of its own) and applies the govern migrations.
+  //! Errors: IO_ERROR / INTERNAL.
   static Result<std::unique_ptr<CostStore>> Open(const std::string& state_dir);
+  //! The step costs' writer: through the process's shared connection to the state database
+  //! (SharedDb, the store's writer), each record committed with the store's next commit
+  //! (SharedDb::WriteWithNextCommit). A record is made while the engine builds the turn that
+  //! ends its step, so it is durable, or lost, with the step end it prices. Before, a record
+  //! on a connection of its own was a transaction of its own, and emptied the store's page
+  //! cache. A record that fails to be written later goes to `failed`.
+  using Failed = std::function<void(const CostRecord&, const Error&)>;
+  static Result<std::unique_ptr<CostStore>> OpenShared(const std::string& state_dir, Failed failed);
 
+  //! Written now, or for a store opened with OpenShared, queued for the store's next commit.
   Status Record(const CostRecord& r);
   //! Records that ended at or after `since_ms`, oldest first.
   Result<std::vector<CostRecord>> List(int64_t since_ms);
   //! The records of run `run_id` (every attempt of its steps), oldest first.
   Result<std::vector<CostRecord>> ListRun(const std::string& run_id);
 
-  Db* db() { return db_.get(); }
-  std::mutex& mu() { return mu_; }
+  Db* db() { return db_->db(); }  // REQUIRES: mu() held where the connection is shared
+  std::mutex& mu() { return db_->mu(); }
 
  private:
-  explicit CostStore(std::unique_ptr<Db> db) : db_(std::move(db)) {}
-  std::mutex mu_;
-  std::unique_ptr<Db> db_;
+  explicit CostStore(std::shared_ptr<SharedDb> db) : db_(std::move(db)) {}
+  std::shared_ptr<SharedDb> db_;
+  Failed failed_;  // set by OpenShared: records are queued
 };
 
 //! The govern component's migrations (also used by the policy store).

@@ -29,30 +29,34 @@ CostHook::CostHook(std::string state_dir, Env* env, std::string price_file)
       price_file_(std::move(price_file)) {}
 
 std::string CostHook::last_error() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return last_error_;
+  std::lock_guard<std::mutex> lock(errors_->mu);
+  return errors_->last;
+}
+
+void CostHook::Errors::Report(const std::string& run_id, const std::string& step, int attempt,
+                              const Error& e) {
+  std::lock_guard<std::mutex> lock(mu);
+  last = e.ToString();
+  std::fprintf(stderr, "cost: %s/%s attempt %d not recorded: %s\n", run_id.c_str(), step.c_str(),
+               attempt, last.c_str());
 }
 
 Status CostHook::AfterStep(const engine::RunInfo& run, const spec::Step& step,
                            const engine::StepOutcome& outcome) {
   std::lock_guard<std::mutex> lock(mu_);
   auto fail = [&](const Error& e) {
-    last_error_ = e.ToString();
-    std::fprintf(stderr, "cost: %s/%s attempt %d not recorded: %s\n", run.run_id.c_str(),
-                 outcome.step.c_str(), outcome.attempt, last_error_.c_str());
+    errors_->Report(run.run_id, outcome.step, outcome.attempt, e);
     return Status::Ok();
   };
   std::string state_dir = state_dir_.empty() ? run.state_dir : state_dir_;
   if (!store_) {
-    Result<std::unique_ptr<govern::CostStore>> s = govern::CostStore::Open(state_dir);
+    // Committed with the store's next commit: see CostStore::OpenShared. A record that fails
+    // there is reported as one that fails here.
+    Result<std::unique_ptr<govern::CostStore>> s = govern::CostStore::OpenShared(
+        state_dir, [errors = errors_](const govern::CostRecord& r, const Error& e) {
+          errors->Report(r.run_id, r.step, r.attempt, e);
+        });
     if (!s.ok()) return fail(s.error());
-    // No fsync of its own per record (one per ended attempt: 4.5 % of the controller's CPU
-    // samples under api_load, its own fdatasync): AfterStep runs while the engine builds a turn,
-    // and the turn's commit, right after, fsyncs the same WAL file, this record's frames included
-    // (they precede the turn's). So a record is durable with the step end it prices, or lost with
-    // it (power loss only: a process crash loses nothing in WAL mode).
-    Status normal = (*s)->db()->Exec("PRAGMA synchronous=NORMAL");
-    if (!normal.ok()) return fail(normal.error());
     store_ = std::move(*s);
   }
   const std::string path = price_file_.empty() ? state_dir + "/" + govern::kPriceFile : price_file_;

@@ -25,9 +25,9 @@ class CostHook : public engine::StepHook {
   std::string name() const override { return "cost"; }
   //! Records the attempt; never fails the step (accounting errors go to stderr and the
   //! returned status is Ok, so a broken price table cannot fail training). The record is
-  //! committed without an fsync of its own (synchronous=NORMAL): it is durable once the
-  //! engine's turn that ends the attempt is, whose commit fsyncs the same WAL (a state_dir
-  //! other than the engine store's: at that database's next fsynced commit or checkpoint).
+  //! committed with the store's next commit (govern::CostStore::OpenShared): the one of the
+  //! engine's turn that ends the attempt. A state_dir without a store open in this process:
+  //! at once, in a transaction of its own.
   Status AfterStep(const engine::RunInfo& run, const spec::Step& step,
                    const engine::StepOutcome& outcome) override;
 
@@ -40,7 +40,15 @@ class CostHook : public engine::StepHook {
   std::string price_file_;
   mutable std::mutex mu_;
   std::unique_ptr<govern::CostStore> store_;  // GUARDED_BY(mu_), opened on first use
-  std::string last_error_;                    // GUARDED_BY(mu_)
+  // Where a record not written is reported: from AfterStep, or later from the store's
+  // commit (which may come after this hook is gone: the store holds it too). Its own mutex:
+  // it is called under mu_ or under the store's.
+  struct Errors {
+    std::mutex mu;
+    std::string last;  // GUARDED_BY(mu)
+    void Report(const std::string& run_id, const std::string& step, int attempt, const Error& e);
+  };
+  std::shared_ptr<Errors> errors_ = std::make_shared<Errors>();
   // The price table as last parsed, and the file it came from as it was then (path, inode,
   // size, times): parsed again only when the file changed (parsing its YAML at every
   // attempt's end was 5% of the controller's CPU under api_load).

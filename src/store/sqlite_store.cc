@@ -261,14 +261,17 @@ std::string SecretContext(const std::string& ns, const std::string& name) {
 
 class SqliteStore : public Store {
  public:
-  SqliteStore(std::unique_ptr<Db> writer, std::unique_ptr<Db> reader,
+  SqliteStore(std::shared_ptr<SharedDb> shared, std::unique_ptr<Db> reader,
               std::unique_ptr<Db> checkpointer, std::shared_ptr<const SecretBox> box)
-      : writer_(std::move(writer)),
+      : shared_(std::move(shared)),
+        write_mu_(shared_->mu()),
+        writer_(shared_->db()),
         checkpointer_(std::move(checkpointer)),
         reader_(std::move(reader)),
         box_(std::move(box)) {}
 
   Status Init() {
+    std::lock_guard<std::mutex> lock(write_mu_);
     auto prep = [&](const std::string& sql, std::optional<Stmt>* out) -> Status {
       auto st = writer_->Prepare(sql);
       if (!st.ok()) return st.status();
@@ -325,9 +328,12 @@ class SqliteStore : public Store {
         "VALUES ";
     lineage_.cols = 5;
     for (RowsWriter* w : {&steps_, &attempts_, &launches_, &events_, &artifacts_, &lineage_}) {
-      w->db = writer_.get();
+      w->db = writer_;
     }
     if (checkpointer_) checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
+    // Writes queued on the shared connection (the step costs) ride on Apply's commits.
+    RSL_RETURN_IF_ERROR(shared_->SetCommitter(true));
+    committer_ = true;
     return Status::Ok();
   }
 
@@ -338,13 +344,27 @@ class SqliteStore : public Store {
     }
     ckpt_cv_.notify_all();
     if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
-    // Members then go in reverse order: statements before writer_, whose close (the last
-    // connection's) checkpoints the rest.
+    // The writer's statements go back to the shared connection under its mutex (another
+    // component may be writing through it). Then the members go in reverse order; the
+    // shared connection closes with its last holder (checkpointing the rest).
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (committer_) {
+      Status s = shared_->SetCommitter(false);  // commits the writes queued for Apply
+      if (!s.ok()) fprintf(stderr, "rsl store: queued writes: %s\n", s.ToString().c_str());
+    }
+    put_run_.reset();
+    for (RowsWriter* w : {&steps_, &attempts_, &launches_, &events_, &artifacts_, &lineage_}) {
+      w->one.reset();
+      w->many.reset();
+    }
   }
 
   Status Apply(Batch* b) override {
     std::lock_guard<std::mutex> lock(write_mu_);
-    Status s = writer_->Transaction([&] { return ApplyLocked(b); });
+    Status s = writer_->Transaction([&] {
+      shared_->RunQueuedWrites();  // e.g. the step costs of this very turn
+      return ApplyLocked(b);
+    });
     if (!s.ok()) return s;
     if (checkpointer_) {
       {
@@ -750,8 +770,13 @@ class SqliteStore : public Store {
 
   static constexpr int64_t kCheckpointEveryMs = 200;
 
-  std::mutex write_mu_;
-  std::unique_ptr<Db> writer_;  // GUARDED_BY(write_mu_)
+  // The writer is the process's shared connection (base/sqlite.h SharedDb): the audit log
+  // and the step costs write through it too, under the same mutex, so that their writes do
+  // not empty its page cache.
+  std::shared_ptr<SharedDb> shared_;
+  bool committer_ = false;  // registered with shared_ (Init)
+  std::mutex& write_mu_;
+  Db* writer_;  // GUARDED_BY(write_mu_)
   // Rows of the tables every transition writes go in multi-row statements: a statement's
   // fixed cost (a third of a one-row upsert) is paid once per kRowsPerStatement rows.
   static constexpr int kRowsPerStatement = 32;
@@ -867,13 +892,15 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options) {
   auto box = SecretBox::ForStateDir(state_dir);
   if (!box.ok()) return box.error();
-  auto writer = OpenStateDb(state_dir, "store", Migrations());
-  if (!writer.ok()) return writer.error();
+  auto shared = SharedDb::ForStateDir(state_dir, "store", Migrations());
+  if (!shared.ok()) return shared.error();
+  std::unique_lock<std::mutex> lock((*shared)->mu());
+  Db* writer = (*shared)->db();
   // Secrets written before values were sealed, or sealed with a key being rotated out.
-  auto resealed = ResealColumn(**writer, **box, "store_configmaps", "data_json",
+  auto resealed = ResealColumn(*writer, **box, "store_configmaps", "data_json",
                                "'secret:' || namespace || '/' || name", "secret = 1");
   if (!resealed.ok()) return resealed.error();
-  if (!options.sync_full) RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA synchronous=NORMAL"));
+  if (!options.sync_full) RSL_RETURN_IF_ERROR(writer->Exec("PRAGMA synchronous=NORMAL"));
   // A transaction of a big run's turn must not spill dirty pages mid-way (64 MiB of cache).
   // The writer checkpoints itself once the WAL holds 1,000 pages (SQLite's default), right
   // after its commit: only a checkpoint that catches up with the last commit lets the next
@@ -883,12 +910,13 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
   // on ext4 an fdatasync after appending 11 pages costs 218-248 us against 133-141 us after
   // overwriting them (python probe). 4,000-step tree, rsl-engine-driver, A/B in one script:
   // 2.46-2.72 s against 2.59-2.91 s; the WAL stays at about 4 MB.
-  RSL_RETURN_IF_ERROR((*writer)->Exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=1000"));
+  RSL_RETURN_IF_ERROR(writer->Exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=1000"));
+  lock.unlock();
   auto reader = Db::Open(StateDbPath(state_dir));
   if (!reader.ok()) return reader.error();
   auto checkpointer = Db::Open(StateDbPath(state_dir));
   if (!checkpointer.ok()) return checkpointer.error();
-  auto store = std::make_unique<SqliteStore>(std::move(*writer), std::move(*reader),
+  auto store = std::make_unique<SqliteStore>(std::move(*shared), std::move(*reader),
                                              std::move(*checkpointer), std::move(*box));
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));

@@ -119,19 +119,23 @@ Result<std::unique_ptr<CostStore>> CostStore::OpenShared(const std::string& stat
   return store;
 }
 
-Status CostStore::Record(const CostRecord& r) {
+Status CostStore::Record(const CostRecord& record) {
+  // One copy of the record, shared by the insert and its failure report (both may run later,
+  // inside the store's next commit).
+  auto r = std::make_shared<const CostRecord>(record);
   auto insert = [r](Db* db) {
-    json labels = r.labels;
+    json labels = r->labels;
     return db->Run(std::string("INSERT INTO govern_step_costs(") + kCostCols +
                        ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                   r.ended_at_ms, r.run_id, r.workload_id, r.workload, r.namespace_, r.step,
-                   r.attempt, labels.dump(), r.pricing, r.exit_kind, r.currency, r.metrics_json,
-                   r.cost.device_model, r.cost.gpus, r.cost.hours, r.cost.cpu_cores,
-                   r.cost.memory_gib, r.cost.gpu_cost, r.cost.cpu_cost, r.cost.memory_cost,
-                   r.cost.total);
+                   r->ended_at_ms, r->run_id, r->workload_id, r->workload, r->namespace_, r->step,
+                   r->attempt, labels.dump(), r->pricing, r->exit_kind, r->currency,
+                   r->metrics_json, r->cost.device_model, r->cost.gpus, r->cost.hours,
+                   r->cost.cpu_cores, r->cost.memory_gib, r->cost.gpu_cost, r->cost.cpu_cost,
+                   r->cost.memory_cost, r->cost.total);
   };
   if (failed_) {
-    db_->WriteWithNextCommit(insert, [failed = failed_, r](const Error& e) { failed(r, e); });
+    db_->WriteWithNextCommit(std::move(insert),
+                             [failed = failed_, r](const Error& e) { failed(*r, e); });
     return Status::Ok();
   }
   std::lock_guard<std::mutex> lock(db_->mu());

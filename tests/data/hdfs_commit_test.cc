@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -70,6 +71,28 @@ class HdfsCommit : public ::testing::Test {
       if (hdfs_.WaitPaused(10)) return true;
     }
     return hdfs_.WaitPaused(0);
+  }
+
+  // Runs `call(k)` on a thread for k = 1, 2, ..., holding its k-th request while
+  // `while_held(k)` runs, until a call makes fewer than k requests. Returns how many calls
+  // were held (a request is always let go and the thread joined, whatever failed).
+  int HoldEachRequest(const std::function<void(int)>& call,
+                      const std::function<void(int)>& while_held) {
+    for (int k = 1; k < 50; ++k) {
+      hdfs_.PauseAt(k);
+      std::atomic<bool> done{false};
+      std::thread client([&] {
+        call(k);
+        done = true;
+      });
+      const bool paused = PausedBeforeDone(done);
+      if (paused) while_held(k);
+      hdfs_.Resume();
+      client.join();
+      if (!paused) return k - 1;
+    }
+    ADD_FAILURE() << "the call never ended";
+    return -1;
   }
 
   data::testing::FakeWebHdfs hdfs_;
@@ -146,37 +169,26 @@ TEST_F(HdfsCommit, AConditionalReplaceNeverLeavesTheObjectMissingBetweenItsReque
   const std::string uri = "hdfs://ns1/root/.rsl-output/lock";
   auto v = Raw()->WriteIf(uri, "v0", "");
   ASSERT_TRUE(v.ok()) << v.error().ToString();
-  std::string old_bytes = "v0", etag = *v;
-  int windows = 0;
-  for (int k = 1;; ++k) {
-    ASSERT_LT(k, 50) << "the write never ended";
-    const std::string new_bytes = "v" + std::to_string(k);
-    hdfs_.PauseAt(k);
-    Result<std::string> wrote = Error(codes::kInternal, "not run");
-    std::atomic<bool> done{false};
-    std::thread writer([&] {
-      wrote = Raw()->WriteIf(uri, new_bytes, etag);
-      done = true;
-    });
-    const bool paused = PausedBeforeDone(done);
-    if (paused) {
-      ++windows;
-      auto observer = Raw();
-      auto read = observer->ReadTagged(uri);
-      ASSERT_TRUE(read.ok()) << "before request " << k << ": " << read.error().ToString();
-      EXPECT_TRUE(read->bytes == old_bytes || read->bytes == new_bytes) << read->bytes;
-      auto intruder = observer->WriteIf(uri, "intruder", "");
-      ASSERT_FALSE(intruder.ok()) << "an exclusive create took the object before request " << k;
-      EXPECT_EQ(intruder.error().code, codes::kConflict) << intruder.error().ToString();
-    }
-    hdfs_.Resume();
-    writer.join();
-    ASSERT_TRUE(wrote.ok()) << "paused before request " << k << ": " << wrote.error().ToString();
-    EXPECT_EQ(Raw()->ReadTagged(uri)->bytes, new_bytes);
-    old_bytes = new_bytes;
-    etag = *wrote;
-    if (!paused) break;  // the write took fewer than k requests: every window was held
-  }
+  std::string old_bytes = "v0", new_bytes, etag = *v;
+  const int windows = HoldEachRequest(
+      [&](int k) {
+        new_bytes = "v" + std::to_string(k);
+        auto wrote = Raw()->WriteIf(uri, new_bytes, etag);
+        ASSERT_TRUE(wrote.ok()) << "paused before request " << k << ": "
+                                << wrote.error().ToString();
+        EXPECT_EQ(Raw()->ReadTagged(uri)->bytes, new_bytes);
+        old_bytes = new_bytes;
+        etag = *wrote;
+      },
+      [&](int k) {
+        auto observer = Raw();
+        auto read = observer->ReadTagged(uri);
+        ASSERT_TRUE(read.ok()) << "before request " << k << ": " << read.error().ToString();
+        EXPECT_TRUE(read->bytes == old_bytes || read->bytes == new_bytes) << read->bytes;
+        auto intruder = observer->WriteIf(uri, "intruder", "");
+        ASSERT_FALSE(intruder.ok()) << "an exclusive create took the object before request " << k;
+        EXPECT_EQ(intruder.error().code, codes::kConflict) << intruder.error().ToString();
+      });
   EXPECT_GE(windows, 4);  // read, create (namenode, datanode), claim, check, place
   EXPECT_TRUE(Leftovers().empty());
 }
@@ -192,29 +204,19 @@ TEST_F(HdfsCommit, ALeaseRenewedWhileAnotherControllerTriesToTakeItStaysWithItsH
   Env* env = Env::Default();
   auto held = engine::ObjectLease::Acquire(a_store.get(), env, base, "run-a");
   ASSERT_TRUE(held.ok()) << held.error().ToString();
-  for (int k = 1;; ++k) {
-    ASSERT_LT(k, 50) << "the renewal never ended";
-    hdfs_.PauseAt(k);
-    Status renewed = Error(codes::kInternal, "not run");
-    std::atomic<bool> done{false};
-    std::thread renewer([&] {
-      renewed = (*held)->Renew(/*force=*/true);
-      done = true;
-    });
-    const bool paused = PausedBeforeDone(done);
-    if (paused) {
-      engine::LeaseRecord holder;
-      auto other =
-          engine::ObjectLease::TryAcquire(b_store.get(), env, base, "run-b", {}, "", &holder);
-      ASSERT_TRUE(other.ok()) << other.error().ToString();
-      EXPECT_EQ(*other, nullptr) << "run-b took a live lease before request " << k;
-      EXPECT_EQ(holder.run_id, "run-a");
-    }
-    hdfs_.Resume();
-    renewer.join();
-    ASSERT_TRUE(renewed.ok()) << "held before request " << k << ": " << renewed.ToString();
-    if (!paused) break;
-  }
+  HoldEachRequest(
+      [&](int k) {
+        Status renewed = (*held)->Renew(/*force=*/true);
+        ASSERT_TRUE(renewed.ok()) << "held before request " << k << ": " << renewed.ToString();
+      },
+      [&](int k) {
+        engine::LeaseRecord holder;
+        auto other =
+            engine::ObjectLease::TryAcquire(b_store.get(), env, base, "run-b", {}, "", &holder);
+        ASSERT_TRUE(other.ok()) << other.error().ToString();
+        EXPECT_EQ(*other, nullptr) << "run-b took a live lease before request " << k;
+        EXPECT_EQ(holder.run_id, "run-a");
+      });
   (*held)->Release();
   EXPECT_TRUE(Leftovers().empty());
 }

@@ -1,5 +1,6 @@
 #include "api/audit.h"
 
+#include "base/codes.h"
 #include "base/env.h"
 
 namespace rsl::api {
@@ -11,6 +12,17 @@ const std::vector<std::string> kMigrations = {
     "  verb TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,"
     "  object_id TEXT NOT NULL, result TEXT NOT NULL, message TEXT NOT NULL)",
     "CREATE INDEX api_audit_object ON api_audit(object_id)",
+    // 3: seq without AUTOINCREMENT: no sqlite_sequence page rewritten by every commit that
+    // appends. Entries are never deleted, so max + 1 is still above every seq ever given.
+    "CREATE TABLE api_audit_v3 ("
+    "  seq INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, subject TEXT NOT NULL,"
+    "  verb TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+    "  object_id TEXT NOT NULL, result TEXT NOT NULL, message TEXT NOT NULL);"
+    "INSERT INTO api_audit_v3 SELECT * FROM api_audit;"
+    "DROP TABLE api_audit;"
+    "ALTER TABLE api_audit_v3 RENAME TO api_audit;"
+    "CREATE INDEX api_audit_object ON api_audit(object_id);"
+    "DELETE FROM sqlite_sequence WHERE name = 'api_audit';",
 };
 
 AuditEntry ReadEntry(const Stmt& row) {
@@ -46,6 +58,15 @@ Status AuditLog::Append(AuditEntry e) {
           return Status::Ok();
         });
       });
+}
+
+Status AuditLog::AppendIn(Db* db, AuditEntry e) {
+  if (db != db_) {
+    return Error(codes::kInternal,
+                 "the audit entry was to be written on a connection to another database");
+  }
+  if (e.time_ms == 0) e.time_ms = Env::Default()->NowMs();
+  return Insert(e);
 }
 
 int64_t AuditLog::commits() { return appends_.commits(); }

@@ -44,6 +44,10 @@ class AuditLog {
   //! Appends durably (the entry is committed before this returns). When the transaction
   //! holding it (with entries of other threads) fails, every append in it fails, none kept.
   Status Append(AuditEntry entry);
+  //! Appends inside a transaction the caller holds on `db`, the process's shared connection
+  //! to this log's database, with its mutex (store::Batch::also: an accepted submission's
+  //! entry commits with the submission). INTERNAL when `db` is another connection.
+  Status AppendIn(Db* db, AuditEntry entry);
   //! Entries in the order they were appended (the latest `limit` ones).
   Result<std::vector<AuditEntry>> List(const AuditQuery& query);
 

@@ -12,6 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/codes.h"
+#include "base/sqlite.h"
+
 namespace rsl::api {
 namespace {
 
@@ -89,6 +92,49 @@ TEST_F(AuditLogTest, AFailedTransactionFailsEveryAppendInIt) {
   }
   EXPECT_EQ(audit_->commits(), 0);
   EXPECT_EQ(audit_->queued(), 0);
+}
+
+// The third migration drops AUTOINCREMENT: entries written under the old table keep their
+// seqs and order, and the next one gets the seq after the last.
+TEST(AuditLogMigrationTest, EntriesKeepTheirSeqs) {
+  const std::string dir =
+      ::testing::TempDir() + "rsl-audit-migrate-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    auto db = Db::Open(StateDbPath(dir));
+    ASSERT_TRUE(db.ok());
+    const std::vector<std::string> v2 = {
+        "CREATE TABLE api_audit ("
+        "  seq INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, subject TEXT NOT "
+        "NULL, verb TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+        "  object_id TEXT NOT NULL, result TEXT NOT NULL, message TEXT NOT NULL)",
+        "CREATE INDEX api_audit_object ON api_audit(object_id)",
+    };
+    ASSERT_TRUE((*db)->Migrate("api_audit", v2).ok());
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_TRUE((*db)->Run("INSERT INTO api_audit VALUES(?1, ?1, 'ada', 'submit', 'workloads',"
+                             " 'risk', 'wl-' || ?1, 'OK', '')",
+                             int64_t{i * 10})
+                      .ok());
+    }
+  }
+  auto audit = AuditLog::Open(dir);
+  ASSERT_TRUE(audit.ok()) << audit.error().ToString();
+  ASSERT_TRUE((*audit)->Append({0, 0, "ada", "cancel", "workloads", "risk", "wl-x", "OK", ""}).ok());
+  auto entries = (*audit)->List({});
+  ASSERT_TRUE(entries.ok());
+  std::vector<int64_t> seqs;
+  for (const auto& e : *entries) seqs.push_back(e.seq);
+  EXPECT_EQ(seqs, (std::vector<int64_t>{10, 20, 30, 31}));
+  EXPECT_EQ(entries->front().object_id, "wl-10");
+  AuditQuery q;
+  q.object_id = "wl-20";
+  auto one = (*audit)->List(q);  // the index came back too
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  audit->reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -275,7 +275,8 @@ Result<Json> ControllerService::Object(const std::string& id, const StepsView& v
 
 Result<Json> ControllerService::Submit(const std::string& yaml, const std::string& source_name,
                                        const std::string& base_dir, const NamespaceDecider& decide,
-                                       const std::string& subject, Errors* errors) {
+                                       const std::string& subject, Errors* errors,
+                                       const AcceptedWrite& also) {
   auto start = std::chrono::steady_clock::now();
   auto observe = [&](const std::string& result) {
     metrics_->Observe("rsl_admission_duration_seconds", {{"result", result}}, Since(start));
@@ -319,7 +320,9 @@ Result<Json> ControllerService::Submit(const std::string& yaml, const std::strin
     return parsed.errors.front();
   }
   parsed.workload.namespace_ = **ns;
-  auto id = engine_->Submit(parsed.workload, subject);
+  engine::SubmitOptions submit;
+  submit.commit_also = also;
+  auto id = engine_->Submit(parsed.workload, subject, submit);
   if (!id.ok()) {
     observe("failure");
     return id.error();

@@ -29,7 +29,8 @@ class ControllerService : public Service {
 
   Result<Json> Submit(const std::string& yaml, const std::string& source_name,
                       const std::string& base_dir, const NamespaceDecider& decide,
-                      const std::string& subject, Errors* errors) override;
+                      const std::string& subject, Errors* errors,
+                      const AcceptedWrite& also) override;
   Result<Json> GetWorkload(const std::string& id) override;
   //! Reads only the page (store::StepPageQuery), the counts by phase (store::CountSteps) and,
   //! when the page is not every step, the steps that need attention and the current step:

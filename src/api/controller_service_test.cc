@@ -14,6 +14,7 @@
 #include "api/server.h"
 #include "base/codes.h"
 #include "base/file.h"
+#include "base/sqlite.h"
 #include "base/test_util.h"
 #include "engine/engine.h"
 #include "engine/testing.h"
@@ -247,6 +248,98 @@ TEST_F(ControllerServiceTest, TheRoutesTakeLimitContinueAndEventLimit) {
   server.Stop();
 }
 
+// AppendIn writes inside a store batch's transaction (store::Batch::also): the entry is
+// durable with the batch's rows, or, when the transaction fails, neither is there.
+TEST_F(ControllerServiceTest, AnAuditEntryInAStoreBatchCommitsWithItOrNotAtAll) {
+  auto opened = AuditLog::Open(dir_);
+  ASSERT_TRUE(opened.ok());
+  AuditLog* audit = opened->get();
+  store::Store* store = store_.get();
+  auto batch = [](const std::string& id) {
+    store::Batch b;
+    store::WorkloadVersion v;
+    v.id = id;
+    v.name = "n";
+    v.namespace_ = "risk";
+    v.spec_json = "{}";
+    v.digest = "sha256:00";
+    v.created_at = 1;
+    b.versions.push_back(v);
+    return b;
+  };
+  auto entry = [](const std::string& id) {
+    return AuditEntry{0, 0, "ada", "submit", "workloads", "risk", id, "OK", "n"};
+  };
+  store::Batch ok = batch("wl-20260101-00000001");
+  ok.also.push_back([&](Db* db) { return audit->AppendIn(db, entry("wl-20260101-00000001")); });
+  ASSERT_TRUE(store->Apply(&ok).ok());
+  store::Batch bad = batch("wl-20260101-00000002");
+  bad.also.push_back([&](Db* db) { return audit->AppendIn(db, entry("wl-20260101-00000002")); });
+  bad.also.push_back([](Db*) { return Status(Error(codes::kIoError, "disk gone")); });
+  Status failed = store->Apply(&bad);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.code(), codes::kIoError);
+  auto entries = audit->List({});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ(entries->front().object_id, "wl-20260101-00000001");
+  EXPECT_GT(entries->front().time_ms, 0);
+  EXPECT_TRUE(store->GetVersion("wl-20260101-00000001").ok());
+  EXPECT_FALSE(store->GetVersion("wl-20260101-00000002").ok());
+  EXPECT_EQ(audit->commits(), 0);
+  // Another database's connection is refused, not written.
+  auto other = Db::Open(tmp_.Sub("other") + ".db");
+  ASSERT_TRUE(other.ok());
+  Status wrong = audit->AppendIn(other->get(), entry("wl-x"));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.code(), codes::kInternal);
+}
+
+// An accepted submission's audit entry is written in the transaction that records the
+// submission (Service::AcceptedWrite): no audit transaction of its own, and exactly one entry.
+// A refused submission's entry is appended after, in a transaction of its own.
+TEST_F(ControllerServiceTest, AnAcceptedSubmissionsAuditEntryCommitsWithIt) {
+  ASSERT_TRUE(engine_->Start().ok());
+  auto tokens = TokenStore::Open(dir_);
+  auto audit = AuditLog::Open(dir_);
+  ASSERT_TRUE(tokens.ok() && audit.ok());
+  auto token = (*tokens)->Create("eddie", Role::kEditor, {"risk"});
+  ASSERT_TRUE(token.ok());
+  ApiServer server(service_.get(), tokens->get(), audit->get(), &metrics_);
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  const std::string yaml =
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: audited, "
+      "namespace: risk}\nspec:\n  pipeline:\n    - {name: a, command: [\"true\"]}\n";
+  std::string answer =
+      testing::RawRequest(server.port(), "POST", "/api/v1/workloads", *token, yaml);
+  ASSERT_EQ(testing::StatusOf(answer), 201) << answer;
+  std::string id = Json::parse(testing::BodyOf(answer))["metadata"]["id"];
+  EXPECT_EQ((*audit)->commits(), 0);  // no transaction of the audit log's own
+  AuditQuery q;
+  q.object_id = id;
+  auto entries = (*audit)->List(q);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  const AuditEntry& e = entries->front();
+  EXPECT_EQ(e.subject, "eddie");
+  EXPECT_EQ(e.verb, "submit");
+  EXPECT_EQ(e.resource, "workloads");
+  EXPECT_EQ(e.namespace_, "risk");
+  EXPECT_EQ(e.result, "OK");
+  EXPECT_EQ(e.message, "audited");
+  EXPECT_GT(e.time_ms, 0);
+  // Refused (not a workload): appended alone, with the error's code.
+  answer = testing::RawRequest(server.port(), "POST", "/api/v1/workloads", *token, "kind: [");
+  ASSERT_EQ(testing::StatusOf(answer), 400) << answer;
+  EXPECT_EQ((*audit)->commits(), 1);
+  entries = (*audit)->List({});
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ(entries->back().object_id, "");
+  EXPECT_NE(entries->back().result, "OK");
+  server.Stop();
+}
+
 // Submit caches the spec it parsed as the new version's snapshot (not parsed back from the
 // version's canonical text): whatever is built from a snapshot (the limits of each step in
 // the answer and in status, a page's spec in describe, lineage) must be what a service with
@@ -331,16 +424,16 @@ TEST_F(ControllerServiceTest, TheNamespaceIsDecidedOnceAndARefusalStandsAlone) {
   const std::string body = "spec:\n  pipeline:\n    - {name: a, command: [\"true\"]}\n";
   Errors errors;
   auto ok = service_->Submit(head + "metadata: {name: w}\n" + body, "w.yaml", "", refuse_ads,
-                             "eddie", &errors);
+                             "eddie", &errors, {});
   ASSERT_TRUE(ok.ok()) << ok.error().ToString();
   EXPECT_EQ((*ok)["metadata"]["namespace"], "risk");
   auto refused = service_->Submit(head + "metadata: {name: w, namespace: ads, nmae: x}\n" + body,
-                                  "w.yaml", "", refuse_ads, "eddie", &errors);
+                                  "w.yaml", "", refuse_ads, "eddie", &errors, {});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, codes::kForbidden);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].message, "not ads");
-  auto unreadable = service_->Submit("metadata: [", "w.yaml", "", refuse_ads, "eddie", &errors);
+  auto unreadable = service_->Submit("metadata: [", "w.yaml", "", refuse_ads, "eddie", &errors, {});
   ASSERT_FALSE(unreadable.ok());
   EXPECT_EQ(unreadable.error().code, codes::kSpecParseError);
   EXPECT_EQ(asked, (std::vector<std::string>{"", "ads", ""}));

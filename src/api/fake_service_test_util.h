@@ -47,7 +47,8 @@ class FakeService : public Service {
  public:
   Result<Json> Submit(const std::string& yaml, const std::string& source,
                       const std::string& /*base_dir*/, const NamespaceDecider& decide,
-                      const std::string& subject, Errors* errors) override {
+                      const std::string& subject, Errors* errors,
+                      const AcceptedWrite& /*also*/) override {
     std::string yaml_ns;  // metadata.namespace, as the real service's parse reads it
     try {
       const YAML::Node root = YAML::Load(yaml);

@@ -87,5 +87,10 @@ Result<Reply> ListAudit(const Services& s, RequestContext& c);
 void RecordAudit(const Services& s, const Principal& who, const std::string& verb,
                  const std::string& resource, const std::string& ns, const std::string& id,
                  const Status& result, const std::string& message);
+//! The entry RecordAudit appends.
+AuditEntry MakeAuditEntry(const Principal& who, const std::string& verb,
+                          const std::string& resource, const std::string& ns,
+                          const std::string& id, const Status& result,
+                          const std::string& message);
 
 }  // namespace rsl::api::routes

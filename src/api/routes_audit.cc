@@ -25,9 +25,10 @@ Json EntryJson(const AuditEntry& e) {
 
 }  // namespace
 
-void RecordAudit(const Services& s, const Principal& who, const std::string& verb,
-                 const std::string& resource, const std::string& ns, const std::string& id,
-                 const Status& result, const std::string& message) {
+AuditEntry MakeAuditEntry(const Principal& who, const std::string& verb,
+                          const std::string& resource, const std::string& ns,
+                          const std::string& id, const Status& result,
+                          const std::string& message) {
   AuditEntry e;
   e.subject = who.subject;
   e.verb = verb;
@@ -36,7 +37,14 @@ void RecordAudit(const Services& s, const Principal& who, const std::string& ver
   e.object_id = id;
   e.result = result.ok() ? "OK" : result.code();
   e.message = message;
-  (void)s.audit->Append(std::move(e));  // a failing audit write must not hide the answer
+  return e;
+}
+
+void RecordAudit(const Services& s, const Principal& who, const std::string& verb,
+                 const std::string& resource, const std::string& ns, const std::string& id,
+                 const Status& result, const std::string& message) {
+  // A failing audit write must not hide the answer.
+  (void)s.audit->Append(MakeAuditEntry(who, verb, resource, ns, id, result, message));
 }
 
 Result<Reply> ListAudit(const Services& s, RequestContext& c) {

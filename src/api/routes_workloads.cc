@@ -73,7 +73,17 @@ Result<Reply> Submit(const Services& s, RequestContext& c, std::string ns) {
   std::string source = c.req.Header("X-Rsl-Source");
   if (source.empty() || source.size() > 255) source = "workload.yaml";
   std::string base_dir = c.req.Header("X-Rsl-Base-Dir");  // of relative data URIs
-  auto w = s.service->Submit(c.req.body, source, base_dir, decide, c.who.subject, &errors);
+  // An accepted submission's audit entry is written in the transaction that records it (one
+  // commit, not two, and never one without the other); the entry of a refused one after.
+  bool audited = false;
+  auto audit = [&](Db* db, const std::string& id, const std::string& name) {
+    Status st = s.audit->AppendIn(
+        db, MakeAuditEntry(c.who, "submit", "workloads", chosen, id, Status::Ok(), name));
+    audited = st.ok();
+    return st;
+  };
+  auto w =
+      s.service->Submit(c.req.body, source, base_dir, decide, c.who.subject, &errors, audit);
   if (!w.ok()) {
     if (refused) return w.error();
     if (errors.empty()) errors.push_back(w.error());
@@ -82,8 +92,10 @@ Result<Reply> Submit(const Services& s, RequestContext& c, std::string ns) {
     return Error(errors.front());
   }
   std::string id = (*w)["metadata"].value("id", std::string());
-  RecordAudit(s, c.who, "submit", "workloads", chosen, id, Status::Ok(),
-              (*w)["metadata"].value("name", std::string()));
+  if (!audited) {  // a service that took no audit writer
+    RecordAudit(s, c.who, "submit", "workloads", chosen, id, Status::Ok(),
+                (*w)["metadata"].value("name", std::string()));
+  }
   return JsonReply(*w, 201);
 }
 

@@ -22,6 +22,10 @@
 #include "api/metrics.h"
 #include "base/status.h"
 
+namespace rsl {
+class Db;  // base/sqlite.h
+}  // namespace rsl
+
 namespace rsl::api {
 
 using Json = nlohmann::json;
@@ -60,6 +64,11 @@ class Service {
   //! names none or cannot be read): the namespace, or the error that refuses the submission
   //! (a namespace the caller may not write to, one that contradicts the request's).
   using NamespaceDecider = std::function<Result<std::string>(const std::string& yaml_namespace)>;
+  //! Written in the very transaction that records an accepted submission, given the new
+  //! workload's id and name (engine::SubmitOptions::commit_also): the router's audit entry,
+  //! so that no accepted submission is ever without one. Empty: nothing.
+  using AcceptedWrite =
+      std::function<Status(Db*, const std::string& id, const std::string& name)>;
 
   //! Admits a workload (YAML text, named `source_name` in messages) into the namespace
   //! `decide` chooses. `decide` is called exactly once, as soon as the YAML is read (one
@@ -68,17 +77,19 @@ class Service {
   //! refuses). Relative local data URIs are made absolute against `base_dir` (the directory
   //! of the client's file), and refused (SPEC_INVALID) when it is "".
   //! Parse/validation errors are returned as Errors (all of them, in `errors`). Returns the
-  //! Workload object (phase PENDING, or REJECTED once admission has failed).
+  //! Workload object (phase PENDING, or REJECTED once admission has failed). `also` runs in
+  //! the transaction that records the submission; its failure fails the submission.
   virtual Result<Json> Submit(const std::string& yaml, const std::string& source_name,
                               const std::string& base_dir, const NamespaceDecider& decide,
-                              const std::string& subject, Errors* errors) = 0;
+                              const std::string& subject, Errors* errors,
+                              const AcceptedWrite& also) = 0;
   //! Submit into `ns` whatever the YAML says.
   Result<Json> SubmitTo(const std::string& yaml, const std::string& source_name,
                         const std::string& base_dir, const std::string& ns,
                         const std::string& subject, Errors* errors) {
     return Submit(
         yaml, source_name, base_dir, [ns](const std::string&) -> Result<std::string> { return ns; },
-        subject, errors);
+        subject, errors, {});
   }
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;

@@ -56,6 +56,10 @@ struct EngineOptions {
 
 struct SubmitOptions {
   std::string rollback_of;  //!< set by `rollback --id`: the version being re-run
+  //! Written in the transaction that records the submission (store::Batch::also), given the
+  //! new version's id and name: the API's audit entry of an accepted submission, which thus
+  //! never exists without it nor it without one. Its failure fails the submission.
+  std::function<Status(Db*, const std::string& id, const std::string& name)> commit_also;
 };
 
 //! Layout of a run directory (docs/engine.md "Runs directory"). Flat, one entry per

@@ -53,6 +53,11 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
     s.index = static_cast<int>(i);
     b.steps.push_back(s);
   }
+  if (opts.commit_also) {
+    b.also.push_back([write = opts.commit_also, id = v.id, name = v.name](Db* db) {
+      return write(db, id, name);
+    });
+  }
   RSL_RETURN_IF_ERROR(CommitSubmit(&b));
   v = b.versions[0];
   auto workload = std::make_shared<spec::Workload>(w);
@@ -82,6 +87,8 @@ Status Engine::Impl::CommitSubmit(store::Batch* submission) {
                            std::make_move_iterator(b.runs.end()));
         merged.steps.insert(merged.steps.end(), std::make_move_iterator(b.steps.begin()),
                             std::make_move_iterator(b.steps.end()));
+        merged.also.insert(merged.also.end(), std::make_move_iterator(b.also.begin()),
+                           std::make_move_iterator(b.also.end()));
       }
       s = store_->Apply(&merged);
       // Each submission gets its version back with the number the store assigned.

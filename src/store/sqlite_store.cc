@@ -617,10 +617,12 @@ class SqliteStore : public Store {
       q.BindRef(o + 1, a.run_id).BindRef(o + 2, a.step).BindRef(o + 3, a.uri);
       q.Bind(o + 4, a.bytes).BindRef(o + 5, a.kind).BindRef(o + 6, a.digest);
     }));
-    return lineage_.Write(b->lineage, [](Stmt& q, int o, const LineageEdge& e) {
+    RSL_RETURN_IF_ERROR(lineage_.Write(b->lineage, [](Stmt& q, int o, const LineageEdge& e) {
       q.BindRef(o + 1, e.run_id).BindRef(o + 2, e.from).BindRef(o + 3, e.to);
       q.BindRef(o + 4, e.relation).BindRef(o + 5, e.from_json);
-    });
+    }));
+    for (const auto& write : b->also) RSL_RETURN_IF_ERROR(write(writer_));
+    return Status::Ok();
   }
 
   // Checkpoints the WAL into the database on its own connection and thread, so that most of

@@ -163,6 +163,7 @@ void AppendBatch(Batch&& from, Batch* to) {
   move(from.events, to->events);
   move(from.artifacts, to->artifacts);
   move(from.lineage, to->lineage);
+  move(from.also, to->also);
 }
 
 }  // namespace rsl::store

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,10 @@
 
 #include "base/status.h"
 #include "spec/phase.h"
+
+namespace rsl {
+class Db;  // base/sqlite.h
+}  // namespace rsl
 
 namespace rsl::store {
 
@@ -161,9 +166,14 @@ struct Batch {
   std::vector<Event> events;  //!< appended; seq assigned
   std::vector<Artifact> artifacts;
   std::vector<LineageEdge> lineage;
+  //! Rows of other components of the same database, written in this batch's transaction
+  //! after its own (on the SQLite store's connection, under its lock): an accepted
+  //! submission's audit entry commits with it, or neither does (api/audit.h). A write that
+  //! fails fails the whole batch.
+  std::vector<std::function<Status(Db*)>> also;
   bool empty() const {
     return versions.empty() && runs.empty() && steps.empty() && attempts.empty() &&
-           events.empty() && artifacts.empty() && lineage.empty();
+           events.empty() && artifacts.empty() && lineage.empty() && also.empty();
   }
 };
 

@@ -28,7 +28,19 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   int64_t now = NowMs();
   store::Batch b;
   store::WorkloadVersion v;
-  v.id = store::NewVersionId(now);
+  // The process's ids never repeat, but one of an earlier process of the same day (before a
+  // restart; 32 bits a day) can: a taken id is drawn anew, not failed on at the commit.
+  for (int draws = 1;; ++draws) {
+    v.id = store::NewVersionId(now);
+    auto taken = store_->GetVersion(v.id);
+    if (!taken.ok() && taken.error().code == codes::kNotFound) break;
+    if (!taken.ok()) return taken.error();
+    if (draws == kMaxVersionIdDraws) {
+      return Error(codes::kInternal, "no free workload id for " + std::to_string(draws) +
+                                         " draws (the last was " + v.id + ")")
+          .Hint("the state directory holds ids this controller keeps drawing: report it");
+    }
+  }
   v.name = w.name;
   v.namespace_ = w.namespace_;
   v.spec_json = spec::CanonicalJson(w);

@@ -40,6 +40,9 @@ inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
 //! unbounded transaction. Under api_load (4 clients) a group holds 2-4.
 inline constexpr size_t kMaxSubmitsPerCommit = 128;
 inline constexpr size_t kMaxSubmitStepsPerCommit = 8192;
+//! A new submission's id is drawn again while the store already has it (ids of an earlier
+//! process of the same day), at most this many times.
+inline constexpr int kMaxVersionIdDraws = 16;
 
 struct ExitMsg {
   backend::AttemptExit exit;

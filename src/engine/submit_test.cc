@@ -76,6 +76,33 @@ class GatedStore : public store::StoreWrapper {
     }
     return StoreWrapper::Apply(b);
   }
+  // The next `n` versions looked up are there already (an earlier process's ids).
+  void ClaimTaken(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    claim_ = n;
+  }
+  void FailLookups(bool fail) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_lookups_ = fail;
+  }
+  std::vector<std::string> claimed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return claimed_;
+  }
+  Result<store::WorkloadVersion> GetVersion(const std::string& id) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (fail_lookups_) return Error(codes::kIoError, "disk I/O error");
+      if (claim_ > 0) {
+        --claim_;
+        claimed_.push_back(id);
+        store::WorkloadVersion v;
+        v.id = id;
+        return v;
+      }
+    }
+    return StoreWrapper::GetVersion(id);
+  }
 
  private:
   std::mutex mu_;
@@ -83,6 +110,9 @@ class GatedStore : public store::StoreWrapper {
   bool open_ = true;        // GUARDED_BY(mu_)
   int fail_from_ = 0;       // GUARDED_BY(mu_)
   int submit_applies_ = 0;  // GUARDED_BY(mu_)
+  int claim_ = 0;           // GUARDED_BY(mu_)
+  bool fail_lookups_ = false;           // GUARDED_BY(mu_)
+  std::vector<std::string> claimed_;  // GUARDED_BY(mu_)
 };
 
 struct Fixture {
@@ -204,6 +234,30 @@ TEST(SubmitGroupCommitTest, AFailedTransactionFailsEverySubmissionInIt) {
   auto v = f.sqlite->GetVersion(*again);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->version, 2);
+}
+
+// Ids have 32 bits a day: one an earlier process gave the same day can come again. The
+// store has it: the submission draws another instead of failing at the commit.
+TEST(SubmitGroupCommitTest, AnIdTheStoreHasIsDrawnAnew) {
+  Fixture f("taken");
+  f.gated->ClaimTaken(3);
+  auto id = f.engine->Submit(ThreeSteps(), "tester");
+  ASSERT_TRUE(id.ok()) << id.error().ToString();
+  std::vector<std::string> claimed = f.gated->claimed();
+  ASSERT_EQ(claimed.size(), 3u);
+  std::set<std::string> distinct(claimed.begin(), claimed.end());
+  EXPECT_EQ(distinct.size(), 3u);
+  EXPECT_EQ(distinct.count(*id), 0u) << *id;
+  EXPECT_TRUE(f.sqlite->GetVersion(*id).ok());
+  // A lookup that fails (not "not found") fails the submission: nothing is recorded.
+  f.gated->FailLookups(true);
+  auto failed = f.engine->Submit(ThreeSteps(), "tester");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, codes::kIoError);
+  f.gated->FailLookups(false);
+  auto runs = f.sqlite->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 1u);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <unordered_set>
 #include <thread>
 
 #include "base/codes.h"
@@ -163,6 +164,16 @@ TEST(StoreTest, VersionIdsHaveTheDocumentedShape) {
   EXPECT_TRUE(std::regex_match(id, std::regex("wl-20240615-[0-9a-f]{8}"))) << id;
   EXPECT_NE(NewVersionId(1718409600000), id);
   EXPECT_EQ(RunIdFor("wl-20240615-7a8b9c0d"), "run-20240615-7a8b9c0d");
+}
+
+// 32 bits a day: 300,000 ids drawn independently would repeat (almost surely: n^2 / 2^33
+// is 10); a process's never do.
+TEST(StoreTest, AProcesssVersionIdsNeverRepeat) {
+  std::unordered_set<std::string> seen;
+  for (int i = 0; i < 300000; ++i) {
+    std::string id = NewVersionId(1718409600000);
+    ASSERT_TRUE(seen.insert(id).second) << "repeated after " << i << " ids: " << id;
+  }
 }
 
 Step StepRow(const std::string& run_id, const std::string& name, int index, spec::StepPhase phase) {

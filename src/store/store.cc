@@ -1,6 +1,7 @@
 // What every Store shares, whatever keeps its rows: ids, the liveness of a step's attempt, and
 // the page query answered from ListRuns for a store without an index of its own.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -126,16 +127,31 @@ bool StepAttemptLive(const Step& s) {
           s.finished_at == 0);
 }
 
+namespace {
+// A bijection of 32-bit words (MurmurHash3's finalizer: each step can be undone), so distinct
+// counters give distinct ids that still look random.
+uint32_t Mix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+}  // namespace
+
 std::string NewVersionId(int64_t now_ms) {
   std::string date = FormatUtc(now_ms / 1000, "%Y%m%d");
-  static std::mutex mu;
-  static std::random_device rd;
-  static std::mt19937_64 gen(rd() ^ static_cast<uint64_t>(now_ms));
-  uint32_t r;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    r = static_cast<uint32_t>(gen());
-  }
+  // 32 bits a day: drawn independently they repeat by the birthday bound (one chance in
+  // 340 among 5,000 ids, more likely than not among 77,000: a submission failed with a
+  // UNIQUE constraint under bench/api_load.sh). A process's ids are a counter from a random
+  // start, mixed: none repeats before 2^32 of them. An earlier process's ids of the same
+  // day may still come again: the engine draws anew when the store has the id (Submit).
+  static std::atomic<uint32_t> next{[] {
+    std::random_device rd;
+    return static_cast<uint32_t>(rd());
+  }()};
+  uint32_t r = Mix32(next.fetch_add(1, std::memory_order_relaxed));
   char hex[9];
   snprintf(hex, sizeof(hex), "%08x", r);
   return std::string("wl-") + date + "-" + hex;

@@ -375,7 +375,8 @@ struct StoreOptions {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options = {});
 
-//! A new version id for `now_ms`: wl-YYYYMMDD-<8 random hex>; the run id is RunIdFor(id).
+//! A new version id for `now_ms`: wl-YYYYMMDD-<8 random-looking hex>, never the same twice
+//! in one process (before 2^32 ids); the run id is RunIdFor(id).
 std::string NewVersionId(int64_t now_ms);
 std::string RunIdFor(const std::string& version_id);
 

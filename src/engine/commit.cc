@@ -182,7 +182,8 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
 // Repeated after a crash, each part finds its work done. Anything unusual (the outputs
 // exist, another file system) is left to the per-step publication.
 Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bool* renamed,
-                                        std::optional<std::set<std::string>>* whole) {
+                                        std::optional<std::set<std::string>>* whole,
+                                        CommitManifest* manifest, bool* manifest_written) {
   std::string staging = r->run.run_dir + "/staging";
   if (env_->PathExists(root)) return Status::Ok();
   auto st_staging = env_->Stat(staging);
@@ -197,11 +198,14 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
     return Status::Ok();
   }
   std::set<std::string> keep;  // entries of staging that are outputs
+  bool final_names = true;     // each under its step's name: no rename after the whole one
   for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
     if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
     const std::string& name = r->workload.pipeline.steps[i].name;
     std::string last = StagingDir(r->run.run_dir, name, r->slots[i].record.attempts);
-    keep.insert(last.substr(staging.size() + 1));
+    std::string entry = last.substr(staging.size() + 1);
+    if (entry != name) final_names = false;
+    keep.insert(std::move(entry));
   }
   auto entries = env_->ListDir(staging);
   if (!entries.ok()) return entries.status();
@@ -212,6 +216,23 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
     } else {
       RSL_RETURN_IF_ERROR(env_->RemoveAll(staging + "/" + entry));
     }
+  }
+  if (final_names) {
+    // The manifest goes in first: root appears with it (readers never see root without
+    // one), and WriteFileAtomic's fsync of staging makes the step entries durable with it.
+    // A crash before the rename leaves it in staging, where it is no output: the next try
+    // removes it above and writes it again.
+    for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
+      const std::string& name = r->workload.pipeline.steps[i].name;
+      if (r->slots[i].record.phase != spec::StepPhase::kSucceeded || !kept.count(name)) continue;
+      OpenToReaders(env_, staging + "/" + name);
+      manifest->outputs.push_back({name, root + "/" + name, TreeBytes(env_, staging + "/" + name)});
+    }
+    manifest->committed_at = NowMs();
+    Status written =
+        env_->WriteFileAtomic(staging + "/" + kCommitManifestName, CommitManifestJson(*manifest));
+    if (!written.ok()) return written;
+    *manifest_written = true;
   }
   CrashPoint("mid-publish");
   Status moved = env_->Rename(staging, root);
@@ -536,29 +557,42 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       bool fresh = false;  // root was staging a moment ago: no manifest, no leftover in it
       // What the run's staging put under root, when known: its steps need not look.
       std::optional<std::set<std::string>> whole;
-      if (s.ok() && root == RunOutputs(r)) s = CommitStagingWhole(r, root, &fresh, &whole);
+      CommitManifest manifest;  // written last: readers' commit point
+      manifest.run_id = r->run.id;
+      manifest.workload_id = r->version.id;
+      // Written into staging before the whole rename: its outputs are in place and listed.
+      bool manifest_first = false;
+      if (s.ok() && root == RunOutputs(r))
+        s = CommitStagingWhole(r, root, &fresh, &whole, &manifest, &manifest_first);
       if (local && s.ok() && !fresh) s = UnpublishManifest(root);
       if (lease && s.ok()) s = UnpublishObjectManifest(root, r->run.id, !Versioned(r), &previous);
       // From here on this commit may have changed what is under root (the run's own outputs
       // are this run's alone: always).
       bool touched = s.ok() || root == RunOutputs(r);
-      CommitManifest manifest;  // written last: readers' commit point
-      manifest.run_id = r->run.id;
-      manifest.workload_id = r->version.id;
       std::vector<std::string> published_dirs;  // under root now: undone if the commit fails
+      size_t listed = 0;  // manifest_first: the next of manifest.outputs (pipeline order)
       for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
         if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
         std::string published;
         int64_t bytes = 0;
-        if (lease) {
-          s = lease->Renew();  // a lease taken over stops the uploads here
-          if (!s.ok()) break;
-        }
-        s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local,
-                        whole ? &*whole : nullptr);
-        if (!s.ok()) {
-          if (!published.empty()) published_dirs.push_back(published);  // moved, then failed
-          break;
+        if (manifest_first) {  // in place under its name already, and listed
+          const auto& outs = manifest.outputs;
+          if (listed < outs.size() && outs[listed].step == r->workload.pipeline.steps[i].name) {
+            published = outs[listed].uri;
+            bytes = outs[listed].bytes;
+            ++listed;
+          }
+        } else {
+          if (lease) {
+            s = lease->Renew();  // a lease taken over stops the uploads here
+            if (!s.ok()) break;
+          }
+          s = PublishStep(r, static_cast<int>(i), &published, &bytes, /*sync=*/!local,
+                          whole ? &*whole : nullptr);
+          if (!s.ok()) {
+            if (!published.empty()) published_dirs.push_back(published);  // moved, then failed
+            break;
+          }
         }
         const std::string& name = r->workload.pipeline.steps[i].name;
         // The step's row again only when the commit changed it (a step with no output
@@ -571,13 +605,14 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
           published_dirs.push_back(published);
           b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});
           b.lineage.push_back({r->run.id, r->version.id, published, "output", ""});
-          manifest.outputs.push_back({name, published, bytes});
+          if (!manifest_first) manifest.outputs.push_back({name, published, bytes});
         }
         CrashPoint("mid-publish");
       }
       if (s.ok() && previous) s = RemoveReplacedOutputs(root, *previous, manifest);
-      if (s.ok() && local) s = env_->SyncDir(root);  // every rename durable before the manifest
-      if (s.ok() && local) {
+      // Every rename durable before the manifest (written already when manifest_first).
+      if (s.ok() && local && !manifest_first) s = env_->SyncDir(root);
+      if (s.ok() && local && !manifest_first) {
         manifest.committed_at = NowMs();
         s = env_->WriteFileAtomic(root + "/" + kCommitManifestName, CommitManifestJson(manifest));
       }

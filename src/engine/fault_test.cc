@@ -93,28 +93,32 @@ struct Fixture {
     for (const auto& e : *events) out.push_back(e.reason);
     return out;
   }
-  // Runs the workload to its last exit: a succeeds, b fails once then succeeds, c succeeds
-  // after `before_last` (which arms the faults) ran. Each step writes "<step>" to out.txt.
-  std::string RunToLastExit(const spec::Workload& w, const std::function<void()>& before_last) {
+  // Runs the workload to its last exit: a succeeds, b fails once then succeeds (at once
+  // when !retry_b), c succeeds after `before_last` (which arms the faults) ran. Each step
+  // writes "<step>" to out.txt.
+  std::string RunToLastExit(const spec::Workload& w, const std::function<void()>& before_last,
+                            bool retry_b = true) {
     auto id = engine->Submit(w, "alice");
     EXPECT_TRUE(id.ok());
     size_t n = backend.launch_count();
     auto first = backend.WaitLaunch(n + 1);
     auto second = backend.WaitLaunch(n + 2);
     for (const auto& l : {first, second}) {
-      if (l.step == "a") {
-        EXPECT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/out.txt", "a").ok());
+      if (l.step == "a" || !retry_b) {
+        EXPECT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/out.txt", l.step).ok());
         backend.Succeed(l.attempt_id);
       } else {
         backend.Fail(l.attempt_id, backend::ExitKind::kFailed);
       }
     }
-    auto retry = backend.WaitLaunch(n + 3);
-    EXPECT_EQ(retry.step, "b");
-    if (retry.step != "b") return *id;  // no retry launched: the failure above says so
-    EXPECT_TRUE(WriteFileAtomic(retry.env.at("RSL_OUTPUT") + "/out.txt", "b").ok());
-    backend.Succeed(retry.attempt_id);
-    auto last = backend.WaitLaunch(n + 4);
+    if (retry_b) {
+      auto retry = backend.WaitLaunch(n + 3);
+      EXPECT_EQ(retry.step, "b");
+      if (retry.step != "b") return *id;  // no retry launched: the failure above says so
+      EXPECT_TRUE(WriteFileAtomic(retry.env.at("RSL_OUTPUT") + "/out.txt", "b").ok());
+      backend.Succeed(retry.attempt_id);
+    }
+    auto last = backend.WaitLaunch(n + (retry_b ? 4 : 3));
     EXPECT_EQ(last.step, "c");
     if (last.step != "c") return *id;
     EXPECT_TRUE(WriteFileAtomic(last.env.at("RSL_OUTPUT") + "/out.txt", "c").ok());
@@ -195,6 +199,9 @@ void ExpectWholeOrNothing(Fixture& f, const store::Run& run, const std::string& 
 struct Shape {
   std::string name;
   bool own_outputs;  // no data.output: staging becomes outputs/ in one rename
+  // Every step succeeds at its first attempt: with own_outputs, the manifest is written into
+  // staging before that rename (no rename of a later attempt's output after it).
+  bool first_attempts = false;
 };
 
 // For one shape: runs once to count the commit's calls of each kind, then once per call
@@ -226,9 +233,9 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
   {
     Fixture f(shape.name + "_count");
     std::map<Op, int> before;
-    auto id = f.RunToLastExit(setup(f), [&] {
-      for (const auto& k : kinds) before[k.op] = f.fault_env.count(k.op);
-    });
+    auto id = f.RunToLastExit(
+        setup(f), [&] { for (const auto& k : kinds) before[k.op] = f.fault_env.count(k.op); },
+        !shape.first_attempts);
     auto run = f.engine->Wait(id, 10'000);
     ASSERT_TRUE(run.ok());
     ASSERT_EQ(run->phase, spec::RunPhase::kSucceeded);
@@ -237,13 +244,20 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
   }
   EXPECT_GE(calls[Op::kRename], shape.own_outputs ? 2 : 5);  // staging, b.2, the manifest
   EXPECT_GE(calls[Op::kSync], 2);
+  if (shape.own_outputs && shape.first_attempts) {
+    // The manifest (its file and staging, once) before the rename, the run directory after:
+    // no second fsync of outputs/.
+    EXPECT_EQ(calls[Op::kSync], 3);
+    EXPECT_EQ(calls[Op::kRename], 2);  // the manifest into place in staging; staging -> outputs
+  }
   int failed_runs = 0;
   for (const auto& k : kinds) {
     for (int n = 1; n <= calls[k.op]; ++n) {
       std::string what = shape.name + ": call " + std::to_string(n) + " of kind " +
                          std::to_string(int(k.op)) + " fails with " + strerror(k.errnum);
       Fixture f(shape.name + "_" + std::to_string(int(k.op)) + "_" + std::to_string(n));
-      auto id = f.RunToLastExit(setup(f), [&] { f.fault_env.FailNth(k.op, n, k.errnum); });
+      auto id = f.RunToLastExit(
+          setup(f), [&] { f.fault_env.FailNth(k.op, n, k.errnum); }, !shape.first_attempts);
       auto run = f.engine->Wait(id, 10'000);
       ASSERT_TRUE(run.ok()) << what;
       EXPECT_EQ(f.fault_env.failures(), 1) << what;
@@ -264,6 +278,10 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
 
 TEST(CommitFaultTest, EveryFailedCallOfAWholeStagingCommitLeavesItWholeOrDiscarded) {
   FailEveryCallOfTheCommit({"own", true});
+}
+
+TEST(CommitFaultTest, EveryFailedCallOfAWholeCommitWithItsManifestFirstLeavesItWholeOrDiscarded) {
+  FailEveryCallOfTheCommit({"first", true, /*first_attempts=*/true});
 }
 
 TEST(CommitFaultTest, EveryFailedCallOfAPerStepCommitLeavesItWholeOrDiscarded) {

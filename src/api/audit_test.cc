@@ -97,8 +97,7 @@ TEST_F(AuditLogTest, AFailedTransactionFailsEveryAppendInIt) {
 // The third migration drops AUTOINCREMENT: entries written under the old table keep their
 // seqs and order, and the next one gets the seq after the last.
 TEST(AuditLogMigrationTest, EntriesKeepTheirSeqs) {
-  const std::string dir =
-      ::testing::TempDir() + "rsl-audit-migrate-" + std::to_string(::getpid());
+  const std::string dir = ::testing::TempDir() + "rsl-audit-migrate-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   {
@@ -113,15 +112,17 @@ TEST(AuditLogMigrationTest, EntriesKeepTheirSeqs) {
     };
     ASSERT_TRUE((*db)->Migrate("api_audit", v2).ok());
     for (int i = 1; i <= 3; ++i) {
-      ASSERT_TRUE((*db)->Run("INSERT INTO api_audit VALUES(?1, ?1, 'ada', 'submit', 'workloads',"
-                             " 'risk', 'wl-' || ?1, 'OK', '')",
-                             int64_t{i * 10})
+      ASSERT_TRUE((*db)
+                      ->Run("INSERT INTO api_audit VALUES(?1, ?1, 'ada', 'submit', 'workloads',"
+                            " 'risk', 'wl-' || ?1, 'OK', '')",
+                            int64_t{i * 10})
                       .ok());
     }
   }
   auto audit = AuditLog::Open(dir);
   ASSERT_TRUE(audit.ok()) << audit.error().ToString();
-  ASSERT_TRUE((*audit)->Append({0, 0, "ada", "cancel", "workloads", "risk", "wl-x", "OK", ""}).ok());
+  ASSERT_TRUE(
+      (*audit)->Append({0, 0, "ada", "cancel", "workloads", "risk", "wl-x", "OK", ""}).ok());
   auto entries = (*audit)->List({});
   ASSERT_TRUE(entries.ok());
   std::vector<int64_t> seqs;

@@ -89,8 +89,7 @@ void RecordAudit(const Services& s, const Principal& who, const std::string& ver
                  const Status& result, const std::string& message);
 //! The entry RecordAudit appends.
 AuditEntry MakeAuditEntry(const Principal& who, const std::string& verb,
-                          const std::string& resource, const std::string& ns,
-                          const std::string& id, const Status& result,
-                          const std::string& message);
+                          const std::string& resource, const std::string& ns, const std::string& id,
+                          const Status& result, const std::string& message);
 
 }  // namespace rsl::api::routes

@@ -26,9 +26,8 @@ Json EntryJson(const AuditEntry& e) {
 }  // namespace
 
 AuditEntry MakeAuditEntry(const Principal& who, const std::string& verb,
-                          const std::string& resource, const std::string& ns,
-                          const std::string& id, const Status& result,
-                          const std::string& message) {
+                          const std::string& resource, const std::string& ns, const std::string& id,
+                          const Status& result, const std::string& message) {
   AuditEntry e;
   e.subject = who.subject;
   e.verb = verb;

@@ -82,8 +82,7 @@ Result<Reply> Submit(const Services& s, RequestContext& c, std::string ns) {
     audited = st.ok();
     return st;
   };
-  auto w =
-      s.service->Submit(c.req.body, source, base_dir, decide, c.who.subject, &errors, audit);
+  auto w = s.service->Submit(c.req.body, source, base_dir, decide, c.who.subject, &errors, audit);
   if (!w.ok()) {
     if (refused) return w.error();
     if (errors.empty()) errors.push_back(w.error());

@@ -67,8 +67,7 @@ class Service {
   //! Written in the very transaction that records an accepted submission, given the new
   //! workload's id and name (engine::SubmitOptions::commit_also): the router's audit entry,
   //! so that no accepted submission is ever without one. Empty: nothing.
-  using AcceptedWrite =
-      std::function<Status(Db*, const std::string& id, const std::string& name)>;
+  using AcceptedWrite = std::function<Status(Db*, const std::string& id, const std::string& name)>;
 
   //! Admits a workload (YAML text, named `source_name` in messages) into the namespace
   //! `decide` chooses. `decide` is called exactly once, as soon as the YAML is read (one
@@ -87,9 +86,9 @@ class Service {
   Result<Json> SubmitTo(const std::string& yaml, const std::string& source_name,
                         const std::string& base_dir, const std::string& ns,
                         const std::string& subject, Errors* errors) {
-    return Submit(
-        yaml, source_name, base_dir, [ns](const std::string&) -> Result<std::string> { return ns; },
-        subject, errors, {});
+    return Submit(yaml, source_name, base_dir,
+                  [ns](const std::string&) -> Result<std::string> { return ns; }, subject, errors,
+                  {});
   }
   //! The Workload object with status (phase, steps, progress, usage). NOT_FOUND if unknown.
   virtual Result<Json> GetWorkload(const std::string& id) = 0;

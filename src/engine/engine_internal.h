@@ -262,8 +262,8 @@ class Engine::Impl : public RunControl {
   //! appears with its manifest, and the step entries and the manifest are durable with one
   //! fsync of the directory (three fsyncs a run instead of four).
   Status CommitStagingWhole(RunState* r, const std::string& root, bool* renamed,
-                            std::optional<std::set<std::string>>* whole,
-                            CommitManifest* manifest, bool* manifest_written);
+                            std::optional<std::set<std::string>>* whole, CommitManifest* manifest,
+                            bool* manifest_written);
   Status DiscardRun(RunState* r, std::vector<std::string>* kept);
   //! Makes `root` and removes its manifest (and temporary manifests a crash left): from here
   //! on readers take it as not committed. Errors: the manifest cannot be removed.

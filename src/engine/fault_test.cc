@@ -234,7 +234,10 @@ void FailEveryCallOfTheCommit(const Shape& shape) {
     Fixture f(shape.name + "_count");
     std::map<Op, int> before;
     auto id = f.RunToLastExit(
-        setup(f), [&] { for (const auto& k : kinds) before[k.op] = f.fault_env.count(k.op); },
+        setup(f),
+        [&] {
+          for (const auto& k : kinds) before[k.op] = f.fault_env.count(k.op);
+        },
         !shape.first_attempts);
     auto run = f.engine->Wait(id, 10'000);
     ASSERT_TRUE(run.ok());

@@ -107,11 +107,11 @@ class GatedStore : public store::StoreWrapper {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  bool open_ = true;        // GUARDED_BY(mu_)
-  int fail_from_ = 0;       // GUARDED_BY(mu_)
-  int submit_applies_ = 0;  // GUARDED_BY(mu_)
-  int claim_ = 0;           // GUARDED_BY(mu_)
-  bool fail_lookups_ = false;           // GUARDED_BY(mu_)
+  bool open_ = true;                  // GUARDED_BY(mu_)
+  int fail_from_ = 0;                 // GUARDED_BY(mu_)
+  int submit_applies_ = 0;            // GUARDED_BY(mu_)
+  int claim_ = 0;                     // GUARDED_BY(mu_)
+  bool fail_lookups_ = false;         // GUARDED_BY(mu_)
   std::vector<std::string> claimed_;  // GUARDED_BY(mu_)
 };
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <map>
 #include <regex>
-#include <unordered_set>
 #include <thread>
+#include <unordered_set>
 
 #include "base/codes.h"
 #include "base/sqlite.h"

@@ -38,8 +38,8 @@ class ParsingService : public rsl::api::testing::FakeService {
  public:
   // As ControllerService does: the namespace is decided inside the parse.
   rsl::Result<Json> Submit(const std::string& yaml, const std::string& source, const std::string&,
-                           const NamespaceDecider& decide, const std::string&,
-                           rsl::Errors* errors) override {
+                           const NamespaceDecider& decide, const std::string&, rsl::Errors* errors,
+                           const AcceptedWrite&) override {
     std::optional<rsl::Result<std::string>> ns;
     rsl::spec::ParseOptions options;
     options.on_namespace = [&](const std::string& yaml_ns) -> rsl::Status {

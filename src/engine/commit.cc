@@ -183,7 +183,7 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
 // exist, another file system) is left to the per-step publication.
 Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bool* renamed,
                                         std::optional<std::set<std::string>>* whole,
-                                        CommitManifest* manifest, bool* manifest_written) {
+                                        CommitManifest* manifest) {
   std::string staging = r->run.run_dir + "/staging";
   if (env_->PathExists(root)) return Status::Ok();
   auto st_staging = env_->Stat(staging);
@@ -229,10 +229,8 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
       manifest->outputs.push_back({name, root + "/" + name, TreeBytes(env_, staging + "/" + name)});
     }
     manifest->committed_at = NowMs();
-    Status written =
-        env_->WriteFileAtomic(staging + "/" + kCommitManifestName, CommitManifestJson(*manifest));
-    if (!written.ok()) return written;
-    *manifest_written = true;
+    RSL_RETURN_IF_ERROR(
+        env_->WriteFileAtomic(staging + "/" + kCommitManifestName, CommitManifestJson(*manifest)));
   }
   CrashPoint("mid-publish");
   Status moved = env_->Rename(staging, root);
@@ -560,10 +558,10 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       CommitManifest manifest;  // written last: readers' commit point
       manifest.run_id = r->run.id;
       manifest.workload_id = r->version.id;
-      // Written into staging before the whole rename: its outputs are in place and listed.
-      bool manifest_first = false;
       if (s.ok() && root == RunOutputs(r))
-        s = CommitStagingWhole(r, root, &fresh, &whole, &manifest, &manifest_first);
+        s = CommitStagingWhole(r, root, &fresh, &whole, &manifest);
+      // Written into staging before the whole rename: its outputs are in place and listed.
+      const bool manifest_first = manifest.committed_at != 0;
       if (local && s.ok() && !fresh) s = UnpublishManifest(root);
       if (lease && s.ok()) s = UnpublishObjectManifest(root, r->run.id, !Versioned(r), &previous);
       // From here on this commit may have changed what is under root (the run's own outputs

@@ -257,13 +257,12 @@ class Engine::Impl : public RunControl {
   //! `whole`: set to the entries now under root that came from staging (the succeeded steps'
   //! last attempts that staged something), or to none when there was no staging and no root.
   //! `manifest` (run and workload ids set): when every output already had its step's name
-  //! in staging (each step succeeded at its first attempt), its outputs are filled in and it
-  //! is written into staging before the rename, and `*manifest_written` is set: root
-  //! appears with its manifest, and the step entries and the manifest are durable with one
-  //! fsync of the directory (three fsyncs a run instead of four).
+  //! in staging (each step succeeded at its first attempt), its outputs and commit time are
+  //! filled in and it is written into staging before the rename (committed_at != 0 says so):
+  //! root appears with its manifest, and the step entries and the manifest are durable with
+  //! one fsync of the directory (three fsyncs a run instead of four).
   Status CommitStagingWhole(RunState* r, const std::string& root, bool* renamed,
-                            std::optional<std::set<std::string>>* whole, CommitManifest* manifest,
-                            bool* manifest_written);
+                            std::optional<std::set<std::string>>* whole, CommitManifest* manifest);
   Status DiscardRun(RunState* r, std::vector<std::string>* kept);
   //! Makes `root` and removes its manifest (and temporary manifests a crash left): from here
   //! on readers take it as not committed. Errors: the manifest cannot be removed.

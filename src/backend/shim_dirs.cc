@@ -16,18 +16,29 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool MakeDirs(const std::string& path, mode_t parent_mode, mode_t leaf_mode) {
+namespace {
+
+mode_t known_umask = 0777;  // not known: every bit may be taken, chmod always
+
+}  // namespace
+
+void SetKnownUmask(mode_t mask) { known_umask = mask & 0777; }
+
+bool MakeDirs(const std::string& path, mode_t parent_mode, mode_t leaf_mode, bool* made) {
+  if (made) *made = false;
   if (path.empty()) return true;
-  auto make = [&](const std::string& dir, mode_t mode) {
+  auto make = [&](const std::string& dir, mode_t mode, bool* fresh) {
     if (mkdir(dir.c_str(), mode) != 0) return errno == EEXIST;
-    return mode == 0755 || chmod(dir.c_str(), mode) == 0;
+    if (mode != 0755 && (mode & known_umask) != 0 && chmod(dir.c_str(), mode) != 0) return false;
+    if (fresh) *fresh = true;
+    return true;
   };
-  if (make(path, leaf_mode)) return true;
+  if (make(path, leaf_mode, made)) return true;
   if (errno != ENOENT) return false;
   size_t p = path.rfind('/');
   if (p == std::string::npos || p == 0) return false;
   if (!MakeDirs(path.substr(0, p), parent_mode, parent_mode)) return false;
-  return make(path, leaf_mode);
+  return make(path, leaf_mode, made);
 }
 
 std::string Dirname(const std::string& path) {
@@ -49,7 +60,8 @@ bool IsEmptyDir(const std::string& dir) {
   return empty;
 }
 
-bool SpareDirs::Make(const std::string& pool, const std::string& dir, bool isolated) {
+bool SpareDirs::Make(const std::string& pool, const std::string& dir, bool isolated, bool* made) {
+  if (made) *made = false;
   auto it = pool.empty() ? spares_.end() : spares_.find(pool);
   if (it != spares_.end()) {
     // A spare that is `dir` itself (an attempt launched again) is no longer spare.
@@ -69,7 +81,7 @@ bool SpareDirs::Make(const std::string& pool, const std::string& dir, bool isola
     if (errno != ENOENT || lstat(spare.c_str(), &st) == 0) break;
     it->second.pop_back();
   }
-  return isolated ? MakeDirs(dir, 0711, 0700) : MakeDirs(dir);
+  return isolated ? MakeDirs(dir, 0711, 0700, made) : MakeDirs(dir, 0755, 0755, made);
 }
 
 bool SpareDirs::Recycle(const std::string& workdir) {

@@ -16,6 +16,9 @@ bool InOurUserNamespace(pid_t pid);
 //! Hands an isolated step its directory: owner uid:gid, mode 0700. Through an O_NOFOLLOW
 //! descriptor, so a link in its place is refused, never followed. errno is kept on failure.
 bool GiveDir(const std::string& dir, uid_t uid, gid_t gid);
+//! GiveDir for a directory this process has just made 0700 in a directory of its own (so
+//! nobody can have put anything else in its place): one chown, links not followed.
+bool GiveNewDir(const std::string& dir, uid_t uid, gid_t gid);
 
 //! Makes the calling process uid:gid with no supplementary groups, for good. Raw system calls
 //! only, no allocation: it runs in the step's child after vfork, where glibc's setuid() would

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -93,6 +94,41 @@ std::string ResolveProgram(const std::string& name, const std::vector<std::strin
     }
   }
   return "";
+}
+
+std::string ProgramCache::Resolve(const std::string& name, const std::vector<std::string>& env,
+                                  const std::string& workdir, int64_t now_ms) {
+  if (name.empty() || name.find('/') != std::string::npos) return "";
+  const std::string* path = nullptr;
+  for (const auto& e : env) {
+    if (e.compare(0, 5, "PATH=") == 0) {
+      path = &e;
+      break;
+    }
+  }
+  // Absolute entries only: an empty or relative one depends on the working directory.
+  bool absolute = true;
+  for (size_t start = 5; path;) {
+    size_t end = std::min(path->find(':', start), path->size());
+    if (end == start || (*path)[start] != '/') {
+      absolute = false;
+      break;
+    }
+    if (end == path->size()) break;
+    start = end + 1;
+  }
+  if (!absolute) return ResolveProgram(name, env, workdir);
+  std::string key = name + '\0' + (path ? *path : "");
+  auto it = found_.find(key);
+  if (it != found_.end() && now_ms - it->second.at_ms < kTtlMs) return it->second.file;
+  std::string file = ResolveProgram(name, env, workdir);
+  if (file.empty()) {
+    if (it != found_.end()) found_.erase(it);
+    return file;
+  }
+  if (found_.size() >= kMaxEntries) found_.clear();
+  found_[key] = {file, now_ms};
+  return file;
 }
 
 pid_t SpawnChild(const ChildPlan& plan) {

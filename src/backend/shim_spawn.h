@@ -7,6 +7,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,27 @@ struct ChildPlan {
 //! Empty when `name` has a '/' or nothing was found: the child then calls execvp itself.
 std::string ResolveProgram(const std::string& name, const std::vector<std::string>& env,
                            const std::string& workdir);
+
+//! ResolveProgram's answers, each kept for kTtlMs per program name and PATH, as a shell's
+//! command hash keeps them (for good, there): with this machine's PATH of ten directories a
+//! `true` step cost nine failed stat() and two more to find. A program installed meanwhile in
+//! an earlier PATH directory is found kTtlMs later at most; one removed makes the exec fail,
+//! and the child then searches itself (SpawnChild). Only PATHs of absolute directories are
+//! kept (a relative entry depends on the working directory). Not thread-safe.
+class ProgramCache {
+ public:
+  static constexpr int64_t kTtlMs = 1000;
+  static constexpr size_t kMaxEntries = 256;
+  std::string Resolve(const std::string& name, const std::vector<std::string>& env,
+                      const std::string& workdir, int64_t now_ms);
+
+ private:
+  struct Found {
+    std::string file;
+    int64_t at_ms = 0;
+  };
+  std::map<std::string, Found> found_;  // name + '\0' + PATH -> what was found, and when
+};
 
 //! Starts the child like posix_spawn does: vfork shares our memory until the exec (no
 //! page-table copy, the biggest part of a fork), so the only thing the child changes in it,

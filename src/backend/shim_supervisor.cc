@@ -90,8 +90,11 @@ void Supervisor::Flush(int fd) {
     out.clear();  // the peer is gone; its EOF closes the connection
     break;
   }
+  bool want_out = !out.empty();
+  if (want_out == it->second.watching_out) return;  // one system call less per message
+  it->second.watching_out = want_out;
   epoll_event ev{};
-  ev.events = out.empty() ? uint32_t(EPOLLIN) : uint32_t(EPOLLIN | EPOLLOUT);
+  ev.events = want_out ? uint32_t(EPOLLIN | EPOLLOUT) : uint32_t(EPOLLIN);
   ev.data.fd = fd;
   epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &ev);
 }
@@ -202,24 +205,33 @@ void Supervisor::Launch(int fd, const json& msg) {
     }
   }
   std::string pool = Dirname(a->workdir);
-  if (!a->workdir.empty() && !spares_.Make(pool, a->workdir, isolated)) {
-    return FailBeforeStart(std::move(a),
-                           "cannot create directory " + a->workdir + ": " + strerror(errno));
+  // The step's own directories, and which of them were made just now (0700, ours).
+  std::vector<std::pair<const std::string*, bool>> own;
+  for (const std::string* dir : {&a->workdir}) {
+    bool made = false;
+    if (dir->empty()) continue;
+    if (!spares_.Make(pool, *dir, isolated, &made)) {
+      return FailBeforeStart(std::move(a),
+                             "cannot create directory " + *dir + ": " + strerror(errno));
+    }
+    own.emplace_back(dir, made);
   }
   for (const std::string& dir : a->make_dirs) {
-    if (!spares_.Make(pool, dir, isolated)) {
+    bool made = false;
+    if (!spares_.Make(pool, dir, isolated, &made)) {
       return FailBeforeStart(std::move(a),
                              "cannot create directory " + dir + ": " + strerror(errno));
     }
+    own.emplace_back(&dir, made);
   }
   if (isolated) {
     // The step's own directories become its identity's (0700); everything above them stays
     // ours (0711: it may pass through, not list or change).
-    std::vector<std::string> own = a->make_dirs;
-    if (!a->workdir.empty()) own.push_back(a->workdir);
-    for (const std::string& dir : own) {
-      if (!GiveDir(dir, uid_t(a->uid), gid_t(a->gid))) {
-        return FailBeforeStart(std::move(a), "cannot hand directory " + dir + " to uid " +
+    for (const auto& [dir, made] : own) {
+      uid_t uid = uid_t(a->uid);
+      gid_t gid = gid_t(a->gid);
+      if (!(made ? GiveNewDir(*dir, uid, gid) : GiveDir(*dir, uid, gid))) {
+        return FailBeforeStart(std::move(a), "cannot hand directory " + *dir + " to uid " +
                                                  std::to_string(a->uid) + ": " + strerror(errno));
       }
     }
@@ -254,11 +266,11 @@ void Supervisor::Launch(int fd, const json& msg) {
   plan.as_limit = {rlim_t(a->memory), rlim_t(a->memory)};
   plan.use_rlimit = a->mechanism == "rlimit" && a->memory > 0;
   plan.workdir = a->workdir.empty() ? nullptr : a->workdir.c_str();
-  std::string program = ResolveProgram(a->argv[0], a->env, a->workdir);
+  std::string program = programs_.Resolve(a->argv[0], a->env, a->workdir, NowMs());
   plan.program = program.empty() ? nullptr : program.c_str();
   plan.devnull = devnull_;
   plan.out = out_pipe[1];
-  plan.parent = getpid();
+  plan.parent = pid_;
   // A container attempt's uid only owns its directories: runc runs as us and starts the
   // step as that uid (its config's process.user).
   plan.uid = a->in_use.empty() ? a->uid : -1;
@@ -534,6 +546,10 @@ int Supervisor::Run(const std::string& state_dir, const std::string& socket_name
   sigaddset(&blocked_, SIGCHLD);
   sigprocmask(SIG_BLOCK, &blocked_, nullptr);
   for (int sig : {SIGPIPE, SIGHUP, SIGINT}) signal(sig, SIG_IGN);
+  pid_ = getpid();
+  mode_t mask = umask(022);  // read (by setting it back): it never changes from here on
+  umask(mask);
+  SetKnownUmask(mask);
   sfd_ = signalfd(-1, &blocked_, SFD_CLOEXEC | SFD_NONBLOCK);
   epoll_ = epoll_create1(EPOLL_CLOEXEC);
   Add(listen_, EPOLLIN);

@@ -67,6 +67,7 @@
 #include "backend/shim_dirs.h"
 #include "backend/shim_launch.h"
 #include "backend/shim_record.h"
+#include "backend/shim_spawn.h"
 
 namespace rsl::shim {
 
@@ -81,6 +82,7 @@ class Supervisor {
  private:
   struct Conn {
     std::string in, out;
+    bool watching_out = false;  // EPOLLOUT asked for (while `out` waits for room)
   };
   struct PendingRmdir {
     std::string dir;
@@ -122,6 +124,8 @@ class Supervisor {
   // instead of mkdir.
   SpareDirs spares_;
   bool draining_ = false;
+  pid_t pid_ = 0;
+  ProgramCache programs_;
 };
 
 }  // namespace rsl::shim

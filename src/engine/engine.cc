@@ -126,6 +126,7 @@ void Engine::Impl::Stop(bool stop_steps) {
     admissions_done_.clear();
   }
   cv_.notify_all();
+  admission_cv_.notify_all();  // the queued admissions run, then their workers end
   for (auto& t : admissions) t.join();
   loop_.join();
   // The committers finish the runs handed to them (their decision is durable: leaving them

@@ -162,6 +162,7 @@ class Engine {
     int64_t submits = 0;              //!< submissions recorded durably
     int64_t submit_commits = 0;       //!< store transactions that recorded them (group commit)
     int64_t submits_queued = 0;       //!< submissions waiting for their transaction, now
+    int64_t admission_threads = 0;    //!< admission workers started (kept and reused a while)
   };
   Stats stats();
 

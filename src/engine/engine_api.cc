@@ -143,12 +143,36 @@ void Engine::Impl::StartAdmission(std::shared_ptr<spec::Workload> w, store::Work
     }
     admissions_.erase(keep, admissions_.end());
   }
-  admissions_.emplace_back(
-      [this, w = std::move(w), v = std::move(v), run = std::move(run), owner_fd] {
-        Admit(w, v, run, owner_fd);
-        std::lock_guard<std::mutex> lock(mu_);
-        admissions_done_.push_back(std::this_thread::get_id());
-      });
+  admission_jobs_.emplace_back([this, w = std::move(w), v = std::move(v), run = std::move(run),
+                                owner_fd] { Admit(w, v, run, owner_fd); });
+  if (admission_idle_ >= admission_jobs_.size()) {
+    admission_cv_.notify_one();
+  } else {
+    admissions_.emplace_back([this] { AdmissionWorker(); });
+    ++admission_threads_;
+  }
+}
+
+void Engine::Impl::AdmissionWorker() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (!admission_jobs_.empty()) {
+      std::function<void()> job = std::move(admission_jobs_.front());
+      admission_jobs_.pop_front();
+      lock.unlock();
+      job();
+      job = nullptr;  // what it holds (the workload, the run) goes before the lock is taken
+      lock.lock();
+      continue;
+    }
+    if (stopping_) break;
+    ++admission_idle_;
+    bool woken = admission_cv_.wait_for(lock, std::chrono::milliseconds(kAdmissionIdleMs),
+                                        [&] { return !admission_jobs_.empty() || stopping_; });
+    --admission_idle_;
+    if (!woken) break;
+  }
+  admissions_done_.push_back(std::this_thread::get_id());
 }
 
 bool Engine::Impl::DrainPostProcess(int64_t timeout_ms) {
@@ -242,6 +266,10 @@ Engine::Stats Engine::Impl::stats() {
     s.finished_remembered = static_cast<int64_t>(finished_.size());
   }
   s.submits_queued = submits_.queued();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s.admission_threads = admission_threads_;
+  }
   return s;
 }
 

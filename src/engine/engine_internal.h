@@ -8,6 +8,7 @@
 #include <climits>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -378,18 +379,30 @@ class Engine::Impl : public RunControl {
   std::mutex commit_mu_;
   std::condition_variable commit_cv_;
   std::deque<std::vector<RunState*>> commit_queue_;  // GUARDED_BY(commit_mu_)
-  bool commit_stop_ = false;             // GUARDED_BY(commit_mu_): drain the queue, then end
-  std::vector<std::thread> admissions_;  // GUARDED_BY(mu_)
+  bool commit_stop_ = false;  // GUARDED_BY(commit_mu_): drain the queue, then end
+  // Admission runs on threads of its own (it may wait on an object store or a data check for
+  // minutes), kept a while for the next workloads as a cached thread pool keeps its workers:
+  // a submission waits for no other's admission (a job goes to an idle worker, else to a new
+  // one), and a thread, its stack's memory map and its unmapping are not paid per workload.
+  // A worker idle for kAdmissionIdleMs ends.
+  static constexpr int64_t kAdmissionIdleMs = 10000;
+  std::vector<std::thread> admissions_;               // GUARDED_BY(mu_)
+  std::deque<std::function<void()>> admission_jobs_;  // GUARDED_BY(mu_)
+  size_t admission_idle_ = 0;                         // GUARDED_BY(mu_): workers waiting
+  int64_t admission_threads_ = 0;                     // GUARDED_BY(mu_): workers started
+  std::condition_variable admission_cv_;
   // Admission threads that returned, to be joined: an exited thread that is never joined
-  // keeps its stack (one per workload ever submitted: 80 KB each, and a memory map each).
+  // keeps its stack (80 KB each, and a memory map each).
   std::vector<std::thread::id> admissions_done_;  // GUARDED_BY(mu_)
+  void AdmissionWorker();
   //! Group commit of submissions (base/group_commit.h): one submission's batch (its version,
   //! run and PENDING steps) shares ONE store transaction with those queued beside it, and
   //! returns once it is durable (or failed: then all of the group fail). On success the
   //! batch's version has the number the store assigned.
   Status CommitSubmit(store::Batch* submission);
   GroupCommit<store::Batch> submits_{kMaxSubmitsPerCommit};
-  //! Starts Admit on a thread of its own, joining those that ended. REQUIRES: mu_ held.
+  //! Starts Admit on an idle admission worker or a new one, joining those that ended.
+  //! REQUIRES: mu_ held.
   void StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
                       int owner_fd);
 

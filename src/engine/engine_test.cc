@@ -471,6 +471,64 @@ class GateHook : public StepHook {
   std::shared_future<void> opened_ = open_.get_future().share();
 };
 
+// Holds the admission of workloads named "slow" until opened.
+class SlowAdmission : public AdmissionCheck {
+ public:
+  std::string name() const override { return "slow"; }
+  Status Check(const RunInfo& run, AdmissionReport*) override {
+    if (run.workload->name == "slow") {
+      entered_.set_value();
+      opened_.wait_for(std::chrono::seconds(30));
+    }
+    return Status::Ok();
+  }
+  void WaitEntered() { entered_future_.wait_for(std::chrono::seconds(30)); }
+  void Open() { open_.set_value(); }
+
+ private:
+  std::promise<void> entered_, open_;
+  std::shared_future<void> entered_future_ = entered_.get_future().share();
+  std::shared_future<void> opened_ = open_.get_future().share();
+};
+
+// Admission runs on kept workers: workloads admitted one after another reuse one thread, and
+// a workload whose admission waits (an object store, a large input) holds up no other's.
+TEST(EngineTest, AdmissionWorkersAreReusedAndASlowAdmissionHoldsUpNoOther) {
+  Fixture f("admission_workers");
+  auto slow_check = std::make_shared<SlowAdmission>();
+  f.hooks.admission.push_back(slow_check);
+  f.Restart();
+  const int64_t before = f.engine->stats().admission_threads;
+  auto slow = f.engine->Submit(
+      Parse(Header("slow") + "  pipeline:\n    - {name: s, command: [s]}\n"), "alice");
+  ASSERT_TRUE(slow.ok());
+  slow_check->WaitEntered();
+  constexpr int kFast = 8;
+  for (int k = 0; k < kFast; ++k) {
+    auto id = f.engine->Submit(
+        Parse(Header("fast-" + std::to_string(k)) + "  pipeline:\n    - {name: a, command: [a]}\n"),
+        "alice");
+    ASSERT_TRUE(id.ok());
+    f.backend.Succeed(f.backend.WaitLaunch(size_t(k) + 1).attempt_id);
+    auto run = f.engine->Wait(*id, 10000);
+    ASSERT_TRUE(run.ok()) << run.error().ToString();
+    EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << k;
+  }
+  auto held = f.store->GetRun(*slow);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->phase, spec::RunPhase::kPending) << "its admission is still waiting";
+  // The slow one's worker and one more, reused by the eight (a worker goes idle once its
+  // admission returned, before its run ends); a thread each would be 9.
+  const int64_t started = f.engine->stats().admission_threads - before;
+  EXPECT_GE(started, 2);
+  EXPECT_LE(started, 5);
+  slow_check->Open();
+  f.backend.Succeed(f.backend.WaitLaunch(kFast + 1).attempt_id);
+  auto run = f.engine->Wait(*slow, 10000);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded);
+}
+
 // Runs that end in one turn share the store transactions of their end (the decision to
 // commit, then the terminal records), and each one is committed whole.
 TEST(EngineTest, RunsEndingInOneTurnShareTheirStoreTransactions) {

@@ -729,5 +729,83 @@ TEST(StoreTest, AStepRowKeepsItsFirstIndex) {
   EXPECT_EQ((*steps)[2].phase, spec::StepPhase::kRunning);
 }
 
+// A batch that writes a row several times (an engine turn that launches a step and sees it
+// start, a group commit of several turns) ends as if each row had been written in order:
+// every column as its last row has it, the launch record of the attempt's launching row.
+TEST(StoreTest, ARowWrittenSeveralTimesInOneBatchEndsAsItsLastRow) {
+  rsl::testing::TempDir tmp("store_test_last_row");
+  auto store = OpenSqliteStore(tmp.Sub("state"));
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch b = NewRunBatch("wl-20240615-0000000e", "repeat");
+  Batch other = NewRunBatch("wl-20240615-0000000f", "repeat");
+  AppendBatch(std::move(other), &b);
+  const std::string run = b.runs[0].id, run2 = b.runs[1].id;
+  auto attempt = [&](const std::string& r, spec::AttemptPhase state, const std::string& launch) {
+    Attempt a;
+    a.id = r + "/train/1";
+    a.run_id = r;
+    a.step = "train";
+    a.number = 1;
+    a.state = state;
+    a.launch_json = launch;
+    a.finished_at = state == spec::AttemptPhase::kExited ? 77 : 0;
+    return a;
+  };
+  Step running = StepRow(run, "train", 0, spec::StepPhase::kRunning);
+  running.attempt_id = run + "/train/1";
+  running.started_at = 50;
+  b.steps.push_back(running);
+  b.attempts.push_back(attempt(run, spec::AttemptPhase::kLaunching, "{\"argv\":[\"true\"]}"));
+  b.steps.push_back(StepRow(run2, "train", 0, spec::StepPhase::kRunning));
+  Step done = running;
+  done.phase = spec::StepPhase::kSucceeded;
+  done.finished_at = 80;
+  done.message = "exited 0";
+  b.steps.push_back(done);
+  b.attempts.push_back(attempt(run, spec::AttemptPhase::kExited, ""));  // its exit
+  const size_t rows = b.steps.size();
+  ASSERT_TRUE((*store)->Apply(&b).ok());
+  EXPECT_EQ(b.steps.size(), rows) << "the caller's batch is left as it was";
+
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), 1u);
+  EXPECT_EQ((*steps)[0].phase, spec::StepPhase::kSucceeded);
+  EXPECT_EQ((*steps)[0].started_at, 50);
+  EXPECT_EQ((*steps)[0].finished_at, 80);
+  EXPECT_EQ((*steps)[0].message, "exited 0");
+  EXPECT_EQ((*steps)[0].attempt_id, run + "/train/1");
+  auto steps2 = (*store)->ListSteps(run2);
+  ASSERT_TRUE(steps2.ok());
+  ASSERT_EQ(steps2->size(), 1u);
+  EXPECT_EQ((*steps2)[0].phase, spec::StepPhase::kRunning);  // another run's step of that name
+  auto attempts = (*store)->ListAttempts(run);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].state, spec::AttemptPhase::kExited);
+  EXPECT_EQ((*attempts)[0].finished_at, 77);
+  EXPECT_EQ((*attempts)[0].launch_json, "{\"argv\":[\"true\"]}");
+
+  // Many repeated rows (more than a multi-row statement holds), interleaved.
+  Batch big;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 100; ++i) {
+      Step st = StepRow(run2, "s" + std::to_string(i), i + 1,
+                        round == 2 ? spec::StepPhase::kSucceeded : spec::StepPhase::kRunning);
+      st.attempts = round + 1;
+      big.steps.push_back(st);
+    }
+  }
+  ASSERT_TRUE((*store)->Apply(&big).ok());
+  steps2 = (*store)->ListSteps(run2);
+  ASSERT_TRUE(steps2.ok());
+  ASSERT_EQ(steps2->size(), 101u);
+  for (const Step& st : *steps2) {
+    if (st.name == "train") continue;
+    EXPECT_EQ(st.phase, spec::StepPhase::kSucceeded) << st.name;
+    EXPECT_EQ(st.attempts, 3) << st.name;
+  }
+}
+
 }  // namespace
 }  // namespace rsl::store

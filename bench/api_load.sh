@@ -51,9 +51,16 @@ spec:
 YAML
 
 echo "rsl-controller at $server, $(nproc) cores; $SUBMISSIONS submissions, $CONCURRENCY client threads"
+# The controller's CPU time (user + system, clock ticks): per workload it is steadier than the
+# rate when the machine is shared (GET_SECONDS=0 leaves the GETs out of it).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$ctl_pid/stat"; }
+ticks0=$(cpu_ticks)
 "$bin/api_load" --server "$server" --token "$token" --workload "$work/three-true.yaml" \
   --submissions "$SUBMISSIONS" --concurrency "$CONCURRENCY" --gets-seconds "$GET_SECONDS" \
   | tee "$work/out.txt" | grep -v '^workloads/min'
+ticks1=$(cpu_ticks)
+awk -v t="$((ticks1 - ticks0))" -v hz="$(getconf CLK_TCK)" -v n="$SUBMISSIONS" -v g="$GET_SECONDS" \
+  'BEGIN { printf "controller cpu_s %.2f: %.3f ms per workload%s\n", t / hz, 1000 * t / hz / n, (g > 0 ? " (its GETs included)" : "") }'
 # wrk needs a duration of at least a second (`-d0s` prints nothing to grep, and with pipefail
 # the empty grep would end the script here): GET_SECONDS=0 measures the backlog alone.
 if [ "$GET_SECONDS" -gt 0 ] && command -v wrk >/dev/null 2>&1; then

@@ -207,14 +207,13 @@ void Supervisor::Launch(int fd, const json& msg) {
   std::string pool = Dirname(a->workdir);
   // The step's own directories, and which of them were made just now (0700, ours).
   std::vector<std::pair<const std::string*, bool>> own;
-  for (const std::string* dir : {&a->workdir}) {
+  if (!a->workdir.empty()) {
     bool made = false;
-    if (dir->empty()) continue;
-    if (!spares_.Make(pool, *dir, isolated, &made)) {
+    if (!spares_.Make(pool, a->workdir, isolated, &made)) {
       return FailBeforeStart(std::move(a),
-                             "cannot create directory " + *dir + ": " + strerror(errno));
+                             "cannot create directory " + a->workdir + ": " + strerror(errno));
     }
-    own.emplace_back(dir, made);
+    own.emplace_back(&a->workdir, made);
   }
   for (const std::string& dir : a->make_dirs) {
     bool made = false;

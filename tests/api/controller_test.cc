@@ -498,29 +498,40 @@ TEST_F(ControllerTest, TheNodesListShowsWhatRunsWhere) {
 }
 
 TEST_F(ControllerTest, Kill9MidRunLosesNothingAcknowledged) {
+  // The first step of each workload waits for a gate file, so the kill surely lands while
+  // all three run (a fixed sleep ended before a status call under ASan saw RUNNING, and the
+  // kill then came after the end).
+  std::string gate = c_.root() + "/gate";
   std::string yaml =
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: slow, namespace: "
       "risk}\n"
-      "spec:\n  pipeline:\n    - name: first\n      command: [\"sh\", \"-c\", \"sleep 2; echo "
-      "first-done\"]\n"
+      "spec:\n  pipeline:\n    - name: first\n      command: [\"sh\", \"-c\", \"i=0; while [ ! "
+      "-e " +
+      gate +
+      " ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; echo first-done\"]\n"
       "    - name: second\n      command: [\"sh\", \"-c\", \"echo second-done\"]\n      dependsOn: "
       "[first]\n";
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) ids.push_back(SubmitFile(editor_, "slow.yaml", yaml));
   for (const auto& id : ids) ASSERT_FALSE(id.empty());
-  // Wait until the first step runs, then crash the controller.
-  for (int i = 0; i < 100; ++i) {
-    CmdResult s = c_.Seedctl(editor_, {"workload", "status", "--id", ids[0], "-o", "json"});
-    if (Json::parse(s.out, nullptr, false).value("status", Json::object()).value("phase", "") ==
-        "RUNNING")
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Wait until every first step runs, then crash the controller.
+  for (const auto& id : ids) {
+    std::string phase;
+    for (int i = 0; i < 300 && phase != "RUNNING"; ++i) {
+      CmdResult s = c_.Seedctl(editor_, {"workload", "status", "--id", id, "-o", "json"});
+      phase = Json::parse(s.out, nullptr, false).value("status", Json::object()).value("phase", "");
+      if (phase != "RUNNING") std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(phase, "RUNNING") << id << "\n" << c_.Log();
   }
   c_.Kill9();
+  WriteText(gate, "");
   ASSERT_TRUE(c_.Start()) << c_.Log();
   for (const auto& id : ids) {
     EXPECT_EQ(c_.WaitPhase(editor_, id, 60000), "SUCCEEDED") << id << "\n" << c_.Log();
-    CmdResult logs = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "second"});
+    CmdResult logs = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "first"});
+    EXPECT_EQ(logs.out, "first-done\n");
+    logs = c_.Seedctl(editor_, {"workload", "logs", "--id", id, "--step", "second"});
     EXPECT_EQ(logs.out, "second-done\n");
   }
   CmdResult list = c_.Seedctl(editor_, {"workload", "list", "-o", "json"});

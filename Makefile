@@ -33,14 +33,23 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# -g1: line tables and function names, all ASan's and UBSan's reports need (file:line in
+# every frame); 15 % less compile time than -g (store_test and spec_test from scratch: 2:15
+# against 2:41 on two CPUs) and smaller binaries. `make build` is
+# the one to debug in.
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DRSL_SANITIZE=ON \
-	  -DRSL_WERROR=ON -DRSL_BENCH=OFF
+	  -DRSL_WERROR=ON -DRSL_BENCH=OFF -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
 
+# tests/ctest-costs.txt: each test's time in an earlier run, so that a fresh build directory
+# also starts the longest tests (the Slurm ones, one at a time on the one cluster) first
+# instead of leaving them to run alone at the end. CTest keeps its own figures after that.
+COSTS = $(ASAN_BUILD)/Testing/Temporary/CTestCostData.txt
 test: $(ASAN_BUILD)/build.ninja
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	time cmake --build $(ASAN_BUILD) -j $(JOBS)
 	rm -rf $(ASAN_BUILD)/test-tmp && mkdir -p $(ASAN_BUILD)/test-tmp
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	[ -e $(COSTS) ] || install -D -m 644 tests/ctest-costs.txt $(COSTS)
+	cd $(ASAN_BUILD) && time ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # Release build of only what the packages ship (no tests, benchmarks or examples), then one
 # .deb per component (packaging/, docs/install.md). Flags from dpkg-buildflags: Debian's -O2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: every libFuzzer target (spec/YAML, Avro schema, `when`, API requests) for 60 s with
-# ASan+UBSan; fails on any crash. About 4 minutes in all, plus the clang build of the fuzz
-# targets only.
+# ASan+UBSan, as many at a time as there are CPUs; fails on any crash. About 2 minutes on two
+# CPUs, plus the clang build of the fuzz targets only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -42,8 +42,8 @@ $(ASAN_BUILD)/build.ninja:
 	  -DRSL_WERROR=ON -DRSL_BENCH=OFF -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
 
 # tests/ctest-costs.txt: each test's time in an earlier run, so that a fresh build directory
-# also starts the longest tests (the Slurm ones, one at a time on the one cluster) first
-# instead of leaving them to run alone at the end. CTest keeps its own figures after that.
+# also starts the longest tests first instead of leaving them to run alone at the end. CTest
+# keeps its own figures after that.
 COSTS = $(ASAN_BUILD)/Testing/Temporary/CTestCostData.txt
 test: $(ASAN_BUILD)/build.ninja
 	time cmake --build $(ASAN_BUILD) -j $(JOBS)

@@ -361,7 +361,15 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   pid_t bg = atoi(WaitForFile(spec.workdir + "/bg").c_str());
   ASSERT_GT(bg, 0);
   ASSERT_TRUE(Alive(bg));
+  // Read while `sleep` may still be between fork and exec: an execve in progress shows an
+  // empty environ, so read until the marker's name is there (or 10 s have gone).
   auto environ_of_bg = ReadFile("/proc/" + std::to_string(bg) + "/environ");
+  for (int i = 0; i < 200 && environ_of_bg.ok() &&
+                  environ_of_bg->find("RSL_SUPERVISED_ATTEMPT=") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    environ_of_bg = ReadFile("/proc/" + std::to_string(bg) + "/environ");
+  }
   ASSERT_TRUE(environ_of_bg.ok());
   // <supervisor socket>/<attempt id>: another state directory's attempt "a" is not ours.
   size_t marker = environ_of_bg->find("RSL_SUPERVISED_ATTEMPT=rsl-supervisor-");

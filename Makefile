@@ -35,8 +35,7 @@ build: $(BUILD)/build.ninja
 
 # -g1: line tables and function names, all ASan's and UBSan's reports need (file:line in
 # every frame); 15 % less compile time than -g (store_test and spec_test from scratch: 2:15
-# against 2:41 on two CPUs) and smaller binaries. `make build` is
-# the one to debug in.
+# against 2:41 on two CPUs) and smaller binaries. `make build` is the one to debug in.
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DRSL_SANITIZE=ON \
 	  -DRSL_WERROR=ON -DRSL_BENCH=OFF -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1

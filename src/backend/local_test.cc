@@ -363,12 +363,13 @@ TEST(LocalBackendTest, AKilledSupervisorTakesItsStepsAlongAndIsReportedAsNodeLos
   ASSERT_TRUE(Alive(bg));
   // Read while `sleep` may still be between fork and exec: an execve in progress shows an
   // empty environ, so read until the marker's name is there (or 10 s have gone).
-  auto environ_of_bg = ReadFile("/proc/" + std::to_string(bg) + "/environ");
+  const std::string proc_environ = "/proc/" + std::to_string(bg) + "/environ";
+  auto environ_of_bg = ReadFile(proc_environ);
   for (int i = 0; i < 200 && environ_of_bg.ok() &&
                   environ_of_bg->find("RSL_SUPERVISED_ATTEMPT=") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    environ_of_bg = ReadFile("/proc/" + std::to_string(bg) + "/environ");
+    environ_of_bg = ReadFile(proc_environ);
   }
   ASSERT_TRUE(environ_of_bg.ok());
   // <supervisor socket>/<attempt id>: another state directory's attempt "a" is not ours.

@@ -137,14 +137,17 @@ spec:
 }
 
 // Five 2-CPU steps on a cluster that runs four at once: the fifth waits in Slurm's queue
-// (PENDING, with Slurm's reason, no node), and its timeout counts from when it runs.
+// (PENDING, with Slurm's reason, no node), and its timeout counts from when it runs. Each
+// step sleeps 6 s under a 10 s timeout: counted from its submission, the fifth would pass
+// 12 s; counted from RUNNING, each has 4 s for its job's start and the monitor's polls (2 s
+// were too few on a loaded CI machine, four jobs starting at once).
 TEST_F(SlurmFaultsTest, QueuedStepTimeoutCountsFromRunning) {
   StartEngine("slurm");
   std::string y =
       "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata: {name: queued}\nspec:\n"
       "  resources: {cpu: \"2\"}\n  pipeline:\n";
   for (int i = 0; i < 5; ++i) {
-    y += "    - {name: s" + std::to_string(i) + ", command: [\"sleep\", \"4\"], timeout: 6s}\n";
+    y += "    - {name: s" + std::to_string(i) + ", command: [\"sleep\", \"6\"], timeout: 10s}\n";
   }
   std::string id = Submit(y);
   auto run_id = engine_->ResolveRunId(id);

@@ -100,9 +100,12 @@ TEST(QosClass, UpstreamComputePodQosTable) {
     json spec;
     const char* want;
   };
-  auto pod = [](json containers, json init = nullptr, json pod_resources = nullptr) {
+  // Vectors, not json: a braced list of one json passed as a json parameter is that json
+  // itself under clang (CWG 2076), an array of it under GCC.
+  auto pod = [](std::vector<json> containers, std::vector<json> init = {},
+                json pod_resources = nullptr) {
     json spec = {{"containers", containers}};
-    if (!init.is_null()) spec["initContainers"] = init;
+    if (!init.empty()) spec["initContainers"] = init;
     if (!pod_resources.is_null()) spec["resources"] = pod_resources;
     return spec;
   };
@@ -153,29 +156,29 @@ TEST(QosClass, UpstreamComputePodQosTable) {
            {con("burstable", Res("10m", "100Mi"), Res("100m", "200Mi"))}),
        "Burstable"},
       {"guaranteed-with-pod-level-resources",
-       pod({con("best-effort", Res("", ""), Res("", ""))}, nullptr,
+       pod({con("best-effort", Res("", ""), Res("", ""))}, {},
            rr(Res("10m", "100Mi"), Res("10m", "100Mi"))),
        "Guaranteed"},
       {"guaranteed-with-pod-and-container-level-resources",
-       pod({con("burstable", Res("3m", "10Mi"), Res("5m", "20Mi"))}, nullptr,
+       pod({con("burstable", Res("3m", "10Mi"), Res("5m", "20Mi"))}, {},
            rr(Res("10m", "100Mi"), Res("10m", "100Mi"))),
        "Guaranteed"},
       {"burstable-with-pod-level-resources",
-       pod({con("best-effort", Res("", ""), Res("", ""))}, nullptr,
+       pod({con("best-effort", Res("", ""), Res("", ""))}, {},
            rr(Res("10m", "10Mi"), Res("20m", "50Mi"))),
        "Burstable"},
       {"burstable-with-pod-and-container-level-resources",
-       pod({con("burstable", Res("5m", "10Mi"), Res("5m", "10Mi"))}, nullptr,
+       pod({con("burstable", Res("5m", "10Mi"), Res("5m", "10Mi"))}, {},
            rr(Res("10m", "10Mi"), Res("20m", "50Mi"))),
        "Burstable"},
       {"burstable-with-pod-and-container-level-requests",
-       pod({con("burstable", Res("5m", "10Mi"), Res("", ""))}, nullptr,
+       pod({con("burstable", Res("5m", "10Mi"), Res("", ""))}, {},
            rr(Res("10m", "10Mi"), Res("", ""))),
        "Burstable"},
       {"burstable-with-pod-and-container-level-resources-2",
        pod({con("burstable", Res("5m", "10Mi"), Res("", "")),
             con("guaranteed", Res("5m", "10Mi"), Res("5m", "10Mi"))},
-           nullptr, rr(Res("10m", "10Mi"), Res("5m", ""))),
+           {}, rr(Res("10m", "10Mi"), Res("5m", ""))),
        "Burstable"},
   };
   for (const auto& c : cases) {

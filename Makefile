@@ -46,8 +46,7 @@ build: $(BUILD)/build.ninja
 $(ASAN_BUILD)/build.ninja:
 	CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
 	  -DRSL_SANITIZE=ON -DRSL_WERROR=ON -DRSL_BENCH=OFF -DCMAKE_C_FLAGS_DEBUG=-g1 \
-	  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_POSITION_INDEPENDENT_CODE=OFF \
-	  "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -no-pie"
+	  -DCMAKE_CXX_FLAGS_DEBUG=-g1 "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -no-pie"
 
 # tests/ctest-costs.txt: each test's time in an earlier run, so that a fresh build directory
 # also starts the longest tests first instead of leaving them to run alone at the end. CTest

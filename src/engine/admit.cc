@@ -234,7 +234,10 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
     ended_unadmitted_.push_back(run.id);
     return;
   }
-  auto r = NewRunState(*m.workload, m.version, run, opts_.state_dir, default_cpu_millis_);
+  // The message holds the only copy once admission is done with it: moved, not copied.
+  auto r = NewRunState(
+      m.workload.use_count() == 1 ? std::move(*m.workload) : spec::Workload(*m.workload), m.version,
+      run, opts_.state_dir, default_cpu_millis_);
   r->owner_fd = m.owner_fd;
   r->run.phase = spec::RunPhase::kRunning;
   r->run.started_at = now;
@@ -284,9 +287,9 @@ Status Engine::Impl::Recover() {
       StartAdmission(workload, *v, run, owner);
       continue;
     }
-    auto r = NewRunState(*w, *v, run, opts_.state_dir, default_cpu_millis_);
+    auto r = NewRunState(std::move(*w), *v, run, opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
-    r->previous = LoadPrevious(store_, *w, *v);
+    r->previous = LoadPrevious(store_, r->workload, *v);
     // The input descriptors admission reported live on as the run's input lineage edges.
     auto lineage = store_->ListLineage(run.id);
     if (!lineage.ok()) return lineage.status();
@@ -316,7 +319,7 @@ Status Engine::Impl::Recover() {
     // Its claim of an object-store root is written anew (it may have expired meanwhile);
     // one that cannot be only means refuse runs do not see this one.
     std::unique_ptr<ObjectClaim> claim;
-    if (std::string base = OutputBase(*w); SharedObjectRoot(base)) {
+    if (std::string base = OutputBase(r->workload); SharedObjectRoot(base)) {
       auto taken = ObjectClaim::Take(hooks_.publisher.get(), env_, base, run.id, false);
       if (taken.ok()) claim = std::move(*taken);
     }

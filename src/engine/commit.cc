@@ -569,6 +569,9 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       bool touched = s.ok() || root == RunOutputs(r);
       std::vector<std::string> published_dirs;  // under root now: undone if the commit fails
       size_t listed = 0;  // manifest_first: the next of manifest.outputs (pipeline order)
+      // Most steps' rows change here. Grown geometrically: one batch ends many small runs.
+      if (size_t want = b.steps.size() + r->slots.size(); want > b.steps.capacity())
+        b.steps.reserve(std::max(want, 2 * b.steps.capacity()));
       for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
         if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
         std::string published;

@@ -213,8 +213,8 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     auto required = BuildDeliveries(r, i, spec::StepPhase::kSucceeded, metrics, exit.exit_code,
                                     launch.attempt, "", true, b, &hook_error);
     if (hook_error.ok() && !required.empty()) {
-      slot.held_exit =
-          StepSlot::HeldExit{exit, metrics, outcome.staging_dir, never_ran, required.size(), ""};
+      slot.held_exit = std::make_unique<StepSlot::HeldExit>(
+          StepSlot::HeldExit{exit, metrics, outcome.staging_dir, never_ran, required.size(), ""});
       for (auto& d : required) sender_->Enqueue(std::move(d));
       return;
     }

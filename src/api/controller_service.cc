@@ -564,7 +564,7 @@ Result<Json> ControllerService::Rollback(const std::string& id, const std::strin
   w->namespace_ = v->namespace_;
   engine::SubmitOptions options;
   options.rollback_of = id;
-  auto new_id = engine_->Submit(*w, subject, options);
+  auto new_id = engine_->Submit(std::move(*w), subject, options);
   if (!new_id.ok()) return new_id.error();
   auto run = store_->GetRun(*new_id);
   if (run.ok()) {

@@ -111,8 +111,9 @@ class Engine {
   //! passed spec validation. Thread-safe: concurrent submissions share one store transaction
   //! (group commit, see docs/engine.md), and each returns only once the transaction holding
   //! it is durable. Errors: IO/INTERNAL from the store; when that transaction fails, every
-  //! submission in it fails with the store's code and none of them is recorded.
-  Result<std::string> Submit(const spec::Workload& workload, const std::string& created_by,
+  //! submission in it fails with the store's code and none of them is recorded. The
+  //! workload is taken by value: a caller done with it moves it in instead of a copy.
+  Result<std::string> Submit(spec::Workload workload, const std::string& created_by,
                              const SubmitOptions& options = {});
 
   //! Cancels a run (version or run id): running steps are stopped (SIGTERM, grace, SIGKILL),

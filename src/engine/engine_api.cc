@@ -23,7 +23,7 @@ constexpr int64_t kWaitReadMs = 250;
 
 // --- public API ------------------------------------------------------------------------
 
-Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::string& by,
+Result<std::string> Engine::Impl::Submit(spec::Workload w, const std::string& by,
                                          const SubmitOptions& opts) {
   int64_t now = NowMs();
   store::Batch b;
@@ -72,7 +72,7 @@ Result<std::string> Engine::Impl::Submit(const spec::Workload& w, const std::str
   }
   RSL_RETURN_IF_ERROR(CommitSubmit(&b));
   v = b.versions[0];
-  auto workload = std::make_shared<spec::Workload>(w);
+  auto workload = std::make_shared<spec::Workload>(std::move(w));
   int owner = LockRunOwner(env_, run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
@@ -320,9 +320,9 @@ Engine::Engine(store::Store* store, backend::Backend* backend, Hooks hooks, Engi
 Engine::~Engine() = default;
 Status Engine::Start() { return impl_->Start(); }
 void Engine::Stop(bool stop_steps) { impl_->Stop(stop_steps); }
-Result<std::string> Engine::Submit(const spec::Workload& w, const std::string& by,
+Result<std::string> Engine::Submit(spec::Workload w, const std::string& by,
                                    const SubmitOptions& opts) {
-  return impl_->Submit(w, by, opts);
+  return impl_->Submit(std::move(w), by, opts);
 }
 Status Engine::Cancel(const std::string& id, const std::string& by) {
   return impl_->Cancel(id, by);

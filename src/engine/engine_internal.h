@@ -137,8 +137,7 @@ class Engine::Impl : public RunControl {
 
   Status Start();
   void Stop(bool stop_steps);
-  Result<std::string> Submit(const spec::Workload& w, const std::string& by,
-                             const SubmitOptions& opts);
+  Result<std::string> Submit(spec::Workload w, const std::string& by, const SubmitOptions& opts);
   Status Cancel(const std::string& id, const std::string& by);
   Status Recover();
   Result<store::Run> Wait(const std::string& id, int64_t timeout_ms);

@@ -29,11 +29,6 @@ json Bind(const std::string& dest, const std::string& source, bool ro) {
   return Mount(dest, "bind", source, o);
 }
 
-std::string Dirname(const std::string& p) {
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : p.substr(0, slash);
-}
-
 bool Under(const std::string& path, const std::string& dir) {
   return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
                          path[dir.size()] == '/');

@@ -42,11 +42,6 @@ extern char** environ;
 namespace rsl::backend {
 namespace {
 
-std::string Dirname(const std::string& path) {
-  size_t p = path.rfind('/');
-  return p == std::string::npos ? "." : path.substr(0, p);
-}
-
 std::string SelfDir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);

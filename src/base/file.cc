@@ -167,6 +167,12 @@ int64_t TreeBytes(const std::string& dir, int64_t max_entries) {
   return ec ? -1 : total;
 }
 
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 std::string FindInPath(const std::string& name) {
   const char* path = std::getenv("PATH");
   for (const auto& dir : Split(path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin", ':')) {

@@ -73,5 +73,12 @@ TEST(FileTest, APrivateDirectoryIsTheOwnersAlone) {
   EXPECT_EQ(st.st_mode & 07777, 0700u);
 }
 
+TEST(FileTest, DirnameAsDirnameOne) {
+  EXPECT_EQ(Dirname("/usr/libexec/rsl/rsl-shim"), "/usr/libexec/rsl");
+  EXPECT_EQ(Dirname("runs/a/log"), "runs/a");
+  EXPECT_EQ(Dirname("/rsl-shim"), "/");
+  EXPECT_EQ(Dirname("rsl-shim"), ".");
+}
+
 }  // namespace
 }  // namespace rsl

@@ -223,6 +223,18 @@ void JsonObjectWriter::StrList(std::string_view k, const std::vector<std::string
   out.push_back(']');
 }
 
+std::string ShellQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 std::string Quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

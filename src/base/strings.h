@@ -35,6 +35,9 @@ std::string HexEncode(std::string_view bytes);
 
 //! `"text"` with JSON escapes, for messages that quote a user's value.
 std::string Quote(std::string_view s);
+//! `'text'` as one word for a POSIX shell (bash scripts, completions): embedded single quotes
+//! as '\''.
+std::string ShellQuote(std::string_view s);
 
 //! Appends `s` as a JSON string literal (quotes included) that any strict JSON parser
 //! accepts: control characters escaped, invalid UTF-8 bytes replaced by U+FFFD. For

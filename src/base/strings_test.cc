@@ -40,6 +40,7 @@ TEST(StringsTest, SplitTrimJoinQuote) {
   EXPECT_EQ(Trim("  x y \n"), "x y");
   EXPECT_EQ(Join({"a", "b"}, " -> "), "a -> b");
   EXPECT_EQ(Quote("a\"b\n"), "\"a\\\"b\\n\"");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
 }
 
 TEST(StringsTest, AppendJsonStringIsStrictJson) {

@@ -37,12 +37,6 @@ Error Combine(const Errors& errors) {
   return first;
 }
 
-std::string Dirname(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 void PrependPath(std::map<std::string, std::string>* env, const std::string& var,
                  const std::vector<std::string>& dirs, const std::string& fallback) {
   if (dirs.empty()) return;

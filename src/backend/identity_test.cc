@@ -44,7 +44,8 @@ class Exits {
   std::map<std::string, AttemptExit> exits_;
 };
 
-std::string Dir(const std::string& name) {
+// A fresh directory that the steps' other uids may pass through (0755).
+std::string PassableDir(const std::string& name) {
   std::string d = ::testing::TempDir() + "identity_test_" + name + "_" + std::to_string(getpid());
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
@@ -110,7 +111,7 @@ TEST(IsolationTest, ModesAreParsedAndRefusedWhereTheyCannotWork) {
 // A runs directory below a directory others may not pass (/root is 0700) would leave every
 // isolated step unable to enter its working directory: refused at start, naming it.
 TEST(IsolationTest, ARunsDirectoryStepsCannotReachIsRefusedAtStart) {
-  std::string dir = Dir("reach");
+  std::string dir = PassableDir("reach");
   ASSERT_TRUE(MakeDirs(dir + "/closed/state").ok());
   chmod((dir + "/closed").c_str(), 0700);
   Isolation users;
@@ -138,7 +139,7 @@ TEST(IsolationTest, ARunsDirectoryStepsCannotReachIsRefusedAtStart) {
 }
 
 TEST(IsolationTest, EachNamespaceGetsAUidOnceAndKeepsIt) {
-  std::string dir = Dir("map");
+  std::string dir = PassableDir("map");
   IdentityMap a(dir, 5000);
   EXPECT_EQ(a.For("team-a")->uid, 5000u);
   EXPECT_EQ(a.For("team-b")->uid, 5001u);
@@ -164,7 +165,7 @@ TEST(IsolationTest, UsersModeRunsEachNamespaceAsItsOwnUnprivilegedUid) {
     EXPECT_FALSE(ParseIsolation("users").ok());
     return;
   }
-  std::string dir = Dir("users");
+  std::string dir = PassableDir("users");
   ASSERT_TRUE(MakePrivateDir(dir + "/state").ok());
   ASSERT_TRUE(WriteFileAtomic(dir + "/state/secret", "top-secret\n").ok());
   LocalOptions o;
@@ -221,7 +222,7 @@ TEST(IsolationTest, UsersModeRunsEachNamespaceAsItsOwnUnprivilegedUid) {
 // user in a user and mount namespace where the state and runs directories are empty but
 // for its own directories and, read-only, its dependency's output.
 TEST(IsolationTest, NamespaceModeHidesTheStateAndRunsDirectories) {
-  std::string dir = Dir("userns");
+  std::string dir = PassableDir("userns");
   std::string result = dir + "/result";
   pid_t pid = fork();
   ASSERT_GE(pid, 0);

@@ -25,9 +25,10 @@ constexpr int64_t kCommandTimeoutMs = 30000;
 // Launch checks feasibility against a node list at most this old (sinfo is cheap, but a
 // 20-step DAG should not run it 20 times in a row).
 constexpr int64_t kNodeCacheMs = 10000;
-constexpr int64_t kMiB = 1024 * 1024;
 
-std::string Mi(int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + "Mi"; }
+std::string Mi(int64_t bytes) {
+  return std::to_string((bytes + slurm::kMiB - 1) / slurm::kMiB) + "Mi";
+}
 
 std::string ParentDir(const std::string& path) {
   return std::filesystem::path(path).parent_path().string();
@@ -587,10 +588,11 @@ void SlurmBackend::PullThenSubmit(std::string attempt_id, std::string pinned, st
       a->immediate_exit = e;
     } else {
       a->awaiting_submit = true;  // the monitor submits it
-      event = AttemptEvent{attempt_id, spec::EventReason::kImagePulled,
-                           (cached->pulled ? "pulled and unpacked " : "found in the cache ") +
-                               pinned + " (" + std::to_string(cached->bytes / kMiB) + " MiB)",
-                           ""};
+      event =
+          AttemptEvent{attempt_id, spec::EventReason::kImagePulled,
+                       (cached->pulled ? "pulled and unpacked " : "found in the cache ") + pinned +
+                           " (" + std::to_string(cached->bytes / slurm::kMiB) + " MiB)",
+                       ""};
     }
   }
   cv_.notify_all();

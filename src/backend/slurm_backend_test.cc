@@ -10,18 +10,13 @@
 #include <filesystem>
 #include <mutex>
 
+#include "backend/slurm_test_util.h"
 #include "base/codes.h"
 #include "base/fake_env.h"
 #include "base/file.h"
 
 namespace rsl::backend {
 namespace {
-
-std::string Recorded(const std::string& name) {
-  auto text = ReadFile(std::string(RSL_SOURCE_DIR) + "/tests/slurm/testdata/" + name);
-  EXPECT_TRUE(text.ok()) << text.status().ToString();
-  return text.ok() ? *text : "";
-}
 
 // Answers each command (by argv[0]) with queued outputs; the last one repeats.
 class FakeRunner : public CommandRunner {

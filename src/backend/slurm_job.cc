@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "backend/slurm_parse.h"
 #include "base/codes.h"
 #include "base/strings.h"
 #include "spec/names.h"
@@ -17,7 +18,6 @@ namespace rsl::backend::slurm {
 namespace {
 
 constexpr int64_t kMsPerMinute = 60 * 1000;
-constexpr int64_t kMiB = 1024 * 1024;
 constexpr size_t kMaxJobNameBytes = 120;  // squeue truncates long names in its tables anyway
 // Variables Slurm sets in the batch job that the step needs (they override the step's own).
 constexpr const char* kSlurmPassThrough[] = {
@@ -317,18 +317,6 @@ std::vector<std::string> SbatchArgs(const LaunchSpec& spec, const std::string& p
   // controller's own environment travels with the job.
   a.push_back("--export=NONE");
   return a;
-}
-
-std::string ShellQuote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 std::string EnvFileContents(const LaunchSpec& spec) {

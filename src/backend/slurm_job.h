@@ -111,9 +111,6 @@ inline constexpr char kGpuRulesPlaceholder[] = "@RSL_SLURM_GPU_RULES@";
 //! "K=V\0K=V\0..." for the environment file.
 std::string EnvFileContents(const LaunchSpec& spec);
 
-//! `'text'` for bash, with embedded single quotes escaped.
-std::string ShellQuote(std::string_view s);
-
 //! A serving replica whose port its node chooses (the scheduler picks the node, so nobody
 //! else can): its LaunchSpec's env has RSL_PORT set to this. The batch script then picks a
 //! port nothing listens on there, passes it to the step as RSL_PORT and writes

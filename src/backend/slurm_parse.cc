@@ -18,7 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kMiB = 1024 * 1024;
 constexpr size_t kQuoteBytes = 120;  // how much of unexpected output an error message quotes
 
 Error BadOutput(const std::string& what, std::string_view text, const std::string& detail) {
@@ -322,7 +321,6 @@ Outcome Classify(const Job& job, bool stop_requested, bool stop_for_timeout, int
     return finished(ExitKind::kTimedOut, id + " reached its Slurm time limit" + where);
   }
   if (s == "OUT_OF_MEMORY") {
-    constexpr int64_t kMiB = 1024 * 1024;
     std::string limit =
         memory_bytes > 0 ? "of " + spec::FormatBytes(memory_bytes) +
                                " (--mem=" + std::to_string((memory_bytes + kMiB - 1) / kMiB) + "M)"

@@ -14,6 +14,9 @@
 
 namespace rsl::backend::slurm {
 
+//! Slurm counts memory in MiB: sinfo's real_memory and alloc_memory, sbatch's --mem=<n>M.
+inline constexpr int64_t kMiB = 1024 * 1024;
+
 //! One job as squeue or sacct reports it.
 struct Job {
   int64_t job_id = 0;

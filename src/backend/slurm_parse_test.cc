@@ -6,16 +6,11 @@
 
 #include <map>
 
+#include "backend/slurm_test_util.h"
 #include "base/file.h"
 
 namespace rsl::backend::slurm {
 namespace {
-
-std::string Recorded(const std::string& name) {
-  auto text = ReadFile(std::string(RSL_SOURCE_DIR) + "/tests/slurm/testdata/" + name);
-  EXPECT_TRUE(text.ok()) << text.status().ToString();
-  return text.ok() ? *text : "";
-}
 
 std::map<int64_t, Job> ById(const std::vector<Job>& jobs) {
   std::map<int64_t, Job> m;

@@ -29,21 +29,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr char kGpuResource[] = "nvidia.com/gpu";
-constexpr char kWorkVolume[] = "rsl-work";
 constexpr char kStagingVolume[] = "rsl-staging";
 constexpr char kSelector[] = "app.kubernetes.io/managed-by=rsl";
-
-std::string CpuQuantity(int64_t millis) {
-  return millis % 1000 == 0 ? std::to_string(millis / 1000) : std::to_string(millis) + "m";
-}
-
-std::string MemoryQuantity(int64_t bytes) {
-  constexpr int64_t kMi = 1024 * 1024;
-  if (bytes > 0 && bytes % (kMi * 1024) == 0) return std::to_string(bytes / (kMi * 1024)) + "Gi";
-  if (bytes > 0 && bytes % kMi == 0) return std::to_string(bytes / kMi) + "Mi";
-  return std::to_string(bytes);
-}
 
 bool IsFileUri(const std::string& uri) { return StartsWith(uri, "file://"); }
 std::string FilePath(const std::string& uri) { return uri.substr(std::string("file://").size()); }

@@ -1,5 +1,6 @@
 // What the k8s backend's two halves share (backend.cc: batch steps as Pods; backend_serving.cc:
-// serving steps as a Deployment, a Service and an HPA): paths, labels, small readers.
+// serving steps as a Deployment, a Service and an HPA): paths, labels, small readers
+// (k8s/json_fields.h's too).
 #pragma once
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "k8s/json_fields.h"
 #include "k8s/names.h"
 #include "k8s/render.h"
 
@@ -26,11 +28,6 @@ inline int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-inline std::string Str(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 inline std::string DeploymentsPath(const std::string& ns) {

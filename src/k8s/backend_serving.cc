@@ -37,8 +37,8 @@ bool Scales(const backend::ServingLaunch& sv) {
 
 // What a serving step's Deployment selects its Pods by, and its Service routes to: stable
 // across versions (a Deployment's selector cannot change), so no run and no attempt.
-json ServingSelector(const LaunchSpec& s) {
-  return ::rsl::k8s::ServingSelector(s.workload_name, s.namespace_, s.step);
+json ServingSelectorOf(const LaunchSpec& s) {
+  return ServingSelector(s.workload_name, s.namespace_, s.step);
 }
 
 // How often a ready version repeats its takeover (dropping the older one) while the cache
@@ -206,7 +206,7 @@ Result<std::vector<json>> K8sBackend::ServingObjectsFor(const LaunchSpec& spec,
                {"labels", labels},
                {"annotations", {{kAnnotationAttempt, spec.attempt_id}}},
                {"ownerReferences", (*pod)["metadata"]["ownerReferences"]}};
-  const json selector = ServingSelector(spec);
+  const json selector = ServingSelectorOf(spec);
   std::vector<json> out;
   out.push_back(
       {{"apiVersion", "apps/v1"},

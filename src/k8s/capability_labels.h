@@ -26,6 +26,9 @@ namespace rsl::k8s {
 
 //! GFD's label of the device memory in MiB (what `resources.gpu.memory` is compared with).
 inline constexpr char kGfdMemoryLabel[] = "nvidia.com/gpu.memory";
+//! The extended resource NVIDIA's device plugin advertises GPUs as: a node's allocatable
+//! count, a Pod's limit (and the taint key GPU nodes carry).
+inline constexpr char kGpuResource[] = "nvidia.com/gpu";
 
 //! One requirement of a node selector term (Kubernetes' NodeSelectorRequirement).
 struct NodeRequirement {

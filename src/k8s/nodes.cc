@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "base/codes.h"
+#include "k8s/capability_labels.h"
+#include "k8s/json_fields.h"
 #include "sched/inventory.h"
 #include "spec/quantity.h"
 
@@ -12,15 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr char kGpuResource[] = "nvidia.com/gpu";
 constexpr char kGpuProductLabel[] = "nvidia.com/gpu.product";
-constexpr char kGpuMemoryLabel[] = "nvidia.com/gpu.memory";  // MiB, from GPU feature discovery
-
-std::string Str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 void AddUnique(std::vector<std::string>* v, const std::string& s) {
   if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
@@ -77,8 +71,8 @@ Result<sched::Node> NodeFromJson(const json& node, const LabelCapabilities& tabl
   }
   std::string model = n.labels.count(kGpuProductLabel) ? n.labels[kGpuProductLabel] : "";
   int64_t gpu_mem = 0;
-  if (n.labels.count(kGpuMemoryLabel)) {
-    auto mib = spec::ParseBytes(n.labels[kGpuMemoryLabel]);
+  if (n.labels.count(kGfdMemoryLabel)) {
+    auto mib = spec::ParseBytes(n.labels[kGfdMemoryLabel]);
     if (mib.ok()) gpu_mem = *mib * 1024 * 1024;
   }
   for (const auto& [term, capability] : table) {

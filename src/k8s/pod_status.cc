@@ -1,6 +1,7 @@
 #include "k8s/pod_status.h"
 
 #include "base/codes.h"
+#include "k8s/json_fields.h"
 
 namespace rsl::k8s {
 
@@ -14,11 +15,6 @@ const json& Field(const json& j, const char* key) {
   if (!j.is_object()) return kNull;
   auto it = j.find(key);
   return it == j.end() ? kNull : *it;
-}
-
-std::string Str(const json& j, const char* key) {
-  const json& v = Field(j, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
 }
 
 bool ConditionTrue(const json& status, const char* type) {

@@ -21,20 +21,7 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kKi = 1024, kMi = kKi * 1024, kGi = kMi * 1024;
-constexpr char kGpuResource[] = "nvidia.com/gpu";
-constexpr char kWorkVolume[] = "rsl-work";
 constexpr char kDefaultStagingPrefix[] = "s3://rsl-staging";
-
-std::string CpuQuantity(int64_t millis) {
-  return millis % 1000 == 0 ? std::to_string(millis / 1000) : std::to_string(millis) + "m";
-}
-
-std::string MemoryQuantity(int64_t bytes) {
-  if (bytes > 0 && bytes % kGi == 0) return std::to_string(bytes / kGi) + "Gi";
-  if (bytes > 0 && bytes % kMi == 0) return std::to_string(bytes / kMi) + "Mi";
-  if (bytes > 0 && bytes % kKi == 0) return std::to_string(bytes / kKi) + "Ki";
-  return std::to_string(bytes);
-}
 
 // What the run's objects share: names, labels, the owner reference.
 struct RunNames {
@@ -405,6 +392,17 @@ json ServingStrategy() {
 }
 
 int64_t CeilSeconds(int64_t ms) { return std::max<int64_t>(1, (ms + 999) / 1000); }
+
+std::string CpuQuantity(int64_t millis) {
+  return millis % 1000 == 0 ? std::to_string(millis / 1000) : std::to_string(millis) + "m";
+}
+
+std::string MemoryQuantity(int64_t bytes) {
+  if (bytes > 0 && bytes % kGi == 0) return std::to_string(bytes / kGi) + "Gi";
+  if (bytes > 0 && bytes % kMi == 0) return std::to_string(bytes / kMi) + "Mi";
+  if (bytes > 0 && bytes % kKi == 0) return std::to_string(bytes / kKi) + "Ki";
+  return std::to_string(bytes);
+}
 
 json ServingService(const json& metadata, const json& selector, int64_t port) {
   return {

@@ -52,6 +52,8 @@ inline constexpr int64_t kDefaultMemoryBytes = int64_t{1} << 30;
 inline constexpr int64_t kDefaultServingPort = 8080;
 //! Where a pod's working directory (metrics and progress files) is mounted (an emptyDir).
 inline constexpr char kWorkDir[] = "/rsl/work";
+//! The name of that emptyDir volume.
+inline constexpr char kWorkVolume[] = "rsl-work";
 
 struct RenderContext {
   //! RSL namespace -> Kubernetes namespace; a namespace not listed maps to the same name (as a
@@ -103,6 +105,10 @@ inline constexpr int64_t kMaxStabilizationSeconds = 3600;
 
 //! Whole seconds, rounded up, at least 1 (probe periods, deadlines, windows).
 int64_t CeilSeconds(int64_t ms);
+//! Kubernetes quantities of a Pod's requests and limits: "2" or "1500m" CPUs; memory in the
+//! largest binary unit that divides it ("4Gi", "512Mi", "3Ki"), else bytes.
+std::string CpuQuantity(int64_t millis);
+std::string MemoryQuantity(int64_t bytes);
 
 //! The name of a serving step's Deployment, Service and HPA: one per RSL namespace, workload
 //! name and step (a new version updates them in place). `rsl-<workload>-<step>` where the RSL

@@ -29,9 +29,6 @@ struct Span {
   int64_t At(const char* p) const { return offset + (p - base); }
 };
 
-// Decompressed bytes read at Open for the header and the sampled rows of a compressed file.
-constexpr size_t kHeadBytes = 256u << 10;
-
 class CsvReader : public FileReader {
  public:
   CsvReader(std::shared_ptr<const Blob> blob, std::string name, ReadOptions opt)

@@ -141,5 +141,8 @@ size_t LastLineEnd(std::string_view text, bool quotes);
 //! Bytes of decompressed text a streaming CSV/JSONL reader decodes at a time (plus the rest of
 //! a record that straddles the window's end).
 inline constexpr size_t kTextWindowBytes = 1u << 20;
+//! Bytes of a compressed CSV/JSONL file's text that its reader decompresses at Open (more when
+//! the first record is longer): the header and the rows sampled to infer the schema.
+inline constexpr size_t kHeadBytes = 256u << 10;
 
 }  // namespace rsl::data

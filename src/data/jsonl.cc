@@ -25,8 +25,6 @@ using schema::Kind;
 
 // Lines sampled to infer the writer schema.
 constexpr int kInferLines = 200;
-// Decompressed bytes read at Open for the sampled lines of a compressed file.
-constexpr size_t kHeadBytes = 256u << 10;
 
 class JsonlReader : public FileReader {
  public:

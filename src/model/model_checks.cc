@@ -54,7 +54,7 @@ Status CheckRunnable(const spec::Step& step, const Environment& env) {
       .Hint("add command: [...] to the step, or register the image with --entrypoint");
 }
 
-std::string SignatureJson(const spec::ModelSpec& model) {
+std::string ArtifactSignatureJson(const spec::ModelSpec& model) {
   auto tensors = [](const std::vector<spec::TensorSpec>& list) {
     json out = json::array();
     for (const auto& t : list) {
@@ -487,7 +487,7 @@ Status CheckModelOutput(const spec::Workload& w, const spec::Step& step, const A
   a.version = model.version;
   a.framework = model.framework;
   for (const auto& d : model.dependencies) a.dependencies.push_back(d.ToString());
-  a.signature_json = SignatureJson(model);
+  a.signature_json = ArtifactSignatureJson(model);
   a.fingerprint = fp->digest;
   a.build_fingerprint = model.build_fingerprint;
   a.files = fp->files;

@@ -17,9 +17,8 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 constexpr size_t kV1Preamble = 10;  // magic, version (2), uint16 header length
 constexpr size_t kV2Preamble = 12;  // magic, version (2), uint32 header length
-constexpr int64_t kMaxDataBytes = std::numeric_limits<int64_t>::max() / 2;
 
-Error FormatError(const std::string& file, const std::string& message) {
+Error NpyError(const std::string& file, const std::string& message) {
   Error e(codes::kDataFormatError, message);
   e.At(SourcePos{file, 0, 0});
   e.Hint("write it with numpy.save, or check that the file is complete");
@@ -228,7 +227,7 @@ std::optional<Descr> ParseDescr(const std::string& descr, std::string* err) {
 
 Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file, const std::string& name) {
   if (bytes.size() < kV1Preamble || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
-    return FormatError(file, "not a .npy file (missing the \\x93NUMPY magic)");
+    return NpyError(file, "not a .npy file (missing the \\x93NUMPY magic)");
   }
   auto major = static_cast<unsigned char>(bytes[6]);
   size_t header_len = 0;
@@ -240,43 +239,42 @@ Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file, const s
     preamble = kV1Preamble;
     header_len = byte_at(8) | (byte_at(9) << 8);
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < kV2Preamble) return FormatError(file, "truncated .npy preamble");
+    if (bytes.size() < kV2Preamble) return NpyError(file, "truncated .npy preamble");
     preamble = kV2Preamble;
     header_len = byte_at(8) | (byte_at(9) << 8) | (byte_at(10) << 16) | (byte_at(11) << 24);
   } else {
-    return FormatError(file, ".npy format version " + std::to_string(major) + "." +
-                                 std::to_string(byte_at(7)) + " is not supported (1, 2, 3)");
+    return NpyError(file, ".npy format version " + std::to_string(major) + "." +
+                              std::to_string(byte_at(7)) + " is not supported (1, 2, 3)");
   }
   if (header_len > kMaxNpyHeaderBytes) {
-    return FormatError(file, ".npy header of " + std::to_string(header_len) +
-                                 " bytes exceeds the limit of " +
-                                 std::to_string(kMaxNpyHeaderBytes));
+    return NpyError(file, ".npy header of " + std::to_string(header_len) +
+                              " bytes exceeds the limit of " + std::to_string(kMaxNpyHeaderBytes));
   }
   if (bytes.size() - preamble < header_len) {
-    return FormatError(file, "truncated .npy header: declares " + std::to_string(header_len) +
-                                 " bytes, file has " + std::to_string(bytes.size() - preamble));
+    return NpyError(file, "truncated .npy header: declares " + std::to_string(header_len) +
+                              " bytes, file has " + std::to_string(bytes.size() - preamble));
   }
   std::string_view header = bytes.substr(preamble, header_len);
   std::string err;
   auto dict = HeaderParser(header).ParseDict(&err);
-  if (!dict) return FormatError(file, "bad .npy header: " + err);
+  if (!dict) return NpyError(file, "bad .npy header: " + err);
 
   auto descr_it = dict->find("descr");
   auto order_it = dict->find("fortran_order");
   auto shape_it = dict->find("shape");
   if (descr_it == dict->end() || order_it == dict->end() || shape_it == dict->end()) {
-    return FormatError(file, "bad .npy header: needs the keys 'descr', 'fortran_order', 'shape'");
+    return NpyError(file, "bad .npy header: needs the keys 'descr', 'fortran_order', 'shape'");
   }
   const auto* descr_text = std::get_if<std::string>(&descr_it->second);
   const auto* fortran = std::get_if<bool>(&order_it->second);
   const auto* shape = std::get_if<std::vector<int64_t>>(&shape_it->second);
   if (!descr_text || !fortran || !shape) {
-    return FormatError(file,
-                       "bad .npy header: 'descr' must be a string, 'fortran_order' a "
-                       "bool and 'shape' a tuple of integers");
+    return NpyError(file,
+                    "bad .npy header: 'descr' must be a string, 'fortran_order' a "
+                    "bool and 'shape' a tuple of integers");
   }
   auto descr = ParseDescr(*descr_text, &err);
-  if (!descr) return FormatError(file, err);
+  if (!descr) return NpyError(file, err);
 
   Tensor t;
   t.name = name;
@@ -286,15 +284,15 @@ Result<Tensor> ParseNpy(std::string_view bytes, const std::string& file, const s
   t.shape = *shape;
   t.fortran_order = *fortran;
   t.big_endian = descr->big_endian;
-  auto data_bytes = CheckedByteCount(t.shape, t.item_size, kMaxDataBytes);
+  auto data_bytes = CheckedByteCount(t.shape, t.item_size, kMaxTensorDataBytes);
   if (!data_bytes) {
-    return FormatError(file, "shape " + ShapeToString(t.shape) + " is too large");
+    return NpyError(file, "shape " + ShapeToString(t.shape) + " is too large");
   }
   size_t available = bytes.size() - preamble - header_len;
   if (static_cast<uint64_t>(*data_bytes) != available) {
-    return FormatError(file, "shape " + ShapeToString(t.shape) + " of " + *descr_text + " needs " +
-                                 std::to_string(*data_bytes) + " data bytes, file has " +
-                                 std::to_string(available));
+    return NpyError(file, "shape " + ShapeToString(t.shape) + " of " + *descr_text + " needs " +
+                              std::to_string(*data_bytes) + " data bytes, file has " +
+                              std::to_string(available));
   }
   t.data = bytes.substr(preamble + header_len);
   return t;

@@ -96,8 +96,8 @@ const json* FindBadLeaf(const json& v, const std::string& dtype, std::vector<int
   return nullptr;
 }
 
-InputMismatch Mismatch(const spec::TensorSpec& t, size_t i, std::string field, std::string expected,
-                       std::string actual, std::string message) {
+InputMismatch InputMismatchOf(const spec::TensorSpec& t, size_t i, std::string field,
+                              std::string expected, std::string actual, std::string message) {
   InputMismatch m;
   m.tensor = t.name;
   m.field = std::move(field);
@@ -109,8 +109,8 @@ InputMismatch Mismatch(const spec::TensorSpec& t, size_t i, std::string field, s
   return m;
 }
 
-void CheckTensor(const spec::TensorSpec& t, size_t i, const json& value,
-                 std::vector<InputMismatch>* out) {
+void CheckRequestTensor(const spec::TensorSpec& t, size_t i, const json& value,
+                        std::vector<InputMismatch>* out) {
   if (!t.shape.empty()) {
     std::vector<int64_t> shape = FirstShape(value);
     std::string want = ShapeToString(t.shape);
@@ -121,20 +121,20 @@ void CheckTensor(const spec::TensorSpec& t, size_t i, const json& value,
     std::vector<int64_t> at;
     if (!ok) {
       std::string got = ShapeToString(shape);
-      out->push_back(
-          Mismatch(t, i, "shape", want, got, t.name + ".shape expected " + want + ", got " + got));
+      out->push_back(InputMismatchOf(t, i, "shape", want, got,
+                                     t.name + ".shape expected " + want + ", got " + got));
     } else if (FindRagged(value, shape, 0, &at)) {
       std::string got = "ragged nested lists at index " + ShapeToString(at);
-      out->push_back(
-          Mismatch(t, i, "shape", want, got, t.name + ".shape expected " + want + ", got " + got));
+      out->push_back(InputMismatchOf(t, i, "shape", want, got,
+                                     t.name + ".shape expected " + want + ", got " + got));
     }
   }
   std::vector<int64_t> at;
   if (const json* bad = FindBadLeaf(value, t.dtype, &at)) {
     std::string got = Family(*bad);
     if (value.is_array()) got += " at index " + ShapeToString(at);
-    out->push_back(Mismatch(t, i, "dtype", t.dtype, got,
-                            t.name + ".dtype expected " + t.dtype + ", got " + got));
+    out->push_back(InputMismatchOf(t, i, "dtype", t.dtype, got,
+                                   t.name + ".dtype expected " + t.dtype + ", got " + got));
   }
 }
 
@@ -221,12 +221,12 @@ std::vector<InputMismatch> CheckRequest(const std::vector<spec::TensorSpec>& inp
     auto it = tensors.find(t.name);
     if (it == tensors.end()) {
       InputMismatch m =
-          Mismatch(t, i, "name", Describe(t), "missing",
-                   t.name + " missing from the request (expected " + Describe(t) + ")");
+          InputMismatchOf(t, i, "name", Describe(t), "missing",
+                          t.name + " missing from the request (expected " + Describe(t) + ")");
       out.push_back(std::move(m));
       continue;
     }
-    CheckTensor(t, i, *it, &out);
+    CheckRequestTensor(t, i, *it, &out);
   }
   std::vector<std::string> unknown;
   for (const auto& [key, value] : tensors.items()) {

@@ -11,7 +11,6 @@ namespace rsl::model {
 namespace {
 
 constexpr size_t kLengthPrefix = 8;
-constexpr int64_t kMaxDataBytes = std::numeric_limits<int64_t>::max() / 2;
 
 struct StDtype {
   const char* name;
@@ -25,7 +24,7 @@ constexpr StDtype kDtypes[] = {
     {"F64", DType::kFloat64}, {"F8_E4M3", DType::kFloat8E4M3}, {"F8_E5M2", DType::kFloat8E5M2},
 };
 
-Error FormatError(const std::string& file, const std::string& message) {
+Error SafetensorsError(const std::string& file, const std::string& message) {
   Error e(codes::kDataFormatError, message);
   e.At(SourcePos{file, 0, 0});
   e.Hint("write it with safetensors' save_file, or check that the file is complete");
@@ -36,52 +35,52 @@ Error FormatError(const std::string& file, const std::string& message) {
 
 Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, const std::string& file) {
   if (bytes.size() < kLengthPrefix) {
-    return FormatError(file, "not a .safetensors file: " + std::to_string(bytes.size()) +
-                                 " bytes, shorter than the 8-byte header length");
+    return SafetensorsError(file, "not a .safetensors file: " + std::to_string(bytes.size()) +
+                                      " bytes, shorter than the 8-byte header length");
   }
   uint64_t header_len = 0;
   for (size_t i = 0; i < kLengthPrefix; ++i) {
     header_len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   }
   if (header_len > kMaxSafetensorsHeaderBytes) {
-    return FormatError(file, "header length " + std::to_string(header_len) +
-                                 " exceeds the limit of " +
-                                 std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
+    return SafetensorsError(file, "header length " + std::to_string(header_len) +
+                                      " exceeds the limit of " +
+                                      std::to_string(kMaxSafetensorsHeaderBytes) + " bytes");
   }
   if (header_len > bytes.size() - kLengthPrefix) {
-    return FormatError(file, "truncated: header length " + std::to_string(header_len) +
-                                 " but only " + std::to_string(bytes.size() - kLengthPrefix) +
-                                 " bytes follow");
+    return SafetensorsError(file, "truncated: header length " + std::to_string(header_len) +
+                                      " but only " + std::to_string(bytes.size() - kLengthPrefix) +
+                                      " bytes follow");
   }
   std::string_view header = bytes.substr(kLengthPrefix, header_len);
   std::string_view data = bytes.substr(kLengthPrefix + header_len);
   auto json = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
-    return FormatError(file, "header is not a JSON object");
+    return SafetensorsError(file, "header is not a JSON object");
   }
 
   SafetensorsFile out;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (const auto& [key, entry] : json.items()) {
     if (key == "__metadata__") {
-      if (!entry.is_object()) return FormatError(file, "__metadata__ must be an object");
+      if (!entry.is_object()) return SafetensorsError(file, "__metadata__ must be an object");
       for (const auto& [mk, mv] : entry.items()) {
         if (!mv.is_string()) {
-          return FormatError(file, "__metadata__." + mk + " must be a string");
+          return SafetensorsError(file, "__metadata__." + mk + " must be a string");
         }
         out.metadata[mk] = mv.get<std::string>();
       }
       continue;
     }
     std::string where = "tensor " + Quote(key);
-    if (!entry.is_object()) return FormatError(file, where + ": entry must be an object");
+    if (!entry.is_object()) return SafetensorsError(file, where + ": entry must be an object");
     auto dtype_it = entry.find("dtype");
     auto shape_it = entry.find("shape");
     auto offsets_it = entry.find("data_offsets");
     if (dtype_it == entry.end() || shape_it == entry.end() || offsets_it == entry.end()) {
-      return FormatError(file, where + ": needs dtype, shape and data_offsets");
+      return SafetensorsError(file, where + ": needs dtype, shape and data_offsets");
     }
-    if (!dtype_it->is_string()) return FormatError(file, where + ": dtype must be a string");
+    if (!dtype_it->is_string()) return SafetensorsError(file, where + ": dtype must be a string");
     std::string st_dtype = dtype_it->get<std::string>();
     const StDtype* known = nullptr;
     for (const auto& d : kDtypes) {
@@ -92,34 +91,35 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, const std::stri
     t.dtype = known ? known->dtype : DType::kUint8;
     t.stored_type = st_dtype;
     t.item_size = DTypeSize(t.dtype);
-    if (!shape_it->is_array()) return FormatError(file, where + ": shape must be an array");
+    if (!shape_it->is_array()) return SafetensorsError(file, where + ": shape must be an array");
     for (const auto& dim : *shape_it) {
-      if (!dim.is_number_unsigned() || dim.get<uint64_t>() > static_cast<uint64_t>(kMaxDataBytes)) {
-        return FormatError(file, where + ": shape entries must be non-negative integers");
+      if (!dim.is_number_unsigned() ||
+          dim.get<uint64_t>() > static_cast<uint64_t>(kMaxTensorDataBytes)) {
+        return SafetensorsError(file, where + ": shape entries must be non-negative integers");
       }
       t.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
     }
     if (!offsets_it->is_array() || offsets_it->size() != 2 ||
         !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned()) {
-      return FormatError(file, where + ": data_offsets must be [begin, end]");
+      return SafetensorsError(file, where + ": data_offsets must be [begin, end]");
     }
     uint64_t begin = (*offsets_it)[0].get<uint64_t>();
     uint64_t end = (*offsets_it)[1].get<uint64_t>();
     if (begin > end || end > data.size()) {
-      return FormatError(file, where + ": data_offsets [" + std::to_string(begin) + ", " +
-                                   std::to_string(end) + "] outside the data region of " +
-                                   std::to_string(data.size()) + " bytes");
+      return SafetensorsError(file, where + ": data_offsets [" + std::to_string(begin) + ", " +
+                                        std::to_string(end) + "] outside the data region of " +
+                                        std::to_string(data.size()) + " bytes");
     }
     ranges.emplace_back(begin, end);
     if (!known) {  // sub-byte and other formats: where they lie is checked, not their bytes
       out.unread.push_back({key, st_dtype, std::move(t.shape)});
       continue;
     }
-    auto need = CheckedByteCount(t.shape, t.item_size, kMaxDataBytes);
+    auto need = CheckedByteCount(t.shape, t.item_size, kMaxTensorDataBytes);
     if (!need || static_cast<uint64_t>(*need) != end - begin) {
-      return FormatError(file, where + ": shape " + ShapeToString(t.shape) + " of " + st_dtype +
-                                   " does not match data_offsets [" + std::to_string(begin) + ", " +
-                                   std::to_string(end) + "]");
+      return SafetensorsError(file, where + ": shape " + ShapeToString(t.shape) + " of " +
+                                        st_dtype + " does not match data_offsets [" +
+                                        std::to_string(begin) + ", " + std::to_string(end) + "]");
     }
     t.data = data.substr(begin, end - begin);
     out.tensors.push_back(std::move(t));
@@ -127,7 +127,7 @@ Result<SafetensorsFile> ParseSafetensors(std::string_view bytes, const std::stri
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].first < ranges[i - 1].second) {
-      return FormatError(
+      return SafetensorsError(
           file, "tensor data regions overlap at offset " + std::to_string(ranges[i].first));
     }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,10 @@ struct Tensor {
 
 //! "[1, 128]" (also for index lists).
 std::string ShapeToString(const std::vector<int64_t>& shape);
+
+//! The most data bytes a tensor file (.npy, safetensors) may declare: half of int64's range,
+//! so that offsets and sizes computed from it cannot overflow.
+inline constexpr int64_t kMaxTensorDataBytes = std::numeric_limits<int64_t>::max() / 2;
 
 //! Product of dims, or nullopt if a dim is negative or the product (times `item_size`)
 //! overflows `limit`. Used by both readers to bounds-check headers before touching data.

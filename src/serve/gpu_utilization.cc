@@ -10,7 +10,7 @@ namespace {
 
 //! nvidia-smi answers in well under a second; one that hangs (a wedged driver) must not stall
 //! the replica set's loop for long.
-constexpr int64_t kProbeTimeoutMs = 5'000;
+constexpr int64_t kNvidiaSmiTimeoutMs = 5'000;
 
 std::optional<int> ParseIndex(std::string_view s) {
   int v = -1;
@@ -74,7 +74,7 @@ std::optional<double> DevicesUtilization(const std::map<int, double>& by_index,
 Result<std::map<int, double>> ProbeGpuUtilization(Env* env, const std::string& nvidia_smi) {
   ProcessSpec p;
   p.argv = GpuUtilizationCommand(nvidia_smi);
-  p.timeout_ms = kProbeTimeoutMs;
+  p.timeout_ms = kNvidiaSmiTimeoutMs;
   p.stderr_to = ProcessSpec::Stderr::kDiscard;
   p.max_output = 64 * 1024;
   auto r = env->RunProcess(p);

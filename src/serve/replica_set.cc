@@ -28,7 +28,7 @@ namespace {
 constexpr size_t kLogLines = 10;
 constexpr int64_t kLogTailBytes = 64 * 1024;
 //! One readiness probe's bound (a replica that hangs is as good as down).
-constexpr long kProbeTimeoutMs = 1'000;
+constexpr long kReadinessTimeoutMs = 1'000;
 //! After a stop, how long past the grace replicas' exits are waited for.
 constexpr int64_t kExitWaitSlackMs = 5'000;
 
@@ -472,8 +472,8 @@ void ReplicaSet::Probe(Replica* r, int64_t now) {
   HttpRequest req;
   int port = serving_.readiness.port ? int(*serving_.readiness.port) : r->port;
   req.url = "http://" + r->host + ":" + std::to_string(port) + serving_.readiness.path;
-  req.connect_timeout_ms = kProbeTimeoutMs;
-  req.timeout_ms = std::min<long>(kProbeTimeoutMs, long(serving_.readiness.period_ms));
+  req.connect_timeout_ms = kReadinessTimeoutMs;
+  req.timeout_ms = std::min<long>(kReadinessTimeoutMs, long(serving_.readiness.period_ms));
   auto resp = HttpSend(req);
   bool ok = resp.ok() && resp->status >= 200 && resp->status < 300;
   if (ok) {

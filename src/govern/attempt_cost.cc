@@ -1,12 +1,6 @@
 #include "govern/attempt_cost.h"
 
 namespace rsl::govern {
-namespace {
-
-constexpr char kPricingAnnotation[] = "rsl.cost/pricing";
-constexpr char kDeviceAnnotation[] = "rsl.cost/device-model";
-
-}  // namespace
 
 Result<CostRecord> CostOfAttempt(const AttemptFacts& attempt, const spec::Workload* w,
                                  const spec::Step& step, const PriceTable& prices,

@@ -20,8 +20,6 @@ namespace {
 
 constexpr double kMsPerHour = 3600.0 * 1000;
 constexpr double kBytesPerGiB = 1024.0 * 1024 * 1024;
-constexpr char kPricingAnnotation[] = "rsl.cost/pricing";
-constexpr char kDeviceAnnotation[] = "rsl.cost/device-model";
 //! The label keys cost reports group by (SPEC.md metadata.labels).
 const std::vector<std::string>& GroupKeys() {
   static const std::vector<std::string> k = {"team",      "project",  "model", "stage",

@@ -22,6 +22,11 @@
 
 namespace rsl::govern {
 
+//! Workload annotations that price its steps: the pricing kind (on-demand | spot | reserved)
+//! and the device model to price GPUs as when the node does not say.
+inline constexpr char kPricingAnnotation[] = "rsl.cost/pricing";
+inline constexpr char kDeviceAnnotation[] = "rsl.cost/device-model";
+
 struct StepUsage {
   int64_t gpus = 0;
   std::string device_model;  //!< as the node reports it; matched against the price table

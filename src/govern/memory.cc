@@ -13,7 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string Num(double v) {
+std::string SixDigits(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
@@ -32,7 +32,7 @@ Error Bad(const std::string& flag, const std::string& value, const std::string& 
 StageEstimate PaperStage(int stage, double psi, double n, Bytes b) {
   StageEstimate e;
   e.stage = stage;
-  const std::string pp = Num(b.p), gg = Num(b.g), kk = Num(b.k);
+  const std::string pp = SixDigits(b.p), gg = SixDigits(b.g), kk = SixDigits(b.k);
   switch (stage) {
     case 0:
       e.model_state_gpu_bytes = (b.p + b.g + b.k) * psi;
@@ -40,15 +40,15 @@ StageEstimate PaperStage(int stage, double psi, double n, Bytes b) {
       break;
     case 1:
       e.model_state_gpu_bytes = (b.p + b.g) * psi + b.k * psi / n;
-      e.formula = Num(b.p + b.g) + "Ψ + " + kk + "Ψ/N";
+      e.formula = SixDigits(b.p + b.g) + "Ψ + " + kk + "Ψ/N";
       break;
     case 2:
       e.model_state_gpu_bytes = b.p * psi + (b.g + b.k) * psi / n;
-      e.formula = pp + "Ψ + " + Num(b.g + b.k) + "Ψ/N";
+      e.formula = pp + "Ψ + " + SixDigits(b.g + b.k) + "Ψ/N";
       break;
     default:
       e.model_state_gpu_bytes = (b.p + b.g + b.k) * psi / n;
-      e.formula = Num(b.p + b.g + b.k) + "Ψ/N";
+      e.formula = SixDigits(b.p + b.g + b.k) + "Ψ/N";
       break;
   }
   e.formula = "gpu = " + e.formula + " (ZeRO paper, K=" + kk + ")";
@@ -71,7 +71,7 @@ std::string FormatGiB(double bytes) {
 
 Result<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   if (!(in.params > 0) || !std::isfinite(in.params)) {
-    return Bad("--params", Num(in.params), "the parameter count must be positive",
+    return Bad("--params", SixDigits(in.params), "the parameter count must be positive",
                "write e.g. --params 7.5e9");
   }
   if (in.gpus < 1) {

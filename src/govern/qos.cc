@@ -159,7 +159,7 @@ std::string QosOf(const std::vector<ContainerQos>& containers, const PodLevelRes
   return ClassOf(requests, limits, guaranteed);
 }
 
-std::string Fmt(const char* fmt, double v) {
+std::string FormatDouble(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
@@ -168,14 +168,15 @@ std::string Fmt(const char* fmt, double v) {
 // The cgroup v2 memory.max / cpu.max the kubelet sets for these limits.
 std::string MemoryMax(const std::map<std::string, long double>& limits) {
   auto it = limits.find("memory");
-  return it != limits.end() && it->second > 0 ? Fmt("%.0f", static_cast<double>(it->second))
-                                              : "max";
+  return it != limits.end() && it->second > 0
+             ? FormatDouble("%.0f", static_cast<double>(it->second))
+             : "max";
 }
 std::string CpuMax(const std::map<std::string, long double>& limits) {
   auto it = limits.find("cpu");
   return it != limits.end() && it->second > 0
-             ? Fmt("%.0f", static_cast<double>(std::llround(it->second * kCfsPeriodUs))) + " " +
-                   std::to_string(kCfsPeriodUs)
+             ? FormatDouble("%.0f", static_cast<double>(std::llround(it->second * kCfsPeriodUs))) +
+                   " " + std::to_string(kCfsPeriodUs)
              : "max " + std::to_string(kCfsPeriodUs);
 }
 
@@ -275,7 +276,7 @@ void ExplainAnnotations(const K8sObject& o, const json& annotations,
             "write a memory quantity, e.g. mem-soft-limit:3Gi");
         continue;
       }
-      r->annotation_cgroup["memory.high"] = Fmt("%.0f", static_cast<double>(*q));
+      r->annotation_cgroup["memory.high"] = FormatDouble("%.0f", static_cast<double>(*q));
       explained.push_back("memory.high=" + FormatMemory(*q) + " (reclaim/throttle above it)");
       long double limit = Sum(cs, true, "memory", &all_set);
       if (all_set && *q > limit) {
@@ -301,7 +302,7 @@ void ExplainAnnotations(const K8sObject& o, const json& annotations,
         continue;
       }
       long double quota = req * (p / 100.0) * kCfsPeriodUs;
-      std::string cpu_max = Fmt("%.0f", static_cast<double>(std::llround(quota))) + " " +
+      std::string cpu_max = FormatDouble("%.0f", static_cast<double>(std::llround(quota))) + " " +
                             std::to_string(kCfsPeriodUs);
       r->annotation_cgroup["cpu.max"] = cpu_max;
       explained.push_back("cpu.max=\"" + cpu_max + "\" (" + val + " of the " + FormatCpu(req) +
@@ -445,9 +446,9 @@ std::vector<QosResult> AnalyzeQos(const std::vector<K8sObject>& objects, const Q
         add(mem ? "QOS001" : "QOS002", Severity::kWarning,
             who + ": " + res + " limit " +
                 (mem ? FormatMemory(lim.at(res)) : FormatCpu(lim.at(res))) + " is " +
-                Fmt("%.1f", ratio) + "x the request " +
+                FormatDouble("%.1f", ratio) + "x the request " +
                 (mem ? FormatMemory(req.at(res)) : FormatCpu(req.at(res))) + " (threshold " +
-                Fmt("%.1f", options.ratio_threshold) + "x)" +
+                FormatDouble("%.1f", options.ratio_threshold) + "x)" +
                 (mem ? "; dense packing and early OOM kill/eviction under memory pressure" : ""),
             "raise the " + std::string(res) +
                 " request towards the limit (requests == limits "

@@ -20,7 +20,7 @@ std::string Pct(double ratio) {
   return buf;
 }
 
-std::string Num(double v) {
+std::string TwoDecimals(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", v);
   return buf;
@@ -169,9 +169,9 @@ Status CheckQos(const std::vector<K8sObject>& objects, const std::string& metric
             double req = static_cast<double>(c.requests.at("cpu"));
             if (val > ratio * req) {
               report->Add(Finding{guaranteed ? "QOSV001" : "QOSV003", Severity::kWarning, ref,
-                                  who + ": CPU " + Num(val) + " cores is " + Pct(val / req) +
-                                      " of its " + FormatCpu(req) + " request (" + q.qos_class +
-                                      " threshold " + Pct(ratio) + ")",
+                                  who + ": CPU " + TwoDecimals(val) + " cores is " +
+                                      Pct(val / req) + " of its " + FormatCpu(req) + " request (" +
+                                      q.qos_class + " threshold " + Pct(ratio) + ")",
                                   "raise the CPU request or find the hot loop"});
             }
           }

@@ -97,7 +97,7 @@ bool SelectorMatches(const json& sel, const std::map<std::string, std::string>& 
   return true;
 }
 
-std::string Fmt(const std::string& res, long double v) {
+std::string FormatQuantity(const std::string& res, long double v) {
   return res == "memory" ? FormatMemory(v) : res == "cpu" ? FormatCpu(v) : FormatCpu(v);
 }
 
@@ -172,9 +172,9 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
             Result<long double> max = ParseQuantity(q);
             if (!max.ok() || !req.count(res) || req[res] <= *max) continue;
             report->Add(Finding{"TEN003", Severity::kError, ref,
-                                res + " request " + Fmt(res, req[res]) + " exceeds LimitRange " +
-                                    target + "/" + lr->name() + " max " + Fmt(res, *max) + " (" +
-                                    type + ")",
+                                res + " request " + FormatQuantity(res, req[res]) +
+                                    " exceeds LimitRange " + target + "/" + lr->name() + " max " +
+                                    FormatQuantity(res, *max) + " (" + type + ")",
                                 "lower the request, or raise the LimitRange in " + target});
           }
         }
@@ -195,9 +195,9 @@ void AuditTenancy(const std::vector<K8sObject>& objects, Report* report) {
           long double left = *h - u;
           if (req[res] > left) {
             report->Add(Finding{"TEN004", Severity::kError, ref,
-                                res + " request " + Fmt(res, req[res]) + " exceeds what quota " +
-                                    target + "/" + rq->name() + " has left (" + Fmt(res, left) +
-                                    ")",
+                                res + " request " + FormatQuantity(res, req[res]) +
+                                    " exceeds what quota " + target + "/" + rq->name() +
+                                    " has left (" + FormatQuantity(res, left) + ")",
                                 "free quota in " + target + " or lower the request"});
           }
         }

@@ -6,7 +6,7 @@
 namespace rsl::api {
 
 namespace {
-const std::vector<std::string> kMigrations = {
+const std::vector<std::string> kAuditMigrations = {
     "CREATE TABLE api_audit ("
     "  seq INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, subject TEXT NOT NULL,"
     "  verb TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,"
@@ -34,7 +34,7 @@ AuditEntry ReadEntry(const Stmt& row) {
 }  // namespace
 
 Result<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& state_dir) {
-  auto shared = SharedDb::ForStateDir(state_dir, "api_audit", kMigrations);
+  auto shared = SharedDb::ForStateDir(state_dir, "api_audit", kAuditMigrations);
   if (!shared.ok()) return shared.error();
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(*shared)));
 }

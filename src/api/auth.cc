@@ -17,7 +17,7 @@ constexpr size_t kTokenRandomBytes = 24;  // 192 bits: far beyond guessing
 constexpr size_t kTokenIdChars = 12;      // enough to tell tokens apart in the audit log
 constexpr char kTokenPrefix[] = "rsl_";
 
-const std::vector<std::string> kMigrations = {
+const std::vector<std::string> kTokenMigrations = {
     "CREATE TABLE api_tokens ("
     "  hash TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL,"
     "  namespaces TEXT NOT NULL, created_ms INTEGER NOT NULL)",
@@ -225,7 +225,7 @@ Result<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& state_di
   RSL_RETURN_IF_ERROR(MakeDirs(state_dir));
   auto db = Db::Open(StateDbPath(state_dir));
   if (!db.ok()) return db.error();
-  RSL_RETURN_IF_ERROR((*db)->Migrate("api_tokens", kMigrations));
+  RSL_RETURN_IF_ERROR((*db)->Migrate("api_tokens", kTokenMigrations));
   return std::unique_ptr<TokenStore>(new TokenStore(std::move(*db), env ? env : Env::Default()));
 }
 

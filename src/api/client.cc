@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/client_contexts.h"
+#include "api/client_internal.h"
 #include "api/errors.h"
 #include "api/tls_probe.h"
 #include "base/codes.h"
@@ -22,11 +23,6 @@ namespace {
 constexpr int kConnectTimeoutSec = 5;
 constexpr int kReadTimeoutSec = 60;  // a submit with large admission checks may take a while
 constexpr int kStreamReadTimeoutSec = 3600;  // logs -f of a long step
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 // The host of "https://host:port/..." ("[::1]" without brackets).
 std::string HostOf(const std::string& server) {
@@ -106,7 +102,7 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
   Result<ContextsFile> contexts = LoadContexts(contexts_path);
   if (!contexts.ok()) return contexts.error();
   // --context NAME (SEEDCTL_CONTEXT) picks a context for this one command.
-  if (std::string chosen = Env("SEEDCTL_CONTEXT"); !chosen.empty()) {
+  if (std::string chosen = EnvVar("SEEDCTL_CONTEXT"); !chosen.empty()) {
     if (contexts->Find(chosen) == nullptr) {
       return Error(codes::kNotFound,
                    "no context named " + Quote(chosen) + " in " + Quote(contexts_path))
@@ -127,7 +123,7 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
                {"certificate-authority", current->certificate_authority},
                {"client-certificate", current->client_certificate},
                {"client-key", current->client_key}};
-    if (flag_token.empty() && Env("SEEDCTL_TOKEN").empty() && !current->token_file.empty()) {
+    if (flag_token.empty() && EnvVar("SEEDCTL_TOKEN").empty() && !current->token_file.empty()) {
       Result<std::string> token = ReadContextToken(*current);
       if (!token.ok()) return token.error();
       context["token"] = *token;
@@ -136,7 +132,7 @@ Result<ClientConfig> ResolveClientConfig(const std::string& flag_server,
   auto pick = [&](const std::string& flag, const char* env, const std::string& key,
                   const std::string& fallback) {
     if (!flag.empty()) return flag;
-    std::string e = Env(env);
+    std::string e = EnvVar(env);
     if (!e.empty()) return e;
     if (auto it = context.find(key); it != context.end() && !it->second.empty()) {
       return it->second;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "api/client_internal.h"
 #include "base/codes.h"
 #include "base/env.h"
 #include "base/file.h"
@@ -25,11 +26,6 @@ const std::vector<std::string>& ContextKeys() {
   return kKeys;
 }
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
 std::string Dir(const std::string& file) {
   size_t slash = file.rfind('/');
   if (slash == std::string::npos) return "";
@@ -39,7 +35,7 @@ std::string Dir(const std::string& file) {
 // `path` as the file at `config` means it: "~/x" in $HOME, "x" beside the file.
 std::string Resolve(const std::string& path, const std::string& config) {
   if (path.empty() || path[0] == '/') return path;
-  if (StartsWith(path, "~/") && !Env("HOME").empty()) return Env("HOME") + path.substr(1);
+  if (StartsWith(path, "~/") && !EnvVar("HOME").empty()) return EnvVar("HOME") + path.substr(1);
   std::string dir = Dir(config);
   if (dir.empty()) return path;
   return (dir == "/" ? "" : dir) + "/" + path;
@@ -85,11 +81,11 @@ std::string ContextsFile::Names() const {
 }
 
 std::string UserConfigFile(const char* override_var, const std::string& relative) {
-  std::string p = Env(override_var);
+  std::string p = EnvVar(override_var);
   if (!p.empty()) return p;
-  std::string xdg = Env("XDG_CONFIG_HOME");
+  std::string xdg = EnvVar("XDG_CONFIG_HOME");
   if (!xdg.empty()) return xdg + "/" + relative;
-  std::string home = Env("HOME");
+  std::string home = EnvVar("HOME");
   if (!home.empty()) return home + "/.config/" + relative;
   return "";
 }

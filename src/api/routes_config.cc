@@ -78,7 +78,7 @@ Result<Reply> Create(const Services& s, RequestContext& c, Kind kind) {
   return JsonReply(obj, 201);
 }
 
-Result<Reply> List(const Services& s, RequestContext& c, Kind kind) {
+Result<Reply> ListConfigObjects(const Services& s, RequestContext& c, Kind kind) {
   std::string ns = c.PathParam("ns");
   if (!c.who.CanRead(ns)) return Forbidden(c.who, "list", ns);
   auto j = kind == Kind::kSecret ? s.service->ListSecrets(ns) : s.service->ListConfigMaps(ns);
@@ -104,11 +104,11 @@ Result<Reply> CreateSecret(const Services& s, RequestContext& c) {
 }
 
 Result<Reply> ListConfigMaps(const Services& s, RequestContext& c) {
-  return List(s, c, Kind::kConfigMap);
+  return ListConfigObjects(s, c, Kind::kConfigMap);
 }
 
 Result<Reply> ListSecrets(const Services& s, RequestContext& c) {
-  return List(s, c, Kind::kSecret);
+  return ListConfigObjects(s, c, Kind::kSecret);
 }
 
 }  // namespace rsl::api::routes

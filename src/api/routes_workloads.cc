@@ -126,8 +126,8 @@ std::vector<std::string> ListNamespaces(const RequestContext& c) {
 
 // ?phase=P and ?label=K=V keep the matching items; ?limit=L&continue=C: the L items after
 // the one token C names and, when more follow, metadata.continue (keyset paging, list_page.h).
-Result<Reply> List(const Services& s, RequestContext& c,
-                   const std::vector<std::string>& namespaces) {
+Result<Reply> ListWorkloadsIn(const Services& s, RequestContext& c,
+                              const std::vector<std::string>& namespaces) {
   for (const auto& ns : namespaces) {
     if (!c.who.CanRead(ns)) return Forbidden(c.who, "list workloads", ns);
   }
@@ -265,11 +265,11 @@ Result<Reply> SubmitWorkloadInNamespace(const Services& s, RequestContext& c) {
 }
 
 Result<Reply> ListWorkloads(const Services& s, RequestContext& c) {
-  return List(s, c, ListNamespaces(c));
+  return ListWorkloadsIn(s, c, ListNamespaces(c));
 }
 
 Result<Reply> ListWorkloadsInNamespace(const Services& s, RequestContext& c) {
-  return List(s, c, {c.PathParam("ns")});
+  return ListWorkloadsIn(s, c, {c.PathParam("ns")});
 }
 
 namespace {

@@ -32,6 +32,16 @@ struct Exit {
 //! all to stderr, and throws Exit{1}.
 [[noreturn]] void FailWith(const Errors& errors);
 [[noreturn]] void FailWith(const Error& error);
+//! `r`'s value; FailWith its error when it has none.
+template <typename T>
+T OrFail(Result<T> r) {
+  if (!r.ok()) FailWith(r.error());
+  return std::move(r).value();
+}
+//! FailWith `s`'s error unless it is ok.
+inline void OrFail(const Status& s) {
+  if (!s.ok()) FailWith(s.error());
+}
 
 //! Parses the command line, running the chosen command's callback (seedctl's commands).
 //! Returns std::nullopt when the program should go on, else the exit code to end it with:

@@ -3,25 +3,14 @@
 #include <cctype>
 #include <set>
 
+#include "base/strings.h"
+
 namespace rsl::cli {
 
 namespace {
 
-//! `s` as one single-quoted shell word.
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string Join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 //! The help text's first line, without control characters.
-std::string OneLine(const std::string& s) {
+std::string HelpSummary(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '\n') break;
@@ -98,7 +87,7 @@ std::string ZshFunction(const std::string& program, const CommandNode& node) {
 //! Text for inside _arguments' [...] and _describe's "name:description".
 std::string ZshDescription(const std::string& s) {
   std::string out;
-  for (char c : OneLine(s)) {
+  for (char c : HelpSummary(s)) {
     if (c == '[' || c == ']' || c == '\\') out += '\\';
     out += c;
   }
@@ -134,7 +123,8 @@ std::vector<std::string> ZshOptionSpecs(const OptionNode& o) {
   std::vector<std::string> specs;
   for (const auto& w : words) {
     bool is_long = w.rfind("--", 0) == 0;
-    specs.push_back(Quote(exclusion + w + (is_long && !value.empty() ? "=" : "") + desc + value));
+    specs.push_back(
+        ShellQuote(exclusion + w + (is_long && !value.empty() ? "=" : "") + desc + value));
   }
   return specs;
 }
@@ -155,14 +145,14 @@ std::string ZshNode(const std::string& program, const Walk& w) {
     for (const auto& sub : node.subcommands) {
       std::string name;
       for (char c : sub.name) name += c == ':' ? std::string("\\:") : std::string(1, c);
-      s += "        " + Quote(name + ":" + OneLine(sub.description)) + "\n";
+      s += "        " + ShellQuote(name + ":" + HelpSummary(sub.description)) + "\n";
     }
     s += "      )\n";
-    s += "      _describe -t commands " + Quote(node.FullName(program) + " command") +
+    s += "      _describe -t commands " + ShellQuote(node.FullName(program) + " command") +
          " commands && ret=0\n      ;;\n";
     s += "    argument)\n      case $words[1] in\n";
     for (const auto& sub : node.subcommands) {
-      s += "        " + Quote(sub.name) + ") " + ZshFunction(program, sub) + " && ret=0 ;;\n";
+      s += "        " + ShellQuote(sub.name) + ") " + ZshFunction(program, sub) + " && ret=0 ;;\n";
     }
     s += "      esac\n      ;;\n  esac\n";
   } else {
@@ -174,7 +164,7 @@ std::string ZshNode(const std::string& program, const Walk& w) {
           ZshAction(p.kind == ValueKind::kNone ? ValueKind::kAny : p.kind, p.choices);
       std::string spec = p.repeatable ? "*" : std::to_string(index++);
       spec += (p.required ? ":" : "::") + message + ":" + action;
-      s += " \\\n    " + Quote(spec);
+      s += " \\\n    " + ShellQuote(spec);
     }
     s += " && ret=0\n";
   }
@@ -203,7 +193,7 @@ std::string BashCompletion(const CommandNode& root, const std::string& program) 
     if (w.node->subcommands.empty()) continue;
     std::vector<std::string> names;
     for (const auto& sub : w.node->subcommands) names.push_back(sub.name);
-    s += "    " + Quote(PathKey(*w.node)) + ") echo " + Quote(Join(names, " ")) + " ;;\n";
+    s += "    " + ShellQuote(PathKey(*w.node)) + ") echo " + ShellQuote(Join(names, " ")) + " ;;\n";
   }
   s += "  esac\n}\n\n";
 
@@ -214,7 +204,7 @@ std::string BashCompletion(const CommandNode& root, const std::string& program) 
     for (const auto& o : AcceptedOptions(w.ancestors, *w.node)) {
       for (const auto& word : OptionWords(o)) words.push_back(word);
     }
-    s += "    " + Quote(PathKey(*w.node)) + ") echo " + Quote(Join(words, " ")) + " ;;\n";
+    s += "    " + ShellQuote(PathKey(*w.node)) + ") echo " + ShellQuote(Join(words, " ")) + " ;;\n";
   }
   s += "  esac\n}\n\n";
 
@@ -227,8 +217,9 @@ std::string BashCompletion(const CommandNode& root, const std::string& program) 
       if (o.kind == ValueKind::kNone) continue;
       std::vector<std::string> patterns;
       for (const auto& word : OptionWords(o))
-        patterns.push_back(Quote(PathKey(*w.node) + " " + word));
-      s += "    " + Join(patterns, "|") + ") echo " + Quote(BashKind(o.kind, o.choices)) + " ;;\n";
+        patterns.push_back(ShellQuote(PathKey(*w.node) + " " + word));
+      s += "    " + Join(patterns, "|") + ") echo " + ShellQuote(BashKind(o.kind, o.choices)) +
+           " ;;\n";
     }
   }
   s += "    *) echo none ;;\n  esac\n}\n\n";
@@ -238,7 +229,7 @@ std::string BashCompletion(const CommandNode& root, const std::string& program) 
   for (const auto& w : walks) {
     std::string kind = PositionalKind(*w.node);
     if (kind == "none" || !w.node->subcommands.empty()) continue;
-    s += "    " + Quote(PathKey(*w.node)) + ") echo " + Quote(kind) + " ;;\n";
+    s += "    " + ShellQuote(PathKey(*w.node)) + ") echo " + ShellQuote(kind) + " ;;\n";
   }
   s += "    *) echo none ;;\n  esac\n}\n\n";
 

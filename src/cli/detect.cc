@@ -35,7 +35,7 @@ std::string Tilde(const DetectInput& in, const std::string& path) {
 }
 
 // `path` from the directory detect runs in, when it is relative.
-std::string Absolute(const DetectInput& in, const std::string& path) {
+std::string AbsoluteIn(const DetectInput& in, const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   return (in.cwd == "/" ? "" : in.cwd) + "/" + path;
 }
@@ -89,7 +89,7 @@ void DetectSlurm(const DetectInput& in, Detection* d) {
   SlurmFound& s = d->slurm;
   s.sinfo = FindOnPath(in, "sinfo");
   s.scontrol = FindOnPath(in, "scontrol");
-  s.slurm_conf = Absolute(in, Var(in, "SLURM_CONF"));
+  s.slurm_conf = AbsoluteIn(in, Var(in, "SLURM_CONF"));
   if (s.scontrol.empty() || s.sinfo.empty()) {
     s.error = std::string(s.scontrol.empty() ? "scontrol" : "sinfo") + " not found on PATH";
     return;
@@ -162,7 +162,7 @@ void DetectKube(const DetectInput& in, Detection* d) {
     std::vector<std::string> listed, present;
     for (const auto& p : Split(kubeconfig, ':')) {
       if (p.empty()) continue;
-      std::string abs = Absolute(in, p);
+      std::string abs = AbsoluteIn(in, p);
       if (std::find(listed.begin(), listed.end(), abs) != listed.end()) continue;
       listed.push_back(abs);
       if (in.env->PathExists(abs)) present.push_back(abs);
@@ -339,7 +339,7 @@ std::string Reachable(const std::string& address, const std::string& rpc) {
 
 void DetectHadoop(const DetectInput& in, Detection* d) {
   HadoopFound& h = d->hadoop;
-  std::string dir = Absolute(in, Var(in, "HADOOP_CONF_DIR"));
+  std::string dir = AbsoluteIn(in, Var(in, "HADOOP_CONF_DIR"));
   h.conf_dir_from = "HADOOP_CONF_DIR";
   if (dir.empty()) {
     dir = in.hadoop_default_dir;
@@ -415,7 +415,7 @@ void DetectHadoop(const DetectInput& in, Detection* d) {
 // --- Output ---------------------------------------------------------------------------------
 
 // A value inside a YAML comment: one line, whatever the file it came from held.
-std::string OneLine(const std::string& s) {
+std::string CommentSafe(const std::string& s) {
   std::string out;
   for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
   return out;
@@ -437,10 +437,7 @@ std::string ShellWord(const std::string& s) {
       plain = false;
     }
   }
-  if (plain) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+  return plain ? s : ShellQuote(s);
 }
 
 // The config's keys and values, in the order they are written.
@@ -567,7 +564,7 @@ std::vector<std::string> Findings(const Detection& d, const DetectInput& in) {
   return out;
 }
 
-std::string Comment(const std::string& text) { return "# " + OneLine(text) + "\n"; }
+std::string Comment(const std::string& text) { return "# " + CommentSafe(text) + "\n"; }
 
 }  // namespace
 
@@ -678,7 +675,7 @@ int RunDetect(int argc, char** argv) {
   }
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) != nullptr) in.cwd = cwd;
-  in.state_dir = Absolute(in, in.state_dir);
+  in.state_dir = AbsoluteIn(in, in.state_dir);
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');

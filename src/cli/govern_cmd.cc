@@ -58,12 +58,6 @@ void RunSafely(const std::function<void()>& body) {
   }
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 void AddAuditFlags(CLI::App* cmd, AuditFlags* f, bool files_required) {
   auto* opt = cmd->add_option("-f,--filename", f->files,
                               "manifest, JSON dump or directory of them (repeatable)");

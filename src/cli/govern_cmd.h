@@ -145,8 +145,6 @@ void AddAuditFlags(CLI::App* cmd, AuditFlags* flags, bool files_required = true)
 std::vector<govern::K8sObject> LoadAll(const std::vector<std::string>& files);
 //! Prints the report in the chosen format and throws Exit with its exit code unless 0.
 void Finish(govern::Report& report, const AuditFlags& flags);
-//! `v` with `digits` decimals ("%.*f").
-std::string Fixed(double v, int digits);
 
 void RegisterK8sCommands(CLI::App& app);  // govern_k8s_cmd.cc
 

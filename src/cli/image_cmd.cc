@@ -22,7 +22,7 @@ json DescriptorJson(const image::Descriptor& d) {
   return {{"digest", d.digest}, {"size", d.size}, {"mediaType", d.media_type}};
 }
 
-image::RegistryOptions Options(const ImageInspectFlags& f, const image::Reference& ref) {
+image::RegistryOptions RegistryOptionsFor(const ImageInspectFlags& f, const image::Reference& ref) {
   image::RegistryOptions o;
   size_t slash = f.platform.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == f.platform.size()) {
@@ -54,7 +54,7 @@ void RunImageInspect(const ImageInspectFlags& f) {
   parse.insecure_registries = f.insecure_registries;
   auto ref = image::ParseReference(f.ref, parse);
   if (!ref.ok()) FailWith(ref.error());
-  image::RegistryClient client(Options(f, *ref));
+  image::RegistryClient client(RegistryOptionsFor(f, *ref));
   auto img = client.Resolve(*ref);
   if (!img.ok()) FailWith(img.error());
   // What admission checks model.dependencies against: the layers' package metadata.

@@ -76,7 +76,8 @@ std::string OptionBody(const OptionNode& o) {
   return s;
 }
 
-void Options(const std::string& title, const std::vector<OptionNode>& options, std::string* s) {
+void OptionsSection(const std::string& title, const std::vector<OptionNode>& options,
+                    std::string* s) {
   if (options.empty()) return;
   *s += ".SH " + title + "\n";
   for (const auto& o : options) *s += ".TP\n" + OptionTerm(o) + "\n" + OptionBody(o) + "\n";
@@ -136,9 +137,9 @@ std::string Page(const ManInfo& info, const CommandNode& node,
       s += "\n";
     }
   }
-  if (!node.positionals.empty()) Options("ARGUMENTS", node.positionals, &s);
-  Options(root ? "GLOBAL OPTIONS" : "OPTIONS", node.options, &s);
-  Options("INHERITED OPTIONS", Inherited(ancestors, node), &s);
+  if (!node.positionals.empty()) OptionsSection("ARGUMENTS", node.positionals, &s);
+  OptionsSection(root ? "GLOBAL OPTIONS" : "OPTIONS", node.options, &s);
+  OptionsSection("INHERITED OPTIONS", Inherited(ancestors, node), &s);
   if (root) {
     if (!info.environment.empty()) {
       s += ".SH ENVIRONMENT\n";

@@ -31,16 +31,6 @@ using nlohmann::json;
 // fingerprint never is (users copy it into buildFingerprint).
 constexpr size_t kShortDigest = 19;
 
-template <typename T>
-T OrFail(Result<T> r) {
-  if (!r.ok()) FailWith(r.error());
-  return std::move(r).value();
-}
-
-void OrFail(const Status& s) {
-  if (!s.ok()) FailWith(s.error());
-}
-
 std::string Short(const std::string& digest) {
   return digest.size() > kShortDigest ? digest.substr(0, kShortDigest) : digest;
 }

@@ -107,7 +107,7 @@ class Progress {
   std::map<std::string, std::string> running_;
 };
 
-std::string ExitText(const store::Step& s) {
+std::string StoredExitText(const store::Step& s) {
   if (s.signal > 0) return "signal " + std::to_string(s.signal);
   if (s.exit_code >= 0 && s.attempts > 0) return std::to_string(s.exit_code);
   return "-";
@@ -130,8 +130,8 @@ void PrintResult(store::Store* store, const store::Run& run, const spec::Workloa
     int64_t dur = s.finished_at > 0 && s.started_at > 0 ? s.finished_at - s.started_at : 0;
     t.AddRow({s.name, api::StepPhaseName(run, s), std::to_string(s.attempts),
               s.attempts ? spec::FormatDuration(dur) : "-",
-              s.peak_memory_bytes ? spec::FormatBytesHuman(s.peak_memory_bytes) : "-", ExitText(s),
-              s.node.empty() ? "-" : s.node, s.message});
+              s.peak_memory_bytes ? spec::FormatBytesHuman(s.peak_memory_bytes) : "-",
+              StoredExitText(s), s.node.empty() ? "-" : s.node, s.message});
   }
   std::cout << t.Render();
   int64_t total = run.finished_at > 0 && run.started_at > 0 ? run.finished_at - run.started_at : 0;

@@ -1,6 +1,7 @@
 #include "cli/table.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace rsl::cli {
 
@@ -12,6 +13,12 @@ size_t Width(const std::string& s) {
   return n;
 }
 }  // namespace
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
 
 std::string Table::Render() const {
   std::vector<size_t> widths(headers_.size(), 0);

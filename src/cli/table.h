@@ -20,4 +20,7 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+//! `v` with `digits` decimals ("%.*f"): a table's numbers.
+std::string Fixed(double v, int digits);
+
 }  // namespace rsl::cli

@@ -45,7 +45,7 @@ std::unique_ptr<api::TokenStore> OpenTokens(const std::string& state_dir) {
 
 std::string Utc(int64_t ms) { return ms > 0 ? FormatUtc(ms / 1000, "%Y-%m-%dT%H:%M:%SZ") : ""; }
 
-std::string Status(const api::TokenInfo& t, int64_t now) {
+std::string TokenState(const api::TokenInfo& t, int64_t now) {
   if (t.revoked_ms > 0) return "revoked";
   if (t.expires_ms > 0 && now >= t.expires_ms) return "expired";
   return "active";
@@ -102,7 +102,7 @@ void RunTokenList(const TokenListFlags& f) {
                      {"expires", Utc(t.expires_ms)},
                      {"lastUsed", Utc(t.last_used_ms)},
                      {"revoked", Utc(t.revoked_ms)},
-                     {"status", Status(t, now)}});
+                     {"status", TokenState(t, now)}});
     }
     std::cout << out.dump(2) << "\n";
     return;
@@ -112,7 +112,7 @@ void RunTokenList(const TokenListFlags& f) {
     table.AddRow({t.token_id, t.subject, api::RoleName(t.role), Join(t.namespaces, ","),
                   Age(t.created_ms, now), t.expires_ms > 0 ? Utc(t.expires_ms) : "never",
                   t.last_used_ms > 0 ? Age(t.last_used_ms, now) + " ago" : "never",
-                  Status(t, now)});
+                  TokenState(t, now)});
   }
   if (table.size() == 0) {
     std::cout << "No tokens in " << f.state_dir << " (create one with `seedctl token create`).\n";

@@ -27,12 +27,6 @@ int64_t Int(const Json& j, const char* key) {
   return j[key].get<int64_t>();
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
 // "63% (127/200)"
 std::string ProgressText(const Json& p) {
   if (!p.is_object()) return "-";

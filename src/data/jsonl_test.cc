@@ -8,24 +8,18 @@
 namespace rsl::data {
 namespace {
 
+using testing::ClockAt;
 using testing::Input;
 using testing::TempDir;
 
-constexpr char kSchema[] = R"({"type":"record","name":"e","fields":[
+constexpr char kEventSchema[] = R"({"type":"record","name":"e","fields":[
   {"name":"id","type":"long"},
   {"name":"price","type":["null","double"],"constraints":{"min":0.01}},
   {"name":"action","type":"string","constraints":{"enum":["click","buy"]}},
   {"name":"ts","type":"long","logicalType":"timestamp-millis"},
   {"name":"tags","type":{"type":"array","items":"string"}}]})";
 
-// The validation clock, pinned at `now_ms` (each Validate reads it once, at its start).
-Env* ClockAt(int64_t now_ms) {
-  static FakeClockEnv env;
-  env.SetNowMs(now_ms);
-  return &env;
-}
-
-ValidateOptions Opts() {
+ValidateOptions SmallChunkOpts() {
   ValidateOptions o;
   o.threads = 2;
   o.env = ClockAt(1718445600000 + 1000);
@@ -42,9 +36,9 @@ TEST(Jsonl, ReadsTypesNullsMissingKeysAndIsoTimestamps) {
             "\"tags\": []}\n"
             "\n"
             "{\"action\": \"buy\", \"id\": 3, \"ts\": 5, \"tags\": [\"b\", \"c\"]}\n");
-  auto in = Input(dir.path() + "/e.jsonl", kSchema);
+  auto in = Input(dir.path() + "/e.jsonl", kEventSchema);
   in.quality.uniqueness = 100;
-  auto r = Validate(in, nullptr, Opts());
+  auto r = Validate(in, nullptr, SmallChunkOpts());
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.format, "jsonl");
   EXPECT_EQ(r.rows, 3);
@@ -58,14 +52,14 @@ TEST(Jsonl, WrongTypeAndBadJson) {
   TempDir dir;
   dir.Write("e.jsonl",
             "{\"id\": 1, \"price\": \"cheap\", \"action\": \"buy\", \"ts\": 1, \"tags\": []}\n");
-  auto r = Validate(Input(dir.path() + "/e.jsonl", kSchema), nullptr, Opts());
+  auto r = Validate(Input(dir.path() + "/e.jsonl", kEventSchema), nullptr, SmallChunkOpts());
   EXPECT_EQ(r.status.code(), codes::kDataSchemaMismatch);
   EXPECT_EQ(r.status.error().message,
             "\"\\\"cheap\\\"\" at e.jsonl row 1 is not a number (declared union[null,double])");
   dir.Write(
       "f.jsonl",
       "{\"id\": 1, \"price\": 2.5, \"action\": \"buy\", \"ts\": 1, \"tags\": []}\n{\"id\": 2,\n");
-  auto f = Validate(Input(dir.path() + "/f.jsonl", kSchema), nullptr, Opts());
+  auto f = Validate(Input(dir.path() + "/f.jsonl", kEventSchema), nullptr, SmallChunkOpts());
   EXPECT_EQ(f.status.code(), codes::kDataFormatError);
   EXPECT_NE(f.status.error().message.find("f.jsonl: byte 62: invalid JSON"), std::string::npos)
       << f.status.error().message;

@@ -13,6 +13,7 @@
 namespace rsl::data {
 namespace {
 
+using testing::ClockAt;
 using testing::Input;
 using testing::TempDir;
 
@@ -37,13 +38,6 @@ std::string Csv(int n, const std::function<void(int, std::vector<std::string>*)>
     out += c[0] + "," + c[1] + "," + c[2] + "," + c[3] + "\n";
   }
   return out;
-}
-
-// The validation clock, pinned at `now_ms` (each Validate reads it once, at its start).
-Env* ClockAt(int64_t now_ms) {
-  static FakeClockEnv env;
-  env.SetNowMs(now_ms);
-  return &env;
 }
 
 ValidateOptions Opts(int64_t now_ms = kBase / 1000 + 600000) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/fake_env.h"
 #include "base/file.h"
 #include "base/test_util.h"
 #include "schema/schema.h"
@@ -29,6 +30,14 @@ inline spec::DataInput Input(const std::string& uri, const std::string& schema_t
     if (s.ok()) in.schema = *s;
   }
   return in;
+}
+
+//! A clock for ValidateOptions::env pinned at `now_ms` (each Validate reads it once, at its
+//! start): real files and processes, one Env for the whole test binary.
+inline Env* ClockAt(int64_t now_ms) {
+  static FakeClockEnv env;
+  env.SetNowMs(now_ms);
+  return &env;
 }
 
 #ifdef RSL_SOURCE_DIR

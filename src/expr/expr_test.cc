@@ -5,18 +5,10 @@
 #include <cmath>
 #include <map>
 
+#include "expr/test_util.h"
+
 namespace rsl::expr {
 namespace {
-
-class MapContext : public Context {
- public:
-  std::map<std::string, Value> values;
-  std::optional<Value> Lookup(const Reference& ref) const override {
-    auto it = values.find(ref.ToString());
-    if (it == values.end()) return std::nullopt;
-    return it->second;
-  }
-};
 
 Value Num(double d) { return Value{d}; }
 Value Str(std::string s) { return Value{std::move(s)}; }

@@ -6,18 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "expr/test_util.h"
+
 namespace rsl::expr {
 namespace {
-
-class MapContext : public Context {
- public:
-  std::map<std::string, Value> values;
-  std::optional<Value> Lookup(const Reference& ref) const override {
-    auto it = values.find(ref.ToString());
-    if (it == values.end()) return std::nullopt;
-    return it->second;
-  }
-};
 
 TEST(TemplateTest, RendersExpressionsAsJsonSafeText) {
   auto t = Template::Parse(

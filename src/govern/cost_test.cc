@@ -6,11 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file.h"
+#include "govern/test_util.h"
 
 namespace rsl::govern {
 namespace {
-
-const std::string kTestdata = std::string(RSL_SOURCE_DIR) + "/tests/govern/testdata/";
 
 std::string TempDir(const std::string& name) {
   std::string d = "/tmp/rsl-govern-" + name + "-" + std::to_string(getpid());

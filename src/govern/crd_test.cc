@@ -49,7 +49,7 @@ std::string Edited(std::string base, const std::string& from, const std::string&
 }
 
 // A CRD diff case: the new spec schema and the findings wanted.
-struct Case {
+struct DiffCase {
   std::string new_spec;
   std::vector<std::string> want;
 };
@@ -67,7 +67,7 @@ TEST(CrdDiff, Rules) {
   auto edit = [&](const std::string& from, const std::string& to) {
     return Edited(base, from, to);
   };
-  const Case cases[] = {
+  const DiffCase cases[] = {
       {base, {}},
       // The seed's v1.8 -> v2.3: required int32 -> optional *int32.
       {edit(R"("required":["replicas"],)", ""), {"CRD008"}},
@@ -144,7 +144,7 @@ TEST(CrdDiff, TighteningAndWidening) {
   auto edit = [&](const std::string& from, const std::string& to) {
     return Edited(base, from, to);
   };
-  const Case cases[] = {
+  const DiffCase cases[] = {
       {edit(R"("name":{"type":"string"})", R"("name":{"type":"string","pattern":"^[a-z]+$"})"),
        {"CRD018:error"}},
       {edit(R"("name":{"type":"string"},)", R"("name":{"type":"string",

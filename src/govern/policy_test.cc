@@ -6,14 +6,13 @@
 
 #include "base/file.h"
 #include "base/strings.h"
+#include "govern/test_util.h"
 #include "govern/webhook.h"
 
 namespace rsl::govern {
 namespace {
 
 using nlohmann::json;
-
-const std::string kTestdata = std::string(RSL_SOURCE_DIR) + "/tests/govern/testdata/";
 
 TEST(PolicyParse, SeedPolicy) {
   auto text = ReadFile(kTestdata + "cost-policy.yaml");

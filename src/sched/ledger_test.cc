@@ -7,8 +7,8 @@
 namespace rsl::sched {
 namespace {
 
-Node MakeNode(const std::string& name, int64_t cpu, int64_t mem_gi, int gpus = 0,
-              std::vector<std::string> caps = {}) {
+Node MakeA10Node(const std::string& name, int64_t cpu, int64_t mem_gi, int gpus = 0,
+                 std::vector<std::string> caps = {}) {
   Node n;
   n.name = name;
   n.cpu_millis = cpu * 1000;
@@ -31,17 +31,17 @@ TEST(LedgerTest, ChoosesWhatPlaceChooses) {
   for (int i = 0; i < 60; ++i) {
     switch (i % 4) {
       case 0:
-        nodes.push_back(MakeNode("c" + std::to_string(i), 4, 16));
+        nodes.push_back(MakeA10Node("c" + std::to_string(i), 4, 16));
         break;
       case 1:
-        nodes.push_back(MakeNode("t" + std::to_string(i), 8, 32, 4, {"tensor_core"}));
+        nodes.push_back(MakeA10Node("t" + std::to_string(i), 8, 32, 4, {"tensor_core"}));
         break;
       case 2:
         nodes.push_back(
-            MakeNode("l" + std::to_string(i), 8, 32, 2, {"tensor_core", "low_latency"}));
+            MakeA10Node("l" + std::to_string(i), 8, 32, 2, {"tensor_core", "low_latency"}));
         break;
       default:
-        nodes.push_back(MakeNode("s" + std::to_string(i), 2, 8));
+        nodes.push_back(MakeA10Node("s" + std::to_string(i), 2, 8));
         break;
     }
   }
@@ -105,9 +105,9 @@ TEST(LedgerTest, ChoosesWhatPlaceChooses) {
 TEST(LedgerTest, RefusalsAreSummarizedByReason) {
   std::vector<Node> nodes;
   for (int i = 0; i < 10; ++i)
-    nodes.push_back(MakeNode("n" + std::to_string(i), 8, 32, 2, {"tensor_core"}));
-  nodes.push_back(MakeNode("lat", 8, 32, 1, {"low_latency"}));
-  nodes.push_back(MakeNode("down", 8, 32, 1, {"low_latency"}));
+    nodes.push_back(MakeA10Node("n" + std::to_string(i), 8, 32, 2, {"tensor_core"}));
+  nodes.push_back(MakeA10Node("lat", 8, 32, 1, {"low_latency"}));
+  nodes.push_back(MakeA10Node("down", 8, 32, 1, {"low_latency"}));
   nodes.back().state = spec::NodeState::kDown;
   Ledger ledger;
   ledger.SetNodes(nodes, false);
@@ -136,13 +136,13 @@ TEST(LedgerTest, ManyReasonsAreCapped) {
 // and a release on them is ignored.
 TEST(LedgerTest, RefreshKeepsHoldsOfNodesThatStay) {
   Ledger ledger;
-  ledger.SetNodes({MakeNode("a", 4, 8, 2), MakeNode("b", 4, 8)}, false);
+  ledger.SetNodes({MakeA10Node("a", 4, 8, 2), MakeA10Node("b", 4, 8)}, false);
   Request two{2000, 1LL << 30, 1, {}, std::nullopt};
   Placement p = ledger.Choose(two);
   ASSERT_EQ(p.node, "a");  // ties go to the first node
   ledger.Hold("a", two, p.gpu_indices);
   EXPECT_EQ(ledger.MaxFreeCpu(), 4000);
-  ledger.SetNodes({MakeNode("c", 4, 8), MakeNode("a", 4, 8, 2)}, true);
+  ledger.SetNodes({MakeA10Node("c", 4, 8), MakeA10Node("a", 4, 8, 2)}, true);
   ASSERT_NE(ledger.Find("a"), nullptr);
   EXPECT_EQ(ledger.Find("a")->used_cpu_millis, 2000);
   EXPECT_EQ(ledger.Find("a")->used_gpus, 1);
@@ -155,9 +155,9 @@ TEST(LedgerTest, RefreshKeepsHoldsOfNodesThatStay) {
   ledger.Release("a", two, p.gpu_indices);
   EXPECT_EQ(ledger.Find("a")->used_cpu_millis, 0);
   // Drained: not chosen, not counted in the free cpu.
-  auto drained = MakeNode("c", 16, 8);
+  auto drained = MakeA10Node("c", 16, 8);
   drained.state = spec::NodeState::kDrained;
-  ledger.SetNodes({drained, MakeNode("a", 4, 8, 2)}, true);
+  ledger.SetNodes({drained, MakeA10Node("a", 4, 8, 2)}, true);
   EXPECT_EQ(ledger.MaxFreeCpu(), 4000);
   EXPECT_EQ(ledger.Choose(Request{8000, 0, 0, {}, std::nullopt}).node, "");
   EXPECT_EQ(ledger.WhyNotNow(Request{8000, 0, 0, {}, std::nullopt}),

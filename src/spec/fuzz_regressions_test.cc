@@ -16,12 +16,12 @@ namespace rsl::spec {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kDir = std::string(RSL_SOURCE_DIR) + "/fuzz/regressions/";
+const std::string kRegressionsDir = std::string(RSL_SOURCE_DIR) + "/fuzz/regressions/";
 
 std::vector<std::string> Inputs(const std::string& fuzzer) {
   std::vector<std::string> out;
-  if (!fs::exists(kDir + fuzzer)) return out;
-  for (const auto& e : fs::directory_iterator(kDir + fuzzer)) {
+  if (!fs::exists(kRegressionsDir + fuzzer)) return out;
+  for (const auto& e : fs::directory_iterator(kRegressionsDir + fuzzer)) {
     auto text = ReadFile(e.path().string());
     if (text.ok()) out.push_back(*text);
   }

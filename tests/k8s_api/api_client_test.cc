@@ -16,8 +16,6 @@ namespace {
 using k8s::ApiClient;
 using Clock = std::chrono::steady_clock;
 
-constexpr char kPods[] = "/api/v1/namespaces/risk/pods";
-
 TEST_F(DoubleTest, CreateGetPatchDeleteWithAClientCertificate) {
   ApiClient client = Client();
   auto created = client.Create(kPods, PodObject("train-1"));

@@ -16,6 +16,9 @@
 
 namespace rsl::k8stest {
 
+//! The pods of namespace "risk", where the client's tests make theirs.
+inline constexpr char kPods[] = "/api/v1/namespaces/risk/pods";
+
 inline const std::string& PkiDir() {
   static rsl::testing::TempDir* dir = [] {
     auto* d = new rsl::testing::TempDir("k8s-pki");

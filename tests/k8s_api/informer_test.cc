@@ -17,8 +17,6 @@ namespace {
 using k8s::Informer;
 using k8s::WatchEventType;
 
-constexpr char kPods[] = "/api/v1/namespaces/risk/pods";
-
 // Runs an informer on a thread and records "TYPE name phase" per change.
 class Watcher {
  public:

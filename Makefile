@@ -62,6 +62,10 @@ test: $(ASAN_BUILD)/build.ninja
 # .deb per component (packaging/, docs/install.md). Flags from dpkg-buildflags: Debian's -O2
 # (the Release type's own flags are only -DNDEBUG), all its hardening (bindnow too), no -g
 # (the packages' binaries are stripped; it also shortens the compile). ccache when installed.
+# A unity build: each library's .cc files are compiled 8 to a translation unit, so the headers
+# they share are parsed once per batch, not once per file (from scratch on 2 cores: 310 s
+# against 683 s). It needs every file-local name to be unique within its layer:
+# scripts/check_unity_names.py (CI's checks).
 PKG_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all DEB_CFLAGS_MAINT_STRIP=-g \
 	    DEB_CXXFLAGS_MAINT_STRIP=-g dpkg-buildflags --get
 $(PKG_BUILD)/build.ninja:
@@ -70,7 +74,7 @@ $(PKG_BUILD)/build.ninja:
 	LDFLAGS="$$($(PKG_FLAGS) LDFLAGS)" \
 	cmake -S . -B $(PKG_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG \
 	  -DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG -DRSL_TESTS=OFF \
-	  -DRSL_BENCH=OFF -DRSL_PACKAGE=ON \
+	  -DRSL_BENCH=OFF -DRSL_PACKAGE=ON -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
 	  $$(command -v ccache >/dev/null && echo -DCMAKE_C_COMPILER_LAUNCHER=ccache \
 	     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(PKG_CMAKE_ARGS)
 

@@ -45,6 +45,7 @@ bool IsDirectory(const std::string& path);
 //! The directory part of `path`, as dirname(1): everything before the last '/', "/" for a
 //! file in the root, "." when there is no '/'. Trailing slashes are not removed first.
 std::string Dirname(const std::string& path);
+
 // The executable `name` in $PATH ("/usr/sbin:/usr/bin:/sbin:/bin" where unset or empty), or "".
 std::string FindInPath(const std::string& name);
 //! Bytes of the regular files below directory `dir`, recursively (symbolic links are not

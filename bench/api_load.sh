@@ -6,7 +6,7 @@
 #
 #   bench/api_load.sh [BUILD_DIR]      (default build; needs rsl-controller, seedctl, api_load)
 # Env: SUBMISSIONS (default 5000), CONCURRENCY (4), GET_SECONDS (5), SETTLE (31, seconds; 0:
-# no wait) and DROP_CACHES (1) as in dag_vs_ninja.sh.
+# no wait) and DROP_CACHES (1) as in dag_vs_ninja.sh; IDLE_RSS (1: the RSS again 11 s later).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -75,6 +75,13 @@ rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$ctl_pid/status")
 hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$ctl_pid/status")
 awk -v r="$rss_kb" -v h="$hwm_kb" -v n="$SUBMISSIONS" \
   'BEGIN { printf "controller rss_mb %.1f hwm_mb %.1f after %d finished workloads\n", r / 1024, h / 1024, n }'
+# And once the controller's every-10-s return of free memory to the system has run (its
+# allocator's free pages: tcmalloc's or glibc's, runtime::ReturnFreeMemory). IDLE_RSS=0 skips.
+if [ "${IDLE_RSS:-1}" != 0 ]; then
+  sleep 11
+  awk -v r="$(awk '/^VmRSS:/ {print $2}' "/proc/$ctl_pid/status")" \
+    'BEGIN { printf "controller rss_mb %.1f 11 s later (free memory returned)\n", r / 1024 }'
+fi
 per_min=$(grep '^workloads/min' "$work/out.txt" | awk '{print $2}')
 awk -v x="$per_min" 'BEGIN { printf "ratio to Argo'"'"'s 2,100 workflows/min (5 shards, 50 nodes): %.2f\n", x / 2100 }'
 echo "workloads/min $per_min"

@@ -10,7 +10,7 @@ PKGS=(
   # libraries
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev libssl-dev
-  libexpat1-dev libsimdjson-dev libxxhash-dev libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev libavro-dev
+  libgoogle-perftools-dev libexpat1-dev libsimdjson-dev libxxhash-dev libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev libavro-dev
   # independent writers/peers for tests and benchmarks, and the demo's Python
   python3 python3-numpy python3-avro
 )

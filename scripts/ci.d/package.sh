@@ -125,6 +125,9 @@ made_state=1
 apt_install "$work"/old/*.deb
 for p in "${PKGS[@]}"; do dpkg -L "$p" >>"$work/owned.txt"; done
 [ -x /usr/bin/seedctl ] && [ -x /usr/bin/rsl-controller ] || die "/usr/bin/seedctl or rsl-controller missing"
+# seedctl allocates through tcmalloc (CMakeLists.txt, RSL_MALLOC), pulled in by its Depends.
+libs=$(ldd /usr/bin/seedctl) || die "ldd /usr/bin/seedctl failed"
+grep -q 'libtcmalloc_minimal\.so' <<<"$libs" || die "/usr/bin/seedctl is not linked with tcmalloc"
 getent passwd rsl >/dev/null || die "postinst made no rsl user"
 [ "$(stat -c '%U %a' "$STATE")" = "rsl 700" ] || die "$STATE is not rsl's, mode 700: $(stat -c '%U %a' "$STATE")"
 

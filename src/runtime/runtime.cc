@@ -195,7 +195,19 @@ void ApplyRetention(Runtime* rt, const store::RetentionPolicy& policy) {
   }
 }
 
+}  // namespace rsl::runtime
+
+// gperftools' C API (gperftools/malloc_extension_c.h), declared weak: the symbol is there only
+// in a binary linked with tcmalloc (rsl_use_malloc); elsewhere its address is null.
+extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
+
+namespace rsl::runtime {
+
 void ReturnFreeMemory() {
+  if (&MallocExtension_ReleaseFreeMemory != nullptr) {
+    MallocExtension_ReleaseFreeMemory();
+    return;
+  }
 #if defined(__GLIBC__)
   ::malloc_trim(0);
 #endif

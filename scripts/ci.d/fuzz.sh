@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRSL_FUZZ=ON -DRSL_BENCH=OFF > /dev/null
+  -DRSL_FUZZ=ON -DRSL_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 > /dev/null
 cmake --build build-fuzz --target spec_fuzzer avro_schema_fuzzer when_fuzzer api_request_fuzzer -j "$(nproc)"
 bash fuzz/run_all.sh build-fuzz/bin "${FUZZ_SECONDS:-60}"

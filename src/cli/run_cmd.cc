@@ -218,7 +218,9 @@ void RunFile(const RunFlags& o) {
   std::mutex mu;
   std::string run_id;
   WatchSignals(rt->engine(), &run_id, &mu);
-  auto id = rt->engine()->Submit(parsed.workload, Who());
+  // Shared with the engine (which only reads it), not copied: the result is printed from it.
+  auto workload = std::make_shared<const spec::Workload>(std::move(parsed.workload));
+  auto id = rt->engine()->Submit(workload, Who());
   if (!id.ok()) FailWith(id.error());
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -242,7 +244,7 @@ void RunFile(const RunFlags& o) {
   }
   // Printed before Stop(): the engine's loop frees the finished run's state meanwhile (tens
   // of milliseconds for 10,000 steps), and the store is safe to read from this thread.
-  PrintResult(rt->store(), *run, parsed.workload, o.output);
+  PrintResult(rt->store(), *run, *workload, o.output);
   rt->engine()->Stop();
   if (run->phase != spec::RunPhase::kSucceeded) {
     Error e(run->failure_code.empty() ? codes::kStepFailed : run->failure_code,

@@ -59,7 +59,7 @@ Status Engine::Impl::CheckServing(const spec::Workload& w, size_t i) {
   return e.At(w.PosOf(e.path));
 }
 
-void Engine::Impl::Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
+void Engine::Impl::Admit(std::shared_ptr<const spec::Workload> w, store::WorkloadVersion v,
                          store::Run run, int owner_fd) {
   AdmittedMsg m;
   m.owner_fd = owner_fd;
@@ -234,10 +234,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
     ended_unadmitted_.push_back(run.id);
     return;
   }
-  // The message holds the only copy once admission is done with it: moved, not copied.
-  auto r = NewRunState(
-      m.workload.use_count() == 1 ? std::move(*m.workload) : spec::Workload(*m.workload), m.version,
-      run, opts_.state_dir, default_cpu_millis_);
+  auto r = NewRunState(std::move(m.workload), m.version, run, opts_.state_dir, default_cpu_millis_);
   r->owner_fd = m.owner_fd;
   r->run.phase = spec::RunPhase::kRunning;
   r->run.started_at = now;
@@ -252,7 +249,7 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
     std::string uri = j.is_object() ? j.value("uri", "") : "";
     if (!uri.empty()) b->lineage.push_back({run.id, uri, m.version.id, "input", d});
   }
-  r->plan = std::make_unique<RunPlan>(&r->workload, now);
+  r->plan = std::make_unique<RunPlan>(r->workload.get(), now);
   if (m.object_claim) KeepObjectClaim(run.id, std::move(m.object_claim));
   touched->insert(r.get());
   runs_[run.id] = std::move(r);
@@ -282,14 +279,15 @@ Status Engine::Impl::Recover() {
     int owner = LockRunOwner(env_, run.run_dir);
     if (owner < 0) continue;
     if (run.phase == spec::RunPhase::kPending) {
-      auto workload = std::make_shared<spec::Workload>(std::move(*w));
+      auto workload = std::make_shared<const spec::Workload>(std::move(*w));
       std::lock_guard<std::mutex> lock(mu_);
       StartAdmission(workload, *v, run, owner);
       continue;
     }
-    auto r = NewRunState(std::move(*w), *v, run, opts_.state_dir, default_cpu_millis_);
+    auto r = NewRunState(std::make_shared<const spec::Workload>(std::move(*w)), *v, run,
+                         opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
-    r->previous = LoadPrevious(store_, r->workload, *v);
+    r->previous = LoadPrevious(store_, *r->workload, *v);
     // The input descriptors admission reported live on as the run's input lineage edges.
     auto lineage = store_->ListLineage(run.id);
     if (!lineage.ok()) return lineage.status();
@@ -319,7 +317,7 @@ Status Engine::Impl::Recover() {
     // Its claim of an object-store root is written anew (it may have expired meanwhile);
     // one that cannot be only means refuse runs do not see this one.
     std::unique_ptr<ObjectClaim> claim;
-    if (std::string base = OutputBase(r->workload); SharedObjectRoot(base)) {
+    if (std::string base = OutputBase(*r->workload); SharedObjectRoot(base)) {
       auto taken = ObjectClaim::Take(hooks_.publisher.get(), env_, base, run.id, false);
       if (taken.ok()) claim = std::move(*taken);
     }
@@ -331,7 +329,7 @@ Status Engine::Impl::Recover() {
 void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunState*>* touched) {
   RunState* r = m.ctx.get();
   if (runs_.count(r->run.id)) return;  // already active (Recover called twice)
-  r->plan = std::make_unique<RunPlan>(&r->workload, r->run.started_at);
+  r->plan = std::make_unique<RunPlan>(r->workload.get(), r->run.started_at);
   for (size_t i = 0; i < r->slots.size(); ++i) {
     const store::Step& rec = r->slots[i].record;
     StepState s;
@@ -374,7 +372,7 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
         }
       }
       r->slots[i].gpus = gpus;
-      ledger_.Hold(spec->node, RequestFor(r->workload.pipeline.steps[i]), gpus);
+      ledger_.Hold(spec->node, RequestFor(r->workload->pipeline.steps[i]), gpus);
     }
     backend_->Adopt(*spec);
     ++adopted;
@@ -392,7 +390,7 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
   // A non-atomic run's succeeded steps whose outputs were never published (its engine
   // stopped first, e.g. while the publication waited for its root's lease): published now,
   // before the run may end and remove its staging.
-  if (!r->workload.pipeline.atomic) {
+  if (!r->workload->pipeline.atomic) {
     std::set<std::string> published;  // steps with an output artifact recorded
     auto artifacts = store_->ListArtifacts(r->run.id);
     for (const auto& a : artifacts.ok() ? *artifacts : std::vector<store::Artifact>()) {

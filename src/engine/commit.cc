@@ -91,20 +91,20 @@ std::string Engine::Impl::OutputBase(const spec::Workload& w, bool* fallback) {
 }
 
 bool Engine::Impl::Versioned(RunState* r) {
-  return r->workload.data.output &&
-         r->workload.data.output->policy == spec::OutputPolicy::kVersioned &&
-         !OutputBase(r->workload).empty();
+  return r->workload->data.output &&
+         r->workload->data.output->policy == spec::OutputPolicy::kVersioned &&
+         !OutputBase(*r->workload).empty();
 }
 
 std::string Engine::Impl::OutputRoot(RunState* r, bool* fallback) {
-  std::string base = OutputBase(r->workload, fallback);
+  std::string base = OutputBase(*r->workload, fallback);
   if (base.empty()) return RunOutputs(r);
   return Versioned(r) ? base + "/" + r->run.id : base;
 }
 
 Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int64_t* bytes,
                                  bool sync, const std::set<std::string>* whole) {
-  const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
+  const std::string& name = r->workload->pipeline.steps[size_t(i)].name;
   std::string staging = StagingDir(r->run.run_dir, name, r->slots[size_t(i)].record.attempts);
   bool fallback = false;
   std::string root = OutputRoot(r, &fallback);
@@ -199,9 +199,9 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
   }
   std::set<std::string> keep;  // entries of staging that are outputs
   bool final_names = true;     // each under its step's name: no rename after the whole one
-  for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
+  for (size_t i = 0; i < r->workload->pipeline.steps.size(); ++i) {
     if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
-    const std::string& name = r->workload.pipeline.steps[i].name;
+    const std::string& name = r->workload->pipeline.steps[i].name;
     std::string last = StagingDir(r->run.run_dir, name, r->slots[i].record.attempts);
     std::string entry = last.substr(staging.size() + 1);
     if (entry != name) final_names = false;
@@ -222,8 +222,8 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
     // one), and WriteFileAtomic's fsync of staging makes the step entries durable with it.
     // A crash before the rename leaves it in staging, where it is no output: the next try
     // removes it above and writes it again.
-    for (size_t i = 0; i < r->workload.pipeline.steps.size(); ++i) {
-      const std::string& name = r->workload.pipeline.steps[i].name;
+    for (size_t i = 0; i < r->workload->pipeline.steps.size(); ++i) {
+      const std::string& name = r->workload->pipeline.steps[i].name;
       if (r->slots[i].record.phase != spec::StepPhase::kSucceeded || !kept.count(name)) continue;
       OpenToReaders(env_, staging + "/" + name);
       manifest->outputs.push_back({name, root + "/" + name, TreeBytes(env_, staging + "/" + name)});
@@ -251,7 +251,7 @@ Status Engine::Impl::DiscardRun(RunState* r, std::vector<std::string>* kept) {
   for (const auto& name : *names) {  // <step>.<attempt>
     std::string step = name.substr(0, name.rfind('.'));
     int i = r->plan->IndexOf(step);
-    if (i >= 0 && r->workload.pipeline.steps[size_t(i)].keep_on_failure) {
+    if (i >= 0 && r->workload->pipeline.steps[size_t(i)].keep_on_failure) {
       kept->push_back(step + ": " + root + "/" + name);
       keep_any = true;
       continue;
@@ -378,13 +378,13 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
   }
   if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded) return true;  // nothing to publish
   if (r->root_lock || r->root_lease || !r->root_error.ok()) return true;
-  const std::string base = OutputBase(r->workload);
+  const std::string base = OutputBase(*r->workload);
   const bool shared_local = !base.empty() && base.find("://") == std::string::npos;
   const bool shared_object = !base.empty() && !shared_local && SharedObjectRoot(base);
   // An atomic commit holds the root to its manifest; a non-atomic versioned run only moves
   // `latest` under it.
   if (!shared_local && !shared_object) return true;
-  if (!r->workload.pipeline.atomic && !Versioned(r)) return true;
+  if (!r->workload->pipeline.atomic && !Versioned(r)) return true;
   const int64_t now = NowMs();
   if (r->root_wait_since == 0) r->root_wait_since = now;
   LeaseRecord seen;  // an object-store root's holder
@@ -437,7 +437,7 @@ void Engine::Impl::FinishRuns(const std::vector<RunState*>& ending) {
   store::Batch decide;  // decided before the first rename of any of them
   bool commits = false;
   for (RunState* r : runs) {
-    if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded || !r->workload.pipeline.atomic)
+    if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded || !r->workload->pipeline.atomic)
       continue;
     commits = true;
     if (r->run.commit_state != store::kCommitCommitting) {
@@ -486,13 +486,13 @@ void Engine::Impl::EndRuns(const std::vector<std::string>& run_ids) {
     auto it = runs_.find(id);
     if (it == runs_.end()) continue;
     RunState* r = it->second.get();
-    const std::string base = OutputBase(r->workload);
+    const std::string base = OutputBase(*r->workload);
     if (!base.empty() && base.find("://") == std::string::npos)
       ReleaseOutputClaim(env_, base, r->run.id);
     ReleaseObjectClaim(r->run.id);
     for (const auto& h : hooks_.steps)
       h->AfterRun(r->info, spec::Name(r->run.phase), r->run.committed_uri);
-    ended.push_back({r->workload.namespace_, r->workload.name, id});
+    ended.push_back({r->workload->namespace_, r->workload->name, id});
     Unschedule(r);
     runs_.erase(it);  // r is gone: a finished run is read from the store from now on
     std::lock_guard<std::mutex> lock(ev_mu_);
@@ -514,14 +514,14 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
   bool fallback = false;
   std::string root = OutputRoot(r, &fallback);
   // A data.output root other runs may commit to too (not the run's own outputs/).
-  const std::string base = OutputBase(r->workload);
+  const std::string base = OutputBase(*r->workload);
   const bool shared_local = !base.empty() && base.find("://") == std::string::npos;
   // An object-store root with conditional writes (s3://, ceph://): commits take turns
   // through a lease object instead of the lock (engine/object_root.h).
   const bool shared_object = !base.empty() && !shared_local && hooks_.publisher &&
                              hooks_.publisher->ConditionalWrites(base);
   if (phase == spec::RunPhase::kSucceeded) {
-    if (r->workload.pipeline.atomic) {
+    if (r->workload->pipeline.atomic) {
       bool local = root.find("://") == std::string::npos;
       Status s;
       // Commits to one shared root take turns (its lock, held to the manifest): a root never
@@ -572,13 +572,13 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       // Most steps' rows change here. Grown geometrically: one batch ends many small runs.
       if (size_t want = b.steps.size() + r->slots.size(); want > b.steps.capacity())
         b.steps.reserve(std::max(want, 2 * b.steps.capacity()));
-      for (size_t i = 0; i < r->workload.pipeline.steps.size() && s.ok(); ++i) {
+      for (size_t i = 0; i < r->workload->pipeline.steps.size() && s.ok(); ++i) {
         if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
         std::string published;
         int64_t bytes = 0;
         if (manifest_first) {  // in place under its name already, and listed
           const auto& outs = manifest.outputs;
-          if (listed < outs.size() && outs[listed].step == r->workload.pipeline.steps[i].name) {
+          if (listed < outs.size() && outs[listed].step == r->workload->pipeline.steps[i].name) {
             published = outs[listed].uri;
             bytes = outs[listed].bytes;
             ++listed;
@@ -595,7 +595,7 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
             break;
           }
         }
-        const std::string& name = r->workload.pipeline.steps[i].name;
+        const std::string& name = r->workload->pipeline.steps[i].name;
         // The step's row again only when the commit changed it (a step with no output
         // keeps the row it has: 10,000 rows rewritten at a big run's end for nothing).
         if (r->slots[i].record.output_dir != published) {
@@ -634,7 +634,7 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
         std::string msg = "published " + std::to_string(manifest.outputs.size()) +
                           " step output(s) under " + root;
         if (fallback) {
-          msg += " (data.output.uri " + r->workload.data.output->uri +
+          msg += " (data.output.uri " + r->workload->data.output->uri +
                  " has no storage here; published under the run directory instead)";
         }
         bool warn = fallback;
@@ -723,8 +723,8 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
   } else {
     std::vector<std::string> kept;
     Status s = DiscardRun(r, &kept);
-    std::string msg = r->workload.pipeline.atomic ? "staged outputs removed"
-                                                  : "staged outputs of unfinished steps removed";
+    std::string msg = r->workload->pipeline.atomic ? "staged outputs removed"
+                                                   : "staged outputs of unfinished steps removed";
     if (!kept.empty()) msg += "; kept (keepOnFailure): " + Join(kept, ", ");
     if (!s.ok()) msg += "; " + s.error().message;
     AddEvent(&b, r->run.id, "", spec::EventReason::kOutputDiscarded, msg, false);

@@ -265,7 +265,7 @@ void Engine::Impl::AddEvent(store::Batch* b, const std::string& run_id, const st
 
 void Engine::Impl::RecordTransitions(RunState* r, store::Batch* b) {
   for (const auto& t : r->plan->TakeTransitions()) {
-    std::string step = t.step < 0 ? "" : r->workload.pipeline.steps[size_t(t.step)].name;
+    std::string step = t.step < 0 ? "" : r->workload->pipeline.steps[size_t(t.step)].name;
     std::string msg = t.message;
     if (t.reason == spec::EventReason::kStarted && t.step >= 0 &&
         !r->slots[size_t(t.step)].launch.node.empty())
@@ -342,7 +342,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       }
       int i = key = *next;
       int64_t max_free = ledger_.MaxFreeCpu();
-      const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+      const spec::Step& step = r->workload->pipeline.steps[size_t(i)];
       bool explicit_request =
           step.effective.cpu_millis || step.effective.memory_bytes || step.effective.gpu;
       if (max_free < r->min_cpu_request) {
@@ -415,7 +415,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
     bool ended = st.phase == spec::StepPhase::kSucceeded || st.phase == spec::StepPhase::kFailed ||
                  st.phase == spec::StepPhase::kTimedOut;
     if (ended && !st.running && !slot.post_process_fired &&
-        !r->workload.pipeline.steps[size_t(i)].post_process.empty()) {
+        !r->workload->pipeline.steps[size_t(i)].post_process.empty()) {
       slot.post_process_fired = true;
       Status ignored;
       for (auto& d : BuildDeliveries(r, i, st.phase, st.metrics_json, slot.record.exit_code,
@@ -430,7 +430,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
         a->deliveries.push_back(std::move(d));
       }
     }
-    if (!r->workload.pipeline.atomic && plan.state(i).phase == spec::StepPhase::kSucceeded) {
+    if (!r->workload->pipeline.atomic && plan.state(i).phase == spec::StepPhase::kSucceeded) {
       a->publish_steps.emplace_back(r, i);
     }
   }
@@ -464,7 +464,7 @@ void Engine::Impl::Perform(Actions* a) {
     int64_t bytes = 0;
     store::Batch& b = published_batch;
     Status s = Status::Ok();
-    if (std::string base = OutputBase(r->workload); SharedObjectRoot(base) && !Versioned(r)) {
+    if (std::string base = OutputBase(*r->workload); SharedObjectRoot(base) && !Versioned(r)) {
       auto& lease = leases[base];
       if (lease_errors.count(base)) {
         s = lease_errors[base];
@@ -491,7 +491,7 @@ void Engine::Impl::Perform(Actions* a) {
         } else {
           if (r->publish_retry_at == 0) {  // the run's first deferral this turn
             if (r->publish_poll_ms == 0) {
-              AddEvent(&b, r->run.id, r->workload.pipeline.steps[size_t(i)].name,
+              AddEvent(&b, r->run.id, r->workload->pipeline.steps[size_t(i)].name,
                        spec::EventReason::kOutputCommitWaiting,
                        "waiting for output root " + base + ": another run (" +
                            held_by[base].run_id + ") is committing there",
@@ -509,7 +509,7 @@ void Engine::Impl::Perform(Actions* a) {
     r->publish_wait_since = 0;  // published, or failing below: a later wait starts afresh
     r->publish_poll_ms = 0;
     if (s.ok()) s = PublishStep(r, i, &published, &bytes);
-    const std::string& name = r->workload.pipeline.steps[size_t(i)].name;
+    const std::string& name = r->workload->pipeline.steps[size_t(i)].name;
     if (s.ok() && !published.empty()) {
       r->slots[size_t(i)].record.output_dir = published;
       b.steps.push_back(r->slots[size_t(i)].record);
@@ -536,7 +536,7 @@ void Engine::Impl::Perform(Actions* a) {
       ++stats_.launches;
     }
     for (const auto& h : hooks_.steps) {
-      h->OnStepStarted(r->info, r->workload.pipeline.steps[size_t(i)], spec, this);
+      h->OnStepStarted(r->info, r->workload->pipeline.steps[size_t(i)], spec, this);
     }
   }
   for (const auto& [attempt, timed_out] : a->stops) {

@@ -115,6 +115,10 @@ class Engine {
   //! workload is taken by value: a caller done with it moves it in instead of a copy.
   Result<std::string> Submit(spec::Workload workload, const std::string& created_by,
                              const SubmitOptions& options = {});
+  //! The same, sharing the caller's workload (never copied: the engine only reads it). The
+  //! controller keeps that object as the new version's snapshot.
+  Result<std::string> Submit(std::shared_ptr<const spec::Workload> workload,
+                             const std::string& created_by, const SubmitOptions& options = {});
 
   //! Cancels a run (version or run id): running steps are stopped (SIGTERM, grace, SIGKILL),
   //! pending ones cancelled, outputs discarded. Errors: NOT_FOUND; CONFLICT when finished.

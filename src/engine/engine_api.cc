@@ -23,8 +23,8 @@ constexpr int64_t kWaitReadMs = 250;
 
 // --- public API ------------------------------------------------------------------------
 
-Result<std::string> Engine::Impl::Submit(spec::Workload w, const std::string& by,
-                                         const SubmitOptions& opts) {
+Result<std::string> Engine::Impl::Submit(std::shared_ptr<const spec::Workload> w,
+                                         const std::string& by, const SubmitOptions& opts) {
   int64_t now = NowMs();
   store::Batch b;
   store::WorkloadVersion v;
@@ -41,27 +41,27 @@ Result<std::string> Engine::Impl::Submit(spec::Workload w, const std::string& by
           .Hint("the state directory holds ids this controller keeps drawing: report it");
     }
   }
-  v.name = w.name;
-  v.namespace_ = w.namespace_;
-  v.spec_json = spec::CanonicalJson(w);
-  v.digest = "sha256:" + Sha256Hex(v.spec_json);  // = spec::SpecDigest(w), computed once
+  v.name = w->name;
+  v.namespace_ = w->namespace_;
+  v.spec_json = spec::CanonicalJson(*w);
+  v.digest = "sha256:" + Sha256Hex(v.spec_json);  // = spec::SpecDigest(*w), computed once
   v.created_at = now;
   v.created_by = by;
-  v.labels = w.labels;
+  v.labels = w->labels;
   v.rollback_of = opts.rollback_of;
   b.versions.push_back(v);
   store::Run run;
   run.id = store::RunIdFor(v.id);
   run.workload_id = v.id;
-  run.name = w.name;
-  run.namespace_ = w.namespace_;
+  run.name = w->name;
+  run.namespace_ = w->namespace_;
   run.created_at = now;
   run.run_dir = RunDir(RunsDirOf(opts_), run.id);
   b.runs.push_back(run);
-  for (size_t i = 0; i < w.pipeline.steps.size(); ++i) {
+  for (size_t i = 0; i < w->pipeline.steps.size(); ++i) {
     store::Step s;
     s.run_id = run.id;
-    s.name = w.pipeline.steps[i].name;
+    s.name = w->pipeline.steps[i].name;
     s.index = static_cast<int>(i);
     b.steps.push_back(s);
   }
@@ -72,11 +72,10 @@ Result<std::string> Engine::Impl::Submit(spec::Workload w, const std::string& by
   }
   RSL_RETURN_IF_ERROR(CommitSubmit(&b));
   v = b.versions[0];
-  auto workload = std::make_shared<spec::Workload>(std::move(w));
   int owner = LockRunOwner(env_, run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
-  StartAdmission(workload, v, run, owner);
+  StartAdmission(std::move(w), v, run, owner);
   return v.id;
 }
 
@@ -127,7 +126,7 @@ Status Engine::Impl::CommitSubmit(store::Batch* submission) {
   return submits_.Commit(submission, take, write);
 }
 
-void Engine::Impl::StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v,
+void Engine::Impl::StartAdmission(std::shared_ptr<const spec::Workload> w, store::WorkloadVersion v,
                                   store::Run run, int owner_fd) {
   if (!admissions_done_.empty()) {
     std::set<std::thread::id> done(admissions_done_.begin(), admissions_done_.end());
@@ -322,6 +321,11 @@ Status Engine::Start() { return impl_->Start(); }
 void Engine::Stop(bool stop_steps) { impl_->Stop(stop_steps); }
 Result<std::string> Engine::Submit(spec::Workload w, const std::string& by,
                                    const SubmitOptions& opts) {
+  return impl_->Submit(std::make_shared<const spec::Workload>(std::move(w)), by, opts);
+}
+Result<std::string> Engine::Submit(std::shared_ptr<const spec::Workload> w, const std::string& by,
+                                   const SubmitOptions& opts) {
+  if (w == nullptr) return Error(codes::kInvalidArgument, "Engine::Submit: no workload");
   return impl_->Submit(std::move(w), by, opts);
 }
 Status Engine::Cancel(const std::string& id, const std::string& by) {

@@ -59,7 +59,7 @@ struct AdmittedMsg {
   std::string report_json;
   std::vector<std::string> descriptors;
   PreviousResults previous;  // when the workload reads previous.*
-  std::shared_ptr<spec::Workload> workload;
+  std::shared_ptr<const spec::Workload> workload;
   store::WorkloadVersion version;
   int owner_fd = -1;  // the run's owner lock, handed to its RunState
   //! Its claim of an object-store output root (ObjectClaim), when it has one.
@@ -137,7 +137,8 @@ class Engine::Impl : public RunControl {
 
   Status Start();
   void Stop(bool stop_steps);
-  Result<std::string> Submit(spec::Workload w, const std::string& by, const SubmitOptions& opts);
+  Result<std::string> Submit(std::shared_ptr<const spec::Workload> w, const std::string& by,
+                             const SubmitOptions& opts);
   Status Cancel(const std::string& id, const std::string& by);
   Status Recover();
   Result<store::Run> Wait(const std::string& id, int64_t timeout_ms);
@@ -335,7 +336,7 @@ class Engine::Impl : public RunControl {
     AddEvent(b, run_id, step, std::string(spec::Name(reason)), message, warning);
   }
   void SyncRecord(RunState* r, int i);
-  void Admit(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
+  void Admit(std::shared_ptr<const spec::Workload> w, store::WorkloadVersion v, store::Run run,
              int owner_fd);
   int64_t NowMs() { return env_->NowMs(); }
   //! The nodes as last listed, for admission on other threads (shared, never copied).
@@ -402,8 +403,8 @@ class Engine::Impl : public RunControl {
   GroupCommit<store::Batch> submits_{kMaxSubmitsPerCommit};
   //! Starts Admit on an idle admission worker or a new one, joining those that ended.
   //! REQUIRES: mu_ held.
-  void StartAdmission(std::shared_ptr<spec::Workload> w, store::WorkloadVersion v, store::Run run,
-                      int owner_fd);
+  void StartAdmission(std::shared_ptr<const spec::Workload> w, store::WorkloadVersion v,
+                      store::Run run, int owner_fd);
 
   // Loop-owned.
   std::map<std::string, std::unique_ptr<RunState>> runs_;

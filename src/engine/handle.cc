@@ -123,7 +123,7 @@ void Engine::Impl::HandleEvent(const backend::AttemptEvent& e, store::Batch* b,
   auto it = attempts_.find(e.attempt_id);
   if (it == attempts_.end()) return;
   auto [r, i] = it->second;
-  AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, e.reason, e.message,
+  AddEvent(b, r->run.id, r->workload->pipeline.steps[size_t(i)].name, e.reason, e.message,
            e.warning);
   if (!backend_queues_) return;
   if (e.reason == spec::EventReason::kRunning) {
@@ -165,7 +165,7 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
     live_usage_.erase(e.attempt_id);  // the exit has the totals
   }
   Release(r, i);
-  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  const spec::Step& step = r->workload->pipeline.steps[size_t(i)];
   bool never_ran = r->plan->state(i).queued;  // cancelled or failed in the backend's queue
   backend::AttemptExit exit = e;
   Status hook_error;
@@ -226,7 +226,7 @@ void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exi
                              const std::string& metrics, const std::string& staging_dir,
                              bool never_ran, Status hook_error, store::Batch* b,
                              std::set<RunState*>* touched) {
-  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  const spec::Step& step = r->workload->pipeline.steps[size_t(i)];
   const backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
   store::Step& rec = r->slots[size_t(i)].record;
   rec.node = !exit.node.empty() ? exit.node : (never_ran ? "" : launch.node);
@@ -237,7 +237,7 @@ void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exi
   rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
   rec.peak_cpu_millicores = exit.usage.peak_cpu_millicores;
   if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
-    rec.output_dir = r->workload.pipeline.atomic ? staging_dir : OutputDirFor(r, i);
+    rec.output_dir = r->workload->pipeline.atomic ? staging_dir : OutputDirFor(r, i);
   }
   r->plan->OnExit(i, exit, metrics, NowMs(), hook_error);
   store::Attempt att;
@@ -283,8 +283,8 @@ void Engine::Impl::PollProgress(store::Batch* b) {
     r->slots[size_t(i)].progress_seen = p;
     r->slots[size_t(i)].record.progress = p;
     b->steps.push_back(r->slots[size_t(i)].record);
-    AddEvent(b, r->run.id, r->workload.pipeline.steps[size_t(i)].name, spec::EventReason::kProgress,
-             p, false);
+    AddEvent(b, r->run.id, r->workload->pipeline.steps[size_t(i)].name,
+             spec::EventReason::kProgress, p, false);
   }
 }
 

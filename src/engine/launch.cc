@@ -154,22 +154,22 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
 
 std::string Engine::Impl::OutputDirFor(RunState* r, int i) {
   const store::Step& rec = r->slots[size_t(i)].record;
-  if (r->workload.pipeline.atomic) return rec.output_dir;
+  if (r->workload->pipeline.atomic) return rec.output_dir;
   bool fallback = false;
-  return OutputRoot(r, &fallback) + "/" + r->workload.pipeline.steps[size_t(i)].name;
+  return OutputRoot(r, &fallback) + "/" + r->workload->pipeline.steps[size_t(i)].name;
 }
 
 Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const std::string& node,
                                                       const std::vector<int>& gpus) {
-  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  const spec::Step& step = r->workload->pipeline.steps[size_t(i)];
   const StepState& st = r->plan->state(i);
   backend::LaunchSpec s;
   s.attempt = st.attempts + 1;
   s.attempt_id = r->run.id + "/" + step.name + "/" + std::to_string(s.attempt);
   s.run_id = r->run.id;
   s.version_id = r->run.workload_id;
-  s.workload_name = r->workload.name;
-  s.namespace_ = r->workload.namespace_;
+  s.workload_name = r->workload->name;
+  s.namespace_ = r->workload->namespace_;
   s.step = step.name;
   std::string prefix = AttemptPath(r->run.run_dir, step.name, s.attempt);
   s.workdir = AttemptWorkDir(r->run.run_dir, step.name, s.attempt);
@@ -193,9 +193,9 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
     sv.ready_timeout_ms = step.ready_timeout_ms;
     s.serving = sv;
   }
-  s.labels = r->workload.labels;
-  s.labels["namespace"] = r->workload.namespace_;
-  s.labels["workload"] = r->workload.name;
+  s.labels = r->workload->labels;
+  s.labels["namespace"] = r->workload->namespace_;
+  s.labels["workload"] = r->workload->name;
 
   for (const auto& name : opts_.inherited_env) {
     if (const char* v = getenv(name.c_str())) s.env[name] = v;
@@ -204,7 +204,7 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
   for (size_t k = 0; k < step.env_from.size(); ++k) {
     const spec::EnvFrom& ef = step.env_from[k];
     bool secret = ef.kind == spec::EnvFrom::Kind::kSecret;
-    auto cm = store_->GetConfigMap(r->workload.namespace_, ef.name, secret);
+    auto cm = store_->GetConfigMap(r->workload->namespace_, ef.name, secret);
     if (!cm.ok()) {
       Error e = cm.error();
       return e.Path(spec::StepPath(size_t(i)) + ".envFrom[" + std::to_string(k) + "]");
@@ -216,8 +216,8 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
   }
   if (!step.image.empty()) {
     // The registry logins a backend pulls the image with (admission checked the secrets).
-    for (size_t k = 0; k < r->workload.image_pull_secrets.size(); ++k) {
-      auto cm = store_->GetConfigMap(r->workload.namespace_, r->workload.image_pull_secrets[k],
+    for (size_t k = 0; k < r->workload->image_pull_secrets.size(); ++k) {
+      auto cm = store_->GetConfigMap(r->workload->namespace_, r->workload->image_pull_secrets[k],
                                      /*secret=*/true);
       if (!cm.ok()) {
         Error e = cm.error();
@@ -232,8 +232,8 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
     }
   }
   for (const auto& [k, v] : step.env) s.env[k] = v;
-  if (r->workload.data.input) {
-    const std::string& uri = r->workload.data.input->uri;
+  if (r->workload->data.input) {
+    const std::string& uri = r->workload->data.input->uri;
     std::string path = LocalPathOf(uri, hooks_.publisher.get());
     s.env["RSL_INPUT"] = path.empty() ? uri : path;
     s.env["RSL_INPUT_URI"] = uri;
@@ -241,7 +241,7 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
   s.env["RSL_OUTPUT"] = StagingDir(r->run.run_dir, step.name, s.attempt);
   for (int d : r->plan->deps(i)) {
     std::string dir = OutputDirFor(r, d);
-    s.env[DepEnvName(r->workload.pipeline.steps[size_t(d)].name)] = dir;
+    s.env[DepEnvName(r->workload->pipeline.steps[size_t(d)].name)] = dir;
     s.read_dirs.push_back(dir);
   }
   // In the working directory: the one place besides its staging an isolated step can write.

@@ -49,7 +49,7 @@ std::vector<Delivery> Engine::Impl::BuildDeliveries(RunState* r, int i, spec::St
                                                     bool required_stage, store::Batch* b,
                                                     Status* error) {
   std::vector<Delivery> out;
-  const spec::Step& step = r->workload.pipeline.steps[size_t(i)];
+  const spec::Step& step = r->workload->pipeline.steps[size_t(i)];
   bool succeeded = phase == spec::StepPhase::kSucceeded;
   for (size_t k = 0; k < step.post_process.size(); ++k) {
     const spec::PostProcess& hook = step.post_process[k];
@@ -75,8 +75,8 @@ std::vector<Delivery> Engine::Impl::BuildDeliveries(RunState* r, int i, spec::St
     self.attempt = attempt;
     self.failure_code = failure_code;
     self.run_id = r->run.id;
-    self.run_name = r->workload.name;
-    self.run_namespace = r->workload.namespace_;
+    self.run_name = r->workload->name;
+    self.run_namespace = r->workload->namespace_;
     self.workload_id = r->version.id;
     ctx.SetSelf(self);
     if (!hook.when.empty()) {
@@ -111,7 +111,7 @@ std::vector<Delivery> Engine::Impl::BuildDeliveries(RunState* r, int i, spec::St
     }
     d.key = r->run.id + "." + step.name + "." + std::to_string(k);
     d.run_id = r->run.id;
-    d.namespace_ = r->workload.namespace_;
+    d.namespace_ = r->workload->namespace_;
     d.step = step.name;
     d.hook = int(k);
     d.required = hook.required;

@@ -24,7 +24,7 @@ sched::Request Engine::Impl::RequestFor(const spec::Step& s) const {
 
 bool Engine::Impl::Reserve(RunState* r, int i, std::string* node, std::vector<int>* gpus,
                            std::string* why) {
-  sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
+  sched::Request req = RequestFor(r->workload->pipeline.steps[size_t(i)]);
   sched::Placement p = ledger_.Choose(req);
   if (p.node.empty()) {
     if (why) *why = ledger_.WhyNotNow(req);
@@ -47,7 +47,7 @@ bool Engine::Impl::Reserve(RunState* r, int i, std::string* node, std::vector<in
 void Engine::Impl::Release(RunState* r, int i) {
   if (backend_queues_) return;  // nothing was held (Reserve)
   const backend::LaunchSpec& l = r->slots[size_t(i)].launch;
-  sched::Request req = RequestFor(r->workload.pipeline.steps[size_t(i)]);
+  sched::Request req = RequestFor(r->workload->pipeline.steps[size_t(i)]);
   ledger_.Release(l.node, req, r->slots[size_t(i)].gpus);
   r->slots[size_t(i)].gpus.clear();
 }

@@ -154,9 +154,9 @@ int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes) {
   return std::max<int64_t>(1, most / (cores + 4));
 }
 
-std::unique_ptr<RunState> NewRunState(spec::Workload w, const store::WorkloadVersion& v,
-                                      const store::Run& run, const std::string& state_dir,
-                                      int64_t default_cpu_millis) {
+std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
+                                      const store::WorkloadVersion& v, const store::Run& run,
+                                      const std::string& state_dir, int64_t default_cpu_millis) {
   auto r = std::make_unique<RunState>();
   r->run = run;
   r->version = v;
@@ -165,13 +165,13 @@ std::unique_ptr<RunState> NewRunState(spec::Workload w, const store::WorkloadVer
   r->info.run_id = run.id;
   r->info.state_dir = state_dir;
   r->info.run_dir = run.run_dir;
-  r->info.workload = &r->workload;
+  r->info.workload = r->workload.get();
   r->info.admission_report_json = run.admission_report_json;
-  size_t n = r->workload.pipeline.steps.size();
+  size_t n = r->workload->pipeline.steps.size();
   r->slots.resize(n);
   r->min_cpu_request = INT64_MAX;
   for (size_t i = 0; i < n; ++i) {
-    const spec::Step& s = r->workload.pipeline.steps[i];
+    const spec::Step& s = r->workload->pipeline.steps[i];
     StepSlot& slot = r->slots[i];
     slot.record.run_id = run.id;
     slot.record.name = s.name;

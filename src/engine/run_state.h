@@ -102,7 +102,7 @@ class ObjectLease;
 struct RunState {
   store::Run run;
   store::WorkloadVersion version;
-  spec::Workload workload;
+  std::shared_ptr<const spec::Workload> workload;  //!< never null; shared with the caller of Submit
   RunInfo info;
   std::unique_ptr<RunPlan> plan;
   std::vector<StepSlot> slots;  //!< one per pipeline step, in its order
@@ -151,11 +151,11 @@ struct RunState {
 
 //! Builds a RunState (records, parsed `when`s, one slot per step) for a workload and its run.
 //! A step without a cpu request counts as `default_cpu_millis` in min_cpu_request.
-//! `w` is taken by value: a caller that holds the only copy moves it in (a 10,000-step
-//! workload copied at admission was 4 % of the engine's own time).
-std::unique_ptr<RunState> NewRunState(spec::Workload w, const store::WorkloadVersion& v,
-                                      const store::Run& run, const std::string& state_dir,
-                                      int64_t default_cpu_millis);
+//! `w` is shared, never copied: the controller keeps the same object as the version's snapshot
+//! (a 10,000-step workload copied at admission was 4 % of the engine's own time).
+std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
+                                      const store::WorkloadVersion& v, const store::Run& run,
+                                      const std::string& state_dir, int64_t default_cpu_millis);
 
 //! Takes <run_dir>/owner.lock (exclusive, non-blocking): one engine drives a run at a time.
 //! Returns the fd, or -1 when another live engine holds it. Makes the run directory first.

@@ -28,7 +28,8 @@ TEST(RunStateTest, OneSlotPerStepWithItsRecordAndWhen) {
   store::Run run;
   run.id = "run-20240615-00000001";
   run.run_dir = "/runs/" + run.id;
-  auto r = NewRunState(w, v, run, "/state", /*default_cpu_millis=*/500);
+  auto shared = std::make_shared<const spec::Workload>(w);
+  auto r = NewRunState(shared, v, run, "/state", /*default_cpu_millis=*/500);
   ASSERT_EQ(r->slots.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     const store::Step& rec = r->slots[size_t(i)].record;
@@ -42,13 +43,15 @@ TEST(RunStateTest, OneSlotPerStepWithItsRecordAndWhen) {
   EXPECT_TRUE(r->slots[1].when.has_value());
   EXPECT_EQ(r->min_cpu_request, 500);  // the steps without requests count as the default
   EXPECT_EQ(r->info.run_id, run.id);
-  EXPECT_EQ(r->info.workload, &r->workload);
+  EXPECT_EQ(r->info.workload, shared.get());  // the caller's object, not a copy
+  EXPECT_EQ(r->workload.get(), shared.get());
 }
 
 TEST(RunStateTest, WhenReadsThePlansPhasesAndMetrics) {
   spec::Workload w = Parse(kThreeSteps);
-  auto r = NewRunState(w, store::WorkloadVersion{}, store::Run{}, "/state", 1000);
-  r->plan = std::make_unique<RunPlan>(&r->workload, 0);
+  auto r = NewRunState(std::make_shared<const spec::Workload>(w), store::WorkloadVersion{},
+                       store::Run{}, "/state", 1000);
+  r->plan = std::make_unique<RunPlan>(r->workload.get(), 0);
   EXPECT_TRUE(*r->EvalWhen(0));   // no `when`
   EXPECT_FALSE(*r->EvalWhen(2));  // eval is PENDING
   StepState eval;

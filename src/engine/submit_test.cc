@@ -116,7 +116,7 @@ class GatedStore : public store::StoreWrapper {
 };
 
 struct Fixture {
-  explicit Fixture(const std::string& name) : dir(FreshDir(name)) {
+  explicit Fixture(const std::string& name, Hooks hooks = {}) : dir(FreshDir(name)) {
     auto s = store::OpenSqliteStore(dir);
     EXPECT_TRUE(s.ok());
     sqlite = std::move(*s);
@@ -124,7 +124,7 @@ struct Fixture {
     EngineOptions opts;
     opts.state_dir = dir;
     opts.env = &clock;
-    engine = std::make_unique<Engine>(gated.get(), &backend, Hooks{}, opts);
+    engine = std::make_unique<Engine>(gated.get(), &backend, std::move(hooks), opts);
     EXPECT_TRUE(engine->Start().ok());
   }
   ~Fixture() { engine.reset(); }
@@ -258,6 +258,45 @@ TEST(SubmitGroupCommitTest, AnIdTheStoreHasIsDrawnAnew) {
   auto runs = f.sqlite->ListRuns({});
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ(runs->size(), 1u);
+}
+
+// What admission sees of a workload submitted as a shared object (the controller's and
+// `seedctl run`'s way): that object itself, not a copy of it.
+class SeenWorkload : public AdmissionCheck {
+ public:
+  std::string name() const override { return "seen"; }
+  Status Check(const RunInfo& run, AdmissionReport*) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_ = run.workload;
+    cv_.notify_all();
+    return Status::Ok();
+  }
+  const spec::Workload* WaitSeen() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return seen_ != nullptr; });
+    return seen_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const spec::Workload* seen_ = nullptr;  // GUARDED_BY(mu_)
+};
+
+TEST(SubmitGroupCommitTest, ASharedWorkloadIsRunWithoutACopy) {
+  auto seen = std::make_shared<SeenWorkload>();
+  Hooks hooks;
+  hooks.admission.push_back(seen);
+  Fixture f("shared", std::move(hooks));
+  auto w = std::make_shared<const spec::Workload>(ThreeSteps());
+  auto id = f.engine->Submit(w, "tester");
+  ASSERT_TRUE(id.ok()) << id.error().ToString();
+  EXPECT_EQ(seen->WaitSeen(), w.get());
+  EXPECT_EQ(w->pipeline.steps.size(), 3u);  // read, never moved from
+  // No workload at all is refused, not dereferenced.
+  auto none = f.engine->Submit(std::shared_ptr<const spec::Workload>(), "tester");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, codes::kInvalidArgument);
 }
 
 }  // namespace

@@ -7,6 +7,9 @@ FUZZ_BUILD ?= build-fuzz
 PKG_BUILD ?= build-pkg
 FUZZ_SECONDS ?= 60
 CMAKE_GEN := -G Ninja
+# Unity builds (the test, fuzz and package trees): 8 .cc files of a target to a translation
+# unit. File-local names must be unique within a target: scripts/check_unity_names.py.
+UNITY := -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8
 
 .PHONY: help deps build test test-fast bench fuzz format format-check tidy demo demo-serving k8s-e2e package clean
 
@@ -52,7 +55,7 @@ $(ASAN_BUILD)/build.ninja:
 	CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
 	  -DRSL_SANITIZE=ON -DRSL_WERROR=ON -DRSL_BENCH=OFF -DCMAKE_C_FLAGS_DEBUG=-g1 \
 	  -DCMAKE_CXX_FLAGS_DEBUG=-g1 "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -no-pie" \
-	  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8
+	  $(UNITY)
 
 # tests/ctest-costs.txt: each test's time in an earlier run, so that a fresh build directory
 # also starts the longest tests first instead of leaving them to run alone at the end. CTest
@@ -80,7 +83,7 @@ $(PKG_BUILD)/build.ninja:
 	LDFLAGS="$$($(PKG_FLAGS) LDFLAGS)" \
 	cmake -S . -B $(PKG_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG \
 	  -DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG -DRSL_TESTS=OFF \
-	  -DRSL_BENCH=OFF -DRSL_PACKAGE=ON -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
+	  -DRSL_BENCH=OFF -DRSL_PACKAGE=ON $(UNITY) \
 	  $$(command -v ccache >/dev/null && echo -DCMAKE_C_COMPILER_LAUNCHER=ccache \
 	     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(PKG_CMAKE_ARGS)
 
@@ -95,7 +98,7 @@ bench: build
 
 $(FUZZ_BUILD)/build.ninja:
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DRSL_FUZZ=ON -DRSL_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8
+	  -DRSL_FUZZ=ON -DRSL_BENCH=OFF $(UNITY)
 
 fuzz: $(FUZZ_BUILD)/build.ninja
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)

@@ -71,15 +71,14 @@ if [ "$GET_SECONDS" -gt 0 ] && command -v wrk >/dev/null 2>&1; then
     "$server/api/v1/workloads/$id" | { grep -E 'Requests/sec|50%|99%' || true; } | sed 's/^/  /'
 fi
 # The controller's memory with every workload finished: now (VmRSS) and its peak (VmHWM).
-rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$ctl_pid/status")
-hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$ctl_pid/status")
-awk -v r="$rss_kb" -v h="$hwm_kb" -v n="$SUBMISSIONS" \
+vm_kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$ctl_pid/status"; }
+awk -v r="$(vm_kb VmRSS)" -v h="$(vm_kb VmHWM)" -v n="$SUBMISSIONS" \
   'BEGIN { printf "controller rss_mb %.1f hwm_mb %.1f after %d finished workloads\n", r / 1024, h / 1024, n }'
 # And once the controller's every-10-s return of free memory to the system has run (its
-# allocator's free pages: tcmalloc's or glibc's, runtime::ReturnFreeMemory). IDLE_RSS=0 skips.
+# allocator's free pages: tcmalloc's or glibc's, ReturnFreeMemory in base/malloc.h). IDLE_RSS=0 skips.
 if [ "${IDLE_RSS:-1}" != 0 ]; then
   sleep 11
-  awk -v r="$(awk '/^VmRSS:/ {print $2}' "/proc/$ctl_pid/status")" \
+  awk -v r="$(vm_kb VmRSS)" \
     'BEGIN { printf "controller rss_mb %.1f 11 s later (free memory returned)\n", r / 1024 }'
 fi
 per_min=$(grep '^workloads/min' "$work/out.txt" | awk '{print $2}')

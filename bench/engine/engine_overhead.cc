@@ -8,16 +8,11 @@
 // Prints one line: "<dag> <steps> steps: <seconds> s (cpu <seconds> s, <batches> store commits,
 // sync <SYNC>, phase <PHASE>, peak RSS <MB> MB, malloc <tcmalloc|glibc>)", then the store reads
 // behind `status`, `describe` and `list` on the finished run, each timed: "reads: status <ms> ms
-// (<n> steps), describe <ms> ms
-// (<n> events), list <ms> ms", then the paged reads the API does now ("page reads: ..."), and,
-// when built with the controller's API, the answers through HTTP on a loopback port with the
-// client's JSON parse ("http: status <ms> ms ..."), the whole documents (?limit=0) beside the
-// default pages.
+// (<n> steps), describe <ms> ms (<n> events), list <ms> ms", then the paged reads the API does
+// now ("page reads: ..."), and, when built with the controller's API, the answers through HTTP
+// on a loopback port with the client's JSON parse ("http: status <ms> ms ..."), the whole
+// documents (?limit=0) beside the default pages.
 #include <sys/resource.h>
-
-// gperftools' C API, weak: present only where the bench is linked with tcmalloc (as seedctl
-// is, CMakeLists.txt RSL_MALLOC), so the output says which allocator was measured.
-extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 
 #include <algorithm>
 #include <chrono>
@@ -28,6 +23,7 @@ extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 
 #include <unistd.h>
 
+#include "base/malloc.h"
 #include "engine/engine.h"
 #include "engine/testing.h"
 #include "store/store.h"
@@ -127,8 +123,7 @@ int main(int argc, char** argv) {
       "%s %d steps: %.3f s (cpu %.3f s, %lld store commits, sync %s, phase %s, peak RSS %ld MB, "
       "malloc %s)\n",
       dag.c_str(), n, secs, cpu, static_cast<long long>(stats.batches), sync.c_str(),
-      run.ok() ? spec::Name(run->phase) : "?", ru.ru_maxrss / 1024,
-      &MallocExtension_ReleaseFreeMemory != nullptr ? "tcmalloc" : "glibc");
+      run.ok() ? spec::Name(run->phase) : "?", ru.ru_maxrss / 1024, MallocName());
   const char* reads = getenv("READS");  // READS=0: the run alone (for a profile)
   if (run.ok() && sync != "rowless" && !(reads != nullptr && std::string(reads) == "0")) {
     // What the controller's handlers read: status (the run and its steps), describe (also

@@ -278,14 +278,13 @@ Status Engine::Impl::Recover() {
     // Another live engine (a `seedctl run` still going) drives it: leave it alone.
     int owner = LockRunOwner(env_, run.run_dir);
     if (owner < 0) continue;
+    auto workload = std::make_shared<const spec::Workload>(std::move(*w));
     if (run.phase == spec::RunPhase::kPending) {
-      auto workload = std::make_shared<const spec::Workload>(std::move(*w));
       std::lock_guard<std::mutex> lock(mu_);
-      StartAdmission(workload, *v, run, owner);
+      StartAdmission(std::move(workload), *v, run, owner);
       continue;
     }
-    auto r = NewRunState(std::make_shared<const spec::Workload>(std::move(*w)), *v, run,
-                         opts_.state_dir, default_cpu_millis_);
+    auto r = NewRunState(std::move(workload), *v, run, opts_.state_dir, default_cpu_millis_);
     r->owner_fd = owner;
     r->previous = LoadPrevious(store_, *r->workload, *v);
     // The input descriptors admission reported live on as the run's input lineage edges.

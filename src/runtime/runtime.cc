@@ -1,7 +1,6 @@
 #include "runtime/runtime.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -193,24 +192,6 @@ void ApplyRetention(Runtime* rt, const store::RetentionPolicy& policy) {
               << " finished runs (" << done->bytes_freed << " bytes of run directories)"
               << std::endl;
   }
-}
-
-}  // namespace rsl::runtime
-
-// gperftools' C API (gperftools/malloc_extension_c.h), declared weak: the symbol is there only
-// in a binary linked with tcmalloc (rsl_use_malloc); elsewhere its address is null.
-extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
-
-namespace rsl::runtime {
-
-void ReturnFreeMemory() {
-  if (&MallocExtension_ReleaseFreeMemory != nullptr) {
-    MallocExtension_ReleaseFreeMemory();
-    return;
-  }
-#if defined(__GLIBC__)
-  ::malloc_trim(0);
-#endif
 }
 
 int StopSignals::Wait() {

@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "backend/factory.h"
 #include "base/env.h"
+#include "base/malloc.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "engine/hooks.h"
@@ -126,13 +127,8 @@ class StopSignals {
   StopSignals() = default;
 };
 
-//! Hands the allocator's free pages back to the system: tcmalloc's
-//! MallocExtension_ReleaseFreeMemory where the process allocates through tcmalloc
-//! (CMakeLists.txt, RSL_MALLOC), else glibc's malloc_trim. A long-running process that
-//! allocates in bursts on many threads (the controller) otherwise keeps its high-water mark:
-//! measured with glibc, 3,000 finished workloads left 168 MB resident of which 74 MB after a
-//! trim. Cheap (a walk of the free lists); a no-op elsewhere.
-void ReturnFreeMemory();
+//! For the programs above runtime (rsl-controller's loop, every 10 s): base/malloc.h.
+using rsl::ReturnFreeMemory;
 
 //! rsl-controller's retention flags as a policy: `keep_for` a duration ("7d"; "" = none);
 //! errors: INVALID_ARGUMENT naming --retain-for.

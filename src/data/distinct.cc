@@ -85,11 +85,20 @@ int64_t CountDistinct(const std::vector<uint64_t>& values, std::vector<uint64_t>
 
 uint64_t HashBytes(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
+void KeyCollector::Part::Grow(HugePageArena* arena) {
+  // 8 KiB, doubling to 512 KiB: small inputs touch little memory, large ones few blocks.
+  // Uninitialized: a page is touched only when a key is written to it.
+  constexpr size_t kFirstWords = 1024, kMaxWords = 65536;
+  const size_t capacity =
+      blocks.empty() ? kFirstWords : std::min(blocks.back().capacity * 2, kMaxWords);
+  blocks.push_back({static_cast<uint64_t*>(arena->Allocate(capacity * 8)), capacity});
+  at = blocks.back().words;
+  end = at + capacity;
+}
+
 void KeyCollector::AddString(std::string_view key) {
   const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  Part& part = parts_[PartitionOf(h.low64)];
-  part.hashes.push_back(h.low64);
-  part.checks.push_back(h.high64);
+  parts_[PartitionOf(h.low64)].Push(h.low64, h.high64, &arena_);
   keys_++;
   bytes_ += 16;
   if (++since_check_ >= kBudgetCheckEvery) MaybeSpill();
@@ -97,7 +106,7 @@ void KeyCollector::AddString(std::string_view key) {
 
 void KeyCollector::AddInt(int64_t key) {
   uint64_t v = static_cast<uint64_t>(key);
-  parts_[PartitionOf(MixInt(v))].hashes.push_back(v);
+  parts_[PartitionOf(MixInt(v))].Push(v, &arena_);
   keys_++;
   bytes_ += 8;
   if (++since_check_ >= kBudgetCheckEvery) MaybeSpill();
@@ -134,31 +143,26 @@ Status KeyCollector::Spill() {
   }
   for (int p = 0; p < kPartitions; p++) {
     Part& part = parts_[p];
-    if (part.hashes.empty()) continue;
+    if (part.empty()) continue;
     std::string path = owner_->SpillPath(p);
     std::lock_guard<std::mutex> lock(*owner_->spill_mu_[p]);
     FILE* f = std::fopen(path.c_str(), "ab");
     if (f == nullptr) return OsError(codes::kIoError, "cannot open spill file", path, errno);
+    // The words as they are: int keys, or records of (low, high) fingerprint halves.
     size_t written = 0;
     bool ok = true;
-    if (owner_->string_keys_) {
-      // Records of (low, high) fingerprint halves.
-      std::vector<uint64_t> records(part.hashes.size() * 2);
-      for (size_t i = 0; i < part.hashes.size(); i++) {
-        records[2 * i] = part.hashes[i];
-        records[2 * i + 1] = part.checks[i];
-      }
-      ok = std::fwrite(records.data(), 8, records.size(), f) == records.size();
-      written = records.size() * 8;
-    } else {
-      ok = std::fwrite(part.hashes.data(), 8, part.hashes.size(), f) == part.hashes.size();
-      written = part.hashes.size() * 8;
-    }
+    part.ForEachBlock([&](const uint64_t* words, size_t n) {
+      ok = ok && std::fwrite(words, 8, n, f) == n;
+      written += n * 8;
+    });
     if (std::fclose(f) != 0) ok = false;
     if (!ok) return OsError(codes::kIoError, "cannot write spill file", path, errno);
     owner_->spilled_bytes_.fetch_add(static_cast<int64_t>(written));
-    part = Part();
   }
+  // Every part starts over, empty ones included (their first block is in the arena too), and
+  // the arena's regions, already faulted in, serve again.
+  for (Part& part : parts_) part = Part();
+  arena_.Reset();
   owner_->used_.fetch_sub(bytes_, std::memory_order_relaxed);
   bytes_ = 0;
   reported_ = 0;
@@ -198,11 +202,20 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
   int64_t distinct = 0;
   if (!string_keys_) {
     std::vector<uint64_t> all;
-    all.resize(spilled.size() / 8);
-    if (!all.empty()) std::memcpy(all.data(), spilled.data(), all.size() * 8);
+    size_t words = spilled.size() / 8;
+    for (auto& c : collectors_)
+      c->parts_[p].ForEachBlock([&](const uint64_t*, size_t n) { words += n; });
+    all.resize(words);
+    uint64_t* out = all.data();
+    if (spilled.size() >= 8) {
+      std::memcpy(out, spilled.data(), spilled.size() / 8 * 8);
+      out += spilled.size() / 8;
+    }
     for (auto& c : collectors_) {
-      const auto& h = c->parts_[p].hashes;
-      all.insert(all.end(), h.begin(), h.end());
+      c->parts_[p].ForEachBlock([&](const uint64_t* w, size_t n) {
+        std::memcpy(out, w, n * 8);
+        out += n;
+      });
     }
     std::vector<uint64_t> repeated;
     distinct = CountDistinct(all, &repeated);
@@ -216,11 +229,16 @@ Result<int64_t> DistinctCounter::CountPartition(int p) {
       fn(Load64(spilled.data() + off), Load64(spilled.data() + off + 8));
     }
     for (auto& c : collectors_) {
-      const auto& part = c->parts_[p];
-      for (size_t i = 0; i < part.hashes.size(); i++) fn(part.hashes[i], part.checks[i]);
+      c->parts_[p].ForEachBlock([&](const uint64_t* w, size_t n) {
+        for (size_t i = 0; i + 1 < n; i += 2) fn(w[i], w[i + 1]);
+      });
     }
   };
   std::vector<uint64_t> lows;
+  size_t keys = spilled.size() / 16;
+  for (auto& c : collectors_)
+    c->parts_[p].ForEachBlock([&](const uint64_t*, size_t n) { keys += n / 2; });
+  lows.reserve(keys);
   for_each([&](uint64_t lo, uint64_t) { lows.push_back(lo); });
   std::vector<uint64_t> repeated;  // low halves seen more than once, sorted
   distinct = CountDistinct(lows, &repeated);

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/arena.h"
 #include "base/status.h"
 
 namespace rsl::data {
@@ -41,15 +42,47 @@ class KeyCollector {
 
  private:
   friend class DistinctCounter;
+  //! One partition's keys: int keys as themselves, one word each; string keys as the
+  //! fingerprint's (low, high) 64-bit halves, two words each. Words live in blocks that never
+  //! move, so growing copies nothing (a vector's doubling, its relocation and the page faults
+  //! of memory touched twice were a third of a Parquet scan: bench/README.md, "Parquet
+  //! profile, session 33").
   struct Part {
-    std::vector<uint64_t> hashes;  //!< int keys: the key itself; strings: low 64 fingerprint bits
-    std::vector<uint64_t> checks;  //!< strings: the fingerprint's high 64 bits
+    struct Block {
+      uint64_t* words;      //!< in the collector's arena
+      size_t capacity = 0;  //!< words; all written but in the last block
+    };
+    std::vector<Block> blocks;
+    uint64_t* at = nullptr;  //!< next free word of the last block
+    uint64_t* end = nullptr;
+    void Push(uint64_t a, HugePageArena* arena) {
+      if (at == end) Grow(arena);
+      *at++ = a;
+    }
+    //! Block sizes are even: a pair never straddles two blocks.
+    void Push(uint64_t a, uint64_t b, HugePageArena* arena) {
+      if (at == end) Grow(arena);
+      at[0] = a;
+      at[1] = b;
+      at += 2;
+    }
+    void Grow(HugePageArena* arena);
+    //! Calls fn(const uint64_t* words, size_t n) once per block, in order.
+    template <class F>
+    void ForEachBlock(F&& fn) const {
+      for (size_t i = 0; i < blocks.size(); i++) {
+        const uint64_t* w = blocks[i].words;
+        fn(w, i + 1 < blocks.size() ? blocks[i].capacity : static_cast<size_t>(at - w));
+      }
+    }
+    bool empty() const { return blocks.empty() || (blocks.size() == 1 && at == blocks[0].words); }
   };
   explicit KeyCollector(DistinctCounter* owner) : owner_(owner), parts_(kPartitions) {}
   void MaybeSpill();
   Status Spill();
 
   DistinctCounter* owner_;
+  HugePageArena arena_;  //!< the parts' blocks
   std::vector<Part> parts_;
   int64_t keys_ = 0;
   int64_t bytes_ = 0;     //!< memory of parts_, as accounted against the budget

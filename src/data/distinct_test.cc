@@ -51,6 +51,20 @@ TEST(Distinct, SpillsOverBudgetAndStaysExact) {
   EXPECT_GT(counter.spilled_bytes(), 0);
 }
 
+// Int keys filling many of a partition's blocks (the first holds 1,024 keys, later ones
+// double), in memory and spilled several times over, with repeats across the spills.
+TEST(Distinct, IntKeysAcrossBlocksAndSpills) {
+  for (int64_t budget : {int64_t{512} << 20, int64_t{256} << 10}) {
+    DistinctCounter counter(false, budget);
+    KeyCollector* c = counter.NewCollector();
+    for (int64_t i = 0; i < 600000; i++) c->AddInt(i * 7919 % 400000);  // 400,000 distinct
+    auto n = counter.Count(2);
+    ASSERT_TRUE(n.ok()) << n.error().ToString();
+    EXPECT_EQ(*n, 400000) << "budget " << budget;
+    EXPECT_EQ(counter.spilled_bytes() > 0, budget < (int64_t{1} << 20)) << "budget " << budget;
+  }
+}
+
 TEST(Distinct, EmptyAndBinaryKeys) {
   DistinctCounter counter(true);
   KeyCollector* c = counter.NewCollector();

@@ -98,6 +98,15 @@ struct Top {
 };
 
 // One nested column chunk, decoded: levels per entry and its non-null values in order.
+// One reading thread's buffers for ReadColumn (which is never reentered on a thread).
+struct Scratch {
+  Values dict, vals;
+  std::string page_buf, dict_buf, owned;
+  std::vector<uint32_t> levels, idx, reps;
+  std::vector<int64_t> delta;
+  std::vector<uint8_t> dict_enum;
+};
+
 struct Leaf {
   std::vector<uint8_t> rep, def;
   std::vector<int64_t> ints;
@@ -151,13 +160,19 @@ class Hybrid {
           bytes = end_ - p_;
           count = bw_ == 0 ? count : bytes * 8 / bw_;
         }
+        // Value k's bits start at bit k * bw: one 64-bit load holds them all (at most 7 bits
+        // of offset + 32 of value), where 8 bytes remain before the buffer's end.
+        const uint64_t mask = (uint64_t{1} << bw_) - 1;
+        const uint64_t left = static_cast<uint64_t>(end_ - p_);
         uint64_t bitpos = 0;
-        for (uint64_t k = 0; k < count && got < n; k++, got++) {
-          uint32_t v = 0;
-          for (int b = 0; b < bw_; b++, bitpos++) {
-            v |= static_cast<uint32_t>((p_[bitpos >> 3] >> (bitpos & 7)) & 1) << b;
-          }
-          out[got] = v;
+        for (uint64_t k = 0; k < count && got < n; k++, got++, bitpos += bw_) {
+          const uint64_t at = bitpos >> 3;
+          uint64_t word = 0;
+          if (at + 8 <= left)
+            std::memcpy(&word, p_ + at, 8);
+          else
+            std::memcpy(&word, p_ + at, left - at);
+          out[got] = static_cast<uint32_t>((word >> (bitpos & 7)) & mask);
         }
         p_ += bytes;
         if (count == 0 && got < n) return false;
@@ -749,6 +764,29 @@ class ParquetReader : public SelfDescribedReader {
     return false;
   }
 
+  // How a flat column's values reach the sink: directly as what the field declares, or
+  // through Deliver (decimals, unsigned, conversions, a kind that does not match).
+  enum class Route { kString, kDouble, kInt, kBool, kAny };
+  static Route RouteOf(const Column& c, ValueKind k) {
+    if (c.decimal_scale >= 0) return Route::kAny;
+    switch (c.type) {
+      case kByteArray:
+      case kFixed:
+        return k == ValueKind::kString ? Route::kString : Route::kAny;
+      case kFloat:
+      case kDouble:
+        return k == ValueKind::kDouble ? Route::kDouble : Route::kAny;
+      case kInt32:
+      case kInt64:
+      case kInt96:
+        return k == ValueKind::kInt && !c.is_unsigned ? Route::kInt : Route::kAny;
+      case kBoolean:
+        return k == ValueKind::kBool ? Route::kBool : Route::kAny;
+      default:
+        return Route::kAny;
+    }
+  }
+
   // Delivers value `i` of `v` for row `row` to reader field r.
   void Deliver(const Column& c, const Values& v, size_t i, int r, int64_t row, ChunkSink* sink) {
     ValueKind k = plan_->fields[r].kind;
@@ -798,16 +836,24 @@ class ParquetReader : public SelfDescribedReader {
     const uint8_t* base = reinterpret_cast<const uint8_t*>(blob_->data().data());
     int64_t pos = cm.start;
     const int64_t end = cm.start + cm.size;
-    Values dict;
+    // Buffers of this thread, kept from one column chunk to the next: a chunk's pages are
+    // about a megabyte each, and fresh buffers per chunk were fresh pages to fault in.
+    thread_local Scratch scratch;
+    Values& dict = scratch.dict;
+    Values& vals = scratch.vals;
+    std::string& page_buf = scratch.page_buf;
+    std::string& dict_buf_ = scratch.dict_buf;
+    std::string& owned = scratch.owned;
+    std::vector<uint32_t>& levels = scratch.levels;
+    std::vector<uint32_t>& idx = scratch.idx;
+    std::vector<uint32_t>& reps = scratch.reps;
+    std::vector<int64_t>& delta = scratch.delta;
+    std::vector<uint8_t>& dict_enum = scratch.dict_enum;  // per dictionary entry: in the enum
+    dict_enum.clear();
     bool have_dict = false;
-    Values vals;
-    std::string page_buf, dict_buf_, owned;
-    std::vector<uint32_t> levels, idx;
-    std::vector<int64_t> delta;
-    std::vector<uint8_t> dict_enum;  // per dictionary entry: in the declared enum
+    const Route route = out ? Route::kAny : RouteOf(c, plan_->fields[r].kind);
     int64_t row = 0;
     int64_t read = 0;  // nested: level entries read
-    std::vector<uint32_t> reps;
     const int def_width = out ? BitWidth(c.max_def) : 1;
     while (out ? read < cm.num_values : row < rows) {
       if (pos >= end)
@@ -850,6 +896,7 @@ class ParquetReader : public SelfDescribedReader {
       int64_t n;
       int64_t encoding;
       size_t nonnull = 0;
+      bool defs = false;  // definition levels were decoded into `levels`
       if (type == kDataPage) {
         const Node* dh = ph.Field(5);
         if (!dh) return Corrupt(page_at, c, "data page without header");
@@ -868,7 +915,7 @@ class ParquetReader : public SelfDescribedReader {
         }
         if (!out && (n < 0 || n > rows - row))
           return Corrupt(page_at, c, "page has more values than the row group rows");
-        levels.assign(n, 1);
+        if (out) levels.assign(n, 1);
         if (out && c.max_rep > 0) {
           if (pend - p < 4) return Corrupt(page_at, c, "truncated repetition levels");
           uint32_t len;
@@ -888,6 +935,8 @@ class ParquetReader : public SelfDescribedReader {
           p += 4;
           if (len > static_cast<size_t>(pend - p))
             return Corrupt(page_at, c, "definition levels exceed the page");
+          levels.resize(n);
+          defs = true;
           Hybrid h(p, p + len, def_width);
           if (!h.Decode(n, levels.data())) return Corrupt(page_at, c, "corrupt definition levels");
           p += len;
@@ -903,13 +952,15 @@ class ParquetReader : public SelfDescribedReader {
             dlen < 0 || rlen < 0 || dlen + rlen > csize || dlen + rlen > usize) {
           return Corrupt(page_at, c, "bad data page v2 header");
         }
-        levels.assign(n, 1);
+        if (out) levels.assign(n, 1);
         if (out && c.max_rep > 0) {
           reps.assign(n, 0);
           Hybrid h(body, body + rlen, BitWidth(c.max_rep));
           if (!h.Decode(n, reps.data())) return Corrupt(page_at, c, "corrupt repetition levels");
         }
         if (out ? c.max_def > 0 : c.optional && dlen > 0) {
+          levels.resize(n);
+          defs = true;
           Hybrid h(body + rlen, body + rlen + dlen, def_width);
           if (!h.Decode(n, levels.data())) return Corrupt(page_at, c, "corrupt definition levels");
         }
@@ -943,6 +994,8 @@ class ParquetReader : public SelfDescribedReader {
         }
         if (read == 0 && n > 0 && c.max_rep > 0 && reps[0] != 0)
           return Corrupt(page_at, c, "the first value continues a record (repetition level not 0)");
+      } else if (!defs) {
+        nonnull = static_cast<size_t>(n);  // a required column, or a v2 page without levels
       } else {
         for (int64_t i = 0; i < n; i++) {
           if (levels[i] > 1)
@@ -1072,6 +1125,23 @@ class ParquetReader : public SelfDescribedReader {
         }
         continue;
       }
+      // Each value to the sink, through the route chosen once per chunk: a loop per kind
+      // instead of Deliver's tests per value.
+      auto each = [&](auto&& deliver) {
+        if (nonnull == static_cast<size_t>(n)) {  // no nulls: no level to test
+          for (int64_t i = 0; i < n; i++, row++) deliver(dictionary ? idx[i] : i, row);
+          return;
+        }
+        size_t vi = 0;
+        for (int64_t i = 0; i < n; i++, row++) {
+          if (!levels[i]) {
+            sink->Null(r);
+            continue;
+          }
+          deliver(dictionary ? idx[vi] : vi, row);
+          vi++;
+        }
+      };
       if (dictionary && src->strs.size() > 0 && plan_->fields[r].kind == ValueKind::kString) {
         // Enum membership once per dictionary entry, not once per value.
         if (dict_enum.size() != src->strs.size()) {
@@ -1081,25 +1151,25 @@ class ParquetReader : public SelfDescribedReader {
             dict_enum[k] = set.empty() || set.count(src->strs[k]) > 0;
           }
         }
-        size_t vi = 0;
-        for (int64_t i = 0; i < n; i++, row++) {
-          if (!levels[i]) {
-            sink->Null(r);
-            continue;
-          }
-          uint32_t k = idx[vi++];
-          sink->StringKnown(r, row, src->strs[k], dict_enum[k]);
-        }
+        each([&](size_t k, int64_t at) { sink->StringKnown(r, at, src->strs[k], dict_enum[k]); });
         continue;
       }
-      size_t vi = 0;
-      for (int64_t i = 0; i < n; i++, row++) {
-        if (!levels[i]) {
-          sink->Null(r);
-          continue;
-        }
-        Deliver(c, *src, dictionary ? idx[vi] : vi, r, row, sink);
-        vi++;
+      switch (route) {
+        case Route::kString:
+          each([&](size_t k, int64_t at) { sink->String(r, at, src->strs[k]); });
+          break;
+        case Route::kDouble:
+          each([&](size_t k, int64_t at) { sink->Double(r, at, src->dbls[k]); });
+          break;
+        case Route::kInt:
+          each([&](size_t k, int64_t at) { sink->Int(r, at, src->ints[k]); });
+          break;
+        case Route::kBool:
+          each([&](size_t k, int64_t) { sink->Bool(r, src->ints[k] != 0); });
+          break;
+        case Route::kAny:
+          each([&](size_t k, int64_t at) { Deliver(c, *src, k, r, at, sink); });
+          break;
       }
     }
     if (out && row != rows) {

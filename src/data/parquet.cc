@@ -262,6 +262,9 @@ class ParquetReader : public SelfDescribedReader {
       c.max_rep = n.rlevel;
       c.slot_def = slot_def;
       c.nested = depth > 0 || n.rep == 2;
+      // LIST and MAP annotate groups: on a primitive they are meaningless (a fuzzed file once
+      // had one, and the path assignment then looked for the list's element).
+      n.list = n.map = false;
       n.leaf = static_cast<int>(columns_.size());
       leaf_el_.push_back(&el);
       columns_.push_back(std::move(c));

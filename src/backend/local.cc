@@ -29,6 +29,8 @@
 #include <thread>
 
 #include "backend/container.h"
+#include "backend/local_cgroup.h"
+#include "backend/local_exit.h"
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/strings.h"
@@ -47,98 +49,6 @@ std::string SelfDir() {
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n <= 0) return ".";
   return Dirname(std::string(buf, size_t(n)));
-}
-
-// Mount point of a cgroup hierarchy: `v2` for cgroup2, else the v1 one with `controller`.
-std::string CgroupMount(bool v2, const std::string& controller) {
-  std::ifstream in("/proc/self/mounts");
-  std::string dev, dir, type, opts, rest;
-  while (in >> dev >> dir >> type >> opts) {
-    std::getline(in, rest);
-    if (v2 && type == "cgroup2") return dir;
-    if (!v2 && type == "cgroup") {
-      for (const auto& o : Split(opts, ',')) {
-        if (o == controller) return dir;
-      }
-    }
-  }
-  return "";
-}
-
-// This process's path inside a hierarchy, from /proc/self/cgroup ("" for v2's "0::").
-std::string SelfCgroupPath(const std::string& controller) {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto parts = Split(line, ':');
-    if (parts.size() < 3) continue;
-    std::string path = line.substr(parts[0].size() + parts[1].size() + 2);
-    if (controller.empty() && parts[0] == "0" && parts[1].empty()) return path;
-    if (!controller.empty()) {
-      for (const auto& c : Split(parts[1], ',')) {
-        if (c == controller) return path;
-      }
-    }
-  }
-  return "";
-}
-
-bool Writable(const std::string& dir) {
-  std::string probe = dir + "/rsl";
-  if (mkdir(probe.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  return access(probe.c_str(), W_OK) == 0;
-}
-
-struct CgroupBases {
-  std::string mechanism;            // "cgroup v2" | "cgroup v1" | "rlimit"
-  std::string v2, mem, cpu;         // parent directories for per-attempt cgroups
-  std::string v2_mount, mem_mount;  // their hierarchies' mount points (runc's cgroupsPath)
-};
-
-CgroupBases Detect(const std::string& wanted) {
-  CgroupBases b;
-  if (wanted == "auto" || wanted == "cgroup-v2") {
-    std::string mount = CgroupMount(true, "");
-    if (!mount.empty()) {
-      std::string base = mount + SelfCgroupPath("");
-      std::string controllers;
-      if (auto c = ReadFile(base + "/cgroup.controllers"); c.ok()) controllers = *c;
-      bool has_memory = false;
-      for (const auto& c : Split(std::string(Trim(controllers)), ' ')) has_memory |= c == "memory";
-      if (has_memory && Writable(base)) {
-        // Enable the controllers for our subtree (a no-op if already enabled).
-        std::ofstream(base + "/rsl/cgroup.subtree_control") << "+memory +cpu";
-        b.mechanism = "cgroup v2";
-        b.v2 = base + "/rsl";
-        b.v2_mount = mount;
-        return b;
-      }
-    }
-  }
-  if (wanted == "auto" || wanted == "cgroup-v1") {
-    std::string mem = CgroupMount(false, "memory");
-    std::string cpu = CgroupMount(false, "cpu");
-    if (!mem.empty()) {
-      std::string mem_base = mem + SelfCgroupPath("memory");
-      if (Writable(mem_base)) {
-        b.mechanism = "cgroup v1";
-        b.mem = mem_base + "/rsl";
-        b.mem_mount = mem;
-        if (!cpu.empty()) {
-          std::string cpu_base = cpu + SelfCgroupPath("cpu");
-          if (Writable(cpu_base)) b.cpu = cpu_base + "/rsl";
-        }
-        return b;
-      }
-    }
-  }
-  b.mechanism = wanted == "none" ? "none" : "rlimit";
-  return b;
-}
-
-std::string SignalName(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
 std::string SanitizeId(const std::string& id) {
@@ -189,81 +99,6 @@ std::vector<std::string> MaskedSecretValues(const std::vector<std::string>& valu
     if (spec::MaskedInLogs(v)) out.push_back(v);
   }
   return out;
-}
-
-AttemptExit Lost(const std::string& attempt_id) {
-  AttemptExit e;
-  e.attempt_id = attempt_id;
-  e.kind = ExitKind::kNodeLost;
-  e.message = "the attempt's supervisor is gone and left no exit record";
-  return e;
-}
-
-// Every step process carries "<supervisor socket name>/<attempt id>" in this variable
-// (LaunchLine adds it): unique to the state directory and the attempt, so a backend never
-// takes another state directory's step (tests, users) with the same attempt id for its own.
-constexpr std::string_view kMarkerVar = "RSL_SUPERVISED_ATTEMPT=";
-
-std::string Marker(const std::string& socket_name, const std::string& attempt_id) {
-  return socket_name + "/" + attempt_id;
-}
-
-// SIGKILLs every process whose environment names one of `keys` (Marker()) as its attempt:
-// what a step left running when its supervisor was killed. The step's main process dies with the
-// supervisor (PR_SET_PDEATHSIG), but its background children do not, and nobody else would
-// ever stop them. Each candidate is pinned by a pidfd before its environment is read, so a
-// pid reused meanwhile is never signalled. Returns how many were killed. A process that
-// dropped the variable (env -i) is not found.
-int KillLeftovers(const std::set<std::string>& keys) {
-  if (keys.empty()) return 0;
-  DIR* d = opendir("/proc");
-  if (!d) return 0;
-  int killed = 0;
-  pid_t self = getpid();
-  while (const dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long pid = strtol(e->d_name, &end, 10);
-    if (pid <= 1 || *end != '\0' || pid == self) continue;
-    int pidfd = int(syscall(SYS_pidfd_open, pid_t(pid), 0));
-    // Unreadable (another user's, gone) or empty (a zombie, a kernel thread): not ours.
-    auto env = ReadFile("/proc/" + std::to_string(pid) + "/environ");
-    bool ours = false;
-    for (size_t at = 0; env.ok() && at < env->size() && !ours;) {
-      size_t nul = env->find('\0', at);
-      if (nul == std::string::npos) nul = env->size();
-      std::string_view var(env->data() + at, nul - at);
-      if (var.substr(0, kMarkerVar.size()) == kMarkerVar) {
-        ours = keys.count(std::string(var.substr(kMarkerVar.size()))) > 0;
-      }
-      at = nul + 1;
-    }
-    if (ours) {
-      // Through the pidfd where there is one: it still means the process we read.
-      int rc = pidfd >= 0 ? int(syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0))
-                          : kill(pid_t(pid), SIGKILL);
-      if (rc == 0) ++killed;
-    }
-    if (pidfd >= 0) close(pidfd);
-  }
-  closedir(d);
-  return killed;
-}
-
-// Kills the leftovers of every attempt in `exits` reported lost (only Lost() makes
-// kNodeLost here), until a pass finds none: a main process may still be forking when the
-// supervisor's socket closes (its PR_SET_PDEATHSIG comes a moment later).
-void KillLeftoversOfLost(const std::string& socket_name, const std::vector<AttemptExit>& exits) {
-  std::set<std::string> keys;
-  for (const auto& e : exits) {
-    if (e.kind == ExitKind::kNodeLost) keys.insert(Marker(socket_name, e.attempt_id));
-  }
-  for (int pass = 0; pass < 10 && KillLeftovers(keys) > 0; ++pass) usleep(10000);
-}
-
-// The exit file if there is a complete one, else kNodeLost.
-AttemptExit FromExitFile(const std::string& attempt_id, const std::string& exit_file) {
-  auto exit = ReadExitFile(exit_file, attempt_id);
-  return exit.ok() ? std::move(*exit) : Lost(attempt_id);
 }
 
 class LocalBackend : public Backend {
@@ -899,104 +734,6 @@ class LocalBackend : public Backend {
 
 }  // namespace
 
-std::string DetectLimitMechanism() { return Detect("auto").mechanism; }
-
-namespace {
-
-constexpr size_t kMaxExitFileBytes = 1 << 20;
-constexpr size_t kMaxJournalBytes = size_t(1) << 31;
-
-// The record of `key` in an exit journal (shim_record.h, ExitJournals): records are
-// "\nattempt=<key>\n" + key=value lines + "end=1"; the last complete one of `key` counts. A
-// record torn by a crash never has its "end=1" line (the next record starts on a line of its
-// own), so it is skipped. `seen`: some record of `key`, complete or not, was found.
-std::optional<std::string_view> FindJournalRecord(std::string_view text, std::string_view key,
-                                                  bool* seen) {
-  constexpr std::string_view kKey = "attempt=";
-  std::optional<std::string_view> found;
-  bool in_record = false;  // inside a record of `key`
-  size_t record_start = 0;
-  for (size_t pos = 0; pos <= text.size();) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    if (line.substr(0, kKey.size()) == kKey) {
-      in_record = line.substr(kKey.size()) == key;
-      record_start = nl + 1;
-      *seen |= in_record;
-    } else if (in_record && line == "end=1") {
-      found = text.substr(record_start, nl - record_start);
-      in_record = false;
-    }
-    pos = nl + 1;
-  }
-  return found;
-}
-
-}  // namespace
-
-Result<AttemptExit> ReadExitFile(const std::string& path, const std::string& attempt_id) {
-  auto own = ReadFileIfExists(path, kMaxExitFileBytes);
-  if (!own.ok()) return own.error();
-  if (*own) return ParseExitRecord(**own, path, attempt_id);
-  // No file of its own: the supervisor's journal beside it.
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  std::string journal = dir + "exits";
-  auto text = ReadFileIfExists(journal, kMaxJournalBytes);
-  if (!text.ok()) return text.error();
-  bool seen = false;
-  std::optional<std::string_view> record;
-  if (*text) record = FindJournalRecord(**text, std::string_view(path).substr(dir.size()), &seen);
-  if (record) return ParseExitRecord(std::string(*record), journal, attempt_id);
-  if (seen) {
-    return Error(codes::kInternal, "garbled exit record of " + path + " in " + journal).Value(path);
-  }
-  return Error(codes::kIoError, "no exit record " + path).Value(path);
-}
-
-Result<AttemptExit> ParseExitRecord(const std::string& text, const std::string& path,
-                                    const std::string& attempt_id) {
-  std::map<std::string, std::string> kv;
-  for (const auto& line : Split(text, '\n')) {
-    size_t eq = line.find('=');
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  // "end=1" comes last: a record cut short by a crash is garbled, not a wrong exit.
-  if (!kv.count("exit_code") || !kv.count("wall_ms") || kv["end"] != "1") {
-    return Error(codes::kInternal, "garbled exit record " + path).Value(path);
-  }
-  AttemptExit e;
-  e.attempt_id = attempt_id;
-  e.exit_code = atoi(kv["exit_code"].c_str());
-  e.signal = atoi(kv["signal"].c_str());
-  e.usage.wall_ms = atoll(kv["wall_ms"].c_str());
-  e.usage.cpu_ms = atoll(kv["cpu_ms"].c_str());
-  e.usage.peak_memory_bytes = atoll(kv["peak_memory_bytes"].c_str());
-  e.usage.peak_cpu_millicores = atoll(kv["peak_cpu_millicores"].c_str());
-  std::string limits = kv["limits"];
-  std::string how =
-      e.signal ? "killed by " + SignalName(e.signal) : "exit code " + std::to_string(e.exit_code);
-  if (kv["stop"] == "timeout") {
-    e.kind = ExitKind::kTimedOut;
-    e.message = "stopped: time limit exceeded (" + how + ")";
-  } else if (kv["stop"] == "cancel") {
-    e.kind = ExitKind::kCancelled;
-    e.message = "stopped on request (" + how + ")";
-  } else if (kv["oom"] == "1") {
-    e.kind = ExitKind::kOomKilled;
-    e.message = "memory limit exceeded, OOM-killed (" + limits + ")";
-  } else if (e.exit_code == 0) {
-    e.kind = ExitKind::kSucceeded;
-    e.message = "exit code 0";
-  } else {
-    e.kind = ExitKind::kFailed;
-    e.message = how;
-  }
-  if (!kv["message"].empty()) e.message += "; " + kv["message"];
-  return e;
-}
-
 Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
   std::string shim = options.shim_path;
   if (shim.empty()) {
@@ -1028,8 +765,8 @@ Result<std::unique_ptr<Backend>> NewLocalBackend(const LocalOptions& options) {
   }
   LocalOptions opts = options;
   if (opts.state_dir.empty()) opts.state_dir = DefaultStateDir();
-  auto backend = std::make_unique<LocalBackend>(opts, std::move(nodes), Detect(options.limits),
-                                                shim, *isolation);
+  auto backend = std::make_unique<LocalBackend>(opts, std::move(nodes),
+                                                DetectCgroups(options.limits), shim, *isolation);
   // Registry images run in containers where runc is installed (RSL_CONTAINER_RUNTIME=none:
   // on the host, as before containers; =PATH: that runc) and rsl-cinit is beside rsl-shim.
   ContainerRuntime runtime = FindContainerRuntime(Dirname(shim));

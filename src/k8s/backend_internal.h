@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -29,6 +30,20 @@ inline int64_t NowMs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+//! The volume of a Pod's staging directory (its outputs, copied out when it ends).
+inline constexpr char kStagingVolume[] = "rsl-staging";
+
+inline bool IsFileUri(const std::string& uri) { return uri.rfind("file://", 0) == 0; }
+inline std::string FilePath(const std::string& uri) { return uri.substr(7); }
+
+//! The Kubernetes namespace of an RSL namespace: as mapped in the options, else its DNS label.
+inline std::string KubeNs(const std::map<std::string, std::string>& map, const std::string& ns) {
+  auto it = map.find(ns);
+  return it != map.end() ? it->second : DnsLabel(ns);
+}
+
+inline std::string PodsPath(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/pods"; }
 
 inline std::string DeploymentsPath(const std::string& ns) {
   return "/apis/apps/v1/namespaces/" + ns + "/deployments";

@@ -17,6 +17,7 @@
 #include "base/secret_box.h"
 #include "base/sqlite.h"
 #include "base/strings.h"
+#include "store/sqlite_rows.h"
 #include "store/sqlite_schema.h"
 #include "store/store.h"
 
@@ -27,106 +28,6 @@ const std::vector<std::string>& StoreMigrationsForTest() { return SqliteStoreMig
 namespace {
 
 using nlohmann::json;
-
-std::string MapToJson(const std::map<std::string, std::string>& m) { return json(m).dump(); }
-std::map<std::string, std::string> MapFromJson(const std::string& text) {
-  std::map<std::string, std::string> out;
-  json j = json::parse(text, nullptr, false);
-  if (j.is_object()) {
-    for (auto& [k, v] : j.items()) {
-      if (v.is_string()) out[k] = v.get<std::string>();
-    }
-  }
-  return out;
-}
-
-constexpr char kRunCols[] =
-    "id, workload_id, name, namespace, phase, failure_code, failure_message, created_at, "
-    "started_at, finished_at, run_dir, admission_report_json, commit_state, committed_uri, "
-    "collected_at";
-constexpr char kStepCols[] =
-    "run_id, name, idx, phase, attempts, retries_used, attempt_id, node, exit_code, signal, "
-    "wall_ms, cpu_ms, peak_memory_bytes, started_at, finished_at, next_attempt_at, "
-    "failure_code, message, metrics_json, progress, output_dir, peak_cpu_millicores";
-constexpr char kVersionCols[] =
-    "id, name, namespace, spec_json, digest, created_at, created_by, labels_json, version, "
-    "rollback_of";
-
-// Phases cross into the row as their names (spec::Name); an unknown name is an error.
-Result<Run> ReadRun(const Stmt& s) {
-  Run r;
-  std::string phase;
-  s.Into(&r.id, &r.workload_id, &r.name, &r.namespace_, &phase, &r.failure_code, &r.failure_message,
-         &r.created_at, &r.started_at, &r.finished_at, &r.run_dir, &r.admission_report_json,
-         &r.commit_state, &r.committed_uri, &r.collected_at);
-  auto parsed = spec::ParseRunPhase(phase);
-  if (!parsed.ok()) return parsed.error().Path("store_runs[" + r.id + "].phase");
-  r.phase = *parsed;
-  return r;
-}
-
-Result<Step> ReadStep(const Stmt& s) {
-  Step st;
-  std::string phase;
-  s.Into(&st.run_id, &st.name, &st.index, &phase, &st.attempts, &st.retries_used, &st.attempt_id,
-         &st.node, &st.exit_code, &st.signal, &st.wall_ms, &st.cpu_ms, &st.peak_memory_bytes,
-         &st.started_at, &st.finished_at, &st.next_attempt_at, &st.failure_code, &st.message,
-         &st.metrics_json, &st.progress, &st.output_dir, &st.peak_cpu_millicores);
-  auto parsed = spec::ParseStepPhase(phase);
-  if (!parsed.ok()) {
-    return parsed.error().Path("store_steps[" + st.run_id + "/" + st.name + "].phase");
-  }
-  st.phase = *parsed;
-  return st;
-}
-
-// The row a lookup by id found, or the error `missing()` makes when there was none.
-template <class T, class Missing>
-Result<T> FoundOr(Result<std::optional<T>> row, Missing missing) {
-  if (!row.ok()) return row.error();
-  if (!row->has_value()) return missing();
-  return std::move(**row);
-}
-
-WorkloadVersion ReadVersion(const Stmt& s) {
-  WorkloadVersion v;
-  std::string labels_json;
-  s.Into(&v.id, &v.name, &v.namespace_, &v.spec_json, &v.digest, &v.created_at, &v.created_by,
-         &labels_json, &v.version, &v.rollback_of);
-  v.labels = MapFromJson(labels_json);
-  return v;
-}
-
-Result<Attempt> ReadAttempt(const Stmt& s) {
-  Attempt a;
-  std::string state;
-  s.Into(&a.id, &a.run_id, &a.step, &a.number, &state, &a.exit_kind, &a.created_at, &a.finished_at,
-         &a.launch_json);
-  auto parsed = spec::ParseAttemptPhase(state);
-  if (!parsed.ok()) return parsed.error().Path("store_attempts[" + a.id + "].state");
-  a.state = *parsed;
-  return a;
-}
-
-Event ReadEvent(const Stmt& s) {
-  Event e;
-  s.Into(&e.seq, &e.run_id, &e.step, &e.type, &e.reason, &e.message, &e.time);
-  return e;
-}
-
-Artifact ReadArtifact(const Stmt& s) {
-  Artifact a;
-  s.Into(&a.run_id, &a.step, &a.uri, &a.bytes, &a.kind, &a.digest);
-  return a;
-}
-
-LineageEdge ReadLineageEdge(const Stmt& s) {
-  LineageEdge e;
-  s.Into(&e.run_id, &e.from, &e.to, &e.relation, &e.from_json);
-  return e;
-}
-
-std::string ReadText0(const Stmt& s) { return s.Text(0); }
 
 // What a secret's sealed data is bound to (the context ResealColumn computes in SQL).
 std::string SecretContext(const std::string& ns, const std::string& name) {

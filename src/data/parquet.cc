@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 
 #include "base/codes.h"
 #include "base/strings.h"
@@ -31,7 +33,7 @@ using thrift::Node;
 using namespace parquet_decode;  // NOLINT(google-build-using-namespace): the format's own
                                  // vocabulary
 
-// One reading thread's buffers for ReadColumn (which is never reentered on a thread).
+// The buffers of one row group's reading (ReadGroup, ReadColumn), reused across row groups.
 struct Scratch {
   Values dict, vals;
   std::string page_buf, dict_buf, owned;
@@ -156,18 +158,11 @@ class ParquetReader : public SelfDescribedReader {
   bool ReadsNestedPaths() const override { return true; }
 
   Status ReadChunk(size_t chunk, ChunkSink* sink) override {
-    const RowGroup& rg = groups_[chunk];
-    for (size_t t = 0; t < tops_.size(); t++) {
-      int r = map_[t];
-      if (r < 0) continue;
-      if (tops_[t].flat) {
-        RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[tops_[t].first_leaf], rg.rows, r, sink, nullptr));
-      } else {
-        RSL_RETURN_IF_ERROR(ReadNested(tops_[t], rg, r, sink));
-      }
-    }
-    sink->rows = rg.rows;
-    return Status::Ok();
+    std::unique_ptr<Scratch> scratch = TakeScratch();
+    Status st = ReadGroup(groups_[chunk], sink, scratch.get());
+    std::lock_guard<std::mutex> lock(scratch_mu_);
+    scratch_.push_back(std::move(scratch));
+    return st;
   }
 
  private:
@@ -242,24 +237,50 @@ class ParquetReader : public SelfDescribedReader {
 
   // Reads a column chunk: a flat column's values go to reader field r of `sink`; a nested
   // column's levels and values (out != nullptr) are collected into `out`.
-  Status ReadColumn(const ChunkMeta& cm, int64_t rows, int r, ChunkSink* sink, Leaf* out) {
+  // Buffers for one row group's reading, kept by the reader (one validation) so that a
+  // worker's next row group reuses the pages it already faulted in; never by the thread, which
+  // may be a long-lived one of the controller's.
+  std::unique_ptr<Scratch> TakeScratch() {
+    std::lock_guard<std::mutex> lock(scratch_mu_);
+    if (scratch_.empty()) return std::make_unique<Scratch>();
+    std::unique_ptr<Scratch> s = std::move(scratch_.back());
+    scratch_.pop_back();
+    return s;
+  }
+
+  Status ReadGroup(const RowGroup& rg, ChunkSink* sink, Scratch* scratch) {
+    for (size_t t = 0; t < tops_.size(); t++) {
+      int r = map_[t];
+      if (r < 0) continue;
+      if (tops_[t].flat) {
+        RSL_RETURN_IF_ERROR(
+            ReadColumn(rg.chunks[tops_[t].first_leaf], rg.rows, r, sink, nullptr, scratch));
+      } else {
+        RSL_RETURN_IF_ERROR(ReadNested(tops_[t], rg, r, sink, scratch));
+      }
+    }
+    sink->rows = rg.rows;
+    return Status::Ok();
+  }
+
+  Status ReadColumn(const ChunkMeta& cm, int64_t rows, int r, ChunkSink* sink, Leaf* out,
+                    Scratch* scratch) {
     const Column& c = columns_[cm.column];
     const uint8_t* base = reinterpret_cast<const uint8_t*>(blob_->data().data());
     int64_t pos = cm.start;
     const int64_t end = cm.start + cm.size;
-    // Buffers of this thread, kept from one column chunk to the next: a chunk's pages are
-    // about a megabyte each, and fresh buffers per chunk were fresh pages to fault in.
-    thread_local Scratch scratch;
-    Values& dict = scratch.dict;
-    Values& vals = scratch.vals;
-    std::string& page_buf = scratch.page_buf;
-    std::string& dict_buf_ = scratch.dict_buf;
-    std::string& owned = scratch.owned;
-    std::vector<uint32_t>& levels = scratch.levels;
-    std::vector<uint32_t>& idx = scratch.idx;
-    std::vector<uint32_t>& reps = scratch.reps;
-    std::vector<int64_t>& delta = scratch.delta;
-    std::vector<uint8_t>& dict_enum = scratch.dict_enum;  // per dictionary entry: in the enum
+    // Buffers kept from one column chunk to the next: a chunk's pages are about a megabyte
+    // each, and fresh buffers per chunk were fresh pages to fault in.
+    Values& dict = scratch->dict;
+    Values& vals = scratch->vals;
+    std::string& page_buf = scratch->page_buf;
+    std::string& dict_buf_ = scratch->dict_buf;
+    std::string& owned = scratch->owned;
+    std::vector<uint32_t>& levels = scratch->levels;
+    std::vector<uint32_t>& idx = scratch->idx;
+    std::vector<uint32_t>& reps = scratch->reps;
+    std::vector<int64_t>& delta = scratch->delta;
+    std::vector<uint8_t>& dict_enum = scratch->dict_enum;  // per dictionary entry: in the enum
     dict_enum.clear();
     bool have_dict = false;
     const Route route = out ? Route::kAny : RouteOf(c, plan_->fields[r].kind);
@@ -596,10 +617,10 @@ class ParquetReader : public SelfDescribedReader {
   // plan addresses ("a.b", "items[]") from their columns. A path's value exists where its
   // innermost list has an element (or once per row outside lists): there it is a value or a
   // null (a null struct makes its fields null); an empty or null list holds none.
-  Status ReadNested(const Top& top, const RowGroup& rg, int r, ChunkSink* sink) {
+  Status ReadNested(const Top& top, const RowGroup& rg, int r, ChunkSink* sink, Scratch* scratch) {
     Leaf first;
     const int fc = top.first_leaf;
-    RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[fc], rg.rows, r, sink, &first));
+    RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[fc], rg.rows, r, sink, &first, scratch));
     const SNode& t = top.node;
     int items_def = -1, items_rep = 0;  // a list or map: the level of an item
     if (t.list || t.map) {
@@ -637,7 +658,7 @@ class ParquetReader : public SelfDescribedReader {
       Leaf own;
       const Leaf* l = &first;
       if (col != fc) {
-        RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[col], rg.rows, r, sink, &own));
+        RSL_RETURN_IF_ERROR(ReadColumn(rg.chunks[col], rg.rows, r, sink, &own, scratch));
         l = &own;
       }
       const Column& c = columns_[col];
@@ -662,6 +683,8 @@ class ParquetReader : public SelfDescribedReader {
 
   std::vector<Column> columns_;
   std::vector<Top> tops_;
+  std::mutex scratch_mu_;
+  std::vector<std::unique_ptr<Scratch>> scratch_;  // GUARDED_BY(scratch_mu_): not in use
   std::vector<RowGroup> groups_;
 };
 

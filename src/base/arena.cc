@@ -34,7 +34,6 @@ HugePageArena::Region HugePageArena::Map(size_t bytes) {
   char* tail = base + bytes;
   if (tail < raw + span) ::munmap(tail, static_cast<size_t>(raw + span - tail));
   (void)::madvise(base, bytes, MADV_HUGEPAGE);  // advice: where unsupported, 4 KiB pages
-  mapped_ += bytes;
   return {base, bytes};
 }
 
@@ -56,6 +55,12 @@ void* HugePageArena::Allocate(size_t bytes) {
   void* p = regions_[current_].base + used_;
   used_ += bytes;
   return p;
+}
+
+size_t HugePageArena::mapped_bytes() const {
+  size_t n = 0;
+  for (const Region& r : regions_) n += r.bytes;
+  return n;
 }
 
 void HugePageArena::Reset() {

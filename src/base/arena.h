@@ -27,7 +27,7 @@ class HugePageArena {
   //! Forgets every allocation; keeps the regions (already faulted in) for the next ones.
   void Reset();
   //! Bytes mapped (not necessarily resident).
-  size_t mapped_bytes() const { return mapped_; }
+  size_t mapped_bytes() const;
 
  private:
   struct Region {
@@ -40,7 +40,6 @@ class HugePageArena {
   std::vector<Region> regions_;
   size_t current_ = 0;  //!< region allocations come from; regions_.size() when none
   size_t used_ = 0;     //!< bytes used of regions_[current_]
-  size_t mapped_ = 0;
 };
 
 }  // namespace rsl

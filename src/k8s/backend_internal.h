@@ -8,8 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "backend/backend.h"
+#include "base/strings.h"
 #include "k8s/json_fields.h"
 #include "k8s/names.h"
 #include "k8s/render.h"
@@ -34,8 +36,9 @@ inline int64_t NowMs() {
 //! The volume of a Pod's staging directory (its outputs, copied out when it ends).
 inline constexpr char kStagingVolume[] = "rsl-staging";
 
-inline bool IsFileUri(const std::string& uri) { return uri.rfind("file://", 0) == 0; }
-inline std::string FilePath(const std::string& uri) { return uri.substr(7); }
+inline constexpr std::string_view kFileScheme = "file://";
+inline bool IsFileUri(const std::string& uri) { return StartsWith(uri, kFileScheme); }
+inline std::string FilePath(const std::string& uri) { return uri.substr(kFileScheme.size()); }
 
 //! The Kubernetes namespace of an RSL namespace: as mapped in the options, else its DNS label.
 inline std::string KubeNs(const std::map<std::string, std::string>& map, const std::string& ns) {

@@ -59,6 +59,7 @@ std::vector<Binding> Bindings(ControllerFlags* f) {
       {"insecure-listen", &f->insecure_listen},
       {"key-file", PathValue{&f->key_file}},
       {"prices", PathValue{&f->runtime.price_file}},
+      {"transition-log", &f->runtime.transition_log},
   };
 }
 
@@ -281,6 +282,10 @@ void AddControllerFlags(CLI::App& app, ControllerFlags* f) {
   app.add_option("--prices", f->runtime.price_file,
                  "price table YAML that cost accounting uses (default <state-dir>/prices.yaml; "
                  "docs/govern.md)");
+  app.add_flag("--transition-log", f->runtime.transition_log,
+               "make the engine's transitions durable in an append-only log, written into "
+               "rsl.db by a thread of its own; the controller then owns the store (seedctl run "
+               "on the same state directory gets CONFLICT; docs/architecture.md)");
   app.add_flag("--rotate-key", f->rotate_key,
                "re-seal every secret with a new key, then exit (stop the controller first)");
 }

@@ -52,6 +52,14 @@ const std::vector<std::string>& GovernMigrations() {
            action TEXT NOT NULL, detail TEXT NOT NULL);)",
       // A run's cost (describe, the console) reads its records by run.
       R"(CREATE INDEX govern_step_costs_run ON govern_step_costs(run_id);)",
+      // One record per attempt. A recovered engine may see an attempt's exit again: with the
+      // transition log (store/log_store.cc) a cost can reach SQLite in an earlier transaction
+      // than the turn that ended its step, and that turn can be lost in a crash before it
+      // was acknowledged; the second record of the same attempt is then ignored.
+      R"(DELETE FROM govern_step_costs WHERE id NOT IN
+           (SELECT MIN(id) FROM govern_step_costs GROUP BY run_id, step, attempt);
+         CREATE UNIQUE INDEX govern_step_costs_attempt
+           ON govern_step_costs(run_id, step, attempt);)",
   };
   return m;
 }
@@ -123,7 +131,7 @@ Status CostStore::Record(const CostRecord& record) {
   auto r = std::make_shared<const CostRecord>(record);
   auto insert = [r](Db* db) {
     json labels = r->labels;
-    return db->Run(std::string("INSERT INTO govern_step_costs(") + kCostCols +
+    return db->Run(std::string("INSERT OR IGNORE INTO govern_step_costs(") + kCostCols +
                        ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    r->ended_at_ms, r->run_id, r->workload_id, r->workload, r->namespace_, r->step,
                    r->attempt, labels.dump(), r->pricing, r->exit_kind, r->currency,

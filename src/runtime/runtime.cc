@@ -84,6 +84,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
 
   store::StoreOptions so;
   so.sync_full = o.sync_full;
+  so.transition_log = o.transition_log;
   auto store = store::OpenSqliteStore(o.state_dir, so);
   if (!store.ok()) return store.error();
   rt->store_ = std::move(*store);

@@ -39,6 +39,9 @@ struct RuntimeOptions {
   backend::BackendOptions backend_options;
   //! true: fsync every store commit; false: survive process crashes only (store.h).
   bool sync_full = true;
+  //! true: the engine's transitions go through the store's transition log
+  //! (store::StoreOptions::transition_log): the process then owns the state directory's store.
+  bool transition_log = false;
   //! false: no data/model/cost/policy hooks, engine checks only (`seedctl run --no-hooks`).
   bool hooks = true;
   //! Take <state_dir>/controller.lock (one controller per state directory: a second one would

@@ -125,6 +125,12 @@ ALTER TABLE store_attempts_v6 RENAME TO store_attempts;
 CREATE UNIQUE INDEX store_attempts_id ON store_attempts(id);
 CREATE UNIQUE INDEX store_launches_id ON store_launches(attempt_id);
 )sql",
+      // 7: the transition log (store/log_store.cc): the LSN of the last log record whose rows
+      // are in these tables, written in the same transaction as those rows.
+      R"sql(
+CREATE TABLE store_log (id INTEGER PRIMARY KEY CHECK (id = 1), applied_lsn INTEGER NOT NULL);
+INSERT INTO store_log VALUES (1, 0);
+)sql",
   };
   return kMigrations;
 }

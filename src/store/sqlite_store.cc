@@ -17,6 +17,7 @@
 #include "base/secret_box.h"
 #include "base/sqlite.h"
 #include "base/strings.h"
+#include "store/log_store.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_schema.h"
 #include "store/store.h"
@@ -37,8 +38,10 @@ std::string SecretContext(const std::string& ns, const std::string& name) {
 class SqliteStore : public Store {
  public:
   SqliteStore(std::shared_ptr<SharedDb> shared, std::unique_ptr<Db> reader,
-              std::unique_ptr<Db> checkpointer, std::shared_ptr<const SecretBox> box)
-      : shared_(std::move(shared)),
+              std::unique_ptr<Db> checkpointer, std::shared_ptr<const SecretBox> box,
+              std::string owner_lock)
+      : owner_lock_(std::move(owner_lock)),
+        shared_(std::move(shared)),
         write_mu_(shared_->mu()),
         writer_(shared_->db()),
         checkpointer_(std::move(checkpointer)),
@@ -94,6 +97,10 @@ class SqliteStore : public Store {
     launches_.tail = " ON CONFLICT(attempt_id) DO UPDATE SET launch_json=excluded.launch_json";
     events_.head = "INSERT INTO store_events (run_id, step, type, reason, message, time) VALUES ";
     events_.cols = 6;
+    // Events whose seq the transition log assigned (store/log_store.cc).
+    events_seq_.head =
+        "INSERT INTO store_events (seq, run_id, step, type, reason, message, time) VALUES ";
+    events_seq_.cols = 7;
     // A run's commit writes an artifact and a lineage edge per step.
     artifacts_.head =
         "INSERT OR REPLACE INTO store_artifacts (run_id, step, uri, bytes, kind, digest) VALUES ";
@@ -102,7 +109,8 @@ class SqliteStore : public Store {
         "INSERT OR REPLACE INTO store_lineage (run_id, from_ref, to_ref, relation, from_json) "
         "VALUES ";
     lineage_.cols = 5;
-    for (RowsWriter* w : {&steps_, &attempts_, &launches_, &events_, &artifacts_, &lineage_}) {
+    for (RowsWriter* w :
+         {&steps_, &attempts_, &launches_, &events_, &events_seq_, &artifacts_, &lineage_}) {
       w->db = writer_;
     }
     if (checkpointer_) checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
@@ -128,13 +136,18 @@ class SqliteStore : public Store {
       if (!s.ok()) fprintf(stderr, "rsl store: queued writes: %s\n", s.ToString().c_str());
     }
     put_run_.reset();
-    for (RowsWriter* w : {&steps_, &attempts_, &launches_, &events_, &artifacts_, &lineage_}) {
+    for (RowsWriter* w :
+         {&steps_, &attempts_, &launches_, &events_, &events_seq_, &artifacts_, &lineage_}) {
       w->one.reset();
       w->many.reset();
     }
   }
 
   Status Apply(Batch* b) override {
+    // While a process writes this store through its transition log, it alone may write runs
+    // and events (it numbers the events itself); another process's writes wait for it to go.
+    OwnerLock owner;
+    if (!owner_lock_.empty()) RSL_RETURN_IF_ERROR(owner.Share(owner_lock_));
     std::lock_guard<std::mutex> lock(write_mu_);
     Status s = writer_->Transaction([&] {
       shared_->RunQueuedWrites();  // e.g. the step costs of this very turn
@@ -502,8 +515,18 @@ class SqliteStore : public Store {
     }));
     // A statement's rows get consecutive seqs (INTEGER PRIMARY KEY: max + 1 each, and this
     // transaction is the only writer), so the last insert id gives them all.
+    static const std::vector<Event> kNone;
+    // Only the transition log's store (which owns the store) numbers events itself.
+    bool numbered = owner_lock_.empty() && !b->events.empty() && b->events.front().seq > 0;
+    if (numbered) {
+      RSL_RETURN_IF_ERROR(events_seq_.Write(b->events, [](Stmt& q, int o, const Event& e) {
+        q.Bind(o + 1, e.seq).BindRef(o + 2, e.run_id).BindRef(o + 3, e.step);
+        q.BindRef(o + 4, e.type).BindRef(o + 5, e.reason).BindRef(o + 6, e.message);
+        q.Bind(o + 7, e.time);
+      }));
+    }
     RSL_RETURN_IF_ERROR(events_.Write(
-        b->events,
+        numbered ? kNone : b->events,
         [](Stmt& q, int o, const Event& e) {
           q.BindRef(o + 1, e.run_id).BindRef(o + 2, e.step).BindRef(o + 3, e.type);
           q.BindRef(o + 4, e.reason).BindRef(o + 5, e.message).Bind(o + 6, e.time);
@@ -546,6 +569,10 @@ class SqliteStore : public Store {
   }
 
   static constexpr int64_t kCheckpointEveryMs = 200;
+
+  // <state-dir>/store.lock, held shared for each Apply of a store without a transition log;
+  // the store with one holds it exclusively (OpenLogStore). "" = this store is the log's.
+  std::string owner_lock_;
 
   // The writer is the process's shared connection (base/sqlite.h SharedDb): the audit log
   // and the step costs write through it too, under the same mutex, so that their writes do
@@ -597,7 +624,7 @@ class SqliteStore : public Store {
       return Status::Ok();
     }
   };
-  RowsWriter steps_, attempts_, launches_, events_, artifacts_,
+  RowsWriter steps_, attempts_, launches_, events_, events_seq_, artifacts_,
       lineage_;                       // GUARDED_BY(write_mu_)
   std::optional<Stmt> put_run_;       // GUARDED_BY(write_mu_)
   std::unique_ptr<Db> checkpointer_;  // used by checkpoint_thread_ only
@@ -667,6 +694,13 @@ class SqliteStore : public Store {
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options) {
+  if (options.transition_log) return OpenLogStore(state_dir, options);
+  RSL_RETURN_IF_ERROR(ApplyLeftoverLog(state_dir, options));
+  return OpenSqliteStoreAs(state_dir, options, /*owned=*/false);
+}
+
+Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
+                                                 const StoreOptions& options, bool owned) {
   auto box = SecretBox::ForStateDir(state_dir);
   if (!box.ok()) return box.error();
   auto shared = SharedDb::ForStateDir(state_dir, "store", SqliteStoreMigrations());
@@ -694,7 +728,8 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
   auto checkpointer = Db::Open(StateDbPath(state_dir));
   if (!checkpointer.ok()) return checkpointer.error();
   auto store = std::make_unique<SqliteStore>(std::move(*shared), std::move(*reader),
-                                             std::move(*checkpointer), std::move(*box));
+                                             std::move(*checkpointer), std::move(*box),
+                                             owned ? std::string() : StoreOwnerLockPath(state_dir));
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }

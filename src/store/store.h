@@ -369,9 +369,20 @@ struct StoreOptions {
   //! true: fsync on every commit (survives power loss). false: WAL synchronous=NORMAL
   //! (survives any process crash, may lose the last commits on power loss).
   bool sync_full = true;
+  //! true: the engine's transitions are made durable by appending them to a transition log
+  //! (<state-dir>/translog/, one record and one fdatasync per Apply) and written into
+  //! SQLite's tables by a thread of their own; reads wait until the tables hold everything
+  //! acknowledged before them (docs/architecture.md, "The transition log"). The process then
+  //! owns the store: it takes <state-dir>/store.lock exclusively, and another process's
+  //! Apply on the same state directory fails with CONFLICT until it closes the store.
+  //! Submissions (batches with versions or `also` writes) are written to SQLite directly, in
+  //! order with the log's records. false: every Apply is a SQLite transaction.
+  bool transition_log = false;
 };
 
-//! Opens (creating and migrating) the store in <state_dir>/rsl.db.
+//! Opens (creating and migrating) the store in <state_dir>/rsl.db; with
+//! options.transition_log, applies what the log holds first. Errors: CONFLICT (another
+//! process owns the store), IO_ERROR (a damaged log record that is not its last).
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options = {});
 

@@ -148,7 +148,12 @@ TEST(CrashTest, EveryKilledRunRecoversToACorrectEnd) {
     chmod(ledger.c_str(), 0666);
     ASSERT_TRUE(WriteFileAtomic(dir + "/wl.yaml", Workload(out, ledger)).ok());
     std::string crash_at = k % 13 < 4 ? kCrashPoints[size_t(k % 13)] : "";
-    pid_t pid = Spawn({"run", dir + "/wl.yaml", state}, dir + "/run.out", crash_at);
+    // The store with its transition log (as rsl-controller --transition-log) or without it,
+    // and recovered with it or without it: each of the four in turn.
+    std::string run_store = k % 2 == 0 ? "log" : "direct";
+    std::string recover_store = (k / 2) % 2 == 0 ? "log" : "direct";
+    pid_t pid =
+        Spawn({"run", dir + "/wl.yaml", state, "--store", run_store}, dir + "/run.out", crash_at);
     if (crash_at.empty()) {
       usleep(useconds_t(kill_ms(rng)) * 1000);
       kill(pid, SIGKILL);
@@ -156,12 +161,13 @@ TEST(CrashTest, EveryKilledRunRecoversToACorrectEnd) {
     WaitExit(pid);
     landed[crash_at.empty() ? Classify(state) : crash_at]++;
     if (k % kSecondKillEvery == 1) {
-      pid_t again = Spawn({"recover", state}, dir + "/recover.out", "");
+      pid_t again = Spawn({"recover", state, "--store", recover_store}, dir + "/recover.out", "");
       usleep(useconds_t(kill_ms(rng)) * 500);
       kill(again, SIGKILL);
       WaitExit(again);
     }
-    int status = WaitExit(Spawn({"recover", state}, dir + "/recover.out", ""));
+    int status =
+        WaitExit(Spawn({"recover", state, "--store", recover_store}, dir + "/recover.out", ""));
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "recover failed";
 
     std::string printed = ReadFile(dir + "/run.out").ok() ? *ReadFile(dir + "/run.out") : "";

@@ -1,7 +1,8 @@
 // rsl-engine-driver: the engine with the local backend and the SQLite store, and nothing
 // else (no data/model/cost hooks), for the crash test and the benchmarks.
 //
-//   rsl-engine-driver run FILE STATE_DIR [--sync full|normal] [--node-file F]
+//   rsl-engine-driver run FILE STATE_DIR [--sync full|normal] [--store log|direct]
+//                     [--node-file F]
 //       prints "submitted <id>" once the submission is durable, then "phase <PHASE>"
 //   rsl-engine-driver recover STATE_DIR
 //       finishes every unfinished run; prints "<id> <PHASE>" per run
@@ -21,7 +22,7 @@ namespace {
 int Usage() {
   fprintf(stderr,
           "usage: rsl-engine-driver run FILE STATE_DIR [--sync full|normal] "
-          "[--node-file F] | recover STATE_DIR\n");
+          "[--store log|direct] [--node-file F] | recover STATE_DIR\n");
   return 2;
 }
 
@@ -33,13 +34,15 @@ int main(int argc, char** argv) {
   std::string file = mode == "run" ? argv[2] : "";
   std::string state_dir = mode == "run" ? (argc > 3 ? argv[3] : "") : argv[2];
   if (state_dir.empty()) return Usage();
-  bool sync_full = true;
+  store::StoreOptions so;
+  so.transition_log = true;  // as rsl-controller: the crash test kills it at random points
   std::string node_file;
   for (int i = mode == "run" ? 4 : 3; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--sync") == 0) sync_full = strcmp(argv[i + 1], "normal") != 0;
+    if (strcmp(argv[i], "--sync") == 0) so.sync_full = strcmp(argv[i + 1], "normal") != 0;
+    if (strcmp(argv[i], "--store") == 0) so.transition_log = strcmp(argv[i + 1], "direct") != 0;
     if (strcmp(argv[i], "--node-file") == 0) node_file = argv[i + 1];
   }
-  auto store = store::OpenSqliteStore(state_dir, store::StoreOptions{sync_full});
+  auto store = store::OpenSqliteStore(state_dir, so);
   if (!store.ok()) {
     fprintf(stderr, "%s\n", store.error().ToString().c_str());
     return 1;

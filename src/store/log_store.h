@@ -1,0 +1,45 @@
+// The store layer's own: the store with a transition log in front of SQLite
+// (StoreOptions::transition_log) and the lock that makes its process the store's one writer.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "store/store.h"
+
+namespace rsl::store {
+
+//! <state_dir>/store.lock: held exclusively by a store with a transition log for its life,
+//! shared by every other store's Apply.
+std::string StoreOwnerLockPath(const std::string& state_dir);
+
+class OwnerLock {
+ public:
+  OwnerLock() = default;
+  OwnerLock(const OwnerLock&) = delete;
+  OwnerLock& operator=(const OwnerLock&) = delete;
+  ~OwnerLock();
+  //! Shared, without waiting. Errors: CONFLICT (a store with a log owns it), IO_ERROR.
+  Status Share(const std::string& path);
+  //! Exclusive, waiting up to `wait_ms` for shared holders (an Apply each) to go.
+  Status Own(const std::string& path, int wait_ms);
+
+ private:
+  int fd_ = -1;
+};
+
+//! The SQLite store alone; `owned`: its process holds the owner lock (no per-Apply lock).
+Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
+                                                 const StoreOptions& options, bool owned);
+
+//! A transition log left by an owner that died (records in <state_dir>/translog/) is applied
+//! to SQLite, unless its owner is alive: opening the store without a log must not lose them.
+Status ApplyLeftoverLog(const std::string& state_dir, const StoreOptions& options);
+
+//! The store with a transition log: takes the owner lock, applies what the log holds past
+//! what SQLite has, then starts the thread that writes SQLite's tables from the log.
+Result<std::unique_ptr<Store>> OpenLogStore(const std::string& state_dir,
+                                            const StoreOptions& options);
+
+}  // namespace rsl::store

@@ -1,0 +1,337 @@
+// The transition log (store/transition_log.h), its record form (store/batch_codec.h) and the
+// store that writes through it (StoreOptions::transition_log), killed at random points too.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "base/codes.h"
+#include "base/file.h"
+#include "base/test_util.h"
+#include "store/batch_codec.h"
+#include "store/store.h"
+#include "store/transition_log.h"
+
+namespace rsl::store {
+namespace {
+
+StoreOptions LogOptions() {
+  StoreOptions o;
+  o.transition_log = true;
+  return o;
+}
+
+Batch Submission(const std::string& id) {
+  Batch b;
+  WorkloadVersion v;
+  v.id = id;
+  v.name = "fraud";
+  v.namespace_ = "risk";
+  v.spec_json = "{}";
+  v.digest = "sha256:00";
+  v.created_at = 1000;
+  b.versions.push_back(v);
+  Run r;
+  r.id = RunIdFor(id);
+  r.workload_id = id;
+  r.name = "fraud";
+  r.namespace_ = "risk";
+  r.created_at = 1000;
+  b.runs.push_back(r);
+  Event e;
+  e.run_id = r.id;
+  e.reason = "Submitted";
+  b.events.push_back(e);
+  return b;
+}
+
+// One turn of a run: step `n` in `phase`, its attempt, an event.
+Batch Turn(const std::string& run_id, int n, spec::StepPhase phase, std::string launch = "") {
+  Batch b;
+  Step s;
+  s.run_id = run_id;
+  s.name = "s" + std::to_string(n);
+  s.index = n;
+  s.phase = phase;
+  s.attempts = 1;
+  s.attempt_id = run_id + "/" + s.name + "/1";
+  s.message = "turn of " + s.name + " \xe4\xb8\xad";  // any bytes
+  s.wall_ms = -7;
+  b.steps.push_back(s);
+  Attempt a;
+  a.id = s.attempt_id;
+  a.run_id = run_id;
+  a.step = s.name;
+  a.launch_json = std::move(launch);
+  a.state = phase == spec::StepPhase::kRunning ? spec::AttemptPhase::kLaunching
+                                               : spec::AttemptPhase::kExited;
+  b.attempts.push_back(a);
+  Event e;
+  e.run_id = run_id;
+  e.step = s.name;
+  e.reason = spec::Name(phase);
+  e.time = 1234567890123;
+  b.events.push_back(e);
+  return b;
+}
+
+TEST(BatchCodecTest, RoundTripsEveryField) {
+  Batch b = Turn("run-1", 3, spec::StepPhase::kSucceeded, "{\"argv\":[\"true\"]}");
+  rsl::store::Run r;
+  r.id = "run-1", r.workload_id = "wl-1", r.name = "n", r.namespace_ = "ns";
+  r.phase = spec::RunPhase::kTimedOut, r.failure_code = "X", r.failure_message = "m";
+  r.created_at = 1, r.started_at = 2, r.finished_at = 3, r.run_dir = "/d";
+  r.admission_report_json = "{}", r.commit_state = kCommitCommitted, r.committed_uri = "s3://b";
+  b.runs.push_back(r);
+  b.events[0].seq = 99;
+  b.artifacts.push_back(Artifact{"run-1", "s3", "file:///o", 42, "model", "sha256:ab"});
+  b.lineage.push_back(LineageEdge{"run-1", "a", "b", "input", "{\"x\":1}"});
+  std::string enc;
+  EncodeBatchRows(b, &enc);
+  Batch out;
+  ASSERT_TRUE(DecodeBatchRows(enc, &out).ok());
+  ASSERT_EQ(out.runs.size(), 1u);
+  EXPECT_EQ(out.runs[0].phase, spec::RunPhase::kTimedOut);
+  EXPECT_EQ(out.runs[0].committed_uri, "s3://b");
+  EXPECT_EQ(out.runs[0].finished_at, 3);
+  ASSERT_EQ(out.steps.size(), 1u);
+  EXPECT_EQ(out.steps[0].message, b.steps[0].message);
+  EXPECT_EQ(out.steps[0].wall_ms, -7);
+  EXPECT_EQ(out.steps[0].index, 3);
+  EXPECT_EQ(out.steps[0].phase, spec::StepPhase::kSucceeded);
+  EXPECT_EQ(out.attempts[0].launch_json, "{\"argv\":[\"true\"]}");
+  EXPECT_EQ(out.attempts[0].state, spec::AttemptPhase::kExited);
+  EXPECT_EQ(out.events[0].seq, 99);
+  EXPECT_EQ(out.events[0].time, 1234567890123);
+  EXPECT_EQ(out.artifacts[0].bytes, 42);
+  EXPECT_EQ(out.lineage[0].from_json, "{\"x\":1}");
+}
+
+TEST(BatchCodecTest, EveryTruncationAndFlipIsAnErrorOrARecordNeverACrash) {
+  Batch b = Turn("run-1", 1, spec::StepPhase::kRunning, "{}");
+  std::string enc;
+  EncodeBatchRows(b, &enc);
+  for (size_t n = 0; n < enc.size(); ++n) {
+    Batch out;
+    Status s = DecodeBatchRows(std::string_view(enc).substr(0, n), &out);
+    EXPECT_FALSE(s.ok()) << n;
+    EXPECT_EQ(s.error().code, codes::kIoError);
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string bad = enc;
+    bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+    Batch out;
+    (void)DecodeBatchRows(bad, &out);  // either; the sanitizers check the rest
+  }
+}
+
+TEST(TransitionLogTest, ReplaysWhatWasAppendedAndCutsATornTail) {
+  rsl::testing::TempDir tmp("tlog_replay");
+  std::string dir = tmp.Sub("log");
+  TransitionLog::Options o;
+  o.segment_bytes = 64;  // a segment every couple of records
+  {
+    auto log =
+        TransitionLog::Open(dir, o, 0, [](uint64_t, std::string_view) { return Status::Ok(); });
+    ASSERT_TRUE(log.ok()) << log.error().ToString();
+    ASSERT_TRUE((*log)->Reset(0).ok());
+    for (int i = 1; i <= 10; ++i) {
+      auto lsn = (*log)->Append("record " + std::to_string(i) + std::string(30, 'x'));
+      ASSERT_TRUE(lsn.ok());
+      EXPECT_EQ(*lsn, uint64_t(i));
+    }
+  }
+  // The last segment gets half a record more: a writer killed mid-append.
+  std::vector<std::string> segments;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) segments.push_back(e.path());
+  std::sort(segments.begin(), segments.end());
+  ASSERT_GT(segments.size(), 3u);
+  {
+    int fd = ::open(segments.back().c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "\x20\0\0\0garbage", 11), 11);
+    ::close(fd);
+  }
+  std::vector<std::string> seen;
+  auto log = TransitionLog::Open(dir, o, 4, [&](uint64_t lsn, std::string_view p) {
+    seen.push_back(std::to_string(lsn) + ":" + std::string(p.substr(0, p.find('x'))));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(log.ok()) << log.error().ToString();
+  ASSERT_EQ(seen.size(), 6u);
+  EXPECT_EQ(seen.front(), "5:record 5");
+  EXPECT_EQ(seen.back(), "10:record 10");
+  EXPECT_EQ((*log)->last_lsn(), 10u);
+}
+
+TEST(TransitionLogTest, DamageBeforeTheLastSegmentIsAnError) {
+  rsl::testing::TempDir tmp("tlog_damage");
+  std::string dir = tmp.Sub("log");
+  TransitionLog::Options o;
+  o.segment_bytes = 64;
+  auto none = [](uint64_t, std::string_view) { return Status::Ok(); };
+  {
+    auto log = TransitionLog::Open(dir, o, 0, none);
+    ASSERT_TRUE(log.ok());
+    ASSERT_TRUE((*log)->Reset(0).ok());
+    for (int i = 1; i <= 6; ++i) ASSERT_TRUE((*log)->Append(std::string(40, 'a' + i)).ok());
+  }
+  std::vector<std::string> segments;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) segments.push_back(e.path());
+  std::sort(segments.begin(), segments.end());
+  ASSERT_GE(segments.size(), 3u);
+  auto data = ReadFile(segments[1]);
+  ASSERT_TRUE(data.ok());
+  std::string bad = *data;
+  bad[bad.size() - 3] ^= 1;  // a payload byte: the CRC no longer matches
+  ASSERT_TRUE(WriteFileAtomic(segments[1], bad).ok());
+  auto log = TransitionLog::Open(dir, o, 0, none);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.error().code, codes::kIoError);
+  EXPECT_NE(log.error().message.find("damaged"), std::string::npos);
+  // A missing segment is a gap: an error too, never a silent skip.
+  ASSERT_TRUE(WriteFileAtomic(segments[1], *data).ok());
+  ASSERT_EQ(::unlink(segments[1].c_str()), 0);
+  auto gap = TransitionLog::Open(dir, o, 0, none);
+  ASSERT_FALSE(gap.ok());
+  EXPECT_NE(gap.error().message.find("missing"), std::string::npos);
+}
+
+TEST(LogStoreTest, ReadsSeeWhatWasAcknowledgedAndRowsAreWrittenOnce) {
+  rsl::testing::TempDir tmp("logstore_reads");
+  std::string dir = tmp.Sub("state");
+  auto store = OpenSqliteStore(dir, LogOptions());
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch sub = Submission("wl-20240615-00000001");
+  ASSERT_TRUE((*store)->Apply(&sub).ok());
+  EXPECT_EQ(sub.versions[0].version, 1);
+  int64_t first = sub.events[0].seq;
+  EXPECT_GT(first, 0);
+  std::string run = RunIdFor("wl-20240615-00000001");
+  for (int n = 0; n < 50; ++n) {
+    Batch t1 = Turn(run, n, spec::StepPhase::kRunning, "{\"n\":" + std::to_string(n) + "}");
+    ASSERT_TRUE((*store)->Apply(&t1).ok());
+    EXPECT_EQ(t1.events[0].seq, first + 1 + 2 * n);  // numbered at once, in order
+    Batch t2 = Turn(run, n, spec::StepPhase::kSucceeded);
+    ASSERT_TRUE((*store)->Apply(&t2).ok());
+  }
+  EXPECT_EQ((*store)->LastEventSeq(), first + 100);
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  ASSERT_EQ(steps->size(), 50u);
+  for (const Step& s : *steps) EXPECT_EQ(s.phase, spec::StepPhase::kSucceeded) << s.name;
+  auto attempts = (*store)->ListAttempts(run);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 50u);
+  // The exit's row had no launch record: the launch's is kept.
+  for (const Attempt& a : *attempts) {
+    EXPECT_EQ(a.launch_json, "{\"n\":" + a.step.substr(1) + "}") << a.id;
+    EXPECT_EQ(a.state, spec::AttemptPhase::kExited) << a.id;
+  }
+  auto events = (*store)->ListEvents(run, 0);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 101u);
+  for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i].seq, first + int64_t(i));
+  // A second submission is numbered after the records, and so on after a reopen.
+  Batch sub2 = Submission("wl-20240615-00000002");
+  ASSERT_TRUE((*store)->Apply(&sub2).ok());
+  EXPECT_EQ(sub2.versions[0].version, 2);
+  EXPECT_EQ(sub2.events[0].seq, first + 101);
+  store->reset();
+  auto again = OpenSqliteStore(dir, LogOptions());
+  ASSERT_TRUE(again.ok());
+  Batch t = Turn(run, 60, spec::StepPhase::kRunning);
+  ASSERT_TRUE((*again)->Apply(&t).ok());
+  EXPECT_EQ(t.events[0].seq, first + 102);
+  // A clean close leaves an empty log.
+  auto log_files = std::distance(std::filesystem::directory_iterator(dir + "/translog"), {});
+  EXPECT_EQ(log_files, 1);
+}
+
+TEST(LogStoreTest, AnotherProcessCannotWriteWhileTheLogOwnsTheStore) {
+  rsl::testing::TempDir tmp("logstore_owner");
+  std::string dir = tmp.Sub("state");
+  auto owner = OpenSqliteStore(dir, LogOptions());
+  ASSERT_TRUE(owner.ok());
+  auto direct = OpenSqliteStore(dir);  // opening and reading are allowed
+  ASSERT_TRUE(direct.ok());
+  Batch sub = Submission("wl-20240615-00000003");
+  Status s = (*direct)->Apply(&sub);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, codes::kConflict);
+  auto second = OpenSqliteStore(dir, LogOptions());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, codes::kConflict);
+  owner->reset();
+  Batch again = Submission("wl-20240615-00000003");
+  EXPECT_TRUE((*direct)->Apply(&again).ok());
+}
+
+// A child writes turns through the log and reports each acknowledged one on a pipe; it is
+// SIGKILLed at a random point. Every turn it reported is in the store once reopened.
+TEST(LogStoreTest, NothingAcknowledgedIsLostWhenKilled) {
+  std::mt19937 rng(20261207);
+  for (int round = 0; round < 8; ++round) {
+    rsl::testing::TempDir tmp("logstore_kill");
+    std::string dir = tmp.Sub("state");
+    std::string run = RunIdFor("wl-20240615-0000000a");
+    {
+      auto store = OpenSqliteStore(dir, LogOptions());
+      ASSERT_TRUE(store.ok());
+      Batch sub = Submission("wl-20240615-0000000a");
+      ASSERT_TRUE((*store)->Apply(&sub).ok());
+    }
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(fds[0]);
+      auto store = OpenSqliteStore(dir, LogOptions());
+      if (!store.ok()) ::_exit(3);
+      for (int n = 0;; ++n) {
+        Batch t = Turn(run, n, spec::StepPhase::kRunning);
+        if (!(*store)->Apply(&t).ok()) ::_exit(4);
+        if (::write(fds[1], &n, sizeof(n)) != sizeof(n)) ::_exit(5);
+      }
+    }
+    ::close(fds[1]);
+    int want = 20 + int(rng() % 400);
+    int last = -1, n = 0;
+    while (last < want && ::read(fds[0], &n, sizeof(n)) == sizeof(n)) last = n;
+    ::kill(pid, SIGKILL);
+    while (::read(fds[0], &n, sizeof(n)) == sizeof(n)) last = n;  // acknowledged before death
+    ::close(fds[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited " << WEXITSTATUS(status);
+    // Reopened with the log, or without it (half the rounds): the records left are applied
+    // either way.
+    bool with_log = round % 2 == 0;
+    auto store = OpenSqliteStore(dir, with_log ? LogOptions() : StoreOptions{});
+    ASSERT_TRUE(store.ok()) << store.error().ToString();
+    auto steps = (*store)->ListSteps(run);
+    ASSERT_TRUE(steps.ok());
+    EXPECT_GE(int(steps->size()), last + 1) << "round " << round;
+    auto events = (*store)->ListEvents(run, 0);
+    ASSERT_TRUE(events.ok());
+    EXPECT_GE(int(events->size()), last + 2);
+    for (size_t i = 1; i < events->size(); ++i) {
+      EXPECT_EQ((*events)[i].seq, (*events)[i - 1].seq + 1);
+    }
+    // And the store goes on numbering after what survived.
+    Batch t = Turn(run, 100000, spec::StepPhase::kRunning);
+    ASSERT_TRUE((*store)->Apply(&t).ok());
+    EXPECT_EQ(t.events[0].seq, events->back().seq + 1);
+  }
+}
+
+}  // namespace
+}  // namespace rsl::store

@@ -3,7 +3,8 @@
 #   (a) end to end with real processes: 10,000 independent `true` steps, and a 10,000-step
 #       build tree (step i needs 2i+1 and 2i+2), `seedctl run --no-hooks` vs `ninja`;
 #   (b) the engine's own overhead: the same DAGs with an in-process backend that ends every
-#       step at once (bin/rsl-engine-bench), vs `ninja -n`;
+#       step at once (bin/rsl-engine-bench), vs `ninja -n`; also through the store's
+#       transition log (rsl-engine-bench ... log, as rsl-controller --transition-log);
 #   plus the p50/p99 gap between a step's end and its dependent's start (tree, real run);
 #   (c) one workload of BIG steps (default 100000; BIG=0 skips it): `seedctl validate` of
 #       the file, then both DAGs through rsl-engine-bench (run time, peak RSS, and the store
@@ -87,6 +88,10 @@ for dag in independent tree; do
   ratio_n=$(python3 -c "print('%.2f' % ($inproc_s / $ninja_n))")
   echo "$dag $STEPS steps, real processes: rsl ${rsl_s}s, ninja ${ninja_s}s, ratio $ratio"
   echo "$dag $STEPS steps, engine overhead (in-process backend): rsl ${inproc_s}s, ninja -n ${ninja_n}s, ratio $ratio_n"
+  # The same through the store's transition log (rsl-controller --transition-log).
+  logged=$("$BIN/rsl-engine-bench" "$STEPS" "$dag" log)
+  logged_s=$(echo "$logged" | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')
+  echo "$dag $STEPS steps, engine overhead with the transition log: rsl ${logged_s}s, ratio $(python3 -c "print('%.2f' % ($logged_s / $ninja_n))")"
   if [ "$dag" = tree ]; then
     python3 bench/engine/gap.py "$WORK/$dag/state" "$STEPS" tree
   fi

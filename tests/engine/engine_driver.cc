@@ -1,10 +1,10 @@
 // rsl-engine-driver: the engine with the local backend and the SQLite store, and nothing
 // else (no data/model/cost hooks), for the crash test and the benchmarks.
 //
-//   rsl-engine-driver run FILE STATE_DIR [--sync full|normal] [--store log|direct]
+//   rsl-engine-driver run FILE STATE_DIR [--sync full|normal] [--store direct|log]
 //                     [--node-file F]
 //       prints "submitted <id>" once the submission is durable, then "phase <PHASE>"
-//   rsl-engine-driver recover STATE_DIR
+//   rsl-engine-driver recover STATE_DIR [--store direct|log]
 //       finishes every unfinished run; prints "<id> <PHASE>" per run
 #include <cstdio>
 #include <cstring>
@@ -22,7 +22,7 @@ namespace {
 int Usage() {
   fprintf(stderr,
           "usage: rsl-engine-driver run FILE STATE_DIR [--sync full|normal] "
-          "[--store log|direct] [--node-file F] | recover STATE_DIR\n");
+          "[--store direct|log] [--node-file F] | recover STATE_DIR [--store direct|log]\n");
   return 2;
 }
 
@@ -35,11 +35,10 @@ int main(int argc, char** argv) {
   std::string state_dir = mode == "run" ? (argc > 3 ? argv[3] : "") : argv[2];
   if (state_dir.empty()) return Usage();
   store::StoreOptions so;
-  so.transition_log = true;  // as rsl-controller: the crash test kills it at random points
   std::string node_file;
   for (int i = mode == "run" ? 4 : 3; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--sync") == 0) so.sync_full = strcmp(argv[i + 1], "normal") != 0;
-    if (strcmp(argv[i], "--store") == 0) so.transition_log = strcmp(argv[i + 1], "direct") != 0;
+    if (strcmp(argv[i], "--store") == 0) so.transition_log = strcmp(argv[i + 1], "log") == 0;
     if (strcmp(argv[i], "--node-file") == 0) node_file = argv[i + 1];
   }
   auto store = store::OpenSqliteStore(state_dir, so);

@@ -275,6 +275,18 @@ class LogStore : public StoreWrapper {
     bool done = false;
     {
       std::lock_guard<std::mutex> append(append_mu_);
+      {
+        // Behind records SQLite refuses (a full disk), a submission would wait as long as
+        // they do: it fails now, with their error, as it would have without the log.
+        std::lock_guard<std::mutex> lock(q_mu_);
+        if (retrying_ || failed_) {
+          return Error(codes::kIoError, "the store cannot write its tables")
+              .Value(last_error_)
+              .Hint(
+                  "free space under the state directory; the engine's transitions wait in "
+                  "its log meanwhile");
+        }
+      }
       int64_t seq = last_seq_;
       for (Event& e : b->events) e.seq = ++seq;
       last_seq_ = seq;  // a failed batch leaves a gap in the numbers, which is harmless
@@ -365,11 +377,16 @@ class LogStore : public StoreWrapper {
     while (true) {
       // Nothing in it is changed by Apply: no versions, and its events are numbered.
       Status s = inner_->Apply(b);
-      if (s.ok()) return true;
+      if (s.ok()) {
+        std::lock_guard<std::mutex> lock(q_mu_);
+        retrying_ = false;
+        return true;
+      }
       fprintf(stderr, "rsl store: writing the transition log into SQLite (will retry): %s\n",
               s.ToString().c_str());
       std::unique_lock<std::mutex> lock(q_mu_);
       last_error_ = s.ToString();
+      retrying_ = true;
       if (closing_) {
         failed_ = true;
         done_cv_.notify_all();
@@ -421,6 +438,7 @@ class LogStore : public StoreWrapper {
   int64_t acked_seq_ = 0;            // GUARDED_BY(q_mu_)
   bool closing_ = false;             // GUARDED_BY(q_mu_)
   bool failed_ = false;              // GUARDED_BY(q_mu_)
+  bool retrying_ = false;            // GUARDED_BY(q_mu_): the last SQLite write failed
   std::string last_error_;           // GUARDED_BY(q_mu_)
   std::thread indexer_;
 };

@@ -113,6 +113,21 @@ TEST(BatchCodecTest, RoundTripsEveryField) {
   EXPECT_EQ(out.lineage[0].from_json, "{\"x\":1}");
 }
 
+// The fuzzer's seed (fuzz/corpus/store_batch_fuzzer/turn.bin, written by hand from the form's
+// description) is a record this code reads: the form is what the header says.
+TEST(BatchCodecTest, TheFuzzersSeedIsARecord) {
+  auto seed = ReadFile(std::string(RSL_SOURCE_DIR) + "/fuzz/corpus/store_batch_fuzzer/turn.bin");
+  ASSERT_TRUE(seed.ok());
+  Batch b;
+  Status s = DecodeBatchRows(*seed, &b);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(b.steps.size(), 1u);
+  EXPECT_EQ(b.steps[0].metrics_json, "{\"auc\":0.9}");
+  EXPECT_EQ(b.attempts[0].state, spec::AttemptPhase::kExited);
+  EXPECT_EQ(b.events[0].seq, 7);
+  EXPECT_EQ(b.lineage[0].from, "s3://in");
+}
+
 TEST(BatchCodecTest, EveryTruncationAndFlipIsAnErrorOrARecordNeverACrash) {
   Batch b = Turn("run-1", 1, spec::StepPhase::kRunning, "{}");
   std::string enc;

@@ -6,7 +6,8 @@
 #
 #   bench/api_load.sh [BUILD_DIR]      (default build; needs rsl-controller, seedctl, api_load)
 # Env: SUBMISSIONS (default 5000), CONCURRENCY (4), GET_SECONDS (5), SETTLE (31, seconds; 0:
-# no wait) and DROP_CACHES (1) as in dag_vs_ninja.sh; IDLE_RSS (1: the RSS again 11 s later).
+# no wait) and DROP_CACHES (1) as in dag_vs_ninja.sh; IDLE_RSS (1: the RSS again 11 s later);
+# CONTROLLER_ARGS: more rsl-controller flags (e.g. --transition-log).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -31,7 +32,8 @@ trap cleanup EXIT
 source "$root/bench/settle.sh"
 settle_fs
 token=$("$bin/seedctl" token create --state-dir "$work/state" --namespace '*' --role admin --subject bench | tail -1)
-"$bin/rsl-controller" --listen 127.0.0.1:0 --state-dir "$work/state" > "$work/controller.log" 2>&1 &
+# shellcheck disable=SC2086  # CONTROLLER_ARGS: more flags, e.g. --transition-log
+"$bin/rsl-controller" --listen 127.0.0.1:0 --state-dir "$work/state" ${CONTROLLER_ARGS:-} > "$work/controller.log" 2>&1 &
 ctl_pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$work/controller.log" && break; sleep 0.1; done
 # `awk NR==1` reads its whole input: `head -1` would close the pipe early, and with pipefail

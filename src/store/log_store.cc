@@ -174,10 +174,13 @@ class LogStore : public StoreWrapper {
     last_seq_ = seq;
     {
       std::lock_guard<std::mutex> lock(q_mu_);
-      pending_bytes_ += record.size();
-      queue_.push_back(Entry{*lsn, std::move(record), nullptr});
-      ++enqueued_;
       acked_seq_ = std::max(acked_seq_, seq);
+      // With the indexer stopped the record waits in the log alone, for the next open.
+      if (!failed_) {
+        pending_bytes_ += record.size();
+        queue_.push_back(Entry{*lsn, std::move(record), nullptr});
+        ++enqueued_;
+      }
     }
     q_cv_.notify_all();
     return Status::Ok();
@@ -275,22 +278,19 @@ class LogStore : public StoreWrapper {
     bool done = false;
     {
       std::lock_guard<std::mutex> append(append_mu_);
-      {
-        // Behind records SQLite refuses (a full disk), a submission would wait as long as
-        // they do: it fails now, with their error, as it would have without the log.
-        std::lock_guard<std::mutex> lock(q_mu_);
-        if (retrying_ || failed_) {
-          return Error(codes::kIoError, "the store cannot write its tables")
-              .Value(last_error_)
-              .Hint(
-                  "free space under the state directory; the engine's transitions wait in "
-                  "its log meanwhile");
-        }
+      std::lock_guard<std::mutex> lock(q_mu_);
+      // Behind records SQLite refuses (a full disk), a submission would wait as long as they
+      // do: it fails now, with their error, as it would have without the log.
+      if (retrying_ || failed_) {
+        return Error(codes::kIoError, "the store cannot write its tables")
+            .Value(last_error_)
+            .Hint(
+                "free space under the state directory; the engine's transitions wait in its "
+                "log meanwhile");
       }
       int64_t seq = last_seq_;
       for (Event& e : b->events) e.seq = ++seq;
       last_seq_ = seq;  // a failed batch leaves a gap in the numbers, which is harmless
-      std::lock_guard<std::mutex> lock(q_mu_);
       queue_.push_back(Entry{0, {}, b, &result, &done});
       ++enqueued_;
     }
@@ -331,7 +331,7 @@ class LogStore : public StoreWrapper {
       {
         std::unique_lock<std::mutex> lock(q_mu_);
         q_cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
-        if (queue_.empty() || failed_) return;  // closing, everything written (or not writable)
+        if (queue_.empty()) return;  // closing, everything written
         // The whole queue: records that came in while the last transaction ran go together.
         work.clear();
         while (!queue_.empty() && work.size() < kMaxEntriesPerTransaction) {
@@ -354,14 +354,15 @@ class LogStore : public StoreWrapper {
           Batch b;
           Status decoded = DecodeBatchRows(
               std::string_view(work[j].record).substr(TransitionLog::kFrameBytes), &b);
-          if (!decoded.ok()) return Fail(decoded);  // our own record: a bug, not the disk
+          if (!decoded.ok()) return Abandon(&work, i, decoded);  // our own record: a bug
           rows.Add(std::move(b));
           bytes += work[j].record.size();
         }
         uint64_t last = work[j - 1].lsn;
         Batch merged = rows.Take();
         merged.also.push_back(SetApplied(last));
-        if (!WriteRetrying(&merged)) return;
+        if (!WriteRetrying(&merged))
+          return Abandon(&work, i, Status(Error(codes::kIoError, "closing")));
         Status dropped = log_->DropThrough(last);
         if (!dropped.ok()) fprintf(stderr, "rsl store: %s\n", dropped.ToString().c_str());
         Finish(j - i, bytes, nullptr, Status::Ok());
@@ -410,11 +411,21 @@ class LogStore : public StoreWrapper {
     done_cv_.notify_all();
   }
 
-  void Fail(const Status& s) {
+  // The indexer stops: the records it could not write stay in the log for the next open;
+  // every submission still waiting (in `work` from `from` on, or queued) fails with `s`.
+  void Abandon(std::vector<Entry>* work, size_t from, const Status& s) {
     fprintf(stderr, "rsl store: transition log: %s\n", s.ToString().c_str());
     std::lock_guard<std::mutex> lock(q_mu_);
     failed_ = true;
-    last_error_ = s.ToString();
+    if (last_error_.empty()) last_error_ = s.ToString();
+    Status failed = Error(codes::kIoError, "the store cannot write its tables").Value(last_error_);
+    auto fail = [&](Entry& e) {
+      if (e.lsn != 0) return;
+      *e.result = failed;
+      *e.done = true;
+    };
+    for (size_t k = from; k < work->size(); ++k) fail((*work)[k]);
+    for (Entry& e : queue_) fail(e);
     done_cv_.notify_all();
   }
 

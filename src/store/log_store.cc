@@ -129,10 +129,13 @@ std::function<Status(Db*)> SetApplied(uint64_t lsn) {
 
 class LogStore : public StoreWrapper {
  public:
-  LogStore(std::unique_ptr<Store> inner, std::unique_ptr<TransitionLog> log,
-           std::unique_ptr<OwnerLock> owner)
+  //! `wrapper` (may be null) wraps `inner`: the indexer writes through it (tests).
+  LogStore(std::unique_ptr<Store> inner, std::unique_ptr<Store> wrapper,
+           std::unique_ptr<TransitionLog> log, std::unique_ptr<OwnerLock> owner)
       : StoreWrapper(inner.get()),
         inner_(std::move(inner)),
+        wrapper_(std::move(wrapper)),
+        writer_(wrapper_ ? wrapper_.get() : inner_.get()),
         log_(std::move(log)),
         owner_(std::move(owner)) {
     last_seq_ = acked_seq_ = inner_->LastEventSeq();
@@ -342,7 +345,7 @@ class LogStore : public StoreWrapper {
       size_t i = 0;
       while (i < work.size()) {
         if (work[i].lsn == 0) {
-          Status s = inner_->Apply(work[i].direct);
+          Status s = writer_->Apply(work[i].direct);
           Finish(1, 0, &work[i], s);
           ++i;
           continue;
@@ -377,7 +380,7 @@ class LogStore : public StoreWrapper {
     int delay_ms = 10;
     while (true) {
       // Nothing in it is changed by Apply: no versions, and its events are numbered.
-      Status s = inner_->Apply(b);
+      Status s = writer_->Apply(b);
       if (s.ok()) {
         std::lock_guard<std::mutex> lock(q_mu_);
         retrying_ = false;
@@ -434,6 +437,8 @@ class LogStore : public StoreWrapper {
   static constexpr int kReadWaitMs = 30000;
 
   std::unique_ptr<Store> inner_;
+  std::unique_ptr<Store> wrapper_;  // over inner_, or null
+  Store* writer_;                   // what the indexer writes through
   std::unique_ptr<TransitionLog> log_;
   std::unique_ptr<OwnerLock> owner_;
   std::mutex append_mu_;    // before q_mu_: one Apply numbers and appends at a time
@@ -475,10 +480,16 @@ Status ApplyLeftoverLog(const std::string& state_dir, const StoreOptions& option
 
 Result<std::unique_ptr<Store>> OpenLogStore(const std::string& state_dir,
                                             const StoreOptions& options) {
+  return OpenLogStoreWrapped(state_dir, options, nullptr);
+}
+
+Result<std::unique_ptr<Store>> OpenLogStoreWrapped(const std::string& state_dir,
+                                                   const StoreOptions& options,
+                                                   const WrapStoreFn& wrap) {
   auto inner = OpenSqliteStoreAs(state_dir, options, /*owned=*/true);  // creates state_dir
   if (!inner.ok()) return inner.error();
   auto owner = std::make_unique<OwnerLock>();
-  RSL_RETURN_IF_ERROR(owner->Own(StoreOwnerLockPath(state_dir), 5000));
+  RSL_RETURN_IF_ERROR(owner->Own(StoreOwnerLockPath(state_dir), 2000));
   auto shared = SharedDb::ForStateDir(state_dir, "store", SqliteStoreMigrations());
   if (!shared.ok()) return shared.error();
   uint64_t applied = 0;
@@ -518,7 +529,9 @@ Result<std::unique_ptr<Store>> OpenLogStore(const std::string& state_dir,
             static_cast<unsigned long long>(reached - applied));
   }
   RSL_RETURN_IF_ERROR((*log)->Reset(reached));
-  return std::unique_ptr<Store>(new LogStore(std::move(*inner), std::move(*log), std::move(owner)));
+  std::unique_ptr<Store> wrapper = wrap ? wrap(inner->get()) : nullptr;
+  return std::unique_ptr<Store>(
+      new LogStore(std::move(*inner), std::move(wrapper), std::move(*log), std::move(owner)));
 }
 
 }  // namespace rsl::store

@@ -2,6 +2,7 @@
 // (StoreOptions::transition_log) and the lock that makes its process the store's one writer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,5 +42,12 @@ Status ApplyLeftoverLog(const std::string& state_dir, const StoreOptions& option
 //! what SQLite has, then starts the thread that writes SQLite's tables from the log.
 Result<std::unique_ptr<Store>> OpenLogStore(const std::string& state_dir,
                                             const StoreOptions& options);
+
+//! OpenLogStore whose indexer writes through wrap(the SQLite store) (tests: a FailingStore,
+//! SQLite refusing the log's rows as a full disk would).
+using WrapStoreFn = std::function<std::unique_ptr<Store>(Store* sqlite)>;
+Result<std::unique_ptr<Store>> OpenLogStoreWrapped(const std::string& state_dir,
+                                                   const StoreOptions& options,
+                                                   const WrapStoreFn& wrap);
 
 }  // namespace rsl::store

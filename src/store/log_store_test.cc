@@ -10,11 +10,14 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "base/codes.h"
 #include "base/file.h"
 #include "base/test_util.h"
 #include "store/batch_codec.h"
+#include "store/failing_store.h"
+#include "store/log_store.h"
 #include "store/store.h"
 #include "store/transition_log.h"
 
@@ -287,6 +290,58 @@ TEST(LogStoreTest, AnotherProcessCannotWriteWhileTheLogOwnsTheStore) {
   owner->reset();
   Batch again = Submission("wl-20240615-00000003");
   EXPECT_TRUE((*direct)->Apply(&again).ok());
+}
+
+// SQLite refuses the log's rows (a full disk): the engine's turns are still acknowledged
+// (they are in the log), a submission fails at once instead of waiting behind them, and once
+// SQLite takes writes again the indexer catches up and every read sees every turn. Closed
+// while SQLite still refuses, the records wait in the log for the next open.
+TEST(LogStoreTest, RowsSQLiteRefusesWaitInTheLogUntilItTakesThemAgain) {
+  rsl::testing::TempDir tmp("logstore_refused");
+  std::string dir = tmp.Sub("state");
+  std::string run = RunIdFor("wl-20240615-000000b1");
+  {
+    FailingStore* failing = nullptr;
+    auto store = OpenLogStoreWrapped(dir, LogOptions(), [&](Store* sqlite) {
+      auto f = std::make_unique<FailingStore>(sqlite);
+      failing = f.get();
+      return std::unique_ptr<Store>(std::move(f));
+    });
+    ASSERT_TRUE(store.ok()) << store.error().ToString();
+    Batch sub = Submission("wl-20240615-000000b1");
+    ASSERT_TRUE((*store)->Apply(&sub).ok());
+    failing->FailNthApply(1, /*sticky=*/true);
+    for (int n = 0; n < 5; ++n) {
+      Batch t = Turn(run, n, spec::StepPhase::kRunning);
+      ASSERT_TRUE((*store)->Apply(&t).ok()) << n;
+    }
+    for (int i = 0; i < 500 && failing->failures() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GE(failing->failures(), 2);  // retried
+    Batch refused = Submission("wl-20240615-000000b2");
+    Status s = (*store)->Apply(&refused);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, codes::kIoError);
+    EXPECT_EQ(refused.events[0].seq, 0);
+    failing->Heal();
+    auto steps = (*store)->ListSteps(run);
+    ASSERT_TRUE(steps.ok()) << steps.error().ToString();
+    EXPECT_EQ(steps->size(), 5u);
+    Batch sub3 = Submission("wl-20240615-000000b3");
+    EXPECT_TRUE((*store)->Apply(&sub3).ok());
+    // Refused again, and closed so.
+    failing->FailNthApply(1, /*sticky=*/true);
+    for (int n = 5; n < 8; ++n) {
+      Batch t = Turn(run, n, spec::StepPhase::kRunning);
+      ASSERT_TRUE((*store)->Apply(&t).ok()) << n;
+    }
+  }
+  auto store = OpenSqliteStore(dir, LogOptions());
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  auto steps = (*store)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(steps->size(), 8u);
 }
 
 // A child writes turns through the log and reports each acknowledged one on a pipe; it is

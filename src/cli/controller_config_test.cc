@@ -40,7 +40,7 @@ TEST(ControllerConfigTest, KeysAreTheFlagsInCamelCase) {
       EXPECT_NE(std::find(keys.begin(), keys.end(), ConfigKeyOfFlag(name)), keys.end()) << name;
     }
   }
-  EXPECT_EQ(keys.size(), 27u);
+  EXPECT_EQ(keys.size(), 28u);
 }
 
 TEST(ControllerConfigTest, ReadsEveryKindOfValue) {
@@ -68,6 +68,7 @@ TEST(ControllerConfigTest, ReadsEveryKindOfValue) {
       "stepIsolation: users\n"
       "slurmPartition: gpu\n"
       "prices: prices/2026.yaml\n"
+      "transitionLog: true\n"
       "nodeFile:\n",  // null: not set
       "/etc/rsl/controller.yaml", &f);
   ASSERT_TRUE(st.ok()) << st.error().ToString();
@@ -93,6 +94,7 @@ TEST(ControllerConfigTest, ReadsEveryKindOfValue) {
   EXPECT_EQ(f.runtime.backend_options.slurm_partition, "gpu");
   EXPECT_EQ(f.runtime.backend_options.node_file, "");
   EXPECT_EQ(f.runtime.price_file, "/etc/rsl/prices/2026.yaml");
+  EXPECT_TRUE(f.runtime.transition_log);
   EXPECT_TRUE(CheckControllerFlags(f).ok());
 }
 

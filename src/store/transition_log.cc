@@ -262,11 +262,4 @@ Status TransitionLog::Reset(uint64_t lsn) {
   return StartSegment(lsn + 1);
 }
 
-uint64_t TransitionLog::bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t n = 0;
-  for (const auto& s : segments_) n += s.size;
-  return n;
-}
-
 }  // namespace rsl::store

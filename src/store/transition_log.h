@@ -58,9 +58,6 @@ class TransitionLog {
   //! Deletes every segment and starts an empty one after `lsn` (every record is applied).
   Status Reset(uint64_t lsn);
 
-  //! Bytes in the segments kept (tests, metrics).
-  uint64_t bytes() const;
-
  private:
   struct Segment {
     std::string path;

@@ -29,6 +29,7 @@
 #include <unordered_map>
 
 #include "base/codes.h"
+#include "base/env.h"
 #include "base/sqlite.h"
 #include "store/batch_codec.h"
 #include "store/sqlite_schema.h"
@@ -38,38 +39,27 @@ namespace rsl::store {
 
 std::string StoreOwnerLockPath(const std::string& state_dir) { return state_dir + "/store.lock"; }
 
-OwnerLock::~OwnerLock() {
-  if (fd_ >= 0) ::close(fd_);  // releases the flock
+SharedStoreLock::~SharedStoreLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
-Status OwnerLock::Share(const std::string& path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) return OsError(codes::kIoError, "cannot open", path, errno);
-  if (::flock(fd_, LOCK_SH | LOCK_NB) == 0) return Status::Ok();
-  int err = errno;
-  if (err != EWOULDBLOCK) return OsError(codes::kIoError, "cannot lock", path, err);
-  return Error(codes::kConflict,
-               "another process owns this state directory's store (rsl-controller writes it "
-               "through its transition log)")
-      .Value(path)
-      .Hint("submit through that process (seedctl --server), or stop it first");
-}
-
-Status OwnerLock::Own(const std::string& path, int wait_ms) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) return OsError(codes::kIoError, "cannot open", path, errno);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    if (err != EWOULDBLOCK) return OsError(codes::kIoError, "cannot lock", path, err);
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return Error(codes::kConflict, "another process writes this state directory's store")
-          .Value(path)
-          .Hint("stop the other rsl-controller or seedctl run on it, or use another --state-dir");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+Status SharedStoreLock::Take() {
+  if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) return OsError(codes::kIoError, "cannot open", path_, errno);
+  while (::flock(fd_, LOCK_SH | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return OsError(codes::kIoError, "cannot lock", path_, errno);
+    return Error(codes::kConflict,
+                 "another process owns this state directory's store (rsl-controller writes it "
+                 "through its transition log)")
+        .Value(path_)
+        .Hint("submit through that process (seedctl --server), or stop it first");
   }
   return Status::Ok();
+}
+
+void SharedStoreLock::Release() {
+  if (fd_ >= 0) ::flock(fd_, LOCK_UN);
 }
 
 namespace {
@@ -131,7 +121,7 @@ class LogStore : public StoreWrapper {
  public:
   //! `wrapper` (may be null) wraps `inner`: the indexer writes through it (tests).
   LogStore(std::unique_ptr<Store> inner, std::unique_ptr<Store> wrapper,
-           std::unique_ptr<TransitionLog> log, std::unique_ptr<OwnerLock> owner)
+           std::unique_ptr<TransitionLog> log, std::unique_ptr<FileLock> owner)
       : StoreWrapper(inner.get()),
         inner_(std::move(inner)),
         wrapper_(std::move(wrapper)),
@@ -440,10 +430,10 @@ class LogStore : public StoreWrapper {
   std::unique_ptr<Store> wrapper_;  // over inner_, or null
   Store* writer_;                   // what the indexer writes through
   std::unique_ptr<TransitionLog> log_;
-  std::unique_ptr<OwnerLock> owner_;
-  std::mutex append_mu_;    // before q_mu_: one Apply numbers and appends at a time
-  int64_t last_seq_ = 0;    // GUARDED_BY(append_mu_): the last event number given
-  size_t record_hint_ = 0;  // GUARDED_BY(append_mu_): room for the next record
+  std::unique_ptr<FileLock> owner_;  // store.lock, exclusively
+  std::mutex append_mu_;             // before q_mu_: one Apply numbers and appends at a time
+  int64_t last_seq_ = 0;             // GUARDED_BY(append_mu_): the last event number given
+  size_t record_hint_ = 0;           // GUARDED_BY(append_mu_): room for the next record
   std::mutex q_mu_;
   std::condition_variable q_cv_;     // the indexer: work, or closing
   std::condition_variable done_cv_;  // readers, submitters, turns waiting for room
@@ -469,11 +459,8 @@ Status ApplyLeftoverLog(const std::string& state_dir, const StoreOptions& option
     if (e.path().extension() == ".tlog" && e.file_size(size_ec) > 0 && !size_ec) records = true;
   }
   if (!records) return Status::Ok();
-  {
-    // A live owner indexes its own log.
-    OwnerLock probe;
-    if (!probe.Own(StoreOwnerLockPath(state_dir), 0).ok()) return Status::Ok();
-  }
+  // A live owner indexes its own log.
+  if (!Env::Default()->LockFile(StoreOwnerLockPath(state_dir), 0).ok()) return Status::Ok();
   auto owner = OpenLogStore(state_dir, options);  // applies the records, then closes
   return owner.ok() ? Status::Ok() : Status(owner.error());
 }
@@ -488,8 +475,14 @@ Result<std::unique_ptr<Store>> OpenLogStoreWrapped(const std::string& state_dir,
                                                    const WrapStoreFn& wrap) {
   auto inner = OpenSqliteStoreAs(state_dir, options, /*owned=*/true);  // creates state_dir
   if (!inner.ok()) return inner.error();
-  auto owner = std::make_unique<OwnerLock>();
-  RSL_RETURN_IF_ERROR(owner->Own(StoreOwnerLockPath(state_dir), 2000));
+  // Shared holders (another process's Apply) let go within milliseconds; an owner does not.
+  auto owner = Env::Default()->LockFile(StoreOwnerLockPath(state_dir), 2000);
+  if (!owner.ok()) {
+    if (owner.error().code != codes::kConflict) return owner.error();
+    return Error(codes::kConflict, "another process writes this state directory's store")
+        .Value(StoreOwnerLockPath(state_dir))
+        .Hint("stop the other rsl-controller or seedctl run on it, or use another --state-dir");
+  }
   auto shared = SharedDb::ForStateDir(state_dir, "store", SqliteStoreMigrations());
   if (!shared.ok()) return shared.error();
   uint64_t applied = 0;
@@ -531,7 +524,7 @@ Result<std::unique_ptr<Store>> OpenLogStoreWrapped(const std::string& state_dir,
   RSL_RETURN_IF_ERROR((*log)->Reset(reached));
   std::unique_ptr<Store> wrapper = wrap ? wrap(inner->get()) : nullptr;
   return std::unique_ptr<Store>(
-      new LogStore(std::move(*inner), std::move(wrapper), std::move(*log), std::move(owner)));
+      new LogStore(std::move(*inner), std::move(wrapper), std::move(*log), std::move(*owner)));
 }
 
 }  // namespace rsl::store

@@ -11,26 +11,29 @@
 
 namespace rsl::store {
 
-//! <state_dir>/store.lock: held exclusively by a store with a transition log for its life,
-//! shared by every other store's Apply.
+//! <state_dir>/store.lock: held exclusively by a store with a transition log for its life
+//! (Env::LockFile), shared by every other store's Apply (SharedStoreLock).
 std::string StoreOwnerLockPath(const std::string& state_dir);
 
-class OwnerLock {
+//! The shared side of store.lock, for a store without a transition log: its file is opened
+//! once, then taken and let go around each Apply. Not thread-safe: the store's writer mutex
+//! serializes it (two holders on one open file would share one lock).
+class SharedStoreLock {
  public:
-  OwnerLock() = default;
-  OwnerLock(const OwnerLock&) = delete;
-  OwnerLock& operator=(const OwnerLock&) = delete;
-  ~OwnerLock();
-  //! Shared, without waiting. Errors: CONFLICT (a store with a log owns it), IO_ERROR.
-  Status Share(const std::string& path);
-  //! Exclusive, waiting up to `wait_ms` for shared holders (an Apply each) to go.
-  Status Own(const std::string& path, int wait_ms);
+  explicit SharedStoreLock(std::string path) : path_(std::move(path)) {}
+  SharedStoreLock(const SharedStoreLock&) = delete;
+  SharedStoreLock& operator=(const SharedStoreLock&) = delete;
+  ~SharedStoreLock();
+  //! Without waiting. Errors: CONFLICT (a store with a log owns it), IO_ERROR.
+  Status Take();
+  void Release();
 
  private:
+  std::string path_;
   int fd_ = -1;
 };
 
-//! The SQLite store alone; `owned`: its process holds the owner lock (no per-Apply lock).
+//! The SQLite store alone; `owned`: its process holds store.lock (no per-Apply lock).
 Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
                                                  const StoreOptions& options, bool owned);
 

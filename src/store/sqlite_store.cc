@@ -39,7 +39,7 @@ class SqliteStore : public Store {
  public:
   SqliteStore(std::shared_ptr<SharedDb> shared, std::unique_ptr<Db> reader,
               std::unique_ptr<Db> checkpointer, std::shared_ptr<const SecretBox> box,
-              std::string owner_lock)
+              std::unique_ptr<SharedStoreLock> owner_lock)
       : owner_lock_(std::move(owner_lock)),
         shared_(std::move(shared)),
         write_mu_(shared_->mu()),
@@ -144,15 +144,15 @@ class SqliteStore : public Store {
   }
 
   Status Apply(Batch* b) override {
+    std::lock_guard<std::mutex> lock(write_mu_);
     // While a process writes this store through its transition log, it alone may write runs
     // and events (it numbers the events itself); another process's writes wait for it to go.
-    OwnerLock owner;
-    if (!owner_lock_.empty()) RSL_RETURN_IF_ERROR(owner.Share(owner_lock_));
-    std::lock_guard<std::mutex> lock(write_mu_);
+    if (owner_lock_) RSL_RETURN_IF_ERROR(owner_lock_->Take());
     Status s = writer_->Transaction([&] {
       shared_->RunQueuedWrites();  // e.g. the step costs of this very turn
       return ApplyLocked(b);
     });
+    if (owner_lock_) owner_lock_->Release();
     if (!s.ok()) return s;
     if (checkpointer_) {
       {
@@ -517,7 +517,7 @@ class SqliteStore : public Store {
     // transaction is the only writer), so the last insert id gives them all.
     static const std::vector<Event> kNone;
     // Only the transition log's store (which owns the store) numbers events itself.
-    bool numbered = owner_lock_.empty() && !b->events.empty() && b->events.front().seq > 0;
+    bool numbered = !owner_lock_ && !b->events.empty() && b->events.front().seq > 0;
     if (numbered) {
       RSL_RETURN_IF_ERROR(events_seq_.Write(b->events, [](Stmt& q, int o, const Event& e) {
         q.Bind(o + 1, e.seq).BindRef(o + 2, e.run_id).BindRef(o + 3, e.step);
@@ -570,9 +570,10 @@ class SqliteStore : public Store {
 
   static constexpr int64_t kCheckpointEveryMs = 200;
 
-  // <state-dir>/store.lock, held shared for each Apply of a store without a transition log;
-  // the store with one holds it exclusively (OpenLogStore). "" = this store is the log's.
-  std::string owner_lock_;
+  // <state-dir>/store.lock, held shared for each Apply of a store without a transition log
+  // (GUARDED_BY(write_mu_)); the store with one holds it exclusively (OpenLogStore).
+  // null = this store is the log's.
+  std::unique_ptr<SharedStoreLock> owner_lock_;
 
   // The writer is the process's shared connection (base/sqlite.h SharedDb): the audit log
   // and the step costs write through it too, under the same mutex, so that their writes do
@@ -727,9 +728,9 @@ Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
   if (!reader.ok()) return reader.error();
   auto checkpointer = Db::Open(StateDbPath(state_dir));
   if (!checkpointer.ok()) return checkpointer.error();
-  auto store = std::make_unique<SqliteStore>(std::move(*shared), std::move(*reader),
-                                             std::move(*checkpointer), std::move(*box),
-                                             owned ? std::string() : StoreOwnerLockPath(state_dir));
+  auto store = std::make_unique<SqliteStore>(
+      std::move(*shared), std::move(*reader), std::move(*checkpointer), std::move(*box),
+      owned ? nullptr : std::make_unique<SharedStoreLock>(StoreOwnerLockPath(state_dir)));
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -235,8 +235,6 @@ class ParquetReader : public SelfDescribedReader {
     }
   }
 
-  // Reads a column chunk: a flat column's values go to reader field r of `sink`; a nested
-  // column's levels and values (out != nullptr) are collected into `out`.
   // Buffers for one row group's reading, kept by the reader (one validation) so that a
   // worker's next row group reuses the pages it already faulted in; never by the thread, which
   // may be a long-lived one of the controller's.
@@ -263,6 +261,8 @@ class ParquetReader : public SelfDescribedReader {
     return Status::Ok();
   }
 
+  // Reads a column chunk: a flat column's values go to reader field r of `sink`; a nested
+  // column's levels and values (out != nullptr) are collected into `out`.
   Status ReadColumn(const ChunkMeta& cm, int64_t rows, int r, ChunkSink* sink, Leaf* out,
                     Scratch* scratch) {
     const Column& c = columns_[cm.column];

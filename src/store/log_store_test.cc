@@ -19,6 +19,7 @@
 #include "store/failing_store.h"
 #include "store/log_store.h"
 #include "store/store.h"
+#include "store/store_test_util.h"
 #include "store/transition_log.h"
 
 namespace rsl::store {
@@ -30,27 +31,11 @@ StoreOptions LogOptions() {
   return o;
 }
 
+// A submission's batch (store_test_util.h) without its step: the run's steps are the turns'.
 Batch Submission(const std::string& id) {
-  Batch b;
-  WorkloadVersion v;
-  v.id = id;
-  v.name = "fraud";
-  v.namespace_ = "risk";
-  v.spec_json = "{}";
-  v.digest = "sha256:00";
-  v.created_at = 1000;
-  b.versions.push_back(v);
-  Run r;
-  r.id = RunIdFor(id);
-  r.workload_id = id;
-  r.name = "fraud";
-  r.namespace_ = "risk";
-  r.created_at = 1000;
-  b.runs.push_back(r);
-  Event e;
-  e.run_id = r.id;
-  e.reason = "Submitted";
-  b.events.push_back(e);
+  Batch b = testing::NewRunBatch(id, "fraud");
+  b.steps.clear();
+  b.events[0].reason = "Submitted";
   return b;
 }
 

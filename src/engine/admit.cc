@@ -352,7 +352,7 @@ void Engine::Impl::HandleRecover(RecoverMsg& m, store::Batch* b, std::set<RunSta
     for (const auto& a : m.live) {
       if (a.step == r->slots[i].record.name) att = &a;
     }
-    auto spec = att ? LaunchFromJson(att->launch_json)
+    auto spec = att ? LaunchFromJson(att->launch_json, LaunchBaseOf(r))
                     : Result<backend::LaunchSpec>(Error(codes::kInternal, "no attempt"));
     if (!spec.ok()) {
       lost.push_back(static_cast<int>(i));

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -35,6 +36,10 @@ Engine::Impl::Impl(store::Store* store, backend::Backend* backend, Hooks hooks,
       opts_(std::move(options)),
       env_(opts_.env ? opts_.env : Env::Default()) {
   opts_.max_launches_per_run_per_turn = std::max(1, opts_.max_launches_per_run_per_turn);
+  for (const auto& name : opts_.inherited_env) {
+    if (const char* v = getenv(name.c_str())) inherited_env_[name] = v;
+  }
+  inherited_env_.emplace("PATH", "/usr/local/bin:/usr/bin:/bin");  // unless it was set
 }
 
 Engine::Impl::~Impl() { Stop(false); }
@@ -378,7 +383,7 @@ void Engine::Impl::Drive(RunState* r, store::Batch* b, Actions* a) {
       att.run_id = r->run.id;
       att.step = step.name;
       att.number = launch.attempt;
-      att.launch_json = LaunchToJson(launch);
+      att.launch_json = LaunchToJson(launch, LaunchBaseOf(r));
       att.created_at = now;
       b->attempts.push_back(std::move(att));
       std::string where = backend_queues_

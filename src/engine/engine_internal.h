@@ -125,10 +125,29 @@ void CrashPoint(const char* point);
 //! RSL_INPUT and for output commits.
 std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher);
 
+//! What every attempt of one run shares, left out of its launch records (LaunchToJson) and
+//! put back when one is read (LaunchFromJson): the run's identity and labels, its directory
+//! (paths under it are stored relative to it) and the inherited environment (EngineOptions::
+//! inherited_env with the engine's values; PATH defaulted). A field of an attempt that differs
+//! from its base is stored whole.
+struct LaunchBase {
+  std::string run_id;
+  std::string version_id;
+  std::string workload_name;
+  std::string namespace_;
+  std::string run_dir;
+  const std::map<std::string, std::string>* labels = nullptr;     //!< null = none shared
+  const std::map<std::string, std::string>* inherited = nullptr;  //!< null = none
+};
+
 //! The LaunchSpec as stored with an attempt (secret values are never in it: secret env
-//! values are replaced by "***" and secret_values dropped).
-std::string LaunchToJson(const backend::LaunchSpec& spec);
-Result<backend::LaunchSpec> LaunchFromJson(const std::string& json);
+//! values are replaced by "***" and secret_values dropped), less what `base` holds: about
+//! 400 bytes for a step of a 10,000-step tree, where the whole spec was 1.4 KB (and what
+//! SQLite spends on an attempt grows with its record). Its form: docs/engine.md.
+std::string LaunchToJson(const backend::LaunchSpec& spec, const LaunchBase& base);
+//! Reads a record of LaunchToJson with the base it was written with (the same run's), or one
+//! written before records had a base (every field whole; `base` unused).
+Result<backend::LaunchSpec> LaunchFromJson(const std::string& json, const LaunchBase& base);
 
 class Engine::Impl : public RunControl {
  public:
@@ -242,6 +261,8 @@ class Engine::Impl : public RunControl {
   void FinishRunFiles(RunState* r, store::Batch* b);
 
   // launch.cc
+  //! What the launch records of r's attempts share (LaunchToJson, LaunchFromJson).
+  LaunchBase LaunchBaseOf(const RunState* r) const;
   Result<backend::LaunchSpec> BuildLaunch(RunState* r, int i, const std::string& node,
                                           const std::vector<int>& gpus);
   std::string OutputDirFor(RunState* r, int i);  // what dependents get as RSL_INPUT_<DEP>
@@ -354,7 +375,10 @@ class Engine::Impl : public RunControl {
   backend::Backend* backend_;
   Hooks hooks_;
   EngineOptions opts_;
-  Env* env_;              // opts_.env or Env::Default()
+  Env* env_;  // opts_.env or Env::Default()
+  //! opts_.inherited_env with this process's values, read once at construction (PATH
+  //! defaulted): the start of every launch's environment, and its records' base.
+  std::map<std::string, std::string> inherited_env_;
   sched::Ledger ledger_;  // loop thread (after Start): the nodes with what steps hold
   //! The backend queues attempts (QueuesAttempts): it, not the engine, knows what is in use;
   //! the ledger then holds nothing and placement only checks that a node could take it.

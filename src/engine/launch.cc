@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string_view>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -52,39 +53,120 @@ std::string DepEnvName(const std::string& step) { return spec::StepInputVariable
 
 // Written by hand: one per attempt on the engine's loop thread, where nlohmann's builder
 // (a heap node per value) was a fifth of the engine's cost. LaunchFromJson reads it back.
-std::string LaunchToJson(const backend::LaunchSpec& s) {
+std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
   std::string out;
-  out.reserve(1024);
+  out.reserve(512);
   JsonObjectWriter w(&out);
-  auto map = [&](const char* k, const std::map<std::string, std::string>& m, bool mask) {
-    JsonObjectWriter o(&w.Key(k));
-    for (const auto& [name, v] : m) {
-      bool secret =
-          mask && !v.empty() &&
-          std::find(s.secret_values.begin(), s.secret_values.end(), v) != s.secret_values.end();
-      o.Str(name, secret ? "***" : v);
+  // A path under the run's directory is stored after it, under the key with '@' appended.
+  // Returns what follows the directory's slash, "" for a path not under it.
+  auto under = [&](const std::string& path) -> std::string_view {
+    const std::string& dir = base.run_dir;
+    if (dir.empty() || path.size() <= dir.size() + 1 || path.compare(0, dir.size(), dir) != 0 ||
+        path[dir.size()] != '/') {
+      return {};
     }
-    o.End();
+    return std::string_view(path).substr(dir.size() + 1);
   };
-  w.Str("attempt_id", s.attempt_id);
-  w.Str("run_id", s.run_id);
-  w.Str("version_id", s.version_id);
-  w.Str("workload_name", s.workload_name);
-  w.Str("namespace", s.namespace_);
+  auto path = [&](const char* k, const char* k_under, const std::string& v) {
+    if (v.empty()) return;
+    if (std::string_view rest = under(v); !rest.empty()) {
+      w.Str(k_under, rest);
+    } else {
+      w.Str(k, v);
+    }
+  };
+  auto shared = [&](const char* k, const std::string& v, const std::string& b) {
+    if (v != b) w.Str(k, v);
+  };
+  w.Int("v", 2);  // fields left out come from the base
+  shared("run_id", s.run_id, base.run_id);
+  shared("version_id", s.version_id, base.version_id);
+  shared("workload_name", s.workload_name, base.workload_name);
+  shared("namespace", s.namespace_, base.namespace_);
   w.Str("step", s.step);
   w.Int("attempt", s.attempt);
+  if (s.attempt_id != s.run_id + "/" + s.step + "/" + std::to_string(s.attempt)) {
+    w.Str("attempt_id", s.attempt_id);
+  }
   w.StrList("argv", s.argv);
-  map("env", s.env, /*mask=*/true);
-  w.Str("workdir", s.workdir);
-  w.StrList("make_dirs", s.make_dirs);
-  w.Str("log_path", s.log_path);
-  w.Str("exit_file", s.exit_file);
-  w.Int("cpu_millis", s.cpu_millis);
-  w.Int("memory_bytes", s.memory_bytes);
-  w.Int("gpus", s.gpus);
-  w.StrList("capabilities", s.capabilities);
-  w.Str("node", s.node);
-  map("labels", s.labels, /*mask=*/false);
+  {
+    // Three parts: as written (secrets masked), under the run's directory, and inherited
+    // (names only). Classified once, then written part by part.
+    enum Kind : uint8_t { kAsWritten, kMasked, kUnder, kInherited };
+    std::vector<uint8_t> kinds;
+    kinds.reserve(s.env.size());
+    bool any[4] = {false, false, false, false};
+    for (const auto& [name, v] : s.env) {
+      Kind k = kAsWritten;
+      if (!v.empty() &&
+          std::find(s.secret_values.begin(), s.secret_values.end(), v) != s.secret_values.end()) {
+        k = kMasked;
+      } else if (auto it = base.inherited ? base.inherited->find(name)
+                                          : std::map<std::string, std::string>::const_iterator();
+                 base.inherited && it != base.inherited->end() && it->second == v) {
+        k = kInherited;
+      } else if (!under(v).empty()) {
+        k = kUnder;
+      }
+      kinds.push_back(k);
+      any[k] = true;
+    }
+    if (any[kAsWritten] || any[kMasked]) {
+      JsonObjectWriter o(&w.Key("env"));
+      size_t n = 0;
+      for (const auto& [name, v] : s.env) {
+        uint8_t k = kinds[n++];
+        if (k == kAsWritten) o.Str(name, v);
+        if (k == kMasked) o.Str(name, "***");
+      }
+      o.End();
+    }
+    if (any[kUnder]) {
+      JsonObjectWriter o(&w.Key("env@"));
+      size_t n = 0;
+      for (const auto& [name, v] : s.env) {
+        if (kinds[n++] == kUnder) o.Str(name, under(v));
+      }
+      o.End();
+    }
+    if (any[kInherited]) {
+      std::string& list = w.Key("inherit");
+      list.push_back('[');
+      size_t n = 0;
+      bool first = true;
+      for (const auto& [name, v] : s.env) {
+        if (kinds[n++] != kInherited) continue;
+        if (!first) list.push_back(',');
+        first = false;
+        AppendJsonString(&list, name);
+      }
+      list.push_back(']');
+    }
+  }
+  path("workdir", "workdir@", s.workdir);
+  if (!s.make_dirs.empty()) {
+    std::vector<std::string> rest;
+    for (const auto& d : s.make_dirs) {
+      if (std::string_view r = under(d); !r.empty()) rest.emplace_back(r);
+    }
+    if (rest.size() == s.make_dirs.size()) {
+      w.StrList("make_dirs@", rest);
+    } else {
+      w.StrList("make_dirs", s.make_dirs);
+    }
+  }
+  path("log_path", "log_path@", s.log_path);
+  path("exit_file", "exit_file@", s.exit_file);
+  if (s.cpu_millis) w.Int("cpu_millis", s.cpu_millis);
+  if (s.memory_bytes) w.Int("memory_bytes", s.memory_bytes);
+  if (s.gpus) w.Int("gpus", s.gpus);
+  if (!s.capabilities.empty()) w.StrList("capabilities", s.capabilities);
+  if (!s.node.empty()) w.Str("node", s.node);
+  if (!base.labels || s.labels != *base.labels) {
+    JsonObjectWriter o(&w.Key("labels"));
+    for (const auto& [name, v] : s.labels) o.Str(name, v);
+    o.End();
+  }
   if (s.timeout_ms) w.Int("timeout_ms", *s.timeout_ms);
   if (s.serving) {  // all of it: recovery adopts the replica set with these settings
     const backend::ServingLaunch& sv = *s.serving;
@@ -105,30 +187,59 @@ std::string LaunchToJson(const backend::LaunchSpec& s) {
   return out;
 }
 
-Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
+Result<backend::LaunchSpec> LaunchFromJson(const std::string& text, const LaunchBase& base) {
   json j = json::parse(text, nullptr, false);
   if (!j.is_object()) return Error(codes::kInternal, "garbled launch record");
   backend::LaunchSpec s;
   try {
-    s.attempt_id = j.value("attempt_id", "");
-    s.run_id = j.value("run_id", "");
-    s.version_id = j.value("version_id", "");
-    s.workload_name = j.value("workload_name", "");
-    s.namespace_ = j.value("namespace", "");
+    // Version 2 leaves out what the run's attempts share; a record without "v" has it all.
+    bool based = j.value("v", 1) >= 2;
+    const std::string none;
+    const std::string& dir = based ? base.run_dir : none;
+    auto str = [&](const char* k, const std::string& dflt) { return j.value(k, dflt); };
+    auto path = [&](const char* k, const char* k_under) {
+      if (based && j.contains(k_under)) return dir + "/" + j[k_under].get<std::string>();
+      return j.value(k, std::string());
+    };
+    s.run_id = str("run_id", based ? base.run_id : none);
+    s.version_id = str("version_id", based ? base.version_id : none);
+    s.workload_name = str("workload_name", based ? base.workload_name : none);
+    s.namespace_ = str("namespace", based ? base.namespace_ : none);
     s.step = j.value("step", "");
     s.attempt = j.value("attempt", 1);
+    s.attempt_id =
+        str("attempt_id", based ? s.run_id + "/" + s.step + "/" + std::to_string(s.attempt) : none);
     s.argv = j.value("argv", std::vector<std::string>{});
     s.env = j.value("env", std::map<std::string, std::string>{});
-    s.workdir = j.value("workdir", "");
+    if (based) {
+      for (const auto& [name, v] : j.value("env@", std::map<std::string, std::string>{})) {
+        s.env[name] = dir + "/" + v;
+      }
+      for (const auto& name : j.value("inherit", std::vector<std::string>{})) {
+        if (!base.inherited) break;
+        auto it = base.inherited->find(name);
+        if (it != base.inherited->end()) s.env[name] = it->second;
+      }
+    }
+    s.workdir = path("workdir", "workdir@");
     s.make_dirs = j.value("make_dirs", std::vector<std::string>{});
-    s.log_path = j.value("log_path", "");
-    s.exit_file = j.value("exit_file", "");
+    if (based && j.contains("make_dirs@")) {
+      for (const auto& d : j["make_dirs@"].get<std::vector<std::string>>()) {
+        s.make_dirs.push_back(dir + "/" + d);
+      }
+    }
+    s.log_path = path("log_path", "log_path@");
+    s.exit_file = path("exit_file", "exit_file@");
     s.cpu_millis = j.value("cpu_millis", int64_t{0});
     s.memory_bytes = j.value("memory_bytes", int64_t{0});
     s.gpus = j.value("gpus", int64_t{0});
     s.capabilities = j.value("capabilities", std::vector<std::string>{});
     s.node = j.value("node", "");
-    s.labels = j.value("labels", std::map<std::string, std::string>{});
+    if (j.contains("labels") || !based || !base.labels) {
+      s.labels = j.value("labels", std::map<std::string, std::string>{});
+    } else {
+      s.labels = *base.labels;
+    }
     if (j.contains("timeout_ms")) s.timeout_ms = j["timeout_ms"].get<int64_t>();
     if (j.contains("serving")) {
       backend::ServingLaunch sv;
@@ -150,6 +261,18 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text) {
     return Error(codes::kInternal, std::string("garbled launch record: ") + e.what());
   }
   return s;
+}
+
+LaunchBase Engine::Impl::LaunchBaseOf(const RunState* r) const {
+  LaunchBase b;
+  b.run_id = r->run.id;
+  b.version_id = r->run.workload_id;
+  b.workload_name = r->workload->name;
+  b.namespace_ = r->workload->namespace_;
+  b.run_dir = r->run.run_dir;
+  b.labels = &r->launch_labels;
+  b.inherited = &inherited_env_;
+  return b;
 }
 
 std::string Engine::Impl::OutputDirFor(RunState* r, int i) {
@@ -193,14 +316,8 @@ Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const 
     sv.ready_timeout_ms = step.ready_timeout_ms;
     s.serving = sv;
   }
-  s.labels = r->workload->labels;
-  s.labels["namespace"] = r->workload->namespace_;
-  s.labels["workload"] = r->workload->name;
-
-  for (const auto& name : opts_.inherited_env) {
-    if (const char* v = getenv(name.c_str())) s.env[name] = v;
-  }
-  if (!s.env.count("PATH")) s.env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  s.labels = r->launch_labels;
+  s.env = inherited_env_;
   for (size_t k = 0; k < step.env_from.size(); ++k) {
     const spec::EnvFrom& ef = step.env_from[k];
     bool secret = ef.kind == spec::EnvFrom::Kind::kSecret;

@@ -126,9 +126,9 @@ TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
   s.node = "n1";
   s.labels = {{"team", "risk"}};
   s.timeout_ms = 90'000;
-  std::string text = LaunchToJson(s);
+  std::string text = LaunchToJson(s, LaunchBase{});
   EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
-  auto back = LaunchFromJson(text);
+  auto back = LaunchFromJson(text, LaunchBase{});
   ASSERT_TRUE(back.ok()) << text;
   EXPECT_EQ(back->attempt_id, s.attempt_id);
   EXPECT_EQ(back->run_id, s.run_id);
@@ -156,7 +156,7 @@ TEST(LaunchJsonTest, RoundTripsEveryFieldAndMasksSecrets) {
   ASSERT_TRUE(back->timeout_ms.has_value());
   EXPECT_EQ(*back->timeout_ms, 90'000);
   s.timeout_ms.reset();
-  back = LaunchFromJson(LaunchToJson(s));
+  back = LaunchFromJson(LaunchToJson(s, LaunchBase{}), LaunchBase{});
   ASSERT_TRUE(back.ok());
   EXPECT_FALSE(back->timeout_ms.has_value());
   EXPECT_FALSE(back->serving.has_value());
@@ -177,7 +177,7 @@ TEST(LaunchJsonTest, ServingSettingsRoundTrip) {
   sv.port = 18080;
   sv.ready_timeout_ms = 60'000;
   s.serving = sv;
-  auto back = LaunchFromJson(LaunchToJson(s));
+  auto back = LaunchFromJson(LaunchToJson(s, LaunchBase{}), LaunchBase{});
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->version_id, s.version_id);
   ASSERT_TRUE(back->serving.has_value());
@@ -192,11 +192,124 @@ TEST(LaunchJsonTest, ServingSettingsRoundTrip) {
   EXPECT_EQ(back->serving->port, 18080);
   EXPECT_EQ(back->serving->ready_timeout_ms, 60'000);
   // A record from before the settings were kept: serving, with the defaults.
-  back = LaunchFromJson(R"({"attempt_id":"run-1/serve/1","serving":1})");
+  back = LaunchFromJson(R"({"attempt_id":"run-1/serve/1","serving":1})", LaunchBase{});
   ASSERT_TRUE(back.ok());
   ASSERT_TRUE(back->serving.has_value());
   EXPECT_EQ(back->serving->autoscaling.min_replicas, 1);
   EXPECT_FALSE(back->serving->port.has_value());
+}
+
+// What a run's attempts share is left out of their records and comes back from the base:
+// exactly, field by field, including the values that only look like the shared ones.
+TEST(LaunchJsonTest, ARecordLeavesOutWhatItsRunSharesAndReadsBackWhole) {
+  std::map<std::string, std::string> labels = {
+      {"namespace", "team-a"}, {"team", "risk"}, {"workload", "fraud"}};
+  std::map<std::string, std::string> inherited = {
+      {"HOME", "/root"}, {"LANG", "C.UTF-8"}, {"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+  LaunchBase base;
+  base.run_id = "run-1";
+  base.version_id = "wl-1";
+  base.workload_name = "fraud";
+  base.namespace_ = "team-a";
+  base.run_dir = "/var/rsl/runs/run-1";
+  base.labels = &labels;
+  base.inherited = &inherited;
+  backend::LaunchSpec s;
+  s.run_id = "run-1";
+  s.version_id = "wl-1";
+  s.workload_name = "fraud";
+  s.namespace_ = "team-a";
+  s.step = "train";
+  s.attempt = 3;
+  s.attempt_id = "run-1/train/3";
+  s.argv = {"python3", "train.py"};
+  s.env = {{"HOME", "/root"},                                      // inherited
+           {"LANG", "en_US.UTF-8"},                                // set by the step: not inherited
+           {"PATH", "/usr/local/bin:/usr/bin:/bin"},               // inherited
+           {"RSL_OUTPUT", "/var/rsl/runs/run-1/staging/train.3"},  // under the run
+           {"RUN_ITSELF", "/var/rsl/runs/run-1"},                  // the directory, not under it
+           {"NEIGHBOUR", "/var/rsl/runs/run-10/staging/x"},        // shares only a prefix
+           {"SLASHED", "/var/rsl/runs/run-1/"},                    // nothing after the slash
+           {"RELATIVE", "staging/train"},                          // relative as written
+           {"TOKEN", "/var/rsl/runs/run-1/secret"}};               // a secret that is a path
+  s.secret_values = {"/var/rsl/runs/run-1/secret"};
+  s.workdir = "/var/rsl/runs/run-1/work/train.3";
+  s.make_dirs = {"/var/rsl/runs/run-1/staging/train.3"};
+  s.log_path = "/var/rsl/runs/run-1/attempts/train.3.log";
+  s.exit_file = "/elsewhere/train.3.exit";
+  s.node = "n1";
+  s.labels = labels;
+  std::string text = LaunchToJson(s, base);
+  for (const char* gone :
+       {"/var/rsl/runs/run-1/work", "/var/rsl/runs/run-1/attempts", "wl-1", "fraud", "team-a",
+        "/usr/local/bin", "risk", "\"attempt_id\"", "cpu_millis", "capabilities"}) {
+    EXPECT_EQ(text.find(gone), std::string::npos) << gone << " in " << text;
+  }
+  EXPECT_NE(text.find("\"inherit\":[\"HOME\",\"PATH\"]"), std::string::npos) << text;
+  auto back = LaunchFromJson(text, base);
+  ASSERT_TRUE(back.ok()) << text;
+  EXPECT_EQ(back->run_id, s.run_id);
+  EXPECT_EQ(back->version_id, s.version_id);
+  EXPECT_EQ(back->workload_name, s.workload_name);
+  EXPECT_EQ(back->namespace_, s.namespace_);
+  EXPECT_EQ(back->attempt_id, s.attempt_id);
+  EXPECT_EQ(back->step, "train");
+  EXPECT_EQ(back->attempt, 3);
+  EXPECT_EQ(back->argv, s.argv);
+  std::map<std::string, std::string> want = s.env;
+  want["TOKEN"] = "***";
+  EXPECT_EQ(back->env, want);
+  EXPECT_EQ(back->workdir, s.workdir);
+  EXPECT_EQ(back->make_dirs, s.make_dirs);
+  EXPECT_EQ(back->log_path, s.log_path);
+  EXPECT_EQ(back->exit_file, s.exit_file);
+  EXPECT_EQ(back->node, "n1");
+  EXPECT_EQ(back->labels, labels);
+  EXPECT_EQ(back->cpu_millis, 0);
+  EXPECT_TRUE(back->capabilities.empty());
+
+  // What differs from the base is stored whole: another attempt id, labels a hook changed,
+  // a directory list only partly under the run.
+  s.attempt_id = "custom-id";
+  s.labels["extra"] = "1";
+  s.make_dirs = {"/var/rsl/runs/run-1/staging/train.3", "/tmp/elsewhere"};
+  s.workload_name = "renamed";
+  back = LaunchFromJson(LaunchToJson(s, base), base);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->attempt_id, "custom-id");
+  EXPECT_EQ(back->labels, s.labels);
+  EXPECT_EQ(back->make_dirs, s.make_dirs);
+  EXPECT_EQ(back->workload_name, "renamed");
+  EXPECT_EQ(back->run_id, "run-1");
+}
+
+// A record from before the base (every field whole, no "v") reads as written: nothing of
+// the base is mixed in, so a run recovered after an upgrade adopts what was launched.
+TEST(LaunchJsonTest, AWholeRecordIgnoresTheBase) {
+  std::map<std::string, std::string> inherited = {{"PATH", "/now/bin"}};
+  std::map<std::string, std::string> labels = {{"team", "now"}};
+  LaunchBase base;
+  base.run_id = "run-9";
+  base.run_dir = "/now/run-9";
+  base.labels = &labels;
+  base.inherited = &inherited;
+  auto back = LaunchFromJson(
+      R"({"attempt_id":"run-1/a/1","run_id":"run-1","step":"a","attempt":1,)"
+      R"("env":{"PATH":"/then/bin"},"workdir":"/then/run-1/work/a.1","labels":{"team":"then"},)"
+      R"("inherit":["PATH"],"workdir@":"ignored"})",
+      base);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->run_id, "run-1");
+  EXPECT_EQ(back->attempt_id, "run-1/a/1");
+  EXPECT_EQ(back->env, (std::map<std::string, std::string>{{"PATH", "/then/bin"}}));
+  EXPECT_EQ(back->workdir, "/then/run-1/work/a.1");
+  EXPECT_EQ(back->labels, (std::map<std::string, std::string>{{"team", "then"}}));
+  EXPECT_TRUE(back->version_id.empty());
+  // Garbled: an error, never a crash.
+  for (const char* bad : {"", "[]", R"({"v":2,"env@":{"X":1}})", R"({"v":2,"inherit":"PATH"})",
+                          R"({"v":2,"make_dirs@":[1]})"}) {
+    EXPECT_FALSE(LaunchFromJson(bad, base).ok()) << bad;
+  }
 }
 
 }  // namespace

@@ -167,6 +167,9 @@ std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
   r->info.run_dir = run.run_dir;
   r->info.workload = r->workload.get();
   r->info.admission_report_json = run.admission_report_json;
+  r->launch_labels = r->workload->labels;
+  r->launch_labels["namespace"] = r->workload->namespace_;
+  r->launch_labels["workload"] = r->workload->name;
   size_t n = r->workload->pipeline.steps.size();
   r->slots.resize(n);
   r->min_cpu_request = INT64_MAX;

@@ -113,6 +113,8 @@ struct RunState {
   int owner_fd = -1;            //!< flock on <run_dir>/owner.lock while active
   int64_t min_cpu_request = 0;  //!< smallest placed cpu request of its steps
   PreviousResults previous;     //!< loaded when the workload reads previous.*
+  //! Every launch's labels: the workload's, with its namespace and name (NewRunState).
+  std::map<std::string, std::string> launch_labels;
   // The loop's schedule of this run (Engine::Impl::Reschedule), set after each Drive.
   uint64_t seq = 0;              //!< order of its first Drive: its place among the waiting
   int64_t timer_at = INT64_MAX;  //!< its key in the timers (the plan's NextWakeup)

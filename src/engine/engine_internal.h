@@ -127,22 +127,23 @@ std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher);
 
 //! What every attempt of one run shares, left out of its launch records (LaunchToJson) and
 //! put back when one is read (LaunchFromJson): the run's identity and labels, its directory
-//! (paths under it are stored relative to it) and the inherited environment (EngineOptions::
-//! inherited_env with the engine's values; PATH defaulted). A field of an attempt that differs
-//! from its base is stored whole.
+//! (paths under it are stored relative to it) and the variables every attempt gets alike (the
+//! inherited ones, EngineOptions::inherited_env with the engine's values, PATH defaulted, and
+//! RSL_RUN_ID, RSL_WORKLOAD_ID). A field of an attempt that differs from its base is stored
+//! whole.
 struct LaunchBase {
   std::string run_id;
   std::string version_id;
   std::string workload_name;
   std::string namespace_;
   std::string run_dir;
-  const std::map<std::string, std::string>* labels = nullptr;     //!< null = none shared
-  const std::map<std::string, std::string>* inherited = nullptr;  //!< null = none
+  const std::map<std::string, std::string>* labels = nullptr;  //!< null = none shared
+  const std::map<std::string, std::string>* env = nullptr;     //!< null = none shared
 };
 
 //! The LaunchSpec as stored with an attempt (secret values are never in it: secret env
 //! values are replaced by "***" and secret_values dropped), less what `base` holds: about
-//! 400 bytes for a step of a 10,000-step tree, where the whole spec was 1.4 KB (and what
+//! 400-500 bytes for a step of a 10,000-step tree, where the whole spec was 1.4 KB (and what
 //! SQLite spends on an attempt grows with its record). Its form: docs/engine.md.
 std::string LaunchToJson(const backend::LaunchSpec& spec, const LaunchBase& base);
 //! Reads a record of LaunchToJson with the base it was written with (the same run's), or one
@@ -261,8 +262,9 @@ class Engine::Impl : public RunControl {
   void FinishRunFiles(RunState* r, store::Batch* b);
 
   // launch.cc
-  //! What the launch records of r's attempts share (LaunchToJson, LaunchFromJson).
-  LaunchBase LaunchBaseOf(const RunState* r) const;
+  //! What the launch records of r's attempts share (LaunchToJson, LaunchFromJson); fills
+  //! r->launch_env on first use.
+  LaunchBase LaunchBaseOf(RunState* r);
   Result<backend::LaunchSpec> BuildLaunch(RunState* r, int i, const std::string& node,
                                           const std::vector<int>& gpus);
   std::string OutputDirFor(RunState* r, int i);  // what dependents get as RSL_INPUT_<DEP>

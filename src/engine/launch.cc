@@ -90,9 +90,9 @@ std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
   }
   w.StrList("argv", s.argv);
   {
-    // Three parts: as written (secrets masked), under the run's directory, and inherited
-    // (names only). Classified once, then written part by part.
-    enum Kind : uint8_t { kAsWritten, kMasked, kUnder, kInherited };
+    // Three parts: as written (secrets masked), under the run's directory, and the run's
+    // shared values (not written). Classified once, then written part by part.
+    enum Kind : uint8_t { kAsWritten, kMasked, kUnder, kShared };
     std::vector<uint8_t> kinds;
     kinds.reserve(s.env.size());
     bool any[4] = {false, false, false, false};
@@ -101,10 +101,10 @@ std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
       if (!v.empty() &&
           std::find(s.secret_values.begin(), s.secret_values.end(), v) != s.secret_values.end()) {
         k = kMasked;
-      } else if (auto it = base.inherited ? base.inherited->find(name)
-                                          : std::map<std::string, std::string>::const_iterator();
-                 base.inherited && it != base.inherited->end() && it->second == v) {
-        k = kInherited;
+      } else if (auto it = base.env ? base.env->find(name)
+                                    : std::map<std::string, std::string>::const_iterator();
+                 base.env && it != base.env->end() && it->second == v) {
+        k = kShared;
       } else if (!under(v).empty()) {
         k = kUnder;
       }
@@ -129,18 +129,14 @@ std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
       }
       o.End();
     }
-    if (any[kInherited]) {
-      std::string& list = w.Key("inherit");
-      list.push_back('[');
-      size_t n = 0;
-      bool first = true;
-      for (const auto& [name, v] : s.env) {
-        if (kinds[n++] != kInherited) continue;
-        if (!first) list.push_back(',');
-        first = false;
-        AppendJsonString(&list, name);
+    // The shared variables it has with their shared values are not written at all; those it
+    // lacks are named in "unset" (one it has with another value is in env or env@).
+    if (base.env) {
+      std::vector<std::string> unset;
+      for (const auto& [name, v] : *base.env) {
+        if (!s.env.count(name)) unset.push_back(name);
       }
-      list.push_back(']');
+      if (!unset.empty()) w.StrList("unset", unset);
     }
   }
   path("workdir", "workdir@", s.workdir);
@@ -210,16 +206,15 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text, const Launch
     s.attempt_id =
         str("attempt_id", based ? s.run_id + "/" + s.step + "/" + std::to_string(s.attempt) : none);
     s.argv = j.value("argv", std::vector<std::string>{});
-    s.env = j.value("env", std::map<std::string, std::string>{});
+    if (based && base.env) s.env = *base.env;
+    for (auto& [name, v] : j.value("env", std::map<std::string, std::string>{})) {
+      s.env[name] = std::move(v);
+    }
     if (based) {
       for (const auto& [name, v] : j.value("env@", std::map<std::string, std::string>{})) {
         s.env[name] = dir + "/" + v;
       }
-      for (const auto& name : j.value("inherit", std::vector<std::string>{})) {
-        if (!base.inherited) break;
-        auto it = base.inherited->find(name);
-        if (it != base.inherited->end()) s.env[name] = it->second;
-      }
+      for (const auto& name : j.value("unset", std::vector<std::string>{})) s.env.erase(name);
     }
     s.workdir = path("workdir", "workdir@");
     s.make_dirs = j.value("make_dirs", std::vector<std::string>{});
@@ -263,7 +258,12 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text, const Launch
   return s;
 }
 
-LaunchBase Engine::Impl::LaunchBaseOf(const RunState* r) const {
+LaunchBase Engine::Impl::LaunchBaseOf(RunState* r) {
+  if (r->launch_env.empty()) {
+    r->launch_env = inherited_env_;
+    r->launch_env["RSL_RUN_ID"] = r->run.id;
+    r->launch_env["RSL_WORKLOAD_ID"] = r->version.id;
+  }
   LaunchBase b;
   b.run_id = r->run.id;
   b.version_id = r->run.workload_id;
@@ -271,7 +271,7 @@ LaunchBase Engine::Impl::LaunchBaseOf(const RunState* r) const {
   b.namespace_ = r->workload->namespace_;
   b.run_dir = r->run.run_dir;
   b.labels = &r->launch_labels;
-  b.inherited = &inherited_env_;
+  b.env = &r->launch_env;
   return b;
 }
 

@@ -213,7 +213,7 @@ TEST(LaunchJsonTest, ARecordLeavesOutWhatItsRunSharesAndReadsBackWhole) {
   base.namespace_ = "team-a";
   base.run_dir = "/var/rsl/runs/run-1";
   base.labels = &labels;
-  base.inherited = &inherited;
+  base.env = &inherited;
   backend::LaunchSpec s;
   s.run_id = "run-1";
   s.version_id = "wl-1";
@@ -245,7 +245,11 @@ TEST(LaunchJsonTest, ARecordLeavesOutWhatItsRunSharesAndReadsBackWhole) {
         "/usr/local/bin", "risk", "\"attempt_id\"", "cpu_millis", "capabilities"}) {
     EXPECT_EQ(text.find(gone), std::string::npos) << gone << " in " << text;
   }
-  EXPECT_NE(text.find("\"inherit\":[\"HOME\",\"PATH\"]"), std::string::npos) << text;
+  // The shared variables it has with their shared values are not in it at all.
+  EXPECT_EQ(text.find("HOME"), std::string::npos) << text;
+  EXPECT_EQ(text.find("PATH"), std::string::npos) << text;
+  EXPECT_NE(text.find("en_US.UTF-8"), std::string::npos) << text;
+  EXPECT_EQ(text.find("unset"), std::string::npos) << text;
   auto back = LaunchFromJson(text, base);
   ASSERT_TRUE(back.ok()) << text;
   EXPECT_EQ(back->run_id, s.run_id);
@@ -274,12 +278,17 @@ TEST(LaunchJsonTest, ARecordLeavesOutWhatItsRunSharesAndReadsBackWhole) {
   s.labels["extra"] = "1";
   s.make_dirs = {"/var/rsl/runs/run-1/staging/train.3", "/tmp/elsewhere"};
   s.workload_name = "renamed";
-  back = LaunchFromJson(LaunchToJson(s, base), base);
+  s.env.erase("HOME");  // a shared variable it lacks
+  text = LaunchToJson(s, base);
+  EXPECT_NE(text.find("\"unset\":[\"HOME\"]"), std::string::npos) << text;
+  back = LaunchFromJson(text, base);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->attempt_id, "custom-id");
   EXPECT_EQ(back->labels, s.labels);
   EXPECT_EQ(back->make_dirs, s.make_dirs);
   EXPECT_EQ(back->workload_name, "renamed");
+  EXPECT_EQ(back->env.count("HOME"), 0u);
+  EXPECT_EQ(back->env.at("PATH"), "/usr/local/bin:/usr/bin:/bin");
   EXPECT_EQ(back->run_id, "run-1");
 }
 
@@ -292,11 +301,11 @@ TEST(LaunchJsonTest, AWholeRecordIgnoresTheBase) {
   base.run_id = "run-9";
   base.run_dir = "/now/run-9";
   base.labels = &labels;
-  base.inherited = &inherited;
+  base.env = &inherited;
   auto back = LaunchFromJson(
       R"({"attempt_id":"run-1/a/1","run_id":"run-1","step":"a","attempt":1,)"
       R"("env":{"PATH":"/then/bin"},"workdir":"/then/run-1/work/a.1","labels":{"team":"then"},)"
-      R"("inherit":["PATH"],"workdir@":"ignored"})",
+      R"("unset":["PATH"],"workdir@":"ignored"})",
       base);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->run_id, "run-1");
@@ -306,7 +315,7 @@ TEST(LaunchJsonTest, AWholeRecordIgnoresTheBase) {
   EXPECT_EQ(back->labels, (std::map<std::string, std::string>{{"team", "then"}}));
   EXPECT_TRUE(back->version_id.empty());
   // Garbled: an error, never a crash.
-  for (const char* bad : {"", "[]", R"({"v":2,"env@":{"X":1}})", R"({"v":2,"inherit":"PATH"})",
+  for (const char* bad : {"", "[]", R"({"v":2,"env@":{"X":1}})", R"({"v":2,"unset":"PATH"})",
                           R"({"v":2,"make_dirs@":[1]})"}) {
     EXPECT_FALSE(LaunchFromJson(bad, base).ok()) << bad;
   }

@@ -115,6 +115,8 @@ struct RunState {
   PreviousResults previous;     //!< loaded when the workload reads previous.*
   //! Every launch's labels: the workload's, with its namespace and name (NewRunState).
   std::map<std::string, std::string> launch_labels;
+  //! The variables its attempts get alike (Engine::Impl::LaunchBaseOf fills it).
+  std::map<std::string, std::string> launch_env;
   // The loop's schedule of this run (Engine::Impl::Reschedule), set after each Drive.
   uint64_t seq = 0;              //!< order of its first Drive: its place among the waiting
   int64_t timer_at = INT64_MAX;  //!< its key in the timers (the plan's NextWakeup)

@@ -386,18 +386,45 @@ TEST(EngineTest, SecretsReachTheStepButNeverTheRecords) {
   EXPECT_NE(run2->failure_message.find("did you mean \"creds\"?"), std::string::npos);
 }
 
+// The adopted attempt is the one launched, field by field: its launch record left out what
+// its run shares, and the recovering engine put it back from the run.
 TEST(EngineTest, RecoverAdoptsRunningAttemptsAndFinishesTheRun) {
   Fixture f("recover");
-  auto w = Parse(Header("recover") +
-                 "  pipeline:\n    - {name: a, command: [a]}\n"
-                 "    - {name: b, command: [b], dependsOn: [a]}\n");
+  auto w = Parse(
+      "apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: recover\n"
+      "  namespace: risk\n  labels: {team: fraud}\nspec:\n"
+      "  pipeline:\n    - name: a\n      command: [a, --x]\n      timeout: 90s\n"
+      "      env: {LANG: C, MODE: fast}\n"
+      "      resources: {cpu: 500m, memory: 64Mi}\n"
+      "    - {name: b, command: [b], dependsOn: [a]}\n");
   auto id = f.engine->Submit(w, "alice");
   auto a = f.backend.WaitLaunch(1);
   f.engine->Stop();  // the "crash": steps keep running, nothing more is recorded
   f.Restart();
   ASSERT_TRUE(f.engine->Recover().ok());
   ASSERT_TRUE(f.backend.WaitAdopted(1));
-  EXPECT_EQ(f.backend.adopted()[0].attempt_id, a.attempt_id);
+  backend::LaunchSpec got = f.backend.adopted()[0];
+  EXPECT_EQ(got.attempt_id, a.attempt_id);
+  EXPECT_EQ(got.run_id, a.run_id);
+  EXPECT_EQ(got.version_id, a.version_id);
+  EXPECT_EQ(got.workload_name, "recover");
+  EXPECT_EQ(got.namespace_, "risk");
+  EXPECT_EQ(got.step, "a");
+  EXPECT_EQ(got.attempt, 1);
+  EXPECT_EQ(got.argv, a.argv);
+  EXPECT_EQ(got.env, a.env);
+  EXPECT_EQ(got.env.at("LANG"), "C");  // the step's, not the inherited value
+  EXPECT_EQ(got.env.at("RSL_RUN_ID"), a.run_id);
+  EXPECT_EQ(got.workdir, a.workdir);
+  EXPECT_EQ(got.make_dirs, a.make_dirs);
+  EXPECT_EQ(got.log_path, a.log_path);
+  EXPECT_EQ(got.exit_file, a.exit_file);
+  EXPECT_EQ(got.node, a.node);
+  EXPECT_EQ(got.labels, a.labels);
+  EXPECT_EQ(got.labels.at("team"), "fraud");
+  EXPECT_EQ(got.cpu_millis, 500);
+  EXPECT_EQ(got.memory_bytes, 64 << 20);
+  EXPECT_EQ(got.timeout_ms, a.timeout_ms);
   f.backend.Succeed(a.attempt_id);
   auto b = f.backend.WaitLaunch(2);
   EXPECT_EQ(b.step, "b");

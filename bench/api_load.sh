@@ -63,6 +63,14 @@ ticks0=$(cpu_ticks)
 ticks1=$(cpu_ticks)
 awk -v t="$((ticks1 - ticks0))" -v hz="$(getconf CLK_TCK)" -v n="$SUBMISSIONS" -v g="$GET_SECONDS" \
   'BEGIN { printf "controller cpu_s %.2f: %.3f ms per workload%s\n", t / hz, 1000 * t / hz / n, (g > 0 ? " (its GETs included)" : "") }'
+# The engine's store transactions per workload (its loop's turns, and the group-committed
+# submissions), from /metrics.
+if command -v curl >/dev/null 2>&1; then
+  curl -s -H "Authorization: Bearer $token" "$server/metrics" |
+    awk -v n="$SUBMISSIONS" '$1 == "rsl_engine_turn_commits_total" { t = $2 }
+      $1 == "rsl_engine_submit_commits_total" { s = $2 }
+      END { if (t != "") printf "engine store commits: %d turns (%.2f per workload), %d for submissions\n", t, t / n, s }'
+fi
 # wrk needs a duration of at least a second (`-d0s` prints nothing to grep, and with pipefail
 # the empty grep would end the script here): GET_SECONDS=0 measures the backlog alone.
 if [ "$GET_SECONDS" -gt 0 ] && command -v wrk >/dev/null 2>&1; then

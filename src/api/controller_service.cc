@@ -607,6 +607,8 @@ void ControllerService::CollectMetrics(Metrics* metrics) {
   metrics->Set("rsl_engine_finished_runs_remembered", {}, double(stats.finished_remembered));
   metrics->Set("rsl_engine_submits_total", {}, double(stats.submits));
   metrics->Set("rsl_engine_submit_commits_total", {}, double(stats.submit_commits));
+  metrics->Set("rsl_engine_turn_commits_total", {}, double(stats.batches));
+  metrics->Set("rsl_engine_launches_total", {}, double(stats.launches));
   {
     std::lock_guard<std::mutex> lock(mu_);
     metrics->Set("rsl_api_cached_snapshots", {}, double(snapshots_.size()));

@@ -167,6 +167,9 @@ void DescribeControllerMetrics(Metrics* m) {
   m->Describe("rsl_engine_submits_total", "counter", "Submissions recorded durably.");
   m->Describe("rsl_engine_submit_commits_total", "counter",
               "Store transactions that recorded submissions (concurrent ones share one).");
+  m->Describe("rsl_engine_turn_commits_total", "counter",
+              "Store transactions of the engine's loop (one per turn that changed anything).");
+  m->Describe("rsl_engine_launches_total", "counter", "Attempts the engine launched.");
   m->Describe("rsl_api_cached_snapshots", "gauge",
               "Parsed workload versions the API caches (bounded).");
   m->Describe("rsl_serving_replicas", "gauge", "Running replicas of a serving step.");

@@ -91,6 +91,12 @@ TEST(ControllerMemoryTest, FinishedWorkloadsAreReadFromTheStoreNotHeld) {
   // One client, one submission at a time: each went in a transaction of its own.
   EXPECT_EQ(Sample(metrics, "rsl_engine_submits_total"), kWorkloads) << metrics;
   EXPECT_EQ(Sample(metrics, "rsl_engine_submit_commits_total"), kWorkloads) << metrics;
+  // One step each, launched once; the loop committed at least once for each (its launch
+  // and its end may share a turn with other workloads' transitions, never with nothing).
+  EXPECT_EQ(Sample(metrics, "rsl_engine_launches_total"), kWorkloads) << metrics;
+  double turns = Sample(metrics, "rsl_engine_turn_commits_total");
+  EXPECT_GE(turns, kWorkloads) << metrics;
+  EXPECT_LE(turns, 8 * kWorkloads) << metrics;
   // The counts come from the store: every workload and step of the history.
   EXPECT_NE(metrics.find("rsl_workloads{phase=\"SUCCEEDED\"} " + std::to_string(kWorkloads)),
             std::string::npos)

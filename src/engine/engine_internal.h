@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -131,12 +132,12 @@ std::string LocalPathOf(const std::string& uri, OutputPublisher* publisher);
 //! inherited ones, EngineOptions::inherited_env with the engine's values, PATH defaulted, and
 //! RSL_RUN_ID, RSL_WORKLOAD_ID). A field of an attempt that differs from its base is stored
 //! whole.
-struct LaunchBase {
-  std::string run_id;
-  std::string version_id;
-  std::string workload_name;
-  std::string namespace_;
-  std::string run_dir;
+struct LaunchBase {  // views of the run's strings: it lives no longer than its run
+  std::string_view run_id;
+  std::string_view version_id;
+  std::string_view workload_name;
+  std::string_view namespace_;
+  std::string_view run_dir;
   const std::map<std::string, std::string>* labels = nullptr;  //!< null = none shared
   const std::map<std::string, std::string>* env = nullptr;     //!< null = none shared
 };

@@ -60,7 +60,7 @@ std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
   // A path under the run's directory is stored after it, under the key with '@' appended.
   // Returns what follows the directory's slash, "" for a path not under it.
   auto under = [&](const std::string& path) -> std::string_view {
-    const std::string& dir = base.run_dir;
+    std::string_view dir = base.run_dir;
     if (dir.empty() || path.size() <= dir.size() + 1 || path.compare(0, dir.size(), dir) != 0 ||
         path[dir.size()] != '/') {
       return {};
@@ -75,7 +75,7 @@ std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
       w.Str(k, v);
     }
   };
-  auto shared = [&](const char* k, const std::string& v, const std::string& b) {
+  auto shared = [&](const char* k, const std::string& v, std::string_view b) {
     if (v != b) w.Str(k, v);
   };
   w.Int("v", 2);  // fields left out come from the base
@@ -190,9 +190,9 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text, const Launch
   try {
     // Version 2 leaves out what the run's attempts share; a record without "v" has it all.
     bool based = j.value("v", 1) >= 2;
-    const std::string none;
-    const std::string& dir = based ? base.run_dir : none;
-    auto str = [&](const char* k, const std::string& dflt) { return j.value(k, dflt); };
+    const std::string_view none;
+    const std::string dir(based ? base.run_dir : none);
+    auto str = [&](const char* k, std::string_view dflt) { return j.value(k, std::string(dflt)); };
     auto path = [&](const char* k, const char* k_under) {
       if (based && j.contains(k_under)) return dir + "/" + j[k_under].get<std::string>();
       return j.value(k, std::string());
@@ -203,8 +203,8 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text, const Launch
     s.namespace_ = str("namespace", based ? base.namespace_ : none);
     s.step = j.value("step", "");
     s.attempt = j.value("attempt", 1);
-    s.attempt_id =
-        str("attempt_id", based ? s.run_id + "/" + s.step + "/" + std::to_string(s.attempt) : none);
+    std::string derived_id = based ? s.run_id + "/" + s.step + "/" + std::to_string(s.attempt) : "";
+    s.attempt_id = str("attempt_id", derived_id);
     s.argv = j.value("argv", std::vector<std::string>{});
     if (based && base.env) s.env = *base.env;
     for (auto& [name, v] : j.value("env", std::map<std::string, std::string>{})) {

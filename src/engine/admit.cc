@@ -234,7 +234,8 @@ void Engine::Impl::HandleAdmitted(AdmittedMsg& m, store::Batch* b, std::set<RunS
     ended_unadmitted_.push_back(run.id);
     return;
   }
-  auto r = NewRunState(std::move(m.workload), m.version, run, opts_.state_dir, default_cpu_millis_);
+  auto r = NewRunState(std::move(m.workload), m.version, run, opts_.state_dir, default_cpu_millis_,
+                       inherited_env_);
   r->owner_fd = m.owner_fd;
   r->run.phase = spec::RunPhase::kRunning;
   r->run.started_at = now;
@@ -284,7 +285,8 @@ Status Engine::Impl::Recover() {
       StartAdmission(std::move(workload), *v, run, owner);
       continue;
     }
-    auto r = NewRunState(std::move(workload), *v, run, opts_.state_dir, default_cpu_millis_);
+    auto r = NewRunState(std::move(workload), *v, run, opts_.state_dir, default_cpu_millis_,
+                         inherited_env_);
     r->owner_fd = owner;
     r->previous = LoadPrevious(store_, *r->workload, *v);
     // The input descriptors admission reported live on as the run's input lineage edges.

@@ -263,9 +263,8 @@ class Engine::Impl : public RunControl {
   void FinishRunFiles(RunState* r, store::Batch* b);
 
   // launch.cc
-  //! What the launch records of r's attempts share (LaunchToJson, LaunchFromJson); fills
-  //! r->launch_env on first use.
-  LaunchBase LaunchBaseOf(RunState* r);
+  //! What the launch records of r's attempts share (LaunchToJson, LaunchFromJson).
+  static LaunchBase LaunchBaseOf(const RunState* r);
   Result<backend::LaunchSpec> BuildLaunch(RunState* r, int i, const std::string& node,
                                           const std::vector<int>& gpus);
   std::string OutputDirFor(RunState* r, int i);  // what dependents get as RSL_INPUT_<DEP>

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "base/codes.h"
 #include "base/file.h"
@@ -90,47 +92,38 @@ std::string LaunchToJson(const backend::LaunchSpec& s, const LaunchBase& base) {
   }
   w.StrList("argv", s.argv);
   {
-    // Three parts: as written (secrets masked), under the run's directory, and the run's
-    // shared values (not written). Classified once, then written part by part.
-    enum Kind : uint8_t { kAsWritten, kMasked, kUnder, kShared };
-    std::vector<uint8_t> kinds;
-    kinds.reserve(s.env.size());
-    bool any[4] = {false, false, false, false};
+    // The environment in three parts: as written in "env" (secrets masked), under the run's
+    // directory in "env@", and the run's shared values not at all.
+    std::optional<JsonObjectWriter> written;  // "env", opened at its first entry
+    auto write = [&](const std::string& name, std::string_view v) {
+      if (!written) written.emplace(&w.Key("env"));
+      written->Str(name, v);
+    };
+    std::vector<std::pair<std::string_view, std::string_view>> rel;  // "env@", written after
     for (const auto& [name, v] : s.env) {
-      Kind k = kAsWritten;
       if (!v.empty() &&
           std::find(s.secret_values.begin(), s.secret_values.end(), v) != s.secret_values.end()) {
-        k = kMasked;
-      } else if (auto it = base.env ? base.env->find(name)
-                                    : std::map<std::string, std::string>::const_iterator();
-                 base.env && it != base.env->end() && it->second == v) {
-        k = kShared;
-      } else if (!under(v).empty()) {
-        k = kUnder;
+        write(name, "***");
+        continue;
       }
-      kinds.push_back(k);
-      any[k] = true;
-    }
-    if (any[kAsWritten] || any[kMasked]) {
-      JsonObjectWriter o(&w.Key("env"));
-      size_t n = 0;
-      for (const auto& [name, v] : s.env) {
-        uint8_t k = kinds[n++];
-        if (k == kAsWritten) o.Str(name, v);
-        if (k == kMasked) o.Str(name, "***");
+      if (base.env) {
+        auto it = base.env->find(name);
+        if (it != base.env->end() && it->second == v) continue;
       }
-      o.End();
+      if (std::string_view rest = under(v); !rest.empty()) {
+        rel.emplace_back(name, rest);
+      } else {
+        write(name, v);
+      }
     }
-    if (any[kUnder]) {
+    if (written) written->End();
+    if (!rel.empty()) {
       JsonObjectWriter o(&w.Key("env@"));
-      size_t n = 0;
-      for (const auto& [name, v] : s.env) {
-        if (kinds[n++] == kUnder) o.Str(name, under(v));
-      }
+      for (const auto& [name, rest] : rel) o.Str(name, rest);
       o.End();
     }
-    // The shared variables it has with their shared values are not written at all; those it
-    // lacks are named in "unset" (one it has with another value is in env or env@).
+    // The shared variables it lacks are named in "unset" (one it has with another value is in
+    // env or env@).
     if (base.env) {
       std::vector<std::string> unset;
       for (const auto& [name, v] : *base.env) {
@@ -258,12 +251,7 @@ Result<backend::LaunchSpec> LaunchFromJson(const std::string& text, const Launch
   return s;
 }
 
-LaunchBase Engine::Impl::LaunchBaseOf(RunState* r) {
-  if (r->launch_env.empty()) {
-    r->launch_env = inherited_env_;
-    r->launch_env["RSL_RUN_ID"] = r->run.id;
-    r->launch_env["RSL_WORKLOAD_ID"] = r->version.id;
-  }
+LaunchBase Engine::Impl::LaunchBaseOf(const RunState* r) {
   LaunchBase b;
   b.run_id = r->run.id;
   b.version_id = r->run.workload_id;

@@ -156,7 +156,8 @@ int64_t DefaultCpuMillis(const std::vector<sched::Node>& nodes) {
 
 std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
                                       const store::WorkloadVersion& v, const store::Run& run,
-                                      const std::string& state_dir, int64_t default_cpu_millis) {
+                                      const std::string& state_dir, int64_t default_cpu_millis,
+                                      const std::map<std::string, std::string>& inherited_env) {
   auto r = std::make_unique<RunState>();
   r->run = run;
   r->version = v;
@@ -170,6 +171,9 @@ std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
   r->launch_labels = r->workload->labels;
   r->launch_labels["namespace"] = r->workload->namespace_;
   r->launch_labels["workload"] = r->workload->name;
+  r->launch_env = inherited_env;
+  r->launch_env["RSL_RUN_ID"] = run.id;
+  r->launch_env["RSL_WORKLOAD_ID"] = v.id;
   size_t n = r->workload->pipeline.steps.size();
   r->slots.resize(n);
   r->min_cpu_request = INT64_MAX;

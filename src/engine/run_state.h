@@ -115,7 +115,7 @@ struct RunState {
   PreviousResults previous;     //!< loaded when the workload reads previous.*
   //! Every launch's labels: the workload's, with its namespace and name (NewRunState).
   std::map<std::string, std::string> launch_labels;
-  //! The variables its attempts get alike (Engine::Impl::LaunchBaseOf fills it).
+  //! The variables its attempts get alike: the inherited ones, RSL_RUN_ID, RSL_WORKLOAD_ID.
   std::map<std::string, std::string> launch_env;
   // The loop's schedule of this run (Engine::Impl::Reschedule), set after each Drive.
   uint64_t seq = 0;              //!< order of its first Drive: its place among the waiting
@@ -157,9 +157,11 @@ struct RunState {
 //! A step without a cpu request counts as `default_cpu_millis` in min_cpu_request.
 //! `w` is shared, never copied: the controller keeps the same object as the version's snapshot
 //! (a 10,000-step workload copied at admission was 4 % of the engine's own time).
+//! `inherited_env`: the engine's (Engine::Impl::inherited_env_), the start of launch_env.
 std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
                                       const store::WorkloadVersion& v, const store::Run& run,
-                                      const std::string& state_dir, int64_t default_cpu_millis);
+                                      const std::string& state_dir, int64_t default_cpu_millis,
+                                      const std::map<std::string, std::string>& inherited_env = {});
 
 //! Takes <run_dir>/owner.lock (exclusive, non-blocking): one engine drives a run at a time.
 //! Returns the fd, or -1 when another live engine holds it. Makes the run directory first.

@@ -369,7 +369,7 @@ void Engine::Impl::RecordSuperseded(RunState* r, const std::string& base,
   b->lineage.push_back({previous.run_id, base, r->run.id, "superseded-by", ""});
 }
 
-bool Engine::Impl::TakeOutputRoot(RunState* r) {
+bool Engine::Impl::TakeOutputRoot(RunState* r, store::Batch* b) {
   if (!r->pending_publications.empty()) {
     // Step publications (atomic: false) wait for the root's lease: the run ends after them.
     r->root_retry_at = r->publish_retry_at + 1;
@@ -414,22 +414,44 @@ bool Engine::Impl::TakeOutputRoot(RunState* r) {
   }
   if (r->root_poll_ms == 0) {
     // Once, when the wait begins: why the run has not ended yet.
-    store::Batch b;
-    AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitWaiting,
+    store::Batch own;
+    AddEvent(b ? b : &own, r->run.id, "", spec::EventReason::kOutputCommitWaiting,
              "waiting for output root " + base + ": another run" +
                  (seen.run_id.empty() ? "" : " (" + seen.run_id + ")") + " is committing there",
              false);
-    (void)Commit(&b);
+    (void)Commit(&own);
   }
   r->root_retry_at = now + NextRootPollMs(&r->root_poll_ms, waited, kOutputLockWaitMs);
   Reschedule(r);
   return false;
 }
 
-void Engine::Impl::FinishRuns(const std::vector<RunState*>& ending) {
+void Engine::Impl::DecideFinishes(Actions* a, store::Batch* b) {
+  std::vector<std::string> later;  // non-atomic: after this turn's publications
+  for (const auto& id : a->finished_runs) {
+    auto it = runs_.find(id);
+    if (it == runs_.end() || it->second->committing) continue;
+    RunState* r = it->second.get();
+    if (!r->workload->pipeline.atomic) {
+      later.push_back(id);
+      continue;
+    }
+    if (!TakeOutputRoot(r, b)) continue;  // it waits for its root on a timer
+    if (r->plan->outcome()->phase == spec::RunPhase::kSucceeded &&
+        r->run.commit_state != store::kCommitCommitting) {
+      r->run.commit_state = store::kCommitCommitting;
+      b->runs.push_back(r->run);  // after any row of it the turn has: the last one counts
+    }
+    a->decided_runs.push_back(r);
+  }
+  a->finished_runs = std::move(later);
+}
+
+void Engine::Impl::FinishRuns(const std::vector<RunState*>& ending,
+                              std::vector<RunState*> decided) {
   // A run whose output root another commit holds waits for it on a timer, not here: the
   // loop goes on with every other run meanwhile.
-  std::vector<RunState*> runs;
+  std::vector<RunState*> runs = std::move(decided);
   for (RunState* r : ending) {
     if (TakeOutputRoot(r)) runs.push_back(r);
   }

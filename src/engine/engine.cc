@@ -214,6 +214,7 @@ void Engine::Impl::Loop() {
       next_progress_poll_ = now + opts_.progress_poll_ms;
     }
     if (now >= next_claim_renewal_ms_) RenewObjectClaims(&batch);
+    DecideFinishes(&actions, &batch);
     current_batch_ = nullptr;
     // Nothing decided this turn is acted on unless it is durable: an engine stopped while
     // its store refuses the batch leaves it all to recovery.
@@ -556,7 +557,7 @@ void Engine::Impl::Perform(Actions* a) {
     auto it = runs_.find(id);
     if (it != runs_.end() && !it->second->committing) finishing.push_back(it->second.get());
   }
-  FinishRuns(finishing);
+  FinishRuns(finishing, std::move(a->decided_runs));
   for (auto& p : a->barriers) p->set_value();
 }
 

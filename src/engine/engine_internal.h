@@ -183,6 +183,9 @@ class Engine::Impl : public RunControl {
     std::vector<std::pair<RunState*, int>> launches;
     std::vector<std::pair<std::string, bool>> stops;  // attempt id, timed out
     std::vector<std::string> finished_runs;           // run ids to finish (commit/discard)
+    // Atomic runs whose end was decided in this turn's batch (DecideFinishes), their output
+    // roots held: handed to a committer once the batch is durable.
+    std::vector<RunState*> decided_runs;
     std::vector<std::string> ended_runs;  // terminal records in this turn's batch: forget them
     std::vector<std::pair<RunState*, int>> publish_steps;  // non-atomic: publish on success
     std::vector<std::tuple<RunState*, int, backend::LaunchSpec>> started;  // OnStepStarted
@@ -241,13 +244,20 @@ class Engine::Impl : public RunControl {
   //! batch is durable: then the caller must not act on it.
   bool Commit(store::Batch* b);
   void Perform(Actions* a);
+  //! The atomic runs of a->finished_runs whose output root can be taken now: the decision
+  //! to commit a succeeded one (commit_state kCommitCommitting) goes into the turn's own
+  //! batch `b`, not a transaction of its own after it (one fsync fewer for every turn that
+  //! ends a run), and the run into a->decided_runs. Non-atomic runs stay in finished_runs:
+  //! their end waits for this turn's publications (Perform).
+  void DecideFinishes(Actions* a, store::Batch* b);
   //! The runs that ended this turn: the decision to commit (one store transaction for all
-  //! of them, before any rename), then their files go to a committer thread
-  //! (CommitterLoop), and the loop goes on with every other run meanwhile: an output commit
-  //! is renames, a manifest and their fsyncs (or uploads), which held up every launch while
-  //! they ran on the loop. Their terminal records come back as a RunFilesDoneMsg and join
-  //! a turn's transaction; EndRuns forgets them once it is durable.
-  void FinishRuns(const std::vector<RunState*>& runs);
+  //! of them, before any rename; already durable for `decided`, from DecideFinishes), then
+  //! their files go to a committer thread (CommitterLoop), and the loop goes on with every
+  //! other run meanwhile: an output commit is renames, a manifest and their fsyncs (or
+  //! uploads), which held up every launch while they ran on the loop. Their terminal
+  //! records come back as a RunFilesDoneMsg and join a turn's transaction; EndRuns forgets
+  //! them once it is durable.
+  void FinishRuns(const std::vector<RunState*>& ending, std::vector<RunState*> decided = {});
   //! A committer thread: FinishRunFiles of each run of a job, then their terminal records
   //! in one message (one transaction for the runs that ended in one turn).
   void CommitterLoop();
@@ -258,8 +268,10 @@ class Engine::Impl : public RunControl {
   // Takes the output root a run's end needs (a local root's lock, an object-store root's
   // lease) without waiting. False while another commit holds it: the run's end is tried
   // again later (100 ms, doubling to 2 s), and the loop goes on with the other runs. After
-  // kOutputLockWaitMs of waiting, true with r->root_error set (the run fails with it).
-  bool TakeOutputRoot(RunState* r);
+  // kOutputLockWaitMs of waiting, true with r->root_error set (the run fails with it). The
+  // event that says a run waits goes into `b` (the turn's batch), or a transaction of its
+  // own when null.
+  bool TakeOutputRoot(RunState* r, store::Batch* b = nullptr);
   void FinishRunFiles(RunState* r, store::Batch* b);
 
   // launch.cc

@@ -372,7 +372,8 @@ TEST(StoreFaultTest, AStoreThatStaysDownStopsTheEngineCleanlyAndRecoveryFinishes
 TEST(StoreFaultTest, ACommitWhoseFinalRecordFailsIsFinishedByRecovery) {
   // The outputs are renamed and the manifest written, but the SUCCEEDED record cannot be
   // stored: the run stays "committing", and recovery completes the commit (idempotently).
-  int remaining = 0;  // transactions after the last exit: its turn, the decision, the end
+  // Transactions after the last exit: its turn (with the decision to commit), the end.
+  int remaining = 0;
   {
     Fixture f("final_count");
     int at_last = 0;
@@ -380,7 +381,7 @@ TEST(StoreFaultTest, ACommitWhoseFinalRecordFailsIsFinishedByRecovery) {
     ASSERT_EQ(f.engine->Wait(id, 10'000)->phase, spec::RunPhase::kSucceeded);
     remaining = f.failing->applies() - at_last;
   }
-  ASSERT_EQ(remaining, 3);
+  ASSERT_EQ(remaining, 2);
   Fixture f("final");
   std::string id = f.RunToLastExit(ThreeSteps(""), [&] {
     f.failing->FailNthApply(remaining, /*sticky=*/true);  // the terminal record

@@ -25,11 +25,25 @@ constexpr int64_t kWaitReadMs = 250;
 
 Result<std::string> Engine::Impl::Submit(std::shared_ptr<const spec::Workload> w,
                                          const std::string& by, const SubmitOptions& opts) {
+  for (int tries = 1;; ++tries) {
+    auto id = SubmitOnce(w, by, opts);
+    // Another process on this store committed the id between the draw and the commit (two
+    // `seedctl run` at once): drawn again, the next id is free.
+    if (!id.ok() && id.error().code == codes::kConflict && StartsWith(id.error().value, "wl-") &&
+        tries < kMaxSubmitTries) {
+      continue;
+    }
+    return id;
+  }
+}
+
+Result<std::string> Engine::Impl::SubmitOnce(const std::shared_ptr<const spec::Workload>& w,
+                                             const std::string& by, const SubmitOptions& opts) {
   int64_t now = NowMs();
   store::Batch b;
   store::WorkloadVersion v;
-  // The process's ids never repeat, but one of an earlier process of the same day (before a
-  // restart; 32 bits a day) can: a taken id is drawn anew, not failed on at the commit.
+  // The process's ids never repeat, but one another process drew in the same second (a
+  // restart, two `seedctl run`) can: a taken id is drawn anew, not failed on at the commit.
   for (int draws = 1;; ++draws) {
     v.id = store::NewVersionId(now);
     auto taken = store_->GetVersion(v.id);
@@ -75,7 +89,7 @@ Result<std::string> Engine::Impl::Submit(std::shared_ptr<const spec::Workload> w
   int owner = LockRunOwner(env_, run.run_dir);
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Error(codes::kInternal, "the engine is stopping");
-  StartAdmission(std::move(w), v, run, owner);
+  StartAdmission(w, v, run, owner);
   return v.id;
 }
 

@@ -44,7 +44,12 @@ inline constexpr size_t kMaxSubmitsPerCommit = 128;
 inline constexpr size_t kMaxSubmitStepsPerCommit = 8192;
 //! A new submission's id is drawn again while the store already has it (ids of an earlier
 //! process of the same day), at most this many times.
-inline constexpr int kMaxVersionIdDraws = 16;
+// A taken id is followed by the next (NewVersionId only grows): an earlier process's ids of
+// the same second (a restart right after a burst of submissions) are walked past, a few
+// hundred at most at 20,000 submissions a minute.
+inline constexpr int kMaxVersionIdDraws = 65536;
+// A submission whose id another process committed first is drawn and committed again.
+inline constexpr int kMaxSubmitTries = 8;
 
 struct ExitMsg {
   backend::AttemptExit exit;
@@ -160,6 +165,9 @@ class Engine::Impl : public RunControl {
   void Stop(bool stop_steps);
   Result<std::string> Submit(std::shared_ptr<const spec::Workload> w, const std::string& by,
                              const SubmitOptions& opts);
+  //! One try of Submit: an id, the transaction, the admission started.
+  Result<std::string> SubmitOnce(const std::shared_ptr<const spec::Workload>& w,
+                                 const std::string& by, const SubmitOptions& opts);
   Status Cancel(const std::string& id, const std::string& by);
   Status Recover();
   Result<store::Run> Wait(const std::string& id, int64_t timeout_ms);

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "base/codes.h"
+#include "base/strings.h"
 #include "engine/engine.h"
+#include "engine/engine_internal.h"
 #include "engine/testing.h"
 #include "spec/parse.h"
 #include "store/store.h"
@@ -73,8 +75,27 @@ class GatedStore : public store::StoreWrapper {
       if (fail_from_ > 0 && n >= fail_from_) {
         return Error(codes::kIoError, "cannot commit the store transaction: disk I/O error");
       }
+      if (races_ > 0) {
+        // Another process commits the same id between the lookup and this transaction.
+        --races_;
+        store::Batch other;
+        other.versions.push_back(b->versions[0]);
+        other.versions[0].name = "someone-else";
+        Status s = StoreWrapper::Apply(&other);
+        if (!s.ok()) return s;
+        raced_.push_back(b->versions[0].id);
+      }
     }
     return StoreWrapper::Apply(b);
+  }
+  // The next `n` submissions' ids are committed by "another process" first.
+  void Race(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    races_ = n;
+  }
+  std::vector<std::string> raced() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return raced_;
   }
   // The next `n` versions looked up are there already (an earlier process's ids).
   void ClaimTaken(int n) {
@@ -113,6 +134,8 @@ class GatedStore : public store::StoreWrapper {
   int claim_ = 0;                     // GUARDED_BY(mu_)
   bool fail_lookups_ = false;         // GUARDED_BY(mu_)
   std::vector<std::string> claimed_;  // GUARDED_BY(mu_)
+  int races_ = 0;                     // GUARDED_BY(mu_)
+  std::vector<std::string> raced_;    // GUARDED_BY(mu_)
 };
 
 struct Fixture {
@@ -236,8 +259,9 @@ TEST(SubmitGroupCommitTest, AFailedTransactionFailsEverySubmissionInIt) {
   EXPECT_EQ(v->version, 2);
 }
 
-// Ids have 32 bits a day: one an earlier process gave the same day can come again. The
-// store has it: the submission draws another instead of failing at the commit.
+// Ids follow the clock: one an earlier process drew in the same second (a restart) can
+// come again. The store has it: the submission draws the next instead of failing at the
+// commit, past as many as a burst of submissions left there.
 TEST(SubmitGroupCommitTest, AnIdTheStoreHasIsDrawnAnew) {
   Fixture f("taken");
   f.gated->ClaimTaken(3);
@@ -249,6 +273,15 @@ TEST(SubmitGroupCommitTest, AnIdTheStoreHasIsDrawnAnew) {
   EXPECT_EQ(distinct.size(), 3u);
   EXPECT_EQ(distinct.count(*id), 0u) << *id;
   EXPECT_TRUE(f.sqlite->GetVersion(*id).ok());
+  // Each draw follows the one before (same width, so the strings sort as the values do).
+  for (size_t k = 1; k < claimed.size(); ++k) EXPECT_LT(claimed[k - 1], claimed[k]);
+  EXPECT_LT(claimed.back(), *id);
+  // 2,000 taken in a row (a controller that took 2,000 submissions in its last second).
+  f.gated->ClaimTaken(2000);
+  auto past = f.engine->Submit(ThreeSteps(), "tester");
+  ASSERT_TRUE(past.ok()) << past.error().ToString();
+  EXPECT_EQ(f.gated->claimed().size(), 2003u);
+  EXPECT_LT(f.gated->claimed().back(), *past);
   // A lookup that fails (not "not found") fails the submission: nothing is recorded.
   f.gated->FailLookups(true);
   auto failed = f.engine->Submit(ThreeSteps(), "tester");
@@ -257,7 +290,36 @@ TEST(SubmitGroupCommitTest, AnIdTheStoreHasIsDrawnAnew) {
   f.gated->FailLookups(false);
   auto runs = f.sqlite->ListRuns({});
   ASSERT_TRUE(runs.ok());
-  EXPECT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->size(), 2u);  // the two above
+}
+
+// Two processes on one store (two `seedctl run` at once) can draw the same id in the same
+// second: the store refuses the second commit of it (CONFLICT naming the id, nothing
+// written) and the submission is drawn and committed again, under the next id.
+TEST(SubmitGroupCommitTest, AnIdAnotherProcessCommitsFirstIsDrawnAgain) {
+  Fixture f("raced");
+  f.gated->Race(2);
+  auto id = f.engine->Submit(ThreeSteps(), "tester");
+  ASSERT_TRUE(id.ok()) << id.error().ToString();
+  std::vector<std::string> raced = f.gated->raced();
+  ASSERT_EQ(raced.size(), 2u);
+  EXPECT_LT(raced[0], raced[1]);
+  EXPECT_LT(raced[1], *id);
+  for (const auto& r : raced) EXPECT_EQ(f.sqlite->GetVersion(r)->name, "someone-else") << r;
+  auto v = f.sqlite->GetVersion(*id);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->name, "load");
+  EXPECT_EQ(v->version, 1);  // the refused tries numbered nothing
+  auto runs = f.sqlite->ListRuns({});
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);  // the other process's versions have no runs here
+  EXPECT_EQ((*runs)[0].id, store::RunIdFor(*id));
+  // A store that keeps refusing gives up after kMaxSubmitTries, with the store's error.
+  f.gated->Race(kMaxSubmitTries);
+  auto refused = f.engine->Submit(ThreeSteps(), "tester");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, codes::kConflict);
+  EXPECT_TRUE(StartsWith(refused.error().value, "wl-")) << refused.error().ToString();
 }
 
 // What admission sees of a workload submitted as a shared object (the controller's and

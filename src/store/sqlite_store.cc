@@ -466,6 +466,16 @@ class SqliteStore : public Store {
   // REQUIRES: write_mu_ held, inside a transaction.
   Status ApplyLocked(Batch* b) {
     for (auto& v : b->versions) {
+      // Inside the write transaction: no other process can take the id before the insert.
+      auto taken = writer_->First(
+          "SELECT 1 FROM store_versions WHERE id=?1", [](const Stmt& row) { return row.Int(0); },
+          v.id);
+      if (!taken.ok()) return taken.error();
+      if (taken->has_value()) {
+        return Error(codes::kConflict, "workload id " + v.id + " is taken")
+            .Value(v.id)
+            .Hint("another process drew it in the same second: submit again");
+      }
       auto next = writer_->First(
           "SELECT COALESCE(MAX(version), 0) + 1 FROM store_versions WHERE namespace=?1 AND "
           "name=?2",

@@ -134,10 +134,58 @@ TEST(StoreTest, ConfigMapsAndSecretsAreSeparateWithHints) {
 }
 
 TEST(StoreTest, VersionIdsHaveTheDocumentedShape) {
-  std::string id = NewVersionId(1718409600000);  // 2024-06-15
-  EXPECT_TRUE(std::regex_match(id, std::regex("wl-20240615-[0-9a-f]{8}"))) << id;
-  EXPECT_NE(NewVersionId(1718409600000), id);
+  std::string id = NewVersionId(1718409600000);  // 2024-06-15 (or later: ids only grow)
+  EXPECT_TRUE(std::regex_match(id, std::regex("wl-20[0-9]{6}-[0-9a-f]{8}"))) << id;
+  std::string next = NewVersionId(1718409600000);
+  EXPECT_LT(id, next);  // the same date and width: they sort as drawn
   EXPECT_EQ(RunIdFor("wl-20240615-7a8b9c0d"), "run-20240615-7a8b9c0d");
+}
+
+// The second of the UTC day, then a sequence within it: ids sort by time, and a process's
+// only grow, whatever its clock does.
+TEST(StoreTest, VersionIdsFollowTheClockAndOnlyGrow) {
+  const int64_t day = 1718409600000;  // 2024-06-15 00:00:00 UTC
+  uint64_t v = NextVersionIdValue(0, day);
+  EXPECT_EQ(VersionIdOf(v), "wl-20240615-00000000");
+  uint64_t noon = NextVersionIdValue(v, day + 43'200'500);  // 12:00:00.5: second 43,200
+  EXPECT_EQ(VersionIdOf(noon), "wl-20240615-" + std::string("54600000"));  // 43,200 << 15
+  EXPECT_EQ(NextVersionIdValue(noon, day + 43'200'900), noon + 1);         // the same second
+  EXPECT_EQ(NextVersionIdValue(noon, day + 1000), noon + 1);               // a clock set back
+  EXPECT_EQ(VersionIdOf(NextVersionIdValue(noon, day + 43'201'000)), "wl-20240615-54608000");
+  // More than 2^15 in one second borrow the next second's.
+  uint64_t last = noon + (1u << kVersionIdSequenceBits) - 1;
+  EXPECT_EQ(VersionIdOf(last), "wl-20240615-54607fff");
+  EXPECT_EQ(VersionIdOf(NextVersionIdValue(last, day + 43'200'999)), "wl-20240615-54608000");
+  // The next day starts at its own first id; its date is the day's.
+  uint64_t late = NextVersionIdValue(noon, day + 86'399'999);
+  EXPECT_EQ(VersionIdOf(late), "wl-20240615-a8bf8000");  // 86,399 << 15
+  EXPECT_EQ(VersionIdOf(NextVersionIdValue(late, day + 86'400'000)), "wl-20240616-00000000");
+  // A process's offset starts each of its seconds (below 2^14: the upper half is what its
+  // bursts borrow before the next second).
+  EXPECT_EQ(VersionIdOf(NextVersionIdValue(0, day + 43'200'000, 0x1234)), "wl-20240615-54601234");
+  EXPECT_EQ(VersionIdOf(NextVersionIdValue(0, day + 43'200'000, 0xffffffff)),
+            "wl-20240615-54603fff");
+  // A clock before 1970 counts as 1970's first second (after 0, the value of none yet).
+  EXPECT_EQ(VersionIdOf(NextVersionIdValue(0, -1000)), "wl-19700101-00000001");
+}
+
+// A version whose id the store has is refused whole: CONFLICT naming the id, nothing of the
+// batch written (another process committed it first).
+TEST(StoreTest, AVersionIdTheStoreHasIsRefusedWithNothingWritten) {
+  rsl::testing::TempDir tmp("store_test_taken");
+  auto store = OpenSqliteStore(tmp.Sub("state"));
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch first = NewRunBatch("wl-20240615-54600000", "first");
+  ASSERT_TRUE((*store)->Apply(&first).ok());
+  Batch again = NewRunBatch("wl-20240615-54600000", "second");
+  Status s = (*store)->Apply(&again);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, codes::kConflict);
+  EXPECT_EQ(s.error().value, "wl-20240615-54600000");
+  EXPECT_EQ((*store)->GetVersion("wl-20240615-54600000")->name, "first");
+  auto versions = (*store)->ListVersions("risk", "second");
+  ASSERT_TRUE(versions.ok());
+  EXPECT_TRUE(versions->empty());
 }
 
 // 32 bits a day: 300,000 ids drawn independently would repeat (almost surely: n^2 / 2^33

@@ -386,9 +386,23 @@ struct StoreOptions {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& state_dir,
                                                const StoreOptions& options = {});
 
-//! A new version id for `now_ms`: wl-YYYYMMDD-<8 random-looking hex>, never the same twice
-//! in one process (before 2^32 ids); the run id is RunIdFor(id).
+//! A new version id for `now_ms`: wl-YYYYMMDD-<8 hex>, the hex being the second of the UTC
+//! day (the high 17 bits) and a sequence within it (the low kVersionIdSequenceBits, from
+//! an offset the process draws once, below 2^14). A process's ids only grow
+//! (NextVersionIdValue), so it never draws one twice, and they follow the clock: more than
+//! its share of one second borrow the next second's, and a clock set back keeps them
+//! growing. An id another process drew in the same second can come again: the engine draws
+//! anew while the store has it, and when the store refuses it at the commit (CONFLICT with
+//! the id as its value, Engine::Submit). The run id is RunIdFor(id).
 std::string NewVersionId(int64_t now_ms);
+inline constexpr int kVersionIdSequenceBits = 15;
+inline constexpr uint32_t kVersionIdOffsetMask = (1u << (kVersionIdSequenceBits - 1)) - 1;
+//! The value of the id after `last` (the day since 1970 in the high 32 bits, then the hex
+//! of the id): the larger of last + 1 and the first of now_ms's second (its sequence
+//! starting at offset & kVersionIdOffsetMask).
+uint64_t NextVersionIdValue(uint64_t last, int64_t now_ms, uint32_t offset = 0);
+//! wl-<the day's date>-<the low 32 bits in hex>.
+std::string VersionIdOf(uint64_t value);
 std::string RunIdFor(const std::string& version_id);
 
 }  // namespace rsl::store

@@ -42,13 +42,13 @@ inline constexpr int64_t kMaxMetricsBytes = 1 << 20;
 //! unbounded transaction. Under api_load (4 clients) a group holds 2-4.
 inline constexpr size_t kMaxSubmitsPerCommit = 128;
 inline constexpr size_t kMaxSubmitStepsPerCommit = 8192;
-//! A new submission's id is drawn again while the store already has it (ids of an earlier
-//! process of the same day), at most this many times.
-// A taken id is followed by the next (NewVersionId only grows): an earlier process's ids of
-// the same second (a restart right after a burst of submissions) are walked past, a few
-// hundred at most at 20,000 submissions a minute.
+//! A new submission's id is drawn again while the store already has it, at most this many
+//! times. NewVersionId only grows, so the ids an earlier process drew in the same second (a
+//! restart right after a burst of submissions) are walked past: a few hundred at most at
+//! 20,000 submissions a minute.
 inline constexpr int kMaxVersionIdDraws = 65536;
-// A submission whose id another process committed first is drawn and committed again.
+//! A submission whose id another process committed first (after the lookup) is drawn and
+//! committed again, at most this many times in all.
 inline constexpr int kMaxSubmitTries = 8;
 
 struct ExitMsg {

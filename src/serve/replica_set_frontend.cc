@@ -76,6 +76,8 @@ bool ReplicaSet::JoinFrontend() {
 
 bool ReplicaSet::AdoptRecord() {
   const SetRecord& rec = *begin_.adopt;
+  // Its servers are named as the record says, whatever ServerPrefix gives today.
+  if (!rec.server_prefix.empty()) prefix_ = rec.server_prefix;
   std::shared_ptr<Frontend> f = begin_.frontend;  // a sibling set adopted it already
   std::string how = "HAProxy shared with the other version";
   if (!f) {

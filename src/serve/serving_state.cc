@@ -75,7 +75,9 @@ std::string SetRecordPath(const backend::LaunchSpec& spec) {
 }
 
 std::string ServerPrefix(const backend::LaunchSpec& spec) {
-  std::string run = spec.run_id.substr(spec.run_id.rfind('-') + 1);
+  // The whole id after "run-", its date too: the hex is the second of the day (store/store.h
+  // NewVersionId), which a version submitted a day later at the same second can share.
+  std::string run = StartsWith(spec.run_id, "run-") ? spec.run_id.substr(4) : spec.run_id;
   std::string out;
   for (char c : run) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');

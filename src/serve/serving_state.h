@@ -48,8 +48,10 @@ Result<SetRecord> SetRecordFromJson(const std::string& text);
 //! Where the set of serving attempt `spec` keeps its record: <exit_file>.serving.json.
 std::string SetRecordPath(const backend::LaunchSpec& spec);
 
-//! The HAProxy server-name prefix of the serving attempt: "<run hex>.<attempt>-" (unique
-//! across the versions sharing one frontend; HAProxy names allow [A-Za-z0-9_.:-]).
+//! The HAProxy server-name prefix of the serving attempt: "<date>_<run hex>.<attempt>-"
+//! (unique across the versions sharing one frontend; HAProxy names allow [A-Za-z0-9_.:-]).
+//! A set adopted from its record keeps the prefix the record names (SetRecord::server_prefix:
+//! sets started before the date was part of it are "<run hex>.<attempt>-").
 std::string ServerPrefix(const backend::LaunchSpec& spec);
 
 //! Replica `index`, generation `generation`, listening on `port`, of serving attempt

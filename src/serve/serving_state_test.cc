@@ -76,9 +76,15 @@ TEST(ServingStateTest, TheRecordLivesBesideTheAttemptsExitRecord) {
 }
 
 TEST(ServingStateTest, ServerPrefixIsUniquePerRunAndAttempt) {
-  EXPECT_EQ(ServerPrefix(Parent()), "0a1b2c3d.2-");
+  EXPECT_EQ(ServerPrefix(Parent()), "20261202_0a1b2c3d.2-");
   backend::LaunchSpec other = Parent();
   other.run_id = "run-20261202-ffff0000";
+  EXPECT_NE(ServerPrefix(other), ServerPrefix(Parent()));
+  // Ids are the second of the day: a version a day later at the same second differs too.
+  other.run_id = "run-20261203-0a1b2c3d";
+  EXPECT_NE(ServerPrefix(other), ServerPrefix(Parent()));
+  other = Parent();
+  other.attempt = 3;
   EXPECT_NE(ServerPrefix(other), ServerPrefix(Parent()));
 }
 

@@ -447,27 +447,19 @@ void Engine::Impl::DecideFinishes(Actions* a, store::Batch* b) {
   a->finished_runs = std::move(later);
 }
 
-void Engine::Impl::FinishRuns(const std::vector<RunState*>& ending,
-                              std::vector<RunState*> decided) {
+void Engine::Impl::FinishRuns(std::vector<RunState*> decided,
+                              const std::vector<RunState*>& non_atomic) {
+  std::vector<RunState*> runs = std::move(decided);
+  // Their decision to commit is durable with the turn (DecideFinishes).
+  bool commits = std::any_of(runs.begin(), runs.end(), [](const RunState* r) {
+    return r->run.commit_state == store::kCommitCommitting;
+  });
   // A run whose output root another commit holds waits for it on a timer, not here: the
   // loop goes on with every other run meanwhile.
-  std::vector<RunState*> runs = std::move(decided);
-  for (RunState* r : ending) {
+  for (RunState* r : non_atomic) {
     if (TakeOutputRoot(r)) runs.push_back(r);
   }
   if (runs.empty()) return;
-  store::Batch decide;  // decided before the first rename of any of them
-  bool commits = false;
-  for (RunState* r : runs) {
-    if (r->plan->outcome()->phase != spec::RunPhase::kSucceeded || !r->workload->pipeline.atomic)
-      continue;
-    commits = true;
-    if (r->run.commit_state != store::kCommitCommitting) {
-      r->run.commit_state = store::kCommitCommitting;
-      decide.runs.push_back(r->run);
-    }
-  }
-  if (!Commit(&decide)) return;  // stopping: nothing renamed, recovery decides again
   if (commits) CrashPoint("after-commit-decided");
   for (RunState* r : runs) {
     r->committing = true;

@@ -551,13 +551,13 @@ void Engine::Impl::Perform(Actions* a) {
   // Before the runs finish: whoever waits for a run and then drains the sender finds its
   // hooks queued.
   for (auto& d : a->deliveries) sender_->Enqueue(std::move(d));
-  EndRuns(a->ended_runs);  // their terminal records are durable now
-  std::vector<RunState*> finishing;
+  EndRuns(a->ended_runs);             // their terminal records are durable now
+  std::vector<RunState*> non_atomic;  // what DecideFinishes left of finished_runs
   for (const auto& id : a->finished_runs) {
     auto it = runs_.find(id);
-    if (it != runs_.end() && !it->second->committing) finishing.push_back(it->second.get());
+    if (it != runs_.end() && !it->second->committing) non_atomic.push_back(it->second.get());
   }
-  FinishRuns(finishing, std::move(a->decided_runs));
+  FinishRuns(std::move(a->decided_runs), non_atomic);
   for (auto& p : a->barriers) p->set_value();
 }
 

@@ -190,7 +190,8 @@ class Engine::Impl : public RunControl {
   struct Actions {
     std::vector<std::pair<RunState*, int>> launches;
     std::vector<std::pair<std::string, bool>> stops;  // attempt id, timed out
-    std::vector<std::string> finished_runs;           // run ids to finish (commit/discard)
+    // Run ids to finish (commit/discard); DecideFinishes leaves the non-atomic ones here.
+    std::vector<std::string> finished_runs;
     // Atomic runs whose end was decided in this turn's batch (DecideFinishes), their output
     // roots held: handed to a committer once the batch is durable.
     std::vector<RunState*> decided_runs;
@@ -258,14 +259,15 @@ class Engine::Impl : public RunControl {
   //! ends a run), and the run into a->decided_runs. Non-atomic runs stay in finished_runs:
   //! their end waits for this turn's publications (Perform).
   void DecideFinishes(Actions* a, store::Batch* b);
-  //! The runs that ended this turn: the decision to commit (one store transaction for all
-  //! of them, before any rename; already durable for `decided`, from DecideFinishes), then
-  //! their files go to a committer thread (CommitterLoop), and the loop goes on with every
+  //! The runs that ended this turn, once its transaction is durable: `decided` (atomic,
+  //! their decision to commit in that transaction, DecideFinishes) and `non_atomic` (their
+  //! outputs published step by step: nothing to decide, their output root taken here).
+  //! Their files go to a committer thread (CommitterLoop), and the loop goes on with every
   //! other run meanwhile: an output commit is renames, a manifest and their fsyncs (or
   //! uploads), which held up every launch while they ran on the loop. Their terminal
   //! records come back as a RunFilesDoneMsg and join a turn's transaction; EndRuns forgets
   //! them once it is durable.
-  void FinishRuns(const std::vector<RunState*>& ending, std::vector<RunState*> decided = {});
+  void FinishRuns(std::vector<RunState*> decided, const std::vector<RunState*>& non_atomic);
   //! A committer thread: FinishRunFiles of each run of a job, then their terminal records
   //! in one message (one transaction for the runs that ended in one turn).
   void CommitterLoop();

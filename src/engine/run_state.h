@@ -161,7 +161,7 @@ struct RunState {
 std::unique_ptr<RunState> NewRunState(std::shared_ptr<const spec::Workload> w,
                                       const store::WorkloadVersion& v, const store::Run& run,
                                       const std::string& state_dir, int64_t default_cpu_millis,
-                                      const std::map<std::string, std::string>& inherited_env = {});
+                                      const std::map<std::string, std::string>& inherited_env);
 
 //! Takes <run_dir>/owner.lock (exclusive, non-blocking): one engine drives a run at a time.
 //! Returns the fd, or -1 when another live engine holds it. Makes the run directory first.

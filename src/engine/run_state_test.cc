@@ -29,7 +29,7 @@ TEST(RunStateTest, OneSlotPerStepWithItsRecordAndWhen) {
   run.id = "run-20240615-00000001";
   run.run_dir = "/runs/" + run.id;
   auto shared = std::make_shared<const spec::Workload>(w);
-  auto r = NewRunState(shared, v, run, "/state", /*default_cpu_millis=*/500);
+  auto r = NewRunState(shared, v, run, "/state", /*default_cpu_millis=*/500, {});
   ASSERT_EQ(r->slots.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     const store::Step& rec = r->slots[size_t(i)].record;
@@ -50,7 +50,7 @@ TEST(RunStateTest, OneSlotPerStepWithItsRecordAndWhen) {
 TEST(RunStateTest, WhenReadsThePlansPhasesAndMetrics) {
   spec::Workload w = Parse(kThreeSteps);
   auto r = NewRunState(std::make_shared<const spec::Workload>(w), store::WorkloadVersion{},
-                       store::Run{}, "/state", 1000);
+                       store::Run{}, "/state", 1000, {});
   r->plan = std::make_unique<RunPlan>(r->workload.get(), 0);
   EXPECT_TRUE(*r->EvalWhen(0));   // no `when`
   EXPECT_FALSE(*r->EvalWhen(2));  // eval is PENDING

@@ -131,6 +131,13 @@ CREATE UNIQUE INDEX store_launches_id ON store_launches(attempt_id);
 CREATE TABLE store_log (id INTEGER PRIMARY KEY CHECK (id = 1), applied_lsn INTEGER NOT NULL);
 INSERT INTO store_log VALUES (1, 0);
 )sql",
+      // 8: a step's row is upserted on its primary key, (run_id, idx, name): every writer
+      // gives a step its pipeline index, so the unique (run_id, name) index only doubled the
+      // work of each step transition (a second B-tree seek for the conflict, a second tree
+      // to insert into) and no read uses it.
+      R"sql(
+DROP INDEX store_steps_name;
+)sql",
   };
   return kMigrations;
 }

@@ -72,9 +72,8 @@ class SqliteStore : public Store {
     steps_.head = std::string("INSERT INTO store_steps (") + kStepCols + ") VALUES ";
     steps_.cols = 22;
     steps_.tail =
-        // idx is not set again: a step keeps its place (and a changed key column would move
-        // the row and rewrite its index entry).
-        " ON CONFLICT(run_id, name) DO UPDATE SET phase=excluded.phase, "
+        // The primary key: every writer gives a step its pipeline index (migration 8).
+        " ON CONFLICT(run_id, idx, name) DO UPDATE SET phase=excluded.phase, "
         "attempts=excluded.attempts, retries_used=excluded.retries_used, "
         "attempt_id=excluded.attempt_id, node=excluded.node, exit_code=excluded.exit_code, "
         "signal=excluded.signal, wall_ms=excluded.wall_ms, cpu_ms=excluded.cpu_ms, "

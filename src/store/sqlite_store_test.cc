@@ -508,9 +508,9 @@ TEST(StoreTest, ATurnOfNeighbouringStepsWritesFewPages) {
   for (const Attempt& a : *attempts) EXPECT_EQ(a.launch_json, std::string(600, 'j')) << a.id;
 }
 
-// A step keeps the place it was first written at: a later row of the same name updates it
-// in place (the key (run, name) is what an upsert matches).
-TEST(StoreTest, AStepRowKeepsItsFirstIndex) {
+// A step's rows are keyed by (run, index, name): a later row of the step updates it in place,
+// and steps list in pipeline order whatever order their rows were first written in.
+TEST(StoreTest, AStepRowIsUpdatedInItsPlace) {
   rsl::testing::TempDir tmp("store_test_step_index");
   std::string dir = tmp.Sub("state");
   auto store = OpenSqliteStore(dir);
@@ -521,16 +521,24 @@ TEST(StoreTest, AStepRowKeepsItsFirstIndex) {
   ASSERT_TRUE((*store)->Apply(&b0).ok());
   std::string run = b0.runs[0].id;
   Batch b;
-  b.steps.push_back(StepRow(run, "b", 7, spec::StepPhase::kRunning));
+  b.steps.push_back(StepRow(run, "b", 2, spec::StepPhase::kRunning));
+  b.steps.push_back(StepRow(run, "b", 2, spec::StepPhase::kSucceeded));
+  b.steps.push_back(StepRow(run, "a", 1, spec::StepPhase::kRunning));
   ASSERT_TRUE((*store)->Apply(&b).ok());
   auto steps = (*store)->ListSteps(run);
   ASSERT_TRUE(steps.ok());
   ASSERT_EQ(steps->size(), 3u);
   EXPECT_EQ((*steps)[0].name, "train");
   EXPECT_EQ((*steps)[1].name, "a");
+  EXPECT_EQ((*steps)[1].phase, spec::StepPhase::kRunning);
   EXPECT_EQ((*steps)[2].name, "b");
   EXPECT_EQ((*steps)[2].index, 2);
-  EXPECT_EQ((*steps)[2].phase, spec::StepPhase::kRunning);
+  EXPECT_EQ((*steps)[2].phase, spec::StepPhase::kSucceeded);
+  auto counts = (*store)->CountSteps(run);
+  ASSERT_TRUE(counts.ok());
+  int64_t total = 0;
+  for (const auto& [phase, n] : *counts) total += n;
+  EXPECT_EQ(total, 3);
 }
 
 // A batch that writes a row several times (an engine turn that launches a step and sees it

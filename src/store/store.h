@@ -77,7 +77,9 @@ struct Run {
 struct Step {
   std::string run_id;
   std::string name;
-  int index = 0;  //!< position in the pipeline
+  //! Position in the pipeline. A step's rows are keyed by (run_id, index, name): every row
+  //! of a step carries the same index (a row with another one is another row).
+  int index = 0;
   spec::StepPhase phase = spec::StepPhase::kPending;
   int attempts = 0;        //!< attempts launched so far
   int retries_used = 0;    //!< attempts that counted against retryPolicy

@@ -188,8 +188,8 @@ TEST(StoreTest, AVersionIdTheStoreHasIsRefusedWithNothingWritten) {
   EXPECT_TRUE(versions->empty());
 }
 
-// 32 bits a day: 300,000 ids drawn independently would repeat (almost surely: n^2 / 2^33
-// is 10); a process's never do.
+// A process's ids only grow (NextVersionIdValue): 300,000 drawn at one instant, nine times
+// a second's 32,768, borrow the seconds after it and never repeat.
 TEST(StoreTest, AProcesssVersionIdsNeverRepeat) {
   std::unordered_set<std::string> seen;
   for (int i = 0; i < 300000; ++i) {

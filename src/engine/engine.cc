@@ -233,6 +233,8 @@ void Engine::Impl::Loop() {
 
 bool Engine::Impl::Commit(store::Batch* b) {
   if (b->empty()) return true;
+  // Counted first: the store may take the rows (store::Store::Apply).
+  const auto transitions = static_cast<int64_t>(b->steps.size() + b->runs.size());
   while (true) {
     Status s = store_->Apply(b);
     if (s.ok()) break;
@@ -246,7 +248,7 @@ bool Engine::Impl::Commit(store::Batch* b) {
     std::lock_guard<std::mutex> lock(ev_mu_);
     ++stats_.batches;
     stats_.running_runs = static_cast<int64_t>(runs_.size());
-    stats_.transitions += static_cast<int64_t>(b->steps.size() + b->runs.size());
+    stats_.transitions += transitions;
     if (!b->events.empty()) durable_seq_ = b->events.back().seq;
     for (const auto& [t, fn] : subscribers_) subs.push_back(fn);
   }

@@ -1,9 +1,11 @@
 // The store with a transition log (StoreOptions::transition_log). Apply of an engine turn
 // numbers its events, appends the turn's rows to the log (store/transition_log.h, encoded
 // by store/batch_codec.h) and returns once the record is durable; the indexer thread then
-// writes the records into SQLite's tables, several records to a transaction, each row once
-// (a step's launched, running and ended rows of three turns become one upsert), with the
-// LSN of the last record in the same transaction (store_log.applied_lsn). Reads wait until
+// writes the records' rows into SQLite's tables (handed over in memory, as the batch had
+// them: the log is decoded only when a store is opened after an unclean stop), the records
+// that queued while it wrote go together into one transaction, each row once (a step's
+// launched, running and ended rows of three turns become one upsert), with the LSN of the
+// last record in the same transaction (store_log.applied_lsn). Reads wait until
 // the tables hold everything enqueued before them, so a reader sees what was acknowledged.
 // Opening the store applies the records past applied_lsn: nothing acknowledged is lost when
 // the process dies at any instant.
@@ -165,13 +167,23 @@ class LogStore : public StoreWrapper {
       return lsn.status();
     }
     last_seq_ = seq;
+    // Durable: the indexer takes the rows as they are instead of decoding the record back.
+    // The caller keeps its events (numbered now) and nothing else (Store::Apply); a failed
+    // append above left the batch whole, for the caller's retry.
+    Batch rows;
+    rows.runs = std::move(b->runs);
+    rows.steps = std::move(b->steps);
+    rows.attempts = std::move(b->attempts);
+    rows.events = b->events;
+    rows.artifacts = std::move(b->artifacts);
+    rows.lineage = std::move(b->lineage);
     {
       std::lock_guard<std::mutex> lock(q_mu_);
       acked_seq_ = std::max(acked_seq_, seq);
       // With the indexer stopped the record waits in the log alone, for the next open.
       if (!failed_) {
         pending_bytes_ += record.size();
-        queue_.push_back(Entry{*lsn, std::move(record), nullptr});
+        queue_.push_back(Entry{*lsn, record.size(), std::move(rows)});
         ++enqueued_;
       }
     }
@@ -259,7 +271,8 @@ class LogStore : public StoreWrapper {
  private:
   struct Entry {
     uint64_t lsn = 0;    // a log record, or 0: a batch applied directly
-    std::string record;  // the record as logged: its frame, then its encoded rows
+    uint64_t bytes = 0;  // the record's size in the log
+    Batch rows;          // the record's rows
     Batch* direct = nullptr;
     Status* result = nullptr;  // direct: its outcome, set before `done`
     bool* done = nullptr;
@@ -284,7 +297,7 @@ class LogStore : public StoreWrapper {
       int64_t seq = last_seq_;
       for (Event& e : b->events) e.seq = ++seq;
       last_seq_ = seq;  // a failed batch leaves a gap in the numbers, which is harmless
-      queue_.push_back(Entry{0, {}, b, &result, &done});
+      queue_.push_back(Entry{0, 0, {}, b, &result, &done});
       ++enqueued_;
     }
     q_cv_.notify_all();
@@ -342,17 +355,16 @@ class LogStore : public StoreWrapper {
         }
         size_t j = i;
         uint64_t bytes = 0;
-        Coalescer rows;
-        for (; j < work.size() && work[j].lsn != 0; ++j) {
-          Batch b;
-          Status decoded = DecodeBatchRows(
-              std::string_view(work[j].record).substr(TransitionLog::kFrameBytes), &b);
-          if (!decoded.ok()) return Abandon(&work, i, decoded);  // our own record: a bug
-          rows.Add(std::move(b));
-          bytes += work[j].record.size();
-        }
+        for (; j < work.size() && work[j].lsn != 0; ++j) bytes += work[j].bytes;
         uint64_t last = work[j - 1].lsn;
-        Batch merged = rows.Take();
+        Batch merged;
+        if (j == i + 1) {  // one record: its rows as they are (SQLite applies them in order)
+          merged = std::move(work[i].rows);
+        } else {
+          Coalescer rows;
+          for (size_t k = i; k < j; ++k) rows.Add(std::move(work[k].rows));
+          merged = rows.Take();
+        }
         merged.also.push_back(SetApplied(last));
         if (!WriteRetrying(&merged))
           return Abandon(&work, i, Status(Error(codes::kIoError, "closing")));

@@ -222,6 +222,7 @@ TEST(LogStoreTest, ReadsSeeWhatWasAcknowledgedAndRowsAreWrittenOnce) {
     Batch t1 = Turn(run, n, spec::StepPhase::kRunning, "{\"n\":" + std::to_string(n) + "}");
     ASSERT_TRUE((*store)->Apply(&t1).ok());
     EXPECT_EQ(t1.events[0].seq, first + 1 + 2 * n);  // numbered at once, in order
+    EXPECT_EQ(t1.events[0].reason, "RUNNING");       // the caller keeps its events
     Batch t2 = Turn(run, n, spec::StepPhase::kSucceeded);
     ASSERT_TRUE((*store)->Apply(&t2).ok());
   }

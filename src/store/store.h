@@ -233,7 +233,10 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  //! Applies the batch atomically and durably. On error nothing of it is applied.
+  //! Applies the batch atomically and durably. On error nothing of it is applied and the
+  //! batch is as it was. On success its events are numbered (seq) and its versions numbered;
+  //! a store may have taken its other rows (runs, steps, attempts, artifacts, lineage: left
+  //! empty), so a caller reads only versions and events of it afterwards.
   virtual Status Apply(Batch* batch) = 0;
 
   //! Errors: NOT_FOUND.

@@ -170,13 +170,13 @@ class LogStore : public StoreWrapper {
     // Durable: the indexer takes the rows as they are instead of decoding the record back.
     // The caller keeps its events (numbered now) and nothing else (Store::Apply); a failed
     // append above left the batch whole, for the caller's retry.
-    Batch rows;
-    rows.runs = std::move(b->runs);
-    rows.steps = std::move(b->steps);
-    rows.attempts = std::move(b->attempts);
+    Batch rows;  // swapped: the batch's rows are left empty, as the contract says
+    rows.runs.swap(b->runs);
+    rows.steps.swap(b->steps);
+    rows.attempts.swap(b->attempts);
     rows.events = b->events;
-    rows.artifacts = std::move(b->artifacts);
-    rows.lineage = std::move(b->lineage);
+    rows.artifacts.swap(b->artifacts);
+    rows.lineage.swap(b->lineage);
     {
       std::lock_guard<std::mutex> lock(q_mu_);
       acked_seq_ = std::max(acked_seq_, seq);

@@ -293,6 +293,24 @@ TEST(FaultEnvTest, FailsTheNthCallOfAKindOnce) {
   EXPECT_EQ(env.failures(), 1);
 }
 
+TEST(FaultEnvTest, PathFaultsFailEveryCallOnTheirPathsOnly) {
+  FakeEnv fake;
+  FaultEnv env(&fake);
+  ASSERT_TRUE(env.MakeDirs("/good").ok());
+  ASSERT_TRUE(env.MakeDirs("/bad").ok());
+  env.FailPaths(FaultEnv::Op::kRename, "/bad/", EIO);
+  ASSERT_TRUE(env.WriteFile("/good/a", "1", false).ok());
+  EXPECT_TRUE(env.Rename("/good/a", "/good/b").ok());
+  EXPECT_EQ(env.Rename("/good/b", "/bad/b").code(), codes::kIoError);  // either path
+  ASSERT_TRUE(env.WriteFile("/bad/c", "1", false).ok());               // other kinds pass
+  EXPECT_EQ(env.Rename("/bad/c", "/good/c").code(), codes::kIoError);
+  EXPECT_EQ(env.Rename("/bad/c", "/good/c").code(), codes::kIoError);  // every time
+  EXPECT_TRUE(fake.PathExists("/good/b"));
+  EXPECT_EQ(env.failures(), 3);
+  env.Heal();
+  EXPECT_TRUE(env.Rename("/bad/c", "/good/c").ok());
+}
+
 TEST(FaultEnvTest, StickyFaultsLastAndWriteFileAtomicCleansUp) {
   FakeEnv fake;
   FaultEnv env(&fake);

@@ -9,6 +9,7 @@
 #include <array>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "base/env.h"
 
@@ -36,6 +37,10 @@ class FaultEnv : public EnvWrapper {
   //! The `n`-th call of `op` from now on (1-based) fails with `errnum`; with `sticky`, every
   //! later one too (a disk that stays full). Replaces an earlier fault of that kind.
   void FailNth(Op op, int n, int errnum, bool sticky = false);
+  //! Every later call of `op` on a path containing `contains` (either path of a rename)
+  //! fails with `errnum`, whatever FailNth says: one directory's disk is broken. Replaces an
+  //! earlier path fault of that kind.
+  void FailPaths(Op op, const std::string& contains, int errnum);
   //! No more faults (counts go on).
   void Heal();
   //! Calls of `op` so far (failed ones included).
@@ -63,13 +68,18 @@ class FaultEnv : public EnvWrapper {
     int errnum = 0;
     bool sticky = false;
   };
-  //! Counts a call of `op`; the errno to fail it with, or 0.
-  int Hit(Op op);
+  struct PathFault {
+    std::string contains;
+    int errnum = 0;  // 0 = none
+  };
+  //! Counts a call of `op` on `path` (and `path2`); the errno to fail it with, or 0.
+  int Hit(Op op, std::string_view path, std::string_view path2 = {});
 
   std::mutex mu_;
-  std::array<int, kOps> counts_{};    // GUARDED_BY(mu_)
-  std::array<Fault, kOps> faults_{};  // GUARDED_BY(mu_)
-  int failures_ = 0;                  // GUARDED_BY(mu_)
+  std::array<int, kOps> counts_{};             // GUARDED_BY(mu_)
+  std::array<Fault, kOps> faults_{};           // GUARDED_BY(mu_)
+  std::array<PathFault, kOps> path_faults_{};  // GUARDED_BY(mu_)
+  int failures_ = 0;                           // GUARDED_BY(mu_)
 };
 
 }  // namespace rsl

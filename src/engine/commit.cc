@@ -520,7 +520,10 @@ void Engine::Impl::EndRuns(const std::vector<std::string>& run_ids) {
 
 void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
   const RunOutcome outcome = *r->plan->outcome();
-  store::Batch& b = *batch;
+  store::Batch& b = *batch;  // shared by the runs the committer ends together
+  // This run's rows begin here: a failed commit takes back its own, not the other runs'.
+  const size_t steps_before = b.steps.size(), artifacts_before = b.artifacts.size(),
+               lineage_before = b.lineage.size();
   std::string committed_uri;
   spec::RunPhase phase = outcome.phase;
   std::string code = outcome.failure_code;
@@ -685,9 +688,9 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
         message = "output commit failed: " + s.error().message;
         AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitFailed, message, true);
         // Nothing of the run stays published: the outputs recorded above are not.
-        b.steps.clear();
-        b.artifacts.clear();
-        b.lineage.clear();
+        b.steps.resize(steps_before);
+        b.artifacts.resize(artifacts_before);
+        b.lineage.resize(lineage_before);
         const bool undo_root = (local || (lease && !lost_root)) && touched;
         std::string undone = UndoCommit(r, root, undo_root, published_dirs);
         if (lost_root)

@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -289,6 +292,109 @@ TEST(CommitFaultTest, EveryFailedCallOfAWholeCommitWithItsManifestFirstLeavesItW
 
 TEST(CommitFaultTest, EveryFailedCallOfAPerStepCommitLeavesItWholeOrDiscarded) {
   FailEveryCallOfTheCommit({"root", false});
+}
+
+// Holds the engine's turns (batches without a version) while closed: what happens meanwhile
+// is gathered into its next turn.
+class TurnGate : public store::StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = false;
+    }
+    cv_.notify_all();
+  }
+  //! True once a turn waits at the closed gate.
+  bool WaitHeld() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return held_; });
+  }
+  Status Apply(store::Batch* b) override {
+    if (b->versions.empty()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (closed_) {
+        held_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return !closed_; });
+        held_ = false;
+      }
+    }
+    return StoreWrapper::Apply(b);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;  // GUARDED_BY(mu_)
+  bool held_ = false;    // GUARDED_BY(mu_)
+};
+
+// Runs that end in one turn are committed by one pass of the committer, their rows in one
+// batch: a run whose commit fails takes back its own output rows, never those of the runs
+// committed beside it.
+TEST(CommitFaultTest, AFailedCommitKeepsTheRowsOfTheRunsCommittedBesideIt) {
+  std::string dir = FreshDir("beside");
+  auto sqlite = store::OpenSqliteStore(dir + "/state");
+  ASSERT_TRUE(sqlite.ok());
+  TurnGate gate(sqlite->get());
+  FaultEnv env;
+  env.FailPaths(Op::kRename, "/broken/", EIO);  // that run's publication fails
+  FakeBackend backend;
+  EngineOptions opts;
+  opts.state_dir = dir + "/state";
+  opts.env = &env;
+  Engine engine(&gate, &backend, Hooks{}, opts);
+  ASSERT_TRUE(engine.Start().ok());
+  auto one_step = [&](const std::string& name) {
+    return Parse("apiVersion: aiengine.volc.com/v1\nkind: AIWorkload\nmetadata:\n  name: " + name +
+                 "\n  namespace: risk\nspec:\n  data:\n    output:\n      uri: file://" + dir +
+                 "/" + name + "\n  pipeline:\n    - {name: s, command: [s]}\n");
+  };
+  // The first run's end is held at the gate while the others' exits queue behind it; the
+  // broken one among them, so that good runs are committed before and after it.
+  std::vector<std::string> names = {"first", "good-1", "good-2", "broken", "good-3", "good-4"};
+  std::map<std::string, std::string> ids;  // name -> workload id
+  for (const auto& name : names) {
+    auto id = engine.Submit(one_step(name), "alice");
+    ASSERT_TRUE(id.ok()) << id.error().ToString();
+    ids[name] = *id;
+  }
+  std::map<std::string, std::string> attempts;  // run id -> its attempt
+  for (size_t n = 1; n <= names.size(); ++n) {
+    auto l = backend.WaitLaunch(n);
+    ASSERT_TRUE(WriteFileAtomic(l.env.at("RSL_OUTPUT") + "/out.txt", "x").ok());
+    attempts[l.env.at("RSL_RUN_ID")] = l.attempt_id;
+  }
+  ASSERT_EQ(attempts.size(), names.size());
+  gate.Close();
+  backend.Succeed(attempts[store::RunIdFor(ids["first"])]);
+  ASSERT_TRUE(gate.WaitHeld());
+  for (size_t k = 1; k < names.size(); ++k)
+    backend.Succeed(attempts[store::RunIdFor(ids[names[k]])]);
+  gate.Open();
+  for (const auto& name : names) {
+    auto run = engine.Wait(ids[name], 10'000);
+    ASSERT_TRUE(run.ok()) << name;
+    auto artifacts = sqlite->get()->ListArtifacts(run->id);
+    ASSERT_TRUE(artifacts.ok());
+    if (name == "broken") {
+      EXPECT_EQ(run->phase, spec::RunPhase::kFailed);
+      EXPECT_EQ(run->commit_state, store::kCommitDiscarded);
+      EXPECT_TRUE(artifacts->empty());
+      continue;
+    }
+    EXPECT_EQ(run->phase, spec::RunPhase::kSucceeded) << name << ": " << run->failure_message;
+    ASSERT_EQ(artifacts->size(), 1u) << name;
+    EXPECT_EQ((*artifacts)[0].uri, dir + "/" + name + "/s") << name;
+    EXPECT_EQ(*ReadFile(dir + "/" + name + "/s/out.txt"), "x") << name;
+  }
+  engine.Stop();
 }
 
 TEST(StoreFaultTest, AFailedTransactionIsRetriedAndNothingActsBeforeItIsDurable) {

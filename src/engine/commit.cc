@@ -586,9 +586,6 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
       bool touched = s.ok() || root == RunOutputs(r);
       std::vector<std::string> published_dirs;  // under root now: undone if the commit fails
       size_t listed = 0;  // manifest_first: the next of manifest.outputs (pipeline order)
-      // Most steps' rows change here. Grown geometrically: one batch ends many small runs.
-      if (size_t want = b.steps.size() + r->slots.size(); want > b.steps.capacity())
-        b.steps.reserve(std::max(want, 2 * b.steps.capacity()));
       for (size_t i = 0; i < r->workload->pipeline.steps.size() && s.ok(); ++i) {
         if (r->slots[i].record.phase != spec::StepPhase::kSucceeded) continue;
         std::string published;
@@ -613,12 +610,7 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
           }
         }
         const std::string& name = r->workload->pipeline.steps[i].name;
-        // The step's row again only when the commit changed it (a step with no output
-        // keeps the row it has: 10,000 rows rewritten at a big run's end for nothing).
-        if (r->slots[i].record.output_dir != published) {
-          r->slots[i].record.output_dir = published;
-          b.steps.push_back(r->slots[i].record);
-        }
+        // Where it went is the artifact's row; the step's row is not written again.
         if (!published.empty()) {
           published_dirs.push_back(published);
           b.artifacts.push_back({r->run.id, name, published, bytes, "output", ""});

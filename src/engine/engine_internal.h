@@ -209,8 +209,7 @@ class Engine::Impl : public RunControl {
   //! The rest of an attempt's exit, once its required postProcess hooks are done (or at
   //! once when it has none): the step record, the plan's decision, the attempt record.
   void ApplyExit(RunState* r, int i, const backend::AttemptExit& exit, const std::string& metrics,
-                 const std::string& staging_dir, bool never_ran, Status hook_error, store::Batch* b,
-                 std::set<RunState*>* touched);
+                 bool never_ran, Status hook_error, store::Batch* b, std::set<RunState*>* touched);
   void HandlePostProcessDone(PostProcessDoneMsg& m, store::Batch* b, std::set<RunState*>* touched);
   //! The deliveries of step i's postProcess hooks for an end in `phase` (conditions
   //! evaluated, bodies rendered; PostProcessSkipped/Failed events for those not sent).

@@ -214,18 +214,17 @@ void Engine::Impl::HandleExit(const backend::AttemptExit& e, store::Batch* b,
                                     launch.attempt, "", true, b, &hook_error);
     if (hook_error.ok() && !required.empty()) {
       slot.held_exit = std::make_unique<StepSlot::HeldExit>(
-          StepSlot::HeldExit{exit, metrics, outcome.staging_dir, never_ran, required.size(), ""});
+          StepSlot::HeldExit{exit, metrics, never_ran, required.size(), ""});
       for (auto& d : required) sender_->Enqueue(std::move(d));
       return;
     }
   }
-  ApplyExit(r, i, exit, metrics, outcome.staging_dir, never_ran, hook_error, b, touched);
+  ApplyExit(r, i, exit, metrics, never_ran, hook_error, b, touched);
 }
 
 void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exit,
-                             const std::string& metrics, const std::string& staging_dir,
-                             bool never_ran, Status hook_error, store::Batch* b,
-                             std::set<RunState*>* touched) {
+                             const std::string& metrics, bool never_ran, Status hook_error,
+                             store::Batch* b, std::set<RunState*>* touched) {
   const spec::Step& step = r->workload->pipeline.steps[size_t(i)];
   const backend::LaunchSpec& launch = r->slots[size_t(i)].launch;
   store::Step& rec = r->slots[size_t(i)].record;
@@ -236,8 +235,12 @@ void Engine::Impl::ApplyExit(RunState* r, int i, const backend::AttemptExit& exi
   rec.cpu_ms = exit.usage.cpu_ms;
   rec.peak_memory_bytes = exit.usage.peak_memory_bytes;
   rec.peak_cpu_millicores = exit.usage.peak_cpu_millicores;
-  if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok()) {
-    rec.output_dir = r->workload->pipeline.atomic ? staging_dir : OutputDirFor(r, i);
+  // An atomic run's output is found by its staging directory until the commit, whose
+  // artifact rows say where it went: the row does not carry it (10,000 rows rewritten at a
+  // big run's end only for that).
+  if (exit.kind == backend::ExitKind::kSucceeded && hook_error.ok() &&
+      !r->workload->pipeline.atomic) {
+    rec.output_dir = OutputDirFor(r, i);
   }
   r->plan->OnExit(i, exit, metrics, NowMs(), hook_error);
   store::Attempt att;

@@ -264,10 +264,16 @@ LaunchBase Engine::Impl::LaunchBaseOf(const RunState* r) {
 }
 
 std::string Engine::Impl::OutputDirFor(RunState* r, int i) {
-  const store::Step& rec = r->slots[size_t(i)].record;
-  if (r->workload->pipeline.atomic) return rec.output_dir;
+  const std::string& name = r->workload->pipeline.steps[size_t(i)].name;
+  if (r->workload->pipeline.atomic) {
+    // Its successful attempt's staging (its last attempt: the one PublishStep publishes at
+    // the commit); none for a step that did not succeed (skipped, or failed and allowed to).
+    const StepState& st = r->plan->state(i);
+    return st.phase == spec::StepPhase::kSucceeded ? StagingDir(r->run.run_dir, name, st.attempts)
+                                                   : "";
+  }
   bool fallback = false;
-  return OutputRoot(r, &fallback) + "/" + r->workload->pipeline.steps[size_t(i)].name;
+  return OutputRoot(r, &fallback) + "/" + name;
 }
 
 Result<backend::LaunchSpec> Engine::Impl::BuildLaunch(RunState* r, int i, const std::string& node,

@@ -158,7 +158,7 @@ void Engine::Impl::HandlePostProcessDone(PostProcessDoneMsg& m, store::Batch* b,
             .Path(spec::StepPath(size_t(i)) + ".postProcess")
             .Hint("the receiver must answer 2xx; or set required: false to only report it");
   }
-  ApplyExit(r, i, h.exit, h.metrics_json, h.staging_dir, h.never_ran, hook_error, b, touched);
+  ApplyExit(r, i, h.exit, h.metrics_json, h.never_ran, hook_error, b, touched);
 }
 
 }  // namespace rsl::engine

@@ -83,7 +83,6 @@ struct StepSlot {
   struct HeldExit {
     backend::AttemptExit exit;
     std::string metrics_json;
-    std::string staging_dir;
     bool never_ran = false;
     size_t waiting = 0;   //!< required hooks not yet done
     std::string failure;  //!< the first failed one's message

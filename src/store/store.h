@@ -97,8 +97,11 @@ struct Step {
   std::string failure_code;
   std::string message;
   std::string metrics_json = "{}";
-  std::string progress;    //!< "done/total" as the step last reported it
-  std::string output_dir;  //!< staging dir of the successful attempt, or published dir
+  std::string progress;  //!< "done/total" as the step last reported it
+  //! A succeeded step of a non-atomic run: where its output is published. "" in an atomic
+  //! run: its output is in its staging directory (StagingDir of its last attempt) until the
+  //! run's commit, and the commit's artifact rows (kind "output") say where it went.
+  std::string output_dir;
 };
 
 //! True while the step's attempt is alive: RUNNING, PENDING with a launched attempt and no

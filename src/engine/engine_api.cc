@@ -72,6 +72,7 @@ Result<std::string> Engine::Impl::SubmitOnce(const std::shared_ptr<const spec::W
   run.created_at = now;
   run.run_dir = RunDir(RunsDirOf(opts_), run.id);
   b.runs.push_back(run);
+  b.steps.reserve(w->pipeline.steps.size());  // not grown 14 times for 10,000 steps
   for (size_t i = 0; i < w->pipeline.steps.size(); ++i) {
     store::Step s;
     s.run_id = run.id;

@@ -522,8 +522,7 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
   const RunOutcome outcome = *r->plan->outcome();
   store::Batch& b = *batch;  // shared by the runs the committer ends together
   // This run's rows begin here: a failed commit takes back its own, not the other runs'.
-  const size_t steps_before = b.steps.size(), artifacts_before = b.artifacts.size(),
-               lineage_before = b.lineage.size();
+  const size_t artifacts_before = b.artifacts.size(), lineage_before = b.lineage.size();
   std::string committed_uri;
   spec::RunPhase phase = outcome.phase;
   std::string code = outcome.failure_code;
@@ -680,7 +679,6 @@ void Engine::Impl::FinishRunFiles(RunState* r, store::Batch* batch) {
         message = "output commit failed: " + s.error().message;
         AddEvent(&b, r->run.id, "", spec::EventReason::kOutputCommitFailed, message, true);
         // Nothing of the run stays published: the outputs recorded above are not.
-        b.steps.resize(steps_before);
         b.artifacts.resize(artifacts_before);
         b.lineage.resize(lineage_before);
         const bool undo_root = (local || (lease && !lost_root)) && touched;

@@ -29,6 +29,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "base/codes.h"
 #include "base/env.h"
@@ -68,10 +69,33 @@ namespace {
 
 // Rows of several records, each row once: the last of its key, in the place of its first
 // (steps stay roughly in pipeline order, the order their pages are in). An attempt written
-// again without its launch record (its exit) keeps the one written before.
+// again without its launch record (its exit) keeps the one written before. A lone record's
+// rows are kept as they are (SQLite applies a batch's rows in order): its keys are mapped
+// only once a second record may repeat them.
 class Coalescer {
  public:
   void Add(Batch&& b) {
+    if (records_++ == 0) {
+      out_ = std::move(b);
+      return;
+    }
+    if (records_ == 2) {
+      Batch first = std::move(out_);
+      out_ = Batch();
+      Index(std::move(first));
+    }
+    Index(std::move(b));
+  }
+  Batch Take() {
+    runs_.clear(), steps_.clear(), attempts_.clear();
+    records_ = 0;
+    Batch taken = std::move(out_);
+    out_ = Batch();
+    return taken;
+  }
+
+ private:
+  void Index(Batch&& b) {
     for (Run& r : b.runs) Put(&runs_, &out_.runs, r.id, std::move(r));
     for (Step& s : b.steps) Put(&steps_, &out_.steps, s.run_id + '\0' + s.name, std::move(s));
     for (Attempt& a : b.attempts) {
@@ -88,12 +112,6 @@ class Coalescer {
     AppendRows(&b.artifacts, &out_.artifacts);
     AppendRows(&b.lineage, &out_.lineage);
   }
-  Batch Take() {
-    runs_.clear(), steps_.clear(), attempts_.clear();
-    return std::move(out_);
-  }
-
- private:
   template <class T>
   static void Put(std::unordered_map<std::string, size_t>* index, std::vector<T>* rows,
                   std::string key, T&& row) {
@@ -110,6 +128,7 @@ class Coalescer {
                std::make_move_iterator(from->end()));
   }
   Batch out_;
+  size_t records_ = 0;  // added since the last Take
   std::unordered_map<std::string, size_t> runs_, steps_, attempts_;
 };
 
@@ -170,13 +189,9 @@ class LogStore : public StoreWrapper {
     // Durable: the indexer takes the rows as they are instead of decoding the record back.
     // The caller keeps its events (numbered now) and nothing else (Store::Apply); a failed
     // append above left the batch whole, for the caller's retry.
-    Batch rows;  // swapped: the batch's rows are left empty, as the contract says
-    rows.runs.swap(b->runs);
-    rows.steps.swap(b->steps);
-    rows.attempts.swap(b->attempts);
-    rows.events = b->events;
-    rows.artifacts.swap(b->artifacts);
-    rows.lineage.swap(b->lineage);
+    Batch rows;
+    std::swap(rows, *b);  // no versions or `also` here (ApplyDirect's); *b left empty
+    b->events = rows.events;
     {
       std::lock_guard<std::mutex> lock(q_mu_);
       acked_seq_ = std::max(acked_seq_, seq);
@@ -357,14 +372,9 @@ class LogStore : public StoreWrapper {
         uint64_t bytes = 0;
         for (; j < work.size() && work[j].lsn != 0; ++j) bytes += work[j].bytes;
         uint64_t last = work[j - 1].lsn;
-        Batch merged;
-        if (j == i + 1) {  // one record: its rows as they are (SQLite applies them in order)
-          merged = std::move(work[i].rows);
-        } else {
-          Coalescer rows;
-          for (size_t k = i; k < j; ++k) rows.Add(std::move(work[k].rows));
-          merged = rows.Take();
-        }
+        Coalescer rows;
+        for (size_t k = i; k < j; ++k) rows.Add(std::move(work[k].rows));
+        Batch merged = rows.Take();
         merged.also.push_back(SetApplied(last));
         if (!WriteRetrying(&merged))
           return Abandon(&work, i, Status(Error(codes::kIoError, "closing")));

@@ -69,7 +69,9 @@ namespace {
 
 // Rows of several records, each row once: the last of its key, in the place of its first
 // (steps stay roughly in pipeline order, the order their pages are in). An attempt written
-// again without its launch record (its exit) keeps the one written before. A lone record's
+// again without its launch record keeps the one written before, unless that row is its exit:
+// only recovery reads a launch record, for an attempt still running, so one that ends in
+// the same transaction gets none. A lone record's
 // rows are kept as they are (SQLite applies a batch's rows in order): its keys are mapped
 // only once a second record may repeat them.
 class Coalescer {
@@ -105,7 +107,9 @@ class Coalescer {
         continue;
       }
       Attempt& kept = out_.attempts[it->second];
-      if (a.launch_json.empty()) a.launch_json = std::move(kept.launch_json);
+      if (a.launch_json.empty() && a.state != spec::AttemptPhase::kExited) {
+        a.launch_json = std::move(kept.launch_json);
+      }
       kept = std::move(a);
     }
     AppendRows(&b.events, &out_.events);

@@ -10,13 +10,15 @@
 #       the file, then both DAGs through rsl-engine-bench (run time, peak RSS, and the store
 #       reads behind status, describe and list on the finished run).
 # Every RSL transition is durable (SQLite WAL, synchronous=FULL: fsync per commit).
+# (b) runs REPEAT times (default 5), alternated with `ninja -n`, and compares the medians.
 # STEPS=N changes the size (default 10000); SETTLE=s the quiet wait before timing (default
 # 31, see below; as root the clean caches are dropped after it, DROP_CACHES=0 to not);
 # BUILD=dir picks the build (default build, `make build`'s RelWithDebInfo tree, configured
 # here as make does when missing);
 # RUNNER=driver runs the DAGs with tests/engine's rsl-engine-driver (the same engine, local
 # backend and store, without the CLI) when building all of seedctl is too slow.
-# Last line: `ratio rsl/ninja <x>` for the worse DAG of (a).
+# Last lines: `engine cost rsl/ninja -n <x>x (<y>x through the transition log)` for the worse
+# DAG of (b), then `ratio rsl/ninja <x>` for the worse DAG of (a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${STEPS:-10000}
@@ -66,13 +68,11 @@ if [ -n "${DROPPED:-}" ]; then
   ninja -C "$WORK/warmup" >/dev/null
 fi
 
-worst=0
+worst=0 worst_n=0 worst_log=0
 for dag in independent tree; do
   python3 bench/engine/gen_dag.py "$STEPS" "$dag" "$WORK/$dag"
   t0=$(now); ninja -C "$WORK/$dag" >/dev/null; t1=$(now)
   ninja_s=$(secs "$t0" "$t1")
-  t0=$(now); ninja -C "$WORK/$dag" -t clean >/dev/null; ninja -C "$WORK/$dag" -n >/dev/null; t1=$(now)
-  ninja_n=$(secs "$t0" "$t1")
   t0=$(now)
   if [ "$RUNNER" = driver ]; then
     "$BIN/rsl-engine-driver" run "$WORK/$dag/workload.yaml" "$WORK/$dag/state" >"$WORK/$dag/result.txt"
@@ -82,20 +82,30 @@ for dag in independent tree; do
   fi
   t1=$(now)
   rsl_s=$(secs "$t0" "$t1")
-  inproc=$("$BIN/rsl-engine-bench" "$STEPS" "$dag" full)
-  inproc_s=$(echo "$inproc" | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')
   ratio=$(python3 -c "print('%.2f' % ($rsl_s / $ninja_s))")
-  ratio_n=$(python3 -c "print('%.2f' % ($inproc_s / $ninja_n))")
   echo "$dag $STEPS steps, real processes: rsl ${rsl_s}s, ninja ${ninja_s}s, ratio $ratio"
-  echo "$dag $STEPS steps, engine overhead (in-process backend): rsl ${inproc_s}s, ninja -n ${ninja_n}s, ratio $ratio_n"
-  # The same through the store's transition log (rsl-controller --transition-log).
-  logged=$("$BIN/rsl-engine-bench" "$STEPS" "$dag" log)
-  logged_s=$(echo "$logged" | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')
-  echo "$dag $STEPS steps, engine overhead with the transition log: rsl ${logged_s}s, ratio $(python3 -c "print('%.2f' % ($logged_s / $ninja_n))")"
+  # (b) REPEAT times each (default 5), alternated, and the medians compared: on a loaded
+  # host one `ninja -n` took anywhere from 0.077 to 0.138 s in the same hour, enough to move
+  # a single ratio by half. Through the store's transition log too (rsl-controller
+  # --transition-log).
+  ns=() fs=() ls=()
+  for _ in $(seq "${REPEAT:-5}"); do
+    t0=$(now); ninja -C "$WORK/$dag" -t clean >/dev/null; ninja -C "$WORK/$dag" -n >/dev/null; t1=$(now)
+    ns+=("$(secs "$t0" "$t1")")
+    fs+=("$("$BIN/rsl-engine-bench" "$STEPS" "$dag" full | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')")
+    ls+=("$("$BIN/rsl-engine-bench" "$STEPS" "$dag" log | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')")
+  done
+  med() { printf '%s\n' "$@" | python3 -c "import sys,statistics; print('%.3f' % statistics.median(float(x) for x in sys.stdin))"; }
+  span() { printf '%s\n' "$@" | python3 -c "import sys; v=[float(x) for x in sys.stdin]; print('%.3f-%.3f' % (min(v), max(v)))"; }
+  ninja_n=$(med "${ns[@]}") inproc_s=$(med "${fs[@]}") logged_s=$(med "${ls[@]}")
+  echo "$dag $STEPS steps, engine overhead (in-process backend), medians of ${#ns[@]}: rsl ${inproc_s}s ($(span "${fs[@]}")), ninja -n ${ninja_n}s ($(span "${ns[@]}")), ratio $(python3 -c "print('%.2f' % ($inproc_s / $ninja_n))")"
+  echo "$dag $STEPS steps, engine overhead with the transition log, medians of ${#ls[@]}: rsl ${logged_s}s ($(span "${ls[@]}")), ratio $(python3 -c "print('%.2f' % ($logged_s / $ninja_n))")"
   if [ "$dag" = tree ]; then
     python3 bench/engine/gap.py "$WORK/$dag/state" "$STEPS" tree
   fi
   worst=$(python3 -c "print(max($worst, $ratio))")
+  worst_n=$(python3 -c "print(max($worst_n, round($inproc_s / $ninja_n, 2)))")
+  worst_log=$(python3 -c "print(max($worst_log, round($logged_s / $ninja_n, 2)))")
 done
 BIG=${BIG:-100000}
 if [ "$BIG" -gt 0 ]; then
@@ -111,4 +121,5 @@ if [ "$BIG" -gt 0 ]; then
     "$BIN/rsl-engine-bench" "$BIG" "$dag" full | sed "s/^/$dag $BIG steps, engine (in-process backend): /"
   done
 fi
+echo "engine cost rsl/ninja -n ${worst_n}x (${worst_log}x through the transition log)"
 echo "ratio rsl/ninja $worst"

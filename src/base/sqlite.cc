@@ -376,6 +376,11 @@ Status SharedDb::SetCommitter(bool present) {
   });
 }
 
+bool SharedDb::HasQueuedWrites() {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return !queued_.empty();
+}
+
 void SharedDb::RunQueuedWrites() {
   std::vector<QueuedWrite> writes;
   {

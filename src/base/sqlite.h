@@ -292,6 +292,8 @@ class SharedDb {
   Status SetCommitter(bool present);
   //! The committer's part: REQUIRES mu() held, inside a transaction.
   void RunQueuedWrites();
+  //! Whether a write waits for the next commit.
+  bool HasQueuedWrites();
 
   explicit SharedDb(std::unique_ptr<Db> db) : db_(std::move(db)) {}
 

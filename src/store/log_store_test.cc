@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -15,10 +17,12 @@
 
 #include "base/codes.h"
 #include "base/file.h"
+#include "base/sqlite.h"
 #include "base/test_util.h"
 #include "store/batch_codec.h"
 #include "store/failing_store.h"
 #include "store/log_store.h"
+#include "store/sqlite_schema.h"
 #include "store/store.h"
 #include "store/store_test_util.h"
 #include "store/transition_log.h"
@@ -375,6 +379,196 @@ TEST(LogStoreTest, AnAttemptEndedBesideItsLaunchGetsNoLaunchRecord) {
   auto steps = (*store)->ListSteps(run);
   ASSERT_TRUE(steps.ok());
   EXPECT_EQ(steps->size(), 3u);
+}
+
+// SQLite's default VFS, wrapped to count the fsyncs of the writer's connection: an xSync of a
+// WAL file through a handle that wrote frames to it (a checkpoint on another connection only
+// reads the WAL before it syncs it, and a reader never syncs), except the one after a new
+// WAL header (SQLite syncs a restarted WAL's header even with synchronous=NORMAL).
+class CountingVfs {
+ public:
+  static void Install() {
+    if (!real_) {
+      real_ = sqlite3_vfs_find(nullptr);
+      vfs_ = *real_;
+      vfs_.zName = "rsl-counting";
+      vfs_.szOsFile = static_cast<int>(sizeof(File)) + real_->szOsFile;
+      vfs_.xOpen = Open;
+    }
+    sqlite3_vfs_register(&vfs_, /*makeDflt=*/1);
+  }
+  static void Uninstall() { sqlite3_vfs_register(real_, /*makeDflt=*/1); }
+  static int commit_syncs() { return syncs_.load(); }
+
+ private:
+  struct File {
+    sqlite3_file base;
+    bool wal = false;
+    bool wrote = false;
+    bool header = false;  // the last write was a WAL header
+    sqlite3_file* real() { return reinterpret_cast<sqlite3_file*>(this + 1); }
+  };
+  static File* F(sqlite3_file* f) { return reinterpret_cast<File*>(f); }
+  static sqlite3_file* R(sqlite3_file* f) { return F(f)->real(); }
+  static int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out) {
+    File* file = F(f);
+    file->wal = (flags & SQLITE_OPEN_WAL) != 0;
+    file->wrote = file->header = false;
+    int rc = real_->xOpen(real_, name, file->real(), flags, out);
+    f->pMethods = file->real()->pMethods ? &kMethods : nullptr;
+    return rc;
+  }
+  static int Close(sqlite3_file* f) { return R(f)->pMethods->xClose(R(f)); }
+  static int Read(sqlite3_file* f, void* b, int n, sqlite3_int64 o) {
+    return R(f)->pMethods->xRead(R(f), b, n, o);
+  }
+  static int Write(sqlite3_file* f, const void* b, int n, sqlite3_int64 o) {
+    F(f)->wrote = true;
+    F(f)->header = F(f)->wal && o == 0;
+    return R(f)->pMethods->xWrite(R(f), b, n, o);
+  }
+  static int Truncate(sqlite3_file* f, sqlite3_int64 n) {
+    return R(f)->pMethods->xTruncate(R(f), n);
+  }
+  static int Sync(sqlite3_file* f, int flags) {
+    // The sync after a restarted WAL's new header is SQLite's in any mode, not a commit's.
+    if (F(f)->wal && F(f)->wrote && !F(f)->header) ++syncs_;
+    F(f)->header = false;
+    return R(f)->pMethods->xSync(R(f), flags);
+  }
+  static int FileSize(sqlite3_file* f, sqlite3_int64* n) {
+    return R(f)->pMethods->xFileSize(R(f), n);
+  }
+  static int Lock(sqlite3_file* f, int l) { return R(f)->pMethods->xLock(R(f), l); }
+  static int Unlock(sqlite3_file* f, int l) { return R(f)->pMethods->xUnlock(R(f), l); }
+  static int Reserved(sqlite3_file* f, int* r) {
+    return R(f)->pMethods->xCheckReservedLock(R(f), r);
+  }
+  static int Control(sqlite3_file* f, int op, void* a) {
+    return R(f)->pMethods->xFileControl(R(f), op, a);
+  }
+  static int Sector(sqlite3_file* f) { return R(f)->pMethods->xSectorSize(R(f)); }
+  static int Device(sqlite3_file* f) { return R(f)->pMethods->xDeviceCharacteristics(R(f)); }
+  static int ShmMap(sqlite3_file* f, int i, int sz, int extend, void volatile** p) {
+    return R(f)->pMethods->xShmMap(R(f), i, sz, extend, p);
+  }
+  static int ShmLock(sqlite3_file* f, int off, int n, int flags) {
+    return R(f)->pMethods->xShmLock(R(f), off, n, flags);
+  }
+  static void ShmBarrier(sqlite3_file* f) { R(f)->pMethods->xShmBarrier(R(f)); }
+  static int ShmUnmap(sqlite3_file* f, int del) { return R(f)->pMethods->xShmUnmap(R(f), del); }
+  static int Fetch(sqlite3_file* f, sqlite3_int64 o, int n, void** p) {
+    return R(f)->pMethods->xFetch(R(f), o, n, p);
+  }
+  static int Unfetch(sqlite3_file* f, sqlite3_int64 o, void* p) {
+    return R(f)->pMethods->xUnfetch(R(f), o, p);
+  }
+  static constexpr sqlite3_io_methods kMethods = {
+      3,       Close,  Read,   Write,  Truncate, Sync,       FileSize, Lock,  Unlock, Reserved,
+      Control, Sector, Device, ShmMap, ShmLock,  ShmBarrier, ShmUnmap, Fetch, Unfetch};
+  static inline sqlite3_vfs* real_ = nullptr;
+  static inline sqlite3_vfs vfs_{};
+  static inline std::atomic<int> syncs_{0};
+};
+
+size_t LogFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/translog")) {
+    if (e.path().extension() == ".tlog") ++n;
+  }
+  return n;
+}
+
+// The indexer's commits write rows the log holds: SQLite does not fsync them. It does a
+// submission's (not logged), a commit that writes of other components ride on, and one
+// before a clean close empties the log.
+TEST(LogStoreTest, SQLiteSyncsOnlyWhatTheLogDoesNotHold) {
+  CountingVfs::Install();
+  rsl::testing::TempDir tmp("logstore_syncs");
+  std::string dir = tmp.Sub("state");
+  std::string run = RunIdFor("wl-20240615-000000d1");
+  auto store = OpenSqliteStore(dir, LogOptions());
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  auto shared = SharedDb::ForStateDir(dir, "store", SqliteStoreMigrations());
+  ASSERT_TRUE(shared.ok());  // held: the connection outlives the store, as in a controller
+  int before = CountingVfs::commit_syncs();
+  Batch sub = Submission("wl-20240615-000000d1");
+  ASSERT_TRUE((*store)->Apply(&sub).ok());
+  int submitted = CountingVfs::commit_syncs();
+  EXPECT_GT(submitted, before);
+  for (int n = 0; n < 20; ++n) {
+    Batch t1 = Turn(run, n, spec::StepPhase::kRunning, "{}");
+    ASSERT_TRUE((*store)->Apply(&t1).ok());
+    Batch t2 = Turn(run, n, spec::StepPhase::kSucceeded);
+    ASSERT_TRUE((*store)->Apply(&t2).ok());
+  }
+  auto steps = (*store)->ListSteps(run);  // waits for the indexer
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(steps->size(), 20u);
+  EXPECT_EQ(CountingVfs::commit_syncs(), submitted);
+  // A write riding on the next commit is durable with it alone: that one is synced.
+  std::atomic<bool> wrote{false};
+  {
+    std::lock_guard<std::mutex> lock((*shared)->mu());
+    (*shared)->WriteWithNextCommit(
+        [&](Db* db) {
+          wrote = true;
+          return db->Exec("CREATE TABLE IF NOT EXISTS sync_probe (x)");
+        },
+        [](const Error&) {});
+  }
+  Batch t = Turn(run, 30, spec::StepPhase::kRunning, "{}");
+  ASSERT_TRUE((*store)->Apply(&t).ok());
+  ASSERT_TRUE((*store)->ListSteps(run).ok());
+  EXPECT_TRUE(wrote);
+  int rode = CountingVfs::commit_syncs();
+  EXPECT_GT(rode, submitted);
+  Batch t3 = Turn(run, 31, spec::StepPhase::kRunning, "{}");
+  ASSERT_TRUE((*store)->Apply(&t3).ok());
+  ASSERT_TRUE((*store)->ListSteps(run).ok());
+  EXPECT_EQ(CountingVfs::commit_syncs(), rode);
+  store->reset();  // the connection stays open (shared): only the store's own sync counts
+  EXPECT_GT(CountingVfs::commit_syncs(), rode);
+  EXPECT_EQ(LogFiles(dir), 1u);
+  shared->reset();
+  auto again = OpenSqliteStore(dir, LogOptions());
+  ASSERT_TRUE(again.ok());
+  auto all = (*again)->ListSteps(run);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 22u);
+  CountingVfs::Uninstall();
+}
+
+// A segment of the log goes only once a synced commit holds its records: every drop is
+// such a commit, and the segments do go.
+TEST(LogStoreTest, ASegmentGoesOnlyAfterASyncedCommitHoldsIt) {
+  CountingVfs::Install();
+  rsl::testing::TempDir tmp("logstore_segments");
+  std::string dir = tmp.Sub("state");
+  std::string run = RunIdFor("wl-20240615-000000d2");
+  StoreOptions o = LogOptions();
+  o.log_segment_bytes = 1024;
+  auto store = OpenSqliteStore(dir, o);
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  Batch sub = Submission("wl-20240615-000000d2");
+  ASSERT_TRUE((*store)->Apply(&sub).ok());
+  int submitted = CountingVfs::commit_syncs();
+  for (int n = 0; n < 200; ++n) {
+    Batch b = Turn(run, n, spec::StepPhase::kRunning, std::string(200, 'x'));
+    ASSERT_TRUE((*store)->Apply(&b).ok());
+  }
+  ASSERT_TRUE((*store)->ListSteps(run).ok());
+  EXPECT_GT(CountingVfs::commit_syncs(), submitted);  // the drops' commits
+  // About 70 segments were written (1 KiB each): the one being written is left, and at
+  // most one that no commit covered yet.
+  EXPECT_LE(LogFiles(dir), 2u);
+  store->reset();
+  auto again = OpenSqliteStore(dir, o);
+  ASSERT_TRUE(again.ok());
+  auto steps = (*again)->ListSteps(run);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(steps->size(), 200u);
+  CountingVfs::Uninstall();
 }
 
 // A child writes turns through the log and reports each acknowledged one on a pipe; it is

@@ -48,6 +48,8 @@ class SqliteStore : public Store {
         reader_(std::move(reader)),
         box_(std::move(box)) {}
 
+  void set_sync_full(bool full) { sync_full_ = full; }
+
   Status Init() {
     std::lock_guard<std::mutex> lock(write_mu_);
     auto prep = [&](const std::string& sql, std::optional<Stmt>* out) -> Status {
@@ -144,13 +146,36 @@ class SqliteStore : public Store {
 
   Status Apply(Batch* b) override {
     std::lock_guard<std::mutex> lock(write_mu_);
+    if (broken_sync_) {
+      return Error(codes::kIoError, "the store cannot make its commits durable")
+          .Hint("restart the process");
+    }
     // While a process writes this store through its transition log, it alone may write runs
     // and events (it numbers the events itself); another process's writes wait for it to go.
     if (owner_lock_) RSL_RETURN_IF_ERROR(owner_lock_->Take());
-    Status s = writer_->Transaction([&] {
-      shared_->RunQueuedWrites();  // e.g. the step costs of this very turn
-      return ApplyLocked(b);
-    });
+    // A batch durable elsewhere commits without an fsync (Batch::defer_sync): the flag is the
+    // connection's (and cannot change inside a transaction), set back before another writer
+    // of it can take the lock. Writes queued for the next commit (the step costs of this very
+    // turn) are durable with it alone: a commit that runs them is synced; one that is not
+    // leaves what was queued meanwhile to the next.
+    const bool defer = b->defer_sync && sync_full_ && !shared_->HasQueuedWrites();
+    Status s = defer ? writer_->Exec("PRAGMA synchronous=NORMAL") : Status::Ok();
+    if (s.ok()) {
+      s = writer_->Transaction([&] {
+        if (!defer) shared_->RunQueuedWrites();
+        return ApplyLocked(b);
+      });
+    }
+    if (defer) {
+      Status back = writer_->Exec("PRAGMA synchronous=FULL");
+      if (!back.ok()) {
+        // Every later commit of the connection would go unsynced: this store stops writing.
+        fprintf(stderr, "rsl store: cannot set synchronous=FULL again: %s\n",
+                back.ToString().c_str());
+        broken_sync_ = true;
+        if (s.ok()) s = back;
+      }
+    }
     if (owner_lock_) owner_lock_->Release();
     if (!s.ok()) return s;
     if (checkpointer_) {
@@ -588,7 +613,9 @@ class SqliteStore : public Store {
   // and the step costs write through it too, under the same mutex, so that their writes do
   // not empty its page cache.
   std::shared_ptr<SharedDb> shared_;
-  bool committer_ = false;  // registered with shared_ (Init)
+  bool committer_ = false;    // registered with shared_ (Init)
+  bool sync_full_ = true;     // synchronous=FULL (StoreOptions::sync_full); set before Init
+  bool broken_sync_ = false;  // GUARDED_BY(write_mu_): FULL could not be set back
   std::mutex& write_mu_;
   Db* writer_;  // GUARDED_BY(write_mu_)
   // Rows of the tables every transition writes go in multi-row statements: a statement's
@@ -731,7 +758,10 @@ Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
   // on ext4 an fdatasync after appending 11 pages costs 218-248 us against 133-141 us after
   // overwriting them (python probe). 4,000-step tree, rsl-engine-driver, A/B in one script:
   // 2.46-2.72 s against 2.59-2.91 s; the WAL stays at about 4 MB.
-  RSL_RETURN_IF_ERROR(writer->Exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=1000"));
+  const int autocheckpoint =
+      options.wal_autocheckpoint_pages > 0 ? options.wal_autocheckpoint_pages : 1000;
+  RSL_RETURN_IF_ERROR(writer->Exec("PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=" +
+                                   std::to_string(autocheckpoint)));
   lock.unlock();
   auto reader = Db::Open(StateDbPath(state_dir));
   if (!reader.ok()) return reader.error();
@@ -740,6 +770,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
   auto store = std::make_unique<SqliteStore>(
       std::move(*shared), std::move(*reader), std::move(*checkpointer), std::move(*box),
       owned ? nullptr : std::make_unique<SharedStoreLock>(StoreOwnerLockPath(state_dir)));
+  store->set_sync_full(options.sync_full);
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }

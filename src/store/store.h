@@ -176,6 +176,12 @@ struct Batch {
   //! submission's audit entry commits with it, or neither does (api/audit.h). A write that
   //! fails fails the whole batch.
   std::vector<std::function<Status(Db*)>> also;
+  //! The rows are durable elsewhere already (the transition log's indexer writes records the
+  //! log holds until a synced commit covers them): the SQLite store may commit this batch
+  //! without an fsync (WAL synchronous=NORMAL for this one commit), unless writes of other
+  //! components ride on it (SharedDb::WriteWithNextCommit), which are durable with it alone.
+  //! A synced commit later makes it durable too, as does a checkpoint.
+  bool defer_sync = false;
   bool empty() const {
     return versions.empty() && runs.empty() && steps.empty() && attempts.empty() &&
            events.empty() && artifacts.empty() && lineage.empty() && also.empty();
@@ -386,6 +392,13 @@ struct StoreOptions {
   //! Submissions (batches with versions or `also` writes) are written to SQLite directly, in
   //! order with the log's records. false: every Apply is a SQLite transaction.
   bool transition_log = false;
+  //! With transition_log: a new log segment once the current one is past this many bytes
+  //! (0: 32 MiB). Small ones are for tests of when segments go.
+  uint64_t log_segment_bytes = 0;
+  //! The SQLite writer checkpoints the WAL itself, right after its commit, once the WAL holds
+  //! this many pages (SQLite's wal_autocheckpoint); the store's checkpoint thread does it
+  //! passively meanwhile. 0: 1,000 (10,000 for the tables behind a transition log).
+  int wal_autocheckpoint_pages = 0;
 };
 
 //! Opens (creating and migrating) the store in <state_dir>/rsl.db; with

@@ -243,6 +243,11 @@ Status TransitionLog::DropThrough(uint64_t lsn) {
   return Status::Ok();
 }
 
+uint64_t TransitionLog::ClosedThrough() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return segments_.size() > 1 ? segments_[segments_.size() - 2].last : 0;
+}
+
 Status TransitionLog::Reset(uint64_t lsn) {
   std::vector<Segment> old;
   {

@@ -54,6 +54,9 @@ class TransitionLog {
 
   //! Deletes the segments whose records all have LSN <= `lsn`, except the one being written.
   Status DropThrough(uint64_t lsn);
+  //! The last LSN of the newest segment no longer written (DropThrough of it deletes every
+  //! such segment); 0 when there is none.
+  uint64_t ClosedThrough() const;
 
   //! Deletes every segment and starts an empty one after `lsn` (every record is applied).
   Status Reset(uint64_t lsn);

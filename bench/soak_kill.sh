@@ -11,7 +11,8 @@
 # killing when it runs out, and says how many kills it made); MAX_GAP_MS, the longest wait
 # between a controller's start and its kill (default 1500); SUBMITTERS, parallel submission
 # loops (default 2); DRAIN_TIMEOUT seconds for the acknowledged workloads to end after the last
-# kill (default 600). Exits 1 when a workload was lost.
+# kill (default 600); CONTROLLER_ARGS, more flags for every rsl-controller it starts (e.g.
+# --transition-log). Exits 1 when a workload was lost.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -49,7 +50,8 @@ starts=0
 # Starts the controller on the soak's port; `wait_ready`: until it listens (30 s at most).
 start_controller() {
   starts=$((starts + 1))
-  "$bin/rsl-controller" --listen "127.0.0.1:$port" --state-dir "$work/state" \
+  # shellcheck disable=SC2086  # CONTROLLER_ARGS: words, e.g. --transition-log
+  "$bin/rsl-controller" --listen "127.0.0.1:$port" --state-dir "$work/state" ${CONTROLLER_ARGS:-} \
     > "$work/controller-$starts.log" 2>&1 &
   ctl_pid=$!
   [ "${1:-}" = wait_ready ] || return 0
@@ -97,7 +99,7 @@ for s in $(seq "$SUBMITTERS"); do
   submitter_pids+=($!)
 done
 
-echo "soak: $KILLS SIGKILLs of rsl-controller ($server) within ${TIME_LIMIT}s, up to" \
+echo "soak: $KILLS SIGKILLs of rsl-controller ${CONTROLLER_ARGS:+$CONTROLLER_ARGS }($server) within ${TIME_LIMIT}s, up to" \
   "${MAX_GAP_MS} ms after each start, $SUBMITTERS submitters; $(nproc) cores"
 t0=$(date +%s)
 kills=0

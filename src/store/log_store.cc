@@ -144,6 +144,19 @@ std::function<Status(Db*)> SetApplied(uint64_t lsn) {
   };
 }
 
+// A synced commit that sets store_log.applied_lsn to `lsn`: with it, every commit before it
+// is durable too (a synced commit syncs the whole WAL), so the log's records through `lsn`
+// may go. A commit that changes nothing writes no page and syncs nothing (nor does a
+// checkpoint that a reader's snapshot holds back): the row is changed and set back.
+Status SyncedCommit(Store* store, uint64_t lsn) {
+  Batch sync;
+  sync.also.push_back([lsn](Db* db) {
+    RSL_RETURN_IF_ERROR(db->Run("UPDATE store_log SET applied_lsn=applied_lsn+1 WHERE id=1"));
+    return db->Run("UPDATE store_log SET applied_lsn=?1 WHERE id=1", static_cast<int64_t>(lsn));
+  });
+  return store->Apply(&sync);
+}
+
 class LogStore : public StoreWrapper {
  public:
   //! `wrapper` (may be null) wraps `inner`: the indexer writes through it (tests).
@@ -167,17 +180,10 @@ class LogStore : public StoreWrapper {
     q_cv_.notify_all();
     indexer_.join();
     // Everything indexed: once a synced commit makes it durable in SQLite (the indexer's
-    // are not synced, and a synced one syncs the whole WAL), the next open starts from an
-    // empty log. A commit that changes nothing writes no page and syncs nothing (nor does a
-    // checkpoint that a reader's snapshot holds back): the row is changed and set back.
+    // are not synced), the next open starts from an empty log.
     if (!failed_ && queue_.empty()) {
-      Batch sync;
       const uint64_t lsn = log_->last_lsn();
-      sync.also.push_back([lsn](Db* db) {
-        RSL_RETURN_IF_ERROR(db->Run("UPDATE store_log SET applied_lsn=applied_lsn+1 WHERE id=1"));
-        return db->Run("UPDATE store_log SET applied_lsn=?1 WHERE id=1", static_cast<int64_t>(lsn));
-      });
-      Status s = writer_->Apply(&sync);
+      Status s = SyncedCommit(writer_, lsn);
       if (s.ok()) s = log_->Reset(lsn);
       if (!s.ok()) fprintf(stderr, "rsl store: transition log: %s\n", s.ToString().c_str());
     }
@@ -576,6 +582,9 @@ Result<std::unique_ptr<Store>> OpenLogStoreWrapped(const std::string& state_dir,
     fprintf(stderr, "rsl store: applied %llu transition log records after an unclean stop\n",
             static_cast<unsigned long long>(reached - applied));
   }
+  // The commits of a process that died may be SQLite's without a sync (the indexer's): made
+  // durable before the records they hold go.
+  RSL_RETURN_IF_ERROR(SyncedCommit(inner->get(), reached));
   RSL_RETURN_IF_ERROR((*log)->Reset(reached));
   std::unique_ptr<Store> wrapper = wrap ? wrap(inner->get()) : nullptr;
   return std::unique_ptr<Store>(

@@ -68,6 +68,8 @@ if [ -n "${DROPPED:-}" ]; then
   ninja -C "$WORK/warmup" >/dev/null
 fi
 
+med() { printf '%s\n' "$@" | python3 -c "import sys,statistics; print('%.3f' % statistics.median(float(x) for x in sys.stdin))"; }
+span() { printf '%s\n' "$@" | python3 -c "import sys; v=[float(x) for x in sys.stdin]; print('%.3f-%.3f' % (min(v), max(v)))"; }
 worst=0 worst_n=0 worst_log=0
 for dag in independent tree; do
   python3 bench/engine/gen_dag.py "$STEPS" "$dag" "$WORK/$dag"
@@ -95,8 +97,6 @@ for dag in independent tree; do
     fs+=("$("$BIN/rsl-engine-bench" "$STEPS" "$dag" full | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')")
     ls+=("$("$BIN/rsl-engine-bench" "$STEPS" "$dag" log | head -1 | sed -E 's/.*: ([0-9.]+) s.*/\1/')")
   done
-  med() { printf '%s\n' "$@" | python3 -c "import sys,statistics; print('%.3f' % statistics.median(float(x) for x in sys.stdin))"; }
-  span() { printf '%s\n' "$@" | python3 -c "import sys; v=[float(x) for x in sys.stdin]; print('%.3f-%.3f' % (min(v), max(v)))"; }
   ninja_n=$(med "${ns[@]}") inproc_s=$(med "${fs[@]}") logged_s=$(med "${ls[@]}")
   echo "$dag $STEPS steps, engine overhead (in-process backend), medians of ${#ns[@]}: rsl ${inproc_s}s ($(span "${fs[@]}")), ninja -n ${ninja_n}s ($(span "${ns[@]}")), ratio $(python3 -c "print('%.2f' % ($inproc_s / $ninja_n))")"
   echo "$dag $STEPS steps, engine overhead with the transition log, medians of ${#ls[@]}: rsl ${logged_s}s ($(span "${ls[@]}")), ratio $(python3 -c "print('%.2f' % ($logged_s / $ninja_n))")"

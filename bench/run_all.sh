@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark script (bench/*.sh) in turn, all from `make build`'s tree (build/), and
-# ends with one table: each script's last line (its figure or ratio) beside its target.
+# ends with one table: each script's last line (its figure or ratio), and a second figure
+# where it has one, beside its target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The target each script's last line is held to (issue figures; docs in bench/README.md).
@@ -44,9 +45,14 @@ done
 rm -f "$log"
 echo
 echo "== summary"
-printf '%-28s  %-44s  %s\n' BENCHMARK "LAST LINE" TARGET
+width=9  # the widest figure, so that the targets line up
+for r in "${results[@]}"; do
+  IFS='|' read -r _ last _ <<< "$r"
+  [ ${#last} -gt $width ] && width=${#last}
+done
+printf "%-28s  %-${width}s  %s\n" BENCHMARK FIGURE TARGET
 for r in "${results[@]}"; do
   IFS='|' read -r name last want <<< "$r"
-  printf '%-28s  %-44s  %s\n' "${name#bench/}" "$last" "$want"
+  printf "%-28s  %-${width}s  %s\n" "${name#bench/}" "$last" "$want"
 done
 exit $rc

@@ -7,8 +7,9 @@
 // launched, running and ended rows of three turns become one upsert), with the LSN of the
 // last record in the same transaction (store_log.applied_lsn), committed without an fsync
 // (Batch::defer_sync: the log holds the records; a segment goes only once a synced commit
-// covers it, and a clean close commits a synced one before it empties the log). Reads wait until
-// the tables hold everything enqueued before them, so a reader sees what was acknowledged.
+// covers it, and a clean close or an open makes one before it empties the log). Reads wait
+// until the tables hold everything enqueued before them, so a reader sees what was
+// acknowledged.
 // Opening the store applies the records past applied_lsn: nothing acknowledged is lost when
 // the process dies at any instant.
 //
@@ -73,9 +74,8 @@ namespace {
 // (steps stay roughly in pipeline order, the order their pages are in). An attempt written
 // again without its launch record keeps the one written before, unless that row is its exit:
 // only recovery reads a launch record, for an attempt still running, so one that ends in
-// the same transaction gets none. A lone record's
-// rows are kept as they are (SQLite applies a batch's rows in order): its keys are mapped
-// only once a second record may repeat them.
+// the same transaction gets none. A lone record's rows are kept as they are (SQLite applies
+// a batch's rows in order): its keys are mapped only once a second record may repeat them.
 class Coalescer {
  public:
   void Add(Batch&& b) {
@@ -150,10 +150,9 @@ std::function<Status(Db*)> SetApplied(uint64_t lsn) {
 // checkpoint that a reader's snapshot holds back): the row is changed and set back.
 Status SyncedCommit(Store* store, uint64_t lsn) {
   Batch sync;
-  sync.also.push_back([lsn](Db* db) {
-    RSL_RETURN_IF_ERROR(db->Run("UPDATE store_log SET applied_lsn=applied_lsn+1 WHERE id=1"));
-    return db->Run("UPDATE store_log SET applied_lsn=?1 WHERE id=1", static_cast<int64_t>(lsn));
-  });
+  sync.also.push_back(
+      [](Db* db) { return db->Run("UPDATE store_log SET applied_lsn=applied_lsn+1 WHERE id=1"); });
+  sync.also.push_back(SetApplied(lsn));
   return store->Apply(&sync);
 }
 
@@ -399,17 +398,17 @@ class LogStore : public StoreWrapper {
         Batch merged = rows.Take();
         merged.also.push_back(SetApplied(last));
         // The log holds these records: SQLite commits them without an fsync, unless this
-        // transaction completes a segment that no longer grows, which goes once a synced
+        // transaction completes a segment that no longer grows (dropped segments are gone
+        // from the log: ClosedThrough is 0 until another closes), which goes once a synced
         // commit (this one, which also makes every unsynced one before it durable) holds it.
         const uint64_t closed = log_->ClosedThrough();
-        const bool drop = closed > dropped_through_ && closed <= last;
+        const bool drop = closed != 0 && closed <= last;
         merged.defer_sync = !drop;
         if (!WriteRetrying(&merged))
           return Abandon(&work, i, Status(Error(codes::kIoError, "closing")));
         if (drop) {
           Status dropped = log_->DropThrough(closed);
           if (!dropped.ok()) fprintf(stderr, "rsl store: %s\n", dropped.ToString().c_str());
-          dropped_through_ = closed;
         }
         Finish(j - i, bytes, nullptr, Status::Ok());
         i = j;
@@ -483,7 +482,6 @@ class LogStore : public StoreWrapper {
   std::unique_ptr<Store> wrapper_;  // over inner_, or null
   Store* writer_;                   // what the indexer writes through
   std::unique_ptr<TransitionLog> log_;
-  uint64_t dropped_through_ = 0;     // the indexer's: segments through here are deleted
   std::unique_ptr<FileLock> owner_;  // store.lock, exclusively
   std::mutex append_mu_;             // before q_mu_: one Apply numbers and appends at a time
   int64_t last_seq_ = 0;             // GUARDED_BY(append_mu_): the last event number given

@@ -286,6 +286,23 @@ TEST(LogStoreTest, AnotherProcessCannotWriteWhileTheLogOwnsTheStore) {
   EXPECT_TRUE((*direct)->Apply(&again).ok());
 }
 
+// A log store whose indexer writes through a FailingStore (`*failing`) over SQLite.
+Result<std::unique_ptr<Store>> OpenOverFailingSqlite(const std::string& dir,
+                                                     FailingStore** failing) {
+  return OpenLogStoreWrapped(dir, LogOptions(), [failing](Store* sqlite) {
+    auto f = std::make_unique<FailingStore>(sqlite);
+    *failing = f.get();
+    return std::unique_ptr<Store>(std::move(f));
+  });
+}
+
+// Waits (5 s at most) until `failing` has failed `n` Applies.
+void WaitForFailures(FailingStore* failing, int n) {
+  for (int i = 0; i < 500 && failing->failures() < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 // SQLite refuses the log's rows (a full disk): the engine's turns are still acknowledged
 // (they are in the log), a submission fails at once instead of waiting behind them, and once
 // SQLite takes writes again the indexer catches up and every read sees every turn. Closed
@@ -296,11 +313,7 @@ TEST(LogStoreTest, RowsSQLiteRefusesWaitInTheLogUntilItTakesThemAgain) {
   std::string run = RunIdFor("wl-20240615-000000b1");
   {
     FailingStore* failing = nullptr;
-    auto store = OpenLogStoreWrapped(dir, LogOptions(), [&](Store* sqlite) {
-      auto f = std::make_unique<FailingStore>(sqlite);
-      failing = f.get();
-      return std::unique_ptr<Store>(std::move(f));
-    });
+    auto store = OpenOverFailingSqlite(dir, &failing);
     ASSERT_TRUE(store.ok()) << store.error().ToString();
     Batch sub = Submission("wl-20240615-000000b1");
     ASSERT_TRUE((*store)->Apply(&sub).ok());
@@ -309,9 +322,7 @@ TEST(LogStoreTest, RowsSQLiteRefusesWaitInTheLogUntilItTakesThemAgain) {
       Batch t = Turn(run, n, spec::StepPhase::kRunning);
       ASSERT_TRUE((*store)->Apply(&t).ok()) << n;
     }
-    for (int i = 0; i < 500 && failing->failures() < 2; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    WaitForFailures(failing, 2);
     ASSERT_GE(failing->failures(), 2);  // retried
     Batch refused = Submission("wl-20240615-000000b2");
     Status s = (*store)->Apply(&refused);
@@ -346,20 +357,14 @@ TEST(LogStoreTest, AnAttemptEndedBesideItsLaunchGetsNoLaunchRecord) {
   std::string dir = tmp.Sub("state");
   std::string run = RunIdFor("wl-20240615-000000c1");
   FailingStore* failing = nullptr;
-  auto store = OpenLogStoreWrapped(dir, LogOptions(), [&](Store* sqlite) {
-    auto f = std::make_unique<FailingStore>(sqlite);
-    failing = f.get();
-    return std::unique_ptr<Store>(std::move(f));
-  });
+  auto store = OpenOverFailingSqlite(dir, &failing);
   ASSERT_TRUE(store.ok()) << store.error().ToString();
   Batch sub = Submission("wl-20240615-000000c1");
   ASSERT_TRUE((*store)->Apply(&sub).ok());
   failing->FailNthApply(1, /*sticky=*/true);
   Batch held = Turn(run, 0, spec::StepPhase::kRunning, "{\"n\":0}");
   ASSERT_TRUE((*store)->Apply(&held).ok());
-  for (int i = 0; i < 500 && failing->failures() < 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  WaitForFailures(failing, 1);
   ASSERT_GE(failing->failures(), 1);  // the indexer holds s0's record alone, retrying it
   Batch l1 = Turn(run, 1, spec::StepPhase::kRunning, "{\"n\":1}");
   Batch l2 = Turn(run, 2, spec::StepPhase::kRunning, "{\"n\":2}");

@@ -39,16 +39,15 @@ class SqliteStore : public Store {
  public:
   SqliteStore(std::shared_ptr<SharedDb> shared, std::unique_ptr<Db> reader,
               std::unique_ptr<Db> checkpointer, std::shared_ptr<const SecretBox> box,
-              std::unique_ptr<SharedStoreLock> owner_lock)
+              std::unique_ptr<SharedStoreLock> owner_lock, bool sync_full)
       : owner_lock_(std::move(owner_lock)),
         shared_(std::move(shared)),
         write_mu_(shared_->mu()),
         writer_(shared_->db()),
         checkpointer_(std::move(checkpointer)),
         reader_(std::move(reader)),
-        box_(std::move(box)) {}
-
-  void set_sync_full(bool full) { sync_full_ = full; }
+        box_(std::move(box)),
+        sync_full_(sync_full) {}
 
   Status Init() {
     std::lock_guard<std::mutex> lock(write_mu_);
@@ -614,7 +613,6 @@ class SqliteStore : public Store {
   // not empty its page cache.
   std::shared_ptr<SharedDb> shared_;
   bool committer_ = false;    // registered with shared_ (Init)
-  bool sync_full_ = true;     // synchronous=FULL (StoreOptions::sync_full); set before Init
   bool broken_sync_ = false;  // GUARDED_BY(write_mu_): FULL could not be set back
   std::mutex& write_mu_;
   Db* writer_;  // GUARDED_BY(write_mu_)
@@ -725,6 +723,7 @@ class SqliteStore : public Store {
   std::mutex seq_mu_;
   int64_t last_seq_ = -1;  // GUARDED_BY(seq_mu_)
   std::shared_ptr<const SecretBox> box_;
+  const bool sync_full_;  // synchronous=FULL (StoreOptions::sync_full)
 };
 
 }  // namespace
@@ -769,8 +768,8 @@ Result<std::unique_ptr<Store>> OpenSqliteStoreAs(const std::string& state_dir,
   if (!checkpointer.ok()) return checkpointer.error();
   auto store = std::make_unique<SqliteStore>(
       std::move(*shared), std::move(*reader), std::move(*checkpointer), std::move(*box),
-      owned ? nullptr : std::make_unique<SharedStoreLock>(StoreOwnerLockPath(state_dir)));
-  store->set_sync_full(options.sync_full);
+      owned ? nullptr : std::make_unique<SharedStoreLock>(StoreOwnerLockPath(state_dir)),
+      options.sync_full);
   RSL_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<Store>(std::move(store));
 }

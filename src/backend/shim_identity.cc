@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,11 +34,6 @@ bool GiveDir(const std::string& dir, uid_t uid, gid_t gid) {
 
 bool GiveNewDir(const std::string& dir, uid_t uid, gid_t gid) {
   return fchownat(AT_FDCWD, dir.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-bool DropPrivileges(uid_t uid, gid_t gid) {
-  return syscall(SYS_setgroups, 0, nullptr) == 0 && syscall(SYS_setresgid, gid, gid, gid) == 0 &&
-         syscall(SYS_setresuid, uid, uid, uid) == 0;
 }
 
 }  // namespace rsl::shim

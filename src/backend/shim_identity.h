@@ -20,10 +20,4 @@ bool GiveDir(const std::string& dir, uid_t uid, gid_t gid);
 //! nobody can have put anything else in its place): one chown, links not followed.
 bool GiveNewDir(const std::string& dir, uid_t uid, gid_t gid);
 
-//! Makes the calling process uid:gid with no supplementary groups, for good. Raw system calls
-//! only, no allocation: it runs in the step's child after vfork, where glibc's setuid() would
-//! try to change every thread of the process whose memory the child shares. Groups first, then
-//! gid, then uid (after which nothing can be changed back). False with errno set.
-bool DropPrivileges(uid_t uid, gid_t gid);
-
 }  // namespace rsl::shim

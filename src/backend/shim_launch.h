@@ -51,6 +51,10 @@ struct Attempt {
   int64_t last_sample_ms = -1;
   long long last_cpu_ms = 0;
   long long peak_cpu_millicores = 0;
+  // What the child reads until its exec (shim_spawn.h's ChildPlan and what it points at) and
+  // the stack it runs on (ChildStacks): kept until the attempt has ended.
+  std::shared_ptr<const void> child_plan;
+  void* child_stack = nullptr;
 };
 
 //! The attempt a {"op":"launch",...} message asks for (fields as in shim_supervisor.h's

@@ -1,7 +1,8 @@
 // Starting an attempt's step in rsl-shim: everything the child needs is prepared by the
 // supervisor beforehand (ChildPlan), and the child between fork and exec makes system calls
-// only, no allocation (it may share the supervisor's memory: vfork), except when it enters a
-// namespace (then it is always a forked child, see shim_namespace.h).
+// only, itself (no errno), no allocation: it shares the supervisor's memory while the
+// supervisor goes on (clone with CLONE_VM). Except when it enters a namespace: then it is
+// always a forked child (shim_namespace.h).
 #pragma once
 
 #include <sys/resource.h>
@@ -20,12 +21,15 @@ namespace rsl::shim {
 //! / not executable".
 constexpr int kExecFailedCode = 127;
 
-//! What the child does between fork and exec, prepared by the supervisor beforehand. The
-//! pointers must stay valid until SpawnChild returns.
+//! What the child does between fork and exec, prepared by the supervisor beforehand. What it
+//! points at must stay valid, and unchanged, until the child has ended (it may read it until
+//! its exec, after SpawnChild returned).
 struct ChildPlan {
+  //! argv[-1] is a spare slot the child may write: a script without #! runs as
+  //! /bin/sh <file> <args> from argv[-1] (execvp's way), without allocating.
   char** argv = nullptr;
   char** envp = nullptr;
-  const std::vector<std::string>* procs = nullptr;  // cgroup.procs files to join
+  const char* const* procs = nullptr;  // cgroup.procs files to join, nullptr-ended (or none)
   rlimit as_limit{};
   bool use_rlimit = false;
   const char* workdir = nullptr;
@@ -68,14 +72,43 @@ class ProgramCache {
   std::map<std::string, Found> found_;  // name + '\0' + PATH -> what was found, and when
 };
 
-//! Starts the child like posix_spawn does: vfork shares our memory until the exec (no
-//! page-table copy, the biggest part of a fork), so the only thing the child changes in it,
-//! `environ`, is put back here. The sanitizers' runtimes are not vfork-safe: fork there; so
-//! does a plan with a namespace. The child: PR_SET_PDEATHSIG(SIGKILL) (nothing runs
-//! unsupervised), a process group of its own, the plan's cgroups or RLIMIT_AS, stdin on
-//! /dev/null and stdout+stderr on plan.out, the namespace, the identity, default signals, the
-//! working directory, then the exec; what fails is written to the step's output and the
-//! child exits kExecFailedCode. Returns the child's pid, or -1 with errno set.
-pid_t SpawnChild(const ChildPlan& plan);
+//! Whether SpawnChild(plan, stack) starts the child without waiting for its exec: with
+//! CLONE_VM the child shares our memory (no page-table copy, the biggest part of a fork) on a
+//! stack of its own, while we go on. A vfork parent, as posix_spawn's, is suspended until the
+//! child has exec'd, and on busy cores that child first waits for a CPU: meanwhile no other
+//! step starts and no exit is reaped (0.5 ms a step on two cores, bench/README.md). Not for a
+//! plan with a namespace (forked), nor where the child cannot call the kernel without libc
+//! (only x86-64 and arm64 can).
+bool StartsWithoutWaiting(const ChildPlan& plan);
+
+//! Starts the child: without waiting when StartsWithoutWaiting(plan) and `stack_top` (the top
+//! of a ChildStacks stack) is given, else by vfork (fork under the sanitizers, whose runtimes
+//! are not vfork-safe, and for a plan with a namespace), which returns after its exec. The
+//! child: PR_SET_PDEATHSIG(SIGKILL) (nothing runs unsupervised), a process group of its own,
+//! the plan's cgroups or RLIMIT_AS, stdin on /dev/null and stdout+stderr on plan.out, the
+//! namespace, the identity, default signals, the working directory, then the exec (the plan's
+//! program, else a search of the step's PATH as execvp's); what fails is written to the
+//! step's output and the child exits kExecFailedCode. Returns the child's pid, or -1 with errno
+//! set. The plan, and the stack, stay the child's until it has ended.
+pid_t SpawnChild(const ChildPlan& plan, void* stack_top = nullptr);
+
+//! Stacks for children started without waiting (SpawnChild): kSize bytes each under a guard
+//! page, taken for a child and given back once it has ended, kept for the next. Not
+//! thread-safe (the supervisor has one thread).
+class ChildStacks {
+ public:
+  static constexpr size_t kSize = 64 << 10;  // the child's frames need about 5 KiB
+  ChildStacks() = default;
+  ChildStacks(const ChildStacks&) = delete;
+  ChildStacks& operator=(const ChildStacks&) = delete;
+  ~ChildStacks();
+  //! A stack's top (stacks grow down), or nullptr when no memory could be mapped.
+  void* Take();
+  //! `top` from Take, once its child has ended; nullptr is ignored.
+  void Give(void* top);
+
+ private:
+  std::vector<void*> free_;  // tops
+};
 
 }  // namespace rsl::shim

@@ -252,21 +252,34 @@ void Supervisor::Launch(int fd, const json& msg) {
   }
   a->mechanism = SetupLimits(a.get());
 
-  // Everything the child needs is prepared before the fork: it only makes system calls.
-  std::vector<char*> argv, envp;
-  for (auto& s : a->argv) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  for (auto& s : a->env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  ChildPlan plan;
-  plan.argv = argv.data();
-  plan.envp = envp.data();
-  plan.procs = &a->procs;
+  // Everything the child needs is prepared before the fork: it only makes system calls, and
+  // may read this until its exec, after SpawnChild returned (so the attempt keeps it).
+  struct Start {
+    std::vector<char*> argv, envp;  // argv with ChildPlan's spare slot in front
+    std::vector<const char*> procs;
+    std::string program;
+    ChildPlan plan;
+    NsPlan ns;
+  };
+  auto start = std::make_shared<Start>();
+  start->argv.reserve(a->argv.size() + 2);
+  start->argv.push_back(nullptr);
+  for (auto& s : a->argv) start->argv.push_back(s.data());
+  start->argv.push_back(nullptr);
+  start->envp.reserve(a->env.size() + 1);
+  for (auto& s : a->env) start->envp.push_back(s.data());
+  start->envp.push_back(nullptr);
+  ChildPlan& plan = start->plan;
+  plan.argv = start->argv.data() + 1;
+  plan.envp = start->envp.data();
+  for (const auto& f : a->procs) start->procs.push_back(f.c_str());
+  start->procs.push_back(nullptr);
+  plan.procs = start->procs.data();
   plan.as_limit = {rlim_t(a->memory), rlim_t(a->memory)};
   plan.use_rlimit = a->mechanism == "rlimit" && a->memory > 0;
   plan.workdir = a->workdir.empty() ? nullptr : a->workdir.c_str();
-  std::string program = programs_.Resolve(a->argv[0], a->env, a->workdir, NowMs());
-  plan.program = program.empty() ? nullptr : program.c_str();
+  start->program = programs_.Resolve(a->argv[0], a->env, a->workdir, NowMs());
+  plan.program = start->program.empty() ? nullptr : start->program.c_str();
   plan.devnull = devnull_;
   plan.out = out_pipe[1];
   plan.parent = pid_;
@@ -274,18 +287,21 @@ void Supervisor::Launch(int fd, const json& msg) {
   // step as that uid (its config's process.user).
   plan.uid = a->in_use.empty() ? a->uid : -1;
   plan.gid = a->in_use.empty() ? a->gid : -1;
-  NsPlan ns;
   if (a->userns) {
-    ns = PlanNamespace(*a);
-    plan.ns = &ns;
+    start->ns = PlanNamespace(*a);
+    plan.ns = &start->ns;
   }
+  if (StartsWithoutWaiting(plan)) a->child_stack = stacks_.Take();  // none: vfork, waiting
 
   a->start_ms = NowMs();
   a->started_us = RealUs();
-  pid_t child = SpawnChild(plan);
+  pid_t child = SpawnChild(plan, a->child_stack);
+  a->child_plan = std::move(start);
   close(out_pipe[1]);
   if (child < 0) {
     close(out_pipe[0]);
+    stacks_.Give(a->child_stack);
+    a->child_stack = nullptr;
     return FailBeforeStart(std::move(a), std::string("fork failed: ") + strerror(errno));
   }
   setpgid(child, child);  // also here, so signals reach the group even before the child runs
@@ -411,7 +427,8 @@ void Supervisor::Finish(Attempt* a) {
   if (!a->in_use.empty()) RemoveContainerConfig(a->argv);
   for (const auto* dir : {&a->v2_cg, &a->mem_cg, &a->cpu_cg}) QueueRmdir(*dir);
   SendExit(*a, rec, workdir_empty);
-  attempts_.erase(a->id);  // destroys *a
+  stacks_.Give(a->child_stack);  // the child is gone: its stack and plan are free
+  attempts_.erase(a->id);        // destroys *a
 }
 
 void Supervisor::QueueRmdir(const std::string& dir) {

@@ -126,6 +126,7 @@ class Supervisor {
   bool draining_ = false;
   pid_t pid_ = 0;
   ProgramCache programs_;
+  ChildStacks stacks_;  // for children started without waiting for their exec
 };
 
 }  // namespace rsl::shim

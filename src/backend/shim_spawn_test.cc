@@ -270,6 +270,25 @@ TEST_F(ShimSpawnTest, TheChildsOutputAndInputAreWhereThePlanSays) {
   TearDownStacks();
 }
 
+TEST_F(ShimSpawnTest, AnOutputAlreadyInPlaceStaysOpenAcrossTheExec) {
+  // plan.out is our fd 1 itself, close-on-exec (as the supervisor's descriptors are): the
+  // step's stdout must still be it after the exec (dup2 onto itself would keep the flag).
+  Start s({"sh", "-c", "echo to-stdout"}, {"PATH=/usr/bin:/bin"});
+  ChildPlan& plan = s.Make();
+  int saved = dup(1);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(dup3(s.out[1], 1, O_CLOEXEC), 1);
+  plan.out = 1;
+  void* stack = StartsWithoutWaiting(plan) ? stacks_.Take() : nullptr;
+  pid_t pid = SpawnChild(plan, stack);
+  dup2(saved, 1);  // ours again before anything prints
+  close(saved);
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(s.Output(), "to-stdout\n");
+  EXPECT_EQ(ExitCode(pid), 0);
+  stacks_.Give(stack);
+}
+
 TEST_F(ShimSpawnTest, ManyChildsAtOnceEachRunTheirOwnPlan) {
   // Stacks are taken while others still run, and each child reads only its own plan.
   std::vector<std::unique_ptr<Start>> starts;

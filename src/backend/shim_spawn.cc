@@ -70,23 +70,20 @@ RSL_CHILD_CODE size_t Len(const char* s) {
 
 RSL_CHILD_CODE void Put(const char* s) { (void)Sys(SYS_write, 2, Arg(s), long(Len(s))); }
 
-// "rsl-shim: <what><arg>: <error>" on the step's output, as WriteErr (shim_io.h) says it.
-RSL_CHILD_CODE void Complain(const char* what, const char* arg, int err) {
-  const char* text = strerrordesc_np(err);  // no locale, no buffer: strerror may allocate
+[[noreturn]] RSL_CHILD_CODE void Exit(int code) {
+  for (;;) Sys(SYS_exit_group, code);
+}
+
+// "rsl-shim: <what><arg>: <error>" on the step's output, as WriteErr (shim_io.h) says it, then
+// the exit of a step that could not start. `err` is -errno.
+[[noreturn]] RSL_CHILD_CODE void Fail(const char* what, const char* arg, long err) {
+  const char* text = strerrordesc_np(int(-err));  // no locale, no buffer: strerror may allocate
   Put("rsl-shim: ");
   Put(what);
   Put(arg);
   Put(": ");
   Put(text ? text : "Unknown error");
   Put("\n");
-}
-
-[[noreturn]] RSL_CHILD_CODE void Exit(int code) {
-  for (;;) Sys(SYS_exit_group, code);
-}
-
-[[noreturn]] RSL_CHILD_CODE void Fail(const char* what, const char* arg, long err) {
-  Complain(what, arg, int(-err));
   Exit(kExecFailedCode);
 }
 

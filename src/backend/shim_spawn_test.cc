@@ -85,24 +85,22 @@ class ShimSpawnTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    for (void* s : used_) stacks_.Give(s);  // every child has been waited for by now
+    fs::remove_all(dir_);
+  }
   void Script(const std::string& path, const std::string& text, mode_t mode) {
     fs::create_directories(fs::path(path).parent_path());
     std::ofstream(path) << text;
     ASSERT_EQ(chmod(path.c_str(), mode), 0);
   }
-  // Starts `s` as the supervisor does: without waiting where it can, on a stack of `stacks`.
-  pid_t Spawn(Start& s) {
-    ChildPlan& plan = s.Make();
+  // Starts `plan` as the supervisor does: without waiting where it can, on a stack of ours.
+  pid_t Spawn(const ChildPlan& plan) {
     void* stack = StartsWithoutWaiting(plan) ? stacks_.Take() : nullptr;
-    pid_t pid = SpawnChild(plan, stack);
     used_.push_back(stack);
-    return pid;
+    return SpawnChild(plan, stack);
   }
-  void TearDownStacks() {
-    for (void* s : used_) stacks_.Give(s);
-    used_.clear();
-  }
+  pid_t Spawn(Start& s) { return Spawn(s.Make()); }
   std::string dir_;
   ChildStacks stacks_;
   std::vector<void*> used_;
@@ -153,7 +151,6 @@ TEST_F(ShimSpawnTest, AChildsFailuresLeaveTheSupervisorsErrnoAlone) {
   EXPECT_EQ(errno, 4242);
   EXPECT_EQ(code, kExecFailedCode);
   EXPECT_EQ(s.Output(), "rsl-shim: cannot enter " + s.workdir + ": No such file or directory\n");
-  TearDownStacks();
 }
 #endif
 
@@ -228,7 +225,6 @@ TEST_F(ShimSpawnTest, WithoutAResolvedProgramTheStepsPathIsSearchedAsExecvpDoes)
     EXPECT_NE(out.find("ok\n"), std::string::npos) << out;
     EXPECT_EQ(ExitCode(pid), 0);
   }
-  TearDownStacks();
 }
 
 TEST_F(ShimSpawnTest, TheChildsOutputAndInputAreWhereThePlanSays) {
@@ -267,7 +263,6 @@ TEST_F(ShimSpawnTest, TheChildsOutputAndInputAreWhereThePlanSays) {
     std::string text((std::istreambuf_iterator<char>(in)), {});
     EXPECT_EQ(text, std::to_string(pid)) << f;
   }
-  TearDownStacks();
 }
 
 TEST_F(ShimSpawnTest, AnOutputAlreadyInPlaceStaysOpenAcrossTheExec) {
@@ -279,14 +274,12 @@ TEST_F(ShimSpawnTest, AnOutputAlreadyInPlaceStaysOpenAcrossTheExec) {
   ASSERT_GE(saved, 0);
   ASSERT_EQ(dup3(s.out[1], 1, O_CLOEXEC), 1);
   plan.out = 1;
-  void* stack = StartsWithoutWaiting(plan) ? stacks_.Take() : nullptr;
-  pid_t pid = SpawnChild(plan, stack);
+  pid_t pid = Spawn(plan);
   dup2(saved, 1);  // ours again before anything prints
   close(saved);
   ASSERT_GT(pid, 0);
   EXPECT_EQ(s.Output(), "to-stdout\n");
   EXPECT_EQ(ExitCode(pid), 0);
-  stacks_.Give(stack);
 }
 
 TEST_F(ShimSpawnTest, ManyChildsAtOnceEachRunTheirOwnPlan) {
@@ -304,7 +297,6 @@ TEST_F(ShimSpawnTest, ManyChildsAtOnceEachRunTheirOwnPlan) {
     EXPECT_EQ(starts[size_t(i)]->Output(), "child-" + std::to_string(i) + "\n");
     EXPECT_EQ(ExitCode(pids[size_t(i)]), 0);
   }
-  TearDownStacks();
 }
 
 }  // namespace

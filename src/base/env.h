@@ -94,6 +94,10 @@ class Env {
   //! Adds permission `bits` to the directory `dir`, never through a symbolic link (a step may
   //! have planted one in its place): nothing is changed when `dir` is not a directory.
   virtual Status OpenDirTo(const std::string& dir, uint32_t bits) = 0;
+  //! A step's output as its commit publishes it: OpenDirTo(dir, bits), whose failure is
+  //! ignored, then TreeBytes(this, dir). Composed of those two calls here (a wrapper's
+  //! faults apply); the POSIX Env does both through one descriptor.
+  virtual int64_t OpenDirToAndMeasure(const std::string& dir, uint32_t bits);
   //! lstat(2). Errors: NOT_FOUND when nothing is there.
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   //! fsync a file, so its contents are durable.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -107,6 +108,21 @@ TEST_P(EnvFilesTest, OpenDirToAddsBitsToDirectoriesOnly) {
   EXPECT_TRUE(env_->OpenDirTo(root_ + "/none", 0755).ok());
 }
 
+TEST_P(EnvFilesTest, OpenDirToAndMeasureOpensAnOutputAndCountsItsFiles) {
+  ASSERT_TRUE(env_->WriteFile(root_ + "/a/x", "abc", false).ok());
+  ASSERT_TRUE(env_->WriteFile(root_ + "/a/.y", "defg", false).ok());
+  ASSERT_TRUE(env_->WriteFile(root_ + "/a/b/z", "hijkl", false).ok());
+  ASSERT_TRUE(env_->Symlink("x", root_ + "/a/l").ok());  // a link counts nothing
+  ASSERT_TRUE(env_->Chmod(root_ + "/a", 0700).ok());
+  EXPECT_EQ(env_->OpenDirToAndMeasure(root_ + "/a", 0755), 12);
+  EXPECT_EQ(env_->Stat(root_ + "/a")->mode, 0755u);
+  EXPECT_EQ(env_->OpenDirToAndMeasure(root_ + "/a/b", 0755), 5);
+  EXPECT_EQ(env_->OpenDirToAndMeasure(root_ + "/none", 0755), 0);
+  ASSERT_TRUE(env_->Chmod(root_ + "/a/x", 0600).ok());
+  EXPECT_EQ(env_->OpenDirToAndMeasure(root_ + "/a/x", 0755), 0);
+  EXPECT_EQ(env_->Stat(root_ + "/a/x")->mode, 0600u);
+}
+
 TEST_P(EnvFilesTest, ALockExcludesEveryOtherHolderUntilReleased) {
   std::string path = root_ + "/a/lock";
   auto first = env_->LockFile(path, 0);
@@ -145,6 +161,42 @@ TEST(PosixEnvTest, OpenDirToNeverFollowsALink) {
   EXPECT_TRUE(env->OpenDirTo(root + "/link", 0755).ok());
   EXPECT_EQ(env->Stat(root + "/target")->mode, 0700u);
   EXPECT_EQ(env->Stat(root + "/link")->type, FileInfo::Type::kLink);
+  std::filesystem::remove_all(root);
+}
+
+// The one-descriptor walk gives what OpenDirTo and TreeBytes give: over several getdents
+// buffers, with subdirectories, links, a FIFO, and a link in the directory's own place.
+TEST(PosixEnvTest, OpenDirToAndMeasureGivesWhatTheComposedCallsGive) {
+  std::string root = ::testing::TempDir() + "env_measure_" + std::to_string(getpid());
+  std::filesystem::remove_all(root);
+  Env* env = Env::Default();
+  std::string out = root + "/out";
+  ASSERT_TRUE(env->MakeDirs(out + "/sub/deeper").ok());
+  int64_t expected = 0;
+  for (int i = 0; i < 600; ++i) {  // ~60 KB of names: several 8 KiB getdents buffers
+    std::string body(size_t(i % 7), 'x');
+    ASSERT_TRUE(
+        env->WriteFile(out + "/file-with-a-long-name-" + std::to_string(i) + std::string(60, 'n'),
+                       body, false)
+            .ok());
+    expected += int64_t(body.size());
+  }
+  ASSERT_TRUE(env->WriteFile(out + "/sub/deeper/f", "123456789", false).ok());
+  expected += 9;
+  ASSERT_EQ(mkfifo((out + "/fifo").c_str(), 0600), 0);
+  ASSERT_TRUE(env->WriteFile(root + "/outside", "0123456789", false).ok());
+  std::filesystem::create_symlink(root + "/outside", out + "/to-outside");
+  ASSERT_EQ(TreeBytes(env, out), expected);
+  ASSERT_TRUE(env->Chmod(out, 0700).ok());
+  EXPECT_EQ(env->OpenDirToAndMeasure(out, 0755), expected);
+  EXPECT_EQ(env->Stat(out)->mode, 0755u);
+  // A link where the output should be: its target is measured, never opened to readers.
+  ASSERT_TRUE(env->MakeDirs(root + "/target").ok());
+  ASSERT_TRUE(env->WriteFile(root + "/target/t", "ab", false).ok());
+  ASSERT_TRUE(env->Chmod(root + "/target", 0700).ok());
+  std::filesystem::create_directory_symlink(root + "/target", root + "/link");
+  EXPECT_EQ(env->OpenDirToAndMeasure(root + "/link", 0755), TreeBytes(env, root + "/link"));
+  EXPECT_EQ(env->Stat(root + "/target")->mode, 0700u);
   std::filesystem::remove_all(root);
 }
 

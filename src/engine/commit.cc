@@ -34,6 +34,10 @@ std::string RunOutputs(const RunState* r) { return r->run.run_dir + "/outputs"; 
 // them. Never through a link in its place (Env::OpenDirTo). Best effort: the output is
 // published either way.
 void OpenToReaders(Env* env, const std::string& dir) { (void)env->OpenDirTo(dir, 0755); }
+// A step's output opened to readers, and its bytes.
+int64_t OpenToReadersAndMeasure(Env* env, const std::string& dir) {
+  return env->OpenDirToAndMeasure(dir, 0755);
+}
 
 // A failed publication as the run reports it: IO_ERROR whatever the rename said.
 Status PublishError(Status s, const std::string& hint = "") {
@@ -124,9 +128,8 @@ Status Engine::Impl::PublishStep(RunState* r, int i, std::string* published, int
   };
   auto in_place = [&]() -> Status {
     *published = target;  // in place now, whatever fails next
-    OpenToReaders(env_, target);
+    *bytes = OpenToReadersAndMeasure(env_, target);
     if (sync) RSL_RETURN_IF_ERROR(env_->SyncDir(root));
-    *bytes = TreeBytes(env_, target);
     return Status::Ok();
   };
   if (whole) {
@@ -225,8 +228,8 @@ Status Engine::Impl::CommitStagingWhole(RunState* r, const std::string& root, bo
     for (size_t i = 0; i < r->workload->pipeline.steps.size(); ++i) {
       const std::string& name = r->workload->pipeline.steps[i].name;
       if (r->slots[i].record.phase != spec::StepPhase::kSucceeded || !kept.count(name)) continue;
-      OpenToReaders(env_, staging + "/" + name);
-      manifest->outputs.push_back({name, root + "/" + name, TreeBytes(env_, staging + "/" + name)});
+      manifest->outputs.push_back(
+          {name, root + "/" + name, OpenToReadersAndMeasure(env_, staging + "/" + name)});
     }
     manifest->committed_at = NowMs();
     RSL_RETURN_IF_ERROR(

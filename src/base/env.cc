@@ -122,31 +122,41 @@ class PosixEnv : public Env {
     return Status::Ok();
   }
 
-  Status OpenDirTo(const std::string& dir, uint32_t bits) override {
-    // Through an O_NOFOLLOW descriptor, so a link in its place is never followed.
-    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.fd < 0) {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return Status::Ok();
-      return OsError(codes::kIoError, "cannot open directory", dir, errno);
-    }
+  // A directory opened never through a link in its place (a step may have planted one).
+  static int OpenDirNoFollow(const std::string& dir) {
+    return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
+
+  // Adds permission `bits` to the directory open as `fd`.
+  static Status AddBits(int fd, const std::string& dir, uint32_t bits) {
     struct stat st {};
-    if (::fstat(fd.fd, &st) != 0) return OsError(codes::kIoError, "cannot stat", dir, errno);
+    if (::fstat(fd, &st) != 0) return OsError(codes::kIoError, "cannot stat", dir, errno);
     if ((st.st_mode & bits) == bits) return Status::Ok();
-    if (::fchmod(fd.fd, (st.st_mode & 07777) | bits) != 0) {
+    if (::fchmod(fd, (st.st_mode & 07777) | bits) != 0) {
       return OsError(codes::kIoError, "cannot chmod", dir, errno);
     }
     return Status::Ok();
   }
 
+  Status OpenDirTo(const std::string& dir, uint32_t bits) override {
+    Fd fd(OpenDirNoFollow(dir));
+    if (fd.fd < 0) {
+      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return Status::Ok();
+      return OsError(codes::kIoError, "cannot open directory", dir, errno);
+    }
+    return AddBits(fd.fd, dir, bits);
+  }
+
   int64_t OpenDirToAndMeasure(const std::string& dir, uint32_t bits) override {
     // One descriptor for the chmod and the listing: one path walk, no opendir (whose fstat
-    // and descriptor would come on top). A link or anything but a directory in dir's place:
-    // as the composed calls do (the link is not opened to readers; its target is measured).
-    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.fd < 0) return Env::OpenDirToAndMeasure(dir, bits);
-    struct stat st {};
-    if (::fstat(fd.fd, &st) == 0 && (st.st_mode & bits) != bits)
-      (void)::fchmod(fd.fd, (st.st_mode & 07777) | bits);
+    // and descriptor would come on top). A link in dir's place (ELOOP, or ENOTDIR with
+    // O_DIRECTORY): as the composed calls do, the link is not opened to readers and its
+    // target is measured. Anything else that cannot be opened cannot be listed either.
+    Fd fd(OpenDirNoFollow(dir));
+    if (fd.fd < 0) {
+      return errno == ELOOP || errno == ENOTDIR ? Env::OpenDirToAndMeasure(dir, bits) : 0;
+    }
+    (void)AddBits(fd.fd, dir, bits);
     int64_t total = 0;
     alignas(dirent64) char buf[8192];
     while (true) {
@@ -160,6 +170,7 @@ class PosixEnv : public Env {
         if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
         unsigned char type = e->d_type;
         if (type == DT_REG || type == DT_UNKNOWN) {
+          struct stat st {};
           if (::fstatat(fd.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
           if (S_ISREG(st.st_mode)) total += static_cast<int64_t>(st.st_size);
           type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;

@@ -33,10 +33,11 @@ std::string RunOutputs(const RunState* r) { return r->run.run_dir + "/outputs"; 
 // for itself (backend/identity.h). Not recursive: the files keep the modes the step gave
 // them. Never through a link in its place (Env::OpenDirTo). Best effort: the output is
 // published either way.
-void OpenToReaders(Env* env, const std::string& dir) { (void)env->OpenDirTo(dir, 0755); }
-// A step's output opened to readers, and its bytes.
+constexpr uint32_t kReadersBits = 0755;
+void OpenToReaders(Env* env, const std::string& dir) { (void)env->OpenDirTo(dir, kReadersBits); }
+// A step's output opened to readers, and its bytes (TreeBytes).
 int64_t OpenToReadersAndMeasure(Env* env, const std::string& dir) {
-  return env->OpenDirToAndMeasure(dir, 0755);
+  return env->OpenDirToAndMeasure(dir, kReadersBits);
 }
 
 // A failed publication as the run reports it: IO_ERROR whatever the rename said.
